@@ -1,0 +1,259 @@
+public import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP/1.1 server on 127.0.0.1 with an ephemeral port, scripted per path by tests.
+///
+/// Each path answers with an ``OriginResponse``: a status, headers and body, delivered whole, in
+/// slow drips, cut short, reset, stalled, or never. The server answers conditional requests
+/// (ETag, Last-Modified → 304), ranges (206, If-Range), and compresses with gzip when scripted.
+/// Every request and connection event is logged; ``waitFor(timeout:_:where:)`` waits for one
+/// without sleeping. Unscripted paths get 404.
+///
+/// ```swift
+/// let origin = try await OriginServer.start()
+/// origin.route("/cat.png", .ok(pngBytes, contentType: "image/png"))
+/// // ... load origin.url("/cat.png") ...
+/// #expect(origin.requestCount("/cat.png") == 1)
+/// try await origin.shutdown()
+/// ```
+public final class OriginServer: Sendable {
+    /// A request handler: given the request, the response to send.
+    public typealias Responder = @Sendable (OriginRequest) -> OriginResponse
+
+    struct State {
+        var routes: [String: Responder] = [:]
+        var events: [OriginEvent] = []
+        var requests: [OriginRequest] = []
+        var requestsPerPath: [String: Int] = [:]
+        var waiters: [Int: Waiter] = [:]
+        var expiredWaiters: Set<Int> = []
+        var nextWaiterID = 0
+        var nextConnectionID = 0
+        var connections: [Int: any Channel] = [:]
+        var isShutDown = false
+    }
+
+    struct Waiter {
+        let predicate: @Sendable (OriginEvent) -> Bool
+        let continuation: CheckedContinuation<OriginEvent, any Error>
+    }
+
+    /// The port the server listens on.
+    public let port: Int
+    private let listener: any Channel
+    let state: Mutex<State>
+
+    private init(listener: any Channel) {
+        self.listener = listener
+        self.port = listener.localAddress?.port ?? 0
+        self.state = Mutex(State())
+    }
+
+    /// Starts a server on 127.0.0.1 with a port the system picks.
+    public static func start() async throws -> OriginServer {
+        let box = ServerBox()
+        let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                guard let server = box.server else { return channel.close() }
+                let connectionID = server.register(channel)
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(server: server, connectionID: connectionID))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        let server = OriginServer(listener: listener)
+        box.server = server
+        return server
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// The absolute URL of a path on this server (`path` starts with `/`).
+    public func url(_ path: String) -> URL {
+        URL(string: baseURL + path)!
+    }
+
+    /// Scripts `path` (without its query) to answer every request with `response`.
+    public func route(_ path: String, _ response: OriginResponse) {
+        route(path) { _ in response }
+    }
+
+    /// Scripts `path` to answer its first request with `responses[0]`, the second with
+    /// `responses[1]`, and every later one with the last: a 503 then a 200, for example.
+    public func route(_ path: String, sequence responses: [OriginResponse]) {
+        precondition(!responses.isEmpty, "a sequence needs at least one response")
+        route(path) { request in responses[min(request.indexOnPath, responses.count - 1)] }
+    }
+
+    /// Scripts `path` with a function of the request.
+    public func route(_ path: String, responder: @escaping Responder) {
+        state.withLock { $0.routes[path] = responder }
+    }
+
+    /// Every request received so far, in order.
+    public var requests: [OriginRequest] {
+        state.withLock { $0.requests }
+    }
+
+    /// The requests received for `path` (query ignored), in order.
+    public func requests(to path: String) -> [OriginRequest] {
+        requests.filter { $0.path == path }
+    }
+
+    /// How many requests arrived for `path` (query ignored).
+    public func requestCount(_ path: String) -> Int {
+        requests(to: path).count
+    }
+
+    /// Every event so far, in order.
+    public var events: [OriginEvent] {
+        state.withLock { $0.events }
+    }
+
+    /// Waits for the first event, past or future, that satisfies `predicate`.
+    ///
+    /// The predicate runs while the server's state is locked: it must look only at the event.
+    ///
+    /// - Throws: ``OriginServerError/timedOut(_:)`` when none comes within `timeout`, and
+    ///   ``OriginServerError/shutDown`` when the server stops first.
+    @discardableResult
+    public func waitFor(
+        timeout: Duration = .seconds(10),
+        _ description: String = "an event",
+        where predicate: @escaping @Sendable (OriginEvent) -> Bool
+    ) async throws -> OriginEvent {
+        let id = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: timeout)
+            self?.expireWaiter(id, error: OriginServerError.timedOut(description))
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let outcome: Result<OriginEvent, any Error>? = state.withLock { state in
+                if let event = state.events.first(where: predicate) { return .success(event) }
+                if state.expiredWaiters.remove(id) != nil { return .failure(OriginServerError.timedOut(description)) }
+                if state.isShutDown { return .failure(OriginServerError.shutDown) }
+                state.waiters[id] = Waiter(predicate: predicate, continuation: continuation)
+                return nil
+            }
+            if let outcome { continuation.resume(with: outcome) }
+        }
+    }
+
+    /// Waits until `count` requests for `path` have arrived, and returns them.
+    @discardableResult
+    public func waitForRequests(_ count: Int, to path: String, timeout: Duration = .seconds(10)) async throws -> [OriginRequest] {
+        try await waitFor(timeout: timeout, "\(count) requests to \(path)") { event in
+            guard case .requestReceived(let request) = event else { return false }
+            return request.path == path && request.indexOnPath == count - 1
+        }
+        return Array(requests(to: path).prefix(count))
+    }
+
+    /// Waits until a connection closes while a response for `path` was still being sent.
+    public func waitForAbandonedResponse(to path: String, timeout: Duration = .seconds(10)) async throws {
+        try await waitFor(timeout: timeout, "a connection closed during \(path)") { event in
+            guard case .connectionClosed(_, let pending?) = event else { return false }
+            return pending.path == path
+        }
+    }
+
+    /// Stops listening, closes every open connection, and fails every pending wait.
+    public func shutdown() async throws {
+        let (connections, waiters) = state.withLock { state in
+            state.isShutDown = true
+            defer { state.waiters = [:] }
+            return (Array(state.connections.values), Array(state.waiters.values))
+        }
+        try? await listener.close()
+        for connection in connections { try? await connection.close() }
+        for waiter in waiters { waiter.continuation.resume(throwing: OriginServerError.shutDown) }
+    }
+
+    // MARK: - Called by the connection handlers
+
+    func register(_ channel: any Channel) -> Int {
+        state.withLock { state in
+            state.nextConnectionID += 1
+            state.connections[state.nextConnectionID] = channel
+            return state.nextConnectionID
+        }
+    }
+
+    func recordRequest(_ head: HTTPRequestHead, connectionID: Int) -> OriginRequest {
+        let request = state.withLock { state in
+            let path = OriginRequest.path(of: head.uri)
+            let request = OriginRequest(
+                method: head.method.rawValue,
+                uri: head.uri,
+                headers: head.headers.map { ($0.name, $0.value) },
+                connectionID: connectionID,
+                sequence: state.requests.count,
+                indexOnPath: state.requestsPerPath[path, default: 0]
+            )
+            state.requestsPerPath[path, default: 0] += 1
+            state.requests.append(request)
+            return request
+        }
+        record(.requestReceived(request))
+        return request
+    }
+
+    func response(for request: OriginRequest) -> OriginResponse {
+        let responder = state.withLock { $0.routes[request.path] ?? $0.routes[request.uri] }
+        return responder?(request) ?? .status(404)
+    }
+
+    func connectionClosed(_ connectionID: Int, pendingRequest: OriginRequest?) {
+        state.withLock { _ = $0.connections.removeValue(forKey: connectionID) }
+        record(.connectionClosed(connectionID: connectionID, pendingRequest: pendingRequest))
+    }
+
+    func record(_ event: OriginEvent) {
+        let matched = state.withLock { state in
+            state.events.append(event)
+            let ids = state.waiters.filter { $0.value.predicate(event) }.map(\.key)
+            return ids.compactMap { state.waiters.removeValue(forKey: $0) }
+        }
+        for waiter in matched { waiter.continuation.resume(returning: event) }
+    }
+
+    private func expireWaiter(_ id: Int, error: any Error) {
+        let waiter = state.withLock { state in
+            guard let waiter = state.waiters.removeValue(forKey: id) else {
+                state.expiredWaiters.insert(id)
+                return nil as Waiter?
+            }
+            return waiter
+        }
+        waiter?.continuation.resume(throwing: error)
+    }
+}
+
+/// Why a wait on the ``OriginServer`` ended without its event.
+public enum OriginServerError: Error, Sendable, Equatable {
+    /// The event did not happen within the timeout; the text says which event.
+    case timedOut(String)
+    /// The server shut down first.
+    case shutDown
+}
+
+/// Hands the server to the child channel initializer, which must exist before the server does.
+private final class ServerBox: Sendable {
+    private let lock = Mutex<OriginServer?>(nil)
+    var server: OriginServer? {
+        get { lock.withLock { $0 } }
+        set { lock.withLock { $0 = newValue } }
+    }
+}

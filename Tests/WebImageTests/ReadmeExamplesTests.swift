@@ -1,0 +1,62 @@
+import Logging
+import Testing
+import WebImage
+import WebImageTestSupport
+
+// The README's examples, verbatim, so that they keep compiling.
+
+func describe(_ bytes: [UInt8]) -> String {
+    guard let format = ImageFormat(sniffing: bytes) else { return "not an image" }
+    do {
+        let header = try ImageHeader(data: bytes)
+        return "\(format.mimeType), \(header.width)x\(header.height)"
+    } catch {
+        return "\(format.rawValue): \(error.code)"   // .decodeFailed, .unsupportedFormat, ...
+    }
+}
+
+func shouldRetry(_ error: WebImageError) -> Bool {
+    switch error.code {
+    case .badStatus(404), .notAnImage: false
+    default: error.isTransient
+    }
+}
+
+func exampleOrigin(png: [UInt8]) async throws {
+    let origin = try await OriginServer.start()
+    origin.route("/cat.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, etag: "\"v1\""))
+    origin.route("/slow.png", OriginResponse(body: png, delivery: .drip(bytes: 512, every: .milliseconds(20))))
+    origin.route("/flaky.png", sequence: [.retryAfter(seconds: 1, status: 503), .ok(png, contentType: "image/png")])
+    // ... load origin.url("/cat.png") with the code under test ...
+    print(origin.requestCount("/cat.png"))
+    try await origin.shutdown()
+}
+
+@Suite("README examples")
+struct ReadmeExamplesTests {
+    @Test("describe() names the format and size")
+    func describeExample() throws {
+        #expect(describe(Array(try Fixture.data("gradient.jpg"))) == "image/jpeg, 64x48")
+        #expect(describe(Array("<html>".utf8)) == "not an image")
+        #expect(describe([0x89, 0x50, 0x4E, 0x47]) == "png: decodeFailed")
+    }
+
+    @Test("shouldRetry() follows the transient rule")
+    func retryExample() {
+        #expect(!shouldRetry(WebImageError(.badStatus(404))))
+        #expect(shouldRetry(WebImageError(.badStatus(503))))
+        #expect(!shouldRetry(WebImageError(.notAnImage)))
+    }
+
+    @Test("the origin example runs")
+    func originExample() async throws {
+        try await exampleOrigin(png: Array(try Fixture.data("gradient-rgba.png")))
+    }
+
+    @Test("the telemetry example logs through the given handler")
+    func telemetryExample() {
+        let telemetry = Telemetry(logHandlerFactory: { label in StreamLogHandler.standardError(label: label) })
+        telemetry.logger("demo").info("ready")
+        #expect(telemetry.logger("demo").label == "webimage.demo")
+    }
+}

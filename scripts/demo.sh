@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Builds the webimage command and runs its demo: a local origin server and the library at work.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+swift build --product webimage
+.build/debug/webimage demo "$@"

@@ -116,6 +116,10 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    private static let avifBrands: [StaticString] = ["avif", "avis"]
+    private static let heicBrands: [StaticString] = ["heic", "heix", "hevc", "hevx"]
+    private static let heifBrands: [StaticString] = ["mif1", "msf1"]
+
     /// Formats whose data starts with a zero byte: ICO, and the ISO-BMFF family (HEIC, HEIF,
     /// AVIF, the JPEG XL container), whose first box is `ftyp` or `JXL `.
     private static func sniffBox(_ bytes: UnsafeRawBufferPointer) -> ImageFormat? {
@@ -123,14 +127,16 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
         if matches(bytes, "JXL ", at: 4) { return .jpegXL }
         guard matches(bytes, "ftyp", at: 4), bytes.count >= 12 else { return nil }
         let boxSize = min(Int(bytes[3]) | Int(bytes[2]) << 8, bytes.count)
-        var brandOffsets = [8]
-        brandOffsets.append(contentsOf: stride(from: 16, to: boxSize - 3, by: 4))
+        // The major brand sits at 8; the compatible brands follow the minor version, from 16.
         func hasBrand(_ brands: [StaticString]) -> Bool {
-            brandOffsets.contains { offset in brands.contains { matches(bytes, $0, at: offset) } }
+            var offset = 8
+            while offset + 4 <= boxSize {
+                if brands.contains(where: { matches(bytes, $0, at: offset) }) { return true }
+                offset = offset == 8 ? 16 : offset + 4
+            }
+            return false
         }
-        if hasBrand(["avif", "avis"]) { return .avif }
-        let heicBrands: [StaticString] = ["heic", "heix", "hevc", "hevx"]
-        let heifBrands: [StaticString] = ["mif1", "msf1"]
+        if hasBrand(avifBrands) { return .avif }
         if heicBrands.contains(where: { matches(bytes, $0, at: 8) }) { return .heic }
         if heifBrands.contains(where: { matches(bytes, $0, at: 8) }) { return .heif }
         return nil

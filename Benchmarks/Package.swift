@@ -1,0 +1,35 @@
+// swift-tools-version: 6.1
+import Foundation
+import PackageDescription
+
+// The benchmarks are a package of their own so that the library's build and CI never compile
+// ordo-one/benchmark. The library is the parent directory; a path dependency's identity is its
+// directory name, which depends on where the repository was cloned, so it is read here.
+let libraryPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let libraryIdentity = libraryPath.lastPathComponent.lowercased()
+
+let package = Package(
+    name: "swift-web-image-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "Coding",
+            dependencies: [
+                .product(name: "WebImage", package: libraryIdentity),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Coding",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "CompareWorkloads",
+            dependencies: [.product(name: "WebImage", package: libraryIdentity)],
+            path: "Sources/CompareWorkloads"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

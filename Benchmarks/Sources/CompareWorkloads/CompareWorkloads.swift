@@ -1,0 +1,49 @@
+import Foundation
+import WebImage
+
+/// Runs one named workload on an input file and prints `{"operations": N, "seconds": S}`, the
+/// format every side of a `scripts/compare` comparison prints, so the runner can set ours beside
+/// a peer tool on the same input. Built in release by `scripts/compare/run.py`.
+@main
+enum CompareWorkloads {
+    static func main() throws {
+        let arguments = CommandLine.arguments.dropFirst()
+        guard arguments.count == 3, let workload = arguments.first, let rounds = Int(arguments.last!) else {
+            FileHandle.standardError.write(Data("usage: CompareWorkloads WORKLOAD INPUT ROUNDS\n".utf8))
+            exit(2)
+        }
+        let input = try [UInt8](Data(contentsOf: URL(fileURLWithPath: arguments.dropFirst().first!)))
+        switch workload {
+        case "sniff":
+            report(try measure(rounds: rounds) { sniffRecords(input) })
+        default:
+            FileHandle.standardError.write(Data("unknown workload \(workload)\n".utf8))
+            exit(2)
+        }
+    }
+
+    /// Sniffs every 64-byte record of the input; returns how many were sniffed.
+    private static func sniffRecords(_ input: [UInt8]) -> Int {
+        input.withUnsafeBytes { bytes in
+            var recognised = 0
+            for start in stride(from: 0, to: bytes.count - 63, by: 64) {
+                if ImageFormat(sniffing: UnsafeRawBufferPointer(rebasing: bytes[start..<start + 64])) != nil { recognised += 1 }
+            }
+            precondition(recognised > 0, "the input holds no image signature")
+            return bytes.count / 64
+        }
+    }
+
+    private static func measure(rounds: Int, _ body: () throws -> Int) rethrows -> (operations: Int, seconds: Double) {
+        let clock = ContinuousClock()
+        var operations = 0
+        let elapsed = try clock.measure {
+            for _ in 0..<rounds { operations += try body() }
+        }
+        return (operations, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    private static func report(_ result: (operations: Int, seconds: Double)) {
+        print("{\"operations\": \(result.operations), \"seconds\": \(result.seconds)}")
+    }
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Side-by-side comparisons: ours and a peer tool on the same input, in one run.
+
+Each comparison names a workload, prepares its input once, then runs our side and the peer side
+alternately (REPEATS times each, so drift on a shared machine hits both alike). Every side prints
+one JSON line {"operations": N, "seconds": S}; the runner reports the median rate of each side and
+the ratio ours / peer. Later issues add comparisons to COMPARISONS.
+
+Usage: scripts/compare/run.py [NAME ...] [--repeats N] [--json FILE]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "Benchmarks"
+WORKLOADS = BENCHMARKS / ".build" / "release" / "CompareWorkloads"
+PEERS = Path(__file__).resolve().parent / "peers"
+
+
+@dataclass
+class Side:
+    label: str
+    command: Callable[[Path], list]
+
+
+@dataclass
+class Comparison:
+    name: str
+    description: str
+    prepare: Callable[[Path], Path]
+    ours: Side
+    peer: Side
+    pip_requirements: tuple = ()
+
+
+def mixed_headers(workdir: Path) -> Path:
+    """1 MiB of 64-byte records, each starting with one format's signature or with none."""
+    signatures = [
+        b"\xff\xd8\xff\xe0", b"\x89PNG\r\n\x1a\n", b"GIF89a", b"RIFF\x10\x00\x00\x00WEBPVP8 ", b"II*\x00",
+        b"%PDF-1.7", b"\x00\x00\x00\x1cftypmif1\x00\x00\x00\x00mif1avif", b"BM6\x00", b"\x00\x00\x01\x00\x01\x00",
+        b"<html><body>not an image</body></html>",
+    ]
+    records = bytearray()
+    index = 0
+    while len(records) < 1 << 20:
+        signature = signatures[index % len(signatures)]
+        records += signature + b" " * (64 - len(signature))
+        index += 1
+    path = workdir / "mixed-headers.bin"
+    path.write_bytes(bytes(records))
+    return path
+
+
+COMPARISONS = [
+    Comparison(
+        name="sniff",
+        description="format sniffing of 1 MiB of mixed 64-byte headers, 20 rounds",
+        prepare=mixed_headers,
+        ours=Side("swift-web-image ImageFormat", lambda data: [str(WORKLOADS), "sniff", str(data), "20"]),
+        peer=Side("python filetype", lambda data: [sys.executable, str(PEERS / "sniff_filetype.py"), str(data), "20"]),
+        pip_requirements=("filetype",),
+    ),
+]
+
+
+def run_side(side: Side, data: Path) -> float:
+    output = subprocess.run(side.command(data), check=True, capture_output=True, text=True).stdout
+    result = json.loads(output.strip().splitlines()[-1])
+    return result["operations"] / result["seconds"]
+
+
+def ensure_built():
+    subprocess.run(["swift", "build", "-c", "release", "--product", "CompareWorkloads"], cwd=BENCHMARKS, check=True)
+
+
+def ensure_requirements(requirements):
+    if requirements:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *requirements], check=True)
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {model}, {platform.system()} {platform.release()}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="comparisons to run (default: all)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    args = parser.parse_args()
+    chosen = [c for c in COMPARISONS if not args.names or c.name in args.names]
+    ensure_built()
+    results = []
+    print(f"{date.today()} on {machine()}")
+    with tempfile.TemporaryDirectory() as workdir:
+        for comparison in chosen:
+            ensure_requirements(comparison.pip_requirements)
+            data = comparison.prepare(Path(workdir))
+            ours, peer = [], []
+            for _ in range(args.repeats):
+                ours.append(run_side(comparison.ours, data))
+                peer.append(run_side(comparison.peer, data))
+            ours_rate, peer_rate = statistics.median(ours), statistics.median(peer)
+            print(f"\n{comparison.name}: {comparison.description}")
+            print(f"  {comparison.ours.label:40} {ours_rate:14,.0f} ops/s")
+            print(f"  {comparison.peer.label:40} {peer_rate:14,.0f} ops/s")
+            print(f"  ratio ours / peer: {ours_rate / peer_rate:.2f}x (median of {args.repeats} alternating runs)")
+            results.append({"name": comparison.name, "ours": ours_rate, "peer": peer_rate,
+                            "ratio": ours_rate / peer_rate, "machine": machine(), "date": str(date.today())})
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

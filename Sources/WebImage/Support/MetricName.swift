@@ -1,5 +1,5 @@
 /// The names under which the library reports to swift-metrics. Each is stable: dashboards and
-/// alerts can rely on it. Dimensions are listed with each name.
+/// alerts can rely on it. The table in `docs/metrics.md` lists them with their dimensions.
 public struct MetricName: RawRepresentable, Hashable, Sendable {
     public let rawValue: String
 
@@ -7,4 +7,15 @@ public struct MetricName: RawRepresentable, Hashable, Sendable {
         self.rawValue = rawValue
     }
 
+    /// Counter: entries a memory cache evicted to keep its limits.
+    public static let memoryCacheEvictions = MetricName(rawValue: "webimage_memory_cache_evictions_total")
+    /// Counter: entries a disk cache removed to keep its limits or because they expired.
+    /// Dimension `reason`: `size`, `count`, `expired`, `invalid`.
+    public static let diskCacheRemovals = MetricName(rawValue: "webimage_disk_cache_removals_total")
+    /// Counter: disk cache lookups. Dimension `result`: `hit`, `miss`.
+    public static let diskCacheLookups = MetricName(rawValue: "webimage_disk_cache_lookups_total")
+    /// Counter: bytes a disk cache wrote.
+    public static let diskCacheBytesWritten = MetricName(rawValue: "webimage_disk_cache_written_bytes_total")
+    /// Counter: disk cache I/O errors that the cache survived. Dimension `operation`: `read`, `write`, `remove`, `journal`.
+    public static let diskCacheErrors = MetricName(rawValue: "webimage_disk_cache_errors_total")
 }

@@ -1,0 +1,91 @@
+/// The key of one cached image: the original key plus the parts that make a variant of it.
+///
+/// The original key is the URL's absolute string, or what a cache key filter made of it. A
+/// thumbnail size, a transformer's key and a scale factor each make a different variant, stored
+/// apart from the original and from every other variant.
+///
+/// ## String form
+///
+/// ``stringValue`` is stable across releases and is what the disk cache hashes into a file name:
+///
+/// - the original key, with each `{` written `{{` and each `}` written `}}`;
+/// - then, only for a variant, in this order and each only when set:
+///   `{thumbnail:WxH:fit}` or `{thumbnail:WxH:fill}` (aspect ratio preserved, or not),
+///   `{transform:KEY}` (the transformer key, escaped the same way), `{scale:S}` (shortest decimal).
+///
+/// So `https://x.com/a.png` with a 300×200 aspect-fit thumbnail is
+/// `https://x.com/a.png{thumbnail:300x200:fit}`. Because a lone `{` appears only where a variant
+/// part starts, no original and no variant can spell another's string form.
+public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
+    /// A requested thumbnail: the pixel size to decode at, and how to fit the image into it.
+    public struct Thumbnail: Hashable, Sendable {
+        /// Target width in pixels.
+        public var width: Int
+        /// Target height in pixels.
+        public var height: Int
+        /// Keep the aspect ratio (fit inside the size), or stretch to it.
+        public var preservesAspectRatio: Bool
+
+        /// Creates a thumbnail request.
+        public init(width: Int, height: Int, preservesAspectRatio: Bool = true) {
+            self.width = width
+            self.height = height
+            self.preservesAspectRatio = preservesAspectRatio
+        }
+    }
+
+    /// The key of the original image.
+    public var original: String
+    /// The thumbnail variant, if any.
+    public var thumbnail: Thumbnail?
+    /// The transformer's key, if the image is transformed.
+    public var transformerKey: String?
+    /// The scale factor given with the request, if any.
+    public var scale: Double?
+
+    /// Creates a key; with only `original`, the key of the original image.
+    public init(_ original: String, thumbnail: Thumbnail? = nil, transformerKey: String? = nil, scale: Double? = nil) {
+        self.original = original
+        self.thumbnail = thumbnail
+        self.transformerKey = transformerKey
+        self.scale = scale
+    }
+
+    /// Whether this is the key of a variant rather than of the original.
+    public var isVariant: Bool {
+        thumbnail != nil || transformerKey != nil || scale != nil
+    }
+
+    /// The key of the original image this variant was made from.
+    public var originalKey: CacheKey {
+        CacheKey(original)
+    }
+
+    /// The stable string form (see the type's documentation).
+    public var stringValue: String {
+        var text = Self.escaped(original)
+        if let thumbnail {
+            text += "{thumbnail:\(thumbnail.width)x\(thumbnail.height):\(thumbnail.preservesAspectRatio ? "fit" : "fill")}"
+        }
+        if let transformerKey {
+            text += "{transform:" + Self.escaped(transformerKey) + "}"
+        }
+        if let scale {
+            text += "{scale:\(scale)}"
+        }
+        return text
+    }
+
+    public var description: String { stringValue }
+
+    private static func escaped(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "}") }) else { return text }
+        var result = ""
+        result.reserveCapacity(text.utf8.count + 4)
+        for character in text.unicodeScalars {
+            if character == "{" || character == "}" { result.unicodeScalars.append(character) }
+            result.unicodeScalars.append(character)
+        }
+        return result
+    }
+}

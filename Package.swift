@@ -35,7 +35,7 @@ let package = Package(
         .target(
             name: "WebImage",
             dependencies: [
-                "CTurboJPEG", "CPNG", "CGIF", "CWebP", "CWebImageCodecs",
+                "CTurboJPEG", "CPNG", "CGIF", "CWebP", "CWebImageCodecs", "CZlib",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -66,10 +66,16 @@ let package = Package(
             resources: [.copy("DemoImages")],
             swiftSettings: strictSwift
         ),
+        .executableTarget(
+            name: "WebImageTestChild",
+            dependencies: ["WebImage", "WebImageTestSupport"],
+            path: "Tests/WebImageTestChild",
+            swiftSettings: strictSwift
+        ),
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageTestSupport", "CWebImageCodecs",
+                "WebImage", "WebImageTestSupport", "CWebImageCodecs", "WebImageTestChild",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

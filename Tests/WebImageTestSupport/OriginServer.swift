@@ -25,26 +25,17 @@ public final class OriginServer: Sendable {
 
     struct State {
         var routes: [String: Responder] = [:]
-        var events: [OriginEvent] = []
         var requests: [OriginRequest] = []
         var requestsPerPath: [String: Int] = [:]
-        var waiters: [Int: Waiter] = [:]
-        var expiredWaiters: Set<Int> = []
-        var nextWaiterID = 0
         var nextConnectionID = 0
         var connections: [Int: any Channel] = [:]
-        var isShutDown = false
-    }
-
-    struct Waiter {
-        let predicate: @Sendable (OriginEvent) -> Bool
-        let continuation: CheckedContinuation<OriginEvent, any Error>
     }
 
     /// The port the server listens on.
     public let port: Int
     private let listener: any Channel
     let state: Mutex<State>
+    private let log = EventLog<OriginEvent>()
 
     private init(listener: any Channel) {
         self.listener = listener
@@ -115,14 +106,13 @@ public final class OriginServer: Sendable {
 
     /// Every event so far, in order.
     public var events: [OriginEvent] {
-        state.withLock { $0.events }
+        log.events
     }
 
-    /// Waits for the first event, past or future, that satisfies `predicate`.
+    /// Waits for the first event, past or future, that satisfies `predicate` (which must look
+    /// only at the event).
     ///
-    /// The predicate runs while the server's state is locked: it must look only at the event.
-    ///
-    /// - Throws: ``OriginServerError/timedOut(_:)`` when none comes within `timeout`, and
+    /// - Throws: ``EventLogTimeout`` when none comes within `timeout`, and
     ///   ``OriginServerError/shutDown`` when the server stops first.
     @discardableResult
     public func waitFor(
@@ -130,25 +120,7 @@ public final class OriginServer: Sendable {
         _ description: String = "an event",
         where predicate: @escaping @Sendable (OriginEvent) -> Bool
     ) async throws -> OriginEvent {
-        let id = state.withLock { state in
-            state.nextWaiterID += 1
-            return state.nextWaiterID
-        }
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: timeout)
-            self?.expireWaiter(id, error: OriginServerError.timedOut(description))
-        }
-        defer { timer.cancel() }
-        return try await withCheckedThrowingContinuation { continuation in
-            let outcome: Result<OriginEvent, any Error>? = state.withLock { state in
-                if let event = state.events.first(where: predicate) { return .success(event) }
-                if state.expiredWaiters.remove(id) != nil { return .failure(OriginServerError.timedOut(description)) }
-                if state.isShutDown { return .failure(OriginServerError.shutDown) }
-                state.waiters[id] = Waiter(predicate: predicate, continuation: continuation)
-                return nil
-            }
-            if let outcome { continuation.resume(with: outcome) }
-        }
+        try await log.waitFor(timeout: timeout, description, where: predicate)
     }
 
     /// Waits until `count` requests for `path` have arrived, and returns them.
@@ -171,14 +143,10 @@ public final class OriginServer: Sendable {
 
     /// Stops listening, closes every open connection, and fails every pending wait.
     public func shutdown() async throws {
-        let (connections, waiters) = state.withLock { state in
-            state.isShutDown = true
-            defer { state.waiters = [:] }
-            return (Array(state.connections.values), Array(state.waiters.values))
-        }
+        let connections = state.withLock { Array($0.connections.values) }
+        log.close(with: OriginServerError.shutDown)
         try? await listener.close()
         for connection in connections { try? await connection.close() }
-        for waiter in waiters { waiter.continuation.resume(throwing: OriginServerError.shutDown) }
     }
 
     // MARK: - Called by the connection handlers
@@ -221,30 +189,12 @@ public final class OriginServer: Sendable {
     }
 
     func record(_ event: OriginEvent) {
-        let matched = state.withLock { state in
-            state.events.append(event)
-            let ids = state.waiters.filter { $0.value.predicate(event) }.map(\.key)
-            return ids.compactMap { state.waiters.removeValue(forKey: $0) }
-        }
-        for waiter in matched { waiter.continuation.resume(returning: event) }
-    }
-
-    private func expireWaiter(_ id: Int, error: any Error) {
-        let waiter = state.withLock { state in
-            guard let waiter = state.waiters.removeValue(forKey: id) else {
-                state.expiredWaiters.insert(id)
-                return nil as Waiter?
-            }
-            return waiter
-        }
-        waiter?.continuation.resume(throwing: error)
+        log.record(event)
     }
 }
 
-/// Why a wait on the ``OriginServer`` ended without its event.
+/// Why a wait on the ``OriginServer`` ended without its event, besides a timeout.
 public enum OriginServerError: Error, Sendable, Equatable {
-    /// The event did not happen within the timeout; the text says which event.
-    case timedOut(String)
     /// The server shut down first.
     case shutDown
 }

@@ -304,7 +304,7 @@ struct OriginServerTests {
     @Test("waitFor reports a timeout when the event never comes")
     func waitTimeout() async throws {
         let origin = try await OriginServer.start()
-        await #expect(throws: OriginServerError.timedOut("nothing")) {
+        await #expect(throws: EventLogTimeout(description: "nothing")) {
             try await origin.waitFor(timeout: .milliseconds(50), "nothing") { _ in false }
         }
         try await origin.shutdown()

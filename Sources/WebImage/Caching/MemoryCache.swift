@@ -105,7 +105,9 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     public func removeExpired() {
         let now = ContinuousClock.now
         for shard in shards {
-            let released = shard.lock.withLock { $0.removeExpired(now: now) }
+            let released = shard.lock.withLock { list in
+                list.removeAll { _, _, expiry in expiry.map { $0 <= now } ?? false }
+            }
             withExtendedLifetime(released) {}
         }
     }
@@ -162,10 +164,10 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     /// One shard behind its own lock: a class, because a `Mutex` cannot sit in an array.
     private final class ShardLock: Sendable {
-        let lock: Mutex<LRUShard<Value>>
+        let lock: Mutex<LRUList<CacheKey, Value>>
 
         init(costLimit: Int, countLimit: Int) {
-            lock = Mutex(LRUShard(costLimit: costLimit, countLimit: countLimit))
+            lock = Mutex(LRUList(costLimit: costLimit, countLimit: countLimit))
         }
     }
 }

@@ -1,9 +1,10 @@
-/// One shard of a ``MemoryCache``: a dictionary into a slab of entries threaded on a doubly
-/// linked list in recency order. Indices instead of node objects keep a hit free of allocation
-/// and of reference counting on the list.
-struct LRUShard<Value> {
+/// Entries in recency order with costs and limits: one shard of a ``MemoryCache``, and the index
+/// of a ``DiskCache``. A dictionary points into a slab of entries threaded on a doubly linked list;
+/// indices instead of node objects keep a hit free of allocation and of reference counting.
+/// A limit of 0 means none.
+struct LRUList<Key: Hashable, Value> {
     private struct Slot {
-        var key: CacheKey?
+        var key: Key?
         var value: Value?
         var cost = 0
         var expiry: ContinuousClock.Instant?
@@ -12,7 +13,7 @@ struct LRUShard<Value> {
     }
 
     private var slots: ContiguousArray<Slot> = []
-    private var index: [CacheKey: Int32] = [:]
+    private var index: [Key: Int32] = [:]
     private var freeSlots: [Int32] = []
     private var newest: Int32 = -1
     private var oldest: Int32 = -1
@@ -28,7 +29,7 @@ struct LRUShard<Value> {
         self.countLimit = countLimit
     }
 
-    mutating func value(for key: CacheKey, now: ContinuousClock.Instant?) -> Value? {
+    mutating func value(for key: Key, now: ContinuousClock.Instant?) -> Value? {
         guard let slot = index[key] else {
             statistics.misses += 1
             return nil
@@ -42,19 +43,20 @@ struct LRUShard<Value> {
         return slots[Int(slot)].value
     }
 
-    func contains(_ key: CacheKey, now: ContinuousClock.Instant?) -> Bool {
+    func contains(_ key: Key, now: ContinuousClock.Instant?) -> Bool {
         guard let slot = index[key] else { return false }
         guard let now, let expiry = slots[Int(slot)].expiry else { return true }
         return expiry > now
     }
 
-    /// Stores the value and evicts down to the limits; returns the evicted values so the caller
-    /// releases them after the lock.
-    mutating func insert(_ value: Value, for key: CacheKey, cost: Int, expiry: ContinuousClock.Instant?) -> [Value] {
+    /// Stores the value and evicts down to the limits. Returns what left the list (the replaced
+    /// value under its key, then the evicted entries), so the caller can release or delete them
+    /// after the lock.
+    mutating func insert(_ value: Value, for key: Key, cost: Int, expiry: ContinuousClock.Instant? = nil) -> [(key: Key, value: Value)] {
         statistics.insertions += 1
-        var released: [Value] = []
+        var released: [(key: Key, value: Value)] = []
         if let slot = index[key] {
-            if let old = slots[Int(slot)].value { released.append(old) }
+            if let old = slots[Int(slot)].value { released.append((key, old)) }
             totalCost += cost - slots[Int(slot)].cost
             slots[Int(slot)].value = value
             slots[Int(slot)].cost = cost
@@ -73,43 +75,88 @@ struct LRUShard<Value> {
         return released + evicted
     }
 
-    mutating func reject(_ key: CacheKey) -> Value? {
+    mutating func reject(_ key: Key) -> Value? {
         statistics.rejections += 1
         return remove(key)
     }
 
-    mutating func remove(_ key: CacheKey) -> Value? {
+    mutating func remove(_ key: Key) -> Value? {
         guard let slot = index[key] else { return nil }
         return release(slot)
     }
 
     mutating func removeAll() -> [Value] {
         let values = slots.compactMap(\.value)
-        self = LRUShard(costLimit: costLimit, countLimit: countLimit, statistics: statistics)
+        self = LRUList(costLimit: costLimit, countLimit: countLimit, statistics: statistics)
         return values
     }
 
-    /// Evicts from the old end until both the cost and the count are within the given bounds.
-    mutating func evict(downToCost cost: Int, count maximumCount: Int) -> [Value] {
-        var evicted: [Value] = []
+    /// Evicts from the old end until both the cost and the count are within the given bounds,
+    /// never evicting `spared` (the entry just stored, which may alone be above a low-water mark).
+    mutating func evict(downToCost cost: Int, count maximumCount: Int, sparing spared: Key? = nil) -> [(key: Key, value: Value)] {
+        var evicted: [(key: Key, value: Value)] = []
         while oldest >= 0 && (totalCost > cost || index.count > maximumCount) {
+            if let spared, slots[Int(oldest)].key == spared { break }
             statistics.evictions += 1
-            if let value = release(oldest) { evicted.append(value) }
+            let key = slots[Int(oldest)].key
+            if let key, let value = release(oldest) { evicted.append((key, value)) }
         }
         return evicted
     }
 
-    mutating func removeExpired(now: ContinuousClock.Instant) -> [Value] {
-        var removed: [Value] = []
+    /// Removes the entries for which `isExpired` holds, oldest first; stops early once
+    /// `stopAtFirstLive` is set and a live entry is met (for ages counted from last use, which
+    /// grow towards the old end).
+    mutating func removeAll(
+        stopAtFirstLive: Bool = false,
+        where isExpired: (Key, Value, ContinuousClock.Instant?) -> Bool
+    ) -> [(key: Key, value: Value)] {
+        var removed: [(key: Key, value: Value)] = []
         var slot = oldest
         while slot >= 0 {
-            let newer = slots[Int(slot)].newer
-            if let expiry = slots[Int(slot)].expiry, expiry <= now, let value = release(slot) {
-                removed.append(value)
+            let entry = slots[Int(slot)]
+            let newer = entry.newer
+            if let key = entry.key, let value = entry.value {
+                if isExpired(key, value, entry.expiry) {
+                    _ = release(slot)
+                    removed.append((key, value))
+                } else if stopAtFirstLive {
+                    break
+                }
             }
             slot = newer
         }
         return removed
+    }
+
+    /// The value for `key` without marking it used.
+    func peek(_ key: Key) -> Value? {
+        index[key].flatMap { slots[Int($0)].value }
+    }
+
+    /// Replaces the value of an existing entry in place, keeping its place and cost.
+    mutating func update(_ key: Key, _ change: (inout Value) -> Void) {
+        guard let slot = index[key], var value = slots[Int(slot)].value else { return }
+        slots[Int(slot)].value = nil
+        change(&value)
+        slots[Int(slot)].value = value
+    }
+
+    /// Marks the entry most recently used.
+    mutating func touch(_ key: Key) {
+        if let slot = index[key] { moveToNewest(slot) }
+    }
+
+    /// The entries from least to most recently used.
+    func oldestFirst() -> [(key: Key, value: Value)] {
+        var result: [(key: Key, value: Value)] = []
+        result.reserveCapacity(index.count)
+        var slot = oldest
+        while slot >= 0 {
+            if let key = slots[Int(slot)].key, let value = slots[Int(slot)].value { result.append((key, value)) }
+            slot = slots[Int(slot)].newer
+        }
+        return result
     }
 
     private init(costLimit: Int, countLimit: Int, statistics: MemoryCacheStatistics) {

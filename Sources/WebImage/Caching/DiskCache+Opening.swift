@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Opening a disk cache: the directory lock, journal replay, crash recovery and the recovery scan.
+extension DiskCache {
+    /// The file name for a key: 64 hex digits of its SHA-256, then `.ext` when the key's path ends
+    /// in an extension of 1 to 8 ASCII letters and digits (lowercased).
+    static func fileName(for id: FileID, key: String) -> String {
+        guard let fileExtension = safeExtension(of: key) else { return id.hex }
+        return id.hex + "." + fileExtension
+    }
+
+    static func safeExtension(of key: String) -> String? {
+        let path = key.prefix { $0 != "?" && $0 != "#" }
+        let lastComponent = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard let dot = lastComponent.lastIndex(of: ".") else { return nil }
+        let candidate = lastComponent[lastComponent.index(after: dot)...]
+        guard (1...8).contains(candidate.count), candidate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            return nil
+        }
+        return candidate.lowercased()
+    }
+
+    /// Takes the directory's lock, or returns nil when the cache must be read-only (another
+    /// process holds it, or the directory is not writable).
+    static func acquireLock(root: String, policy: DiskCacheConfiguration.LockPolicy) -> Int32? {
+        guard let descriptor = try? FileSystem.open(root + "/lock", O_RDWR | O_CREAT) else { return nil }
+        let acquired = (try? FileSystem.lockExclusively(descriptor, wait: policy == .wait, path: root + "/lock")) ?? false
+        guard acquired else {
+            Glibc.close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    /// Replays the journal, finishes what a crash interrupted, and compacts when recovery
+    /// changed anything. A missing or broken journal is rebuilt from one scan.
+    /// `clearTemporaryFiles` is false when the cache reopens its own vanished directory: its
+    /// temporary files then belong to stores in progress.
+    static func openWritable(
+        root: String, configuration: DiskCacheConfiguration, logger: Logger, clearTemporaryFiles: Bool = true
+    ) throws(WebImageError) -> DiskCacheState {
+        if clearTemporaryFiles {
+            for name in FileSystem.names(in: root + "/tmp") { try? FileSystem.unlink(root + "/tmp/" + name) }
+        }
+        try? FileSystem.unlink(root + "/journal.compacting")
+        let (journal, replay) = try DiskCacheJournal.open(path: root + "/journal")
+        var state = DiskCacheState()
+        state.journal = journal
+        switch replay {
+        case .success(var replay):
+            let changed = finishInterruptedOperations(&replay, root: root)
+            state.index = replay.entries
+            state.generation = replay.recordCount
+            if changed {
+                try state.journal?.compact(state.index.oldestFirst().map(\.value), synchronously: configuration.synchronousWrites)
+            }
+        case .failure(let broken):
+            if broken.reason != "the journal is new or empty" {
+                logger.notice("rebuilding the disk cache index by a scan", metadata: ["reason": "\(broken.reason)", "directory": "\(root)"])
+            }
+            state.index = scan(root: root)
+            try state.journal?.compact(state.index.oldestFirst().map(\.value), synchronously: configuration.synchronousWrites)
+        }
+        return state
+    }
+
+    /// The index of a cache opened read-only: the journal as it is, or a scan without a journal.
+    static func readIndex(root: String, logger: Logger) throws(WebImageError) -> LRUList<FileID, DiskCacheEntry> {
+        switch try DiskCacheJournal.read(path: root + "/journal") {
+        case .success(let replay):
+            return replay.entries
+        case .failure(let broken):
+            logger.debug("read-only disk cache without a usable journal; scanning", metadata: ["reason": "\(broken.reason)"])
+            return scan(root: root)
+        }
+    }
+
+    /// Deletes the files of stores that never committed and of deletes that may not have run.
+    /// Returns whether anything needed doing.
+    private static func finishInterruptedOperations(_ replay: inout DiskCacheJournal.Replay, root: String) -> Bool {
+        for (id, entry) in replay.uncommitted {
+            try? FileSystem.unlink(root + "/" + entry.folderName + "/" + entry.fileName)
+            _ = replay.entries.remove(id)
+        }
+        for id in replay.trailingDeletes where replay.entries.peek(id) == nil {
+            let folder = root + "/" + String(id.hex.prefix(2))
+            for name in FileSystem.names(in: folder) where name.hasPrefix(id.hex) {
+                try? FileSystem.unlink(folder + "/" + name)
+            }
+        }
+        if replay.trailingClear { removeFanOutFolders(root: root) }
+        return !replay.uncommitted.isEmpty || replay.trailingClear
+    }
+
+    /// Recovers the entries from the files themselves, oldest modification first. Keys and
+    /// metadata live only in the journal, so recovered entries have neither; their data is still
+    /// found by key, because the file name is the key's hash.
+    static func scan(root: String) -> LRUList<FileID, DiskCacheEntry> {
+        var found: [DiskCacheEntry] = []
+        for folder in FileSystem.names(in: root) where folder.count == 2 && FileID.isHexByte(folder) {
+            for name in FileSystem.names(in: root + "/" + folder) {
+                let hex = name.prefix { $0 != "." }
+                guard hex.hasPrefix(folder), let id = FileID(hex: hex),
+                      let info = FileSystem.fileInfo(root + "/" + folder + "/" + name) else { continue }
+                found.append(DiskCacheEntry(
+                    key: nil, fileID: id, fileName: name, size: info.size,
+                    created: info.modified, lastAccess: info.modified, metadata: DiskCacheMetadata()
+                ))
+            }
+        }
+        var index = LRUList<FileID, DiskCacheEntry>(costLimit: 0, countLimit: 0)
+        for entry in found.sorted(by: { $0.lastAccess < $1.lastAccess }) {
+            _ = index.insert(entry, for: entry.fileID, cost: entry.size)
+        }
+        return index
+    }
+
+    static func removeFanOutFolders(root: String) {
+        for folder in FileSystem.names(in: root) where folder.count == 2 && FileID.isHexByte(folder) {
+            let path = root + "/" + folder
+            for name in FileSystem.names(in: path) { try? FileSystem.unlink(path + "/" + name) }
+            rmdir(path)
+        }
+    }
+}

@@ -1,0 +1,450 @@
+public import Foundation
+import Logging
+import CoreMetrics
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A directory of cached bytes with limits that hold after every write and an index that
+/// survives crashes.
+///
+/// Each entry is one file, named by the SHA-256 of its key (plus the key's extension when it is
+/// 1 to 8 letters and digits) in a fan-out of 256 folders named by the first two hex digits. A
+/// store writes a temporary file under `tmp/`, optionally fsyncs it, and renames it into place,
+/// so no reader ever sees a torn file; of two writers of one key, the last rename wins and both
+/// files were whole.
+///
+/// The index (size, creation, last access, expiry, content type, ETag, Last-Modified, extended
+/// data) lives in memory and in an append-only journal (see the journal's documentation in
+/// `DiskCacheJournal.swift`). Opening replays the journal without scanning the directory; only a
+/// missing or broken journal costs one scan, which recovers every entry's bytes but not its key
+/// or metadata. An entry whose file is missing or has the wrong size is dropped, never served.
+///
+/// Limits on size, count and age (``DiskCacheConfiguration``) are enforced in every store: once a
+/// limit is passed, the least recently used entries go until size and count are under the
+/// low-water mark. Evicting costs no directory scan. Expired entries are dropped when read and by
+/// ``removeExpired()``.
+///
+/// Two processes: the first to open a directory holds an advisory lock on `lock` for as long as
+/// its cache is open. A second opener gets a read-only cache (``isReadOnly``) by default: it reads
+/// the entries the journal had when it opened, skips any the owner removes since, and its stores
+/// throw. With ``DiskCacheConfiguration/LockPolicy/wait`` it blocks until the owner closes instead.
+///
+/// All methods are synchronous and thread-safe; they do small blocking file I/O, like
+/// SDWebImage's `SDDiskCache`. Call them off latency-sensitive threads.
+public final class DiskCache: Sendable {
+    /// The cache's directory.
+    public let directory: URL
+    /// The limits and policies it was opened with.
+    public let configuration: DiskCacheConfiguration
+    /// Whether the cache can only be read: another process holds the directory, or it is not
+    /// writable.
+    public let isReadOnly: Bool
+
+    private let root: String
+    private let lockDescriptor: Mutex<Int32>
+    private let state: Mutex<DiskCacheState>
+    private let logger: Logger
+    private let removals: [String: Counter]
+    private let lookups: (hit: Counter, miss: Counter)
+    private let bytesWritten: Counter
+    private let errors: Counter
+    /// The wall clock; tests replace it to age entries without waiting.
+    private let now: @Sendable () -> Date
+
+    /// The default directory for a namespace: `$XDG_CACHE_HOME/webimage/<namespace>`, or
+    /// `~/.cache/webimage/<namespace>` when `XDG_CACHE_HOME` is not set.
+    public static func defaultDirectory(
+        namespace: String = "default",
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URL {
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
+        return base.appendingPathComponent("webimage").appendingPathComponent(namespace)
+    }
+
+    /// Opens the cache of a namespace in the default directory, creating it if needed.
+    public convenience init(
+        namespace: String = "default",
+        configuration: DiskCacheConfiguration = DiskCacheConfiguration(),
+        telemetry: Telemetry = .default
+    ) throws(WebImageError) {
+        try self.init(directory: Self.defaultDirectory(namespace: namespace), configuration: configuration, telemetry: telemetry)
+    }
+
+    /// Opens the cache in `directory`, creating it if needed.
+    ///
+    /// - Throws: ``WebImageError/Code/cacheIO`` when the directory can be neither created nor read.
+    public convenience init(
+        directory: URL,
+        configuration: DiskCacheConfiguration = DiskCacheConfiguration(),
+        telemetry: Telemetry = .default
+    ) throws(WebImageError) {
+        try self.init(directory: directory, configuration: configuration, telemetry: telemetry, now: { Date() })
+    }
+
+    init(
+        directory: URL,
+        configuration: DiskCacheConfiguration,
+        telemetry: Telemetry,
+        now: @escaping @Sendable () -> Date
+    ) throws(WebImageError) {
+        self.now = now
+        self.directory = directory
+        self.configuration = configuration
+        root = directory.standardizedFileURL.path
+        logger = telemetry.logger("cache.disk")
+        removals = Dictionary(uniqueKeysWithValues: ["size", "count", "expired", "invalid"].map {
+            ($0, telemetry.counter(.diskCacheRemovals, dimensions: [("reason", $0)]))
+        })
+        lookups = (telemetry.counter(.diskCacheLookups, dimensions: [("result", "hit")]),
+                   telemetry.counter(.diskCacheLookups, dimensions: [("result", "miss")]))
+        bytesWritten = telemetry.counter(.diskCacheBytesWritten)
+        errors = telemetry.counter(.diskCacheErrors)
+
+        try? FileSystem.makeDirectory(root)
+        let lock = Self.acquireLock(root: root, policy: configuration.lockPolicy)
+        lockDescriptor = Mutex(lock ?? -1)
+        isReadOnly = lock == nil
+        var initial = DiskCacheState()
+        if isReadOnly {
+            initial.index = try Self.readIndex(root: root, logger: logger)
+        } else {
+            initial = try Self.openWritable(root: root, configuration: configuration, logger: logger)
+        }
+        state = Mutex(initial)
+        if !isReadOnly { try? state.withLock { (state) throws(WebImageError) in try enforceLimits(&state, sparing: nil) } }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Writes the batched access times and releases the journal and the directory lock. Later
+    /// calls read nothing and store nothing.
+    public func close() {
+        state.withLock { state in
+            guard !state.isClosed else { return }
+            try? state.flushAccess()
+            state.journal?.closeFile()
+            state.journal = nil
+            state.isClosed = true
+        }
+        lockDescriptor.withLock { descriptor in
+            if descriptor >= 0 { Glibc.close(descriptor) }
+            descriptor = -1
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The bytes stored for `key`, or nil when there are none, they expired, or their file is
+    /// gone. Searches the read-only directories after a miss. Marks the entry used.
+    public func data(for key: String) throws(WebImageError) -> Data? {
+        let id = FileID(key: key)
+        let now = self.now()
+        let entry = try state.withLock { (state) throws(WebImageError) -> DiskCacheEntry? in
+            guard !state.isClosed, let entry = state.index.peek(id) else { return nil }
+            if isExpired(entry, at: now) {
+                try remove([id], reason: "expired", from: &state)
+                return nil
+            }
+            try state.recordAccess(id, at: now)
+            return entry
+        }
+        guard let entry else {
+            let found = readOnlyDirectoryData(for: id, key: key)
+            (found == nil ? lookups.miss : lookups.hit).increment()
+            return found
+        }
+        let data = try readFile(of: entry)
+        (data == nil ? lookups.miss : lookups.hit).increment()
+        return data
+    }
+
+    /// The index entry for `key`, without marking it used; nil when absent or expired.
+    public func entry(for key: String) -> DiskCacheEntry? {
+        let id = FileID(key: key)
+        let now = self.now()
+        return state.withLock { state in
+            state.index.peek(id).flatMap { isExpired($0, at: now) ? nil : $0 }
+        }
+    }
+
+    /// The metadata stored with `key` (content type, validators, extended data).
+    public func metadata(for key: String) -> DiskCacheMetadata? {
+        entry(for: key)?.metadata
+    }
+
+    /// Whether an unexpired entry exists for `key` in this cache (the read-only directories are
+    /// not searched, and the file is not opened).
+    public func contains(_ key: String) -> Bool {
+        entry(for: key) != nil
+    }
+
+    /// Where the file for `key` is, or would be.
+    public func path(for key: String) -> URL {
+        let id = FileID(key: key)
+        let name = Self.fileName(for: id, key: key)
+        return directory.appendingPathComponent(String(name.prefix(2))).appendingPathComponent(name)
+    }
+
+    /// Every entry, least recently used first.
+    public func entries() -> [DiskCacheEntry] {
+        state.withLock { $0.index.oldestFirst().map(\.value) }
+    }
+
+    /// The total size of the entries in bytes.
+    public var totalSize: Int {
+        state.withLock { $0.index.totalCost }
+    }
+
+    /// The number of entries.
+    public var count: Int {
+        state.withLock { $0.index.count }
+    }
+
+    // MARK: - Writing
+
+    /// Stores `data` under `key`, replacing what was there, then removes least recently used
+    /// entries while a limit is passed.
+    ///
+    /// - Throws: ``WebImageError/Code/tooLarge`` for data larger than the size limit (nothing is
+    ///   written, and an older entry for the key is removed so it is not served stale), and
+    ///   ``WebImageError/Code/cacheIO`` when the cache is read-only or a write fails (the
+    ///   cache keeps what it had).
+    public func store(_ data: Data, for key: String, metadata: DiskCacheMetadata = DiskCacheMetadata()) throws(WebImageError) {
+        guard !isReadOnly else {
+            throw WebImageError(.cacheIO, "the disk cache at \(root) is read-only: another process holds it, or it is not writable")
+        }
+        let id = FileID(key: key)
+        guard configuration.sizeLimit == 0 || data.count <= configuration.sizeLimit else {
+            try? remove(key)
+            throw WebImageError(.tooLarge, "\(data.count) bytes is over the disk cache's \(configuration.sizeLimit)-byte limit")
+        }
+        let fileName = Self.fileName(for: id, key: key)
+        let temporary = try writeTemporaryFile(data, id: id)
+        do throws(WebImageError) {
+            try state.withLock { (state) throws(WebImageError) in
+                guard !state.isClosed else { throw WebImageError(.cacheIO, "the disk cache is closed") }
+                try recoverIfDirectoryVanished(&state)
+                let now = self.now()
+                var entry = DiskCacheEntry(
+                    key: key, fileID: id, fileName: fileName, size: data.count, created: now, lastAccess: now, metadata: metadata
+                )
+                entry.generation = state.nextGeneration()
+                try commit(entry, temporary: temporary, into: &state)
+            }
+        } catch {
+            try? FileSystem.unlink(temporary)
+            errors.increment()
+            logger.warning("store failed", metadata: ["error": "\(error)"])
+            throw error
+        }
+        bytesWritten.increment(by: Int64(data.count))
+    }
+
+    /// Removes the entry for `key`, if any.
+    public func remove(_ key: String) throws(WebImageError) {
+        guard !isReadOnly else { return }
+        let id = FileID(key: key)
+        try state.withLock { (state) throws(WebImageError) in
+            guard state.index.peek(id) != nil else { return }
+            try remove([id], reason: nil, from: &state)
+        }
+    }
+
+    /// Removes every entry.
+    public func removeAll() throws(WebImageError) {
+        guard !isReadOnly else { return }
+        try state.withLock { (state) throws(WebImageError) in
+            try state.log([.clear], synchronously: configuration.synchronousWrites)
+            state.index = LRUList(costLimit: 0, countLimit: 0)
+            Self.removeFanOutFolders(root: root)
+            try state.journal?.reset()
+        }
+    }
+
+    /// Removes every entry whose expiry date or age limit has passed.
+    public func removeExpired() throws(WebImageError) {
+        guard !isReadOnly else { return }
+        let now = self.now()
+        try state.withLock { (state) throws(WebImageError) in
+            let expired = state.index.oldestFirst().filter { isExpired($0.value, at: now) }.map(\.key)
+            guard !expired.isEmpty else { return }
+            try remove(expired, reason: "expired", from: &state)
+        }
+    }
+
+    /// Writes the batched access times to the journal now.
+    public func flush() throws(WebImageError) {
+        try state.withLock { (state) throws(WebImageError) in try state.flushAccess() }
+    }
+
+    // MARK: - Internals
+
+    private func commit(_ entry: DiskCacheEntry, temporary: String, into state: inout DiskCacheState) throws(WebImageError) {
+        let sync = configuration.synchronousWrites
+        let destination = filePath(entry)
+        try state.log([.begin(entry)], synchronously: sync)
+        do throws(WebImageError) {
+            try renameCreatingFolder(temporary, destination)
+            try state.log([.commit(entry.fileID)], synchronously: sync)
+        } catch {
+            // The begin record stays uncommitted: the next open deletes whatever is at the
+            // destination, and the old entry (if any) must not be served in the meantime.
+            try? FileSystem.unlink(destination)
+            _ = state.index.remove(entry.fileID)
+            throw error
+        }
+        _ = state.index.remove(entry.fileID)
+        _ = state.index.insert(entry, for: entry.fileID, cost: entry.size)
+        try enforceLimits(&state, sparing: entry.fileID)
+        try state.compactIfNeeded(threshold: configuration.compactionThreshold, synchronously: sync)
+    }
+
+    private func enforceLimits(_ state: inout DiskCacheState, sparing spared: FileID?) throws(WebImageError) {
+        let sizeLimit = configuration.sizeLimit
+        let countLimit = configuration.countLimit
+        let overSize = sizeLimit > 0 && state.index.totalCost > sizeLimit
+        let overCount = countLimit > 0 && state.index.count > countLimit
+        guard overSize || overCount else { return }
+        let lowWater = configuration.lowWaterFraction
+        let evicted = state.index.evict(
+            downToCost: sizeLimit > 0 ? Int(Double(sizeLimit) * lowWater) : .max,
+            count: countLimit > 0 ? Int(Double(countLimit) * lowWater) : .max,
+            sparing: spared
+        )
+        // The entries are already out of the index; log their removal, then delete the files.
+        try state.log(evicted.map { .delete($0.key) }, synchronously: configuration.synchronousWrites)
+        for (_, entry) in evicted { unlinkQuietly(filePath(entry)) }
+        removals[overSize ? "size" : "count"]?.increment(by: Int64(evicted.count))
+    }
+
+    private func remove(_ ids: [FileID], reason: String?, from state: inout DiskCacheState) throws(WebImageError) {
+        let entries = ids.compactMap { state.index.peek($0) }
+        if state.journal != nil {
+            try state.log(ids.map { .delete($0) }, synchronously: configuration.synchronousWrites)
+            for entry in entries { unlinkQuietly(filePath(entry)) }
+        }
+        for id in ids { _ = state.index.remove(id) }
+        if let reason { removals[reason]?.increment(by: Int64(entries.count)) }
+    }
+
+    private func readFile(of entry: DiskCacheEntry) throws(WebImageError) -> Data? {
+        let path = filePath(entry)
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor < 0 {
+            guard errno == ENOENT else {
+                errors.increment()
+                throw FileSystem.error("open", path)
+            }
+            dropInvalid(entry, reason: "its file is missing")
+            return nil
+        }
+        defer { Glibc.close(descriptor) }
+        guard try FileSystem.size(of: descriptor, path: path) == entry.size,
+              let data = try FileSystem.read(descriptor, count: entry.size, path: path) else {
+            dropInvalid(entry, reason: "its file has the wrong size")
+            return nil
+        }
+        return data
+    }
+
+    /// Drops an entry that failed verification, unless a newer store replaced it meanwhile.
+    private func dropInvalid(_ entry: DiskCacheEntry, reason: String) {
+        logger.notice("dropping entry", metadata: ["file": "\(entry.fileName)", "reason": "\(reason)"])
+        state.withLock { state in
+            guard state.index.peek(entry.fileID)?.generation == entry.generation else { return }
+            try? remove([entry.fileID], reason: "invalid", from: &state)
+        }
+    }
+
+    private func readOnlyDirectoryData(for id: FileID, key: String) -> Data? {
+        let name = Self.fileName(for: id, key: key)
+        for directory in configuration.readOnlyDirectories {
+            let folder = directory.appendingPathComponent(String(name.prefix(2)))
+            for candidate in Set([name, id.hex]) {
+                if let bytes = try? FileSystem.contents(of: folder.appendingPathComponent(candidate).path) {
+                    return Data(bytes)
+                }
+            }
+        }
+        return nil
+    }
+
+    private func writeTemporaryFile(_ data: Data, id: FileID) throws(WebImageError) -> String {
+        let folder = root + "/tmp"
+        let path = folder + "/" + id.hex + "." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let descriptor: Int32
+        do throws(WebImageError) {
+            descriptor = try FileSystem.open(path, O_WRONLY | O_CREAT | O_EXCL)
+        } catch {
+            guard (error.underlyingError as? POSIXError)?.code == .ENOENT else { throw error }
+            try FileSystem.makeDirectory(folder)
+            descriptor = try FileSystem.open(path, O_WRONLY | O_CREAT | O_EXCL)
+        }
+        defer { Glibc.close(descriptor) }
+        do throws(WebImageError) {
+            let result = data.withUnsafeBytes { bytes in
+                Result { () throws(WebImageError) in try FileSystem.writeAll(descriptor, bytes, path: path) }
+            }
+            try result.get()
+            if configuration.synchronousWrites { try FileSystem.sync(descriptor, path: path) }
+        } catch {
+            try? FileSystem.unlink(path)
+            errors.increment()
+            throw error
+        }
+        return path
+    }
+
+    private func renameCreatingFolder(_ source: String, _ destination: String) throws(WebImageError) {
+        do throws(WebImageError) {
+            try FileSystem.rename(source, destination)
+        } catch {
+            guard (error.underlyingError as? POSIXError)?.code == .ENOENT else { throw error }
+            try FileSystem.makeDirectory((destination as NSString).deletingLastPathComponent)
+            try FileSystem.rename(source, destination)
+        }
+    }
+
+    /// A deleted cache directory (by a user, or `rm -rf ~/.cache`) took every file with it:
+    /// start over with an empty index and a new journal.
+    private func recoverIfDirectoryVanished(_ state: inout DiskCacheState) throws(WebImageError) {
+        guard let journal = state.journal, journal.isUnlinked else { return }
+        logger.notice("the cache directory was deleted; starting empty", metadata: ["directory": "\(root)"])
+        journal.closeFile()
+        try FileSystem.makeDirectory(root)
+        state = try Self.openWritable(root: root, configuration: configuration, logger: logger, clearTemporaryFiles: false)
+        if let lock = Self.acquireLock(root: root, policy: .readOnly) {
+            lockDescriptor.withLock { descriptor in
+                if descriptor >= 0 { Glibc.close(descriptor) }
+                descriptor = lock
+            }
+        }
+    }
+
+    private func isExpired(_ entry: DiskCacheEntry, at now: Date) -> Bool {
+        if let expires = entry.metadata.expires, expires <= now { return true }
+        guard let maximumAge = configuration.maximumAge else { return false }
+        let reference = configuration.agePolicy == .sinceLastAccess ? entry.lastAccess : entry.created
+        let seconds = Double(maximumAge.components.seconds) + Double(maximumAge.components.attoseconds) / 1e18
+        return now.timeIntervalSince(reference) > seconds
+    }
+
+    private func filePath(_ entry: DiskCacheEntry) -> String {
+        root + "/" + entry.folderName + "/" + entry.fileName
+    }
+
+    private func unlinkQuietly(_ path: String) {
+        do throws(WebImageError) {
+            try FileSystem.unlink(path)
+        } catch {
+            errors.increment()
+            logger.warning("could not delete a cache file", metadata: ["error": "\(error)"])
+        }
+    }
+}

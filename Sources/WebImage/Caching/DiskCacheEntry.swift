@@ -1,0 +1,41 @@
+public import Foundation
+
+/// One entry of a ``DiskCache``, as its index knows it.
+public struct DiskCacheEntry: Sendable, Equatable {
+    /// The key the entry was stored under; nil for an entry recovered by a directory scan after
+    /// the journal was lost (its data is still found by key).
+    public let key: String?
+    /// The size of the entry's file in bytes.
+    public let size: Int
+    /// When the entry was written.
+    public let created: Date
+    /// When the entry was last read or written.
+    public internal(set) var lastAccess: Date
+    /// The HTTP facts and extended data stored with the entry.
+    public let metadata: DiskCacheMetadata
+    /// The file's name inside its fan-out folder: the SHA-256 of the key in hex, with the key's
+    /// extension when it is short and safe.
+    public let fileName: String
+
+    let fileID: FileID
+    /// Tells a replaced entry from its successor; not persisted.
+    var generation = 0
+
+    init(key: String?, fileID: FileID, fileName: String, size: Int, created: Date, lastAccess: Date, metadata: DiskCacheMetadata) {
+        self.key = key
+        self.fileID = fileID
+        self.fileName = fileName
+        self.size = size
+        self.created = created
+        self.lastAccess = lastAccess
+        self.metadata = metadata
+    }
+
+    /// The fan-out folder: the first two hex digits of the file name.
+    public var folderName: String { String(fileName.prefix(2)) }
+
+    public static func == (lhs: DiskCacheEntry, rhs: DiskCacheEntry) -> Bool {
+        lhs.key == rhs.key && lhs.fileName == rhs.fileName && lhs.size == rhs.size && lhs.created == rhs.created
+            && lhs.lastAccess == rhs.lastAccess && lhs.metadata == rhs.metadata
+    }
+}

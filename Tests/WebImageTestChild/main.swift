@@ -1,0 +1,84 @@
+// A child process for the tests that need a second process or one they can kill: it opens a
+// disk cache and does what its arguments say, printing one line per step on stdout.
+import Foundation
+import WebImage
+import WebImageTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes a line straight to the pipe, unbuffered, so the parent sees it before a kill.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func openCache(_ path: String, policy: DiskCacheConfiguration.LockPolicy = .readOnly, synchronous: Bool = false) throws -> DiskCache {
+    try DiskCache(
+        directory: URL(fileURLWithPath: path),
+        configuration: DiskCacheConfiguration(sizeLimit: 0, synchronousWrites: synchronous, lockPolicy: policy)
+    )
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    switch arguments.first {
+    case "write-loop":
+        // write-loop DIR COUNT: store entries 0..<COUNT, saying "stored N" after each.
+        let cache = try openCache(arguments[1])
+        for index in 0..<Int(arguments[2])! {
+            try cache.store(TestPayload.bytes(index), for: "https://example.com/\(index).png", metadata: DiskCacheMetadata(etag: "\"\(index)\""))
+            say("stored \(index)")
+        }
+        say("done")
+    case "open":
+        // open DIR POLICY KEY: open, report the mode, read KEY, try to store, report.
+        say("opening")
+        let cache = try openCache(arguments[1], policy: arguments[2] == "wait" ? .wait : .readOnly)
+        say("read-only \(cache.isReadOnly)")
+        say("read \(try cache.data(for: arguments[3])?.count ?? -1)")
+        do {
+            try cache.store(Data([1, 2, 3]), for: "from-child")
+            say("store ok")
+        } catch {
+            say("store failed \(error.code)")
+        }
+    case "read-only":
+        // read-only DIR KEY: as a user who cannot write DIR (dropping root to nobody), read and store.
+        if getuid() == 0 {
+            guard setgid(65534) == 0, setuid(65534) == 0 else { say("cannot drop root"); exit(1) }
+        }
+        let cache = try openCache(arguments[1])
+        say("read-only \(cache.isReadOnly)")
+        say("read \(try cache.data(for: arguments[2])?.count ?? -1)")
+        do {
+            try cache.store(Data([1, 2, 3]), for: "from-child")
+            say("store ok")
+        } catch {
+            say("store failed \(error.code)")
+        }
+    case "file-size-limit":
+        // file-size-limit DIR BYTES COUNT: under RLIMIT_FSIZE, store COUNT entries, then read back.
+        signal(SIGXFSZ, SIG_IGN)
+        var limit = rlimit(rlim_cur: rlim_t(arguments[2])!, rlim_max: rlim_t(arguments[2])!)
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+        let cache = try openCache(arguments[1])
+        var stored: [Int] = []
+        for index in 0..<Int(arguments[3])! {
+            do {
+                try cache.store(TestPayload.bytes(index), for: "k\(index)")
+                stored.append(index)
+            } catch {
+                say("error \(index) \(error.code)")
+            }
+        }
+        let intact = stored.filter { (try? cache.data(for: "k\($0)")) == TestPayload.bytes($0) }.count
+        say("stored \(stored.count) intact \(intact) count \(cache.count)")
+    default:
+        say("unknown command")
+        exit(2)
+    }
+} catch {
+    say("failed \(error)")
+    exit(1)
+}

@@ -1,0 +1,348 @@
+import Foundation
+import Synchronization
+import Testing
+import WebImageTestSupport
+@testable import WebImage
+
+@Suite("DiskCache")
+struct DiskCacheTests {
+    private func open(_ directory: TemporaryDirectory, _ configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws -> DiskCache {
+        try DiskCache(directory: directory.url, configuration: configuration)
+    }
+
+    private func bytes(_ count: Int, seed: UInt8 = 1) -> Data {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: $0) &+ seed })
+    }
+
+    /// Files in the fan-out folders, with their sizes.
+    private func entryFiles(_ directory: TemporaryDirectory) -> [String: Int] {
+        var files: [String: Int] = [:]
+        for relative in directory.files() where relative.count > 3 && FileID.isHexByte(String(relative.prefix(2))) {
+            files[relative] = (try? FileManager.default.attributesOfItem(atPath: directory.path + "/" + relative)[.size] as? Int) ?? -1
+        }
+        return files
+    }
+
+    /// The index and the files name exactly the same entries with the same sizes.
+    private func expectIndexAgreesWithFiles(_ cache: DiskCache, _ directory: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation) {
+        let indexed = Dictionary(uniqueKeysWithValues: cache.entries().map { ($0.folderName + "/" + $0.fileName, $0.size) })
+        #expect(indexed == entryFiles(directory), sourceLocation: sourceLocation)
+        #expect(cache.totalSize == indexed.values.reduce(0, +), sourceLocation: sourceLocation)
+    }
+
+    @Test("stores, reads, describes and removes entries")
+    func roundTrip() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory)
+        let key = "https://example.com/images/cat.PNG?size=large"
+        let metadata = DiskCacheMetadata(contentType: "image/png", etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", extendedData: Data([9, 8, 7]))
+        try cache.store(bytes(1000), for: key, metadata: metadata)
+        #expect(try cache.data(for: key) == bytes(1000))
+        #expect(cache.metadata(for: key) == metadata)
+        #expect(cache.contains(key))
+        #expect(cache.count == 1)
+        #expect(cache.totalSize == 1000)
+        let path = cache.path(for: key)
+        #expect(path.lastPathComponent.hasSuffix(".png"))
+        #expect(path.lastPathComponent.count == 64 + 4)
+        #expect(path.deletingLastPathComponent().lastPathComponent == String(path.lastPathComponent.prefix(2)))
+        #expect(FileManager.default.fileExists(atPath: path.path))
+        #expect(cache.entries().map(\.key) == [key])
+        try cache.remove(key)
+        #expect(try cache.data(for: key) == nil)
+        #expect(!FileManager.default.fileExists(atPath: path.path))
+        #expect(cache.count == 0)
+        #expect(try cache.data(for: "never stored") == nil)
+    }
+
+    @Test("only short alphanumeric extensions are kept in file names")
+    func fileExtensions() {
+        #expect(DiskCache.safeExtension(of: "https://x.com/a.JPEG?x=1.png") == "jpeg")
+        #expect(DiskCache.safeExtension(of: "https://x.com/a.webp#frag.gif") == "webp")
+        #expect(DiskCache.safeExtension(of: "https://x.com/a.toolongext") == nil)
+        #expect(DiskCache.safeExtension(of: "https://x.com/a.p/ng") == nil)
+        #expect(DiskCache.safeExtension(of: "../../etc/passwd") == nil)
+        #expect(DiskCache.safeExtension(of: "a.p$g") == nil)
+        #expect(DiskCache.safeExtension(of: "x.com/dir.d/file") == nil)
+    }
+
+    @Test("replacing a key keeps one entry with the new bytes and metadata")
+    func replace() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory)
+        try cache.store(bytes(100), for: "k", metadata: DiskCacheMetadata(etag: "a"))
+        try cache.store(bytes(300, seed: 7), for: "k", metadata: DiskCacheMetadata(etag: "b"))
+        #expect(try cache.data(for: "k") == bytes(300, seed: 7))
+        #expect(cache.metadata(for: "k")?.etag == "b")
+        #expect(cache.count == 1 && cache.totalSize == 300)
+        expectIndexAgreesWithFiles(cache, directory)
+    }
+
+    @Test("the index, its metadata and its recency order survive a reopen")
+    func reopen() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let cache = try open(directory)
+            for index in 0..<20 {
+                try cache.store(bytes(100 + index), for: "key-\(index)", metadata: DiskCacheMetadata(etag: "\(index)", extendedData: Data([UInt8(index)])))
+            }
+            _ = try cache.data(for: "key-3")
+            try cache.remove("key-5")
+            cache.close()
+        }
+        let reopened = try open(directory)
+        #expect(reopened.count == 19)
+        #expect(reopened.entries().last?.key == "key-3", "reading key-3 made it the most recently used")
+        #expect(reopened.entries().first?.key == "key-0")
+        #expect(try reopened.data(for: "key-7") == bytes(107))
+        #expect(reopened.metadata(for: "key-7") == DiskCacheMetadata(etag: "7", extendedData: Data([7])))
+        #expect(try reopened.data(for: "key-5") == nil)
+        expectIndexAgreesWithFiles(reopened, directory)
+    }
+
+    @Test("the size limit holds after every store, evicting least recently used down to the low-water mark")
+    func sizeLimit() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory, DiskCacheConfiguration(sizeLimit: 10_000))
+        for index in 0..<10 { try cache.store(bytes(1000), for: "k\(index)") }
+        _ = try cache.data(for: "k0")
+        try cache.store(bytes(1000), for: "k10")
+        #expect(cache.totalSize == 8000, "down to 80% of the limit")
+        #expect(cache.contains("k0"), "k0 was used recently")
+        #expect(!cache.contains("k1") && !cache.contains("k2") && !cache.contains("k3"))
+        for index in 11..<60 {
+            try cache.store(bytes(500 + index * 13), for: "k\(index)")
+            #expect(cache.totalSize <= 10_000)
+        }
+        expectIndexAgreesWithFiles(cache, directory)
+    }
+
+    @Test("the count limit holds after every store")
+    func countLimit() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory, DiskCacheConfiguration(countLimit: 10))
+        for index in 0..<35 {
+            try cache.store(bytes(10), for: "k\(index)")
+            #expect(cache.count <= 10)
+        }
+        expectIndexAgreesWithFiles(cache, directory)
+    }
+
+    @Test("an entry larger than the size limit is refused and its stale version removed")
+    func tooLarge() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory, DiskCacheConfiguration(sizeLimit: 1000))
+        try cache.store(bytes(10), for: "k")
+        #expect(throws: WebImageError(.tooLarge)) { try cache.store(bytes(1001), for: "k") }
+        #expect(try cache.data(for: "k") == nil)
+        #expect(entryFiles(directory).isEmpty)
+    }
+
+    @Test("an entry above the low-water mark but within the limit is kept, alone")
+    func largeButAllowed() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory, DiskCacheConfiguration(sizeLimit: 1000))
+        try cache.store(bytes(300), for: "a")
+        try cache.store(bytes(900), for: "b")
+        #expect(cache.entries().map(\.key) == ["b"])
+    }
+
+    @Test("ages count from the last access or from creation, and expiry dates end entries")
+    func expiry() throws {
+        let directory = try TemporaryDirectory()
+        let clock = Mutex(Date(timeIntervalSince1970: 1_000_000))
+        let now: @Sendable () -> Date = { clock.withLock { $0 } }
+        func advance(_ seconds: Double) { clock.withLock { $0 += seconds } }
+        let hour = Duration.seconds(3600)
+
+        let byAccess = try DiskCache(directory: directory.url.appendingPathComponent("by-access"),
+                                     configuration: DiskCacheConfiguration(maximumAge: hour), telemetry: .default, now: now)
+        try byAccess.store(bytes(10), for: "a")
+        advance(3000)
+        #expect(try byAccess.data(for: "a") != nil, "50 minutes old")
+        advance(3000)
+        #expect(try byAccess.data(for: "a") != nil, "read 50 minutes ago")
+        advance(3700)
+        #expect(try byAccess.data(for: "a") == nil, "unread for over an hour")
+        #expect(byAccess.count == 0)
+
+        let byCreation = try DiskCache(directory: directory.url.appendingPathComponent("by-creation"),
+                                       configuration: DiskCacheConfiguration(maximumAge: hour, agePolicy: .sinceCreation), telemetry: .default, now: now)
+        try byCreation.store(bytes(10), for: "a")
+        try byCreation.store(bytes(10), for: "b", metadata: DiskCacheMetadata(expires: now().addingTimeInterval(60)))
+        advance(3000)
+        #expect(try byCreation.data(for: "a") != nil)
+        #expect(!byCreation.contains("b"), "past its own expiry date")
+        advance(700)
+        #expect(!byCreation.contains("a"), "created over an hour ago, though read since")
+        try byCreation.removeExpired()
+        #expect(byCreation.count == 0)
+        #expect(entryFiles(directory).isEmpty)
+    }
+
+    @Test("an entry whose file vanished or changed size is dropped, never served")
+    func damagedFiles() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory)
+        try cache.store(bytes(100), for: "gone")
+        try cache.store(bytes(100), for: "short")
+        try FileManager.default.removeItem(at: cache.path(for: "gone"))
+        try Data(bytes(50)).write(to: cache.path(for: "short"))
+        #expect(try cache.data(for: "gone") == nil)
+        #expect(try cache.data(for: "short") == nil)
+        #expect(cache.count == 0)
+    }
+
+    @Test("a torn record at the end of the journal is cut away")
+    func tornJournalTail() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let cache = try open(directory)
+            for index in 0..<5 { try cache.store(bytes(10 + index), for: "k\(index)") }
+            cache.close()
+        }
+        let journal = directory.url.appendingPathComponent("journal")
+        let handle = try FileHandle(forWritingTo: journal)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([200, 0, 0, 0, UInt8(ascii: "B"), 1, 2, 3]))
+        try handle.close()
+        let reopened = try open(directory)
+        #expect(reopened.count == 5)
+        #expect(reopened.entries().allSatisfy { $0.key != nil })
+        try reopened.store(bytes(5), for: "after")
+        reopened.close()
+        #expect(try open(directory).count == 6, "appends after the cut are read back")
+    }
+
+    @Test("a broken or missing journal is rebuilt by one scan: data survives, keys do not")
+    func brokenJournal() throws {
+        for damage in ["corrupt", "missing"] {
+            let directory = try TemporaryDirectory()
+            do {
+                let cache = try open(directory)
+                for index in 0..<5 { try cache.store(bytes(100 + index), for: "k\(index)") }
+                cache.close()
+            }
+            let journal = directory.url.appendingPathComponent("journal")
+            if damage == "missing" {
+                try FileManager.default.removeItem(at: journal)
+            } else {
+                var content = try Data(contentsOf: journal)
+                content[20] ^= 0xFF
+                try content.write(to: journal)
+            }
+            let rebuilt = try open(directory)
+            #expect(rebuilt.count == 5, "\(damage)")
+            #expect(rebuilt.entries().allSatisfy { $0.key == nil })
+            #expect(try rebuilt.data(for: "k3") == bytes(103), "found by the hash of its key")
+            expectIndexAgreesWithFiles(rebuilt, directory)
+        }
+    }
+
+    @Test("hostile keys stay inside the directory and round-trip")
+    func hostileKeys() throws {
+        let parent = try TemporaryDirectory()
+        let directoryURL = parent.url.appendingPathComponent("cache")
+        let keys = [
+            "../../etc/passwd", "/absolute/../../x", String(repeating: "k", count: 10_240), "nul\u{0}byte\u{0}",
+            String(decoding: [0xFF, 0xFE, 0x2E, 0x2E, 0x2F, 0xC3], as: UTF8.self), "", "{}%00\\..\\..",
+        ]
+        do {
+            let cache = try DiskCache(directory: directoryURL)
+            for (index, key) in keys.enumerated() { try cache.store(bytes(10 + index), for: key) }
+            for (index, key) in keys.enumerated() { #expect(try cache.data(for: key) == bytes(10 + index)) }
+            cache.close()
+        }
+        let reopened = try DiskCache(directory: directoryURL)
+        for (index, key) in keys.enumerated() { #expect(try reopened.data(for: key) == bytes(10 + index)) }
+        #expect(Set(reopened.entries().compactMap(\.key)) == Set(keys))
+        #expect(parent.files().allSatisfy { $0.hasPrefix("cache/") }, "nothing outside the cache directory")
+    }
+
+    @Test("extra read-only directories are searched after a miss")
+    func readOnlyDirectories() throws {
+        let shipped = try TemporaryDirectory("shipped")
+        do {
+            let seed = try open(shipped)
+            try seed.store(bytes(42), for: "https://x.com/bundled.png")
+            seed.close()
+        }
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory, DiskCacheConfiguration(readOnlyDirectories: [shipped.url]))
+        #expect(try cache.data(for: "https://x.com/bundled.png") == bytes(42))
+        #expect(!cache.contains("https://x.com/bundled.png"), "read-only hits are not copied in")
+        #expect(try cache.data(for: "https://x.com/other.png") == nil)
+    }
+
+    @Test("removeAll empties the cache and its directory")
+    func removeAll() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory)
+        for index in 0..<10 { try cache.store(bytes(10), for: "k\(index)") }
+        try cache.removeAll()
+        #expect(cache.count == 0 && cache.totalSize == 0)
+        #expect(entryFiles(directory).isEmpty)
+        try cache.store(bytes(10), for: "again")
+        cache.close()
+        #expect(try open(directory).entries().map(\.key) == ["again"])
+    }
+
+    @Test("a cache whose directory is deleted keeps working and starts over")
+    func directoryDeleted() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory)
+        try cache.store(bytes(10), for: "old")
+        try FileManager.default.removeItem(at: directory.url)
+        #expect(try cache.data(for: "old") == nil)
+        try cache.store(bytes(20), for: "new")
+        #expect(try cache.data(for: "new") == bytes(20))
+        #expect(cache.count == 1)
+        cache.close()
+        #expect(try open(directory).entries().map(\.key) == ["new"])
+    }
+
+    @Test("the journal is compacted once it holds more than twice the live entries")
+    func compaction() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory, DiskCacheConfiguration(compactionThreshold: 50))
+        for round in 0..<20 {
+            for index in 0..<10 { try cache.store(bytes(10 + round), for: "k\(index)") }
+        }
+        cache.close()
+        let journalSize = try FileManager.default.attributesOfItem(atPath: directory.path + "/journal")[.size] as? Int ?? 0
+        // 400 records (about 43 KB) without compaction; at most 50 records (under 10 KB) with it.
+        #expect(journalSize < 10_000)
+        let reopened = try open(directory)
+        #expect(reopened.count == 10)
+        #expect(try reopened.data(for: "k4") == bytes(29))
+    }
+
+    @Test("8 tasks of random stores, reads and removes: the limits hold at every observation")
+    func concurrentLimits() async throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory, DiskCacheConfiguration(sizeLimit: 64 * 1024, countLimit: 60, compactionThreshold: 200))
+        let violations = try await withThrowingTaskGroup(of: Int.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    var generator = SplitMix64(seed: UInt64(worker) + 100)
+                    var violations = 0
+                    for _ in 0..<2500 {
+                        let key = "k\(generator.next() % 200)"
+                        switch generator.next() % 3 {
+                        case 0: try cache.store(TestPayload.bytes(Int(generator.next() % 50)).prefix(3000), for: key)
+                        case 1: _ = try cache.data(for: key)
+                        default: try cache.remove(key)
+                        }
+                        if cache.totalSize > 64 * 1024 || cache.count > 60 { violations += 1 }
+                    }
+                    return violations
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(violations == 0)
+        expectIndexAgreesWithFiles(cache, directory)
+        cache.close()
+        expectIndexAgreesWithFiles(try open(directory, DiskCacheConfiguration(sizeLimit: 64 * 1024, countLimit: 60)), directory)
+    }
+}

@@ -24,13 +24,15 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
     case "write-loop":
-        // write-loop DIR COUNT: store entries 0..<COUNT, saying "stored N" after each.
-        let cache = try openCache(arguments[1])
-        for index in 0..<Int(arguments[2])! {
+        // write-loop DIR COUNT: store entries 0..<COUNT, saying "stored N" after each, then store
+        // them again and again until killed, so a kill always lands in the middle of a write run.
+        let cache = try openCache(arguments[1], synchronous: true)
+        let count = Int(arguments[2])!
+        for sequence in 0... {
+            let index = sequence % count
             try cache.store(TestPayload.bytes(index), for: "https://example.com/\(index).png", metadata: DiskCacheMetadata(etag: "\"\(index)\""))
-            say("stored \(index)")
+            say("stored \(sequence)")
         }
-        say("done")
     case "open":
         // open DIR POLICY KEY: open, report the mode, read KEY, try to store, report.
         say("opening")

@@ -37,21 +37,25 @@ public final class ChildProcess: Sendable {
         process.standardOutput = pipe
         let events = events
         let splitter = splitter
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                for line in splitter.drain() { events.record(.line(line)) }
-                if let exit = splitter.finish(.endOfOutput) { events.record(exit) }
-                return
+        // A thread of its own reads the pipe with blocking reads until end of file: Foundation's
+        // readability handler on Linux does not reliably report the end.
+        let reader = pipe.fileHandleForReading
+        let thread = Thread {
+            while true {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                for line in splitter.feed(data) { events.record(.line(line)) }
             }
-            for line in splitter.feed(data) { events.record(.line(line)) }
+            for line in splitter.drain() { events.record(.line(line)) }
+            if let exit = splitter.finish(.endOfOutput) { events.record(exit) }
         }
         process.terminationHandler = { process in
             let exit = Event.exited(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal)
             if let exit = splitter.finish(.terminated(exit)) { events.record(exit) }
         }
         try process.run()
+        try? pipe.fileHandleForWriting.close()
+        thread.start()
         processID = process.processIdentifier
     }
 

@@ -80,12 +80,11 @@ extension DiskCache {
         }
     }
 
-    /// Deletes the files of stores that never committed and of deletes that may not have run.
-    /// Returns whether anything needed doing.
+    /// Settles the stores a crash interrupted and redoes deletes that may not have run. Returns
+    /// whether anything changed.
     private static func finishInterruptedOperations(_ replay: inout DiskCacheJournal.Replay, root: String) -> Bool {
-        for (id, entry) in replay.uncommitted {
-            try? FileSystem.unlink(root + "/" + entry.folderName + "/" + entry.fileName)
-            _ = replay.entries.remove(id)
+        for (id, begun) in replay.uncommitted {
+            settleUncommittedStore(begun, previous: replay.entries.peek(id), entries: &replay.entries, root: root)
         }
         for id in replay.trailingDeletes where replay.entries.peek(id) == nil {
             let folder = root + "/" + String(id.hex.prefix(2))
@@ -95,6 +94,28 @@ extension DiskCache {
         }
         if replay.trailingClear { removeFanOutFolders(root: root) }
         return !replay.uncommitted.isEmpty || replay.trailingClear
+    }
+
+    /// A store logged its begin record and then stopped: its rename either happened (the file is
+    /// the new version, whole) or not (the file is the previous version, or absent). The file's
+    /// size, and for equal sizes its modification time against the previous entry's creation,
+    /// tell which; the entry that matches the file is kept, and a file that matches neither goes.
+    private static func settleUncommittedStore(
+        _ begun: DiskCacheEntry, previous: DiskCacheEntry?,
+        entries: inout LRUList<FileID, DiskCacheEntry>, root: String
+    ) {
+        let path = root + "/" + begun.folderName + "/" + begun.fileName
+        let info = FileSystem.fileInfo(path)
+        if let info, info.size == begun.size,
+           previous.map({ info.size != $0.size || info.modified > $0.created }) ?? true {
+            _ = entries.remove(begun.fileID)
+            _ = entries.insert(begun, for: begun.fileID, cost: begun.size)
+        } else if let info, let previous, info.size == previous.size {
+            return
+        } else {
+            try? FileSystem.unlink(path)
+            _ = entries.remove(begun.fileID)
+        }
     }
 
     /// Recovers the entries from the files themselves, oldest modification first. Keys and

@@ -19,8 +19,8 @@ import Glibc
 /// - `X` clear: every entry is gone.
 ///
 /// Replaying applies the records in order. A `B` without its `C` is a store that a crash
-/// interrupted: its file is deleted and the entry dropped, so the index never names a file it did
-/// not see committed. Deletes (and a clear) at the end of the journal, after its last store, may
+/// interrupted: opening looks at the file to tell whether the rename happened, and keeps the
+/// entry, new or previous, that matches it (or neither, deleting the file). Deletes (and a clear) at the end of the journal, after its last store, may
 /// have been logged by an operation a crash stopped before it unlinked the files: opening unlinks
 /// them again. A record cut off at the end of the file is a torn append and is cut away; a
 /// record whose checksum fails anywhere else makes the journal broken, and the cache rebuilds it

@@ -26,6 +26,15 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "Caching",
+            dependencies: [
+                .product(name: "WebImage", package: libraryIdentity),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Caching",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "CompareWorkloads",
             dependencies: [.product(name: "WebImage", package: libraryIdentity)],
             path: "Sources/CompareWorkloads"

@@ -55,6 +55,13 @@ struct DiskCacheTests {
         #expect(try cache.data(for: "never stored") == nil)
     }
 
+    @Test("the default directory follows XDG_CACHE_HOME, else ~/.cache")
+    func defaultDirectory() {
+        #expect(DiskCache.defaultDirectory(namespace: "n", environment: ["XDG_CACHE_HOME": "/var/cache/me"]).path == "/var/cache/me/webimage/n")
+        let fallback = DiskCache.defaultDirectory(environment: [:])
+        #expect(fallback.path.hasSuffix("/.cache/webimage/default"))
+    }
+
     @Test("only short alphanumeric extensions are kept in file names")
     func fileExtensions() {
         #expect(DiskCache.safeExtension(of: "https://x.com/a.JPEG?x=1.png") == "jpeg")

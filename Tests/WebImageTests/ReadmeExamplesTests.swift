@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Testing
 import WebImage
@@ -13,6 +14,24 @@ func describe(_ bytes: [UInt8]) -> String {
     } catch {
         return "\(format.rawValue): \(error.code)"   // .decodeFailed, .unsupportedFormat, ...
     }
+}
+
+func cacheThumbnail(_ bytes: Data, for url: String) throws -> Data? {
+    let cache = try DiskCache(
+        namespace: "thumbnails",
+        configuration: DiskCacheConfiguration(sizeLimit: 256 * 1024 * 1024, maximumAge: .seconds(3 * 24 * 3600))
+    )
+    try cache.store(bytes, for: url, metadata: DiskCacheMetadata(contentType: "image/jpeg", etag: "\"v1\""))
+    print(cache.metadata(for: url)?.etag ?? "none", cache.totalSize, cache.path(for: url).path)
+    return try cache.data(for: url)
+}
+
+let memory = MemoryCache<[UInt8]>(configuration: MemoryCacheConfiguration(costLimit: 64 * 1024 * 1024))
+
+func remember(_ pixels: [UInt8], for url: String) -> [UInt8]? {
+    let key = CacheKey(url, thumbnail: CacheKey.Thumbnail(width: 300, height: 200))
+    memory.insert(pixels, for: key, cost: pixels.count)
+    return memory.value(for: key)    // a lock and a lookup; no allocation
 }
 
 func shouldRetry(_ error: WebImageError) -> Bool {
@@ -39,6 +58,22 @@ struct ReadmeExamplesTests {
         #expect(describe(Array(try Fixture.data("gradient.jpg"))) == "image/jpeg, 64x48")
         #expect(describe(Array("<html>".utf8)) == "not an image")
         #expect(describe([0x89, 0x50, 0x4E, 0x47]) == "png: decodeFailed")
+    }
+
+    @Test("cacheThumbnail() stores in the namespace's directory and reads back")
+    func diskCacheExample() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: home) }
+        setenv("XDG_CACHE_HOME", home.path, 1)
+        defer { unsetenv("XDG_CACHE_HOME") }
+        let bytes = Data("jpeg bytes".utf8)
+        #expect(try cacheThumbnail(bytes, for: "https://x.com/readme.jpg") == bytes)
+        #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("webimage/thumbnails/journal").path))
+    }
+
+    @Test("remember() returns what it stored")
+    func memoryCacheExample() {
+        #expect(remember([1, 2, 3], for: "https://x.com/readme.png") == [1, 2, 3])
     }
 
     @Test("shouldRetry() follows the transient rule")

@@ -61,6 +61,14 @@ def mixed_headers(workdir: Path) -> Path:
     return path
 
 
+def diskcache_spec(count: int, size: int) -> Callable[[Path], Path]:
+    def prepare(workdir: Path) -> Path:
+        path = workdir / f"diskcache-{count}x{size}.txt"
+        path.write_text(f"{count} {size}")
+        return path
+    return prepare
+
+
 COMPARISONS = [
     Comparison(
         name="sniff",
@@ -69,6 +77,22 @@ COMPARISONS = [
         ours=Side("swift-web-image ImageFormat", lambda data: [str(WORKLOADS), "sniff", str(data), "20"]),
         peer=Side("python filetype", lambda data: [sys.executable, str(PEERS / "sniff_filetype.py"), str(data), "20"]),
         pip_requirements=("filetype",),
+    ),
+    Comparison(
+        name="diskcache",
+        description="disk cache: 1,000 sets then 1,000 gets of 50 KB values in an empty cache, 3 rounds",
+        prepare=diskcache_spec(1000, 50 * 1024),
+        ours=Side("swift-web-image DiskCache", lambda spec: [str(WORKLOADS), "diskcache", str(spec), "3"]),
+        peer=Side("python diskcache", lambda spec: [sys.executable, str(PEERS / "diskcache_python.py"), str(spec), "3"]),
+        pip_requirements=("diskcache",),
+    ),
+    Comparison(
+        name="diskcache-small",
+        description="disk cache: 5,000 sets then 5,000 gets of 2 KB values in an empty cache, 3 rounds",
+        prepare=diskcache_spec(5000, 2 * 1024),
+        ours=Side("swift-web-image DiskCache", lambda spec: [str(WORKLOADS), "diskcache", str(spec), "3"]),
+        peer=Side("python diskcache", lambda spec: [sys.executable, str(PEERS / "diskcache_python.py"), str(spec), "3"]),
+        pip_requirements=("diskcache",),
     ),
 ]
 

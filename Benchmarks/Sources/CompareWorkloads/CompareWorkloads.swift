@@ -16,6 +16,8 @@ enum CompareWorkloads {
         switch workload {
         case "sniff":
             report(try measure(rounds: rounds) { sniffRecords(input) })
+        case "diskcache":
+            report(try diskCacheWorkload(spec: input, rounds: rounds))
         default:
             FileHandle.standardError.write(Data("unknown workload \(workload)\n".utf8))
             exit(2)
@@ -32,6 +34,33 @@ enum CompareWorkloads {
             precondition(recognised > 0, "the input holds no image signature")
             return bytes.count / 64
         }
+    }
+
+    /// The `diskcache` workload: the input names a count and a size (`COUNT SIZE`). Each round
+    /// stores COUNT values of SIZE bytes in an empty cache, then reads each back once; the time
+    /// covers the sets and gets only, and every get is checked.
+    private static func diskCacheWorkload(spec: [UInt8], rounds: Int) throws -> (operations: Int, seconds: Double) {
+        let numbers = String(decoding: spec, as: UTF8.self).split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let (count, size) = (numbers[0], numbers[1])
+        let values = (0..<count).map { index in Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &+ index) }) }
+        var operations = 0
+        var seconds = 0.0
+        for _ in 0..<rounds {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compare-diskcache-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0))
+            let round = try measure(rounds: 1) {
+                for index in 0..<count { try cache.store(values[index], for: "https://example.com/\(index).jpg") }
+                for index in 0..<count {
+                    precondition(try cache.data(for: "https://example.com/\(index).jpg") == values[index], "a get returned the wrong bytes")
+                }
+                return 2 * count
+            }
+            cache.close()
+            operations += round.operations
+            seconds += round.seconds
+        }
+        return (operations, seconds)
     }
 
     private static func measure(rounds: Int, _ body: () throws -> Int) rethrows -> (operations: Int, seconds: Double) {

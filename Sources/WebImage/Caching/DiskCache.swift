@@ -1,7 +1,6 @@
 public import Foundation
 import Logging
 import CoreMetrics
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -44,8 +43,8 @@ public final class DiskCache: Sendable {
     public let isReadOnly: Bool
 
     private let root: String
-    private let lockDescriptor: Mutex<Int32>
-    private let state: Mutex<DiskCacheState>
+    private let lockDescriptor: Locked<Int32>
+    private let state: Locked<DiskCacheState>
     private let logger: Logger
     private let removals: [String: Counter]
     private let lookups: (hit: Counter, miss: Counter)
@@ -106,7 +105,7 @@ public final class DiskCache: Sendable {
 
         try? FileSystem.makeDirectory(root)
         let lock = Self.acquireLock(root: root, policy: configuration.lockPolicy)
-        lockDescriptor = Mutex(lock ?? -1)
+        lockDescriptor = Locked(lock ?? -1)
         isReadOnly = lock == nil
         var initial = DiskCacheState()
         if isReadOnly {
@@ -114,7 +113,7 @@ public final class DiskCache: Sendable {
         } else {
             initial = try Self.openWritable(root: root, configuration: configuration, logger: logger)
         }
-        state = Mutex(initial)
+        state = Locked(initial)
         if !isReadOnly { try? state.withLock { (state) throws(WebImageError) in try enforceLimits(&state, sparing: nil) } }
     }
 

@@ -1,5 +1,4 @@
 import CoreMetrics
-import Synchronization
 
 /// A thread-safe, size-limited in-memory cache with least-recently-used eviction.
 ///
@@ -20,7 +19,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     public let configuration: MemoryCacheConfiguration
     /// The cost above which an entry is not kept.
     public let maximumEntryCost: Int
-    private let shards: [ShardLock]
+    private let shards: [Locked<LRUList<CacheKey, Value>>]
     private let shardMask: Int
     private let evictionCounter: Counter
 
@@ -31,7 +30,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         shardMask = shardCount - 1
         let costShares = Self.split(configuration.costLimit, into: shardCount)
         let countShares = Self.split(configuration.countLimit, into: shardCount)
-        shards = (0..<shardCount).map { ShardLock(costLimit: costShares[$0], countLimit: countShares[$0]) }
+        shards = (0..<shardCount).map { Locked(LRUList(costLimit: costShares[$0], countLimit: countShares[$0])) }
         let fractionLimit = configuration.costLimit == 0
             ? Int.max : Int(Double(configuration.costLimit) * configuration.maximumEntryFraction)
         maximumEntryCost = min(fractionLimit, costShares.min().map { $0 == 0 ? Int.max : $0 } ?? .max)
@@ -41,13 +40,13 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// The value for `key`, or nil when absent or expired. Marks the entry most recently used.
     public func value(for key: CacheKey) -> Value? {
         let now = configuration.timeToLive == nil ? nil : ContinuousClock.now
-        return shard(for: key).lock.withLock { $0.value(for: key, now: now) }
+        return shard(for: key).withLock { $0.value(for: key, now: now) }
     }
 
     /// Whether a live entry exists for `key`, without marking it used.
     public func contains(_ key: CacheKey) -> Bool {
         let now = configuration.timeToLive == nil ? nil : ContinuousClock.now
-        return shard(for: key).lock.withLock { $0.contains(key, now: now) }
+        return shard(for: key).withLock { $0.contains(key, now: now) }
     }
 
     /// Stores `value` under `key` with a cost in bytes, evicting least recently used entries as
@@ -60,11 +59,11 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         let shard = shard(for: key)
         guard cost <= maximumEntryCost else {
             // Values leave the lock before they are released: a large image's deinit stays outside.
-            let released = shard.lock.withLock { $0.reject(key) }
+            let released = shard.withLock { $0.reject(key) }
             withExtendedLifetime(released) {}
             return false
         }
-        let evicted = shard.lock.withLock { $0.insert(value, for: key, cost: cost, expiry: expiry) }
+        let evicted = shard.withLock { $0.insert(value, for: key, cost: cost, expiry: expiry) }
         if !evicted.isEmpty { evictionCounter.increment(by: Int64(evicted.count)) }
         return true
     }
@@ -72,13 +71,13 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// Removes the entry for `key` and returns its value.
     @discardableResult
     public func removeValue(for key: CacheKey) -> Value? {
-        shard(for: key).lock.withLock { $0.remove(key) }
+        shard(for: key).withLock { $0.remove(key) }
     }
 
     /// Removes every entry.
     public func removeAll() {
         for shard in shards {
-            let released = shard.lock.withLock { $0.removeAll() }
+            let released = shard.withLock { $0.removeAll() }
             withExtendedLifetime(released) {}
         }
     }
@@ -87,7 +86,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     public func trim(toCost cost: Int) {
         let shares = Self.split(max(0, cost), into: shards.count)
         for (shard, share) in zip(shards, shares) {
-            let removed = shard.lock.withLock { $0.evict(downToCost: share, count: .max) }
+            let removed = shard.withLock { $0.evict(downToCost: share, count: .max) }
             if !removed.isEmpty { evictionCounter.increment(by: Int64(removed.count)) }
         }
     }
@@ -96,7 +95,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     public func trim(toCount count: Int) {
         let shares = Self.split(max(0, count), into: shards.count)
         for (shard, share) in zip(shards, shares) {
-            let removed = shard.lock.withLock { $0.evict(downToCost: .max, count: share) }
+            let removed = shard.withLock { $0.evict(downToCost: .max, count: share) }
             if !removed.isEmpty { evictionCounter.increment(by: Int64(removed.count)) }
         }
     }
@@ -105,7 +104,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     public func removeExpired() {
         let now = ContinuousClock.now
         for shard in shards {
-            let released = shard.lock.withLock { list in
+            let released = shard.withLock { list in
                 list.removeAll { _, _, expiry in expiry.map { $0 <= now } ?? false }
             }
             withExtendedLifetime(released) {}
@@ -121,18 +120,18 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     /// The sum of the costs of the entries.
     public var totalCost: Int {
-        shards.reduce(0) { total, shard in total + shard.lock.withLock { $0.totalCost } }
+        shards.reduce(0) { total, shard in total + shard.withLock { $0.totalCost } }
     }
 
     /// The number of entries.
     public var count: Int {
-        shards.reduce(0) { total, shard in total + shard.lock.withLock { $0.count } }
+        shards.reduce(0) { total, shard in total + shard.withLock { $0.count } }
     }
 
     /// Hits, misses, insertions, evictions and rejections so far.
     public var statistics: MemoryCacheStatistics {
         shards.reduce(into: MemoryCacheStatistics()) { total, shard in
-            let part = shard.lock.withLock { $0.statistics }
+            let part = shard.withLock { $0.statistics }
             total.hits += part.hits
             total.misses += part.misses
             total.insertions += part.insertions
@@ -141,7 +140,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         }
     }
 
-    private func shard(for key: CacheKey) -> ShardLock {
+    private func shard(for key: CacheKey) -> Locked<LRUList<CacheKey, Value>> {
         shards[key.hashValue & shardMask]
     }
 
@@ -160,14 +159,5 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// Splits a limit into `parts` shares that add up to it exactly (0 stays "no limit").
     private static func split(_ limit: Int, into parts: Int) -> [Int] {
         (0..<parts).map { limit / parts + ($0 < limit % parts ? 1 : 0) }
-    }
-
-    /// One shard behind its own lock: a class, because a `Mutex` cannot sit in an array.
-    private final class ShardLock: Sendable {
-        let lock: Mutex<LRUList<CacheKey, Value>>
-
-        init(costLimit: Int, countLimit: Int) {
-            lock = Mutex(LRUList(costLimit: costLimit, countLimit: countLimit))
-        }
     }
 }

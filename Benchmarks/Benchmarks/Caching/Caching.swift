@@ -1,0 +1,125 @@
+import Benchmark
+import Dispatch
+import Foundation
+import WebImage
+
+private let entryCount = 10_000
+private let keys: [CacheKey] = (0..<entryCount).map { CacheKey("https://images.example.com/photos/\($0)/large.jpg") }
+/// A fixed pseudo-random visiting order, so every run reads the same keys.
+private let order: [Int] = {
+    var state: UInt64 = 0x5EED
+    return (0..<entryCount).map { _ in
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int(state >> 33) % entryCount
+    }
+}()
+
+private let memoryCache: MemoryCache<[UInt8]> = {
+    let cache = MemoryCache<[UInt8]>(configuration: MemoryCacheConfiguration(costLimit: 1 << 30))
+    for key in keys { cache.insert([1, 2, 3], for: key, cost: 1000) }
+    return cache
+}()
+
+/// Reads every key once in the fixed order; returns how many hit.
+private func readAll(_ cache: MemoryCache<[UInt8]>) -> Int {
+    var hits = 0
+    for index in order where cache.value(for: keys[index]) != nil { hits += 1 }
+    return hits
+}
+
+private func temporaryDirectory(_ label: String) -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-bench-\(label)-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let lookups = Benchmark.Configuration(metrics: [.wallClock, .throughput, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(5))
+
+    Benchmark("MemoryCache hit, 10,000 entries, one thread (per 1,000 lookups)", configuration: lookups) { benchmark in
+        precondition(readAll(memoryCache) == entryCount)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(readAll(memoryCache))
+        }
+    }
+
+    // Each thread reads all 10,000 keys per iteration: 20,000 lookups in the time measured.
+    Benchmark("MemoryCache hit, 10,000 entries, two threads (per 1,000 lookups of each thread)", configuration: lookups) { benchmark in
+        for _ in benchmark.scaledIterations {
+            DispatchQueue.concurrentPerform(iterations: 2) { _ in blackHole(readAll(memoryCache)) }
+        }
+    }
+
+    let disk = Benchmark.Configuration(metrics: [.wallClock, .throughput], maxDuration: .seconds(5))
+
+    Benchmark("DiskCache warm read of a 256 KB entry", configuration: disk) { benchmark in
+        let directory = temporaryDirectory("read")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = try DiskCache(directory: directory)
+        try cache.store(Data(repeating: 7, count: 256 * 1024), for: "https://x.com/a.jpg")
+        precondition(try cache.data(for: "https://x.com/a.jpg")?.count == 256 * 1024)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try cache.data(for: "https://x.com/a.jpg"))
+        }
+        benchmark.stopMeasurement()
+        cache.close()
+    }
+
+    Benchmark("DiskCache 1,000 writes of 256 KB, 64 MiB limit checked after every write", configuration: .init(metrics: [.wallClock], maxDuration: .seconds(20), maxIterations: 5)) { benchmark in
+        let directory = temporaryDirectory("write")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let limit = 64 * 1024 * 1024
+        let cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: limit))
+        let payload = Data(repeating: 3, count: 256 * 1024)
+        benchmark.startMeasurement()
+        for index in 0..<1000 {
+            try cache.store(payload, for: "https://x.com/\(index).jpg")
+            precondition(cache.totalSize <= limit, "the size limit must hold after every write")
+        }
+        benchmark.stopMeasurement()
+        cache.close()
+    }
+
+    for entries in [1_000, 100_000] {
+        let directory = temporaryDirectory("open-\(entries)")
+        Benchmark("DiskCache open with \(entries) entries", configuration: .init(metrics: [.wallClock], maxDuration: .seconds(10), maxIterations: 20)) { benchmark in
+            for _ in benchmark.scaledIterations {
+                let cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0))
+                precondition(cache.count == entries)
+                cache.close()
+            }
+        } setup: {
+            let cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0))
+            let payload = Data(repeating: 1, count: 64)
+            for index in 0..<entries { try cache.store(payload, for: "https://images.example.com/photos/\(index)/large.jpg") }
+            cache.close()
+        } teardown: {
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        // Each store evicts: the cost of an eviction must not grow with the entry count.
+        let fullDirectory = temporaryDirectory("evict-\(entries)")
+        Benchmark("DiskCache store with eviction, \(entries) entries at the count limit", configuration: .init(metrics: [.wallClock], maxDuration: .seconds(10))) { benchmark in
+            let cache = try DiskCache(directory: fullDirectory, configuration: DiskCacheConfiguration(sizeLimit: 0, countLimit: entries, lowWaterFraction: 1))
+            let payload = Data(repeating: 2, count: 64)
+            var next = entries
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                try cache.store(payload, for: "https://images.example.com/photos/\(next)/large.jpg")
+                next += 1
+            }
+            benchmark.stopMeasurement()
+            precondition(cache.count == entries)
+            cache.close()
+        } setup: {
+            let cache = try DiskCache(directory: fullDirectory, configuration: DiskCacheConfiguration(sizeLimit: 0))
+            let payload = Data(repeating: 1, count: 64)
+            for index in 0..<entries { try cache.store(payload, for: "https://images.example.com/photos/\(index)/large.jpg") }
+            cache.close()
+        } teardown: {
+            try? FileManager.default.removeItem(at: fullDirectory)
+        }
+    }
+}

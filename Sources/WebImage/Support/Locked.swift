@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A value behind a pthread mutex.
+///
+/// `Synchronization.Mutex` on Linux locks with raw futex calls that ThreadSanitizer cannot see,
+/// so every access it protects shows up as a race under `swift test --sanitize=thread`. This box
+/// uses a pthread mutex, which the sanitizer understands, at the same cost when uncontended.
+///
+/// `@unchecked Sendable` is sound here: `value` is only reached inside `withLock`, which holds
+/// the mutex for the whole access, and the mutex itself is never moved (it lives in its own
+/// allocation).
+final class Locked<Value>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    init(_ value: Value) {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        self.value = value
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}

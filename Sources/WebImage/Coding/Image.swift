@@ -1,0 +1,72 @@
+/// A decoded image: frames of premultiplied RGBA pixels, with what is needed to show them.
+///
+/// A still image has one frame. An animated image has several, each with its duration, and a
+/// loop count. The scale says how many pixels make one point (2 for a `@2x` asset); the
+/// orientation says how to turn the pixels upright. ``memoryCost`` is what a memory cache
+/// charges for the image.
+public struct Image: Sendable, Equatable {
+    /// The frames; at least one.
+    public var frames: [ImageFrame]
+    /// How many times an animation plays; 0 means forever.
+    public var loopCount: Int
+    /// Pixels per point.
+    public var scale: Double
+    /// How to turn the stored pixels upright.
+    public var orientation: ExifOrientation
+    /// The format the image was decoded from, if any.
+    public var sourceFormat: ImageFormat?
+    /// Whether the source had an alpha channel (or transparency), so that saving it as JPEG
+    /// would lose information.
+    public var hasAlpha: Bool
+
+    /// A still image.
+    public init(
+        pixels: PixelBuffer,
+        scale: Double = 1,
+        orientation: ExifOrientation = .up,
+        sourceFormat: ImageFormat? = nil,
+        hasAlpha: Bool? = nil
+    ) {
+        self.init(frames: [ImageFrame(pixels: pixels)], loopCount: 0, scale: scale, orientation: orientation,
+                  sourceFormat: sourceFormat, hasAlpha: hasAlpha ?? !pixels.isOpaque)
+    }
+
+    /// An image of one or more frames.
+    public init(
+        frames: [ImageFrame],
+        loopCount: Int = 0,
+        scale: Double = 1,
+        orientation: ExifOrientation = .up,
+        sourceFormat: ImageFormat? = nil,
+        hasAlpha: Bool
+    ) {
+        precondition(!frames.isEmpty, "an image has at least one frame")
+        self.frames = frames
+        self.loopCount = loopCount
+        self.scale = scale
+        self.orientation = orientation
+        self.sourceFormat = sourceFormat
+        self.hasAlpha = hasAlpha
+    }
+
+    /// The first frame's pixels: the still image, or an animation's poster.
+    public var pixels: PixelBuffer { frames[0].pixels }
+    /// Width in pixels, as stored.
+    public var pixelWidth: Int { pixels.width }
+    /// Height in pixels, as stored.
+    public var pixelHeight: Int { pixels.height }
+    /// Whether there is more than one frame.
+    public var isAnimated: Bool { frames.count > 1 }
+    /// The bytes the decoded frames take: what a memory cache charges.
+    public var memoryCost: Int { frames.reduce(0) { $0 + $1.pixels.bytes.count } }
+
+    /// The scale SDWebImage gives an image from its key: 3 when the key contains `@3x.`, else
+    /// 2 when it contains `@2x.`, for keys of at least 8 characters; otherwise 1 (Linux has no
+    /// screen scale to fall back on).
+    public static func scale(forKey key: String) -> Double {
+        guard key.count >= 8 else { return 1 }
+        if key.contains("@3x.") { return 3 }
+        if key.contains("@2x.") { return 2 }
+        return 1
+    }
+}

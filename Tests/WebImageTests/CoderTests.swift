@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+import WebImage
+
+@Suite("JPEG and PNG coders")
+struct CoderTests {
+    /// The straight RGBA that scripts/fixtures/make_fixtures.py wrote at (x, y) of a 64×48 gradient.
+    private func gradient(x: Int, y: Int) -> (Int, Int, Int, Int) {
+        (x * 255 / 63, y * 255 / 47, (x + y) * 255 / 110, 255 - x * 128 / 64)
+    }
+
+    @Test("PNG decodes exactly to premultiplied RGBA")
+    func pngExact() throws {
+        for name in ["gradient-rgba.png", "gradient-interlaced.png"] {
+            let image = try PNGCoder().decode(try Fixture.data(name), options: DecodeOptions())
+            #expect(image.pixelWidth == 64 && image.pixelHeight == 48)
+            #expect(image.hasAlpha && image.sourceFormat == .png)
+            for (x, y) in [(0, 0), (63, 47), (10, 20), (40, 5)] {
+                let (r, g, b, a) = gradient(x: x, y: y)
+                let pixel = image.pixels.pixel(x: x, y: y)
+                #expect(Int(pixel.alpha) == a, "\(name) alpha at \(x),\(y)")
+                #expect(Int(pixel.red) == (r * a + 127) / 255, "\(name) red at \(x),\(y)")
+                #expect(Int(pixel.green) == (g * a + 127) / 255)
+                #expect(Int(pixel.blue) == (b * a + 127) / 255)
+            }
+        }
+    }
+
+    @Test("JPEG decodes close to the source gradient, opaque")
+    func jpegClose() throws {
+        let image = try JPEGCoder().decode(try Fixture.data("gradient.jpg"), options: DecodeOptions())
+        #expect(image.pixelWidth == 64 && image.pixelHeight == 48 && !image.hasAlpha)
+        #expect(image.pixels.isOpaque)
+        for (x, y) in [(5, 5), (32, 24), (60, 40)] {
+            let (r, g, b, _) = gradient(x: x, y: y)
+            let pixel = image.pixels.pixel(x: x, y: y)
+            #expect(abs(Int(pixel.red) - r) <= 12 && abs(Int(pixel.green) - g) <= 12 && abs(Int(pixel.blue) - b) <= 12, "at \(x),\(y)")
+        }
+        let progressive = try JPEGCoder().decode(try Fixture.data("gradient-progressive.jpg"), options: DecodeOptions())
+        #expect(progressive.pixelWidth == 64)
+    }
+
+    @Test("PNG round-trips exactly, with and without alpha")
+    func pngRoundTrip() throws {
+        let translucent = try PNGCoder().decode(try Fixture.data("gradient-rgba.png"), options: DecodeOptions())
+        let encoded = try PNGCoder().encode(translucent, as: .png, options: EncodeOptions())
+        #expect(ImageFormat(sniffing: encoded) == .png)
+        #expect(try PNGCoder().decode(encoded, options: DecodeOptions()).pixels == translucent.pixels)
+        let opaque = try JPEGCoder().decode(try Fixture.data("gradient.jpg"), options: DecodeOptions())
+        let opaquePNG = try PNGCoder().encode(opaque, as: .png, options: EncodeOptions())
+        let decoded = try PNGCoder().decode(opaquePNG, options: DecodeOptions())
+        #expect(decoded.pixels == opaque.pixels)
+        #expect(!decoded.hasAlpha, "an opaque image is written as RGB")
+    }
+
+    @Test("JPEG encodes at a quality and decodes back close")
+    func jpegRoundTrip() throws {
+        let source = try JPEGCoder().decode(try Fixture.data("gradient.jpg"), options: DecodeOptions())
+        let high = try JPEGCoder().encode(source, as: .jpeg, options: EncodeOptions(quality: 0.95))
+        let low = try JPEGCoder().encode(source, as: .jpeg, options: EncodeOptions(quality: 0.2))
+        #expect(low.count < high.count)
+        let back = try JPEGCoder().decode(high, options: DecodeOptions())
+        let difference = zip(back.pixels.bytes, source.pixels.bytes).map { abs(Int($0) - Int($1)) }.max() ?? 0
+        #expect(difference <= 16)
+    }
+
+    @Test("JPEG thumbnails decode at the smallest DCT scale still at least the target")
+    func jpegThumbnail() throws {
+        let data = try Fixture.data("gradient.jpg")
+        let quarter = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 16, height: 12)))
+        #expect((quarter.pixelWidth, quarter.pixelHeight) == (16, 12))
+        let half = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 20, height: 20)))
+        #expect((half.pixelWidth, half.pixelHeight) == (32, 24))
+        let full = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 100, height: 100)))
+        #expect(full.pixelWidth == 64)
+    }
+
+    @Test("pixel limits are checked from the header, before decoding")
+    func limits() throws {
+        let tight = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 64 * 48 - 1))
+        #expect(throws: WebImageError(.tooLarge)) { try JPEGCoder().decode(try Fixture.data("gradient.jpg"), options: tight) }
+        #expect(throws: WebImageError(.tooLarge)) { try PNGCoder().decode(try Fixture.data("gradient-rgba.png"), options: tight) }
+        let small = DecodeOptions(limits: DecodeLimits(maximumInputSize: 100))
+        #expect(throws: WebImageError(.tooLarge)) { try JPEGCoder().decode(try Fixture.data("gradient.jpg"), options: small) }
+    }
+
+    @Test("truncated and corrupt files are decode failures", arguments: ["gradient.jpg", "gradient-rgba.png", "gradient-progressive.jpg"])
+    func truncated(name: String) throws {
+        let data = try Fixture.data(name)
+        let manager = CodersManager()
+        for length in [data.count / 2, data.count - 30, 40] {
+            #expect(throws: WebImageError(.decodeFailed), "\(name) cut to \(length)") {
+                try manager.decode(data.prefix(length))
+            }
+        }
+    }
+
+    @Test("the coders manager dispatches on the sniffed format, newest coder first")
+    func manager() throws {
+        struct Claims: ImageCoder {
+            func canDecode(_ format: ImageFormat) -> Bool { format == .png }
+            func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
+                Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [1, 2, 3, 255]))
+            }
+            func canEncode(to format: ImageFormat) -> Bool { false }
+            func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
+        }
+        let manager = CodersManager()
+        #expect(try manager.decode(try Fixture.data("gradient-rgba.png")).pixelWidth == 64)
+        manager.add(Claims())
+        #expect(try manager.decode(try Fixture.data("gradient-rgba.png")).pixelWidth == 1)
+        #expect(try manager.decode(try Fixture.data("gradient.jpg")).pixelWidth == 64)
+        #expect(throws: WebImageError(.notAnImage)) { try manager.decode(Data("<html>".utf8)) }
+        #expect(throws: WebImageError(.unsupportedFormat)) { try manager.decode(try Fixture.data("animated.gif")) }
+        #expect(throws: WebImageError(.unsupportedFormat)) { try manager.encode(Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [0, 0, 0, 255])), as: .gif) }
+    }
+
+    @Test("premultiplying and back keeps opaque pixels and zeroes transparent ones")
+    func premultiplication() {
+        let buffer = PixelBuffer(width: 3, height: 1, straightRGBA: [255, 0, 0, 128, 10, 20, 30, 255, 200, 100, 50, 0])
+        #expect(buffer.pixel(x: 0, y: 0) == (128, 0, 0, 128))
+        #expect(buffer.pixel(x: 2, y: 0) == (0, 0, 0, 0))
+        #expect(buffer.straightRGBA() == [255, 0, 0, 128, 10, 20, 30, 255, 0, 0, 0, 0])
+        #expect(!buffer.isOpaque)
+    }
+
+    @Test("the @2x and @3x key rule")
+    func keyScale() {
+        #expect(Image.scale(forKey: "https://x.com/icon@2x.png") == 2)
+        #expect(Image.scale(forKey: "https://x.com/icon@3x.png") == 3)
+        #expect(Image.scale(forKey: "https://x.com/icon@2x@3x.png") == 3, "3x is checked last and wins")
+        #expect(Image.scale(forKey: "https://x.com/icon@2xx.png") == 1, "needs the dot right after")
+        #expect(Image.scale(forKey: "a@2x.p") == 1, "keys under 8 characters keep 1")
+        #expect(Image.scale(forKey: "https://x.com/icon.png") == 1)
+    }
+}

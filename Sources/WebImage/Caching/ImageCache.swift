@@ -1,0 +1,223 @@
+public import Foundation
+import Dispatch
+import Logging
+
+/// Decoded images in memory, their encoded bytes on disk (SDWebImage's `SDImageCache`).
+///
+/// A query looks in memory, then on disk; a disk hit is decoded (at the key's thumbnail size,
+/// with the key's scale) and put in memory. A store puts the image in memory and the data on
+/// disk; an image stored without data is encoded first, as PNG when it has alpha and as JPEG
+/// otherwise. Disk work runs on a concurrent I/O queue unless a `…Sync` option asks for the
+/// caller's thread.
+public final class ImageCache: ImageCaching {
+    /// The shared cache: the default memory cache and the disk cache of namespace `default`
+    /// (memory only, with a logged notice, if that directory cannot be opened).
+    public static let shared: ImageCache = {
+        let disk: DiskCache?
+        do {
+            disk = try DiskCache(namespace: "default")
+        } catch {
+            Logger(label: "webimage.cache.image").notice("the shared image cache works in memory only", metadata: ["error": "\(error)"])
+            disk = nil
+        }
+        return ImageCache(disk: disk)
+    }()
+
+    /// Decoded images.
+    public let memory: MemoryCache<Image>
+    /// Encoded bytes; nil for a memory-only cache.
+    public let disk: DiskCache?
+    /// The coders that decode disk entries and encode images stored without data.
+    public let coders: CodersManager
+    /// Policies.
+    public let configuration: ImageCacheConfiguration
+
+    let ioQueue = DispatchQueue(label: "webimage.cache.io", qos: .utility, attributes: .concurrent)
+    private let logger: Logger
+
+    /// A cache over the given tiers.
+    public init(
+        memory: MemoryCache<Image> = MemoryCache(),
+        disk: DiskCache?,
+        coders: CodersManager = .shared,
+        configuration: ImageCacheConfiguration = ImageCacheConfiguration(),
+        telemetry: Telemetry = .default
+    ) {
+        self.memory = memory
+        self.disk = disk
+        self.coders = coders
+        self.configuration = configuration
+        logger = telemetry.logger("cache.image")
+    }
+
+    /// A named cache: the default memory limits and the disk cache of `namespace`.
+    public convenience init(namespace: String, diskConfiguration: DiskCacheConfiguration = DiskCacheConfiguration()) throws(WebImageError) {
+        self.init(disk: try DiskCache(namespace: namespace, configuration: diskConfiguration))
+    }
+
+    // MARK: - Synchronous reads
+
+    /// The image in memory for `key`, if any: a lock and a lookup.
+    public func imageFromMemory(for key: CacheKey) -> Image? {
+        memory.value(for: key)
+    }
+
+    /// Reads and decodes the disk entry for `key` on the caller's thread, putting the image in
+    /// memory; nil when absent or undecodable.
+    public func imageFromDisk(for key: CacheKey, options: ImageCacheOptions = []) -> Image? {
+        readDisk(key, options: options).image
+    }
+
+    /// Whether the disk holds `key`.
+    public func diskImageExists(for key: CacheKey) -> Bool {
+        disk?.contains(key.stringValue) ?? false
+    }
+
+    // MARK: - Callback query
+
+    /// Looks `key` up, SDWebImage-style: a memory hit (without ``ImageCacheOptions/queryMemoryData``)
+    /// calls `completion` at once on the caller's thread and returns nil; so do the `…Sync`
+    /// options. Otherwise the disk is read on the I/O queue and the returned query can cancel
+    /// it, in which case `completion` is never called.
+    @discardableResult
+    public func query(
+        _ key: CacheKey,
+        options: ImageCacheOptions = [],
+        cacheType: ImageCacheType = .all,
+        completion: @escaping @Sendable (ImageCacheResult) -> Void
+    ) -> ImageCacheQuery? {
+        if cacheType.includesMemory, let image = memory.value(for: key) {
+            guard options.contains(.queryMemoryData), let disk else {
+                completion(ImageCacheResult(image: image, data: nil, cacheType: .memory))
+                return nil
+            }
+            return run(synchronously: options.contains(.queryMemoryDataSync), completion: completion) {
+                ImageCacheResult(image: image, data: try? disk.data(for: key.stringValue), cacheType: .memory)
+            }
+        }
+        guard cacheType.includesDisk, disk != nil else {
+            completion(.miss)
+            return nil
+        }
+        return run(synchronously: options.contains(.queryDiskDataSync), completion: completion) {
+            self.readDisk(key, options: options)
+        }
+    }
+
+    private func run(
+        synchronously: Bool,
+        completion: @escaping @Sendable (ImageCacheResult) -> Void,
+        _ work: @escaping @Sendable () -> ImageCacheResult
+    ) -> ImageCacheQuery? {
+        guard !synchronously else {
+            completion(work())
+            return nil
+        }
+        let query = ImageCacheQuery()
+        ioQueue.async {
+            guard !query.isCancelled else { return }
+            let result = work()
+            guard !query.isCancelled else { return }
+            completion(result)
+        }
+        return query
+    }
+
+    // MARK: - ImageCaching
+
+    public func query(_ key: CacheKey, options: ImageCacheOptions = [], cacheType: ImageCacheType = .all) async -> ImageCacheResult {
+        await withCheckedContinuation { continuation in
+            query(key, options: options, cacheType: cacheType) { continuation.resume(returning: $0) }
+        }
+    }
+
+    public func store(_ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType = .all) async throws(WebImageError) {
+        try await store(image, data: data, for: key, cacheType: cacheType, metadata: DiskCacheMetadata())
+    }
+
+    /// Stores an image in memory and its data (or, without data, its encoding) on disk, with the
+    /// HTTP metadata the disk keeps beside it.
+    public func store(
+        _ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType = .all, metadata: DiskCacheMetadata
+    ) async throws(WebImageError) {
+        if cacheType.includesMemory, let image {
+            memory.insert(image, for: key, cost: image.memoryCost)
+        }
+        guard cacheType.includesDisk, let disk, image != nil || data != nil else { return }
+        let result: Result<Void, WebImageError> = await withCheckedContinuation { continuation in
+            ioQueue.async {
+                continuation.resume(returning: Result { () throws(WebImageError) in
+                    let bytes: Data
+                    if let data { bytes = data } else { bytes = try self.encodeForDisk(image!) }
+                    try disk.store(bytes, for: key.stringValue, metadata: metadata)
+                })
+            }
+        }
+        try result.get()
+    }
+
+    public func remove(_ key: CacheKey, cacheType: ImageCacheType = .all) async {
+        try? remove(key, fromDisk: cacheType.includesDisk, fromMemory: cacheType.includesMemory)
+    }
+
+    /// Removes `key` from memory and, when `fromDisk`, from disk.
+    public func remove(_ key: CacheKey, fromDisk: Bool, fromMemory: Bool = true) throws(WebImageError) {
+        if fromMemory { memory.removeValue(for: key) }
+        if fromDisk { try disk?.remove(key.stringValue) }
+    }
+
+    public func contains(_ key: CacheKey, cacheType: ImageCacheType = .all) async -> ImageCacheType {
+        if cacheType.includesMemory && memory.contains(key) { return .memory }
+        if cacheType.includesDisk && diskImageExists(for: key) { return .disk }
+        return .none
+    }
+
+    public func clear(_ cacheType: ImageCacheType = .all) async {
+        if cacheType.includesMemory { clearMemory() }
+        if cacheType.includesDisk { try? clearDisk() }
+    }
+
+    /// Empties the memory cache.
+    public func clearMemory() {
+        memory.removeAll()
+    }
+
+    /// Empties the disk cache.
+    public func clearDisk() throws(WebImageError) {
+        try disk?.removeAll()
+    }
+
+    /// The disk cache's size in bytes.
+    public var totalDiskSize: Int { disk?.totalSize ?? 0 }
+    /// The disk cache's entry count.
+    public var diskCount: Int { disk?.count ?? 0 }
+
+    // MARK: - Internals
+
+    private func readDisk(_ key: CacheKey, options: ImageCacheOptions) -> ImageCacheResult {
+        guard let disk, let data = try? disk.data(for: key.stringValue) else { return .miss }
+        guard !options.contains(.avoidDecodeImage) else { return ImageCacheResult(image: nil, data: data, cacheType: .disk) }
+        let decodeOptions = DecodeOptions(
+            limits: configuration.decodeLimits,
+            thumbnail: key.thumbnail,
+            firstFrameOnly: options.contains(.decodeFirstFrameOnly),
+            scale: key.scale ?? Image.scale(forKey: key.original)
+        )
+        do throws(WebImageError) {
+            let image = try coders.decode(data, options: decodeOptions)
+            if configuration.shouldCacheImagesInMemory { memory.insert(image, for: key, cost: image.memoryCost) }
+            return ImageCacheResult(image: image, data: data, cacheType: .disk)
+        } catch {
+            // Bytes that no longer decode are never served again.
+            logger.notice("removing an undecodable disk entry", metadata: ["key": "\(key)", "error": "\(error)"])
+            try? disk.remove(key.stringValue)
+            return .miss
+        }
+    }
+
+    /// SDWebImage's rule for an image stored without data: PNG when it has alpha, else JPEG.
+    private func encodeForDisk(_ image: Image) throws(WebImageError) -> Data {
+        let format: ImageFormat = image.hasAlpha ? .png : .jpeg
+        return try coders.encode(image, as: format, options: EncodeOptions(quality: configuration.diskEncodingQuality))
+    }
+}

@@ -8,6 +8,19 @@ import PackageDescription
 let libraryPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
 let libraryIdentity = libraryPath.lastPathComponent.lowercased()
 
+/// An ordo-one benchmark suite in `Benchmarks/NAME`.
+func benchmarkTarget(_ name: String) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [
+            .product(name: "WebImage", package: libraryIdentity),
+            .product(name: "Benchmark", package: "benchmark"),
+        ],
+        path: "Benchmarks/\(name)",
+        plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    )
+}
+
 let package = Package(
     name: "swift-web-image-benchmarks",
     platforms: [.macOS(.v15)],
@@ -16,24 +29,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
-        .executableTarget(
-            name: "Coding",
-            dependencies: [
-                .product(name: "WebImage", package: libraryIdentity),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/Coding",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-        .executableTarget(
-            name: "Caching",
-            dependencies: [
-                .product(name: "WebImage", package: libraryIdentity),
-                .product(name: "Benchmark", package: "benchmark"),
-            ],
-            path: "Benchmarks/Caching",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        benchmarkTarget("Coding"),
+        benchmarkTarget("Caching"),
         .executableTarget(
             name: "CompareWorkloads",
             dependencies: [.product(name: "WebImage", package: libraryIdentity)],

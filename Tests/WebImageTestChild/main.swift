@@ -20,6 +20,18 @@ func openCache(_ path: String, policy: DiskCacheConfiguration.LockPolicy = .read
     )
 }
 
+/// Says whether the cache is read-only, how many bytes `key` has, and whether a store works.
+func reportReadAndStore(_ cache: DiskCache, key: String) throws {
+    say("read-only \(cache.isReadOnly)")
+    say("read \(try cache.data(for: key)?.count ?? -1)")
+    do {
+        try cache.store(Data([1, 2, 3]), for: "from-child")
+        say("store ok")
+    } catch {
+        say("store failed \(error.code)")
+    }
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
@@ -37,28 +49,13 @@ do {
         // open DIR POLICY KEY: open, report the mode, read KEY, try to store, report.
         say("opening")
         let cache = try openCache(arguments[1], policy: arguments[2] == "wait" ? .wait : .readOnly)
-        say("read-only \(cache.isReadOnly)")
-        say("read \(try cache.data(for: arguments[3])?.count ?? -1)")
-        do {
-            try cache.store(Data([1, 2, 3]), for: "from-child")
-            say("store ok")
-        } catch {
-            say("store failed \(error.code)")
-        }
+        try reportReadAndStore(cache, key: arguments[3])
     case "read-only":
         // read-only DIR KEY: as a user who cannot write DIR (dropping root to nobody), read and store.
         if getuid() == 0 {
             guard setgid(65534) == 0, setuid(65534) == 0 else { say("cannot drop root"); exit(1) }
         }
-        let cache = try openCache(arguments[1])
-        say("read-only \(cache.isReadOnly)")
-        say("read \(try cache.data(for: arguments[2])?.count ?? -1)")
-        do {
-            try cache.store(Data([1, 2, 3]), for: "from-child")
-            say("store ok")
-        } catch {
-            say("store failed \(error.code)")
-        }
+        try reportReadAndStore(try openCache(arguments[1]), key: arguments[2])
     case "file-size-limit":
         // file-size-limit DIR BYTES COUNT: under RLIMIT_FSIZE, store COUNT entries, then read back.
         signal(SIGXFSZ, SIG_IGN)

@@ -69,6 +69,18 @@ def diskcache_spec(count: int, size: int) -> Callable[[Path], Path]:
     return prepare
 
 
+def diskcache_comparison(name: str, count: int, size: int) -> Comparison:
+    """Ours against Python's diskcache: COUNT sets then COUNT gets of SIZE-byte values, 3 rounds."""
+    return Comparison(
+        name=name,
+        description=f"disk cache: {count:,} sets then {count:,} gets of {size // 1024} KB values in an empty cache, 3 rounds",
+        prepare=diskcache_spec(count, size),
+        ours=Side("swift-web-image DiskCache", lambda spec: [str(WORKLOADS), "diskcache", str(spec), "3"]),
+        peer=Side("python diskcache", lambda spec: [sys.executable, str(PEERS / "diskcache_python.py"), str(spec), "3"]),
+        pip_requirements=("diskcache",),
+    )
+
+
 COMPARISONS = [
     Comparison(
         name="sniff",
@@ -78,22 +90,10 @@ COMPARISONS = [
         peer=Side("python filetype", lambda data: [sys.executable, str(PEERS / "sniff_filetype.py"), str(data), "20"]),
         pip_requirements=("filetype",),
     ),
-    Comparison(
-        name="diskcache",
-        description="disk cache: 1,000 sets then 1,000 gets of 50 KB values in an empty cache, 3 rounds",
-        prepare=diskcache_spec(1000, 50 * 1024),
-        ours=Side("swift-web-image DiskCache", lambda spec: [str(WORKLOADS), "diskcache", str(spec), "3"]),
-        peer=Side("python diskcache", lambda spec: [sys.executable, str(PEERS / "diskcache_python.py"), str(spec), "3"]),
-        pip_requirements=("diskcache",),
-    ),
-    Comparison(
-        name="diskcache-small",
-        description="disk cache: 5,000 sets then 5,000 gets of 2 KB values in an empty cache, 3 rounds",
-        prepare=diskcache_spec(5000, 2 * 1024),
-        ours=Side("swift-web-image DiskCache", lambda spec: [str(WORKLOADS), "diskcache", str(spec), "3"]),
-        peer=Side("python diskcache", lambda spec: [sys.executable, str(PEERS / "diskcache_python.py"), str(spec), "3"]),
-        pip_requirements=("diskcache",),
-    ),
+    *[diskcache_comparison(name, count, size) for name, count, size in (
+        ("diskcache", 1000, 50 * 1024),
+        ("diskcache-small", 5000, 2 * 1024),
+    )],
 ]
 
 

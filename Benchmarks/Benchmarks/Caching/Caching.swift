@@ -33,6 +33,14 @@ private func temporaryDirectory(_ label: String) -> URL {
     return url
 }
 
+/// Fills a disk cache with `entries` small entries.
+private func populate(_ directory: URL, entries: Int) throws {
+    let cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0))
+    let payload = Data(repeating: 1, count: 64)
+    for index in 0..<entries { try cache.store(payload, for: "https://images.example.com/photos/\(index)/large.jpg") }
+    cache.close()
+}
+
 let benchmarks: @Sendable () -> Void = {
     let lookups = Benchmark.Configuration(metrics: [.wallClock, .throughput, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(5))
 
@@ -58,7 +66,8 @@ let benchmarks: @Sendable () -> Void = {
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = try DiskCache(directory: directory)
         try cache.store(Data(repeating: 7, count: 256 * 1024), for: "https://x.com/a.jpg")
-        precondition(try cache.data(for: "https://x.com/a.jpg")?.count == 256 * 1024)
+        let warm = try cache.data(for: "https://x.com/a.jpg")
+        precondition(warm?.count == 256 * 1024)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(try cache.data(for: "https://x.com/a.jpg"))
@@ -91,10 +100,7 @@ let benchmarks: @Sendable () -> Void = {
                 cache.close()
             }
         } setup: {
-            let cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0))
-            let payload = Data(repeating: 1, count: 64)
-            for index in 0..<entries { try cache.store(payload, for: "https://images.example.com/photos/\(index)/large.jpg") }
-            cache.close()
+            try populate(directory, entries: entries)
         } teardown: {
             try? FileManager.default.removeItem(at: directory)
         }
@@ -114,10 +120,7 @@ let benchmarks: @Sendable () -> Void = {
             precondition(cache.count == entries)
             cache.close()
         } setup: {
-            let cache = try DiskCache(directory: fullDirectory, configuration: DiskCacheConfiguration(sizeLimit: 0))
-            let payload = Data(repeating: 1, count: 64)
-            for index in 0..<entries { try cache.store(payload, for: "https://images.example.com/photos/\(index)/large.jpg") }
-            cache.close()
+            try populate(fullDirectory, entries: entries)
         } teardown: {
             try? FileManager.default.removeItem(at: fullDirectory)
         }

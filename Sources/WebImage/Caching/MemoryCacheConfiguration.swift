@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Limits and policies of a ``MemoryCache``.
 public struct MemoryCacheConfiguration: Sendable {

@@ -132,8 +132,8 @@ struct MemoryCacheTests {
         #expect(SystemMemory.cgroupMemoryLimit(procSelfCgroup: "/nonexistent", cgroupRoot: root.path) == nil)
     }
 
-    @Test("small limits use fewer shards so each can hold the largest entry")
-    func shardsForSmallLimits() {
+    @Test("a small budget is shared by all shards: every entry within it is kept")
+    func smallBudgetAcrossShards() {
         let tiny = MemoryCache<String>(configuration: MemoryCacheConfiguration(costLimit: 100, countLimit: 10))
         for index in 0..<10 { tiny.insert("\(index)", for: key("\(index)"), cost: 10) }
         #expect(tiny.count == 10, "one shard holds the whole budget")

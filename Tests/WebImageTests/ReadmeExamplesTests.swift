@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Testing
 import WebImage
 import WebImageTestSupport
@@ -32,6 +33,15 @@ func remember(_ pixels: [UInt8], for url: String) -> [UInt8]? {
     let key = CacheKey(url, thumbnail: CacheKey.Thumbnail(width: 300, height: 200))
     memory.insert(pixels, for: key, cost: pixels.count)
     return memory.value(for: key)    // a lock and a lookup; no allocation
+}
+
+func loadCached(_ url: String, cache: ImageCache, fetch: (String) async throws -> Data) async throws -> Image {
+    let key = CacheKey(url)
+    if let image = await cache.query(key).image { return image }   // memory, then disk
+    let data = try await fetch(url)
+    let image = try CodersManager.shared.decode(data)
+    try await cache.store(image, data: data, for: key)             // memory and disk
+    return image
 }
 
 func shouldRetry(_ error: WebImageError) -> Bool {
@@ -69,6 +79,20 @@ struct ReadmeExamplesTests {
         let bytes = Data("jpeg bytes".utf8)
         #expect(try cacheThumbnail(bytes, for: "https://x.com/readme.jpg") == bytes)
         #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("webimage/thumbnails/journal").path))
+    }
+
+    @Test("loadCached() fetches once, then answers from the cache")
+    func imageCacheExample() async throws {
+        let directory = try TemporaryDirectory()
+        let cache = ImageCache(disk: try DiskCache(directory: directory.url))
+        let fetches = Mutex(0)
+        let fetch: (String) async throws -> Data = { _ in
+            fetches.withLock { $0 += 1 }
+            return try Fixture.data("gradient-rgba.png")
+        }
+        #expect(try await loadCached("https://x.com/a.png", cache: cache, fetch: fetch).pixelWidth == 64)
+        #expect(try await loadCached("https://x.com/a.png", cache: cache, fetch: fetch).pixelWidth == 64)
+        #expect(fetches.withLock { $0 } == 1)
     }
 
     @Test("remember() returns what it stored")

@@ -14,16 +14,21 @@ private let order: [Int] = {
     }
 }()
 
-private let memoryCache: MemoryCache<[UInt8]> = {
-    let cache = MemoryCache<[UInt8]>(configuration: MemoryCacheConfiguration(costLimit: 1 << 30))
-    for key in keys { cache.insert([1, 2, 3], for: key, cost: 1000) }
+/// 10,000 distinct small images in the shared-configuration memory cache of an `ImageCache`,
+/// the way the manager reads them (`MemoryCache<Image>` specialised inside the library).
+private let imageCache: ImageCache = {
+    let cache = ImageCache(disk: nil)
+    for (index, key) in keys.enumerated() {
+        let pixels = PixelBuffer(width: 1, height: 1, premultipliedRGBA: [UInt8(truncatingIfNeeded: index), 2, 3, 255])
+        cache.memory.insert(Image(pixels: pixels), for: key, cost: 1000)
+    }
     return cache
 }()
 
 /// Reads every key once in the fixed order; returns how many hit.
-private func readAll(_ cache: MemoryCache<[UInt8]>) -> Int {
+private func readAll(_ cache: ImageCache) -> Int {
     var hits = 0
-    for index in order where cache.value(for: keys[index]) != nil { hits += 1 }
+    for index in order where cache.imageFromMemory(for: keys[index]) != nil { hits += 1 }
     return hits
 }
 
@@ -42,20 +47,21 @@ private func populate(_ directory: URL, entries: Int) throws {
 }
 
 let benchmarks: @Sendable () -> Void = {
-    let lookups = Benchmark.Configuration(metrics: [.wallClock, .throughput, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(5))
+    let lookups = Benchmark.Configuration(metrics: [.wallClock, .mallocCountTotal], maxDuration: .seconds(5))
 
-    Benchmark("MemoryCache hit, 10,000 entries, one thread (per 1,000 lookups)", configuration: lookups) { benchmark in
-        precondition(readAll(memoryCache) == entryCount)
+    // One iteration reads all 10,000 keys: divide the time by 10,000 for one lookup.
+    Benchmark("MemoryCache hit via ImageCache, 10,000 entries, one thread (10,000 lookups)", configuration: lookups) { benchmark in
+        precondition(readAll(imageCache) == entryCount)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            blackHole(readAll(memoryCache))
+            blackHole(readAll(imageCache))
         }
     }
 
     // Each thread reads all 10,000 keys per iteration: 20,000 lookups in the time measured.
-    Benchmark("MemoryCache hit, 10,000 entries, two threads (per 1,000 lookups of each thread)", configuration: lookups) { benchmark in
+    Benchmark("MemoryCache hit via ImageCache, 10,000 entries, two threads (2 x 10,000 lookups)", configuration: lookups) { benchmark in
         for _ in benchmark.scaledIterations {
-            DispatchQueue.concurrentPerform(iterations: 2) { _ in blackHole(readAll(memoryCache)) }
+            DispatchQueue.concurrentPerform(iterations: 2) { _ in blackHole(readAll(imageCache)) }
         }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import WebImage
 
@@ -16,6 +17,8 @@ enum CompareWorkloads {
         switch workload {
         case "sniff":
             report(try measure(rounds: rounds) { sniffRecords(input) })
+        case "memory-hit":
+            report(try memoryHitWorkload(threads: Int(String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 1, rounds: rounds))
         case "diskcache":
             report(try diskCacheWorkload(spec: input, rounds: rounds))
         default:
@@ -52,7 +55,8 @@ enum CompareWorkloads {
             let round = try measure(rounds: 1) {
                 for index in 0..<count { try cache.store(values[index], for: "https://example.com/\(index).jpg") }
                 for index in 0..<count {
-                    precondition(try cache.data(for: "https://example.com/\(index).jpg") == values[index], "a get returned the wrong bytes")
+                    let read = try cache.data(for: "https://example.com/\(index).jpg")
+                    precondition(read == values[index], "a get returned the wrong bytes")
                 }
                 return 2 * count
             }
@@ -61,6 +65,32 @@ enum CompareWorkloads {
             seconds += round.seconds
         }
         return (operations, seconds)
+    }
+
+    /// The `memory-hit` workload: `threads` threads each look up 10,000 cached images (in a
+    /// fixed pseudo-random order) `rounds` times through `ImageCache.imageFromMemory(for:)`.
+    private static func memoryHitWorkload(threads: Int, rounds: Int) throws -> (operations: Int, seconds: Double) {
+        let cache = ImageCache(disk: nil)
+        let keys = (0..<10_000).map { CacheKey("https://images.example.com/photos/\($0)/large.jpg") }
+        for (index, key) in keys.enumerated() {
+            let image = Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [UInt8(truncatingIfNeeded: index), 2, 3, 255]))
+            cache.memory.insert(image, for: key, cost: 1000)
+        }
+        var state: UInt64 = 0x5EED
+        let order = (0..<keys.count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33) % keys.count
+        }
+        return measure(rounds: 1) {
+            DispatchQueue.concurrentPerform(iterations: threads) { _ in
+                var hits = 0
+                for _ in 0..<rounds {
+                    for index in order where cache.imageFromMemory(for: keys[index]) != nil { hits += 1 }
+                }
+                precondition(hits == rounds * keys.count)
+            }
+            return threads * rounds * keys.count
+        }
     }
 
     private static func measure(rounds: Int, _ body: () throws -> Int) rethrows -> (operations: Int, seconds: Double) {

@@ -35,13 +35,16 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The key of the original image.
-    public var original: String
+    public let original: String
     /// The thumbnail variant, if any.
-    public var thumbnail: Thumbnail?
+    public let thumbnail: Thumbnail?
     /// The transformer's key, if the image is transformed.
-    public var transformerKey: String?
+    public let transformerKey: String?
     /// The scale factor given with the request, if any.
-    public var scale: Double?
+    public let scale: Double?
+    /// Hashed once, when the key is made: a memory-cache hit then hashes a single integer
+    /// instead of the whole URL, twice (shard and table).
+    private let precomputedHash: Int
 
     /// Creates a key; with only `original`, the key of the original image.
     public init(_ original: String, thumbnail: Thumbnail? = nil, transformerKey: String? = nil, scale: Double? = nil) {
@@ -49,7 +52,32 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         self.thumbnail = thumbnail
         self.transformerKey = transformerKey
         self.scale = scale
+        var hasher = Hasher()
+        hasher.combine(original)
+        hasher.combine(thumbnail)
+        hasher.combine(transformerKey)
+        hasher.combine(scale)
+        precomputedHash = hasher.finalize()
     }
+
+    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
+        lhs.precomputedHash == rhs.precomputedHash && lhs.original == rhs.original && lhs.thumbnail == rhs.thumbnail
+            && lhs.transformerKey == rhs.transformerKey && lhs.scale == rhs.scale
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(precomputedHash)
+    }
+
+    /// What a `Dictionary` asks for: the precomputed hash mixed with the table's seed, without a
+    /// second SipHash round. The precomputed hash is already SipHash of the key under the
+    /// process's random seed, so tables stay resistant to crafted collisions.
+    public func _rawHashValue(seed: Int) -> Int {
+        precomputedHash ^ seed
+    }
+
+    /// The hash computed at creation, for spreading keys over shards.
+    var shardHash: Int { precomputedHash }
 
     /// Whether this is the key of a variant rather than of the original.
     public var isVariant: Bool {

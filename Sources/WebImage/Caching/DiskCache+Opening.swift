@@ -134,7 +134,7 @@ extension DiskCache {
                 ))
             }
         }
-        var index = LRUList<FileID, DiskCacheEntry>(costLimit: 0, countLimit: 0)
+        var index = LRUList<FileID, DiskCacheEntry>()
         for entry in found.sorted(by: { $0.lastAccess < $1.lastAccess }) {
             _ = index.insert(entry, for: entry.fileID, cost: entry.size)
         }

@@ -260,7 +260,7 @@ public final class DiskCache: Sendable {
         guard !isReadOnly else { return }
         try state.withLock { (state) throws(WebImageError) in
             try state.log([.clear], synchronously: configuration.synchronousWrites)
-            state.index = LRUList(costLimit: 0, countLimit: 0)
+            state.index = LRUList()
             Self.removeFanOutFolders(root: root)
             try state.journal?.reset()
         }
@@ -318,7 +318,7 @@ public final class DiskCache: Sendable {
         )
         // The entries are already out of the index; log their removal, then delete the files.
         try state.log(evicted.map { .delete($0.key) }, synchronously: configuration.synchronousWrites)
-        for (_, entry) in evicted { unlinkQuietly(filePath(entry)) }
+        for evictedEntry in evicted { unlinkQuietly(filePath(evictedEntry.value)) }
         removals[overSize ? "size" : "count"]?.increment(by: Int64(evicted.count))
     }
 

@@ -41,7 +41,7 @@ struct DiskCacheJournal {
     /// What replaying a journal produced.
     struct Replay {
         /// Committed entries, least recently used first.
-        var entries = LRUList<FileID, DiskCacheEntry>(costLimit: 0, countLimit: 0)
+        var entries = LRUList<FileID, DiskCacheEntry>()
         /// Stores that began and never committed.
         var uncommitted: [FileID: DiskCacheEntry] = [:]
         /// The length of the valid prefix; anything after it is a torn append.
@@ -283,7 +283,7 @@ struct DiskCacheJournal {
             replay.uncommitted.removeValue(forKey: id)
             replay.trailingDeletes.append(id)
         case UInt8(ascii: "X"):
-            replay.entries = LRUList(costLimit: 0, countLimit: 0)
+            replay.entries = LRUList()
             replay.uncommitted = [:]
             replay.trailingDeletes = []
             replay.trailingClear = true

@@ -6,7 +6,7 @@ struct DiskCacheState {
     /// Access records are written in batches of about this many bytes, or before the next store.
     static let accessBufferLimit = 16 * 1024
 
-    var index = LRUList<FileID, DiskCacheEntry>(costLimit: 0, countLimit: 0)
+    var index = LRUList<FileID, DiskCacheEntry>()
     /// Nil for a read-only cache.
     var journal: DiskCacheJournal?
     var pendingAccess: [UInt8] = []

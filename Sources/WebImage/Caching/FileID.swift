@@ -57,6 +57,12 @@ struct FileID: Hashable, Sendable {
         hasher.combine(words.1)
     }
 
+    /// SHA-256 bits are already uniform: a `Dictionary` can use them as they are, mixed with its
+    /// seed, instead of hashing them again.
+    func _rawHashValue(seed: Int) -> Int {
+        Int(truncatingIfNeeded: words.0) ^ seed
+    }
+
     /// Whether `text` is two lowercase hex digits: a fan-out folder's name.
     static func isHexByte(_ text: String) -> Bool {
         text.utf8.count == 2 && text.utf8.allSatisfy { nibble($0) != nil }

@@ -1,13 +1,14 @@
-/// Entries in recency order with costs and limits: one shard of a ``MemoryCache``, and the index
-/// of a ``DiskCache``. A dictionary points into a slab of entries threaded on a doubly linked list;
+/// Entries in recency order with costs: one shard of a ``MemoryCache``, and the index of a
+/// ``DiskCache``. A dictionary points into a slab of entries threaded on a doubly linked list;
 /// indices instead of node objects keep a hit free of allocation and of reference counting.
-/// A limit of 0 means none.
+/// Limits are the owner's business: it evicts with ``removeOldest()`` or ``evict(downToCost:count:sparing:)``.
 struct LRUList<Key: Hashable, Value> {
     private struct Slot {
         var key: Key?
         var value: Value?
         var cost = 0
-        var expiry: ContinuousClock.Instant?
+        /// Monotonic nanoseconds after which the entry is expired; 0 for never.
+        var expiry: UInt64 = 0
         var newer: Int32 = -1
         var older: Int32 = -1
     }
@@ -17,24 +18,20 @@ struct LRUList<Key: Hashable, Value> {
     private var freeSlots: [Int32] = []
     private var newest: Int32 = -1
     private var oldest: Int32 = -1
-    private let costLimit: Int
-    private let countLimit: Int
     private(set) var totalCost = 0
     private(set) var statistics = MemoryCacheStatistics()
 
     var count: Int { index.count }
 
-    init(costLimit: Int, countLimit: Int) {
-        self.costLimit = costLimit
-        self.countLimit = countLimit
-    }
+    init() {}
 
-    mutating func value(for key: Key, now: ContinuousClock.Instant?) -> Value? {
+    /// `now` is the monotonic time in nanoseconds, or 0 when entries never expire.
+    mutating func value(for key: Key, now: UInt64) -> Value? {
         guard let slot = index[key] else {
             statistics.misses += 1
             return nil
         }
-        if let now, let expiry = slots[Int(slot)].expiry, expiry <= now {
+        if now != 0, slots[Int(slot)].expiry != 0, slots[Int(slot)].expiry <= now {
             statistics.misses += 1
             return nil
         }
@@ -43,20 +40,19 @@ struct LRUList<Key: Hashable, Value> {
         return slots[Int(slot)].value
     }
 
-    func contains(_ key: Key, now: ContinuousClock.Instant?) -> Bool {
+    func contains(_ key: Key, now: UInt64) -> Bool {
         guard let slot = index[key] else { return false }
-        guard let now, let expiry = slots[Int(slot)].expiry else { return true }
-        return expiry > now
+        let expiry = slots[Int(slot)].expiry
+        return now == 0 || expiry == 0 || expiry > now
     }
 
-    /// Stores the value and evicts down to the limits. Returns what left the list (the replaced
-    /// value under its key, then the evicted entries), so the caller can release or delete them
-    /// after the lock.
-    mutating func insert(_ value: Value, for key: Key, cost: Int, expiry: ContinuousClock.Instant? = nil) -> [(key: Key, value: Value)] {
+    /// Stores the value as the most recently used. Returns the value it replaced, with its cost,
+    /// so the caller can release it after the lock.
+    mutating func insert(_ value: Value, for key: Key, cost: Int, expiry: UInt64 = 0) -> [(key: Key, value: Value, cost: Int)] {
         statistics.insertions += 1
-        var released: [(key: Key, value: Value)] = []
+        var released: [(key: Key, value: Value, cost: Int)] = []
         if let slot = index[key] {
-            if let old = slots[Int(slot)].value { released.append((key, old)) }
+            if let old = slots[Int(slot)].value { released.append((key, old, slots[Int(slot)].cost)) }
             totalCost += cost - slots[Int(slot)].cost
             slots[Int(slot)].value = value
             slots[Int(slot)].cost = cost
@@ -68,38 +64,42 @@ struct LRUList<Key: Hashable, Value> {
             totalCost += cost
             link(slot)
         }
-        let evicted = evict(
-            downToCost: costLimit == 0 ? .max : costLimit,
-            count: countLimit == 0 ? .max : countLimit
-        )
-        return released + evicted
+        return released
     }
 
-    mutating func reject(_ key: Key) -> Value? {
+    mutating func noteRejection() {
         statistics.rejections += 1
-        return remove(key)
     }
 
-    mutating func remove(_ key: Key) -> Value? {
+    /// Removes the least recently used entry.
+    mutating func removeOldest() -> (key: Key, value: Value, cost: Int)? {
+        guard oldest >= 0, let key = slots[Int(oldest)].key else { return nil }
+        statistics.evictions += 1
+        let cost = slots[Int(oldest)].cost
+        guard let value = release(oldest) else { return nil }
+        return (key, value, cost)
+    }
+
+    mutating func remove(_ key: Key) -> (key: Key, value: Value, cost: Int)? {
         guard let slot = index[key] else { return nil }
-        return release(slot)
+        let cost = slots[Int(slot)].cost
+        return release(slot).map { (key, $0, cost) }
     }
 
-    mutating func removeAll() -> [Value] {
-        let values = slots.compactMap(\.value)
-        self = LRUList(costLimit: costLimit, countLimit: countLimit, statistics: statistics)
-        return values
+    mutating func removeAll() -> [(key: Key, value: Value, cost: Int)] {
+        let removed = slots.compactMap { slot in slot.key.flatMap { key in slot.value.map { (key, $0, slot.cost) } } }
+        self = LRUList(statistics: statistics)
+        return removed
     }
 
     /// Evicts from the old end until both the cost and the count are within the given bounds,
     /// never evicting `spared` (the entry just stored, which may alone be above a low-water mark).
-    mutating func evict(downToCost cost: Int, count maximumCount: Int, sparing spared: Key? = nil) -> [(key: Key, value: Value)] {
-        var evicted: [(key: Key, value: Value)] = []
+    mutating func evict(downToCost cost: Int, count maximumCount: Int, sparing spared: Key? = nil) -> [(key: Key, value: Value, cost: Int)] {
+        var evicted: [(key: Key, value: Value, cost: Int)] = []
         while oldest >= 0 && (totalCost > cost || index.count > maximumCount) {
             if let spared, slots[Int(oldest)].key == spared { break }
-            statistics.evictions += 1
-            let key = slots[Int(oldest)].key
-            if let key, let value = release(oldest) { evicted.append((key, value)) }
+            guard let removed = removeOldest() else { break }
+            evicted.append(removed)
         }
         return evicted
     }
@@ -109,9 +109,9 @@ struct LRUList<Key: Hashable, Value> {
     /// grow towards the old end).
     mutating func removeAll(
         stopAtFirstLive: Bool = false,
-        where isExpired: (Key, Value, ContinuousClock.Instant?) -> Bool
-    ) -> [(key: Key, value: Value)] {
-        var removed: [(key: Key, value: Value)] = []
+        where isExpired: (Key, Value, UInt64) -> Bool
+    ) -> [(key: Key, value: Value, cost: Int)] {
+        var removed: [(key: Key, value: Value, cost: Int)] = []
         var slot = oldest
         while slot >= 0 {
             let entry = slots[Int(slot)]
@@ -119,7 +119,7 @@ struct LRUList<Key: Hashable, Value> {
             if let key = entry.key, let value = entry.value {
                 if isExpired(key, value, entry.expiry) {
                     _ = release(slot)
-                    removed.append((key, value))
+                    removed.append((key, value, entry.cost))
                 } else if stopAtFirstLive {
                     break
                 }
@@ -159,8 +159,7 @@ struct LRUList<Key: Hashable, Value> {
         return result
     }
 
-    private init(costLimit: Int, countLimit: Int, statistics: MemoryCacheStatistics) {
-        self.init(costLimit: costLimit, countLimit: countLimit)
+    private init(statistics: MemoryCacheStatistics) {
         self.statistics = statistics
     }
 

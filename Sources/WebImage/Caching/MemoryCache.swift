@@ -1,51 +1,62 @@
 import CoreMetrics
+import Synchronization
 
 /// A thread-safe, size-limited in-memory cache with least-recently-used eviction.
 ///
 /// Each entry has a cost in bytes. The cache holds its cost and count limits at every moment: an
-/// insert that would go over evicts the least recently used entries before the lock is released,
-/// so no reader ever sees the cache over its limits. An entry costing more than
-/// ``MemoryCacheConfiguration/maximumEntryFraction`` of the cost limit is not kept. Unlike Foundation's
-/// `NSCache` on Linux, eviction is never cheapest-first, and memory pressure is handled through
-/// ``handleMemoryPressure()``.
+/// insert first reserves its cost and its place against the limits, evicting least recently used
+/// entries until the reservation fits, and only then stores the entry, so no observer ever sees
+/// the cache over a limit. An entry costing more than
+/// ``MemoryCacheConfiguration/maximumEntryFraction`` of the cost limit is not kept. Unlike
+/// Foundation's `NSCache` on Linux, eviction is never cheapest-first, and memory pressure is
+/// handled through ``handleMemoryPressure()``.
 ///
-/// The entries are spread over shards by key hash, each with its own lock, its own
-/// least-recently-used list and an equal share of the limits (the shard count drops for small
-/// limits so that every shard can hold at least eight entries and the largest allowed entry).
-/// A lookup takes one shard lock, one dictionary probe and a relink in that shard's list; it
-/// allocates nothing.
+/// The entries are spread over shards by key hash, each with its own lock and its own
+/// least-recently-used list; totals are kept in atomics shared by the shards, and eviction takes
+/// the oldest entry of one shard after another, which approximates global LRU order closely when
+/// keys spread evenly. A lookup takes one shard lock, one table probe and a relink in that shard's
+/// list; it allocates nothing and touches no shared counter.
 public final class MemoryCache<Value: Sendable>: Sendable {
     /// The configuration the cache was created with.
     public let configuration: MemoryCacheConfiguration
     /// The cost above which an entry is not kept.
     public let maximumEntryCost: Int
     private let shards: [Locked<LRUList<CacheKey, Value>>]
+    /// The same shards, unretained: the hot path reaches its shard without touching the
+    /// shard's reference count, which two threads would otherwise both write on every lookup.
+    /// `shards` keeps them alive for the cache's lifetime.
+    private let unretainedShards: [Unmanaged<Locked<LRUList<CacheKey, Value>>>]
     private let shardMask: Int
+    private let reservedCost = Atomic<Int>(0)
+    private let reservedCount = Atomic<Int>(0)
+    /// The next shard to evict from when making room.
+    private let evictionCursor = Atomic<Int>(0)
     private let evictionCounter: Counter
 
     /// Creates an empty cache.
     public init(configuration: MemoryCacheConfiguration = MemoryCacheConfiguration(), telemetry: Telemetry = .default) {
         self.configuration = configuration
-        let shardCount = Self.shardCount(for: configuration)
+        var shardCount = 1
+        while shardCount * 2 <= max(1, configuration.maximumShardCount) { shardCount *= 2 }
         shardMask = shardCount - 1
-        let costShares = Self.split(configuration.costLimit, into: shardCount)
-        let countShares = Self.split(configuration.countLimit, into: shardCount)
-        shards = (0..<shardCount).map { Locked(LRUList(costLimit: costShares[$0], countLimit: countShares[$0])) }
-        let fractionLimit = configuration.costLimit == 0
+        shards = (0..<shardCount).map { _ in Locked(LRUList()) }
+        unretainedShards = shards.map { Unmanaged.passUnretained($0) }
+        maximumEntryCost = configuration.costLimit == 0
             ? Int.max : Int(Double(configuration.costLimit) * configuration.maximumEntryFraction)
-        maximumEntryCost = min(fractionLimit, costShares.min().map { $0 == 0 ? Int.max : $0 } ?? .max)
         evictionCounter = telemetry.counter(.memoryCacheEvictions)
     }
 
     /// The value for `key`, or nil when absent or expired. Marks the entry most recently used.
     public func value(for key: CacheKey) -> Value? {
-        let now = configuration.timeToLive == nil ? nil : ContinuousClock.now
-        return shard(for: key).withLock { $0.value(for: key, now: now) }
+        let now = configuration.timeToLive == nil ? 0 : MonotonicClock.now()
+        return unretainedShards[key.shardHash & shardMask]._withUnsafeGuaranteedRef { shard in
+            shard.withLock { $0.value(for: key, now: now) }
+        }
     }
 
     /// Whether a live entry exists for `key`, without marking it used.
     public func contains(_ key: CacheKey) -> Bool {
-        let now = configuration.timeToLive == nil ? nil : ContinuousClock.now
+        let now = configuration.timeToLive == nil ? 0 : MonotonicClock.now()
         return shard(for: key).withLock { $0.contains(key, now: now) }
     }
 
@@ -55,77 +66,71 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @discardableResult
     public func insert(_ value: Value, for key: CacheKey, cost: Int) -> Bool {
         let cost = max(0, cost)
-        let expiry = configuration.timeToLive.map { ContinuousClock.now + $0 }
         let shard = shard(for: key)
         guard cost <= maximumEntryCost else {
-            // Values leave the lock before they are released: a large image's deinit stays outside.
-            let released = shard.withLock { $0.reject(key) }
-            withExtendedLifetime(released) {}
+            let released = shard.withLock { list in
+                list.noteRejection()
+                return list.remove(key)
+            }
+            release(released.map { [$0] } ?? [])
             return false
         }
-        let evicted = shard.withLock { $0.insert(value, for: key, cost: cost, expiry: expiry) }
-        if !evicted.isEmpty { evictionCounter.increment(by: Int64(evicted.count)) }
+        reserve(cost: cost, startingAt: key.shardHash & shardMask)
+        let expiry = configuration.timeToLive.map { MonotonicClock.now() &+ max(1, MonotonicClock.nanoseconds($0)) } ?? 0
+        let replaced = shard.withLock { list in list.insert(value, for: key, cost: cost, expiry: expiry) }
+        release(replaced)
         return true
     }
 
     /// Removes the entry for `key` and returns its value.
     @discardableResult
     public func removeValue(for key: CacheKey) -> Value? {
-        shard(for: key).withLock { $0.remove(key) }
+        let removed = shard(for: key).withLock { list in list.remove(key) }
+        release(removed.map { [$0] } ?? [])
+        return removed?.value
     }
 
     /// Removes every entry.
     public func removeAll() {
         for shard in shards {
-            let released = shard.withLock { $0.removeAll() }
-            withExtendedLifetime(released) {}
+            release(shard.withLock { $0.removeAll() })
         }
     }
 
     /// Evicts least recently used entries until the total cost is at most `cost`.
     public func trim(toCost cost: Int) {
-        let shares = Self.split(max(0, cost), into: shards.count)
-        for (shard, share) in zip(shards, shares) {
-            let removed = shard.withLock { $0.evict(downToCost: share, count: .max) }
-            if !removed.isEmpty { evictionCounter.increment(by: Int64(removed.count)) }
-        }
+        evict(while: { $0.cost > max(0, cost) })
     }
 
     /// Evicts least recently used entries until at most `count` remain.
     public func trim(toCount count: Int) {
-        let shares = Self.split(max(0, count), into: shards.count)
-        for (shard, share) in zip(shards, shares) {
-            let removed = shard.withLock { $0.evict(downToCost: .max, count: share) }
-            if !removed.isEmpty { evictionCounter.increment(by: Int64(removed.count)) }
-        }
+        evict(while: { $0.count > max(0, count) })
     }
 
     /// Removes every entry whose time to live has passed.
     public func removeExpired() {
-        let now = ContinuousClock.now
+        let now = MonotonicClock.now()
         for shard in shards {
-            let released = shard.withLock { list in
-                list.removeAll { _, _, expiry in expiry.map { $0 <= now } ?? false }
-            }
-            withExtendedLifetime(released) {}
+            release(shard.withLock { list in list.removeAll { _, _, expiry in expiry != 0 && expiry <= now } })
         }
     }
 
-    /// Trims the total cost to ``MemoryCacheConfiguration/pressureTrimFraction`` of what it is now. Linux
-    /// sends no memory warnings: call this from whatever tells your process memory is short
-    /// (a cgroup `memory.events` or PSI watcher, a signal, an admin endpoint).
+    /// Trims the total cost to ``MemoryCacheConfiguration/pressureTrimFraction`` of what it is
+    /// now. Linux sends no memory warnings: call this from whatever tells your process memory is
+    /// short (a cgroup `memory.events` or PSI watcher, a signal, an admin endpoint).
     public func handleMemoryPressure() {
         trim(toCost: Int(Double(totalCost) * configuration.pressureTrimFraction))
     }
 
-    /// The sum of the costs of the entries.
+    /// The sum of the costs of the entries (and of inserts in progress, which have reserved
+    /// theirs).
     public var totalCost: Int {
-        shards.reduce(0) { total, shard in total + shard.withLock { $0.totalCost } }
+        reservedCost.load(ordering: .relaxed)
     }
 
-    /// The number of entries.
+    /// The number of entries (and of inserts in progress).
     public var count: Int {
-        shards.reduce(0) { total, shard in total + shard.withLock { $0.count } }
+        reservedCount.load(ordering: .relaxed)
     }
 
     /// Hits, misses, insertions, evictions and rejections so far.
@@ -141,23 +146,59 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     }
 
     private func shard(for key: CacheKey) -> Locked<LRUList<CacheKey, Value>> {
-        shards[key.hashValue & shardMask]
+        shards[key.shardHash & shardMask]
     }
 
-    private static func shardCount(for configuration: MemoryCacheConfiguration) -> Int {
-        var count = 1
-        let entryCost = Double(configuration.costLimit) * configuration.maximumEntryFraction
-        while count * 2 <= configuration.maximumShardCount {
-            let next = count * 2
-            if configuration.countLimit > 0 && configuration.countLimit / next < 8 { break }
-            if configuration.costLimit > 0 && Double(configuration.costLimit / next) < entryCost { break }
-            count = next
+    /// Claims `cost` and one place against the limits, evicting until both fit. The claim is
+    /// made with compare-and-exchange, so concurrent inserts can never overshoot together.
+    private func reserve(cost: Int, startingAt start: Int) {
+        while !claim(cost, in: reservedCost, limit: configuration.costLimit) {
+            guard evictOldest(startingAt: start) else { return }
         }
-        return count
+        while !claim(1, in: reservedCount, limit: configuration.countLimit) {
+            guard evictOldest(startingAt: start) else {
+                reservedCost.subtract(cost, ordering: .relaxed)
+                return
+            }
+        }
     }
 
-    /// Splits a limit into `parts` shares that add up to it exactly (0 stays "no limit").
-    private static func split(_ limit: Int, into parts: Int) -> [Int] {
-        (0..<parts).map { limit / parts + ($0 < limit % parts ? 1 : 0) }
+    private func claim(_ amount: Int, in total: borrowing Atomic<Int>, limit: Int) -> Bool {
+        var current = total.load(ordering: .relaxed)
+        while limit == 0 || current + amount <= limit {
+            let (exchanged, original) = total.compareExchange(
+                expected: current, desired: current + amount, ordering: .relaxed
+            )
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    /// Evicts the oldest entry of the next non-empty shard, going round the shards; false when
+    /// every shard is empty.
+    private func evictOldest(startingAt start: Int) -> Bool {
+        let offset = evictionCursor.add(1, ordering: .relaxed).newValue
+        for step in 0..<shards.count {
+            let evicted = shards[(start + offset + step) & shardMask].withLock { $0.removeOldest() }
+            if let evicted {
+                release([evicted])
+                evictionCounter.increment()
+                return true
+            }
+        }
+        return false
+    }
+
+    private func evict(while isOver: (_ totals: (cost: Int, count: Int)) -> Bool) {
+        while isOver((totalCost, count)), evictOldest(startingAt: 0) {}
+    }
+
+    /// Returns what left the shards to the shared totals. Values are dropped here, after their
+    /// shard's lock: a large image's deallocation never runs under a lock.
+    private func release(_ removed: [(key: CacheKey, value: Value, cost: Int)]) {
+        guard !removed.isEmpty else { return }
+        reservedCost.subtract(removed.reduce(0) { $0 + $1.cost }, ordering: .relaxed)
+        reservedCount.subtract(removed.count, ordering: .relaxed)
     }
 }

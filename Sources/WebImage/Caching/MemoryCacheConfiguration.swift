@@ -13,7 +13,9 @@ public struct MemoryCacheConfiguration: Sendable {
     /// ``MemoryCache/handleMemoryPressure()`` trims the total cost to this fraction of what it
     /// was. Default 0.5.
     public var pressureTrimFraction: Double
-    /// The most shards to use (rounded down to a power of two). Default 8.
+    /// How many shards, each with its own lock and LRU list, to spread the entries over
+    /// (rounded down to a power of two). More shards mean fewer threads waiting on one lock.
+    /// Default 32.
     public var maximumShardCount: Int
 
     /// Creates a configuration. The default cost limit comes from the machine, see
@@ -24,7 +26,7 @@ public struct MemoryCacheConfiguration: Sendable {
         timeToLive: Duration? = nil,
         maximumEntryFraction: Double = 0.1,
         pressureTrimFraction: Double = 0.5,
-        maximumShardCount: Int = 8
+        maximumShardCount: Int = 32
     ) {
         self.costLimit = costLimit
         self.countLimit = countLimit

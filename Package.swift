@@ -75,7 +75,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageTestSupport", "CWebImageCodecs", "WebImageTestChild",
+                "WebImage", "WebImageTestSupport", "CWebImageCodecs", "WebImageTestChild", "webimage",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

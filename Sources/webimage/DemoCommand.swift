@@ -4,11 +4,12 @@ import Foundation
 import WebImage
 import WebImageTestSupport
 
-/// `webimage demo`: starts a local origin server and loads its images through the library.
+/// `webimage demo`: starts a local origin server and shows the library loading, decoding and
+/// caching its images.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Serve sample images on 127.0.0.1 and load them, printing what happened.",
+        abstract: "Serve sample images on 127.0.0.1 and load them through the caches, printing what happened.",
         discussion: "Needs no network beyond loopback. Example: webimage demo"
     )
 
@@ -21,12 +22,20 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         let origin = try await OriginServer.start()
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        print("Origin server listening on \(origin.baseURL)\n")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-demo-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        print("Origin server listening on \(origin.baseURL); disk cache in \(directory.path)\n")
         print(Row.header)
         do {
             for (name, contentType) in Self.images {
                 origin.route("/" + name, .ok(try Self.bundledImage(name), contentType: contentType))
-                print(try await load(origin.baseURL + "/" + name, client: client).line)
+            }
+            let cold = ImageCache(disk: try DiskCache(directory: directory))
+            for (name, _) in Self.images { print(try await load(origin.baseURL + "/" + name, cache: cold, client: client).line) }
+            cold.disk?.close()
+            let warm = ImageCache(disk: try DiskCache(directory: directory))
+            for _ in 0..<2 {
+                for (name, _) in Self.images { print(try await load(origin.baseURL + "/" + name, cache: warm, client: client).line) }
             }
         } catch {
             try? await client.shutdown()
@@ -35,17 +44,24 @@ struct DemoCommand: AsyncParsableCommand {
         }
         try await client.shutdown()
         try await origin.shutdown()
-        print("\n\(origin.requests.count) requests served.")
+        print("\n\(origin.requests.count) requests reached the origin; the rest came from the disk or memory cache.")
     }
 
-    private func load(_ url: String, client: HTTPClient) async throws -> Row {
+    /// Memory, then disk, then the network; what the network brings is decoded (when a coder
+    /// exists for it) and cached.
+    private func load(_ url: String, cache: ImageCache, client: HTTPClient) async throws -> Row {
         let clock = ContinuousClock()
         let start = clock.now
+        let key = CacheKey(url)
+        let cached = await cache.query(key, options: .queryMemoryData)
+        if cached.isHit, let data = cached.data {
+            return Row(url: url, source: cached.cacheType == .memory ? "memory" : "disk", data: data, image: cached.image, elapsed: clock.now - start)
+        }
         let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(15))
-        let body = try await response.body.collect(upTo: 50 * 1024 * 1024)
-        let bytes = Array(body.readableBytesView)
-        let header = try ImageHeader(data: bytes)
-        return Row(url: url, status: Int(response.status.code), bytes: bytes.count, header: header, elapsed: clock.now - start)
+        let data = Data(try await response.body.collect(upTo: 50 * 1024 * 1024).readableBytesView)
+        let image = try? CodersManager.shared.decode(data)
+        if let image { try await cache.store(image, data: data, for: key) }
+        return Row(url: url, source: "network", data: data, image: image, elapsed: clock.now - start)
     }
 
     private static func bundledImage(_ name: String) throws -> [UInt8] {
@@ -56,20 +72,21 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private struct Row {
-        static let header = "path".padding(28) + "status".padding(8) + "bytes".padding(8) + "format".padding(8)
-            + "size".padding(10) + "progressive".padding(13) + "time"
+        static let header = "path".padding(28) + "from".padding(9) + "format".padding(8) + "size".padding(10)
+            + "bytes".padding(8) + "decoded".padding(9) + "time"
         let url: String
-        let status: Int
-        let bytes: Int
-        let header: ImageHeader
+        let source: String
+        let data: Data
+        let image: Image?
         let elapsed: Duration
 
         var line: String {
             let path = URL(string: url)?.path ?? url
+            let header = try? ImageHeader(data: data)
             let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-            return path.padding(28) + String(status).padding(8) + String(bytes).padding(8)
-                + header.format.rawValue.padding(8) + "\(header.width)x\(header.height)".padding(10)
-                + (header.isProgressive ? "yes" : "no").padding(13) + String(format: "%.2f ms", milliseconds)
+            return path.padding(28) + source.padding(9) + (header?.format.rawValue ?? "?").padding(8)
+                + (header.map { "\($0.width)x\($0.height)" } ?? "?").padding(10) + String(data.count).padding(8)
+                + (image == nil ? "no coder" : "yes").padding(9) + String(format: "%.2f ms", milliseconds)
         }
     }
 }

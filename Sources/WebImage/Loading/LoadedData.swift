@@ -1,0 +1,33 @@
+public import Foundation
+
+/// The bytes a loader brought, with what the response said about them.
+public struct LoadedData: Sendable {
+    /// The body (after any decryptor).
+    public var data: Data
+    /// The URL the bytes came from, after redirects.
+    public var url: URL
+    /// The HTTP status, or nil for `file:` and `data:` URLs.
+    public var statusCode: Int?
+    /// The media type the response declared, if any.
+    public var contentType: String?
+    /// The response's `ETag`.
+    public var etag: String?
+    /// The response's `Last-Modified`.
+    public var lastModified: String?
+    /// The response's `Cache-Control`.
+    public var cacheControl: String?
+
+    /// Creates a result.
+    public init(
+        data: Data, url: URL, statusCode: Int? = nil, contentType: String? = nil,
+        etag: String? = nil, lastModified: String? = nil, cacheControl: String? = nil
+    ) {
+        self.data = data
+        self.url = url
+        self.statusCode = statusCode
+        self.contentType = contentType
+        self.etag = etag
+        self.lastModified = lastModified
+        self.cacheControl = cacheControl
+    }
+}

@@ -1,0 +1,35 @@
+public import Foundation
+
+/// Several loaders behind one (SDWebImage's `SDImageLoadersManager`): each URL goes to the
+/// last-added loader that can load it.
+public final class LoadersManager: ImageLoader {
+    private let loaders: Locked<[any ImageLoader]>
+
+    /// A manager over `loaders`, the last one preferred.
+    public init(loaders: [any ImageLoader]) {
+        self.loaders = Locked(loaders)
+    }
+
+    /// Adds a loader ahead of the others.
+    public func add(_ loader: any ImageLoader) {
+        loaders.withLock { $0.append(loader) }
+    }
+
+    public func canLoad(_ url: URL) -> Bool {
+        loader(for: url) != nil
+    }
+
+    /// Loads with the preferred loader for `url`; a URL no loader takes finishes at once with
+    /// ``WebImageError/Code/invalidURL``.
+    public func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
+        guard let loader = loader(for: url) else {
+            events(.finished(.failure(WebImageError(.invalidURL, "no loader for \(url.absoluteString)"))))
+            return .finished()
+        }
+        return loader.load(url, options: options, events: events)
+    }
+
+    private func loader(for url: URL) -> (any ImageLoader)? {
+        loaders.withLock { $0.last { $0.canLoad(url) } }
+    }
+}

@@ -1,0 +1,60 @@
+public import Foundation
+
+/// One network transfer shared by every caller of the same URL and request options.
+final class DownloadTransfer: Sendable {
+    /// What makes two loads share a transfer.
+    struct Key: Hashable {
+        let url: URL
+        let validators: HTTPValidators?
+        let handleCookies: Bool
+        let allowInvalidCertificates: Bool
+
+        init(url: URL, options: LoadRequestOptions) {
+            self.url = url
+            validators = options.validators
+            handleCookies = options.handleCookies
+            allowInvalidCertificates = options.allowInvalidCertificates
+        }
+    }
+
+    struct State {
+        var subscribers: [Int: @Sendable (LoadEvent) -> Void] = [:]
+        var wantsPartialData: Set<Int> = []
+        var priority: LoadRequestOptions.Priority
+        var task: Task<Void, Never>?
+        var isQueued = true
+    }
+
+    let key: Key
+    let options: LoadRequestOptions
+    /// Order of arrival, for FIFO and LIFO.
+    let sequence: Int
+    let state: Locked<State>
+
+    init(key: Key, options: LoadRequestOptions, sequence: Int) {
+        self.key = key
+        self.options = options
+        self.sequence = sequence
+        state = Locked(State(priority: options.priority))
+    }
+
+    /// Sends an event to every caller still subscribed (partial data only to those who asked).
+    func broadcast(_ event: LoadEvent) {
+        let handlers: [@Sendable (LoadEvent) -> Void] = state.withLock { state in
+            if case .partialData = event {
+                return state.wantsPartialData.compactMap { state.subscribers[$0] }
+            }
+            return Array(state.subscribers.values)
+        }
+        for handler in handlers { handler(event) }
+    }
+
+    /// Ends the transfer for every caller, once.
+    func finish(_ result: Result<LoadedData, WebImageError>) {
+        let handlers = state.withLock { state in
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        for handler in handlers { handler(.finished(result)) }
+    }
+}

@@ -1,0 +1,320 @@
+import AsyncHTTPClient
+public import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Downloads images over HTTP(S) with AsyncHTTPClient (SDWebImage's `SDWebImageDownloader`).
+///
+/// One transfer per URL and per set of request-affecting options, however many callers: each
+/// caller holds a ``LoadToken`` and receives progress, optional partial data and the result;
+/// cancelling a token ends that caller's delivery, and cancelling the last one cancels the
+/// transfer and closes its connection. Transfers past ``ImageDownloaderConfiguration/maximumConcurrentDownloads``
+/// wait in a queue, high priority first, then in FIFO or LIFO order.
+///
+/// A response is an image when its status is acceptable and its media type is `image/*` (or
+/// `application/octet-stream`, or absent, with bytes that sniff as an image); an HTML error page
+/// is ``WebImageError/Code/notAnImage``. A request carrying ``HTTPValidators`` is conditional, and
+/// a 304 finishes with ``WebImageError/Code/notModified`` so the caller keeps its copy. The body
+/// is capped while it streams.
+public final class ImageDownloader: ImageLoader {
+    /// The configuration the downloader was created with.
+    public let configuration: ImageDownloaderConfiguration
+
+    private struct Queue {
+        var transfers: [DownloadTransfer.Key: DownloadTransfer] = [:]
+        var waiting: [DownloadTransfer] = []
+        var running = 0
+        var nextSequence = 0
+        var nextSubscriber = 0
+        var isSuspended = false
+    }
+
+    private let client: HTTPClient
+    private let queue = Locked(Queue())
+    private let logger: Logger
+
+    /// Creates a downloader with its own HTTP client, on the shared event loops. Call
+    /// ``shutdown()`` when done with it.
+    public init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(), telemetry: Telemetry = .default) {
+        self.configuration = configuration
+        var http = HTTPClient.Configuration()
+        http.redirectConfiguration = .follow(max: configuration.maximumRedirects, allowCycles: false)
+        http.timeout.read = TimeAmount(configuration.timeout)
+        http.timeout.connect = TimeAmount(min(configuration.timeout, .seconds(10)))
+        http.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8, configuration.maximumConcurrentDownloads)
+        http.decompression = .enabled(limit: .size(configuration.maximumBodySize))
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+        logger = telemetry.logger("downloader")
+    }
+
+    /// Cancels every download and releases the HTTP client.
+    public func shutdown() async throws {
+        cancelAllDownloads()
+        try await client.shutdown()
+    }
+
+    public func canLoad(_ url: URL) -> Bool {
+        let scheme = url.scheme?.lowercased()
+        return scheme == "http" || scheme == "https"
+    }
+
+    public func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
+        let key = DownloadTransfer.Key(url: url, options: options)
+        let (transfer, subscriber) = queue.withLock { queue in
+            queue.nextSubscriber += 1
+            let transfer = queue.transfers[key] ?? {
+                queue.nextSequence += 1
+                let created = DownloadTransfer(key: key, options: options, sequence: queue.nextSequence)
+                queue.transfers[key] = created
+                queue.waiting.append(created)
+                return created
+            }()
+            transfer.state.withLock { state in
+                state.subscribers[queue.nextSubscriber] = events
+                if options.progressive { state.wantsPartialData.insert(queue.nextSubscriber) }
+                if options.priority > state.priority { state.priority = options.priority }
+            }
+            return (transfer, queue.nextSubscriber)
+        }
+        startWaitingTransfers()
+        return LoadToken { [weak self] in self?.unsubscribe(subscriber, from: transfer) }
+    }
+
+    /// Cancels every caller of every download.
+    public func cancelAllDownloads() {
+        let transfers = queue.withLock { queue in
+            defer {
+                queue.transfers = [:]
+                queue.waiting = []
+            }
+            return Array(queue.transfers.values)
+        }
+        for transfer in transfers {
+            let task = transfer.state.withLock { state in
+                state.subscribers = [:]
+                return state.task
+            }
+            task?.cancel()
+        }
+    }
+
+    /// While suspended, queued downloads do not start; running ones go on.
+    public var isSuspended: Bool {
+        get { queue.withLock { $0.isSuspended } }
+        set {
+            queue.withLock { $0.isSuspended = newValue }
+            startWaitingTransfers()
+        }
+    }
+
+    /// The number of transfers running or waiting.
+    public var currentDownloadCount: Int {
+        queue.withLock { $0.transfers.count }
+    }
+
+    // MARK: - Scheduling
+
+    private func startWaitingTransfers() {
+        while let transfer = nextTransferToStart() {
+            transfer.state.withLock { state in
+                state.isQueued = false
+                state.task = Task { [self] in await self.run(transfer) }
+            }
+        }
+    }
+
+    /// Takes the next transfer off the queue when a slot is free: highest priority, then the
+    /// oldest (FIFO) or newest (LIFO) of that priority.
+    private func nextTransferToStart() -> DownloadTransfer? {
+        queue.withLock { queue in
+            guard !queue.isSuspended, queue.running < configuration.maximumConcurrentDownloads, !queue.waiting.isEmpty else {
+                return nil
+            }
+            let lifo = configuration.executionOrder == .lifo
+            let priorities = queue.waiting.map { $0.state.withLock { $0.priority } }
+            var best = 0
+            for index in queue.waiting.indices.dropFirst() {
+                let (candidate, current) = (priorities[index], priorities[best])
+                let newer = queue.waiting[index].sequence > queue.waiting[best].sequence
+                if candidate > current || (candidate == current && newer == lifo) { best = index }
+            }
+            queue.running += 1
+            return queue.waiting.remove(at: best)
+        }
+    }
+
+    private func unsubscribe(_ subscriber: Int, from transfer: DownloadTransfer) {
+        let (isEmpty, wasQueued, task) = transfer.state.withLock { state in
+            state.subscribers[subscriber] = nil
+            state.wantsPartialData.remove(subscriber)
+            return (state.subscribers.isEmpty, state.isQueued, state.task)
+        }
+        guard isEmpty else { return }
+        queue.withLock { queue in
+            if queue.transfers[transfer.key] === transfer { queue.transfers[transfer.key] = nil }
+            if wasQueued { queue.waiting.removeAll { $0 === transfer } }
+        }
+        task?.cancel()
+    }
+
+    private func transferEnded(_ transfer: DownloadTransfer) {
+        queue.withLock { queue in
+            queue.running -= 1
+            if queue.transfers[transfer.key] === transfer { queue.transfers[transfer.key] = nil }
+        }
+        startWaitingTransfers()
+    }
+
+    // MARK: - The transfer
+
+    private func run(_ transfer: DownloadTransfer) async {
+        let result: Result<LoadedData, WebImageError>
+        do throws(WebImageError) {
+            result = .success(try await fetch(transfer))
+        } catch {
+            result = .failure(error)
+        }
+        transferEnded(transfer)
+        transfer.finish(result)
+    }
+
+    private func fetch(_ transfer: DownloadTransfer) async throws(WebImageError) -> LoadedData {
+        let url = transfer.key.url
+        let request = makeRequest(transfer)
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: TimeAmount(configuration.timeout), logger: logger)
+        } catch {
+            throw Self.classify(error, url: url)
+        }
+        let status = Int(response.status.code)
+        if status == 304, transfer.options.validators != nil {
+            throw WebImageError(.notModified, "\(url.absoluteString) has not changed")
+        }
+        guard configuration.acceptableStatusCodes.contains(status) else {
+            throw WebImageError(.badStatus(status), "\(status) from \(url.absoluteString)")
+        }
+        let expected = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
+        if let expected, expected > configuration.maximumBodySize {
+            throw WebImageError(.tooLarge, "\(url.absoluteString) declares \(expected) bytes, over \(configuration.maximumBodySize)")
+        }
+        let body = try await readBody(response, transfer: transfer, expected: expected)
+        let contentType = response.headers.first(name: "Content-Type")
+        try checkIsImage(body, contentType: contentType, url: url)
+        return LoadedData(
+            data: body, url: url, statusCode: status, contentType: contentType,
+            etag: response.headers.first(name: "ETag"), lastModified: response.headers.first(name: "Last-Modified"),
+            cacheControl: response.headers.first(name: "Cache-Control")
+        )
+    }
+
+    private func makeRequest(_ transfer: DownloadTransfer) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: transfer.key.url.absoluteString)
+        for header in configuration.headers { request.headers.replaceOrAdd(name: header.name, value: header.value) }
+        if let username = configuration.username, let password = configuration.password {
+            let credentials = Data("\(username):\(password)".utf8).base64EncodedString()
+            request.headers.replaceOrAdd(name: "Authorization", value: "Basic \(credentials)")
+        }
+        if let validators = transfer.key.validators {
+            if let etag = validators.etag { request.headers.replaceOrAdd(name: "If-None-Match", value: etag) }
+            if let lastModified = validators.lastModified { request.headers.replaceOrAdd(name: "If-Modified-Since", value: lastModified) }
+        }
+        return request
+    }
+
+    /// Streams the body, reporting progress and (to progressive callers) the data so far, and
+    /// stops at the byte cap whether or not the length was declared.
+    private func readBody(_ response: HTTPClientResponse, transfer: DownloadTransfer, expected: Int64?) async throws(WebImageError) -> Data {
+        var body = Data()
+        if let expected { body.reserveCapacity(Int(expected)) }
+        transfer.broadcast(.progress(received: 0, expected: expected))
+        do {
+            for try await part in response.body {
+                guard body.count + part.readableBytes <= configuration.maximumBodySize else {
+                    throw WebImageError(.tooLarge, "\(transfer.key.url.absoluteString) sent more than \(configuration.maximumBodySize) bytes")
+                }
+                body.append(contentsOf: part.readableBytesView)
+                transfer.broadcast(.progress(received: Int64(body.count), expected: expected))
+                if transfer.options.progressive || transfer.state.withLock({ !$0.wantsPartialData.isEmpty }) {
+                    transfer.broadcast(.partialData(LoadedData(data: body, url: transfer.key.url)))
+                }
+            }
+        } catch let error as WebImageError {
+            throw error
+        } catch {
+            throw Self.classify(error, url: transfer.key.url)
+        }
+        if let expected, Int64(body.count) != expected {
+            throw WebImageError(.connectionLost, "\(transfer.key.url.absoluteString) ended after \(body.count) of \(expected) bytes")
+        }
+        return body
+    }
+
+    private func checkIsImage(_ body: Data, contentType: String?, url: URL) throws(WebImageError) {
+        let mediaType = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if let acceptable = configuration.acceptableContentTypes {
+            guard let mediaType, acceptable.contains(mediaType) else {
+                throw WebImageError(.notAnImage, "\(url.absoluteString) is \(mediaType ?? "untyped")")
+            }
+            return
+        }
+        switch mediaType {
+        case let type? where type.hasPrefix("image/"):
+            return
+        case nil, "application/octet-stream"?, "binary/octet-stream"?:
+            guard ImageFormat(sniffing: body) != nil else {
+                throw WebImageError(.notAnImage, "\(url.absoluteString) does not look like an image")
+            }
+        case let type?:
+            throw WebImageError(.notAnImage, "\(url.absoluteString) is \(type), not an image")
+        }
+    }
+
+    /// Maps a transport error to the library's codes.
+    static func classify(_ error: any Error, url: URL) -> WebImageError {
+        if let error = error as? WebImageError { return error }
+        if error is CancellationError { return WebImageError(.cancelled, underlying: error) }
+        let detail = "\(url.absoluteString): \(error)"
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .cancelled:
+                return WebImageError(.cancelled, underlying: client)
+            case .deadlineExceeded, .readTimeout, .writeTimeout:
+                return WebImageError(.timedOut, detail, underlying: client)
+            case .connectTimeout:
+                return WebImageError(.cannotConnect, detail, underlying: client)
+            case .redirectLimitReached, .redirectCycleDetected:
+                return WebImageError(.tooManyRedirects, detail, underlying: client)
+            default:
+                return WebImageError(.connectionLost, detail, underlying: client)
+            }
+        }
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, EADDRNOTAVAIL:
+                return WebImageError(.cannotConnect, detail, underlying: error)
+            case ETIMEDOUT:
+                return WebImageError(.timedOut, detail, underlying: error)
+            default:
+                return WebImageError(.connectionLost, detail, underlying: error)
+            }
+        }
+        // Connection attempts that all failed arrive wrapped; their text still names the cause.
+        if String(describing: error).contains("Connection refused") {
+            return WebImageError(.cannotConnect, detail, underlying: error)
+        }
+        return WebImageError(.connectionLost, detail, underlying: error)
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,63 @@
+/// Limits, headers and policies of an ``ImageDownloader``, with SDWebImage's defaults.
+public struct ImageDownloaderConfiguration: Sendable {
+    /// Which queued download starts next among those of the same priority.
+    public enum ExecutionOrder: Sendable {
+        /// The oldest first.
+        case fifo
+        /// The newest first.
+        case lifo
+    }
+
+    /// Downloads running at once. Default 6.
+    public var maximumConcurrentDownloads: Int
+    /// How long to wait for the response to start, and between two pieces of its body; zero
+    /// means the default, 15 s.
+    public var timeout: Duration
+    /// Queue order within one priority. Default FIFO.
+    public var executionOrder: ExecutionOrder
+    /// Headers sent with every request, in order.
+    public var headers: [(name: String, value: String)]
+    /// Basic-auth credentials, used when both are set.
+    public var username: String?
+    /// See ``username``.
+    public var password: String?
+    /// The most body bytes accepted, with or without a `Content-Length`. Default 50 MiB.
+    public var maximumBodySize: Int
+    /// Redirects followed before giving up. Default 5.
+    public var maximumRedirects: Int
+    /// Status codes that carry an image. Default 200 to 299.
+    public var acceptableStatusCodes: Range<Int>
+    /// Media types accepted; nil accepts any `image/*` type, and `application/octet-stream` or a
+    /// missing type when the bytes sniff as an image.
+    public var acceptableContentTypes: Set<String>?
+
+    /// The `User-Agent` the downloader sends by default.
+    public static let userAgent = "swift-web-image/0.1 (Linux; AsyncHTTPClient)"
+
+    /// Creates a configuration.
+    public init(
+        maximumConcurrentDownloads: Int = 6,
+        timeout: Duration = .seconds(15),
+        executionOrder: ExecutionOrder = .fifo,
+        headers: [(name: String, value: String)] = [
+            ("Accept", "image/webp,image/avif,image/*;q=0.8"), ("User-Agent", ImageDownloaderConfiguration.userAgent),
+        ],
+        username: String? = nil,
+        password: String? = nil,
+        maximumBodySize: Int = 50 * 1024 * 1024,
+        maximumRedirects: Int = 5,
+        acceptableStatusCodes: Range<Int> = 200..<300,
+        acceptableContentTypes: Set<String>? = nil
+    ) {
+        self.maximumConcurrentDownloads = max(1, maximumConcurrentDownloads)
+        self.timeout = timeout == .zero ? .seconds(15) : timeout
+        self.executionOrder = executionOrder
+        self.headers = headers
+        self.username = username
+        self.password = password
+        self.maximumBodySize = maximumBodySize
+        self.maximumRedirects = maximumRedirects
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.acceptableContentTypes = acceptableContentTypes
+    }
+}

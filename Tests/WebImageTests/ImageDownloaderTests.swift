@@ -1,0 +1,264 @@
+import Foundation
+import Synchronization
+import Testing
+import WebImageTestSupport
+@testable import WebImage
+
+/// Collects what callers of a downloader receive, and lets a test wait for the n-th result.
+final class Outcomes: Sendable {
+    let results = EventLog<(index: Int, result: Result<LoadedData, WebImageError>)>()
+    private let count = Mutex(0)
+    let progress = Mutex<[(Int64, Int64?)]>([])
+    let partials = Mutex<[Int]>([])
+
+    func handler() -> @Sendable (LoadEvent) -> Void {
+        { event in
+            switch event {
+            case .finished(let result):
+                let index = self.count.withLock { count in
+                    count += 1
+                    return count
+                }
+                self.results.record((index, result))
+            case .progress(let received, let expected):
+                self.progress.withLock { $0.append((received, expected)) }
+            case .partialData(let data):
+                self.partials.withLock { $0.append(data.data.count) }
+            }
+        }
+    }
+
+    /// Waits until `n` callers have their result.
+    func waitForResults(_ n: Int) async throws {
+        try await results.waitFor(timeout: .seconds(20), "\(n) results") { $0.index == n }
+    }
+
+    var all: [Result<LoadedData, WebImageError>] { results.events.map(\.result) }
+}
+
+@Suite("ImageDownloader")
+struct ImageDownloaderTests {
+    let png: [UInt8]
+
+    init() throws {
+        png = [UInt8](try Fixture.data("gradient-rgba.png"))
+    }
+
+    private func withDownloader(
+        _ configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(),
+        _ body: (OriginServer, ImageDownloader) async throws -> Void
+    ) async throws {
+        let origin = try await OriginServer.start()
+        let downloader = ImageDownloader(configuration: configuration)
+        do {
+            try await body(origin, downloader)
+        } catch {
+            try? await downloader.shutdown()
+            try? await origin.shutdown()
+            throw error
+        }
+        try await downloader.shutdown()
+        try await origin.shutdown()
+    }
+
+    private func failure(_ result: Result<LoadedData, WebImageError>?) -> WebImageError.Code? {
+        guard case .failure(let error)? = result else { return nil }
+        return error.code
+    }
+
+    @Test("downloads an image with its validators, sending the default headers")
+    func download() async throws {
+        try await withDownloader(ImageDownloaderConfiguration(username: "user", password: "secret")) { origin, downloader in
+            origin.route("/a.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=60")],
+                                                  body: png, etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT"))
+            let loaded = try await downloader.loadData(origin.url("/a.png"))
+            #expect(loaded.data == Data(png))
+            #expect(loaded.statusCode == 200 && loaded.contentType == "image/png")
+            #expect(loaded.etag == "\"v1\"" && loaded.lastModified == "Wed, 21 Oct 2026 07:28:00 GMT" && loaded.cacheControl == "max-age=60")
+            let request = try #require(origin.requests(to: "/a.png").first)
+            #expect(request.header("Accept") == "image/webp,image/avif,image/*;q=0.8")
+            #expect(request.header("User-Agent") == ImageDownloaderConfiguration.userAgent)
+            #expect(request.header("Authorization") == "Basic dXNlcjpzZWNyZXQ=")
+        }
+    }
+
+    @Test("1,000 concurrent callers of one URL: one origin request, every caller gets the data")
+    func coalescing() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/shared.png", .ok(png, contentType: "image/png"))
+            let outcomes = Outcomes()
+            downloader.isSuspended = true
+            let tokens = (0..<1000).map { _ in downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: outcomes.handler()) }
+            #expect(downloader.currentDownloadCount == 1)
+            downloader.isSuspended = false
+            try await outcomes.waitForResults(1000)
+            #expect(origin.requestCount("/shared.png") == 1)
+            #expect(outcomes.all.allSatisfy { (try? $0.get().data) == Data(png) })
+            withExtendedLifetime(tokens) {}
+        }
+    }
+
+    @Test("cancelling 999 of 1,000 callers: the last still completes, and the others hear nothing")
+    func partialCancellation() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/shared.png", .ok(png, contentType: "image/png"))
+            let cancelled = Outcomes()
+            let kept = Outcomes()
+            downloader.isSuspended = true
+            let tokens = (0..<999).map { _ in downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: cancelled.handler()) }
+            let last = downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: kept.handler())
+            for token in tokens { token.cancel() }
+            downloader.isSuspended = false
+            try await kept.waitForResults(1)
+            #expect((try? kept.all.first?.get().data) == Data(png))
+            #expect(cancelled.all.isEmpty)
+            withExtendedLifetime(last) {}
+        }
+    }
+
+    @Test("cancelling every caller cancels the transfer and closes its connection")
+    func fullCancellation() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/slow.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .stall(after: 100)))
+            let outcomes = Outcomes()
+            let tokens = (0..<10).map { _ in downloader.load(origin.url("/slow.png"), options: LoadRequestOptions(), events: outcomes.handler()) }
+            try await origin.waitForRequests(1, to: "/slow.png")
+            for token in tokens { token.cancel() }
+            try await origin.waitForAbandonedResponse(to: "/slow.png", timeout: .seconds(5))
+            #expect(outcomes.all.isEmpty)
+        }
+    }
+
+    @Test("queued downloads start by priority, then FIFO or LIFO", arguments: [
+        (ImageDownloaderConfiguration.ExecutionOrder.fifo, ["/high", "/a", "/b", "/c", "/low"]),
+        (.lifo, ["/high", "/c", "/b", "/a", "/low"]),
+    ])
+    func ordering(order: ImageDownloaderConfiguration.ExecutionOrder, expected: [String]) async throws {
+        try await withDownloader(ImageDownloaderConfiguration(maximumConcurrentDownloads: 1, executionOrder: order)) { origin, downloader in
+            for path in ["/a", "/b", "/c", "/low", "/high"] { origin.route(path, .ok(png, contentType: "image/png")) }
+            let outcomes = Outcomes()
+            downloader.isSuspended = true
+            var tokens = ["/a", "/b", "/c"].map { downloader.load(origin.url($0), options: LoadRequestOptions(), events: outcomes.handler()) }
+            tokens.append(downloader.load(origin.url("/low"), options: LoadRequestOptions(priority: .low), events: outcomes.handler()))
+            tokens.append(downloader.load(origin.url("/high"), options: LoadRequestOptions(priority: .high), events: outcomes.handler()))
+            downloader.isSuspended = false
+            try await outcomes.waitForResults(5)
+            #expect(origin.requests.map(\.path) == expected)
+            withExtendedLifetime(tokens) {}
+        }
+    }
+
+    @Test("a stalled body and a silent server time out")
+    func timeouts() async throws {
+        try await withDownloader(ImageDownloaderConfiguration(timeout: .milliseconds(300))) { origin, downloader in
+            origin.route("/stall.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .stall(after: 10)))
+            origin.route("/silent.png", OriginResponse(delivery: .neverRespond))
+            await #expect(throws: WebImageError(.timedOut)) { try await downloader.loadData(origin.url("/stall.png")) }
+            await #expect(throws: WebImageError(.timedOut)) { try await downloader.loadData(origin.url("/silent.png")) }
+        }
+    }
+
+    @Test("a body cut short or reset is an error, never a short success")
+    func brokenBodies() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/cut.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .cutShort(after: 100)))
+            origin.route("/reset.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .reset(after: 100)))
+            await #expect(throws: WebImageError(.connectionLost)) { try await downloader.loadData(origin.url("/cut.png")) }
+            await #expect(throws: WebImageError(.connectionLost)) { try await downloader.loadData(origin.url("/reset.png")) }
+        }
+    }
+
+    @Test("the byte cap stops a 1 GB stream, declared or not, without buffering it")
+    func byteCap() async throws {
+        try await withDownloader(ImageDownloaderConfiguration(maximumBodySize: 1024 * 1024)) { origin, downloader in
+            origin.route("/declared", OriginResponse(headers: [("Content-Type", "image/png")], delivery: .generated(byteCount: 1 << 30, declaresLength: true)))
+            origin.route("/undeclared", OriginResponse(headers: [("Content-Type", "image/png")], delivery: .generated(byteCount: 1 << 30, declaresLength: false)))
+            await #expect(throws: WebImageError(.tooLarge)) { try await downloader.loadData(origin.url("/declared")) }
+            await #expect(throws: WebImageError(.tooLarge)) { try await downloader.loadData(origin.url("/undeclared")) }
+            try await origin.waitForAbandonedResponse(to: "/undeclared")
+        }
+    }
+
+    @Test("redirects are followed up to the limit; a loop is an error")
+    func redirects() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/start", .redirect(to: "/middle"))
+            origin.route("/middle", .redirect(to: "/end.png", status: 301))
+            origin.route("/end.png", .ok(png, contentType: "image/png"))
+            origin.route("/x", .redirect(to: "/y"))
+            origin.route("/y", .redirect(to: "/x"))
+            let followed = try await downloader.loadData(origin.url("/start"))
+            #expect(followed.data == Data(png))
+            await #expect(throws: WebImageError(.tooManyRedirects)) { try await downloader.loadData(origin.url("/x")) }
+        }
+    }
+
+    @Test("a request with validators is conditional, and 304 is reported as not modified")
+    func revalidation() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/tagged.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, etag: "\"v2\""))
+            let current = LoadRequestOptions(validators: HTTPValidators(etag: "\"v2\"", lastModified: nil))
+            await #expect(throws: WebImageError(.notModified)) { try await downloader.loadData(origin.url("/tagged.png"), options: current) }
+            #expect(origin.requests(to: "/tagged.png").last?.header("If-None-Match") == "\"v2\"")
+            let stale = LoadRequestOptions(validators: HTTPValidators(etag: "\"v1\"", lastModified: nil))
+            let fresh = try await downloader.loadData(origin.url("/tagged.png"), options: stale)
+            #expect(fresh.etag == "\"v2\"")
+        }
+    }
+
+    @Test("statuses and media types decide what is an image")
+    func acceptance() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/page", .htmlPage())
+            origin.route("/binary", .ok(png))
+            origin.route("/untyped", OriginResponse(body: png))
+            origin.route("/missing", .status(404))
+            origin.route("/busy", .retryAfter(seconds: 1, status: 503))
+            await #expect(throws: WebImageError(.notAnImage)) { try await downloader.loadData(origin.url("/page")) }
+            let binary = try await downloader.loadData(origin.url("/binary"))
+            let untyped = try await downloader.loadData(origin.url("/untyped"))
+            #expect(binary.data == Data(png) && untyped.data == Data(png))
+            await #expect(throws: WebImageError(.badStatus(404))) { try await downloader.loadData(origin.url("/missing")) }
+            do {
+                _ = try await downloader.loadData(origin.url("/busy"))
+                Issue.record("a 503 is not an image")
+            } catch {
+                let failure = error as? WebImageError
+                #expect(failure?.code == .badStatus(503) && failure?.isTransient == true)
+            }
+        }
+    }
+
+    @Test("progress reaches every caller, and progressive callers get the data so far")
+    func progress() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/drip.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .drip(bytes: 100, every: .milliseconds(5))))
+            let outcomes = Outcomes()
+            let token = downloader.load(origin.url("/drip.png"), options: LoadRequestOptions(progressive: true), events: outcomes.handler())
+            try await outcomes.waitForResults(1)
+            let progress = outcomes.progress.withLock { $0 }
+            #expect(progress.first?.0 == 0 && progress.last?.0 == Int64(png.count))
+            #expect(progress.allSatisfy { $0.1 == Int64(png.count) })
+            #expect(progress.count >= 2)
+            let partials = outcomes.partials.withLock { $0 }
+            #expect(!partials.isEmpty && partials == partials.sorted() && partials.last == png.count)
+            withExtendedLifetime(token) {}
+        }
+    }
+
+    @Test("a refused connection is a typed error")
+    func refused() async throws {
+        let origin = try await OriginServer.start()
+        let url = origin.url("/gone.png")
+        try await origin.shutdown()
+        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(timeout: .seconds(1)))
+        do {
+            _ = try await downloader.loadData(url)
+            Issue.record("nothing listens there")
+        } catch {
+            #expect(error.code == .cannotConnect, "\(error)")
+            #expect(error.isTransient)
+        }
+        try await downloader.shutdown()
+    }
+}

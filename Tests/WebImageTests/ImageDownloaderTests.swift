@@ -150,7 +150,7 @@ struct ImageDownloaderTests {
 
     @Test("a stalled body and a silent server time out")
     func timeouts() async throws {
-        try await withDownloader(ImageDownloaderConfiguration(timeout: .milliseconds(300))) { origin, downloader in
+        try await withDownloader(ImageDownloaderConfiguration(timeout: .milliseconds(300), retryPolicy: .none)) { origin, downloader in
             origin.route("/stall.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .stall(after: 10)))
             origin.route("/silent.png", OriginResponse(delivery: .neverRespond))
             await #expect(throws: WebImageError(.timedOut)) { try await downloader.loadData(origin.url("/stall.png")) }
@@ -246,12 +246,89 @@ struct ImageDownloaderTests {
         }
     }
 
+    @Test("transient failures are retried, honouring Retry-After up to the cap; other 4xx are not")
+    func retries() async throws {
+        let quick = RetryPolicy(maximumRetries: 2, baseDelay: .milliseconds(1), maximumDelay: .milliseconds(5), maximumRetryAfter: .milliseconds(20))
+        try await withDownloader(ImageDownloaderConfiguration(retryPolicy: quick)) { origin, downloader in
+            origin.route("/flaky.png", sequence: [.retryAfter(seconds: 3600, status: 503), .status(502), .ok(png, contentType: "image/png")])
+            origin.route("/down.png", .retryAfter(seconds: 1, status: 503))
+            origin.route("/missing.png", .status(404))
+            let recovered = try await downloader.loadData(origin.url("/flaky.png"))
+            #expect(recovered.data == Data(png))
+            #expect(origin.requestCount("/flaky.png") == 3, "two retries, the first after a capped hour-long Retry-After")
+            await #expect(throws: WebImageError(.badStatus(503))) { try await downloader.loadData(origin.url("/down.png")) }
+            #expect(origin.requestCount("/down.png") == 3)
+            await #expect(throws: WebImageError(.badStatus(404))) { try await downloader.loadData(origin.url("/missing.png")) }
+            #expect(origin.requestCount("/missing.png") == 1)
+        }
+    }
+
+    @Test("the retry policy's delays and Retry-After parsing")
+    func retryPolicy() {
+        let policy = RetryPolicy(baseDelay: .milliseconds(100), maximumDelay: .seconds(1), maximumRetryAfter: .seconds(30))
+        #expect(policy.delay(beforeRetry: 0, retryAfter: .seconds(2)) == .seconds(2))
+        #expect(policy.delay(beforeRetry: 0, retryAfter: .seconds(120)) == .seconds(30))
+        for attempt in 0..<8 {
+            let ceiling = min(Duration.milliseconds(100) * (1 << attempt), .seconds(1))
+            let delay = policy.delay(beforeRetry: attempt, retryAfter: nil)
+            #expect(delay >= .zero && delay <= ceiling)
+        }
+        #expect(RetryPolicy.retryAfter("120") == .seconds(120))
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        #expect(RetryPolicy.retryAfter("Tue, 14 Nov 2023 22:14:20 GMT", now: now) == .seconds(60), "1,700,000,000 is 22:13:20 GMT")
+        #expect(RetryPolicy.retryAfter("soon") == nil)
+        #expect(policy.shouldRetry(WebImageError(.timedOut)) && policy.shouldRetry(WebImageError(.badStatus(429))))
+        #expect(!policy.shouldRetry(WebImageError(.badStatus(404))) && !policy.shouldRetry(WebImageError(.notAnImage)))
+    }
+
+    @Test("headers can be set and removed; modifiers and the decryptor change or refuse a download")
+    func modifiers() async throws {
+        let configuration = ImageDownloaderConfiguration(
+            retryPolicy: .none,
+            requestModifier: { request in
+                guard !request.url.path.hasSuffix("blocked.png") else { return nil }
+                var changed = request
+                changed.headers.append(("X-Signed", "yes"))
+                return changed
+            },
+            responseModifier: { head in
+                guard head.header("X-Refuse") == nil else { return nil }
+                var changed = head
+                changed.headers.removeAll { $0.name.lowercased() == "content-type" }
+                changed.headers.append(("Content-Type", "image/png"))
+                return changed
+            },
+            decryptor: { data, head in
+                guard head.header("X-Encrypted") != nil else { return data }
+                return data.first == 0x00 ? nil : Data(data.map { $0 ^ 0x5A })
+            }
+        )
+        try await withDownloader(configuration) { origin, downloader in
+            origin.route("/plain.png", OriginResponse(headers: [("Content-Type", "text/plain")], body: png))
+            origin.route("/secret.png", OriginResponse(headers: [("X-Encrypted", "1")], body: png.map { $0 ^ 0x5A }))
+            origin.route("/refused.png", OriginResponse(headers: [("X-Refuse", "1")], body: png))
+            origin.route("/garbled.png", OriginResponse(headers: [("X-Encrypted", "1")], body: [0x00, 0x01]))
+            downloader.setValue("on", forHTTPHeaderField: "X-Custom")
+            downloader.setValue(nil, forHTTPHeaderField: "accept")
+            let plain = try await downloader.loadData(origin.url("/plain.png"))
+            #expect(plain.data == Data(png) && plain.contentType == "image/png")
+            let request = try #require(origin.requests(to: "/plain.png").first)
+            #expect(request.header("X-Signed") == "yes" && request.header("X-Custom") == "on" && request.header("Accept") == nil)
+            let secret = try await downloader.loadData(origin.url("/secret.png"))
+            #expect(secret.data == Data(png))
+            await #expect(throws: WebImageError(.rejected)) { try await downloader.loadData(origin.url("/blocked.png")) }
+            #expect(origin.requestCount("/blocked.png") == 0)
+            await #expect(throws: WebImageError(.rejected)) { try await downloader.loadData(origin.url("/refused.png")) }
+            await #expect(throws: WebImageError(.rejected)) { try await downloader.loadData(origin.url("/garbled.png")) }
+        }
+    }
+
     @Test("a refused connection is a typed error")
     func refused() async throws {
         let origin = try await OriginServer.start()
         let url = origin.url("/gone.png")
         try await origin.shutdown()
-        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(timeout: .seconds(1)))
+        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(timeout: .seconds(1), retryPolicy: .none))
         do {
             _ = try await downloader.loadData(url)
             Issue.record("nothing listens there")

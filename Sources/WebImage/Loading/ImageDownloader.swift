@@ -36,12 +36,14 @@ public final class ImageDownloader: ImageLoader {
 
     private let client: HTTPClient
     private let queue = Locked(Queue())
+    private let headers: Locked<[(name: String, value: String)]>
     private let logger: Logger
 
     /// Creates a downloader with its own HTTP client, on the shared event loops. Call
     /// ``shutdown()`` when done with it.
     public init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(), telemetry: Telemetry = .default) {
         self.configuration = configuration
+        headers = Locked(configuration.headers)
         var http = HTTPClient.Configuration()
         http.redirectConfiguration = .follow(max: configuration.maximumRedirects, allowCycles: false)
         http.timeout.read = TimeAmount(configuration.timeout)
@@ -83,6 +85,19 @@ public final class ImageDownloader: ImageLoader {
         }
         startWaitingTransfers()
         return LoadToken { [weak self] in self?.unsubscribe(subscriber, from: transfer) }
+    }
+
+    /// Sets a header sent with every later request; nil removes it.
+    public func setValue(_ value: String?, forHTTPHeaderField field: String) {
+        headers.withLock { headers in
+            headers.removeAll { $0.name.caseInsensitiveCompare(field) == .orderedSame }
+            if let value { headers.append((field, value)) }
+        }
+    }
+
+    /// The headers sent with every request.
+    public var httpHeaders: [(name: String, value: String)] {
+        headers.withLock { $0 }
     }
 
     /// Cancels every caller of every download.
@@ -173,58 +188,94 @@ public final class ImageDownloader: ImageLoader {
     // MARK: - The transfer
 
     private func run(_ transfer: DownloadTransfer) async {
-        let result: Result<LoadedData, WebImageError>
-        do throws(WebImageError) {
-            result = .success(try await fetch(transfer))
-        } catch {
-            result = .failure(error)
-        }
+        let result = await fetchRetrying(transfer)
         transferEnded(transfer)
         transfer.finish(result)
     }
 
-    private func fetch(_ transfer: DownloadTransfer) async throws(WebImageError) -> LoadedData {
+    /// Fetches, retrying transient failures as the retry policy says.
+    private func fetchRetrying(_ transfer: DownloadTransfer) async -> Result<LoadedData, WebImageError> {
+        let policy = configuration.retryPolicy
+        var attempt = 0
+        while true {
+            var retryAfter: Duration?
+            do throws(WebImageError) {
+                return .success(try await fetch(transfer, retryAfter: &retryAfter))
+            } catch {
+                guard attempt < policy.maximumRetries, policy.shouldRetry(error), !Task.isCancelled else { return .failure(error) }
+                logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(attempt + 1)"])
+                do {
+                    try await Task.sleep(for: policy.delay(beforeRetry: attempt, retryAfter: retryAfter))
+                } catch {
+                    return .failure(WebImageError(.cancelled))
+                }
+                attempt += 1
+            }
+        }
+    }
+
+    /// One attempt. `retryAfter` receives the server's `Retry-After`, when a refusal carried one.
+    private func fetch(_ transfer: DownloadTransfer, retryAfter: inout Duration?) async throws(WebImageError) -> LoadedData {
         let url = transfer.key.url
-        let request = makeRequest(transfer)
+        var prepared = DownloadRequest(url: url, headers: requestHeaders(for: transfer))
+        if let modifier = configuration.requestModifier {
+            guard let modified = await modifier(prepared) else {
+                throw WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)")
+            }
+            prepared = modified
+        }
+        var request = HTTPClientRequest(url: prepared.url.absoluteString)
+        for header in prepared.headers { request.headers.add(name: header.name, value: header.value) }
         let response: HTTPClientResponse
         do {
             response = try await client.execute(request, timeout: TimeAmount(configuration.timeout), logger: logger)
         } catch {
             throw Self.classify(error, url: url)
         }
-        let status = Int(response.status.code)
+        var head = DownloadResponseHead(statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
+        if let modifier = configuration.responseModifier {
+            guard let modified = modifier(head) else {
+                throw WebImageError(.rejected, "the response modifier refused \(url.absoluteString)")
+            }
+            head = modified
+        }
+        let status = head.statusCode
         if status == 304, transfer.options.validators != nil {
             throw WebImageError(.notModified, "\(url.absoluteString) has not changed")
         }
         guard configuration.acceptableStatusCodes.contains(status) else {
+            retryAfter = RetryPolicy.retryAfter(head.header("Retry-After"))
             throw WebImageError(.badStatus(status), "\(status) from \(url.absoluteString)")
         }
-        let expected = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
+        let expected = head.header("Content-Length").flatMap { Int64($0) }
         if let expected, expected > configuration.maximumBodySize {
             throw WebImageError(.tooLarge, "\(url.absoluteString) declares \(expected) bytes, over \(configuration.maximumBodySize)")
         }
-        let body = try await readBody(response, transfer: transfer, expected: expected)
-        let contentType = response.headers.first(name: "Content-Type")
+        var body = try await readBody(response, transfer: transfer, expected: expected)
+        if let decryptor = configuration.decryptor {
+            guard let decrypted = decryptor(body, head) else {
+                throw WebImageError(.rejected, "the decryptor refused the bytes of \(url.absoluteString)")
+            }
+            body = decrypted
+        }
+        let contentType = head.header("Content-Type")
         try checkIsImage(body, contentType: contentType, url: url)
         return LoadedData(
             data: body, url: url, statusCode: status, contentType: contentType,
-            etag: response.headers.first(name: "ETag"), lastModified: response.headers.first(name: "Last-Modified"),
-            cacheControl: response.headers.first(name: "Cache-Control")
+            etag: head.header("ETag"), lastModified: head.header("Last-Modified"), cacheControl: head.header("Cache-Control")
         )
     }
 
-    private func makeRequest(_ transfer: DownloadTransfer) -> HTTPClientRequest {
-        var request = HTTPClientRequest(url: transfer.key.url.absoluteString)
-        for header in configuration.headers { request.headers.replaceOrAdd(name: header.name, value: header.value) }
+    /// The shared headers, credentials, and the validators of a conditional request.
+    private func requestHeaders(for transfer: DownloadTransfer) -> [(name: String, value: String)] {
+        var headers = httpHeaders
         if let username = configuration.username, let password = configuration.password {
             let credentials = Data("\(username):\(password)".utf8).base64EncodedString()
-            request.headers.replaceOrAdd(name: "Authorization", value: "Basic \(credentials)")
+            headers.append(("Authorization", "Basic \(credentials)"))
         }
-        if let validators = transfer.key.validators {
-            if let etag = validators.etag { request.headers.replaceOrAdd(name: "If-None-Match", value: etag) }
-            if let lastModified = validators.lastModified { request.headers.replaceOrAdd(name: "If-Modified-Since", value: lastModified) }
-        }
-        return request
+        if let etag = transfer.key.validators?.etag { headers.append(("If-None-Match", etag)) }
+        if let lastModified = transfer.key.validators?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
+        return headers
     }
 
     /// Streams the body, reporting progress and (to progressive callers) the data so far, and

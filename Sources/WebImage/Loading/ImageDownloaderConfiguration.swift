@@ -1,3 +1,5 @@
+public import Foundation
+
 /// Limits, headers and policies of an ``ImageDownloader``, with SDWebImage's defaults.
 public struct ImageDownloaderConfiguration: Sendable {
     /// Which queued download starts next among those of the same priority.
@@ -30,6 +32,17 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// Media types accepted; nil accepts any `image/*` type, and `application/octet-stream` or a
     /// missing type when the bytes sniff as an image.
     public var acceptableContentTypes: Set<String>?
+    /// When to try a failed download again. Default: 2 retries with backoff.
+    public var retryPolicy: RetryPolicy
+    /// Changes each request before it is sent; returning nil cancels the download with
+    /// ``WebImageError/Code/rejected``.
+    public var requestModifier: (@Sendable (DownloadRequest) async -> DownloadRequest?)?
+    /// Changes or refuses each response head; returning nil fails the download with
+    /// ``WebImageError/Code/rejected``.
+    public var responseModifier: (@Sendable (DownloadResponseHead) -> DownloadResponseHead?)?
+    /// Turns the downloaded bytes into the image bytes (for encrypted images); returning nil
+    /// fails the download with ``WebImageError/Code/rejected``.
+    public var decryptor: (@Sendable (Data, DownloadResponseHead) -> Data?)?
 
     /// The `User-Agent` the downloader sends by default.
     public static let userAgent = "swift-web-image/0.1 (Linux; AsyncHTTPClient)"
@@ -47,7 +60,11 @@ public struct ImageDownloaderConfiguration: Sendable {
         maximumBodySize: Int = 50 * 1024 * 1024,
         maximumRedirects: Int = 5,
         acceptableStatusCodes: Range<Int> = 200..<300,
-        acceptableContentTypes: Set<String>? = nil
+        acceptableContentTypes: Set<String>? = nil,
+        retryPolicy: RetryPolicy = RetryPolicy(),
+        requestModifier: (@Sendable (DownloadRequest) async -> DownloadRequest?)? = nil,
+        responseModifier: (@Sendable (DownloadResponseHead) -> DownloadResponseHead?)? = nil,
+        decryptor: (@Sendable (Data, DownloadResponseHead) -> Data?)? = nil
     ) {
         self.maximumConcurrentDownloads = max(1, maximumConcurrentDownloads)
         self.timeout = timeout == .zero ? .seconds(15) : timeout
@@ -59,5 +76,9 @@ public struct ImageDownloaderConfiguration: Sendable {
         self.maximumRedirects = maximumRedirects
         self.acceptableStatusCodes = acceptableStatusCodes
         self.acceptableContentTypes = acceptableContentTypes
+        self.retryPolicy = retryPolicy
+        self.requestModifier = requestModifier
+        self.responseModifier = responseModifier
+        self.decryptor = decryptor
     }
 }

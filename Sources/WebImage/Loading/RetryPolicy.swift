@@ -1,0 +1,65 @@
+public import Foundation
+
+/// When and how long to wait before trying a failed download again: exponential backoff with
+/// full jitter, honouring a server's `Retry-After` up to a cap.
+///
+/// Retried: connection failures, timeouts, 502, 503, 504 and 429. Never retried: other 4xx,
+/// bodies that are not images, cancellations.
+public struct RetryPolicy: Sendable, Equatable {
+    /// Attempts after the first. Default 2.
+    public var maximumRetries: Int
+    /// The backoff before the first retry, doubled for each later one. Default 250 ms.
+    public var baseDelay: Duration
+    /// The longest backoff. Default 8 s.
+    public var maximumDelay: Duration
+    /// The longest `Retry-After` obeyed; a longer one is cut to this. Default 30 s.
+    public var maximumRetryAfter: Duration
+
+    /// No retries.
+    public static let none = RetryPolicy(maximumRetries: 0)
+
+    /// Creates a policy.
+    public init(
+        maximumRetries: Int = 2,
+        baseDelay: Duration = .milliseconds(250),
+        maximumDelay: Duration = .seconds(8),
+        maximumRetryAfter: Duration = .seconds(30)
+    ) {
+        self.maximumRetries = max(0, maximumRetries)
+        self.baseDelay = baseDelay
+        self.maximumDelay = maximumDelay
+        self.maximumRetryAfter = maximumRetryAfter
+    }
+
+    /// Whether a failure is worth another attempt.
+    public func shouldRetry(_ error: WebImageError) -> Bool {
+        switch error.code {
+        case .cannotConnect, .timedOut: true
+        case .badStatus(let status): [429, 502, 503, 504].contains(status)
+        default: false
+        }
+    }
+
+    /// The wait before retry number `attempt` (from 0): the server's `Retry-After` when it
+    /// sent one (capped), else a random duration between zero and `baseDelay × 2^attempt`
+    /// (capped at `maximumDelay`).
+    public func delay(beforeRetry attempt: Int, retryAfter: Duration?) -> Duration {
+        if let retryAfter { return min(retryAfter, maximumRetryAfter) }
+        let ceiling = min(baseDelay * (1 << min(attempt, 30)), maximumDelay)
+        let nanoseconds = MonotonicClock.nanoseconds(ceiling)
+        return .nanoseconds(nanoseconds == 0 ? 0 : UInt64.random(in: 0...nanoseconds))
+    }
+
+    /// Parses `Retry-After`: delay-seconds, or an HTTP date (RFC 9110), relative to `now`.
+    public static func retryAfter(_ header: String?, now: Date = Date()) -> Duration? {
+        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        if let seconds = Int(header) { return .seconds(max(0, seconds)) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: header) else { return nil }
+        return .milliseconds(max(0, Int(date.timeIntervalSince(now) * 1000)))
+    }
+}
+

@@ -323,6 +323,46 @@ struct ImageDownloaderTests {
         }
     }
 
+    @Test("a download cut part-way resumes with Range and If-Range, and the result is whole")
+    func resume() async throws {
+        let body = [UInt8](TestPayload.bytes(7))
+        let changed = [UInt8](TestPayload.bytes(8))
+        try await withDownloader(ImageDownloaderConfiguration(retryPolicy: .none)) { origin, downloader in
+            let image = [("Content-Type", "image/png")]
+            origin.route("/big.png", sequence: [
+                OriginResponse(headers: image, body: body, delivery: .cutShort(after: 2000), etag: "\"v1\"", acceptsRanges: true),
+                OriginResponse(headers: image, body: body, etag: "\"v1\"", acceptsRanges: true),
+            ])
+            await #expect(throws: WebImageError(.connectionLost)) { try await downloader.loadData(origin.url("/big.png")) }
+            let resumed = try await downloader.loadData(origin.url("/big.png"))
+            #expect(resumed.data == Data(body))
+            let second = try #require(origin.requests(to: "/big.png").last)
+            #expect(second.header("Range") == "bytes=2000-" && second.header("If-Range") == "\"v1\"")
+            let served = origin.events.compactMap { event -> Int? in
+                if case .responseFinished(let request, let status, _) = event, request.path == "/big.png" { return status }
+                return nil
+            }
+            #expect(served == [206])
+
+            origin.route("/moving.png", sequence: [
+                OriginResponse(headers: image, body: body, delivery: .cutShort(after: 2000), etag: "\"v1\"", acceptsRanges: true),
+                OriginResponse(headers: image, body: changed, etag: "\"v2\"", acceptsRanges: true),
+            ])
+            await #expect(throws: WebImageError(.connectionLost)) { try await downloader.loadData(origin.url("/moving.png")) }
+            let restarted = try await downloader.loadData(origin.url("/moving.png"))
+            #expect(restarted.data == Data(changed), "a changed image starts over")
+            #expect(origin.requests(to: "/moving.png").last?.header("If-Range") == "\"v1\"")
+
+            origin.route("/plain.png", sequence: [
+                OriginResponse(headers: image, body: body, delivery: .cutShort(after: 2000), etag: "\"v1\""),
+                OriginResponse(headers: image, body: body, etag: "\"v1\""),
+            ])
+            await #expect(throws: WebImageError(.connectionLost)) { try await downloader.loadData(origin.url("/plain.png")) }
+            _ = try await downloader.loadData(origin.url("/plain.png"))
+            #expect(origin.requests(to: "/plain.png").last?.header("Range") == nil, "no Accept-Ranges, no resuming")
+        }
+    }
+
     @Test("a refused connection is a typed error")
     func refused() async throws {
         let origin = try await OriginServer.start()

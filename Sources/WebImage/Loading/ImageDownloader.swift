@@ -37,6 +37,7 @@ public final class ImageDownloader: ImageLoader {
     private let client: HTTPClient
     private let queue = Locked(Queue())
     private let headers: Locked<[(name: String, value: String)]>
+    private let partials: PartialDownloads
     private let logger: Logger
 
     /// Creates a downloader with its own HTTP client, on the shared event loops. Call
@@ -44,6 +45,7 @@ public final class ImageDownloader: ImageLoader {
     public init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(), telemetry: Telemetry = .default) {
         self.configuration = configuration
         headers = Locked(configuration.headers)
+        partials = PartialDownloads(maximumTotalBytes: configuration.maximumResumableBytes)
         var http = HTTPClient.Configuration()
         http.redirectConfiguration = .follow(max: configuration.maximumRedirects, allowCycles: false)
         http.timeout.read = TimeAmount(configuration.timeout)
@@ -217,7 +219,13 @@ public final class ImageDownloader: ImageLoader {
     /// One attempt. `retryAfter` receives the server's `Retry-After`, when a refusal carried one.
     private func fetch(_ transfer: DownloadTransfer, retryAfter: inout Duration?) async throws(WebImageError) -> LoadedData {
         let url = transfer.key.url
+        // A conditional request asks whether the cached copy is current: it never resumes.
+        let resumable = transfer.key.validators == nil ? partials.take(url) : nil
         var prepared = DownloadRequest(url: url, headers: requestHeaders(for: transfer))
+        if let resumable {
+            prepared.headers.append(("Range", "bytes=\(resumable.data.count)-"))
+            prepared.headers.append(("If-Range", resumable.validator))
+        }
         if let modifier = configuration.requestModifier {
             guard let modified = await modifier(prepared) else {
                 throw WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)")
@@ -247,11 +255,12 @@ public final class ImageDownloader: ImageLoader {
             retryAfter = RetryPolicy.retryAfter(head.header("Retry-After"))
             throw WebImageError(.badStatus(status), "\(status) from \(url.absoluteString)")
         }
-        let expected = head.header("Content-Length").flatMap { Int64($0) }
+        let prefix = try Self.resumedPrefix(resumable, head: head, url: url)
+        let expected = head.header("Content-Length").flatMap { Int64($0) }.map { $0 + Int64(prefix.count) }
         if let expected, expected > configuration.maximumBodySize {
             throw WebImageError(.tooLarge, "\(url.absoluteString) declares \(expected) bytes, over \(configuration.maximumBodySize)")
         }
-        var body = try await readBody(response, transfer: transfer, expected: expected)
+        var body = try await readBody(response, transfer: transfer, head: head, prefix: prefix, expected: expected)
         if let decryptor = configuration.decryptor {
             guard let decrypted = decryptor(body, head) else {
                 throw WebImageError(.rejected, "the decryptor refused the bytes of \(url.absoluteString)")
@@ -278,12 +287,25 @@ public final class ImageDownloader: ImageLoader {
         return headers
     }
 
-    /// Streams the body, reporting progress and (to progressive callers) the data so far, and
-    /// stops at the byte cap whether or not the length was declared.
-    private func readBody(_ response: HTTPClientResponse, transfer: DownloadTransfer, expected: Int64?) async throws(WebImageError) -> Data {
-        var body = Data()
+    /// The bytes a 206 continues from: the kept prefix, when the server's `Content-Range` starts
+    /// right after it; nothing for a 200, which sends the whole image again.
+    private static func resumedPrefix(_ resumable: PartialDownloads.Partial?, head: DownloadResponseHead, url: URL) throws(WebImageError) -> Data {
+        guard head.statusCode == 206 else { return Data() }
+        guard let resumable, let range = head.header("Content-Range"), range.hasPrefix("bytes \(resumable.data.count)-") else {
+            throw WebImageError(.connectionLost, "\(url.absoluteString) sent a range that does not continue the kept bytes")
+        }
+        return resumable.data
+    }
+
+    /// Streams the body after `prefix`, reporting progress and (to progressive callers) the data
+    /// so far, and stops at the byte cap whether or not the length was declared. Bytes received
+    /// before a failure or a cancellation are kept for resuming.
+    private func readBody(
+        _ response: HTTPClientResponse, transfer: DownloadTransfer, head: DownloadResponseHead, prefix: Data, expected: Int64?
+    ) async throws(WebImageError) -> Data {
+        var body = prefix
         if let expected { body.reserveCapacity(Int(expected)) }
-        transfer.broadcast(.progress(received: 0, expected: expected))
+        transfer.broadcast(.progress(received: Int64(body.count), expected: expected))
         do {
             for try await part in response.body {
                 guard body.count + part.readableBytes <= configuration.maximumBodySize else {
@@ -298,12 +320,23 @@ public final class ImageDownloader: ImageLoader {
         } catch let error as WebImageError {
             throw error
         } catch {
+            partials.keep(body, for: transfer.key.url, head: head)
             throw Self.classify(error, url: transfer.key.url)
         }
         if let expected, Int64(body.count) != expected {
+            partials.keep(body, for: transfer.key.url, head: head)
             throw WebImageError(.connectionLost, "\(transfer.key.url.absoluteString) ended after \(body.count) of \(expected) bytes")
         }
+        if let total = Self.completeLength(head), body.count != total {
+            throw WebImageError(.connectionLost, "\(transfer.key.url.absoluteString) resumed to \(body.count) of \(total) bytes")
+        }
         return body
+    }
+
+    /// The full length a 206's `Content-Range` names (`bytes a-b/total`).
+    private static func completeLength(_ head: DownloadResponseHead) -> Int? {
+        guard head.statusCode == 206, let range = head.header("Content-Range"), let slash = range.lastIndex(of: "/") else { return nil }
+        return Int(range[range.index(after: slash)...])
     }
 
     private func checkIsImage(_ body: Data, contentType: String?, url: URL) throws(WebImageError) {

@@ -34,6 +34,9 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var acceptableContentTypes: Set<String>?
     /// When to try a failed download again. Default: 2 retries with backoff.
     public var retryPolicy: RetryPolicy
+    /// The bytes of interrupted downloads kept, in all, for resuming them with `Range` and
+    /// `If-Range`. Default 64 MiB; 0 turns resuming off.
+    public var maximumResumableBytes: Int
     /// Changes each request before it is sent; returning nil cancels the download with
     /// ``WebImageError/Code/rejected``.
     public var requestModifier: (@Sendable (DownloadRequest) async -> DownloadRequest?)?
@@ -62,6 +65,7 @@ public struct ImageDownloaderConfiguration: Sendable {
         acceptableStatusCodes: Range<Int> = 200..<300,
         acceptableContentTypes: Set<String>? = nil,
         retryPolicy: RetryPolicy = RetryPolicy(),
+        maximumResumableBytes: Int = 64 * 1024 * 1024,
         requestModifier: (@Sendable (DownloadRequest) async -> DownloadRequest?)? = nil,
         responseModifier: (@Sendable (DownloadResponseHead) -> DownloadResponseHead?)? = nil,
         decryptor: (@Sendable (Data, DownloadResponseHead) -> Data?)? = nil
@@ -77,6 +81,7 @@ public struct ImageDownloaderConfiguration: Sendable {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.acceptableContentTypes = acceptableContentTypes
         self.retryPolicy = retryPolicy
+        self.maximumResumableBytes = maximumResumableBytes
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier
         self.decryptor = decryptor

@@ -1,4 +1,5 @@
 import Foundation
+import MetricsTestKit
 import Synchronization
 import Testing
 import WebImageTestSupport
@@ -361,6 +362,57 @@ struct ImageDownloaderTests {
             _ = try await downloader.loadData(origin.url("/plain.png"))
             #expect(origin.requests(to: "/plain.png").last?.header("Range") == nil, "no Accept-Ranges, no resuming")
         }
+    }
+
+    /// Reads a downloader's events until one transfer ends.
+    private func eventsUntilEnd(_ stream: AsyncStream<DownloadEvent>) async -> [DownloadEvent] {
+        var collected: [DownloadEvent] = []
+        for await event in stream {
+            collected.append(event)
+            switch event {
+            case .finished, .stopped: return collected
+            default: continue
+            }
+        }
+        return collected
+    }
+
+    @Test("each transfer announces start, response and end with its metrics, and reports to swift-metrics")
+    func eventsAndMetrics() async throws {
+        let metrics = TestMetrics()
+        let origin = try await OriginServer.start()
+        let downloader = ImageDownloader(telemetry: Telemetry(metricsFactory: metrics))
+        origin.route("/a.png", .ok(png, contentType: "image/png"))
+        let stream = downloader.events()
+        let loaded = try await downloader.loadData(origin.url("/a.png"))
+        let events = await eventsUntilEnd(stream)
+        #expect(events.count == 3)
+        guard case .started(let url)? = events.first, case .receivedResponse(_, 200)? = events.dropFirst().first,
+              case .finished(_, let measured, nil)? = events.last else {
+            Issue.record("unexpected events \(events)")
+            return
+        }
+        #expect(url == origin.url("/a.png"))
+        #expect(measured.bytes == png.count && measured.attempts == 1 && measured.httpVersion == "HTTP/1.1")
+        #expect(measured.timeToFirstByte != nil && measured.totalTime >= (measured.timeToFirstByte ?? .zero))
+        #expect(loaded.metrics == measured)
+        #expect(try metrics.expectCounter("webimage_downloads_total", [("result", "success")]).totalValue == 1)
+        #expect(try metrics.expectCounter("webimage_download_bytes_total").totalValue == Int64(png.count))
+        #expect(try metrics.expectTimer("webimage_download_duration").values.count == 1)
+
+        origin.route("/slow.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .stall(after: 10)))
+        let stopping = downloader.events()
+        let token = downloader.load(origin.url("/slow.png"), options: LoadRequestOptions()) { _ in }
+        try await origin.waitForRequests(1, to: "/slow.png")
+        token.cancel()
+        let stoppedEvents = await eventsUntilEnd(stopping)
+        guard case .stopped? = stoppedEvents.last else {
+            Issue.record("a cancelled transfer announces stopped, not \(stoppedEvents)")
+            return
+        }
+        #expect(try metrics.expectCounter("webimage_downloads_total", [("result", "cancelled")]).totalValue == 1)
+        try await downloader.shutdown()
+        try await origin.shutdown()
     }
 
     @Test("a refused connection is a typed error")

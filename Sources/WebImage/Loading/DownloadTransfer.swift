@@ -17,6 +17,24 @@ final class DownloadTransfer: Sendable {
         }
     }
 
+    /// When things happened, for ``DownloadMetrics``.
+    struct Timeline {
+        let enqueued = ContinuousClock.now
+        var started: ContinuousClock.Instant?
+        var firstByte: ContinuousClock.Instant?
+        var bytes = 0
+        var httpVersion: String?
+        var attempts = 0
+
+        func metrics(endedAt end: ContinuousClock.Instant) -> DownloadMetrics {
+            let start = started ?? end
+            return DownloadMetrics(
+                queuedTime: start - enqueued, timeToFirstByte: firstByte.map { $0 - start },
+                totalTime: end - start, bytes: bytes, httpVersion: httpVersion, attempts: attempts
+            )
+        }
+    }
+
     struct State {
         var subscribers: [Int: @Sendable (LoadEvent) -> Void] = [:]
         var wantsPartialData: Set<Int> = []
@@ -30,6 +48,7 @@ final class DownloadTransfer: Sendable {
     /// Order of arrival, for FIFO and LIFO.
     let sequence: Int
     let state: Locked<State>
+    let timeline = Locked(Timeline())
 
     init(key: Key, options: LoadRequestOptions, sequence: Int) {
         self.key = key

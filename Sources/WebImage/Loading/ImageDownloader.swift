@@ -38,6 +38,8 @@ public final class ImageDownloader: ImageLoader {
     private let queue = Locked(Queue())
     private let headers: Locked<[(name: String, value: String)]>
     private let partials: PartialDownloads
+    private let observers = Locked<(continuations: [Int: AsyncStream<DownloadEvent>.Continuation], next: Int)>(([:], 0))
+    private let instruments: DownloaderInstruments
     private let logger: Logger
 
     /// Creates a downloader with its own HTTP client, on the shared event loops. Call
@@ -46,6 +48,7 @@ public final class ImageDownloader: ImageLoader {
         self.configuration = configuration
         headers = Locked(configuration.headers)
         partials = PartialDownloads(maximumTotalBytes: configuration.maximumResumableBytes)
+        instruments = DownloaderInstruments(telemetry)
         var http = HTTPClient.Configuration()
         http.redirectConfiguration = .follow(max: configuration.maximumRedirects, allowCycles: false)
         http.timeout.read = TimeAmount(configuration.timeout)
@@ -100,6 +103,24 @@ public final class ImageDownloader: ImageLoader {
     /// The headers sent with every request.
     public var httpHeaders: [(name: String, value: String)] {
         headers.withLock { $0 }
+    }
+
+    /// A new stream of every transfer's events from now on; each call gets its own stream.
+    public func events() -> AsyncStream<DownloadEvent> {
+        let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+        let id = observers.withLock { observers in
+            observers.next += 1
+            observers.continuations[observers.next] = continuation
+            return observers.next
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.observers.withLock { _ = $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    private func announce(_ event: DownloadEvent) {
+        for continuation in observers.withLock({ Array($0.continuations.values) }) { continuation.yield(event) }
     }
 
     /// Cancels every caller of every download.
@@ -190,8 +211,22 @@ public final class ImageDownloader: ImageLoader {
     // MARK: - The transfer
 
     private func run(_ transfer: DownloadTransfer) async {
-        let result = await fetchRetrying(transfer)
+        let url = transfer.key.url
+        transfer.timeline.withLock { $0.started = .now }
+        announce(.started(url))
+        var result = await fetchRetrying(transfer)
+        let metrics = transfer.timeline.withLock { $0.metrics(endedAt: .now) }
+        if case .success(var loaded) = result {
+            loaded.metrics = metrics
+            result = .success(loaded)
+        }
         transferEnded(transfer)
+        instruments.record(result, metrics: metrics)
+        switch result {
+        case .failure(let error) where error.code == .cancelled: announce(.stopped(url))
+        case .failure(let error): announce(.finished(url, metrics, error: error))
+        case .success: announce(.finished(url, metrics, error: nil))
+        }
         transfer.finish(result)
     }
 
@@ -219,6 +254,7 @@ public final class ImageDownloader: ImageLoader {
     /// One attempt. `retryAfter` receives the server's `Retry-After`, when a refusal carried one.
     private func fetch(_ transfer: DownloadTransfer, retryAfter: inout Duration?) async throws(WebImageError) -> LoadedData {
         let url = transfer.key.url
+        transfer.timeline.withLock { $0.attempts += 1 }
         // A conditional request asks whether the cached copy is current: it never resumes.
         let resumable = transfer.key.validators == nil ? partials.take(url) : nil
         var prepared = DownloadRequest(url: url, headers: requestHeaders(for: transfer))
@@ -240,6 +276,11 @@ public final class ImageDownloader: ImageLoader {
         } catch {
             throw Self.classify(error, url: url)
         }
+        transfer.timeline.withLock { timeline in
+            timeline.firstByte = timeline.firstByte ?? .now
+            timeline.httpVersion = "HTTP/\(response.version.major).\(response.version.minor)"
+        }
+        announce(.receivedResponse(url, statusCode: Int(response.status.code)))
         var head = DownloadResponseHead(statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
         if let modifier = configuration.responseModifier {
             guard let modified = modifier(head) else {
@@ -327,6 +368,7 @@ public final class ImageDownloader: ImageLoader {
             partials.keep(body, for: transfer.key.url, head: head)
             throw WebImageError(.connectionLost, "\(transfer.key.url.absoluteString) ended after \(body.count) of \(expected) bytes")
         }
+        transfer.timeline.withLock { $0.bytes = body.count }
         if let total = Self.completeLength(head), body.count != total {
             throw WebImageError(.connectionLost, "\(transfer.key.url.absoluteString) resumed to \(body.count) of \(total) bytes")
         }

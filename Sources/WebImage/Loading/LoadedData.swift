@@ -16,6 +16,8 @@ public struct LoadedData: Sendable {
     public var lastModified: String?
     /// The response's `Cache-Control`.
     public var cacheControl: String?
+    /// How the download went; nil for loaders that do not measure.
+    public var metrics: DownloadMetrics?
 
     /// Creates a result.
     public init(

@@ -18,4 +18,15 @@ public struct MetricName: RawRepresentable, Hashable, Sendable {
     public static let diskCacheBytesWritten = MetricName(rawValue: "webimage_disk_cache_written_bytes_total")
     /// Counter: disk cache I/O errors that the cache survived. Dimension `operation`: `read`, `write`, `remove`, `journal`.
     public static let diskCacheErrors = MetricName(rawValue: "webimage_disk_cache_errors_total")
+
+    /// Counter: downloads that ended. Dimension `result`: `success`, `failure`, `cancelled`, `not_modified`.
+    public static let downloads = MetricName(rawValue: "webimage_downloads_total")
+    /// Counter: body bytes downloaded.
+    public static let downloadBytes = MetricName(rawValue: "webimage_download_bytes_total")
+    /// Timer: from a download's start to its end, retries included.
+    public static let downloadDuration = MetricName(rawValue: "webimage_download_duration")
+    /// Timer: time a download waited in the queue.
+    public static let downloadQueueTime = MetricName(rawValue: "webimage_download_queue_time")
+    /// Timer: from a download's start to its first response head.
+    public static let downloadFirstByte = MetricName(rawValue: "webimage_download_first_byte")
 }

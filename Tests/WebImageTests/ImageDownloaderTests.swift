@@ -149,6 +149,21 @@ struct ImageDownloaderTests {
         }
     }
 
+    @Test("a queued download's priority can change through its token")
+    func priorityChange() async throws {
+        try await withDownloader(ImageDownloaderConfiguration(maximumConcurrentDownloads: 1)) { origin, downloader in
+            for path in ["/a", "/b", "/c"] { origin.route(path, .ok(png, contentType: "image/png")) }
+            let outcomes = Outcomes()
+            downloader.isSuspended = true
+            let tokens = ["/a", "/b", "/c"].map { downloader.load(origin.url($0), options: LoadRequestOptions(), events: outcomes.handler()) }
+            tokens[2].setPriority(.high)
+            tokens[0].setPriority(.low)
+            downloader.isSuspended = false
+            try await outcomes.waitForResults(3)
+            #expect(origin.requests.map(\.path) == ["/c", "/b", "/a"])
+        }
+    }
+
     @Test("a stalled body and a silent server time out")
     func timeouts() async throws {
         try await withDownloader(ImageDownloaderConfiguration(timeout: .milliseconds(300), retryPolicy: .none)) { origin, downloader in

@@ -38,6 +38,8 @@ final class DownloadTransfer: Sendable {
     struct State {
         var subscribers: [Int: @Sendable (LoadEvent) -> Void] = [:]
         var wantsPartialData: Set<Int> = []
+        var subscriberPriorities: [Int: LoadRequestOptions.Priority] = [:]
+        /// The highest priority among the callers: where the transfer waits in the queue.
         var priority: LoadRequestOptions.Priority
         var task: Task<Void, Never>?
         var isQueued = true

@@ -83,13 +83,22 @@ public final class ImageDownloader: ImageLoader {
             }()
             transfer.state.withLock { state in
                 state.subscribers[queue.nextSubscriber] = events
+                state.subscriberPriorities[queue.nextSubscriber] = options.priority
                 if options.progressive { state.wantsPartialData.insert(queue.nextSubscriber) }
-                if options.priority > state.priority { state.priority = options.priority }
+                state.priority = state.subscriberPriorities.values.max() ?? options.priority
             }
             return (transfer, queue.nextSubscriber)
         }
         startWaitingTransfers()
-        return LoadToken { [weak self] in self?.unsubscribe(subscriber, from: transfer) }
+        return LoadToken(
+            onCancel: { [weak self] in self?.unsubscribe(subscriber, from: transfer) },
+            onPriorityChange: { priority in
+                transfer.state.withLock { state in
+                    state.subscriberPriorities[subscriber] = priority
+                    state.priority = state.subscriberPriorities.values.max() ?? priority
+                }
+            }
+        )
     }
 
     /// Sets a header sent with every later request; nil removes it.
@@ -189,6 +198,7 @@ public final class ImageDownloader: ImageLoader {
     private func unsubscribe(_ subscriber: Int, from transfer: DownloadTransfer) {
         let (isEmpty, wasQueued, task) = transfer.state.withLock { state in
             state.subscribers[subscriber] = nil
+            state.subscriberPriorities[subscriber] = nil
             state.wantsPartialData.remove(subscriber)
             return (state.subscribers.isEmpty, state.isQueued, state.task)
         }

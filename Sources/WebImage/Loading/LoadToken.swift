@@ -2,10 +2,22 @@
 /// when every caller sharing it has cancelled.
 public final class LoadToken: Sendable {
     private let onCancel: Locked<(@Sendable () -> Void)?>
+    private let onPriorityChange: (@Sendable (LoadRequestOptions.Priority) -> Void)?
 
-    /// A token that runs `onCancel` once, on the first ``cancel()``.
-    public init(onCancel: @escaping @Sendable () -> Void) {
+    /// A token that runs `onCancel` once, on the first ``cancel()``, and passes priority changes
+    /// to `onPriorityChange` (for loaders with a queue).
+    public init(
+        onCancel: @escaping @Sendable () -> Void,
+        onPriorityChange: (@Sendable (LoadRequestOptions.Priority) -> Void)? = nil
+    ) {
         self.onCancel = Locked(onCancel)
+        self.onPriorityChange = onPriorityChange
+    }
+
+    /// Moves the load within its loader's queue, if it is still waiting there.
+    public func setPriority(_ priority: LoadRequestOptions.Priority) {
+        guard !isCancelled else { return }
+        onPriorityChange?(priority)
     }
 
     /// A token for a load that already ended.

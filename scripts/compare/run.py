@@ -11,11 +11,13 @@ Usage: scripts/compare/run.py [NAME ...] [--repeats N] [--json FILE]
 import argparse
 import json
 import os
+import socket
 import platform
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -41,6 +43,12 @@ class Comparison:
     ours: Side
     peer: Side
     pip_requirements: tuple = ()
+    extra_peers: tuple = ()
+    system_packages: tuple = ()
+
+
+# Run after each comparison, in reverse order: stops servers that a prepare step started.
+CLEANUPS: list = []
 
 
 def mixed_headers(workdir: Path) -> Path:
@@ -81,6 +89,56 @@ def diskcache_comparison(name: str, count: int, size: int) -> Comparison:
     )
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_listener(port: int, attempts: int = 100):
+    """nginx returns before its worker listens: connect until it answers (bounded)."""
+    for _ in range(attempts):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
+
+
+def nginx_origin(count: int, size: int) -> Callable[[Path], Path]:
+    """Starts nginx on 127.0.0.1 serving COUNT distinct files of SIZE bytes; returns their URL list."""
+    def prepare(workdir: Path) -> Path:
+        # nginx's workers run as an unprivileged user when it starts as root: open the path to them.
+        for directory in (workdir.parent, workdir):
+            directory.chmod(0o755)
+        root = workdir / "www"
+        root.mkdir()
+        for index in range(count):
+            (root / f"{index}.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(size - 8))
+        port = free_port()
+        config = workdir / "nginx.conf"
+        config.write_text(f"""worker_processes 1;
+pid {workdir}/nginx.pid;
+error_log {workdir}/error.log;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    sendfile on;
+    keepalive_requests 1000000;
+    types {{ image/png png; }}
+    server {{ listen 127.0.0.1:{port}; root {root}; }}
+}}
+""")
+        subprocess.run(["nginx", "-c", str(config), "-p", str(workdir)], check=True)
+        wait_for_listener(port)
+        CLEANUPS.append(lambda: subprocess.run(["nginx", "-c", str(config), "-p", str(workdir), "-s", "stop"], check=False))
+        urls = workdir / "urls.txt"
+        urls.write_text("\n".join(f"http://127.0.0.1:{port}/{index}.png" for index in range(count)) + "\n")
+        return urls
+    return prepare
+
+
 COMPARISONS = [
     Comparison(
         name="sniff",
@@ -90,6 +148,15 @@ COMPARISONS = [
         peer=Side("python filetype", lambda data: [sys.executable, str(PEERS / "sniff_filetype.py"), str(data), "20"]),
         pip_requirements=("filetype",),
     ),
+    Comparison(
+        name="download",
+        description="2,000 distinct 50 KB files from a local nginx, 16 in flight",
+        prepare=nginx_origin(2000, 50 * 1024),
+        ours=Side("swift-web-image ImageDownloader", lambda urls: [str(WORKLOADS), "download", str(urls), "16"]),
+        peer=Side("curl --parallel --parallel-max 16", lambda urls: [sys.executable, str(PEERS / "curl_parallel.py"), str(urls), "16"]),
+        extra_peers=(Side("wrk -c16 -t1 (loopback limit)", lambda urls: [sys.executable, str(PEERS / "wrk_rate.py"), str(urls), "16"]),),
+        system_packages=("nginx", "wrk", "curl"),
+    ),
     *[diskcache_comparison(name, count, size) for name, count, size in (
         ("diskcache", 1000, 50 * 1024),
         ("diskcache-small", 5000, 2 * 1024),
@@ -98,7 +165,10 @@ COMPARISONS = [
 
 
 def run_side(side: Side, data: Path) -> float:
-    output = subprocess.run(side.command(data), check=True, capture_output=True, text=True).stdout
+    completed = subprocess.run(side.command(data), capture_output=True, text=True)
+    if completed.returncode != 0:
+        raise RuntimeError(f"{side.label} failed ({completed.returncode}): {completed.stderr.strip()[-2000:]}")
+    output = completed.stdout
     result = json.loads(output.strip().splitlines()[-1])
     return result["operations"] / result["seconds"]
 
@@ -110,9 +180,11 @@ def ensure_built():
     subprocess.run(["swift", "build", "-c", "release", "--product", "CompareWorkloads"], cwd=BENCHMARKS, check=True)
 
 
-def ensure_requirements(requirements):
-    if requirements:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *requirements], check=True)
+def ensure_requirements(comparison):
+    if comparison.pip_requirements:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *comparison.pip_requirements], check=True)
+    if comparison.system_packages:
+        subprocess.run([str(ROOT / "scripts" / "install-deps.sh"), *comparison.system_packages], check=True)
 
 
 def machine() -> str:
@@ -139,19 +211,27 @@ def main():
     print(f"{date.today()} on {machine()}")
     with tempfile.TemporaryDirectory() as workdir:
         for comparison in chosen:
-            ensure_requirements(comparison.pip_requirements)
-            data = comparison.prepare(Path(workdir))
-            ours, peer = [], []
-            for _ in range(args.repeats):
-                ours.append(run_side(comparison.ours, data))
-                peer.append(run_side(comparison.peer, data))
-            ours_rate, peer_rate = statistics.median(ours), statistics.median(peer)
+            ensure_requirements(comparison)
+            workspace = Path(workdir) / comparison.name
+            workspace.mkdir()
+            try:
+                data = comparison.prepare(workspace)
+                sides = [comparison.ours, comparison.peer, *comparison.extra_peers]
+                rates = {side.label: [] for side in sides}
+                for _ in range(args.repeats):
+                    for side in sides:
+                        rates[side.label].append(run_side(side, data))
+            finally:
+                while CLEANUPS:
+                    CLEANUPS.pop()()
+            medians = {label: statistics.median(values) for label, values in rates.items()}
+            ours_rate = medians[comparison.ours.label]
             print(f"\n{comparison.name}: {comparison.description}")
-            print(f"  {comparison.ours.label:40} {ours_rate:14,.0f} ops/s")
-            print(f"  {comparison.peer.label:40} {peer_rate:14,.0f} ops/s")
-            print(f"  ratio ours / peer: {ours_rate / peer_rate:.2f}x (median of {args.repeats} alternating runs)")
-            results.append({"name": comparison.name, "ours": ours_rate, "peer": peer_rate,
-                            "ratio": ours_rate / peer_rate, "machine": machine(), "date": str(date.today())})
+            for side in sides:
+                print(f"  {side.label:40} {medians[side.label]:14,.0f} ops/s")
+            for side in sides[1:]:
+                print(f"  ratio ours / {side.label}: {ours_rate / medians[side.label]:.2f}x (median of {args.repeats} alternating runs)")
+            results.append({"name": comparison.name, "rates": medians, "machine": machine(), "date": str(date.today())})
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import WebImage
 
 /// Runs one named workload on an input file and prints `{"operations": N, "seconds": S}`, the
@@ -7,7 +8,16 @@ import WebImage
 /// a peer tool on the same input. Built in release by `scripts/compare/run.py`.
 @main
 enum CompareWorkloads {
-    static func main() throws {
+    static func main() async {
+        do {
+            try await run()
+        } catch {
+            FileHandle.standardError.write(Data("CompareWorkloads failed: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    private static func run() async throws {
         let arguments = CommandLine.arguments.dropFirst()
         guard arguments.count == 3, let workload = arguments.first, let rounds = Int(arguments.last!) else {
             FileHandle.standardError.write(Data("usage: CompareWorkloads WORKLOAD INPUT ROUNDS\n".utf8))
@@ -19,6 +29,8 @@ enum CompareWorkloads {
             report(try measure(rounds: rounds) { sniffRecords(input) })
         case "memory-hit":
             report(try memoryHitWorkload(threads: Int(String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 1, rounds: rounds))
+        case "download":
+            report(try await downloadWorkload(urlList: input, concurrency: rounds))
         case "diskcache":
             report(try diskCacheWorkload(spec: input, rounds: rounds))
         default:
@@ -90,6 +102,50 @@ enum CompareWorkloads {
                 precondition(hits == rounds * keys.count)
             }
             return threads * rounds * keys.count
+        }
+    }
+
+    /// The `download` workload: every URL of the list (one per line) through one
+    /// `ImageDownloader` with `concurrency` downloads in flight, started through the callback API
+    /// all at once (the downloader queues them); each body is checked non-empty.
+    private static func downloadWorkload(urlList: [UInt8], concurrency: Int) async throws -> (operations: Int, seconds: Double) {
+        let urls = String(decoding: urlList, as: UTF8.self).split(separator: "\n").compactMap { URL(string: String($0)) }
+        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency, retryPolicy: .none))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let failures: Int = await withCheckedContinuation { continuation in
+            let remaining = Counter(urls.count, whenZero: continuation)
+            for url in urls {
+                _ = downloader.load(url, options: LoadRequestOptions()) { event in
+                    guard case .finished(let result) = event else { return }
+                    remaining.countDown(failed: (try? result.get().data.isEmpty) != false)
+                }
+            }
+        }
+        let elapsed = clock.now - start
+        try await downloader.shutdown()
+        guard failures == 0 else { throw WebImageError(.connectionLost, "\(failures) downloads failed") }
+        return (urls.count, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Counts finished downloads down to zero, then resumes with how many failed.
+    private final class Counter: Sendable {
+        private let state: Mutex<(remaining: Int, failures: Int)>
+        private let continuation: CheckedContinuation<Int, Never>
+
+        init(_ count: Int, whenZero continuation: CheckedContinuation<Int, Never>) {
+            state = Mutex((count, 0))
+            self.continuation = continuation
+            if count == 0 { continuation.resume(returning: 0) }
+        }
+
+        func countDown(failed: Bool) {
+            let done: Int? = state.withLock { state in
+                state.remaining -= 1
+                if failed { state.failures += 1 }
+                return state.remaining == 0 ? state.failures : nil
+            }
+            if let done { continuation.resume(returning: done) }
         }
     }
 

@@ -59,10 +59,19 @@ public final class ImageDownloader: ImageLoader {
         logger = telemetry.logger("downloader")
     }
 
+    /// The shared downloader, with the default configuration, for the life of the process.
+    public static let shared = ImageDownloader()
+
     /// Cancels every download and releases the HTTP client.
     public func shutdown() async throws {
         cancelAllDownloads()
         try await client.shutdown()
+    }
+
+    deinit {
+        // AsyncHTTPClient traps when a client is released without a shutdown; a downloader that
+        // was never shut down releases its client in the background instead.
+        client.shutdown { _ in }
     }
 
     public func canLoad(_ url: URL) -> Bool {

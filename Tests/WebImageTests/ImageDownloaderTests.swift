@@ -430,6 +430,21 @@ struct ImageDownloaderTests {
         try await origin.shutdown()
     }
 
+    @Test("with handleCookies, cookies go through Foundation's cookie storage; without it, none are sent")
+    func cookies() async throws {
+        try await withDownloader { origin, downloader in
+            let name = "session\(UInt32.random(in: 0...UInt32.max))"
+            origin.route("/login.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Set-Cookie", "\(name)=abc; Path=/")], body: png))
+            origin.route("/private.png", .ok(png, contentType: "image/png"))
+            let withCookies = LoadRequestOptions(handleCookies: true)
+            _ = try await downloader.loadData(origin.url("/login.png"), options: withCookies)
+            _ = try await downloader.loadData(origin.url("/private.png"), options: withCookies)
+            #expect(origin.requests(to: "/private.png").last?.header("Cookie")?.contains("\(name)=abc") == true)
+            _ = try await downloader.loadData(origin.url("/private.png"))
+            #expect(origin.requests(to: "/private.png").last?.header("Cookie") == nil)
+        }
+    }
+
     @Test("a refused connection is a typed error")
     func refused() async throws {
         let origin = try await OriginServer.start()

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 public import Foundation
+import FoundationNetworking
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -301,6 +302,7 @@ public final class ImageDownloader: ImageLoader {
         }
         announce(.receivedResponse(url, statusCode: Int(response.status.code)))
         var head = DownloadResponseHead(statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
+        if transfer.key.handleCookies { Self.storeCookies(from: head, for: url) }
         if let modifier = configuration.responseModifier {
             guard let modified = modifier(head) else {
                 throw WebImageError(.rejected, "the response modifier refused \(url.absoluteString)")
@@ -341,6 +343,9 @@ public final class ImageDownloader: ImageLoader {
         if let username = configuration.username, let password = configuration.password {
             let credentials = Data("\(username):\(password)".utf8).base64EncodedString()
             headers.append(("Authorization", "Basic \(credentials)"))
+        }
+        if transfer.key.handleCookies, let cookies = HTTPCookieStorage.shared.cookies(for: transfer.key.url), !cookies.isEmpty {
+            headers.append(contentsOf: HTTPCookie.requestHeaderFields(with: cookies).map { ($0.key, $0.value) })
         }
         if let etag = transfer.key.validators?.etag { headers.append(("If-None-Match", etag)) }
         if let lastModified = transfer.key.validators?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
@@ -392,6 +397,14 @@ public final class ImageDownloader: ImageLoader {
             throw WebImageError(.connectionLost, "\(transfer.key.url.absoluteString) resumed to \(body.count) of \(total) bytes")
         }
         return body
+    }
+
+    /// Keeps the response's cookies in Foundation's shared cookie storage, as URLSession would.
+    private static func storeCookies(from head: DownloadResponseHead, for url: URL) {
+        let cookies = head.headers.filter { $0.name.lowercased() == "set-cookie" }.flatMap { header in
+            HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": header.value], for: url)
+        }
+        if !cookies.isEmpty { HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: nil) }
     }
 
     /// The full length a 206's `Content-Range` names (`bytes a-b/total`).

@@ -2,6 +2,7 @@ public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1 with an ephemeral port, scripted per path by tests.
@@ -33,19 +34,27 @@ public final class OriginServer: Sendable {
 
     /// The port the server listens on.
     public let port: Int
+    /// Whether the server speaks HTTPS (with ``TestCertificate``, self-signed).
+    public let usesTLS: Bool
     private let listener: any Channel
     let state: Mutex<State>
     private let log = EventLog<OriginEvent>()
 
-    private init(listener: any Channel) {
+    private init(listener: any Channel, usesTLS: Bool) {
         self.listener = listener
+        self.usesTLS = usesTLS
         self.port = listener.localAddress?.port ?? 0
         self.state = Mutex(State())
     }
 
-    /// Starts a server on 127.0.0.1 with a port the system picks.
-    public static func start() async throws -> OriginServer {
+    /// Starts a server on 127.0.0.1 with a port the system picks; with `tls`, an HTTPS server
+    /// whose certificate is self-signed (a verifying client refuses it).
+    public static func start(tls: Bool = false) async throws -> OriginServer {
         let box = ServerBox()
+        let sslContext = try tls ? NIOSSLContext(configuration: .makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(TestCertificate.certificatePEM.utf8)).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(TestCertificate.privateKeyPEM.utf8), format: .pem))
+        )) : nil
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -53,19 +62,22 @@ public final class OriginServer: Sendable {
                 guard let server = box.server else { return channel.close() }
                 let connectionID = server.register(channel)
                 return channel.eventLoop.makeCompletedFuture {
+                    if let sslContext {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(OriginHandler(server: server, connectionID: connectionID))
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        let server = OriginServer(listener: listener)
+        let server = OriginServer(listener: listener, usesTLS: tls)
         box.server = server
         return server
     }
 
-    /// `http://127.0.0.1:PORT`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:PORT`, or `https://` for a TLS server.
+    public var baseURL: String { "\(usesTLS ? "https" : "http")://127.0.0.1:\(port)" }
 
     /// The absolute URL of a path on this server (`path` starts with `/`).
     public func url(_ path: String) -> URL {

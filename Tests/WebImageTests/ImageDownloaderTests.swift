@@ -445,6 +445,25 @@ struct ImageDownloaderTests {
         }
     }
 
+    @Test("a certificate that does not verify is refused unless the request allows it")
+    func invalidCertificates() async throws {
+        let origin = try await OriginServer.start(tls: true)
+        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(retryPolicy: .none))
+        origin.route("/secure.png", .ok(png, contentType: "image/png"))
+        #expect(origin.baseURL.hasPrefix("https://"))
+        do {
+            _ = try await downloader.loadData(origin.url("/secure.png"))
+            Issue.record("a self-signed certificate must not verify")
+        } catch {
+            #expect(error.code == .insecureConnection, "\(error)")
+            #expect(!error.isTransient)
+        }
+        let allowed = try await downloader.loadData(origin.url("/secure.png"), options: LoadRequestOptions(allowInvalidCertificates: true))
+        #expect(allowed.data == Data(png))
+        try await downloader.shutdown()
+        try await origin.shutdown()
+    }
+
     @Test("a refused connection is a typed error")
     func refused() async throws {
         let origin = try await OriginServer.start()

@@ -4,6 +4,7 @@ import FoundationNetworking
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 #if canImport(Glibc)
 import Glibc
@@ -36,6 +37,9 @@ public final class ImageDownloader: ImageLoader {
     }
 
     private let client: HTTPClient
+    /// The client for requests that accept certificates which do not verify; it shares nothing
+    /// with the verifying one, so a lax connection is never reused for a strict request.
+    private let laxClient: HTTPClient
     private let queue = Locked(Queue())
     private let headers: Locked<[(name: String, value: String)]>
     private let partials: PartialDownloads
@@ -55,8 +59,16 @@ public final class ImageDownloader: ImageLoader {
         http.timeout.read = TimeAmount(configuration.timeout)
         http.timeout.connect = TimeAmount(min(configuration.timeout, .seconds(10)))
         http.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8, configuration.maximumConcurrentDownloads)
+        // The retry policy retries with backoff; the pool's own silent retries would only delay
+        // a refused connection or a bad certificate until the connect timeout.
+        http.connectionPool.retryConnectionEstablishment = false
         http.decompression = .enabled(limit: .size(configuration.maximumBodySize))
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+        var lax = http
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        lax.tlsConfiguration = tls
+        laxClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: lax)
         logger = telemetry.logger("downloader")
     }
 
@@ -67,12 +79,14 @@ public final class ImageDownloader: ImageLoader {
     public func shutdown() async throws {
         cancelAllDownloads()
         try await client.shutdown()
+        try await laxClient.shutdown()
     }
 
     deinit {
         // AsyncHTTPClient traps when a client is released without a shutdown; a downloader that
-        // was never shut down releases its client in the background instead.
+        // was never shut down releases its clients in the background instead.
         client.shutdown { _ in }
+        laxClient.shutdown { _ in }
     }
 
     public func canLoad(_ url: URL) -> Bool {
@@ -292,7 +306,8 @@ public final class ImageDownloader: ImageLoader {
         for header in prepared.headers { request.headers.add(name: header.name, value: header.value) }
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(request, timeout: TimeAmount(configuration.timeout), logger: logger)
+            let chosen = transfer.key.allowInvalidCertificates ? laxClient : client
+            response = try await chosen.execute(request, timeout: TimeAmount(configuration.timeout), logger: logger)
         } catch {
             throw Self.classify(error, url: url)
         }
@@ -451,6 +466,9 @@ public final class ImageDownloader: ImageLoader {
             default:
                 return WebImageError(.connectionLost, detail, underlying: client)
             }
+        }
+        if error is NIOSSLError || error is BoringSSLError {
+            return WebImageError(.insecureConnection, detail, underlying: error)
         }
         if let io = error as? IOError {
             switch io.errnoCode {

@@ -23,6 +23,8 @@ public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible
         case cannotConnect
         /// The connection closed before the whole response arrived.
         case connectionLost
+        /// TLS failed: the server's certificate did not verify, or the handshake broke down.
+        case insecureConnection
         /// Redirects went past the limit, or looped.
         case tooManyRedirects
         /// The body or the image is larger than the configured limit.

@@ -124,8 +124,11 @@ struct ImageDownloaderTests {
             let outcomes = Outcomes()
             let tokens = (0..<10).map { _ in downloader.load(origin.url("/slow.png"), options: LoadRequestOptions(), events: outcomes.handler()) }
             try await origin.waitForRequests(1, to: "/slow.png")
+            let clock = ContinuousClock()
+            let cancelled = clock.now
             for token in tokens { token.cancel() }
             try await origin.waitForAbandonedResponse(to: "/slow.png", timeout: .seconds(5))
+            #expect(clock.now - cancelled < .milliseconds(100), "the issue's bound for the origin to see the close")
             #expect(outcomes.all.isEmpty)
         }
     }
@@ -219,6 +222,17 @@ struct ImageDownloaderTests {
             let stale = LoadRequestOptions(validators: HTTPValidators(etag: "\"v1\"", lastModified: nil))
             let fresh = try await downloader.loadData(origin.url("/tagged.png"), options: stale)
             #expect(fresh.etag == "\"v2\"")
+        }
+    }
+
+    @Test("Cache-Control: no-store marks the bytes as not for caching")
+    func noStore() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/private.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "private, No-Store")], body: png))
+            origin.route("/public.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=60")], body: png))
+            let privateImage = try await downloader.loadData(origin.url("/private.png"))
+            let publicImage = try await downloader.loadData(origin.url("/public.png"))
+            #expect(!privateImage.isStorable && publicImage.isStorable)
         }
     }
 

@@ -44,6 +44,17 @@ func loadCached(_ url: String, cache: ImageCache, fetch: (String) async throws -
     return image
 }
 
+func fetchAvatar(_ url: URL, cachedETag: String?) async throws -> Data? {
+    let downloader = ImageDownloader.shared
+    let options = LoadRequestOptions(priority: .high, validators: HTTPValidators(etag: cachedETag, lastModified: nil))
+    do {
+        let loaded = try await downloader.loadData(url, options: options)
+        return loaded.isStorable ? loaded.data : nil        // ETag, Last-Modified, metrics ride along
+    } catch let error where error.code == .notModified {
+        return nil                                          // keep the cached copy
+    }
+}
+
 func shouldRetry(_ error: WebImageError) -> Bool {
     switch error.code {
     case .badStatus(404), .notAnImage: false
@@ -93,6 +104,17 @@ struct ReadmeExamplesTests {
         #expect(try await loadCached("https://x.com/a.png", cache: cache, fetch: fetch).pixelWidth == 64)
         #expect(try await loadCached("https://x.com/a.png", cache: cache, fetch: fetch).pixelWidth == 64)
         #expect(fetches.withLock { $0 } == 1)
+    }
+
+    @Test("fetchAvatar() downloads, then keeps the cached copy on 304")
+    func downloaderExample() async throws {
+        let origin = try await OriginServer.start()
+        let png = Array(try Fixture.data("gradient-rgba.png"))
+        origin.route("/me.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, etag: "\"7\""))
+        #expect(try await fetchAvatar(origin.url("/me.png"), cachedETag: nil) == Data(png))
+        #expect(try await fetchAvatar(origin.url("/me.png"), cachedETag: "\"7\"") == nil)
+        #expect(origin.requests(to: "/me.png").last?.header("If-None-Match") == "\"7\"")
+        try await origin.shutdown()
     }
 
     @Test("remember() returns what it stored")

@@ -19,6 +19,12 @@ public struct LoadedData: Sendable {
     /// How the download went; nil for loaders that do not measure.
     public var metrics: DownloadMetrics?
 
+    /// Whether a cache may keep these bytes: false when the response said `Cache-Control: no-store`.
+    public var isStorable: Bool {
+        guard let cacheControl else { return true }
+        return !cacheControl.lowercased().split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "no-store" }
+    }
+
     /// Creates a result.
     public init(
         data: Data, url: URL, statusCode: Int? = nil, contentType: String? = nil,

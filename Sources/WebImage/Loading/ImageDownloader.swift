@@ -29,7 +29,7 @@ public final class ImageDownloader: ImageLoader {
 
     private struct Queue {
         var transfers: [DownloadTransfer.Key: DownloadTransfer] = [:]
-        var waiting: [DownloadTransfer] = []
+        var waiting = DownloadQueue()
         var running = 0
         var nextSequence = 0
         var nextSubscriber = 0
@@ -102,25 +102,30 @@ public final class ImageDownloader: ImageLoader {
                 queue.nextSequence += 1
                 let created = DownloadTransfer(key: key, options: options, sequence: queue.nextSequence)
                 queue.transfers[key] = created
-                queue.waiting.append(created)
+                queue.waiting.append(created, priority: options.priority)
                 return created
             }()
-            transfer.state.withLock { state in
+            let (before, after) = transfer.state.withLock { state in
+                let before = state.priority
                 state.subscribers[queue.nextSubscriber] = events
                 state.subscriberPriorities[queue.nextSubscriber] = options.priority
                 if options.progressive { state.wantsPartialData.insert(queue.nextSubscriber) }
                 state.priority = state.subscriberPriorities.values.max() ?? options.priority
+                return (before, state.priority)
             }
+            if after != before { queue.waiting.move(transfer, to: after) }
             return (transfer, queue.nextSubscriber)
         }
         startWaitingTransfers()
         return LoadToken(
             onCancel: { [weak self] in self?.unsubscribe(subscriber, from: transfer) },
-            onPriorityChange: { priority in
-                transfer.state.withLock { state in
+            onPriorityChange: { [weak self] priority in
+                let updated = transfer.state.withLock { state in
                     state.subscriberPriorities[subscriber] = priority
                     state.priority = state.subscriberPriorities.values.max() ?? priority
+                    return state.priority
                 }
+                self?.queue.withLock { $0.waiting.move(transfer, to: updated) }
             }
         )
     }
@@ -161,7 +166,7 @@ public final class ImageDownloader: ImageLoader {
         let transfers = queue.withLock { queue in
             defer {
                 queue.transfers = [:]
-                queue.waiting = []
+                queue.waiting = DownloadQueue()
             }
             return Array(queue.transfers.values)
         }
@@ -203,19 +208,12 @@ public final class ImageDownloader: ImageLoader {
     /// oldest (FIFO) or newest (LIFO) of that priority.
     private func nextTransferToStart() -> DownloadTransfer? {
         queue.withLock { queue in
-            guard !queue.isSuspended, queue.running < configuration.maximumConcurrentDownloads, !queue.waiting.isEmpty else {
+            guard !queue.isSuspended, queue.running < configuration.maximumConcurrentDownloads,
+                  let next = queue.waiting.next(lifo: configuration.executionOrder == .lifo) else {
                 return nil
             }
-            let lifo = configuration.executionOrder == .lifo
-            let priorities = queue.waiting.map { $0.state.withLock { $0.priority } }
-            var best = 0
-            for index in queue.waiting.indices.dropFirst() {
-                let (candidate, current) = (priorities[index], priorities[best])
-                let newer = queue.waiting[index].sequence > queue.waiting[best].sequence
-                if candidate > current || (candidate == current && newer == lifo) { best = index }
-            }
             queue.running += 1
-            return queue.waiting.remove(at: best)
+            return next
         }
     }
 
@@ -229,7 +227,7 @@ public final class ImageDownloader: ImageLoader {
         guard isEmpty else { return }
         queue.withLock { queue in
             if queue.transfers[transfer.key] === transfer { queue.transfers[transfer.key] = nil }
-            if wasQueued { queue.waiting.removeAll { $0 === transfer } }
+            if wasQueued { queue.waiting.remove(transfer) }
         }
         task?.cancel()
     }
@@ -302,42 +300,97 @@ public final class ImageDownloader: ImageLoader {
             }
             prepared = modified
         }
-        var request = HTTPClientRequest(url: prepared.url.absoluteString)
-        for header in prepared.headers { request.headers.add(name: header.name, value: header.value) }
-        let response: HTTPClientResponse
+        let collector = makeCollector(for: transfer, resumable: resumable)
+        let body: Data
         do {
+            let request = try HTTPClient.Request(url: prepared.url.absoluteString, headers: HTTPHeaders(prepared.headers))
             let chosen = transfer.key.allowInvalidCertificates ? laxClient : client
-            response = try await chosen.execute(request, timeout: TimeAmount(configuration.timeout), logger: logger)
+            let task = chosen.execute(request: request, delegate: collector, logger: logger)
+            let buffer = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+            body = Data(buffer.readableBytesView)
         } catch {
+            if let refusal = collector.refusal {
+                retryAfter = refusal.retryAfter
+                throw refusal.error
+            }
+            if let accepted = collector.accepted { partials.keep(collector.receivedSoFar, for: url, head: accepted.head) }
             throw Self.classify(error, url: url)
         }
-        transfer.timeline.withLock { timeline in
-            timeline.firstByte = timeline.firstByte ?? .now
-            timeline.httpVersion = "HTTP/\(response.version.major).\(response.version.minor)"
-        }
-        announce(.receivedResponse(url, statusCode: Int(response.status.code)))
-        var head = DownloadResponseHead(statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
-        if transfer.key.handleCookies { Self.storeCookies(from: head, for: url) }
-        if let modifier = configuration.responseModifier {
-            guard let modified = modifier(head) else {
-                throw WebImageError(.rejected, "the response modifier refused \(url.absoluteString)")
+        guard let accepted = collector.accepted else { throw WebImageError(.connectionLost, "\(url.absoluteString) sent no response head") }
+        return try finish(body, accepted: accepted, transfer: transfer)
+    }
+
+    /// The delegate that reads one attempt's response, with the downloader's rules for its head.
+    private func makeCollector(for transfer: DownloadTransfer, resumable: PartialDownloads.Partial?) -> BodyCollector {
+        let url = transfer.key.url
+        let configuration = configuration
+        return BodyCollector(maximumSize: configuration.maximumBodySize, judge: { [self] response in
+            transfer.timeline.withLock { timeline in
+                timeline.firstByte = timeline.firstByte ?? .now
+                timeline.httpVersion = "HTTP/\(response.version.major).\(response.version.minor)"
             }
-            head = modified
-        }
+            announce(.receivedResponse(url, statusCode: Int(response.status.code)))
+            var head = DownloadResponseHead(statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
+            if transfer.key.handleCookies { Self.storeCookies(from: head, for: url) }
+            if let modifier = configuration.responseModifier {
+                guard let modified = modifier(head) else {
+                    return .failure(.init(error: WebImageError(.rejected, "the response modifier refused \(url.absoluteString)"), retryAfter: nil))
+                }
+                head = modified
+            }
+            return Self.judge(head, url: url, conditional: transfer.key.validators != nil, resumable: resumable, configuration: configuration)
+        }, progress: { received, expected, snapshot in
+            transfer.broadcast(.progress(received: Int64(received), expected: expected))
+            if transfer.state.withLock({ !$0.wantsPartialData.isEmpty }) {
+                transfer.broadcast(.partialData(LoadedData(data: snapshot(), url: url)))
+            }
+        })
+    }
+
+    /// Whether a response head carries an image this download can use.
+    private static func judge(
+        _ head: DownloadResponseHead, url: URL, conditional: Bool, resumable: PartialDownloads.Partial?,
+        configuration: ImageDownloaderConfiguration
+    ) -> Result<BodyCollector.Accepted, BodyCollector.Refused> {
         let status = head.statusCode
-        if status == 304, transfer.options.validators != nil {
-            throw WebImageError(.notModified, "\(url.absoluteString) has not changed")
+        if status == 304, conditional {
+            return .failure(.init(error: WebImageError(.notModified, "\(url.absoluteString) has not changed"), retryAfter: nil))
         }
         guard configuration.acceptableStatusCodes.contains(status) else {
-            retryAfter = RetryPolicy.retryAfter(head.header("Retry-After"))
-            throw WebImageError(.badStatus(status), "\(status) from \(url.absoluteString)")
+            let error = WebImageError(.badStatus(status), "\(status) from \(url.absoluteString)")
+            return .failure(.init(error: error, retryAfter: RetryPolicy.retryAfter(head.header("Retry-After"))))
         }
-        let prefix = try Self.resumedPrefix(resumable, head: head, url: url)
+        let prefix: Data
+        do throws(WebImageError) {
+            prefix = try resumedPrefix(resumable, head: head, url: url)
+        } catch {
+            return .failure(.init(error: error, retryAfter: nil))
+        }
         let expected = head.header("Content-Length").flatMap { Int64($0) }.map { $0 + Int64(prefix.count) }
         if let expected, expected > configuration.maximumBodySize {
-            throw WebImageError(.tooLarge, "\(url.absoluteString) declares \(expected) bytes, over \(configuration.maximumBodySize)")
+            let error = WebImageError(.tooLarge, "\(url.absoluteString) declares \(expected) bytes, over \(configuration.maximumBodySize)")
+            return .failure(.init(error: error, retryAfter: nil))
         }
-        var body = try await readBody(response, transfer: transfer, head: head, prefix: prefix, expected: expected)
+        return .success(.init(head: head, prefix: prefix, expected: expected))
+    }
+
+    /// Checks a complete body against what its head promised, decrypts it, and checks it is an image.
+    private func finish(_ received: Data, accepted: BodyCollector.Accepted, transfer: DownloadTransfer) throws(WebImageError) -> LoadedData {
+        let url = transfer.key.url
+        let head = accepted.head
+        if let expected = accepted.expected, Int64(received.count) != expected {
+            partials.keep(received, for: url, head: head)
+            throw WebImageError(.connectionLost, "\(url.absoluteString) ended after \(received.count) of \(expected) bytes")
+        }
+        transfer.timeline.withLock { $0.bytes = received.count }
+        if let total = Self.completeLength(head), received.count != total {
+            throw WebImageError(.connectionLost, "\(url.absoluteString) resumed to \(received.count) of \(total) bytes")
+        }
+        var body = received
         if let decryptor = configuration.decryptor {
             guard let decrypted = decryptor(body, head) else {
                 throw WebImageError(.rejected, "the decryptor refused the bytes of \(url.absoluteString)")
@@ -347,7 +400,7 @@ public final class ImageDownloader: ImageLoader {
         let contentType = head.header("Content-Type")
         try checkIsImage(body, contentType: contentType, url: url)
         return LoadedData(
-            data: body, url: url, statusCode: status, contentType: contentType,
+            data: body, url: url, statusCode: head.statusCode, contentType: contentType,
             etag: head.header("ETag"), lastModified: head.header("Last-Modified"), cacheControl: head.header("Cache-Control")
         )
     }
@@ -375,43 +428,6 @@ public final class ImageDownloader: ImageLoader {
             throw WebImageError(.connectionLost, "\(url.absoluteString) sent a range that does not continue the kept bytes")
         }
         return resumable.data
-    }
-
-    /// Streams the body after `prefix`, reporting progress and (to progressive callers) the data
-    /// so far, and stops at the byte cap whether or not the length was declared. Bytes received
-    /// before a failure or a cancellation are kept for resuming.
-    private func readBody(
-        _ response: HTTPClientResponse, transfer: DownloadTransfer, head: DownloadResponseHead, prefix: Data, expected: Int64?
-    ) async throws(WebImageError) -> Data {
-        var body = prefix
-        if let expected { body.reserveCapacity(Int(expected)) }
-        transfer.broadcast(.progress(received: Int64(body.count), expected: expected))
-        do {
-            for try await part in response.body {
-                guard body.count + part.readableBytes <= configuration.maximumBodySize else {
-                    throw WebImageError(.tooLarge, "\(transfer.key.url.absoluteString) sent more than \(configuration.maximumBodySize) bytes")
-                }
-                body.append(contentsOf: part.readableBytesView)
-                transfer.broadcast(.progress(received: Int64(body.count), expected: expected))
-                if transfer.options.progressive || transfer.state.withLock({ !$0.wantsPartialData.isEmpty }) {
-                    transfer.broadcast(.partialData(LoadedData(data: body, url: transfer.key.url)))
-                }
-            }
-        } catch let error as WebImageError {
-            throw error
-        } catch {
-            partials.keep(body, for: transfer.key.url, head: head)
-            throw Self.classify(error, url: transfer.key.url)
-        }
-        if let expected, Int64(body.count) != expected {
-            partials.keep(body, for: transfer.key.url, head: head)
-            throw WebImageError(.connectionLost, "\(transfer.key.url.absoluteString) ended after \(body.count) of \(expected) bytes")
-        }
-        transfer.timeline.withLock { $0.bytes = body.count }
-        if let total = Self.completeLength(head), body.count != total {
-            throw WebImageError(.connectionLost, "\(transfer.key.url.absoluteString) resumed to \(body.count) of \(total) bytes")
-        }
-        return body
     }
 
     /// Keeps the response's cookies in Foundation's shared cookie storage, as URLSession would.

@@ -1,0 +1,87 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Reads one response on its event loop through AsyncHTTPClient's delegate API, so that the body's
+/// pieces never hop to the task pool one by one: the head is judged the moment it arrives (a
+/// refusal stops the transfer before its body), pieces are appended under the byte cap, and
+/// `progress` hears about each piece. The finished body crosses to the caller once.
+final class BodyCollector: HTTPClientResponseDelegate {
+    typealias Response = ByteBuffer
+
+    /// What the judge makes of a head: go on with this head (after the response modifier), the
+    /// bytes a range continues, and the full length expected.
+    struct Accepted: Sendable {
+        let head: DownloadResponseHead
+        let prefix: Data
+        let expected: Int64?
+    }
+
+    /// A refusal, with the server's `Retry-After` when it sent one.
+    struct Refused: Error {
+        let error: WebImageError
+        let retryAfter: Duration?
+    }
+
+    private struct State {
+        var accepted: Accepted?
+        var body = ByteBuffer()
+        var refusal: Refused?
+    }
+
+    private let state = Locked(State())
+    private let maximumSize: Int
+    private let judge: @Sendable (HTTPResponseHead) -> Result<Accepted, Refused>
+    private let progress: @Sendable (_ received: Int, _ expected: Int64?, _ snapshot: () -> Data) -> Void
+
+    init(
+        maximumSize: Int,
+        judge: @escaping @Sendable (HTTPResponseHead) -> Result<Accepted, Refused>,
+        progress: @escaping @Sendable (_ received: Int, _ expected: Int64?, _ snapshot: () -> Data) -> Void
+    ) {
+        self.maximumSize = maximumSize
+        self.judge = judge
+        self.progress = progress
+    }
+
+    /// The head the judge accepted, if it did.
+    var accepted: Accepted? { state.withLock { $0.accepted } }
+    /// Why the judge refused the head, if it did.
+    var refusal: Refused? { state.withLock { $0.refusal } }
+    /// Everything received so far, the resumed prefix included.
+    var receivedSoFar: Data { state.withLock { Data($0.body.readableBytesView) } }
+
+    func didReceiveHead(task: HTTPClient.Task<ByteBuffer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        switch judge(head) {
+        case .failure(let refused):
+            state.withLock { $0.refusal = refused }
+            return task.eventLoop.makeFailedFuture(refused.error)
+        case .success(let accepted):
+            let received = state.withLock { state in
+                state.accepted = accepted
+                state.body.writeBytes(accepted.prefix)
+                return state.body.readableBytes
+            }
+            progress(received, accepted.expected) { accepted.prefix }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<ByteBuffer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let received: Int? = state.withLock { state in
+            guard state.body.readableBytes + buffer.readableBytes <= maximumSize else { return nil }
+            state.body.writeImmutableBuffer(buffer)
+            return state.body.readableBytes
+        }
+        guard let received else {
+            return task.eventLoop.makeFailedFuture(WebImageError(.tooLarge, "the body went past \(maximumSize) bytes"))
+        }
+        progress(received, accepted?.expected) { self.receivedSoFar }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<ByteBuffer>) throws -> ByteBuffer {
+        state.withLock { $0.body }
+    }
+}

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// The request a download is about to send, as a request modifier sees and changes it.
-public struct DownloadRequest: Sendable {
+public struct DownloadRequest: Sendable, HTTPHeaderLookup {
     /// The URL to fetch.
     public var url: URL
     /// The headers to send, in order.
@@ -11,10 +11,5 @@ public struct DownloadRequest: Sendable {
     public init(url: URL, headers: [(name: String, value: String)]) {
         self.url = url
         self.headers = headers
-    }
-
-    /// The first value of a header, matched without regard to case.
-    public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }

@@ -1,6 +1,6 @@
 /// The status and headers of a download's response, as a response modifier and a decryptor
 /// see them.
-public struct DownloadResponseHead: Sendable {
+public struct DownloadResponseHead: Sendable, HTTPHeaderLookup {
     /// The status code.
     public var statusCode: Int
     /// The headers, in order.
@@ -10,10 +10,5 @@ public struct DownloadResponseHead: Sendable {
     public init(statusCode: Int, headers: [(name: String, value: String)]) {
         self.statusCode = statusCode
         self.headers = headers
-    }
-
-    /// The first value of a header, matched without regard to case.
-    public func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 }

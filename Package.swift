@@ -64,7 +64,6 @@ let package = Package(
             dependencies: [
                 "WebImage", "WebImageTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             resources: [.copy("DemoImages")],
             swiftSettings: strictSwift

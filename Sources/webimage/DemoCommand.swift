@@ -1,5 +1,4 @@
 import ArgumentParser
-import AsyncHTTPClient
 import Foundation
 import WebImage
 import WebImageTestSupport
@@ -21,7 +20,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let origin = try await OriginServer.start()
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let downloader = ImageDownloader()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         print("Origin server listening on \(origin.baseURL); disk cache in \(directory.path)\n")
@@ -31,34 +30,33 @@ struct DemoCommand: AsyncParsableCommand {
                 origin.route("/" + name, .ok(try Self.bundledImage(name), contentType: contentType))
             }
             let cold = ImageCache(disk: try DiskCache(directory: directory))
-            for (name, _) in Self.images { print(try await load(origin.baseURL + "/" + name, cache: cold, client: client).line) }
+            for (name, _) in Self.images { print(try await load(origin.url("/" + name), cache: cold, downloader: downloader).line) }
             cold.disk?.close()
             let warm = ImageCache(disk: try DiskCache(directory: directory))
             for _ in 0..<2 {
-                for (name, _) in Self.images { print(try await load(origin.baseURL + "/" + name, cache: warm, client: client).line) }
+                for (name, _) in Self.images { print(try await load(origin.url("/" + name), cache: warm, downloader: downloader).line) }
             }
         } catch {
-            try? await client.shutdown()
+            try? await downloader.shutdown()
             try? await origin.shutdown()
             throw error
         }
-        try await client.shutdown()
+        try await downloader.shutdown()
         try await origin.shutdown()
         print("\n\(origin.requests.count) requests reached the origin; the rest came from the disk or memory cache.")
     }
 
     /// Memory, then disk, then the network; what the network brings is decoded (when a coder
     /// exists for it) and cached.
-    private func load(_ url: String, cache: ImageCache, client: HTTPClient) async throws -> Row {
+    private func load(_ url: URL, cache: ImageCache, downloader: ImageDownloader) async throws -> Row {
         let clock = ContinuousClock()
         let start = clock.now
-        let key = CacheKey(url)
+        let key = CacheKey(url.absoluteString)
         let cached = await cache.query(key, options: .queryMemoryData)
         if cached.isHit, let data = cached.data {
             return Row(url: url, source: cached.cacheType == .memory ? "memory" : "disk", data: data, image: cached.image, elapsed: clock.now - start)
         }
-        let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(15))
-        let data = Data(try await response.body.collect(upTo: 50 * 1024 * 1024).readableBytesView)
+        let data = try await downloader.loadData(url).data
         let image = try? CodersManager.shared.decode(data)
         if let image { try await cache.store(image, data: data, for: key) }
         return Row(url: url, source: "network", data: data, image: image, elapsed: clock.now - start)
@@ -74,14 +72,14 @@ struct DemoCommand: AsyncParsableCommand {
     private struct Row {
         static let header = "path".padding(28) + "from".padding(9) + "format".padding(8) + "size".padding(10)
             + "bytes".padding(8) + "decoded".padding(9) + "time"
-        let url: String
+        let url: URL
         let source: String
         let data: Data
         let image: Image?
         let elapsed: Duration
 
         var line: String {
-            let path = URL(string: url)?.path ?? url
+            let path = url.path
             let header = try? ImageHeader(data: data)
             let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
             return path.padding(28) + source.padding(9) + (header?.format.rawValue ?? "?").padding(8)

@@ -29,7 +29,13 @@ extension DiskCache {
     /// process holds it, or the directory is not writable).
     static func acquireLock(root: String, policy: DiskCacheConfiguration.LockPolicy) -> Int32? {
         guard let descriptor = try? FileSystem.open(root + "/lock", O_RDWR | O_CREAT) else { return nil }
-        let acquired = (try? FileSystem.lockExclusively(descriptor, wait: policy == .wait, path: root + "/lock")) ?? false
+        // A process being spawned holds a copy of every open file until its exec closes them,
+        // so a lock this process just released can look held for a moment: try a few times.
+        var acquired = false
+        for attempt in 0..<5 where !acquired {
+            if attempt > 0 { usleep(10_000) }
+            acquired = (try? FileSystem.lockExclusively(descriptor, wait: policy == .wait, path: root + "/lock")) ?? false
+        }
         guard acquired else {
             Glibc.close(descriptor)
             return nil

@@ -39,7 +39,6 @@ let package = Package(
                 "CTurboJPEG", "CPNG", "CGIF", "CWebP", "CWebImageCodecs", "CZlib",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

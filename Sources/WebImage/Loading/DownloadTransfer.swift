@@ -41,12 +41,8 @@ final class DownloadTransfer: Sendable {
         var subscriberPriorities: [Int: LoadRequestOptions.Priority] = [:]
         /// The highest priority among the callers: where the transfer waits in the queue.
         var priority: LoadRequestOptions.Priority
+        var task: Task<Void, Never>?
         var isQueued = true
-        /// Set when every caller has gone; the running attempt or retry wait is then stopped.
-        var isCancelled = false
-        /// Stops whatever the transfer is doing now (an HTTP request, a retry wait, a modifier).
-        var stopCurrentWork: (@Sendable () -> Void)?
-        var isComplete = false
     }
 
     let key: Key
@@ -61,38 +57,6 @@ final class DownloadTransfer: Sendable {
         self.options = options
         self.sequence = sequence
         state = Locked(State(priority: options.priority))
-    }
-
-    /// Registers how to stop the work now under way; false (and nothing kept) when the transfer
-    /// was already cancelled, in which case the caller stops the work itself.
-    func setCurrentWork(stop: @escaping @Sendable () -> Void) -> Bool {
-        state.withLock { state in
-            guard !state.isCancelled else { return false }
-            state.stopCurrentWork = stop
-            return true
-        }
-    }
-
-    /// Cancels the transfer: the work under way stops, and the transfer ends as cancelled.
-    func cancel() {
-        let stop = state.withLock { state in
-            state.isCancelled = true
-            defer { state.stopCurrentWork = nil }
-            return state.stopCurrentWork
-        }
-        stop?()
-    }
-
-    var isCancelled: Bool {
-        state.withLock { $0.isCancelled }
-    }
-
-    /// True once, for whoever ends the transfer first.
-    func claimCompletion() -> Bool {
-        state.withLock { state in
-            defer { state.isComplete = true }
-            return !state.isComplete
-        }
     }
 
     /// Sends an event to every caller still subscribed (partial data only to those who asked).

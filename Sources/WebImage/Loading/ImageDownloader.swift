@@ -4,7 +4,6 @@ import FoundationNetworking
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import NIOSSL
 
 #if canImport(Glibc)
@@ -172,8 +171,11 @@ public final class ImageDownloader: ImageLoader {
             return Array(queue.transfers.values)
         }
         for transfer in transfers {
-            transfer.state.withLock { $0.subscribers = [:] }
-            transfer.cancel()
+            let task = transfer.state.withLock { state in
+                state.subscribers = [:]
+                return state.task
+            }
+            task?.cancel()
         }
     }
 
@@ -195,10 +197,10 @@ public final class ImageDownloader: ImageLoader {
 
     private func startWaitingTransfers() {
         while let transfer = nextTransferToStart() {
-            transfer.state.withLock { $0.isQueued = false }
-            transfer.timeline.withLock { $0.started = .now }
-            announce(.started(transfer.key.url))
-            attempt(transfer, number: 0)
+            transfer.state.withLock { state in
+                state.isQueued = false
+                state.task = Task { [self] in await self.run(transfer) }
+            }
         }
     }
 
@@ -216,20 +218,18 @@ public final class ImageDownloader: ImageLoader {
     }
 
     private func unsubscribe(_ subscriber: Int, from transfer: DownloadTransfer) {
-        let (isEmpty, wasQueued) = transfer.state.withLock { state in
+        let (isEmpty, wasQueued, task) = transfer.state.withLock { state in
             state.subscribers[subscriber] = nil
             state.subscriberPriorities[subscriber] = nil
             state.wantsPartialData.remove(subscriber)
-            return (state.subscribers.isEmpty, state.isQueued)
+            return (state.subscribers.isEmpty, state.isQueued, state.task)
         }
         guard isEmpty else { return }
-        let dequeued = queue.withLock { queue in
+        queue.withLock { queue in
             if queue.transfers[transfer.key] === transfer { queue.transfers[transfer.key] = nil }
-            return wasQueued && queue.waiting.remove(transfer)
+            if wasQueued { queue.waiting.remove(transfer) }
         }
-        transfer.cancel()
-        // A transfer taken off the queue before it started has no attempt to end it.
-        if dequeued, transfer.claimCompletion() { transfer.finish(.failure(WebImageError(.cancelled))) }
+        task?.cancel()
     }
 
     private func transferEnded(_ transfer: DownloadTransfer) {
@@ -241,16 +241,12 @@ public final class ImageDownloader: ImageLoader {
     }
 
     // MARK: - The transfer
-    //
-    // A transfer runs on the event loops, without a Swift task of its own: each attempt is an
-    // AsyncHTTPClient request whose completion decides what comes next (finish, or a retry
-    // scheduled on an event loop). Only a request modifier, which is async, runs in a task.
 
-    /// Ends a transfer once: metrics, the queue slot, events, then every caller's result.
-    private func complete(_ transfer: DownloadTransfer, _ outcome: Result<LoadedData, WebImageError>) {
-        guard transfer.claimCompletion() else { return }
+    private func run(_ transfer: DownloadTransfer) async {
         let url = transfer.key.url
-        var result = outcome
+        transfer.timeline.withLock { $0.started = .now }
+        announce(.started(url))
+        var result = await fetchRetrying(transfer)
         let metrics = transfer.timeline.withLock { $0.metrics(endedAt: .now) }
         if case .success(var loaded) = result {
             loaded.metrics = metrics
@@ -266,9 +262,29 @@ public final class ImageDownloader: ImageLoader {
         transfer.finish(result)
     }
 
-    /// Starts attempt `number` (from 0).
-    private func attempt(_ transfer: DownloadTransfer, number: Int) {
-        guard !transfer.isCancelled else { return complete(transfer, .failure(WebImageError(.cancelled))) }
+    /// Fetches, retrying transient failures as the retry policy says.
+    private func fetchRetrying(_ transfer: DownloadTransfer) async -> Result<LoadedData, WebImageError> {
+        let policy = configuration.retryPolicy
+        var attempt = 0
+        while true {
+            var retryAfter: Duration?
+            do throws(WebImageError) {
+                return .success(try await fetch(transfer, retryAfter: &retryAfter))
+            } catch {
+                guard attempt < policy.maximumRetries, policy.shouldRetry(error), !Task.isCancelled else { return .failure(error) }
+                logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(attempt + 1)"])
+                do {
+                    try await Task.sleep(for: policy.delay(beforeRetry: attempt, retryAfter: retryAfter))
+                } catch {
+                    return .failure(WebImageError(.cancelled))
+                }
+                attempt += 1
+            }
+        }
+    }
+
+    /// One attempt. `retryAfter` receives the server's `Retry-After`, when a refusal carried one.
+    private func fetch(_ transfer: DownloadTransfer, retryAfter: inout Duration?) async throws(WebImageError) -> LoadedData {
         let url = transfer.key.url
         transfer.timeline.withLock { $0.attempts += 1 }
         // A conditional request asks whether the cached copy is current: it never resumes.
@@ -278,63 +294,34 @@ public final class ImageDownloader: ImageLoader {
             prepared.headers.append(("Range", "bytes=\(resumable.data.count)-"))
             prepared.headers.append(("If-Range", resumable.validator))
         }
-        guard let modifier = configuration.requestModifier else {
-            return send(prepared, transfer: transfer, resumable: resumable, number: number)
-        }
-        let task = Task {
+        if let modifier = configuration.requestModifier {
             guard let modified = await modifier(prepared) else {
-                return complete(transfer, .failure(WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)")))
+                throw WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)")
             }
-            send(modified, transfer: transfer, resumable: resumable, number: number)
+            prepared = modified
         }
-        if !transfer.setCurrentWork(stop: { task.cancel() }) { task.cancel() }
-    }
-
-    private func send(_ prepared: DownloadRequest, transfer: DownloadTransfer, resumable: PartialDownloads.Partial?, number: Int) {
-        let url = transfer.key.url
         let collector = makeCollector(for: transfer, resumable: resumable)
-        let request: HTTPClient.Request
+        let body: Data
         do {
-            request = try HTTPClient.Request(url: prepared.url.absoluteString, headers: HTTPHeaders(prepared.headers))
-        } catch {
-            return complete(transfer, .failure(WebImageError(.invalidURL, "\(prepared.url.absoluteString): \(error)", underlying: error)))
-        }
-        let chosen = transfer.key.allowInvalidCertificates ? laxClient : client
-        let task = chosen.execute(request: request, delegate: collector, logger: logger)
-        if !transfer.setCurrentWork(stop: { task.cancel() }) { task.cancel() }
-        task.futureResult.whenComplete { [self] result in
-            switch result {
-            case .success(let buffer):
-                guard let accepted = collector.accepted else {
-                    return retryOrComplete(transfer, WebImageError(.connectionLost, "\(url.absoluteString) sent no response head"), retryAfter: nil, number: number)
-                }
-                do throws(WebImageError) {
-                    complete(transfer, .success(try finish(Data(buffer.readableBytesView), accepted: accepted, transfer: transfer)))
-                } catch {
-                    retryOrComplete(transfer, error, retryAfter: nil, number: number)
-                }
-            case .failure(let error):
-                if let refusal = collector.refusal {
-                    return retryOrComplete(transfer, refusal.error, retryAfter: refusal.retryAfter, number: number)
-                }
-                if let accepted = collector.accepted { partials.keep(collector.receivedSoFar, for: url, head: accepted.head) }
-                retryOrComplete(transfer, Self.classify(error, url: url), retryAfter: nil, number: number)
+            let request = try HTTPClient.Request(url: prepared.url.absoluteString, headers: HTTPHeaders(prepared.headers))
+            let chosen = transfer.key.allowInvalidCertificates ? laxClient : client
+            let task = chosen.execute(request: request, delegate: collector, logger: logger)
+            let buffer = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
             }
+            body = Data(buffer.readableBytesView)
+        } catch {
+            if let refusal = collector.refusal {
+                retryAfter = refusal.retryAfter
+                throw refusal.error
+            }
+            if let accepted = collector.accepted { partials.keep(collector.receivedSoFar, for: url, head: accepted.head) }
+            throw Self.classify(error, url: url)
         }
-    }
-
-    /// Schedules the next attempt when the retry policy allows one, else ends the transfer.
-    private func retryOrComplete(_ transfer: DownloadTransfer, _ error: WebImageError, retryAfter: Duration?, number: Int) {
-        let policy = configuration.retryPolicy
-        guard !transfer.isCancelled else { return complete(transfer, .failure(WebImageError(.cancelled))) }
-        guard number < policy.maximumRetries, policy.shouldRetry(error) else { return complete(transfer, .failure(error)) }
-        logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(number + 2)"])
-        let delay = TimeAmount(policy.delay(beforeRetry: number, retryAfter: retryAfter))
-        let scheduled = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: delay) { [self] in
-            attempt(transfer, number: number + 1)
-        }
-        scheduled.futureResult.whenFailure { [self] _ in complete(transfer, .failure(WebImageError(.cancelled))) }
-        if !transfer.setCurrentWork(stop: { scheduled.cancel() }) { scheduled.cancel() }
+        guard let accepted = collector.accepted else { throw WebImageError(.connectionLost, "\(url.absoluteString) sent no response head") }
+        return try finish(body, accepted: accepted, transfer: transfer)
     }
 
     /// The delegate that reads one attempt's response, with the downloader's rules for its head.

@@ -1,0 +1,110 @@
+public import Foundation
+import CWebP
+
+/// WebP through libwebp: lossy, lossless and alpha, decoded to RGBA and premultiplied the same
+/// way as every other coder here (so lossless files match other decoders exactly), scaled in the
+/// decoder for thumbnails; animations through `WebPAnimDecoder`,
+/// each frame the composed canvas, with durations (under 0.011 s becomes 0.1 s, as for GIF)
+/// and the loop count. Canvas size and frame count are checked against the limits first.
+public struct WebPCoder: ImageCoder {
+    /// Creates the coder.
+    public init() {}
+
+    public func canDecode(_ format: ImageFormat) -> Bool { format == .webP }
+
+    public func canEncode(to format: ImageFormat) -> Bool { false }
+
+    public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
+        throw WebImageError(.unsupportedFormat, "WebP encoding is not available yet")
+    }
+
+    public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
+        let result = data.withUnsafeBytes { bytes in
+            Result { () throws(WebImageError) in try decode(bytes.bindMemory(to: UInt8.self), options: options) }
+        }
+        return try result.get()
+    }
+
+    private func decode(_ bytes: UnsafeBufferPointer<UInt8>, options: DecodeOptions) throws(WebImageError) -> Image {
+        var features = WebPBitstreamFeatures()
+        guard WebPGetFeatures(bytes.baseAddress, bytes.count, &features) == VP8_STATUS_OK else {
+            throw WebImageError(.decodeFailed, "WebP header unreadable")
+        }
+        try options.limits.check(width: Int(features.width), height: Int(features.height), inputSize: bytes.count)
+        if features.has_animation != 0 && !options.firstFrameOnly {
+            return try decodeAnimation(bytes, options: options)
+        }
+        if features.has_animation != 0 {
+            return try decodeAnimation(bytes, options: options, frameLimit: 1)
+        }
+        return try decodeStill(bytes, features: features, options: options)
+    }
+
+    private func decodeStill(_ bytes: UnsafeBufferPointer<UInt8>, features: WebPBitstreamFeatures, options: DecodeOptions) throws(WebImageError) -> Image {
+        var config = WebPDecoderConfig()
+        guard WebPInitDecoderConfig(&config) != 0 else { throw WebImageError(.decodeFailed, "libwebp version mismatch") }
+        let (width, height) = Self.outputSize(Int(features.width), Int(features.height), thumbnail: options.thumbnail)
+        if (width, height) != (Int(features.width), Int(features.height)) {
+            config.options.use_scaling = 1
+            config.options.scaled_width = Int32(width)
+            config.options.scaled_height = Int32(height)
+        }
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        let status = pixels.withUnsafeMutableBufferPointer { buffer -> VP8StatusCode in
+            config.output.colorspace = MODE_RGBA
+            config.output.is_external_memory = 1
+            config.output.u.RGBA.rgba = buffer.baseAddress
+            config.output.u.RGBA.stride = Int32(width * 4)
+            config.output.u.RGBA.size = buffer.count
+            return WebPDecode(bytes.baseAddress, bytes.count, &config)
+        }
+        guard status == VP8_STATUS_OK else { throw WebImageError(.decodeFailed, "WebP: status \(status.rawValue)") }
+        return Image(pixels: PixelBuffer(width: width, height: height, straightRGBA: pixels), scale: options.scale,
+                     sourceFormat: .webP, hasAlpha: features.has_alpha != 0)
+    }
+
+    private func decodeAnimation(_ bytes: UnsafeBufferPointer<UInt8>, options: DecodeOptions, frameLimit: Int = .max) throws(WebImageError) -> Image {
+        var decoderOptions = WebPAnimDecoderOptions()
+        guard WebPAnimDecoderOptionsInit(&decoderOptions) != 0 else { throw WebImageError(.decodeFailed, "libwebp version mismatch") }
+        decoderOptions.color_mode = MODE_RGBA
+        decoderOptions.use_threads = 0
+        var data = WebPData(bytes: bytes.baseAddress, size: bytes.count)
+        guard let decoder = WebPAnimDecoderNew(&data, &decoderOptions) else {
+            throw WebImageError(.decodeFailed, "WebP animation unreadable")
+        }
+        defer { WebPAnimDecoderDelete(decoder) }
+        var info = WebPAnimInfo()
+        guard WebPAnimDecoderGetInfo(decoder, &info) != 0 else { throw WebImageError(.decodeFailed, "WebP animation info unreadable") }
+        let width = Int(info.canvas_width), height = Int(info.canvas_height)
+        let frameCount = min(Int(info.frame_count), frameLimit)
+        try options.limits.check(width: width, height: height * max(1, frameCount), inputSize: bytes.count)
+        var frames: [ImageFrame] = []
+        var previousTimestamp: Int32 = 0
+        while frames.count < frameCount, WebPAnimDecoderHasMoreFrames(decoder) != 0 {
+            var buffer: UnsafeMutablePointer<UInt8>?
+            var timestamp: Int32 = 0
+            guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
+                throw WebImageError(.decodeFailed, "WebP frame \(frames.count) is corrupt")
+            }
+            let milliseconds = Int(timestamp - previousTimestamp)
+            previousTimestamp = timestamp
+            let pixels = [UInt8](UnsafeBufferPointer(start: buffer, count: width * height * 4))
+            frames.append(ImageFrame(pixels: PixelBuffer(width: width, height: height, straightRGBA: pixels),
+                                     duration: milliseconds < 11 ? .milliseconds(100) : .milliseconds(milliseconds)))
+        }
+        guard !frames.isEmpty else { throw WebImageError(.decodeFailed, "WebP animation has no frame") }
+        return Image(frames: frames, loopCount: Int(info.loop_count), scale: options.scale, sourceFormat: .webP,
+                     hasAlpha: frames.contains { !$0.pixels.isOpaque })
+    }
+
+    /// The size to decode at: the thumbnail's box when one is asked for and it is smaller,
+    /// keeping the aspect ratio when the thumbnail says so.
+    private static func outputSize(_ width: Int, _ height: Int, thumbnail: CacheKey.Thumbnail?) -> (Int, Int) {
+        guard let thumbnail, thumbnail.width > 0, thumbnail.height > 0, thumbnail.width < width || thumbnail.height < height else {
+            return (width, height)
+        }
+        guard thumbnail.preservesAspectRatio else { return (min(width, thumbnail.width), min(height, thumbnail.height)) }
+        let scale = min(Double(thumbnail.width) / Double(width), Double(thumbnail.height) / Double(height))
+        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+import WebImage
+
+@Suite("WebP coder")
+struct WebPCoderTests {
+    @Test("lossless WebP matches Pillow's decode exactly, alpha included")
+    func lossless() throws {
+        let expected = try PillowFrames.load("gradient-lossless-webp.json")
+        let image = try WebPCoder().decode(try Fixture.data("gradient-lossless.webp"), options: DecodeOptions())
+        #expect(image.hasAlpha && !image.isAnimated && image.sourceFormat == .webP)
+        #expect(image.pixels == expected.pixels(0))
+    }
+
+    @Test("lossy WebP is within 2 of Pillow's decode on every channel")
+    func lossy() throws {
+        let expected = try PillowFrames.load("gradient-lossy-webp.json")
+        let image = try WebPCoder().decode(try Fixture.data("gradient-lossy.webp"), options: DecodeOptions())
+        let difference = zip(image.pixels.bytes, expected.pixels(0).bytes).map { abs(Int($0) - Int($1)) }.max() ?? 99
+        #expect(difference <= 2)
+    }
+
+    @Test("animated WebP: each composed frame exact, durations by the 0.011 s rule, the loop count")
+    func animated() throws {
+        let expected = try PillowFrames.load("animated-webp-frames.json")
+        let image = try WebPCoder().decode(try Fixture.data("animated-lossless.webp"), options: DecodeOptions())
+        #expect(image.frames.count == 3 && image.loopCount == 3)
+        #expect(image.frames.map(\.duration) == [.milliseconds(80), .milliseconds(120), .milliseconds(100)], "written as 80, 120 and 5 ms")
+        for index in 0..<3 { #expect(image.frames[index].pixels == expected.pixels(index), "frame \(index)") }
+        #expect(try WebPCoder().decode(try Fixture.data("animated-lossless.webp"), options: DecodeOptions(firstFrameOnly: true)).frames.count == 1)
+    }
+
+    @Test("thumbnails are scaled in the decoder; limits and truncation are typed errors")
+    func optionsAndFailures() throws {
+        let data = try Fixture.data("gradient-lossy.webp")
+        let thumbnail = try WebPCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 32, height: 32)))
+        #expect((thumbnail.pixelWidth, thumbnail.pixelHeight) == (32, 24), "aspect ratio kept inside 32x32")
+        #expect(throws: WebImageError(.tooLarge)) {
+            try WebPCoder().decode(data, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 100)))
+        }
+        let animated = try Fixture.data("animated-lossless.webp")
+        #expect(throws: WebImageError(.tooLarge)) {
+            try WebPCoder().decode(animated, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 32 * 24 * 2)))
+        }
+        for cut in [data.prefix(20), data.prefix(data.count / 2), animated.prefix(animated.count / 2)] {
+            #expect(throws: WebImageError(.decodeFailed)) { try WebPCoder().decode(cut, options: DecodeOptions()) }
+        }
+        #expect(try CodersManager().decode(animated).frames.count == 3)
+    }
+}

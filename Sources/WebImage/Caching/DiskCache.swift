@@ -387,10 +387,7 @@ public final class DiskCache: Sendable {
         }
         defer { Glibc.close(descriptor) }
         do throws(WebImageError) {
-            let result = data.withUnsafeBytes { bytes in
-                Result { () throws(WebImageError) in try FileSystem.writeAll(descriptor, bytes, path: path) }
-            }
-            try result.get()
+            try data.withTypedBytes { bytes throws(WebImageError) in try FileSystem.writeAll(descriptor, bytes, path: path) }
             if configuration.synchronousWrites { try FileSystem.sync(descriptor, path: path) }
         } catch {
             try? FileSystem.unlink(path)

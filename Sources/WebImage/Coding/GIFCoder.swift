@@ -19,10 +19,7 @@ public struct GIFCoder: ImageCoder {
     }
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
-        let result = data.withUnsafeBytes { bytes in
-            Result { () throws(WebImageError) in try decode(bytes, options: options) }
-        }
-        return try result.get()
+        try data.withTypedBytes { bytes throws(WebImageError) in try decode(bytes, options: options) }
     }
 
     /// The bytes giflib reads from, through its read callback.

@@ -18,10 +18,7 @@ public struct JPEGCoder: ImageCoder {
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
         guard let handle = tjInitDecompress() else { throw WebImageError(.decodeFailed, "TurboJPEG could not start") }
         defer { tjDestroy(handle) }
-        let result = data.withUnsafeBytes { bytes in
-            Result { () throws(WebImageError) in try decode(bytes, handle: handle, options: options) }
-        }
-        return try result.get()
+        return try data.withTypedBytes { bytes throws(WebImageError) in try decode(bytes, handle: handle, options: options) }
     }
 
     private func decode(_ bytes: UnsafeRawBufferPointer, handle: tjhandle, options: DecodeOptions) throws(WebImageError) -> Image {

@@ -13,10 +13,7 @@ public struct PNGCoder: ImageCoder {
     public func canEncode(to format: ImageFormat) -> Bool { format == .png }
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
-        let result = data.withUnsafeBytes { bytes in
-            Result { () throws(WebImageError) in try decode(bytes, options: options) }
-        }
-        return try result.get()
+        try data.withTypedBytes { bytes throws(WebImageError) in try decode(bytes, options: options) }
     }
 
     private func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(WebImageError) -> Image {

@@ -19,10 +19,7 @@ public struct WebPCoder: ImageCoder {
     }
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
-        let result = data.withUnsafeBytes { bytes in
-            Result { () throws(WebImageError) in try decode(bytes.bindMemory(to: UInt8.self), options: options) }
-        }
-        return try result.get()
+        try data.withTypedBytes { bytes throws(WebImageError) in try decode(bytes.bindMemory(to: UInt8.self), options: options) }
     }
 
     private func decode(_ bytes: UnsafeBufferPointer<UInt8>, options: DecodeOptions) throws(WebImageError) -> Image {

@@ -2,7 +2,8 @@ public import Foundation
 import CTurboJPEG
 
 /// JPEG through libjpeg-turbo's TurboJPEG API: decoding to premultiplied RGBA (alpha is always
-/// opaque), DCT-domain scaling for thumbnails, and encoding at a quality.
+/// opaque) with the EXIF orientation read (the pixels stay as stored; ``Image/orientation`` says
+/// how to turn them), DCT-domain scaling for thumbnails, and encoding at a quality.
 ///
 /// A file that ends before its image data does is a ``WebImageError/Code/decodeFailed``, not a
 /// grey-filled success; other recoverable corruption that libjpeg works around (stray bytes
@@ -46,7 +47,7 @@ public struct JPEGCoder: ImageCoder {
         }
         return Image(
             pixels: PixelBuffer(width: outputWidth, height: outputHeight, premultipliedRGBA: pixels),
-            scale: options.scale, sourceFormat: .jpeg, hasAlpha: false
+            scale: options.scale, orientation: ExifReader.orientation(inJPEG: bytes) ?? .up, sourceFormat: .jpeg, hasAlpha: false
         )
     }
 

@@ -47,4 +47,27 @@ struct WebPCoderTests {
         }
         #expect(try CodersManager().decode(animated).frames.count == 3)
     }
+
+    @Test("lossless encoding round-trips; lossy is smaller and close")
+    func encodeStill() throws {
+        let source = try WebPCoder().decode(try Fixture.data("gradient-lossless.webp"), options: DecodeOptions())
+        let lossless = try WebPCoder().encode(source, as: .webP, options: EncodeOptions(lossless: true))
+        #expect(ImageFormat(sniffing: lossless) == .webP)
+        #expect(try WebPCoder().decode(lossless, options: DecodeOptions()).pixels == source.pixels)
+        let lossy = try WebPCoder().encode(source, as: .webP, options: EncodeOptions(quality: 0.8))
+        let back = try WebPCoder().decode(lossy, options: DecodeOptions())
+        let difference = zip(back.pixels.bytes, source.pixels.bytes).map { abs(Int($0) - Int($1)) }.max() ?? 99
+        #expect(difference <= 24)
+        #expect(try CodersManager().encode(source, as: .webP).count > 0)
+    }
+
+    @Test("an animation encodes with its frames, durations and loop count")
+    func encodeAnimation() throws {
+        let source = try WebPCoder().decode(try Fixture.data("animated-lossless.webp"), options: DecodeOptions())
+        let encoded = try WebPCoder().encode(source, as: .webP, options: EncodeOptions(lossless: true))
+        let back = try WebPCoder().decode(encoded, options: DecodeOptions())
+        #expect(back.frames.count == 3 && back.loopCount == 3)
+        #expect(back.frames.map(\.duration) == source.frames.map(\.duration))
+        for index in 0..<3 { #expect(back.frames[index].pixels == source.frames[index].pixels, "frame \(index)") }
+    }
 }

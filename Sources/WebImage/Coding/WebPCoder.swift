@@ -6,16 +6,71 @@ import CWebP
 /// decoder for thumbnails; animations through `WebPAnimDecoder`,
 /// each frame the composed canvas, with durations (under 0.011 s becomes 0.1 s, as for GIF)
 /// and the loop count. Canvas size and frame count are checked against the limits first.
+/// Encodes still (lossy or lossless) and animated WebP.
 public struct WebPCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 
     public func canDecode(_ format: ImageFormat) -> Bool { format == .webP }
 
-    public func canEncode(to format: ImageFormat) -> Bool { false }
+    public func canEncode(to format: ImageFormat) -> Bool { format == .webP }
 
+    /// Encodes lossy at ``EncodeOptions/quality``, or lossless with ``EncodeOptions/lossless``;
+    /// an animated image becomes an animated WebP with its durations and loop count.
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
-        throw WebImageError(.unsupportedFormat, "WebP encoding is not available yet")
+        guard format == .webP else { throw WebImageError(.unsupportedFormat, "WebPCoder encodes only WebP") }
+        return image.isAnimated ? try encodeAnimation(image, options: options) : try encodeStill(image.pixels, options: options)
+    }
+
+    private func encodeStill(_ pixels: PixelBuffer, options: EncodeOptions) throws(WebImageError) -> Data {
+        let straight = pixels.straightRGBA()
+        var output: UnsafeMutablePointer<UInt8>?
+        let size = options.lossless
+            ? WebPEncodeLosslessRGBA(straight, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bytesPerRow), &output)
+            : WebPEncodeRGBA(straight, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bytesPerRow), Float(options.quality * 100), &output)
+        defer { WebPFree(output) }
+        guard size > 0, let output else { throw WebImageError(.encodeFailed, "libwebp could not encode \(pixels.width)x\(pixels.height)") }
+        return Data(bytes: output, count: size)
+    }
+
+    private func encodeAnimation(_ image: Image, options: EncodeOptions) throws(WebImageError) -> Data {
+        var encoderOptions = WebPAnimEncoderOptions()
+        guard WebPAnimEncoderOptionsInit(&encoderOptions) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
+        encoderOptions.anim_params.loop_count = Int32(clamping: image.loopCount)
+        guard let encoder = WebPAnimEncoderNew(Int32(image.pixelWidth), Int32(image.pixelHeight), &encoderOptions) else {
+            throw WebImageError(.encodeFailed, "libwebp could not start an animation")
+        }
+        defer { WebPAnimEncoderDelete(encoder) }
+        var config = WebPConfig()
+        guard WebPConfigInit(&config) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
+        config.lossless = options.lossless ? 1 : 0
+        config.quality = Float(options.quality * 100)
+        var timestamp = 0
+        for frame in image.frames {
+            try add(frame.pixels, to: encoder, at: timestamp, config: &config)
+            timestamp += Int(MonotonicClock.nanoseconds(frame.duration) / 1_000_000)
+        }
+        var assembled = WebPData()
+        guard WebPAnimEncoderAdd(encoder, nil, Int32(clamping: timestamp), nil) != 0,
+              WebPAnimEncoderAssemble(encoder, &assembled) != 0, let bytes = assembled.bytes else {
+            throw WebImageError(.encodeFailed, "libwebp could not assemble the animation")
+        }
+        defer { WebPDataClear(&assembled) }
+        return Data(bytes: bytes, count: assembled.size)
+    }
+
+    private func add(_ pixels: PixelBuffer, to encoder: OpaquePointer, at timestamp: Int, config: inout WebPConfig) throws(WebImageError) {
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
+        defer { WebPPictureFree(&picture) }
+        picture.use_argb = 1
+        picture.width = Int32(pixels.width)
+        picture.height = Int32(pixels.height)
+        let straight = pixels.straightRGBA()
+        guard WebPPictureImportRGBA(&picture, straight, Int32(pixels.bytesPerRow)) != 0,
+              WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config) != 0 else {
+            throw WebImageError(.encodeFailed, "libwebp could not add a frame")
+        }
     }
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {

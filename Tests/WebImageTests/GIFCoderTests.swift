@@ -38,4 +38,30 @@ struct GIFCoderTests {
         }
         #expect(try CodersManager().decode(data).frames.count == 3)
     }
+
+    @Test("an animation encodes and decodes back with its frames, delays and loop count, colours close")
+    func encodeAnimation() throws {
+        let source = try GIFCoder().decode(try Fixture.data("animated.gif"), options: DecodeOptions())
+        let encoded = try GIFCoder().encode(source, as: .gif, options: EncodeOptions())
+        #expect(ImageFormat(sniffing: encoded) == .gif)
+        let back = try GIFCoder().decode(encoded, options: DecodeOptions())
+        #expect(back.frames.count == 3 && back.loopCount == source.loopCount)
+        #expect(back.frames.map(\.duration) == source.frames.map(\.duration))
+        for index in 0..<3 {
+            let difference = zip(back.frames[index].pixels.bytes, source.frames[index].pixels.bytes).map { abs(Int($0) - Int($1)) }.max() ?? 99
+            #expect(difference <= 16, "frame \(index): giflib's quantiser keeps 5 bits per channel")
+        }
+    }
+
+    @Test("a still image with transparent pixels keeps them transparent")
+    func encodeTransparency() throws {
+        var rgba: [UInt8] = []
+        for index in 0..<64 { rgba += index % 2 == 0 ? [200, 30, 30, 255] : [0, 0, 0, 0] }
+        let still = Image(pixels: PixelBuffer(width: 8, height: 8, straightRGBA: rgba))
+        let back = try GIFCoder().decode(try CodersManager().encode(still, as: .gif), options: DecodeOptions())
+        #expect(!back.isAnimated && back.loopCount == 1)
+        #expect(back.pixels.pixel(x: 1, y: 0).alpha == 0)
+        let red = back.pixels.pixel(x: 0, y: 0)
+        #expect(red.alpha == 255 && abs(Int(red.red) - 200) <= 8 && abs(Int(red.green) - 30) <= 8)
+    }
 }

@@ -6,16 +6,19 @@ import CGIF
 /// from the NETSCAPE2.0 extension (1 when absent), and first-frame-only decoding. A file that
 /// ends early is a ``WebImageError/Code/decodeFailed``. The canvas size is checked against the
 /// limits before any frame is read, and all frames together count toward the pixel budget.
+/// Encodes still and animated GIFs with giflib's quantiser.
 public struct GIFCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 
     public func canDecode(_ format: ImageFormat) -> Bool { format == .gif }
 
-    public func canEncode(to format: ImageFormat) -> Bool { false }
+    public func canEncode(to format: ImageFormat) -> Bool { format == .gif }
 
+    /// Encodes a still or animated GIF (see `GIFEncoder`); the quality option does not apply.
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
-        throw WebImageError(.unsupportedFormat, "GIF encoding is not available yet")
+        guard format == .gif else { throw WebImageError(.unsupportedFormat, "GIFCoder encodes only GIF") }
+        return try GIFEncoder.encode(image)
     }
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {

@@ -130,7 +130,7 @@ struct OriginServerTests {
 
     @Test("a stall sends headers and some bytes, then nothing until the client gives up")
     func stall() async throws {
-        try await withOrigin(readTimeout: .milliseconds(300)) { origin, fetch in
+        try await withOrigin(readTimeout: .seconds(1)) { origin, fetch in
             origin.route("/stall", OriginResponse(body: payload, delivery: .stall(after: 10)))
             var received = 0
             await #expect(throws: HTTPClientError.readTimeout) {

@@ -112,7 +112,7 @@ struct CoderTests {
         #expect(try manager.decode(try Fixture.data("gradient.jpg")).pixelWidth == 64)
         #expect(throws: WebImageError(.notAnImage)) { try manager.decode(Data("<html>".utf8)) }
         #expect(throws: WebImageError(.unsupportedFormat)) { try manager.decode(Data("II*\u{0}\u{8}\u{0}\u{0}\u{0}".utf8)) }
-        #expect(throws: WebImageError(.unsupportedFormat)) { try manager.encode(Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [0, 0, 0, 255])), as: .gif) }
+        #expect(throws: WebImageError(.unsupportedFormat)) { try manager.encode(Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [0, 0, 0, 255])), as: .avif) }
     }
 
     @Test("premultiplying and back keeps opaque pixels and zeroes transparent ones")

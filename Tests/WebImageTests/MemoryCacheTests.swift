@@ -182,6 +182,8 @@ struct MemoryCacheTests {
         }
         #expect(observations == 0)
         #expect(cache.totalCost <= costLimit)
+        cache.removeAll()
+        #expect(cache.totalCost == 0 && cache.count == 0, "the shared totals account for exactly what the shards hold")
     }
 }
 

@@ -62,7 +62,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     /// Stores `value` under `key` with a cost in bytes, evicting least recently used entries as
     /// needed. Returns false, and removes any older entry for the key, when the cost is above
-    /// ``maximumEntryCost``.
+    /// ``maximumEntryCost`` or no room can be made.
     @discardableResult
     public func insert(_ value: Value, for key: CacheKey, cost: Int) -> Bool {
         let cost = max(0, cost)
@@ -75,7 +75,12 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             release(released.map { [$0] } ?? [])
             return false
         }
-        reserve(cost: cost, startingAt: key.shardHash & shardMask)
+        // Concurrent inserts may hold the whole budget in reservations with nothing left to
+        // evict; this value is then not kept, rather than overrunning the limits.
+        guard reserve(cost: cost, startingAt: key.shardHash & shardMask) else {
+            release(shard.withLock { list in list.remove(key) }.map { [$0] } ?? [])
+            return false
+        }
         let expiry = configuration.timeToLive.map { MonotonicClock.now() &+ max(1, MonotonicClock.nanoseconds($0)) } ?? 0
         let replaced = shard.withLock { list in list.insert(value, for: key, cost: cost, expiry: expiry) }
         release(replaced)
@@ -151,16 +156,18 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     /// Claims `cost` and one place against the limits, evicting until both fit. The claim is
     /// made with compare-and-exchange, so concurrent inserts can never overshoot together.
-    private func reserve(cost: Int, startingAt start: Int) {
+    /// False, with nothing claimed, when every shard is empty and still there is no room.
+    private func reserve(cost: Int, startingAt start: Int) -> Bool {
         while !claim(cost, in: reservedCost, limit: configuration.costLimit) {
-            guard evictOldest(startingAt: start) else { return }
+            guard evictOldest(startingAt: start) else { return false }
         }
         while !claim(1, in: reservedCount, limit: configuration.countLimit) {
             guard evictOldest(startingAt: start) else {
                 reservedCost.subtract(cost, ordering: .relaxed)
-                return
+                return false
             }
         }
+        return true
     }
 
     private func claim(_ amount: Int, in total: borrowing Atomic<Int>, limit: Int) -> Bool {

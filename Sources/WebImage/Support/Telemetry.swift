@@ -40,11 +40,6 @@ public struct Telemetry: Sendable {
         Counter(label: metric.rawValue, dimensions: dimensions, factory: metricsFactory ?? MetricsSystem.factory)
     }
 
-    /// A gauge-like recorder for `metric` (its last value is what counts).
-    public func gauge(_ metric: MetricName, dimensions: [(String, String)] = []) -> Gauge {
-        Gauge(label: metric.rawValue, dimensions: dimensions, factory: metricsFactory ?? MetricsSystem.factory)
-    }
-
     /// A timer for `metric`.
     public func timer(_ metric: MetricName, dimensions: [(String, String)] = []) -> CoreMetrics.Timer {
         CoreMetrics.Timer(label: metric.rawValue, dimensions: dimensions, factory: metricsFactory ?? MetricsSystem.factory)

@@ -64,13 +64,17 @@ struct CoderTests {
         #expect(difference <= 16)
     }
 
-    @Test("JPEG thumbnails decode at the smallest DCT scale still at least the target")
+    @Test("JPEG thumbnails decode at the smallest DCT scale still at least the size the thumbnail needs")
     func jpegThumbnail() throws {
         let data = try Fixture.data("gradient.jpg")
         let quarter = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 16, height: 12)))
         #expect((quarter.pixelWidth, quarter.pixelHeight) == (16, 12))
-        let half = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 20, height: 20)))
-        #expect((half.pixelWidth, half.pixelHeight) == (32, 24))
+        // A 20x20 box needs 20x15 of a 64x48 image: 3/8 (24x18) is the smallest scale that covers it.
+        let threeEighths = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 20, height: 20)))
+        #expect((threeEighths.pixelWidth, threeEighths.pixelHeight) == (24, 18))
+        // Without the aspect ratio the whole box is needed: 3/8 is too small in height, 1/2 is 32x24.
+        let stretched = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 20, height: 20, preservesAspectRatio: false)))
+        #expect((stretched.pixelWidth, stretched.pixelHeight) == (32, 24))
         let full = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 100, height: 100)))
         #expect(full.pixelWidth == 64)
     }
@@ -132,5 +136,23 @@ struct CoderTests {
         #expect(Image.scale(forKey: "https://x.com/icon@2xx.png") == 1, "needs the dot right after")
         #expect(Image.scale(forKey: "a@2x.p") == 1, "keys under 8 characters keep 1")
         #expect(Image.scale(forKey: "https://x.com/icon.png") == 1)
+    }
+}
+
+@Suite("CMYK JPEG")
+struct CMYKJPEGTests {
+    /// A CMYK JPEG as Photoshop writes it (Adobe marker, inverted ink) decodes to the RGB Pillow
+    /// shows, within 2 levels (the two sides' IDCTs differ by a level; the conversion rounds).
+    @Test func cmykMatchesPillow() throws {
+        let image = try CodersManager.shared.decode(try Fixture.data("cmyk.jpg"))
+        let expected = try PillowFrames.load("cmyk-jpg.json").pixels(0)
+        #expect(image.pixelWidth == expected.width && image.pixelHeight == expected.height && image.hasAlpha == false)
+        let difference = TransformerGoldenTests.maximumDifference(image.pixels, expected)
+        #expect(difference <= 2, "max channel difference \(difference)")
+    }
+
+    @Test func cmykThumbnailsUseTheDCTScale() throws {
+        let image = try JPEGCoder().decode(try Fixture.data("cmyk.jpg"), options: DecodeOptions(thumbnail: .init(width: 16, height: 12)))
+        #expect(image.pixelWidth == 16 && image.pixelHeight == 12 && image.pixels.isOpaque)
     }
 }

@@ -3,12 +3,14 @@ import Testing
 import WebImage
 
 /// Hostile input without a fuzzer: each fixture mutated in fixed pseudo-random ways (flipped
-/// bytes, cut tails, spliced garbage) must decode or fail with a `WebImageError`, never crash.
+/// bytes, cut tails, spliced garbage) must decode or fail with a `WebImageError`, never crash,
+/// through the whole-image, progressive and animated coders alike.
 @Suite("Mutated images")
 struct MutationTests {
     @Test("600 mutations of each fixture decode or fail with a typed error", arguments: [
         "gradient.jpg", "gradient-progressive.jpg", "oriented-right.jpg", "gradient-rgba.png", "gradient-interlaced.png",
         "animated.gif", "fast-once.gif", "gradient-lossy.webp", "gradient-lossless.webp", "animated-lossless.webp",
+        "animated.png", "cmyk.jpg",
     ])
     func mutations(name: String) throws {
         let original = [UInt8](try Fixture.data(name))
@@ -36,6 +38,10 @@ struct MutationTests {
                 _ = error.code
             }
             _ = try? ImageHeader(data: bytes)
+            _ = manager.progressiveCoder(for: Data(bytes))?.update(Data(bytes))
+            if let animated = try? manager.animatedCoder(for: Data(bytes), options: limits) {
+                _ = try? animated.frame(at: animated.frameCount - 1)
+            }
         }
         #expect(decoded < 600, "some mutations must break \(name)")
     }

@@ -26,4 +26,20 @@ int cwi_jpeg_read_header(const uint8_t *data, size_t size, cwi_header_info *info
 /// Returns 0 on success, -1 on failure.
 int cwi_png_read_header(const uint8_t *data, size_t size, cwi_header_info *info);
 
+/// Decodes a PNG of `width` x `height` (read first with cwi_png_read_header) into `out`, which
+/// holds exactly width * height * 4 bytes of straight RGBA: every colour type and bit depth,
+/// palette and tRNS expanded, 16-bit samples reduced to their high byte, Adam7 deinterlaced, no
+/// gamma applied. Sets *has_alpha when the file has an alpha channel or tRNS. Returns 0 on
+/// success, -1 with a reason in `message` (200 bytes).
+int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+                        uint32_t width, uint32_t height, int32_t *has_alpha, char *message);
+
+/// Feeds the bytes of a PNG received so far (`width` x `height`, from cwi_png_read_header) to
+/// libpng's progressive reader, writing the rows decoded into `out` (width * height * 4 bytes of
+/// straight RGBA, zeroed by the caller, transformed as cwi_png_decode_rgba does). Sets *rows to
+/// the rows complete (non-interlaced) or *passes to the Adam7 passes complete. Returns 0, or -1
+/// when nothing could be decoded.
+int cwi_png_decode_partial(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+                           uint32_t width, uint32_t height, int32_t *rows, int32_t *passes);
+
 #endif

@@ -201,7 +201,8 @@ public final class ImageCache: ImageCaching {
             limits: configuration.decodeLimits,
             thumbnail: key.thumbnail,
             firstFrameOnly: options.contains(.decodeFirstFrameOnly),
-            scale: key.scale ?? Image.scale(forKey: key.original)
+            scale: key.scale ?? Image.scale(forKey: key.original),
+            scaleDownLargeImages: options.contains(.scaleDownLargeImages)
         )
         do throws(WebImageError) {
             let image = try coders.decode(data, options: decodeOptions)

@@ -35,7 +35,69 @@ public final class CodersManager: Sendable {
         guard let coder = all.last(where: { $0.canDecode(format) }) else {
             throw WebImageError(.unsupportedFormat, "no coder decodes \(format.rawValue)")
         }
-        return try coder.decode(data, options: options)
+        var options = options
+        if options.scaleDownLargeImages, options.thumbnail == nil, let header = try? ImageHeader(data: data) {
+            options.thumbnail = Self.scaledDownSize(width: header.width, height: header.height)
+        }
+        return Self.fitted(try coder.decode(data, options: options), into: options.thumbnail)
+    }
+
+    /// An animation decoded on demand (GIF, APNG or animated WebP), keeping at most
+    /// `maximumBufferedFrames` composed frames; nil for a still image or another format.
+    /// - Throws: the coder's error when the file is an animation that cannot be read.
+    public func animatedCoder(for data: Data, options: DecodeOptions = DecodeOptions(), maximumBufferedFrames: Int = 4) throws(WebImageError) -> (any AnimatedImageCoder)? {
+        let source: any AnimationFrameSource
+        switch ImageFormat(sniffing: data) {
+        case .gif:
+            source = try GIFFrameSource(data, limits: options.limits)
+        case .png where data.withUnsafeBytes({ APNGReader.isAnimated($0) }):
+            source = try data.withTypedBytes { bytes throws(WebImageError) in
+                try APNGFrameSource(bytes, limits: options.limits, decodeFrame: PNGCoder.frameDecoder(options))
+            }
+        case .webP where WebPCoder.isAnimated(data):
+            source = try WebPFrameSource(data, limits: options.limits)
+        default:
+            return nil
+        }
+        guard source.durations.count > 1 else { return nil }
+        return AnimatedImageDecoder(source: source, maximumBufferedFrames: maximumBufferedFrames)
+    }
+
+    /// A decoder for one download whose first bytes are `data`, showing partial images as more
+    /// arrive: JPEG (scan by scan, or rows), PNG (rows, or Adam7 passes) and WebP (rows); nil
+    /// for other formats.
+    public func progressiveCoder(for data: Data, options: DecodeOptions = DecodeOptions()) -> (any ProgressiveImageCoder)? {
+        switch ImageFormat(sniffing: data) {
+        case .jpeg: ProgressiveJPEGDecoder(options: options)
+        case .png: ProgressivePNGDecoder(options: options)
+        case .webP: ProgressiveWebPDecoder(options: options)
+        default: nil
+        }
+    }
+
+    /// The largest bitmap `.scaleDownLargeImages` lets a decode make: 60 MB, SDWebImage's figure.
+    public static let scaleDownLimitBytes = 60 * 1024 * 1024
+
+    /// The size that keeps a width × height image's RGBA bitmap within ``scaleDownLimitBytes``,
+    /// or nil when it already fits: the largest halving (1/2, 1/4, ...) that fits, so that a JPEG
+    /// decodes straight to it in the DCT and other formats resample by a clean factor.
+    static func scaledDownSize(width: Int, height: Int) -> CacheKey.Thumbnail? {
+        let limit = scaleDownLimitBytes / 4
+        guard width * height > limit else { return nil }
+        var divisor = 2
+        while ((width + divisor - 1) / divisor) * ((height + divisor - 1) / divisor) > limit { divisor *= 2 }
+        return CacheKey.Thumbnail(width: (width + divisor - 1) / divisor, height: (height + divisor - 1) / divisor)
+    }
+
+    /// A codec scales by its own steps (JPEG by eighths), so it may stop above the thumbnail:
+    /// resample the rest of the way, never enlarging. With the aspect ratio kept the image fits
+    /// inside the size; otherwise it is the size exactly.
+    static func fitted(_ image: Image, into thumbnail: CacheKey.Thumbnail?) -> Image {
+        guard let thumbnail, thumbnail.width > 0, thumbnail.height > 0,
+              image.pixelWidth > thumbnail.width || image.pixelHeight > thumbnail.height else { return image }
+        let mode: ResizeMode = thumbnail.preservesAspectRatio ? .aspectFit : .fill
+        let resizer = ResizingTransformer(width: min(thumbnail.width, image.pixelWidth), height: min(thumbnail.height, image.pixelHeight), mode: mode)
+        return resizer.transform(image, forKey: "") ?? image
     }
 
     /// Encodes `image` as `format` with the newest coder for it.

@@ -9,12 +9,22 @@ public struct DecodeOptions: Sendable, Equatable {
     public var firstFrameOnly: Bool
     /// The scale to give the image.
     public var scale: Double
+    /// Without a thumbnail: decode images whose bitmap would pass
+    /// ``CodersManager/scaleDownLimitBytes`` at a size that fits it (SDWebImage's
+    /// `scaleDownLargeImages`).
+    public var scaleDownLargeImages: Bool
+    /// Accept data that ends early and show what arrived (the rows or scans so far), as a
+    /// progressive download's partial image does. Coders that cannot, fail as usual.
+    public var allowsTruncatedData: Bool
 
     /// Creates options; the defaults decode everything at full size with the default limits.
-    public init(limits: DecodeLimits = DecodeLimits(), thumbnail: CacheKey.Thumbnail? = nil, firstFrameOnly: Bool = false, scale: Double = 1) {
+    public init(limits: DecodeLimits = DecodeLimits(), thumbnail: CacheKey.Thumbnail? = nil, firstFrameOnly: Bool = false, scale: Double = 1,
+                scaleDownLargeImages: Bool = false, allowsTruncatedData: Bool = false) {
         self.limits = limits
         self.thumbnail = thumbnail
         self.firstFrameOnly = firstFrameOnly
         self.scale = scale
+        self.scaleDownLargeImages = scaleDownLargeImages
+        self.allowsTruncatedData = allowsTruncatedData
     }
 }

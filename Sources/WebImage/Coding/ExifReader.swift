@@ -3,19 +3,12 @@
 /// gives nil, never a crash.
 enum ExifReader {
     static func orientation(inJPEG bytes: UnsafeRawBufferPointer) -> ExifOrientation? {
-        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
-        var offset = 2
-        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
-            let marker = bytes[offset + 1]
-            // Start of scan or end of image: the metadata segments are behind us.
-            if marker == 0xDA || marker == 0xD9 { return nil }
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
-            let segment = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 2 + length)])
-            if marker == 0xE1, let orientation = orientation(inExif: segment) { return orientation }
-            offset += 2 + length
+        var found: ExifOrientation?
+        _ = JPEGSegments.first(0xE1, in: bytes) { segment in
+            found = orientation(inExif: segment)
+            return found != nil
         }
-        return nil
+        return found
     }
 
     private static func orientation(inExif segment: UnsafeRawBufferPointer) -> ExifOrientation? {

@@ -5,7 +5,8 @@ import CTurboJPEG
 /// opaque) with the EXIF orientation read (the pixels stay as stored; ``Image/orientation`` says
 /// how to turn them), DCT-domain scaling for thumbnails, and encoding at a quality.
 ///
-/// A file that ends before its image data does is a ``WebImageError/Code/decodeFailed``, not a
+/// CMYK and YCCK files (Photoshop's, with Adobe's inverted ink) are converted to RGB without a
+/// colour profile, as Pillow does. A file that ends before its image data does is a ``WebImageError/Code/decodeFailed``, not a
 /// grey-filled success; other recoverable corruption that libjpeg works around (stray bytes
 /// between markers) still decodes.
 public struct JPEGCoder: ImageCoder {
@@ -33,18 +34,22 @@ public struct JPEGCoder: ImageCoder {
         let factor = Self.scalingFactor(width: Int(width), height: Int(height), thumbnail: options.thumbnail)
         let outputWidth = Int(Self.scaled(width, factor))
         let outputHeight = Int(Self.scaled(height, factor))
+        // libjpeg cannot turn CMYK or YCCK into RGB: take CMYK (YCCK converted by libjpeg) and convert here.
+        let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
         var pixels = [UInt8](repeating: 0, count: outputWidth * outputHeight * 4)
+        let format = isCMYK ? TJPF_CMYK : TJPF_RGBA
         let status = pixels.withUnsafeMutableBufferPointer { buffer in
             tjDecompress2(handle, source, UInt(bytes.count), buffer.baseAddress, Int32(outputWidth), 0, Int32(outputHeight),
-                          Int32(TJPF_RGBA.rawValue), 0)
+                          Int32(format.rawValue), 0)
         }
         if status != 0 {
             let message = Self.message(handle)
             let isWarning = tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue)
-            guard isWarning, !message.contains("Premature end") else {
+            guard isWarning, options.allowsTruncatedData || !message.contains("Premature end") else {
                 throw WebImageError(.decodeFailed, "JPEG: \(message)")
             }
         }
+        if isCMYK { Self.convertCMYKToRGBA(&pixels, inverted: JPEGSegments.hasAdobeMarker(bytes)) }
         return Image(
             pixels: PixelBuffer(width: outputWidth, height: outputHeight, premultipliedRGBA: pixels),
             scale: options.scale, orientation: ExifReader.orientation(inJPEG: bytes) ?? .up, sourceFormat: .jpeg, hasAlpha: false
@@ -70,17 +75,39 @@ public struct JPEGCoder: ImageCoder {
         return Data(bytes: output, count: Int(size))
     }
 
-    /// The smallest DCT scaling factor whose output is still at least the thumbnail size.
+    /// CMYK to RGB in place, the way Pillow and most viewers do without a colour profile:
+    /// each channel is (255 - ink) scaled by (255 - black). Adobe files store ink inverted.
+    static func convertCMYKToRGBA(_ pixels: inout [UInt8], inverted: Bool) {
+        pixels.withUnsafeMutableBufferPointer { buffer in
+            for offset in stride(from: 0, to: buffer.count, by: 4) {
+                let paper = { (value: UInt8) -> Int in inverted ? Int(value) : 255 - Int(value) }
+                let light = paper(buffer[offset + 3])
+                for channel in 0..<3 {
+                    buffer[offset + channel] = UInt8((paper(buffer[offset + channel]) * light + 127) / 255)
+                }
+                buffer[offset + 3] = 255
+            }
+        }
+    }
+
+    /// The smallest DCT scaling factor whose output is still at least the size the thumbnail
+    /// needs: the fitted size when the aspect ratio is kept (a 3000x2000 photo for a 300x300
+    /// box needs 300x200, so 1/8 will do), the box itself otherwise.
     private static func scalingFactor(width: Int, height: Int, thumbnail: CacheKey.Thumbnail?) -> tjscalingfactor {
         let identity = tjscalingfactor(num: 1, denom: 1)
         guard let thumbnail, thumbnail.width > 0 || thumbnail.height > 0 else { return identity }
+        var needed = (width: thumbnail.width, height: thumbnail.height)
+        if thumbnail.preservesAspectRatio, thumbnail.width > 0, thumbnail.height > 0 {
+            let ratio = min(Double(thumbnail.width) / Double(width), Double(thumbnail.height) / Double(height))
+            needed = (Int((Double(width) * ratio).rounded(.up)), Int((Double(height) * ratio).rounded(.up)))
+        }
         var count: Int32 = 0
         guard let factors = tjGetScalingFactors(&count) else { return identity }
         var best = identity
         for index in 0..<Int(count) {
             let factor = factors[index]
             guard factor.num <= factor.denom else { continue }
-            let fits = Int(scaled(Int32(width), factor)) >= thumbnail.width && Int(scaled(Int32(height), factor)) >= thumbnail.height
+            let fits = Int(scaled(Int32(width), factor)) >= needed.width && Int(scaled(Int32(height), factor)) >= needed.height
             if fits && factor.num * best.denom < best.num * factor.denom { best = factor }
         }
         return best

@@ -1,9 +1,12 @@
 public import Foundation
 import CPNG
+import CWebImageCodecs
 
 /// PNG through libpng's simplified API: every colour type and bit depth decoded to 8-bit
 /// premultiplied RGBA (16-bit samples are reduced to 8), transparency from an alpha channel or
-/// tRNS kept, and encoding from straight RGBA (RGB when the image is opaque).
+/// tRNS kept, and encoding from straight RGBA (RGB when the image is opaque). Animated PNG
+/// (APNG) is read and written through ``APNGReader`` and ``APNGWriter``, with libpng decoding
+/// and encoding each frame.
 public struct PNGCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
@@ -17,32 +20,53 @@ public struct PNGCoder: ImageCoder {
     }
 
     private func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(WebImageError) -> Image {
-        var image = png_image()
-        image.version = UInt32(PNG_IMAGE_VERSION)
-        defer { png_image_free(&image) }
-        guard png_image_begin_read_from_memory(&image, bytes.baseAddress, bytes.count) != 0 else {
-            throw WebImageError(.decodeFailed, "PNG: \(Self.message(image))")
+        guard APNGReader.isAnimated(bytes) else { return try decodeStill(bytes, options: options) }
+        return try APNGReader.decode(bytes, options: options, decodeFrame: Self.frameDecoder(options))
+    }
+
+    /// Decodes one frame of an APNG, rebuilt as a still PNG.
+    static func frameDecoder(_ options: DecodeOptions) -> @Sendable (Data) throws(WebImageError) -> PixelBuffer {
+        { (frame: Data) throws(WebImageError) -> PixelBuffer in
+            try frame.withTypedBytes { bytes throws(WebImageError) in try PNGCoder().decodeStill(bytes, options: options).pixels }
         }
-        try options.limits.check(width: Int(image.width), height: Int(image.height), inputSize: bytes.count)
-        let hasAlpha = image.format & UInt32(PNG_FORMAT_FLAG_ALPHA) != 0
-        image.format = UInt32(PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_ALPHA)
-        let width = Int(image.width)
-        let height = Int(image.height)
-        var pixels = [UInt8](repeating: 0, count: width * height * 4)
-        let status = pixels.withUnsafeMutableBytes { buffer in
-            png_image_finish_read(&image, nil, buffer.baseAddress, 0, nil)
+    }
+
+    /// One image through the C shim's full libpng reader (the simplified API would treat 16-bit
+    /// samples as linear light and brighten them).
+    func decodeStill(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(WebImageError) -> Image {
+        let source = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        var header = cwi_header_info()
+        guard cwi_png_read_header(source, bytes.count, &header) == 0 else {
+            throw WebImageError(.decodeFailed, "PNG: \(Self.message(header.message))")
         }
-        guard status != 0 else { throw WebImageError(.decodeFailed, "PNG: \(Self.message(image))") }
-        return Image(
-            pixels: PixelBuffer(width: width, height: height, straightRGBA: pixels),
-            scale: options.scale, sourceFormat: .png, hasAlpha: hasAlpha
-        )
+        let width = Int(header.width), height = Int(header.height)
+        try options.limits.check(width: width, height: height, inputSize: bytes.count)
+        var hasAlpha: Int32 = 0
+        var reason = [CChar](repeating: 0, count: 200)
+        var status: Int32 = -1
+        let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
+            buffer.initialize(repeating: 0)
+            initialized = buffer.count
+            status = cwi_png_decode_rgba(source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height, &hasAlpha, &reason)
+        }
+        guard status == 0 else { throw WebImageError(.decodeFailed, "PNG: \(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))") }
+        let buffer = hasAlpha != 0 ? PixelBuffer(width: width, height: height, straightRGBA: pixels) : PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
+        return Image(pixels: buffer, scale: options.scale, sourceFormat: .png, hasAlpha: hasAlpha != 0)
+    }
+
+    private static func message<Message>(_ tuple: Message) -> String {
+        withUnsafeBytes(of: tuple) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
         guard format == .png else { throw WebImageError(.unsupportedFormat, "PNGCoder encodes only PNG") }
-        let pixels = image.pixels
-        let opaque = pixels.isOpaque
+        guard image.isAnimated else { return try encode(image.pixels, opaque: image.pixels.isOpaque) }
+        // Every frame of an APNG shares one colour type: RGBA as soon as any frame has alpha.
+        let opaque = image.frames.allSatisfy { $0.pixels.isOpaque }
+        return try APNGWriter.encode(image) { (pixels: PixelBuffer) throws(WebImageError) -> Data in try encode(pixels, opaque: opaque) }
+    }
+
+    private func encode(_ pixels: PixelBuffer, opaque: Bool) throws(WebImageError) -> Data {
         var source = pixels.straightRGBA()
         if opaque { source = Self.droppingAlpha(source) }
         var png = png_image()

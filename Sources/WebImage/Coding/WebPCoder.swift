@@ -77,6 +77,15 @@ public struct WebPCoder: ImageCoder {
         try data.withTypedBytes { bytes throws(WebImageError) in try decode(bytes.bindMemory(to: UInt8.self), options: options) }
     }
 
+    /// Whether the data is an animated WebP, from its header.
+    static func isAnimated(_ data: Data) -> Bool {
+        data.withUnsafeBytes { bytes in
+            var features = WebPBitstreamFeatures()
+            return WebPGetFeatures(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &features) == VP8_STATUS_OK
+                && features.has_animation != 0
+        }
+    }
+
     private func decode(_ bytes: UnsafeBufferPointer<UInt8>, options: DecodeOptions) throws(WebImageError) -> Image {
         var features = WebPBitstreamFeatures()
         guard WebPGetFeatures(bytes.baseAddress, bytes.count, &features) == VP8_STATUS_OK else {
@@ -101,52 +110,31 @@ public struct WebPCoder: ImageCoder {
             config.options.scaled_width = Int32(width)
             config.options.scaled_height = Int32(height)
         }
-        var pixels = [UInt8](repeating: 0, count: width * height * 4)
-        let status = pixels.withUnsafeMutableBufferPointer { buffer -> VP8StatusCode in
+        var status = VP8_STATUS_OK
+        // Every byte is written by the decoder, so the buffer is not zeroed first.
+        let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
             config.output.colorspace = MODE_RGBA
             config.output.is_external_memory = 1
             config.output.u.RGBA.rgba = buffer.baseAddress
             config.output.u.RGBA.stride = Int32(width * 4)
             config.output.u.RGBA.size = buffer.count
-            return WebPDecode(bytes.baseAddress, bytes.count, &config)
+            status = WebPDecode(bytes.baseAddress, bytes.count, &config)
+            if status != VP8_STATUS_OK { buffer.initialize(repeating: 0) }
+            initialized = buffer.count
         }
         guard status == VP8_STATUS_OK else { throw WebImageError(.decodeFailed, "WebP: status \(status.rawValue)") }
-        return Image(pixels: PixelBuffer(width: width, height: height, straightRGBA: pixels), scale: options.scale,
-                     sourceFormat: .webP, hasAlpha: features.has_alpha != 0)
+        // Without alpha there is nothing to premultiply: skip the pass over every pixel.
+        let buffer = features.has_alpha != 0
+            ? PixelBuffer(width: width, height: height, straightRGBA: pixels)
+            : PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
+        return Image(pixels: buffer, scale: options.scale, sourceFormat: .webP, hasAlpha: features.has_alpha != 0)
     }
 
     private func decodeAnimation(_ bytes: UnsafeBufferPointer<UInt8>, options: DecodeOptions, frameLimit: Int = .max) throws(WebImageError) -> Image {
-        var decoderOptions = WebPAnimDecoderOptions()
-        guard WebPAnimDecoderOptionsInit(&decoderOptions) != 0 else { throw WebImageError(.decodeFailed, "libwebp version mismatch") }
-        decoderOptions.color_mode = MODE_RGBA
-        decoderOptions.use_threads = 0
-        var data = WebPData(bytes: bytes.baseAddress, size: bytes.count)
-        guard let decoder = WebPAnimDecoderNew(&data, &decoderOptions) else {
-            throw WebImageError(.decodeFailed, "WebP animation unreadable")
-        }
-        defer { WebPAnimDecoderDelete(decoder) }
-        var info = WebPAnimInfo()
-        guard WebPAnimDecoderGetInfo(decoder, &info) != 0 else { throw WebImageError(.decodeFailed, "WebP animation info unreadable") }
-        let width = Int(info.canvas_width), height = Int(info.canvas_height)
-        let frameCount = min(Int(info.frame_count), frameLimit)
-        try options.limits.check(width: width, height: height * max(1, frameCount), inputSize: bytes.count)
-        var frames: [ImageFrame] = []
-        var previousTimestamp: Int32 = 0
-        while frames.count < frameCount, WebPAnimDecoderHasMoreFrames(decoder) != 0 {
-            var buffer: UnsafeMutablePointer<UInt8>?
-            var timestamp: Int32 = 0
-            guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
-                throw WebImageError(.decodeFailed, "WebP frame \(frames.count) is corrupt")
-            }
-            let milliseconds = Int(timestamp - previousTimestamp)
-            previousTimestamp = timestamp
-            let pixels = [UInt8](UnsafeBufferPointer(start: buffer, count: width * height * 4))
-            frames.append(ImageFrame(pixels: PixelBuffer(width: width, height: height, straightRGBA: pixels),
-                                     duration: milliseconds < 11 ? .milliseconds(100) : .milliseconds(milliseconds)))
-        }
-        guard !frames.isEmpty else { throw WebImageError(.decodeFailed, "WebP animation has no frame") }
-        return Image(frames: frames, loopCount: Int(info.loop_count), scale: options.scale, sourceFormat: .webP,
-                     hasAlpha: frames.contains { !$0.pixels.isOpaque })
+        var source = try WebPFrameSource(Data(buffer: bytes), limits: options.limits)
+        var limited = options
+        limited.firstFrameOnly = options.firstFrameOnly || frameLimit == 1
+        return try source.image(options: limited, inputSize: bytes.count, format: .webP)
     }
 
     /// The size to decode at: the thumbnail's box when one is asked for and it is smaller,

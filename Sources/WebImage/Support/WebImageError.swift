@@ -45,6 +45,10 @@ public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible
         case cacheIO
         /// The transformer returned no image.
         case transformFailed
+        /// A transform spec (``TransformSpec``) could not be parsed; the message says where and why.
+        case invalidTransformSpec
+        /// An argument was not understood (an unknown option name, a malformed size); the message says which.
+        case invalidArgument
     }
 
     /// What went wrong.

@@ -1,0 +1,24 @@
+// swift-tools-version: 6.1
+import Foundation
+import PackageDescription
+
+// libFuzzer targets, one per decoder, in a package of their own so that the library's build and
+// CI never link them (they have no `main`; libFuzzer supplies it). Build and run with
+// `scripts/fuzz.sh`. The library is the parent directory; its identity is its directory name.
+let libraryPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let libraryIdentity = libraryPath.lastPathComponent.lowercased()
+
+func fuzzTarget(_ name: String) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [.product(name: "WebImage", package: libraryIdentity)],
+        path: "Sources/\(name)"
+    )
+}
+
+let package = Package(
+    name: "swift-web-image-fuzz",
+    dependencies: [.package(path: "..")],
+    targets: ["FuzzJPEG", "FuzzPNG", "FuzzGIF", "FuzzWebP"].map(fuzzTarget),
+    swiftLanguageModes: [.v6]
+)

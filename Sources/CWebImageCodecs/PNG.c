@@ -1,0 +1,188 @@
+// Classic libpng reports errors by longjmp, which Swift cannot call or survive:
+// these wrappers own the setjmp so a bad file returns an error code instead of exiting.
+#include "CWebImageCodecs.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <png.h>
+
+typedef struct {
+    const uint8_t *data;
+    size_t size;
+    size_t offset;
+} cwi_png_source;
+
+static void cwi_png_read(png_structp png, png_bytep out, size_t length) {
+    cwi_png_source *source = (cwi_png_source *)png_get_io_ptr(png);
+    if (source->size - source->offset < length) {
+        png_error(png, "unexpected end of data");
+    }
+    memcpy(out, source->data + source->offset, length);
+    source->offset += length;
+}
+
+static void cwi_png_error(png_structp png, png_const_charp message) {
+    char *target = (char *)png_get_error_ptr(png);
+    snprintf(target, 200, "%s", message);
+    png_longjmp(png, 1);
+}
+
+static void cwi_png_warning(png_structp png, png_const_charp message) { (void)png; (void)message; }
+
+int cwi_png_read_header(const uint8_t *data, size_t size, cwi_header_info *info) {
+    memset(info, 0, sizeof(*info));
+    if (size < 8 || png_sig_cmp(data, 0, 8) != 0) {
+        snprintf(info->message, sizeof(info->message), "not a PNG signature");
+        return -1;
+    }
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, info->message,
+                                             cwi_png_error, cwi_png_warning);
+    if (png == NULL) {
+        snprintf(info->message, sizeof(info->message), "out of memory");
+        return -1;
+    }
+    png_infop png_info = png_create_info_struct(png);
+    cwi_png_source source = {data, size, 0};
+    if (png_info == NULL || setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &png_info, NULL);
+        return -1;
+    }
+    png_set_read_fn(png, &source, cwi_png_read);
+    png_read_info(png, png_info);
+    info->width = png_get_image_width(png, png_info);
+    info->height = png_get_image_height(png, png_info);
+    info->components = png_get_channels(png, png_info);
+    info->bit_depth = png_get_bit_depth(png, png_info);
+    info->progressive = png_get_interlace_type(png, png_info) == PNG_INTERLACE_ADAM7 ? 1 : 0;
+    png_destroy_read_struct(&png, &png_info, NULL);
+    return 0;
+}
+
+int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+                        uint32_t width, uint32_t height, int32_t *has_alpha, char *message) {
+    message[0] = 0;
+    if (size < 8 || png_sig_cmp(data, 0, 8) != 0 || out_size != (size_t)width * height * 4) {
+        snprintf(message, 200, "not a PNG, or the buffer does not fit it");
+        return -1;
+    }
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, message, cwi_png_error, cwi_png_warning);
+    if (png == NULL) {
+        snprintf(message, 200, "libpng could not start");
+        return -1;
+    }
+    png_infop png_info = png_create_info_struct(png);
+    // volatile: the error path after longjmp must see the pointer as last set.
+    png_bytep *volatile rows = NULL;
+    cwi_png_source source = {data, size, 0};
+    if (png_info == NULL || setjmp(png_jmpbuf(png))) {
+        free(rows);
+        png_destroy_read_struct(&png, &png_info, NULL);
+        return -1;
+    }
+    png_set_read_fn(png, &source, cwi_png_read);
+    png_read_info(png, png_info);
+    if (png_get_image_width(png, png_info) != width || png_get_image_height(png, png_info) != height) {
+        png_error(png, "the size changed since the header was read");
+    }
+    int color_type = png_get_color_type(png, png_info);
+    *has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, png_info, PNG_INFO_tRNS) != 0;
+    // Palette, low bit depths and tRNS become 8-bit RGBA; 16-bit samples keep their high byte,
+    // as Pillow reads them; no gamma is applied (the simplified API would treat 16-bit data as
+    // linear light and brighten it).
+    png_set_expand(png);
+    png_set_strip_16(png);
+    png_set_gray_to_rgb(png);
+    png_set_add_alpha(png, 0xFF, PNG_FILLER_AFTER);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, png_info);
+    if (png_get_rowbytes(png, png_info) != (size_t)width * 4) {
+        png_error(png, "unexpected row layout after expansion");
+    }
+    rows = malloc(sizeof(png_bytep) * height);
+    if (rows == NULL) {
+        png_error(png, "out of memory for row pointers");
+    }
+    for (uint32_t y = 0; y < height; y++) {
+        rows[y] = out + (size_t)y * width * 4;
+    }
+    png_read_image(png, rows);
+    free(rows);
+    rows = NULL;
+    png_destroy_read_struct(&png, &png_info, NULL);
+    return 0;
+}
+
+typedef struct {
+    uint8_t *out;
+    uint32_t width;
+    uint32_t height;
+    int32_t rows;
+    int32_t passes;
+    int32_t interlaced;
+} cwi_png_progress;
+
+static void cwi_png_progress_info(png_structp png, png_infop png_info) {
+    cwi_png_progress *progress = (cwi_png_progress *)png_get_progressive_ptr(png);
+    if (png_get_image_width(png, png_info) != progress->width || png_get_image_height(png, png_info) != progress->height) {
+        png_error(png, "the size changed since the header was read");
+    }
+    png_set_expand(png);
+    png_set_strip_16(png);
+    png_set_gray_to_rgb(png);
+    png_set_add_alpha(png, 0xFF, PNG_FILLER_AFTER);
+    progress->interlaced = png_set_interlace_handling(png) > 1;
+    png_read_update_info(png, png_info);
+    if (png_get_rowbytes(png, png_info) != (size_t)progress->width * 4) {
+        png_error(png, "unexpected row layout after expansion");
+    }
+}
+
+static void cwi_png_progress_row(png_structp png, png_bytep row, png_uint_32 number, int pass) {
+    cwi_png_progress *progress = (cwi_png_progress *)png_get_progressive_ptr(png);
+    if (row == NULL || number >= progress->height) {
+        return;
+    }
+    png_progressive_combine_row(png, progress->out + (size_t)number * progress->width * 4, row);
+    if (progress->interlaced) {
+        // A pass is complete when its last row has arrived.
+        if (pass + 1 > progress->passes && number + 1 >= progress->height) {
+            progress->passes = pass + 1;
+        }
+    } else if ((int32_t)number + 1 > progress->rows) {
+        progress->rows = (int32_t)number + 1;
+    }
+}
+
+static void cwi_png_progress_end(png_structp png, png_infop png_info) { (void)png; (void)png_info; }
+
+int cwi_png_decode_partial(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+                           uint32_t width, uint32_t height, int32_t *rows, int32_t *passes) {
+    char message[200];
+    *rows = 0;
+    *passes = 0;
+    if (size < 8 || png_sig_cmp(data, 0, 8) != 0 || out_size != (size_t)width * height * 4) {
+        return -1;
+    }
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, message, cwi_png_error, cwi_png_warning);
+    if (png == NULL) {
+        return -1;
+    }
+    png_infop png_info = png_create_info_struct(png);
+    // volatile: the counts are read after a longjmp from libpng's error handler.
+    volatile cwi_png_progress progress = {out, width, height, 0, 0, 0};
+    if (png_info == NULL || setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &png_info, NULL);
+        // Rows and passes already delivered are still good.
+        *rows = progress.rows;
+        *passes = progress.passes;
+        return progress.rows > 0 || progress.passes > 0 ? 0 : -1;
+    }
+    png_set_progressive_read_fn(png, (void *)&progress, cwi_png_progress_info, cwi_png_progress_row, cwi_png_progress_end);
+    png_process_data(png, png_info, (png_bytep)data, size);
+    *rows = progress.rows;
+    *passes = progress.passes;
+    png_destroy_read_struct(&png, &png_info, NULL);
+    return 0;
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+/// An animated PNG frame by frame: each frame rebuilt as a standalone PNG (its own `IHDR`, the
+/// file's colour chunks, its data as `IDAT`) for libpng, then composed on the canvas with its
+/// blend operation and disposed of as it asks, in premultiplied RGBA.
+struct APNGFrameSource: AnimationFrameSource {
+    /// One frame as stored: its control chunk and its compressed data.
+    struct StoredFrame {
+        let control: APNGFrameControl
+        var data: [[UInt8]] = []
+    }
+
+    let canvasWidth: Int
+    let canvasHeight: Int
+    let loopCount: Int
+    let durations: [Duration]
+    private let frames: [StoredFrame]
+    private let header: PNGChunk
+    private let colourChunks: [PNGChunk]
+    private let decodeFrame: @Sendable (Data) throws(WebImageError) -> PixelBuffer
+    private var canvas: [UInt8]
+    private var position = 0
+
+    /// Parses the chunks; `decodeFrame` decodes one standalone PNG to premultiplied pixels.
+    init(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer) throws(WebImageError) {
+        guard let chunks = PNGChunk.chunks(in: bytes), let header = chunks.first, header.type == "IHDR",
+              let width = header.uint32(at: 0).map(Int.init), let height = header.uint32(at: 4).map(Int.init),
+              let animation = chunks.first(where: { $0.type == "acTL" }), let plays = animation.uint32(at: 4) else {
+            throw WebImageError(.decodeFailed, "APNG: no readable header or animation control")
+        }
+        try limits.check(width: width, height: height, inputSize: bytes.count)
+        frames = try Self.storedFrames(chunks)
+        guard !frames.isEmpty else { throw WebImageError(.decodeFailed, "APNG: no frames") }
+        canvasWidth = width
+        canvasHeight = height
+        loopCount = Int(plays)
+        durations = frames.map(\.control.duration)
+        self.header = header
+        colourChunks = chunks.prefix { $0.type != "IDAT" && $0.type != "fdAT" }.filter { !["IHDR", "acTL", "fcTL"].contains($0.type) }
+        self.decodeFrame = decodeFrame
+        canvas = [UInt8](repeating: 0, count: width * height * 4)
+    }
+
+    mutating func rewind() throws(WebImageError) {
+        position = 0
+        canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
+    }
+
+    mutating func next() throws(WebImageError) -> PixelBuffer {
+        guard position < frames.count else { throw WebImageError(.decodeFailed, "APNG: no frame \(position)") }
+        let frame = frames[position]
+        let control = frame.control
+        guard control.width > 0, control.height > 0, control.x + control.width <= canvasWidth, control.y + control.height <= canvasHeight else {
+            throw WebImageError(.decodeFailed, "APNG: frame \(position) lies outside the canvas")
+        }
+        let pixels = try decodeFrame(standalone(frame))
+        guard pixels.width == control.width, pixels.height == control.height else {
+            throw WebImageError(.decodeFailed, "APNG: frame \(position) decoded at the wrong size")
+        }
+        // The spec: a first frame disposed to "previous" is disposed to the background.
+        let dispose = position == 0 && control.dispose == .previous ? .background : control.dispose
+        let saved = dispose == .previous ? canvas : nil
+        draw(pixels, at: control)
+        let composed = PixelBuffer(width: canvasWidth, height: canvasHeight, premultipliedRGBA: canvas)
+        switch dispose {
+        case .background: clear(control)
+        case .previous: canvas = saved ?? canvas
+        case .none: break
+        }
+        position += 1
+        return composed
+    }
+
+    /// The frames in file order. The default image (`IDAT`) is the first frame when an `fcTL`
+    /// precedes it, and hidden otherwise.
+    private static func storedFrames(_ chunks: [PNGChunk]) throws(WebImageError) -> [StoredFrame] {
+        var frames: [StoredFrame] = []
+        for chunk in chunks {
+            switch chunk.type {
+            case "fcTL":
+                guard let control = APNGFrameControl(chunk) else { throw WebImageError(.decodeFailed, "APNG: unreadable frame control") }
+                frames.append(StoredFrame(control: control))
+            case "IDAT" where frames.count == 1:
+                frames[0].data.append(chunk.data)
+            case "fdAT":
+                guard !frames.isEmpty, chunk.data.count >= 4 else { throw WebImageError(.decodeFailed, "APNG: frame data before any frame control") }
+                frames[frames.count - 1].data.append(Array(chunk.data.dropFirst(4)))
+            default:
+                break
+            }
+        }
+        return frames.filter { !$0.data.isEmpty }
+    }
+
+    /// A PNG file of one frame: the frame's size in `IHDR`, the file's colour chunks, its data.
+    private func standalone(_ frame: StoredFrame) -> Data {
+        var ihdr = header.data
+        ihdr.replaceSubrange(0..<8, with: PNGChunk.bigEndian(UInt32(frame.control.width)) + PNGChunk.bigEndian(UInt32(frame.control.height)))
+        var bytes = PNGChunk.signature + PNGChunk(type: "IHDR", data: ihdr).encoded
+        for chunk in colourChunks { bytes += chunk.encoded }
+        for data in frame.data { bytes += PNGChunk(type: "IDAT", data: data).encoded }
+        bytes += PNGChunk(type: "IEND", data: []).encoded
+        return Data(bytes)
+    }
+
+    /// Puts a frame on the canvas: replacing the region, or composited over it (premultiplied
+    /// "over": source plus destination times what the source leaves uncovered).
+    private mutating func draw(_ pixels: PixelBuffer, at control: APNGFrameControl) {
+        let canvasWidth = canvasWidth
+        pixels.bytes.withUnsafeBufferPointer { source in
+            canvas.withUnsafeMutableBufferPointer { target in
+                for row in 0..<control.height {
+                    let from = row * control.width * 4
+                    let to = ((control.y + row) * canvasWidth + control.x) * 4
+                    guard control.blend == .over else {
+                        for offset in 0..<(control.width * 4) { target[to + offset] = source[from + offset] }
+                        continue
+                    }
+                    for pixel in 0..<control.width {
+                        let s = from + pixel * 4, d = to + pixel * 4
+                        let uncovered = 255 - Int(source[s + 3])
+                        for channel in 0..<4 {
+                            target[d + channel] = UInt8(min(255, Int(source[s + channel]) + (Int(target[d + channel]) * uncovered + 127) / 255))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private mutating func clear(_ control: APNGFrameControl) {
+        for row in 0..<control.height {
+            let start = ((control.y + row) * canvasWidth + control.x) * 4
+            canvas.replaceSubrange(start..<(start + control.width * 4), with: repeatElement(0, count: control.width * 4))
+        }
+    }
+}

@@ -1,0 +1,26 @@
+/// Walks a JPEG's marker segments up to the start of scan, where the metadata ends. Anything
+/// malformed ends the walk, never a crash.
+enum JPEGSegments {
+    /// The payload of the first segment with `marker` for which `matches` holds.
+    static func first(_ marker: UInt8, in bytes: UnsafeRawBufferPointer, where matches: (UnsafeRawBufferPointer) -> Bool) -> UnsafeRawBufferPointer? {
+        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+        var offset = 2
+        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
+            let current = bytes[offset + 1]
+            // Start of scan or end of image: the metadata segments are behind us.
+            if current == 0xDA || current == 0xD9 { return nil }
+            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
+            let segment = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 2 + length)])
+            if current == marker, matches(segment) { return segment }
+            offset += 2 + length
+        }
+        return nil
+    }
+
+    /// Whether the file has Adobe's APP14 segment: its CMYK values are then stored inverted
+    /// (255 means no ink), as Photoshop writes them.
+    static func hasAdobeMarker(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        first(0xEE, in: bytes) { segment in segment.count >= 5 && segment.prefix(5).elementsEqual("Adobe".utf8) } != nil
+    }
+}

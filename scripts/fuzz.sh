@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (Fuzz/, with AddressSanitizer) and runs each decoder's target for
+# SECONDS (default 300) with an RSS limit, starting from the small seed corpus in Fuzz/Corpus.
+# New inputs go to a scratch corpus, not to the committed seeds. Crashes, leaks and out-of-memory
+# stop a run with a non-zero status and leave the input in Fuzz/findings/.
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET ...]   (targets: FuzzJPEG FuzzPNG FuzzGIF FuzzWebP)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+seconds=${1:-300}
+shift || true
+targets=("$@")
+((${#targets[@]})) || targets=(FuzzJPEG FuzzPNG FuzzGIF FuzzWebP)
+rm -f Fuzz/.build/debug.yaml
+mkdir -p Fuzz/findings
+# Build every target first, so that the runs test one version of the library.
+(cd Fuzz && swift build --sanitize=fuzzer --sanitize=address)
+for target in "${targets[@]}"; do
+  seeds=$(echo "${target#Fuzz}" | tr '[:upper:]' '[:lower:]')
+  scratch=$(mktemp -d)
+  echo "== $target for ${seconds}s"
+  Fuzz/.build/debug/"$target" "$scratch" "Fuzz/Corpus/$seeds" -max_total_time="$seconds" -rss_limit_mb=2048 \
+    -max_len=65536 -artifact_prefix=Fuzz/findings/"$target"- -print_final_stats=1 2>&1 | tail -25
+  rm -rf "$scratch"
+done

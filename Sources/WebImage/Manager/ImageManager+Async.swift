@@ -1,0 +1,94 @@
+public import Foundation
+
+extension ImageManager {
+    /// Loads an image and returns the last one the load delivers: with `.refreshCached`, the
+    /// new image when the origin sent one, else the cached one. A memory hit returns without
+    /// suspending.
+    ///
+    /// - Throws: `CancellationError` when the calling task is cancelled (which cancels this
+    ///   caller's share of the load), else a ``WebImageError``.
+    public func image(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) async throws -> ImageResult {
+        if let url, let hit = memoryHit(url, options: options, context: context) { return hit }
+        let state = Locked<(continuation: CheckedContinuation<Result<ImageResult, any Error>, Never>?, last: ImageResult?, operation: LoadOperation?)>((nil, nil, nil))
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                state.withLock { $0.continuation = continuation }
+                let operation = start(url, options: options, context: context) { event in
+                    switch event {
+                    case .progress:
+                        break
+                    case .image(let result, let isPartial):
+                        if !isPartial { state.withLock { $0.last = result } }
+                    case .finished(let outcome):
+                        let (continuation, last) = state.withLock { ($0.continuation.take(), $0.last) }
+                        switch outcome {
+                        case .success(let result): continuation?.resume(returning: .success(result))
+                        case .failure(let error): continuation?.resume(returning: .failure(error))
+                        case nil: continuation?.resume(returning: last.map { .success($0) } ?? .failure(WebImageError(.notModified)))
+                        }
+                    }
+                }
+                let cancelled = state.withLock { state in
+                    state.operation = operation
+                    return Task.isCancelled && state.continuation != nil
+                }
+                if cancelled { cancel(state) }
+            }
+        } onCancel: {
+            cancel(state)
+        }
+        return try result.get()
+    }
+
+    /// ``image(for:options:context:)`` for a URL string.
+    public func image(for urlString: String?, options: LoadOptions = [], context: LoadContext = LoadContext()) async throws -> ImageResult {
+        try await image(for: urlString.flatMap(URL.init(string:)), options: options, context: context)
+    }
+
+    /// Every image a load delivers, in order: partial images of a progressive load
+    /// (``ImageResult/isFinished`` false), the cached image before a `.refreshCached`
+    /// revalidation, then the final one. The stream ends after the last; ending iteration
+    /// cancels the load.
+    public func images(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) -> AsyncThrowingStream<ImageResult, any Error> {
+        AsyncThrowingStream { continuation in
+            let operation = start(url, options: options, context: context) { event in
+                switch event {
+                case .progress:
+                    break
+                case .image(let result, _):
+                    continuation.yield(result)
+                case .finished(let outcome):
+                    switch outcome {
+                    case .success(let result):
+                        continuation.yield(result)
+                        continuation.finish()
+                    case .failure(let error):
+                        continuation.finish(throwing: error)
+                    case nil:
+                        continuation.finish()
+                    }
+                }
+            }
+            continuation.onTermination = { termination in
+                if case .cancelled = termination { operation?.cancel() }
+            }
+        }
+    }
+
+    /// The memory hit that lets the async API return without a continuation; nil when the
+    /// load needs the full path.
+    func memoryHit(_ url: URL, options: LoadOptions, context: LoadContext) -> ImageResult? {
+        guard optionsProcessor == nil, let imageCache = (context.imageCache ?? cache) as? ImageCache,
+              options.isDisjoint(with: [.fromLoaderOnly, .refreshCached, .queryMemoryData]),
+              (context.queryCacheType ?? .all).includesMemory,
+              options.contains(.retryFailed) || !failedURLs.contains(url),
+              let image = imageCache.memory.value(for: variantKey(for: url, context: context)) else { return nil }
+        return ImageResult(image: image, data: nil, cacheType: .memory, url: url)
+    }
+
+    private func cancel(_ state: Locked<(continuation: CheckedContinuation<Result<ImageResult, any Error>, Never>?, last: ImageResult?, operation: LoadOperation?)>) {
+        let (continuation, operation) = state.withLock { ($0.continuation.take(), $0.operation) }
+        operation?.cancel()
+        continuation?.resume(returning: .failure(CancellationError()))
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+
+/// The shared part of a load, run once per ``SharedLoadKey`` in its own task.
+extension ImageManager {
+    func perform(_ request: Request, load: SharedLoad) async {
+        let outcome: Result<ImageResult, WebImageError>?
+        do throws(WebImageError) {
+            outcome = try await run(request, load: load).map { .success($0) }
+        } catch {
+            outcome = .failure(error)
+        }
+        if case .success = outcome, request.options.contains(.retryFailed) { failedURLs.remove(request.url) }
+        finish(load, with: .finished(outcome))
+    }
+
+    /// Cache, then original bytes, then the loader. Nil when a revalidation found the cached
+    /// image current.
+    private func run(_ request: Request, load: SharedLoad) async throws(WebImageError) -> ImageResult? {
+        let options = request.options
+        var cached: ImageResult?
+        if !options.contains(.fromLoaderOnly), request.queryCacheType != .none {
+            let hit = await request.cache.query(request.key, options: options.cacheOptions, cacheType: request.queryCacheType)
+            if hit.isHit, hit.image != nil || options.contains(.avoidDecodeImage) {
+                let result = ImageResult(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: request.url)
+                guard options.contains(.refreshCached) else { return result }
+                cached = result
+                load.broadcast(.image(result, isPartial: false))
+            }
+        }
+        if cached == nil, let fromOriginal = try await fromOriginalBytes(request) {
+            return fromOriginal
+        }
+        try Task.checkCancellation(as: WebImageError.self)
+        guard !options.contains(.fromCacheOnly) else {
+            throw WebImageError(.cacheMiss, "\(request.key) is not cached and the load is .fromCacheOnly")
+        }
+        guard delegate?.imageManager(self, shouldDownloadImageFor: request.url) ?? true else {
+            throw WebImageError(.rejected, "the manager's delegate declined to download \(request.url.absoluteString)")
+        }
+        do throws(WebImageError) {
+            let validators = cached == nil ? nil : storedValidators(request)
+            let loaded = try await loadData(request, load: load, validators: validators)
+            let image = try await decodeAndTransform(loaded.data, request)
+            let result = ImageResult(image: image, data: loaded.data, cacheType: .none, url: request.url)
+            try await store(result, loaded: loaded, request: request)
+            return result
+        } catch where error.code == .notModified && cached != nil {
+            return nil
+        } catch {
+            blockIfNeeded(request.url, error: error)
+            throw error
+        }
+    }
+
+    /// For a variant (thumbnail or transform): the original's bytes from the cache, decoded at
+    /// the variant's size and transformed, saving a download. Nil when they are not cached.
+    private func fromOriginalBytes(_ request: Request) async throws(WebImageError) -> ImageResult? {
+        let options = request.options
+        guard request.key.isVariant, !options.contains(.fromLoaderOnly), !options.contains(.refreshCached),
+              request.originalQueryCacheType != .none else { return nil }
+        let original = await request.cache.query(request.key.originalKey, options: [.avoidDecodeImage], cacheType: request.originalQueryCacheType)
+        guard let data = original.data else { return nil }
+        let image = try await decodeAndTransform(data, request)
+        let result = ImageResult(image: image, data: data, cacheType: original.cacheType, url: request.url)
+        try await storeVariant(result, data: data, request: request, metadata: DiskCacheMetadata())
+        return result
+    }
+
+    /// The validators stored with the original bytes, for a conditional request.
+    private func storedValidators(_ request: Request) -> HTTPValidators? {
+        guard let metadata = request.imageCache?.disk?.metadata(for: request.key.originalKey.stringValue) else { return nil }
+        return HTTPValidators(etag: metadata.etag, lastModified: metadata.lastModified)
+    }
+
+    private func blockIfNeeded(_ url: URL, error: WebImageError) {
+        guard error.code != .cancelled else { return }
+        let block = delegate?.imageManager(self, shouldBlockFailedURL: url, error: error) ?? !error.isTransient
+        if block { failedURLs.insert(url) }
+    }
+
+    // MARK: - Loading
+
+    /// Loads the bytes, passing progress to every caller and partial images to those who asked.
+    private func loadData(_ request: Request, load: SharedLoad, validators: HTTPValidators?) async throws(WebImageError) -> LoadedData {
+        var requestOptions = request.requestOptions
+        requestOptions.priority = load.priority
+        requestOptions.validators = validators
+        // A revalidation never shows partial images of the new copy over the cached one.
+        requestOptions.progressive = validators == nil && load.wantsPartialImages
+        let partials = PartialImageDecoder(manager: self, request: request, load: load)
+        let continuation = Locked<CheckedContinuation<Result<LoadedData, WebImageError>, Never>?>(nil)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (resume: CheckedContinuation<Result<LoadedData, WebImageError>, Never>) in
+                continuation.withLock { $0 = resume }
+                let token = request.loader.load(request.url, options: requestOptions) { event in
+                    switch event {
+                    case .progress(let received, let expected):
+                        load.broadcast(.progress(received: received, expected: expected))
+                    case .partialData(let partial):
+                        partials.offer(partial.data)
+                    case .finished(let result):
+                        partials.stop()
+                        continuation.withLock { $0.take() }?.resume(returning: result)
+                    }
+                }
+                load.setToken(token)
+                if Task.isCancelled {
+                    token.cancel()
+                    continuation.withLock { $0.take() }?.resume(returning: .failure(WebImageError(.cancelled)))
+                }
+            }
+        } onCancel: {
+            continuation.withLock { $0.take() }?.resume(returning: .failure(WebImageError(.cancelled)))
+        }
+        return try result.get()
+    }
+
+    // MARK: - Decoding and transforming
+
+    /// Decodes (unless `.avoidDecodeImage`) and transforms (animated images only with
+    /// `.transformAnimatedImage`), each in the bounded work pool.
+    func decodeAndTransform(_ data: Data, _ request: Request) async throws(WebImageError) -> Image? {
+        let options = request.options
+        guard !options.contains(.avoidDecodeImage) else { return nil }
+        let decodeOptions = decodeOptions(for: request)
+        let coders = request.coders
+        let image = try await workPool.run { () throws(WebImageError) in try coders.decode(data, options: decodeOptions) }
+        guard let transformer = request.transformer, !image.isAnimated || options.contains(.transformAnimatedImage) else { return image }
+        try Task.checkCancellation(as: WebImageError.self)
+        let key = request.key.original
+        return try await workPool.run { () throws(WebImageError) in
+            guard let transformed = transformer.transform(image, forKey: key) else {
+                throw WebImageError(.transformFailed, "\(transformer.transformerKey) gave no image for \(key)")
+            }
+            return transformed
+        }
+    }
+
+    func decodeOptions(for request: Request, partial: Bool = false) -> DecodeOptions {
+        let options = request.options
+        return DecodeOptions(
+            limits: decodeLimits, thumbnail: request.key.thumbnail, firstFrameOnly: options.contains(.decodeFirstFrameOnly) || partial,
+            scale: request.context.imageScaleFactor ?? Image.scale(forKey: request.key.original),
+            scaleDownLargeImages: options.contains(.scaleDownLargeImages) && !options.contains(.progressiveLoad),
+            allowsTruncatedData: partial
+        )
+    }
+
+    // MARK: - Storing
+
+    /// Stores a loaded result: the image (and bytes) under the variant key, and for a variant
+    /// the original bytes under the original key. `.waitStoreCache` waits for it; otherwise the
+    /// memory tier is filled now and the disk written in the background. `no-store` stores nothing.
+    private func store(_ result: ImageResult, loaded: LoadedData, request: Request) async throws(WebImageError) {
+        guard loaded.isStorable else { return }
+        let metadata = DiskCacheMetadata(contentType: loaded.contentType, etag: loaded.etag, lastModified: loaded.lastModified)
+        if request.key.isVariant, request.originalStoreCacheType != .none {
+            let original = request.key.originalKey
+            try await write(request) { () async throws(WebImageError) in
+                try await self.put(nil, data: loaded.data, key: original, cacheType: request.originalStoreCacheType, metadata: metadata, request: request)
+            }
+        }
+        try await storeVariant(result, data: loaded.data, request: request, metadata: metadata)
+    }
+
+    /// The memory tier is filled at once, so the image is there when the caller hears of it;
+    /// the disk gets the bytes as loaded, the serializer's bytes, or (for a transformed image)
+    /// the cache's own encoding.
+    private func storeVariant(_ result: ImageResult, data: Data, request: Request, metadata: DiskCacheMetadata) async throws(WebImageError) {
+        guard request.storeCacheType != .none else { return }
+        let image = result.image
+        let transformed = request.transformer != nil && image.map { !$0.isAnimated || request.options.contains(.transformAnimatedImage) } == true
+        var bytes: Data? = transformed ? nil : data
+        var serializerDeclined = false
+        if let serializer = request.serializer, let image {
+            bytes = serializer.serialize(image, bytes, request.url)
+            serializerDeclined = bytes == nil
+        }
+        let storedBytes = serializerDeclined ? nil : bytes
+        guard let imageCache = request.imageCache else {
+            try await write(request) { () async throws(WebImageError) in
+                try await request.cache.store(image, data: storedBytes, for: request.key, cacheType: request.storeCacheType)
+            }
+            return
+        }
+        if let image, request.storeCacheType.includesMemory {
+            imageCache.memory.insert(image, for: request.key, cost: image.memoryCost)
+        }
+        guard request.storeCacheType.includesDisk, !serializerDeclined, bytes != nil || image != nil else { return }
+        try await write(request) { () async throws(WebImageError) in
+            try await imageCache.store(storedBytes == nil ? image : nil, data: storedBytes, for: request.key, cacheType: .disk, metadata: metadata)
+        }
+    }
+
+    /// Runs a cache write now (`.waitStoreCache`) or in the background.
+    private func write(_ request: Request, _ body: @escaping @Sendable () async throws(WebImageError) -> Void) async throws(WebImageError) {
+        if request.options.contains(.waitStoreCache) {
+            try await body()
+        } else {
+            Task.detached(priority: .utility) { try? await body() }
+        }
+    }
+
+    private func put(_ image: Image?, data: Data?, key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata, request: Request) async throws(WebImageError) {
+        if let imageCache = request.imageCache {
+            try await imageCache.store(image, data: data, for: key, cacheType: cacheType, metadata: metadata)
+        } else {
+            try await request.cache.store(image, data: data, for: key, cacheType: cacheType)
+        }
+    }
+}
+
+extension Task where Success == Never, Failure == Never {
+    /// Throws ``WebImageError/Code/cancelled`` when the current task is cancelled.
+    static func checkCancellation(as: WebImageError.Type) throws(WebImageError) {
+        if Task.isCancelled { throw WebImageError(.cancelled) }
+    }
+}

@@ -1,0 +1,326 @@
+public import Foundation
+
+/// URL in, image out (SDWebImage's `SDWebImageManager`): memory cache, then disk cache, then the
+/// loader; decode; transform; store; deliver.
+///
+/// Every load of the same variant shares one cache query, one download, one decode and one
+/// transform, however many callers ask at once; the shared work stops only when every caller
+/// has cancelled. A memory hit is answered on the caller's thread before `loadImage` returns,
+/// with no task and no actor hop.
+///
+/// ```swift
+/// let result = try await ImageManager.shared.image(for: url, context: context)
+/// ```
+public final class ImageManager: Sendable {
+    /// Reports bytes received so far, the expected total when known, and the URL.
+    public typealias ProgressHandler = @Sendable (_ received: Int64, _ expected: Int64?, _ url: URL) -> Void
+    /// Receives each image the load delivers (see ``loadImage(with:options:context:progress:completed:)``), or its error.
+    public typealias CompletionHandler = @Sendable (Result<ImageResult, WebImageError>) -> Void
+
+    /// The manager targets and the prefetcher use unless told otherwise: ``ImageCache/shared``
+    /// and the HTTP, `file:` and `data:` loaders.
+    public static let shared = ImageManager()
+
+    /// The cache queried first and stored into.
+    public let cache: any ImageCaching
+    /// The loader of what the cache misses.
+    public let loader: any ImageLoader
+    /// The decoders.
+    public let coders: CodersManager
+    /// Applied to every image unless a load's context names its own.
+    public let transformer: (any ImageTransformer)?
+    /// Makes cache keys from URLs unless a load's context names its own.
+    public let cacheKeyFilter: CacheKeyFilter?
+    /// Chooses the bytes stored on disk unless a load's context names its own.
+    public let cacheSerializer: CacheSerializer?
+    /// Rewrites every load's options and context.
+    public let optionsProcessor: OptionsProcessor?
+    /// Decides whether to download and whether to block failed URLs.
+    public let delegate: (any ImageManagerDelegate)?
+    /// Bounds checked before decoding.
+    public let decodeLimits: DecodeLimits
+    /// URLs whose load failed for good.
+    public let failedURLs = FailedURLs()
+
+    let workPool: WorkPool
+    let sharedLoads = Locked([SharedLoadKey: SharedLoad]())
+    private let running = Locked(Set<LoadOperation>())
+    private let uniqueLoads = Locked(0)
+
+    /// A manager over the given parts; every default is what ``shared`` uses.
+    public init(
+        cache: any ImageCaching = ImageCache.shared,
+        loader: any ImageLoader = LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), ImageDownloader.shared]),
+        coders: CodersManager = .shared,
+        transformer: (any ImageTransformer)? = nil,
+        cacheKeyFilter: CacheKeyFilter? = nil,
+        cacheSerializer: CacheSerializer? = nil,
+        optionsProcessor: OptionsProcessor? = nil,
+        delegate: (any ImageManagerDelegate)? = nil,
+        decodeLimits: DecodeLimits = DecodeLimits()
+    ) {
+        self.cache = cache
+        self.loader = loader
+        self.coders = coders
+        self.transformer = transformer
+        self.cacheKeyFilter = cacheKeyFilter
+        self.cacheSerializer = cacheSerializer
+        self.optionsProcessor = optionsProcessor
+        self.delegate = delegate
+        self.decodeLimits = decodeLimits
+        workPool = .shared
+    }
+
+    // MARK: - Keys
+
+    /// The key of `url`'s original image: the filter's, else the URL's absolute string.
+    public func cacheKey(for url: URL, context: LoadContext = LoadContext()) -> String {
+        (context.cacheKeyFilter ?? cacheKeyFilter)?.key(url) ?? url.absoluteString
+    }
+
+    /// The key under which a load of `url` with `context` stores its result: the original key
+    /// plus the thumbnail size, the transformer's key and the scale factor.
+    public func variantKey(for url: URL, context: LoadContext = LoadContext()) -> CacheKey {
+        CacheKey(cacheKey(for: url, context: context), thumbnail: context.thumbnail,
+                 transformerKey: (context.imageTransformer ?? transformer)?.transformerKey, scale: context.imageScaleFactor)
+    }
+
+    // MARK: - Callback API
+
+    /// Loads an image (SDWebImage's `loadImage(with:options:context:progress:completed:)`).
+    ///
+    /// `completed` is called once with the result, except that a progressive load first
+    /// delivers partial images (``ImageResult/isFinished`` false), and `.refreshCached` first
+    /// delivers the cached image, then the new one only if the origin sent one (a 304 ends the
+    /// load without a second call). It runs on the context's ``CallbackQueue`` (default: inline,
+    /// so a memory hit calls back before this returns). A cancelled load never calls it.
+    ///
+    /// - Returns: The operation, to cancel; nil when the load already ended (memory hit, bad URL).
+    @discardableResult
+    public func loadImage(
+        with url: URL?,
+        options: LoadOptions = [],
+        context: LoadContext = LoadContext(),
+        progress: ProgressHandler? = nil,
+        completed: @escaping CompletionHandler
+    ) -> LoadOperation? {
+        if let url, let hit = memoryHit(url, options: options, context: context) {
+            // The hot path: no closure, no operation, no callback queue hop unless one is asked for.
+            if let queue = context.callbackQueue { queue.run { completed(.success(hit)) } } else { completed(.success(hit)) }
+            return nil
+        }
+        return start(url, options: options, context: context) { event in
+            switch event {
+            case .progress(let received, let expected):
+                if let progress, let url { progress(received, expected, url) }
+            case .image(let result, _):
+                completed(.success(result))
+            case .finished(let result):
+                if let result { completed(result) }
+            }
+        }
+    }
+
+    /// ``loadImage(with:options:context:progress:completed:)`` for a URL string, as SDWebImage
+    /// accepts one; a string that is not a URL fails with ``WebImageError/Code/invalidURL``.
+    @discardableResult
+    public func loadImage(
+        with urlString: String?,
+        options: LoadOptions = [],
+        context: LoadContext = LoadContext(),
+        progress: ProgressHandler? = nil,
+        completed: @escaping CompletionHandler
+    ) -> LoadOperation? {
+        loadImage(with: urlString.flatMap(URL.init(string:)), options: options, context: context, progress: progress, completed: completed)
+    }
+
+    // MARK: - State
+
+    /// Whether any load is running.
+    public var isRunning: Bool {
+        running.withLock { !$0.isEmpty }
+    }
+
+    /// The loads running now.
+    public var runningOperations: [LoadOperation] {
+        running.withLock { Array($0) }
+    }
+
+    /// Cancels every running load.
+    public func cancelAll() {
+        for operation in running.withLock({ Array($0) }) { operation.cancel() }
+    }
+
+    // MARK: - Internals
+
+    /// Everything a load resolved from its options and context, before it starts.
+    struct Request: Sendable {
+        let url: URL
+        let options: LoadOptions
+        let context: LoadContext
+        let key: CacheKey
+        let cache: any ImageCaching
+        let loader: any ImageLoader
+        let coders: CodersManager
+        let transformer: (any ImageTransformer)?
+        let serializer: CacheSerializer?
+
+        var queryCacheType: ImageCacheType { context.queryCacheType ?? .all }
+        var storeCacheType: ImageCacheType { context.storeCacheType ?? .all }
+        var originalQueryCacheType: ImageCacheType { context.originalQueryCacheType ?? .disk }
+        var originalStoreCacheType: ImageCacheType { context.originalStoreCacheType ?? .disk }
+        var callbackQueue: CallbackQueue { context.callbackQueue ?? .inline }
+        var imageCache: ImageCache? { cache as? ImageCache }
+
+        var requestOptions: LoadRequestOptions {
+            LoadRequestOptions(
+                priority: options.priority, progressive: options.contains(.progressiveLoad),
+                handleCookies: options.contains(.handleCookies), allowInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
+                requestModifier: context.downloadRequestModifier, responseModifier: context.downloadResponseModifier,
+                decryptor: context.downloadDecryptor
+            )
+        }
+    }
+
+    /// The one entry point: the callback API, the async API, targets and the prefetcher all
+    /// come through here. `handler` gets every event; it runs on the callback queue, never after
+    /// the operation is cancelled.
+    func start(_ url: URL?, options: LoadOptions, context: LoadContext, handler: @escaping @Sendable (SharedLoadEvent) -> Void) -> LoadOperation? {
+        guard let url, !url.absoluteString.isEmpty else {
+            (context.callbackQueue ?? .inline).run { handler(.finished(.failure(WebImageError(.invalidURL, "the URL is nil or empty")))) }
+            return nil
+        }
+        let (options, context) = optionsProcessor?.process(url, options, context) ?? (options, context)
+        let queue = context.callbackQueue ?? .inline
+        if !options.contains(.retryFailed), failedURLs.contains(url) {
+            queue.run { handler(.finished(.failure(WebImageError(.blockedURL, "\(url.absoluteString) failed before; load it with .retryFailed")))) }
+            return nil
+        }
+        let request = resolve(url, options: options, context: context)
+        if let hit = synchronousHit(request) {
+            if options.contains(.retryFailed) { failedURLs.remove(url) }
+            queue.run { handler(.finished(.success(hit))) }
+            return nil
+        }
+        let operation = LoadOperation(url: url) { [weak self] operation in
+            _ = self?.running.withLock { $0.remove(operation) }
+        }
+        running.withLock { _ = $0.insert(operation) }
+        if let imageCache = request.imageCache, shouldQueryMemoryData(request), imageCache.memory.contains(request.key) {
+            queryMemoryData(request, imageCache: imageCache, operation: operation, handler: handler)
+        } else {
+            subscribe(request, operation: operation, handler: handler)
+        }
+        return operation
+    }
+
+    private func resolve(_ url: URL, options: LoadOptions, context: LoadContext) -> Request {
+        Request(
+            url: url, options: options, context: context, key: variantKey(for: url, context: context),
+            cache: context.imageCache ?? cache, loader: context.imageLoader ?? loader, coders: context.imageCoders ?? coders,
+            transformer: context.imageTransformer ?? transformer, serializer: context.cacheSerializer ?? cacheSerializer
+        )
+    }
+
+    /// A memory hit (or, with `.queryDiskDataSync`, a disk hit read on this thread) that ends the
+    /// load at once; nil when the load must go on.
+    private func synchronousHit(_ request: Request) -> ImageResult? {
+        let options = request.options
+        guard let imageCache = request.imageCache, !options.contains(.fromLoaderOnly), !options.contains(.refreshCached) else { return nil }
+        if request.queryCacheType.includesMemory, !shouldQueryMemoryData(request), let image = imageCache.memory.value(for: request.key) {
+            return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
+        }
+        guard options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk, !imageCache.memory.contains(request.key) else { return nil }
+        let found = Locked<ImageCacheResult?>(nil)
+        imageCache.query(request.key, options: options.cacheOptions, cacheType: .disk) { result in found.withLock { $0 = result } }
+        guard let result = found.withLock({ $0 }), result.isHit, result.image != nil || options.contains(.avoidDecodeImage) else { return nil }
+        return ImageResult(image: result.image, data: result.data, cacheType: result.cacheType, url: request.url)
+    }
+
+    private func shouldQueryMemoryData(_ request: Request) -> Bool {
+        request.options.contains(.queryMemoryData) && !request.options.contains(.fromLoaderOnly)
+            && !request.options.contains(.refreshCached) && request.queryCacheType.includesMemory
+    }
+
+    /// A memory hit that also wants the bytes from disk: read them (on this thread with
+    /// `.queryMemoryDataSync`, else on the cache's I/O queue) and deliver both.
+    private func queryMemoryData(_ request: Request, imageCache: ImageCache, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void) {
+        let query = imageCache.query(request.key, options: request.options.cacheOptions, cacheType: .memory) { result in
+            let event = SharedLoadEvent.finished(result.isHit
+                ? .success(ImageResult(image: result.image, data: result.data, cacheType: result.cacheType, url: request.url))
+                : .failure(WebImageError(.cacheMiss, "\(request.key) left the memory cache")))
+            self.deliver(event, to: operation, queue: request.callbackQueue, handler: handler)
+        }
+        if let query { operation.setCancelHandler { query.cancel() } }
+    }
+
+    /// Joins the shared load of this request's key, or starts it.
+    private func subscribe(_ request: Request, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void) {
+        let key = sharedKey(for: request)
+        let subscriber = SharedLoad.Subscriber(
+            deliver: { [weak self] event in self?.deliver(event, to: operation, queue: request.callbackQueue, handler: handler) },
+            wantsPartialImages: request.options.contains(.progressiveLoad), priority: request.options.priority
+        )
+        let (load, joined, isNew) = sharedLoads.withLock { loads in
+            if let existing = loads[key] { return (existing, existing.add(subscriber), false) }
+            let created = SharedLoad(key: key)
+            loads[key] = created
+            return (created, created.add(subscriber), true)
+        }
+        if let cached = joined.cached { subscriber.deliver(.image(cached, isPartial: false)) }
+        if let raised = joined.raisedPriority { joined.token?.setPriority(raised) }
+        operation.setCancelHandler { [weak self] in self?.unsubscribe(joined.id, from: load) }
+        if isNew {
+            load.start(Task { await self.perform(request, load: load) })
+        }
+    }
+
+    private func unsubscribe(_ id: Int, from load: SharedLoad) {
+        let stop = sharedLoads.withLock { loads in
+            let empty = load.remove(id)
+            if empty, loads[load.key] === load { loads[load.key] = nil }
+            return empty
+        }
+        if stop { load.cancel() }
+    }
+
+    /// Ends a shared load: no caller can join it from now on, and each current one gets `event`.
+    func finish(_ load: SharedLoad, with event: SharedLoadEvent) {
+        let subscribers = sharedLoads.withLock { loads in
+            if loads[load.key] === load { loads[load.key] = nil }
+            return load.finish()
+        }
+        for subscriber in subscribers { subscriber.deliver(event) }
+    }
+
+    private func sharedKey(for request: Request) -> SharedLoadKey {
+        var components: [ObjectIdentifier] = []
+        var comparable = request.context.cacheSerializer == nil
+        for part in [request.cache as Any, request.loader as Any, request.coders as Any] {
+            if type(of: part) is AnyClass { components.append(ObjectIdentifier(part as AnyObject)) } else { comparable = false }
+        }
+        var requestOptions = request.requestOptions
+        requestOptions.priority = .normal
+        requestOptions.progressive = false
+        return SharedLoadKey(
+            cacheKey: request.key, url: request.url, options: request.options.intersection(SharedLoadKey.resultOptions),
+            cacheTypes: [request.context.queryCacheType, request.context.storeCacheType, request.context.originalQueryCacheType, request.context.originalStoreCacheType],
+            request: requestOptions, components: components,
+            uniqueness: comparable ? 0 : uniqueLoads.withLock { $0 += 1; return $0 }
+        )
+    }
+
+    /// Gives one caller an event on its queue, unless it cancelled; the last event finishes it.
+    private func deliver(_ event: SharedLoadEvent, to operation: LoadOperation, queue: CallbackQueue, handler: @escaping @Sendable (SharedLoadEvent) -> Void) {
+        if case .finished = event {
+            guard operation.finish() else { return }
+            queue.run { handler(event) }
+            return
+        }
+        guard !operation.isFinished else { return }
+        queue.run {
+            guard !operation.isFinished else { return }
+            handler(event)
+        }
+    }
+}

@@ -1,0 +1,83 @@
+public import Foundation
+
+/// One caller's load from ``ImageManager`` (SDWebImage's combined operation). Cancelling it
+/// stops that caller's callbacks at once: a cancelled load never calls its completion. Work it
+/// shares with other callers (the download, the decode) stops only when all of them cancel.
+public final class LoadOperation: Sendable, Hashable {
+    private struct State {
+        var isCancelled = false
+        var isFinished = false
+        var onCancel: (@Sendable () -> Void)?
+    }
+
+    /// The URL being loaded; nil for a load that failed because it had none.
+    public let url: URL?
+    private let state = Locked(State())
+    private let onFinish: (@Sendable (LoadOperation) -> Void)?
+
+    init(url: URL?, onFinish: (@Sendable (LoadOperation) -> Void)? = nil) {
+        self.url = url
+        self.onFinish = onFinish
+    }
+
+    /// Stops this load's callbacks and releases its share of the work.
+    public func cancel() {
+        _ = cancelIfRunning()
+    }
+
+    /// Cancels; false when the load had already finished or been cancelled, so its last
+    /// callback is (or was) delivered instead.
+    func cancelIfRunning() -> Bool {
+        let (cancelled, action) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+            guard !state.isCancelled, !state.isFinished else { return (false, nil) }
+            state.isCancelled = true
+            defer { state.onCancel = nil }
+            return (true, state.onCancel)
+        }
+        guard cancelled else { return false }
+        action?()
+        onFinish?(self)
+        return true
+    }
+
+    /// Whether ``cancel()`` was called before the load finished.
+    public var isCancelled: Bool {
+        state.withLock { $0.isCancelled }
+    }
+
+    /// Whether the load delivered its last callback (or was cancelled).
+    public var isFinished: Bool {
+        state.withLock { $0.isFinished || $0.isCancelled }
+    }
+
+    /// Sets what cancelling does; runs it at once if the operation is already cancelled.
+    func setCancelHandler(_ handler: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state in
+            guard !state.isCancelled else { return true }
+            state.onCancel = handler
+            return false
+        }
+        if runNow { handler() }
+    }
+
+    /// Marks the load finished; false when it was cancelled (so nothing may be delivered) or had
+    /// finished already.
+    func finish() -> Bool {
+        let finished = state.withLock { state in
+            guard !state.isCancelled, !state.isFinished else { return false }
+            state.isFinished = true
+            state.onCancel = nil
+            return true
+        }
+        if finished { onFinish?(self) }
+        return finished
+    }
+
+    public static func == (lhs: LoadOperation, rhs: LoadOperation) -> Bool {
+        lhs === rhs
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
+    }
+}

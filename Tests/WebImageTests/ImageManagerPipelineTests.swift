@@ -1,0 +1,349 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import WebImage
+import WebImageTestSupport
+
+@Suite("ImageManager pipeline")
+struct ImageManagerPipelineTests {
+    @Test(".refreshCached: the cached image at once, a conditional request, and a 304 ends without a second image")
+    func refreshNotModified() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/r.png", etag: "\"v1\"")
+            let url = harness.origin.url("/r.png")
+            let manager = try harness.makeManager()
+            _ = try await manager.image(for: url, options: .waitStoreCache)
+            // The callback load and the stream share one revalidation; the stream ends when it does.
+            let deliveries = Deliveries()
+            _ = try #require(manager.loadImage(with: url, options: .refreshCached, completed: deliveries.completion))
+            var streamed: [ImageCacheType] = []
+            for try await result in manager.images(for: url, options: .refreshCached) { streamed.append(result.cacheType) }
+            #expect(streamed == [.memory], "a 304 brings no second image")
+            #expect(try await deliveries.result().get().cacheType == .memory)
+            #expect(harness.origin.requestCount("/r.png") == 2)
+            #expect(harness.origin.requests(to: "/r.png").last?.header("If-None-Match") == "\"v1\"")
+            #expect(deliveries.count == 1)
+            let last = try await manager.image(for: url, options: .refreshCached)
+            #expect(last.cacheType == .memory, "the async API returns the cached image when nothing changed")
+        }
+    }
+
+    @Test(".refreshCached delivers the new image when the origin changed it")
+    func refreshChanged() async throws {
+        try await ManagerHarness.run { harness in
+            let url = harness.origin.url("/r.png")
+            harness.origin.route("/r.png", sequence: [
+                OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), etag: "\"v1\""),
+                OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](harness.jpeg), etag: "\"v2\""),
+            ])
+            let manager = try harness.makeManager()
+            _ = try await manager.image(for: url, options: .waitStoreCache)
+            var seen: [ImageResult] = []
+            for try await result in manager.images(for: url, options: [.refreshCached, .waitStoreCache]) { seen.append(result) }
+            #expect(seen.map(\.cacheType) == [.memory, .none])
+            #expect(seen.last?.data == harness.jpeg)
+            #expect(try await manager.image(for: url, options: .fromCacheOnly).image?.sourceFormat == .jpeg)
+        }
+    }
+
+    @Test("a transformed load stores the original bytes and the variant; another variant reuses the original bytes")
+    func variants() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/v.png")
+            let url = harness.origin.url("/v.png")
+            let cache = try harness.makeCache()
+            let manager = try harness.makeManager(cache: cache)
+            var context = LoadContext()
+            context.imageTransformer = ResizingTransformer(width: 10, height: 10)
+            let small = try await manager.image(for: url, options: .waitStoreCache, context: context)
+            #expect(small.image?.pixelWidth == 10)
+            #expect(cache.diskImageExists(for: CacheKey(url.absoluteString)), "the original bytes are on disk")
+            #expect(try cache.disk?.data(for: url.absoluteString) == harness.png)
+            #expect(cache.diskImageExists(for: manager.variantKey(for: url, context: context)))
+            #expect(cache.imageFromMemory(for: CacheKey(url.absoluteString)) == nil, "the original image is not kept in memory")
+
+            var other = LoadContext()
+            other.imageTransformer = TransformSpecTransformer("flip:h")
+            let flipped = try await manager.image(for: url, context: other)
+            #expect(flipped.cacheType == .disk && flipped.image?.pixelWidth == 64)
+            #expect(harness.origin.requestCount("/v.png") == 1, "the second variant came from the original bytes")
+
+            var thumbnail = LoadContext()
+            thumbnail.imageThumbnailPixelSize = (width: 16, height: 16)
+            let thumb = try await manager.image(for: url, context: thumbnail)
+            #expect(thumb.image.map { $0.pixelWidth <= 16 && $0.pixelHeight <= 16 } == true)
+            #expect(thumb.image?.pixelWidth == 16 && thumb.image?.pixelHeight == 12)
+        }
+    }
+
+    @Test("animated images are transformed only with .transformAnimatedImage")
+    func animatedTransform() async throws {
+        try await ManagerHarness.run { harness in
+            let gif = try Fixture.data("animated.gif")
+            harness.origin.route("/a.gif", .ok([UInt8](gif), contentType: "image/gif"))
+            let transformer = CountingTransformer(width: 4, height: 4)
+            let manager = try harness.makeManager(transformer: transformer)
+            let untouched = try await manager.image(for: harness.origin.url("/a.gif"))
+            #expect(untouched.image?.isAnimated == true && untouched.image?.pixelWidth != 4)
+            #expect(transformer.calls.load(ordering: .relaxed) == 0)
+            let transformed = try await manager.image(for: harness.origin.url("/a.gif"), options: [.transformAnimatedImage, .fromLoaderOnly])
+            #expect(transformed.image?.frames.count == untouched.image?.frames.count)
+            #expect(transformed.image?.frames.allSatisfy { $0.pixels.width == 4 } == true)
+            let first = try await manager.image(for: harness.origin.url("/a.gif"), options: [.decodeFirstFrameOnly, .fromLoaderOnly])
+            #expect(first.image?.frames.count == 1)
+        }
+    }
+
+    @Test(".avoidDecodeImage delivers bytes only; store cache types decide where results go")
+    func avoidDecodeAndStoreTypes() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/d.png")
+            let url = harness.origin.url("/d.png")
+            let cache = try harness.makeCache()
+            let manager = try harness.makeManager(cache: cache)
+            let bytes = try await manager.image(for: url, options: [.avoidDecodeImage, .waitStoreCache])
+            #expect(bytes.image == nil && bytes.data == harness.png)
+            #expect(harness.coder.decodes.load(ordering: .relaxed) == 0)
+            #expect(cache.imageFromMemory(for: CacheKey(url.absoluteString)) == nil && cache.diskImageExists(for: CacheKey(url.absoluteString)))
+
+            harness.servePNG("/m.png")
+            var memoryOnly = LoadContext()
+            memoryOnly.storeCacheType = .memory
+            _ = try await manager.image(for: harness.origin.url("/m.png"), options: .waitStoreCache, context: memoryOnly)
+            #expect(cache.imageFromMemory(for: CacheKey(harness.origin.url("/m.png").absoluteString)) != nil)
+            #expect(!cache.diskImageExists(for: CacheKey(harness.origin.url("/m.png").absoluteString)))
+
+            harness.servePNG("/n.png")
+            var nowhere = LoadContext()
+            nowhere.storeCacheType = ImageCacheType.none
+            _ = try await manager.image(for: harness.origin.url("/n.png"), options: .waitStoreCache, context: nowhere)
+            #expect(await cache.contains(CacheKey(harness.origin.url("/n.png").absoluteString)) == .none)
+
+            harness.origin.route("/private.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "no-store")], body: [UInt8](harness.png)))
+            _ = try await manager.image(for: harness.origin.url("/private.png"), options: .waitStoreCache)
+            #expect(await cache.contains(CacheKey(harness.origin.url("/private.png").absoluteString)) == .none, "no-store is honoured")
+        }
+    }
+
+    @Test("query options: memory data (sync and async) and a synchronous disk read")
+    func queryOptions() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/q.png")
+            let url = harness.origin.url("/q.png")
+            let manager = try harness.makeManager()
+            _ = try await manager.image(for: url, options: .waitStoreCache)
+
+            let inline = Mutex<ImageResult?>(nil)
+            manager.loadImage(with: url, options: [.queryMemoryData, .queryMemoryDataSync]) { result in inline.withLock { $0 = try? result.get() } }
+            #expect(inline.withLock { $0?.data } == harness.png, "read on the calling thread")
+            let async = Deliveries()
+            #expect(manager.loadImage(with: url, options: .queryMemoryData, completed: async.completion) != nil)
+            #expect(try await async.result().get().data == harness.png)
+
+            let fresh = try harness.makeManager()
+            let fromDisk = Mutex<ImageResult?>(nil)
+            let operation = fresh.loadImage(with: url, options: .queryDiskDataSync) { result in fromDisk.withLock { $0 = try? result.get() } }
+            #expect(operation == nil && fromDisk.withLock { $0?.cacheType } == .disk)
+        }
+    }
+
+    @Test("progress reaches the caller; a progressive load shows partial images, never stored, before the final one")
+    func progressAndPartialImages() async throws {
+        try await ManagerHarness.run { harness in
+            let jpeg = try Fixture.data("large-progressive.jpg")
+            // The origin stalls after two thirds: partial images must come whatever the machine's load.
+            harness.origin.route("/stalled.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](jpeg), delivery: .stall(after: jpeg.count * 2 / 3)))
+            let manager = try harness.makeManager()
+            var partial: ImageResult?
+            for try await result in manager.images(for: harness.origin.url("/stalled.jpg"), options: .progressiveLoad) {
+                partial = result
+                break
+            }
+            #expect(partial?.isFinished == false && partial?.image?.pixelWidth == 320 && partial?.data == nil)
+            #expect(await manager.cache.contains(CacheKey(harness.origin.url("/stalled.jpg").absoluteString), cacheType: .all) == ImageCacheType.none)
+
+            harness.origin.route("/p.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](jpeg), delivery: .drip(bytes: 400, every: .milliseconds(10))))
+            let deliveries = Deliveries()
+            manager.loadImage(with: harness.origin.url("/p.jpg"), options: .progressiveLoad, progress: deliveries.progressHandler, completed: deliveries.completion)
+            try await deliveries.log.waitFor(timeout: .seconds(20), "the final image") { (try? $0.get().isFinished) == true }
+            let results = deliveries.all.compactMap { try? $0.get() }
+            #expect(results.dropLast().allSatisfy { !$0.isFinished && $0.data == nil })
+            #expect(results.last?.isFinished == true && results.last?.data == jpeg)
+            let progress = deliveries.progress.withLock { $0 }
+            #expect(progress.count >= 3 && progress.last?.0 == Int64(jpeg.count) && progress.last?.1 == Int64(jpeg.count))
+            #expect(await manager.cache.contains(CacheKey(harness.origin.url("/p.jpg").absoluteString), cacheType: .memory) == .memory)
+        }
+    }
+
+    @Test("a cache key filter, a serializer and an options processor take part")
+    func keyFilterSerializerProcessor() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/k.png")
+            let filter = CacheKeyFilter { url in url.absoluteString.components(separatedBy: "?").first }
+            let serializer = CacheSerializer { image, _, _ in try? CodersManager.shared.encode(image, as: .webP, options: EncodeOptions(lossless: true)) }
+            let processor = OptionsProcessor { url, options, context in
+                url.path.hasSuffix("offline.png") ? (options.union(.fromCacheOnly), context) : (options, context)
+            }
+            let cache = try harness.makeCache()
+            let manager = try harness.makeManager(cache: cache, cacheKeyFilter: filter, cacheSerializer: serializer, optionsProcessor: processor)
+            _ = try await manager.image(for: harness.origin.url("/k.png?signature=1"), options: .waitStoreCache)
+            let second = try await manager.image(for: harness.origin.url("/k.png?signature=2"))
+            #expect(second.cacheType == .memory)
+            let key = harness.origin.url("/k.png").absoluteString
+            #expect(ImageFormat(sniffing: try #require(try cache.disk?.data(for: key))) == .webP)
+            await #expect(throws: WebImageError(.cacheMiss)) { try await manager.image(for: harness.origin.url("/offline.png")) }
+        }
+    }
+
+    @Test("callbacks run on the chosen dispatch queue")
+    func callbackQueue() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/cb.png")
+            let queue = DispatchQueue(label: "callbacks")
+            let marker = DispatchSpecificKey<Bool>()
+            queue.setSpecific(key: marker, value: true)
+            var context = LoadContext()
+            context.callbackQueue = .dispatch(queue)
+            let onQueue = EventLog<Bool>()
+            let manager = try harness.makeManager()
+            manager.loadImage(with: harness.origin.url("/cb.png"), context: context) { _ in onQueue.record(DispatchQueue.getSpecific(key: marker) == true) }
+            manager.loadImage(with: nil as URL?, context: context) { _ in onQueue.record(DispatchQueue.getSpecific(key: marker) == true) }
+            let counter = Atomic(0)
+            try await onQueue.waitFor { _ in counter.add(1, ordering: .relaxed).newValue == 2 }
+            #expect(onQueue.events == [true, true])
+        }
+    }
+
+    @Test("context modifiers reach the download, and application keys ride along")
+    func contextModifiers() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/mod.png")
+            enum Tenant: LoadContextKey { typealias Value = String }
+            var context = LoadContext()
+            context[Tenant.self] = "blue"
+            #expect(context[Tenant.self] == "blue")
+            context.downloadRequestModifier = DownloadRequestModifier { request in
+                var request = request
+                request.headers.append(("X-Tenant", "blue"))
+                return request
+            }
+            let manager = try harness.makeManager()
+            _ = try await manager.image(for: harness.origin.url("/mod.png"), context: context)
+            #expect(harness.origin.requests(to: "/mod.png").first?.header("X-Tenant") == "blue")
+            var refusing = LoadContext()
+            refusing.downloadResponseModifier = DownloadResponseModifier { _ in nil }
+            await #expect(throws: WebImageError(.rejected)) { try await manager.image(for: harness.origin.url("/mod.png"), options: .fromLoaderOnly, context: refusing) }
+        }
+    }
+
+    @Test(".scaleDownLargeImages keeps the bitmap under 60 MB")
+    func scaleDown() async throws {
+        try await ManagerHarness.run { harness in
+            let width = 4200, height = 4000
+            let big = Image(pixels: PixelBuffer(width: width, height: height, premultipliedRGBA: [UInt8](repeating: 200, count: width * height * 4)))
+            let jpeg = try CodersManager.shared.encode(big, as: .jpeg, options: EncodeOptions(quality: 0.5))
+            harness.origin.route("/big.jpg", .ok([UInt8](jpeg), contentType: "image/jpeg"))
+            let manager = try harness.makeManager()
+            let scaled = try await manager.image(for: harness.origin.url("/big.jpg"), options: .scaleDownLargeImages)
+            let image = try #require(scaled.image)
+            #expect(image.memoryCost <= CodersManager.scaleDownLimitBytes)
+            #expect(image.pixelWidth == 2100 && image.pixelHeight == 2000)
+        }
+    }
+}
+
+/// A transformer built from a spec, for tests that need a second, different transformer.
+struct TransformSpecTransformer: ImageTransformer {
+    let inner: any ImageTransformer
+    init(_ spec: String) { inner = try! TransformSpec.parse(spec) }
+    var transformerKey: String { inner.transformerKey }
+    func transform(_ image: Image, forKey key: String) -> Image? { inner.transform(image, forKey: key) }
+}
+
+
+@Suite("ImageManager context keys")
+struct ImageManagerContextTests {
+    @Test("scale: the context's factor, else the @2x / @3x key rule; both make their own variant")
+    func scale() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/icon@2x.png")
+            harness.servePNG("/plain.png")
+            let manager = try harness.makeManager()
+            #expect(try await manager.image(for: harness.origin.url("/icon@2x.png")).image?.scale == 2)
+            var context = LoadContext()
+            context.imageScaleFactor = 3
+            let tripled = try await manager.image(for: harness.origin.url("/plain.png"), context: context)
+            #expect(tripled.image?.scale == 3)
+            #expect(manager.variantKey(for: harness.origin.url("/plain.png"), context: context).stringValue.hasSuffix("{scale:3.0}"))
+            #expect(try await manager.image(for: harness.origin.url("/plain.png")).image?.scale == 1)
+        }
+    }
+
+    @Test("a thumbnail without the aspect ratio is exactly the size; no original store keeps the original bytes off disk")
+    func thumbnailStretchAndOriginalStore() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/s.png")
+            let url = harness.origin.url("/s.png")
+            let cache = try harness.makeCache()
+            let manager = try harness.makeManager(cache: cache)
+            var context = LoadContext()
+            context.imageThumbnailPixelSize = (width: 20, height: 20)
+            context.imagePreserveAspectRatio = false
+            context.originalStoreCacheType = ImageCacheType.none
+            let stretched = try await manager.image(for: url, options: .waitStoreCache, context: context)
+            #expect(stretched.image?.pixelWidth == 20 && stretched.image?.pixelHeight == 20)
+            #expect(!cache.diskImageExists(for: CacheKey(url.absoluteString)))
+            #expect(cache.diskImageExists(for: manager.variantKey(for: url, context: context)))
+        }
+    }
+
+    @Test("high priority overtakes queued loads; the prefetcher calls back on its queue")
+    func priorityAndPrefetcherQueue() async throws {
+        try await ManagerHarness.run { harness in
+            for name in ["first", "queued", "urgent"] { harness.servePNG("/\(name).png") }
+            let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(maximumConcurrentDownloads: 1, retryPolicy: .none))
+            let loader = AnnouncingLoader(downloader)
+            let manager = ImageManager(cache: try harness.makeCache(), loader: loader, coders: harness.coders)
+            downloader.isSuspended = true
+            let order = EventLog<String>()
+            for (name, options) in [("first", LoadOptions.lowPriority), ("queued", []), ("urgent", .highPriority)] {
+                manager.loadImage(with: harness.origin.url("/\(name).png"), options: options) { _ in order.record(name) }
+            }
+            let queued = Mutex(0)
+            try await loader.started.waitFor { _ in queued.withLock { $0 += 1; return $0 == 3 } }
+            downloader.isSuspended = false
+            let finished = Mutex(0)
+            try await order.waitFor { _ in finished.withLock { $0 += 1; return $0 == 3 } }
+            #expect(harness.origin.requests.map(\.path) == ["/urgent.png", "/queued.png", "/first.png"])
+            try await downloader.shutdown()
+
+            let queue = DispatchQueue(label: "prefetch-callbacks")
+            let marker = DispatchSpecificKey<Bool>()
+            queue.setSpecific(key: marker, value: true)
+            let prefetcher = ImagePrefetcher(manager: manager)
+            prefetcher.callbackQueue = .dispatch(queue)
+            let onQueue = EventLog<Bool>()
+            prefetcher.prefetch([harness.origin.url("/first.png")], completed: { _, _ in onQueue.record(DispatchQueue.getSpecific(key: marker) == true) })
+            #expect(try await onQueue.waitFor { _ in true })
+        }
+    }
+}
+
+/// Passes loads to another loader and records each one it starts.
+final class AnnouncingLoader: ImageLoader {
+    let inner: any ImageLoader
+    let started = EventLog<URL>()
+
+    init(_ inner: any ImageLoader) {
+        self.inner = inner
+    }
+
+    func canLoad(_ url: URL) -> Bool { inner.canLoad(url) }
+
+    func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
+        let token = inner.load(url, options: options, events: events)
+        started.record(url)
+        return token
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Synchronization
+import Testing
+import WebImage
+import WebImageTestSupport
+
+@Suite("ImageManager")
+struct ImageManagerTests {
+    private func image(_ result: Result<ImageResult, WebImageError>) throws -> ImageResult {
+        try result.get()
+    }
+
+    @Test("network, then memory (inline, no operation), then disk through a fresh manager")
+    func networkMemoryDisk() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/a.png")
+            let cache = try harness.makeCache()
+            let manager = try harness.makeManager(cache: cache)
+            let first = try await manager.image(for: harness.origin.url("/a.png"), options: .waitStoreCache)
+            #expect(first.cacheType == .none && first.data == harness.png && first.image?.pixelWidth == 64)
+
+            let inline = Mutex<ImageResult?>(nil)
+            let operation = manager.loadImage(with: harness.origin.url("/a.png")) { result in inline.withLock { $0 = try? result.get() } }
+            #expect(operation == nil, "a memory hit ends before loadImage returns")
+            #expect(inline.withLock { $0?.cacheType } == .memory)
+
+            let fresh = try harness.makeManager()
+            let fromDisk = try await fresh.image(for: harness.origin.url("/a.png"))
+            #expect(fromDisk.cacheType == .disk && fromDisk.image == first.image)
+            #expect(harness.origin.requestCount("/a.png") == 1)
+        }
+    }
+
+    @Test("nil, empty and unparsable URLs fail with invalidURL; the string overload parses")
+    func invalidURLs() async throws {
+        try await ManagerHarness.run { harness in
+            let manager = try harness.makeManager()
+            for url in [nil, URL(string: "")] as [URL?] {
+                let deliveries = Deliveries()
+                #expect(manager.loadImage(with: url, completed: deliveries.completion) == nil)
+                #expect(try await deliveries.result().failure?.code == .invalidURL)
+            }
+            let deliveries = Deliveries()
+            manager.loadImage(with: "http://[::1", completed: deliveries.completion)
+            #expect(try await deliveries.result().failure?.code == .invalidURL)
+            harness.servePNG("/s.png")
+            let byString = try await manager.image(for: harness.origin.url("/s.png").absoluteString)
+            #expect(byString.image != nil)
+        }
+    }
+
+    @Test("a failed URL is blocked until .retryFailed succeeds; transient failures are not blocked")
+    func failedURLs() async throws {
+        try await ManagerHarness.run { harness in
+            let manager = try harness.makeManager()
+            let url = harness.origin.url("/gone.png")
+            harness.origin.route("/gone.png", sequence: [.status(404), .ok([UInt8](harness.png), contentType: "image/png")])
+            await #expect(throws: WebImageError(.badStatus(404))) { try await manager.image(for: url) }
+            await #expect(throws: WebImageError(.blockedURL)) { try await manager.image(for: url) }
+            #expect(harness.origin.requestCount("/gone.png") == 1)
+            let retried = try await manager.image(for: url, options: .retryFailed)
+            #expect(retried.image != nil)
+            #expect(!manager.failedURLs.contains(url))
+
+            harness.origin.route("/busy.png", .status(503))
+            await #expect(throws: WebImageError(.badStatus(503))) { try await manager.image(for: harness.origin.url("/busy.png")) }
+            #expect(!manager.failedURLs.contains(harness.origin.url("/busy.png")), "5xx is transient")
+            manager.failedURLs.insert(url)
+            manager.failedURLs.removeAll()
+            #expect(manager.failedURLs.count == 0)
+        }
+    }
+
+    struct Declining: ImageManagerDelegate {
+        func imageManager(_ manager: ImageManager, shouldDownloadImageFor url: URL) -> Bool { !url.path.contains("no-download") }
+        func imageManager(_ manager: ImageManager, shouldBlockFailedURL url: URL, error: WebImageError) -> Bool { false }
+    }
+
+    @Test("the delegate can decline a download and keep a URL off the failed list")
+    func delegate() async throws {
+        try await ManagerHarness.run { harness in
+            let manager = try harness.makeManager(delegate: Declining())
+            harness.servePNG("/no-download.png")
+            await #expect(throws: WebImageError(.rejected)) { try await manager.image(for: harness.origin.url("/no-download.png")) }
+            #expect(harness.origin.requestCount("/no-download.png") == 0)
+            harness.origin.route("/missing.png", .status(404))
+            await #expect(throws: WebImageError(.badStatus(404))) { try await manager.image(for: harness.origin.url("/missing.png")) }
+            #expect(manager.failedURLs.count == 0)
+        }
+    }
+
+    @Test(".fromCacheOnly never loads; .fromLoaderOnly never reads the cache")
+    func cacheOnlyAndLoaderOnly() async throws {
+        try await ManagerHarness.run { harness in
+            let manager = try harness.makeManager()
+            harness.servePNG("/c.png")
+            let url = harness.origin.url("/c.png")
+            await #expect(throws: WebImageError(.cacheMiss)) { try await manager.image(for: url, options: .fromCacheOnly) }
+            #expect(harness.origin.requestCount("/c.png") == 0)
+            _ = try await manager.image(for: url)
+            #expect(try await manager.image(for: url, options: .fromCacheOnly).cacheType == .memory)
+            #expect(try await manager.image(for: url, options: .fromLoaderOnly).cacheType == .none)
+            #expect(harness.origin.requestCount("/c.png") == 2)
+        }
+    }
+
+    @Test("100 concurrent loads of one URL with one transformer: one request, one decode, one transform")
+    func coalescing() async throws {
+        try await ManagerHarness.run { harness in
+            let transformer = CountingTransformer()
+            let manager = try harness.makeManager(transformer: transformer)
+            harness.origin.route("/shared.png", OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), headerDelay: .milliseconds(50)))
+            let deliveries = Deliveries()
+            let operations = (0..<100).map { _ in manager.loadImage(with: harness.origin.url("/shared.png"), completed: deliveries.completion) }
+            try await deliveries.wait(for: 100)
+            #expect(harness.origin.requestCount("/shared.png") == 1)
+            #expect(harness.coder.decodes.load(ordering: .relaxed) == 1)
+            #expect(transformer.calls.load(ordering: .relaxed) == 1)
+            #expect(deliveries.all.allSatisfy { (try? $0.get().image?.pixelWidth) == 8 })
+            #expect(operations.allSatisfy { $0?.isFinished == true })
+            #expect(!manager.isRunning)
+        }
+    }
+
+    @Test("cancelling one of two callers leaves the other's load; cancelling both stops the download")
+    func countedCancellation() async throws {
+        try await ManagerHarness.run { harness in
+            let manager = try harness.makeManager()
+            harness.origin.route("/slow.png", OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), headerDelay: .milliseconds(200)))
+            let cancelled = Deliveries(), kept = Deliveries()
+            let first = try #require(manager.loadImage(with: harness.origin.url("/slow.png"), completed: cancelled.completion))
+            let second = try #require(manager.loadImage(with: harness.origin.url("/slow.png"), completed: kept.completion))
+            #expect(manager.runningOperations.count == 2 && manager.isRunning)
+            first.cancel()
+            #expect(first.isCancelled)
+            #expect(try await kept.result().get().image != nil)
+            #expect(cancelled.count == 0, "a cancelled load never calls its completion")
+            _ = second
+
+            harness.origin.route("/stalled.png", OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), delivery: .stall(after: 10)))
+            let ignored = Deliveries()
+            let a = try #require(manager.loadImage(with: harness.origin.url("/stalled.png"), completed: ignored.completion))
+            let b = try #require(manager.loadImage(with: harness.origin.url("/stalled.png"), completed: ignored.completion))
+            _ = try await harness.origin.waitForRequests(1, to: "/stalled.png")
+            a.cancel()
+            b.cancel()
+            try await harness.origin.waitForAbandonedResponse(to: "/stalled.png")
+            #expect(ignored.count == 0)
+            #expect(!manager.isRunning)
+        }
+    }
+
+    @Test("cancelling the calling task throws CancellationError and cancels the download")
+    func taskCancellation() async throws {
+        try await ManagerHarness.run { harness in
+            let manager = try harness.makeManager()
+            harness.origin.route("/never.png", OriginResponse(body: [], delivery: .neverRespond))
+            let task = Task { try await manager.image(for: harness.origin.url("/never.png")) }
+            _ = try await harness.origin.waitForRequests(1, to: "/never.png")
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            try await harness.origin.waitForAbandonedResponse(to: "/never.png")
+            #expect(!manager.isRunning)
+        }
+    }
+
+    @Test("cancelAll cancels every running load")
+    func cancelAll() async throws {
+        try await ManagerHarness.run { harness in
+            let manager = try harness.makeManager()
+            harness.origin.route("/never.png", OriginResponse(body: [], delivery: .neverRespond))
+            let deliveries = Deliveries()
+            let operations = (0..<3).map { index in manager.loadImage(with: harness.origin.url("/never.png?\(index)"), completed: deliveries.completion) }
+            #expect(manager.runningOperations.count == 3)
+            manager.cancelAll()
+            #expect(operations.allSatisfy { $0?.isCancelled == true })
+            #expect(!manager.isRunning && deliveries.count == 0)
+        }
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

@@ -1,41 +1,40 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import WebImage
 import WebImageTestSupport
 
-/// `webimage demo`: starts a local origin server and shows the library loading, decoding and
-/// caching its images.
+/// `webimage demo`: starts an origin server on 127.0.0.1 and shows the library at work.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Serve sample images on 127.0.0.1 and load them through the caches, printing what happened.",
-        discussion: "Needs no network beyond loopback. Example: webimage demo"
+        abstract: "Serve sample images on 127.0.0.1 and show the library loading them, printing a table of what happened.",
+        discussion: """
+            Needs no network beyond loopback: a cold load of each format (network), the same \
+            through a fresh manager (disk) and again (memory), 500 concurrent loads of one URL \
+            (one origin request), a thumbnail, a transform, a progressive JPEG arriving scan by \
+            scan, and an animated GIF's frames. Example: webimage demo
+            """
     )
 
-    private static let images = [
+    private static let samples = [
         ("gradient-rgba.png", "image/png"), ("gradient.jpg", "image/jpeg"),
-        ("gradient-progressive.jpg", "image/jpeg"), ("animated.gif", "image/gif"),
-        ("gradient-lossy.webp", "image/webp"),
+        ("animated.gif", "image/gif"), ("gradient-lossy.webp", "image/webp"),
     ]
 
+    @OptionGroup var outputOptions: OutputOptions
+
     func run() async throws {
+        outputOptions.bootstrapLogging()
         let origin = try await OriginServer.start()
-        let downloader = ImageDownloader()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        print("Origin server listening on \(origin.baseURL); disk cache in \(directory.path)\n")
+        let downloader = ImageDownloader()
+        print("Origin server on \(origin.baseURL); disk cache in \(directory.path)\n")
         print(Row.header)
         do {
-            for (name, contentType) in Self.images {
-                origin.route("/" + name, .ok(try Self.bundledImage(name), contentType: contentType))
-            }
-            let cold = ImageCache(disk: try DiskCache(directory: directory))
-            for (name, _) in Self.images { print(try await load(origin.url("/" + name), cache: cold, downloader: downloader).line) }
-            cold.disk?.close()
-            let warm = ImageCache(disk: try DiskCache(directory: directory))
-            for _ in 0..<2 {
-                for (name, _) in Self.images { print(try await load(origin.url("/" + name), cache: warm, downloader: downloader).line) }
-            }
+            try serve(origin)
+            try await show(origin: origin, downloader: downloader, directory: directory)
         } catch {
             try? await downloader.shutdown()
             try? await origin.shutdown()
@@ -43,54 +42,95 @@ struct DemoCommand: AsyncParsableCommand {
         }
         try await downloader.shutdown()
         try await origin.shutdown()
-        print("\n\(origin.requests.count) requests reached the origin; the rest came from the disk or memory cache.")
+        print("\n\(origin.requests.count) requests reached the origin; everything else came from the caches.")
     }
 
-    /// Memory, then disk, then the network; what the network brings is decoded (when a coder
-    /// exists for it) and cached.
-    private func load(_ url: URL, cache: ImageCache, downloader: ImageDownloader) async throws -> Row {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let key = CacheKey(url.absoluteString)
-        let cached = await cache.query(key, options: .queryMemoryData)
-        if cached.isHit, let data = cached.data {
-            return Row(url: url, source: cached.cacheType == .memory ? "memory" : "disk", data: data, image: cached.image, elapsed: clock.now - start)
+    private func serve(_ origin: OriginServer) throws {
+        for (name, contentType) in Self.samples {
+            origin.route("/" + name, .ok(try Self.bundledImage(name), contentType: contentType))
         }
-        let data = try await downloader.loadData(url).data
-        let image = try? CodersManager.shared.decode(data)
-        if let image { try await cache.store(image, data: data, for: key) }
-        return Row(url: url, source: "network", data: data, image: image, elapsed: clock.now - start)
+        let jpeg = try Self.bundledImage("gradient.jpg")
+        origin.route("/popular.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: jpeg, headerDelay: .milliseconds(20)))
+        origin.route("/progressive.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: try Self.bundledImage("large-progressive.jpg"),
+                                                        delivery: .drip(bytes: 600, every: .milliseconds(20))))
+    }
+
+    private func show(origin: OriginServer, downloader: ImageDownloader, directory: URL) async throws {
+        let loader = LoadersManager(loaders: [downloader])
+        let first = ImageManager(cache: ImageCache(disk: try DiskCache(directory: directory)), loader: loader)
+        for (name, _) in Self.samples {
+            print(try await timed("cold load", name) { try await first.image(for: origin.url("/" + name), options: .waitStoreCache) }.line)
+        }
+        (first.cache as? ImageCache)?.disk?.close()
+        let second = ImageManager(cache: ImageCache(disk: try DiskCache(directory: directory)), loader: loader)
+        for (name, _) in Self.samples {
+            print(try await timed("fresh manager", name) { try await second.image(for: origin.url("/" + name)) }.line)
+        }
+        for (name, _) in Self.samples {
+            print(try await timed("again", name) { try await second.image(for: origin.url("/" + name)) }.line)
+        }
+        try await concurrentLoads(second, origin: origin)
+        var thumbnail = LoadContext()
+        thumbnail.imageThumbnailPixelSize = (width: 16, height: 16)
+        print(try await timed("thumbnail 16x16", "gradient.jpg") { try await second.image(for: origin.url("/gradient.jpg"), context: thumbnail) }.line)
+        var transform = LoadContext()
+        transform.imageTransformer = try TransformSpec.parse("resize:32x32:aspectfill,round:8")
+        print(try await timed("transform", "gradient.jpg") { try await second.image(for: origin.url("/gradient.jpg"), context: transform) }.line)
+        try await progressive(second, origin: origin)
+        let gif = try await second.image(for: origin.url("/animated.gif"))
+        let durations = gif.image?.frames.map { String(format: "%.0f", $0.duration.milliseconds) }.joined(separator: "/") ?? "-"
+        print(Row(step: "animated frames", path: "animated.gif", from: "memory",
+                  result: "\(gif.image?.frames.count ?? 0) frames, \(durations) ms, loop \(gif.image?.loopCount ?? 0)", elapsed: .zero).line)
+    }
+
+    private func concurrentLoads(_ manager: ImageManager, origin: OriginServer) async throws {
+        let start = ContinuousClock.now
+        let loaded = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<500 { group.addTask { try await manager.image(for: origin.url("/popular.jpg")).image != nil } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        let requests = origin.requestCount("/popular.jpg")
+        print(Row(step: "500 at once", path: "popular.jpg", from: "network",
+                  result: "\(loaded) images, \(requests) origin request\(requests == 1 ? "" : "s")", elapsed: ContinuousClock.now - start).line)
+    }
+
+    private func progressive(_ manager: ImageManager, origin: OriginServer) async throws {
+        let start = ContinuousClock.now
+        var scans: [String] = []
+        for try await result in manager.images(for: origin.url("/progressive.jpg"), options: .progressiveLoad) {
+            let at = String(format: "%.0f", (ContinuousClock.now - start).milliseconds)
+            if !result.isFinished { scans.append(at) }
+        }
+        print(Row(step: "progressive", path: "progressive.jpg", from: "network",
+                  result: "\(scans.count) partial images (at \(scans.joined(separator: ", ")) ms), then the final one", elapsed: ContinuousClock.now - start).line)
+    }
+
+    private func timed(_ step: String, _ path: String, _ body: () async throws -> ImageResult) async throws -> Row {
+        let start = ContinuousClock.now
+        let result = try await body()
+        let image = result.image
+        let from = ["memory", "disk", "network"][result.cacheType == .memory ? 0 : result.cacheType == .disk ? 1 : 2]
+        let shape = image.map { "\($0.sourceFormat?.rawValue ?? "?") \($0.pixelWidth)x\($0.pixelHeight), \($0.frames.count) frame\($0.frames.count == 1 ? "" : "s")" } ?? "bytes only"
+        return Row(step: step, path: path, from: from, result: shape, elapsed: ContinuousClock.now - start)
     }
 
     private static func bundledImage(_ name: String) throws -> [UInt8] {
         guard let url = Bundle.module.url(forResource: "DemoImages/" + name, withExtension: nil) else {
-            throw ValidationError("missing bundled image \(name)")
+            throw CommandFailure("missing bundled image \(name)")
         }
         return [UInt8](try Data(contentsOf: url))
     }
 
     private struct Row {
-        static let header = "path".padding(28) + "from".padding(9) + "format".padding(8) + "size".padding(10)
-            + "bytes".padding(8) + "decoded".padding(9) + "time"
-        let url: URL
-        let source: String
-        let data: Data
-        let image: Image?
+        static let header = "step".padded(17) + "image".padded(21) + "from".padded(9) + "result".padded(56) + "time"
+        let step: String
+        let path: String
+        let from: String
+        let result: String
         let elapsed: Duration
 
         var line: String {
-            let path = url.path
-            let header = try? ImageHeader(data: data)
-            let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-            return path.padding(28) + source.padding(9) + (header?.format.rawValue ?? "?").padding(8)
-                + (header.map { "\($0.width)x\($0.height)" } ?? "?").padding(10) + String(data.count).padding(8)
-                + (image == nil ? "no coder" : "yes").padding(9) + String(format: "%.2f ms", milliseconds)
+            step.padded(17) + path.padded(21) + from.padded(9) + result.padded(56) + String(format: "%.2f ms", elapsed.milliseconds)
         }
-    }
-}
-
-extension String {
-    fileprivate func padding(_ width: Int) -> String {
-        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
     }
 }

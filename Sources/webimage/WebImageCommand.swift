@@ -1,11 +1,39 @@
 import ArgumentParser
+import Foundation
 
 /// The `webimage` command: image loading and caching from the shell.
+///
+/// Exit status: 0 success, 1 a failure of the work, 2 a usage error.
 @main
 struct WebImageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webimage",
-        abstract: "Load, cache and inspect web images on Linux.",
-        subcommands: [DemoCommand.self]
+        abstract: "Load, cache, convert and inspect web images on Linux.",
+        discussion: """
+            The cache lives in $WEBIMAGE_CACHE_DIR, else ~/.cache/webimage/default (XDG_CACHE_HOME is honoured). \
+            Exit status: 0 success, 1 a failure of the work, 2 a usage error.
+            """,
+        subcommands: [FetchCommand.self, PrefetchCommand.self, ConvertCommand.self, InfoCommand.self, CacheCommand.self, DemoCommand.self]
     )
+
+    /// Parses and runs, mapping ArgumentParser's usage-error status (64) to 2.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                if !message.isEmpty { print(message) }
+                Foundation.exit(0)
+            }
+            if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+            Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
+        }
+    }
 }

@@ -27,12 +27,17 @@ public final class ChildProcess: Sendable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
     }
 
-    /// Starts `executable` with `arguments`; stderr goes to the test's stderr.
-    public init(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws {
+    /// Starts `executable` with `arguments`; stderr goes to `standardError` (a file created or
+    /// emptied first), else to the test's stderr.
+    public init(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, standardError: URL? = nil) throws {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
+        if let standardError {
+            _ = FileManager.default.createFile(atPath: standardError.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: standardError)
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         let events = events

@@ -3,15 +3,20 @@ import WebImageTestSupport
 
 @Suite("webimage demo")
 struct DemoCommandTests {
-    @Test("the demo loads every image from the network once, then from disk and memory, and exits 0")
+    @Test("the demo loads from the network, the disk and memory, coalesces 500 loads, and exits 0")
     func demo() async throws {
         let demo = try ChildProcess(ChildProcess.builtProduct("webimage"), ["demo"])
         let exit = try await demo.waitForExit()
         #expect(exit.status == 0 && !exit.signaled)
-        let rows = demo.lines.filter { $0.hasPrefix("/") }
-        #expect(rows.count == 15)
-        #expect(rows.filter { $0.contains(" disk ") }.count == 5, "every sample decodes, so every sample is cached")
-        #expect(rows.filter { $0.contains(" memory ") }.count == 5)
-        #expect(demo.lines.last == "5 requests reached the origin; the rest came from the disk or memory cache.")
+        let lines = demo.lines
+        #expect(lines.filter { $0.hasPrefix("cold load") && $0.contains(" network ") }.count == 4)
+        #expect(lines.filter { $0.hasPrefix("fresh manager") && $0.contains(" disk ") }.count == 4)
+        #expect(lines.filter { $0.hasPrefix("again") && $0.contains(" memory ") }.count == 4)
+        #expect(lines.contains { $0.hasPrefix("500 at once") && $0.contains("500 images, 1 origin request") })
+        #expect(lines.contains { $0.hasPrefix("thumbnail") && $0.contains("16x12") })
+        #expect(lines.contains { $0.hasPrefix("transform") && $0.contains("32x32") })
+        #expect(lines.contains { $0.hasPrefix("progressive") && $0.contains("partial images") && !$0.contains(" 0 partial") })
+        #expect(lines.contains { $0.hasPrefix("animated frames") && $0.contains("3 frames") })
+        #expect(lines.last == "6 requests reached the origin; everything else came from the caches.")
     }
 }

@@ -1,0 +1,118 @@
+import ArgumentParser
+import Foundation
+import Logging
+import WebImage
+
+/// Options every subcommand that touches the cache shares.
+struct CacheOptions: ParsableArguments {
+    @Option(name: .customLong("cache-dir"), help: ArgumentHelp("The cache directory (default: $WEBIMAGE_CACHE_DIR, else ~/.cache/webimage/default).", valueName: "DIR"))
+    var cacheDirectory: String?
+
+    /// The directory to use: the option, the environment, or the library's default.
+    var directory: URL {
+        if let cacheDirectory { return URL(fileURLWithPath: cacheDirectory) }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["WEBIMAGE_CACHE_DIR"], !fromEnvironment.isEmpty {
+            return URL(fileURLWithPath: fromEnvironment)
+        }
+        return DiskCache.defaultDirectory()
+    }
+
+    func openDiskCache() throws -> DiskCache {
+        do {
+            return try DiskCache(directory: directory)
+        } catch {
+            throw CommandFailure("cannot open the cache in \(directory.path): \(error)")
+        }
+    }
+}
+
+/// `--json` and `--verbose`.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print machine-readable JSON on stdout.")
+    var json = false
+
+    @Flag(help: "Log debug messages on stderr.")
+    var verbose = false
+
+    /// Sends library logs to stderr: debug with --verbose, else warnings and worse.
+    func bootstrapLogging() {
+        let level: Logger.Level = verbose ? .debug : .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}
+
+/// What `--thumbnail` and `--transform` ask of a load or a conversion.
+struct ImageShapingOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Decode at most this size, keeping the aspect ratio (e.g. 300x200).", valueName: "WxH"), transform: ImageShapingOptions.size)
+    var thumbnail: ThumbnailSize?
+
+    @Option(help: ArgumentHelp("Transformers to apply, e.g. resize:300x200:aspectfill,round:16,blur:4.", valueName: "SPEC"))
+    var transform: String?
+
+    struct ThumbnailSize {
+        let width: Int
+        let height: Int
+    }
+
+    static func size(_ text: String) throws -> ThumbnailSize {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0, width <= 20_000, height <= 20_000 else {
+            throw ValidationError("a size is WxH with whole numbers from 1 to 20000, not \"\(text)\"")
+        }
+        return ThumbnailSize(width: width, height: height)
+    }
+
+    /// The parsed transformer; a bad spec is a usage error.
+    func transformer() throws -> (any ImageTransformer)? {
+        guard let transform else { return nil }
+        do {
+            return try TransformSpec.parse(transform)
+        } catch {
+            throw ValidationError("--transform: \(error.message ?? "\(error)")")
+        }
+    }
+
+    /// A load context with the thumbnail and transformer set.
+    func context() throws -> LoadContext {
+        var context = LoadContext()
+        if let thumbnail { context.imageThumbnailPixelSize = (thumbnail.width, thumbnail.height) }
+        context.imageTransformer = try transformer()
+        return context
+    }
+}
+
+/// A failure of the work (exit status 1) with its reason, printed on stderr.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Prints on stderr.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// Turns an Encodable value into one line of JSON.
+func jsonLine(_ value: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
+}
+
+extension Duration {
+    var milliseconds: Double {
+        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+    }
+}
+
+extension String {
+    /// Left-aligned in a column of `width` characters, with at least one space after.
+    func padded(_ width: Int) -> String {
+        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import WebImage
+
+/// `webimage convert`: a local file through the coders and transformers to another file.
+struct ConvertCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Convert a local image file: format, quality, thumbnail, transforms.",
+        discussion: """
+            The output is upright (the EXIF orientation applied) unless --keep-orientation. PNG \
+            output is straight (not premultiplied) RGBA. An animated input written to a still \
+            format (PNG, JPEG) gives its first frame; GIF and WebP keep the animation. The output \
+            format comes from --format, else OUT's extension.
+
+            Examples:
+              webimage convert photo.jpg photo.webp --quality 80
+              webimage convert photo.jpg thumb.png --thumbnail 256x256 --transform round:12
+              webimage convert animation.gif poster.png
+            """
+    )
+
+    @Argument(help: "The image file to read.")
+    var input: String
+
+    @Argument(help: "The file to write.")
+    var output: String
+
+    @Option(help: ArgumentHelp("Output format: png, jpeg, webp or gif (default: from OUT's extension).", valueName: "FORMAT"))
+    var format: String?
+
+    @Option(help: ArgumentHelp("Lossy quality, 1 to 100.", valueName: "N"))
+    var quality: Int?
+
+    @OptionGroup var shaping: ImageShapingOptions
+
+    @Flag(help: "Keep the stored pixels and their EXIF orientation instead of turning the image upright.")
+    var keepOrientation = false
+
+    @OptionGroup var outputOptions: OutputOptions
+
+    func validate() throws {
+        if let quality, !(1...100).contains(quality) { throw ValidationError("--quality takes 1 to 100, not \(quality)") }
+        guard try ImageOutput.parseFormat(format) != nil || ImageOutput.format(forExtension: output) != nil else {
+            throw ValidationError("cannot tell the output format from \"\(output)\": give --format png|jpeg|webp|gif")
+        }
+        _ = try shaping.transformer()
+    }
+
+    func run() async throws {
+        outputOptions.bootstrapLogging()
+        guard let data = FileManager.default.contents(atPath: input) else { throw CommandFailure("cannot read \(input)") }
+        var image: Image
+        do {
+            let thumbnail = shaping.thumbnail.map { CacheKey.Thumbnail(width: $0.width, height: $0.height) }
+            image = try CodersManager.shared.decode(data, options: DecodeOptions(thumbnail: thumbnail))
+        } catch {
+            throw CommandFailure("cannot decode \(input): \(error.message ?? "\(error.code)")")
+        }
+        if !keepOrientation, let upright = OrientationTransformer().transform(image, forKey: input) { image = upright }
+        if let transformer = try shaping.transformer() {
+            guard let transformed = transformer.transform(image, forKey: input) else { throw CommandFailure("\(transformer.transformerKey) gave no image") }
+            image = transformed
+        }
+        let writer = ImageOutput(format: try ImageOutput.parseFormat(format), quality: quality)
+        let target = writer.format ?? ImageOutput.format(forExtension: output)!
+        let bytes = try writer.encode(image, as: target)
+        do {
+            try bytes.write(to: URL(fileURLWithPath: output))
+        } catch {
+            throw CommandFailure("cannot write \(output): \(error.localizedDescription)")
+        }
+        if outputOptions.json {
+            struct Report: Encodable { let input: String, output: String, format: String, width: Int, height: Int, frames: Int, bytes: Int }
+            print(jsonLine(Report(input: input, output: output, format: target.rawValue, width: image.pixelWidth, height: image.pixelHeight,
+                                  frames: target == .gif || target == .webP ? image.frames.count : 1, bytes: bytes.count)))
+        } else {
+            print("\(input) -> \(output): \(target.rawValue) \(image.pixelWidth)x\(image.pixelHeight), \(bytes.count) bytes")
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import WebImage
+
+/// `webimage info`: what an image file or URL holds.
+struct InfoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Show an image's format, size, frames, loop count, frame durations and EXIF orientation.",
+        discussion: """
+            With --json the fields are: source, format, width, height, frames, loopCount, \
+            durations (milliseconds per frame), orientation (EXIF value 1-8), bytes.
+
+            Examples:
+              webimage info photo.jpg
+              webimage info https://example.com/animation.gif --json
+            """
+    )
+
+    @Argument(help: "A file path or a URL.")
+    var source: String
+
+    @OptionGroup var outputOptions: OutputOptions
+
+    struct Report: Encodable {
+        let source: String
+        let format: String
+        let width: Int
+        let height: Int
+        let frames: Int
+        let loopCount: Int
+        let durations: [Double]
+        let orientation: Int
+        let bytes: Int
+    }
+
+    func run() async throws {
+        outputOptions.bootstrapLogging()
+        let data = try await load()
+        let image: Image
+        do {
+            image = try CodersManager.shared.decode(data)
+        } catch {
+            throw CommandFailure("cannot decode \(source): \(error.message ?? "\(error.code)")")
+        }
+        let report = Report(
+            source: source, format: (image.sourceFormat ?? ImageFormat(sniffing: data))?.rawValue ?? "unknown",
+            width: image.pixelWidth, height: image.pixelHeight, frames: image.frames.count, loopCount: image.loopCount,
+            durations: image.isAnimated ? image.frames.map { $0.duration.milliseconds } : [], orientation: image.orientation.rawValue, bytes: data.count
+        )
+        if outputOptions.json {
+            print(jsonLine(report))
+            return
+        }
+        print("source:      \(report.source)")
+        print("format:      \(report.format)")
+        print("size:        \(report.width)x\(report.height)")
+        print("frames:      \(report.frames)")
+        if image.isAnimated {
+            print("loop count:  \(report.loopCount == 0 ? "forever" : String(report.loopCount))")
+            print("durations:   " + report.durations.map { String(format: "%.0f ms", $0) }.joined(separator: ", "))
+        }
+        print("orientation: \(report.orientation) (\(image.orientation))")
+        print("bytes:       \(report.bytes)")
+    }
+
+    private func load() async throws -> Data {
+        if let url = URL(string: source), let scheme = url.scheme, ["http", "https", "data", "file"].contains(scheme.lowercased()) {
+            let downloader = ImageDownloader()
+            do {
+                let loaded = try await LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), downloader]).loadData(url)
+                try? await downloader.shutdown()
+                return loaded.data
+            } catch {
+                try? await downloader.shutdown()
+                throw CommandFailure("cannot load \(source): \(error)")
+            }
+        }
+        guard let data = FileManager.default.contents(atPath: source) else { throw CommandFailure("cannot read \(source)") }
+        return data
+    }
+}

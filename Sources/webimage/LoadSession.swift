@@ -1,0 +1,22 @@
+import Foundation
+import WebImage
+
+/// The manager a command loads through: the cache directory's disk cache (or memory only) and
+/// its own downloader, shut down at the end.
+struct LoadSession {
+    let manager: ImageManager
+    let cache: ImageCache
+    private let downloader: ImageDownloader
+
+    init(cache options: CacheOptions, memoryOnly: Bool, concurrency: Int = 6) throws {
+        downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency))
+        cache = ImageCache(disk: memoryOnly ? nil : try options.openDiskCache())
+        manager = ImageManager(cache: cache, loader: LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), downloader]))
+    }
+
+    func shutdown() async throws {
+        try await downloader.shutdown()
+        try cache.disk?.flush()
+        cache.disk?.close()
+    }
+}

@@ -1,0 +1,163 @@
+import ArgumentParser
+import Foundation
+import WebImage
+
+/// `webimage prefetch`: warms the cache from a list of URLs, N at a time.
+struct PrefetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prefetch",
+        abstract: "Warm the cache from a list of URLs (or save them into a directory), N at a time.",
+        discussion: """
+            The list has one URL per line; blank lines and lines starting with # are ignored. \
+            URLs already cached (and, with -o, already saved) count as skipped, so a rerun \
+            resumes where the last one stopped. On a terminal a progress bar shows on stderr \
+            (done/total, images per second, bytes, failures, ETA); otherwise a plain progress \
+            line every few seconds. A summary ends the run; with --json it is a JSON object on \
+            stdout (fields: total, succeeded, failed, skipped, bytes, seconds, imagesPerSecond).
+
+            Examples:
+              webimage prefetch -i urls.txt -j 16
+              cat urls.txt | webimage prefetch -i - --thumbnail 256x256 -o thumbs/ --json
+            """
+    )
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The URL list; - for stdin.", valueName: "FILE"))
+    var input: String = "-"
+
+    @Option(name: .short, help: ArgumentHelp("How many images load at once.", valueName: "N"))
+    var jobs: Int = 8
+
+    @OptionGroup var cache: CacheOptions
+    @OptionGroup var shaping: ImageShapingOptions
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Also save each image into this directory, in its source format.", valueName: "DIR"))
+    var output: String?
+
+    @Flag(help: "Exit 0 even when some URLs failed.")
+    var allowFailures = false
+
+    @Option(help: .hidden)
+    var progressInterval: Double = 2
+
+    @OptionGroup var outputOptions: OutputOptions
+
+    func validate() throws {
+        guard (1...256).contains(jobs) else { throw ValidationError("-j takes 1 to 256, not \(jobs)") }
+        guard progressInterval > 0 else { throw ValidationError("--progress-interval must be positive") }
+        _ = try shaping.transformer()
+    }
+
+    struct Summary: Encodable {
+        var total: Int
+        var succeeded: Int
+        var failed: Int
+        var skipped: Int
+        var bytes: Int64
+        var seconds: Double
+        var imagesPerSecond: Double
+    }
+
+    func run() async throws {
+        outputOptions.bootstrapLogging()
+        let urls = try readList()
+        let session = try LoadSession(cache: cache, memoryOnly: false, concurrency: jobs)
+        let context = try shaping.context()
+        let directory = try output.map { path -> URL in
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            return URL(fileURLWithPath: path, isDirectory: true)
+        }
+        let names = Self.uniqueNames(urls)
+        let counts = PrefetchCounts()
+        let reporter = ProgressReporter(total: urls.count, counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
+                                        interval: .milliseconds(Int64(progressInterval * 1000)))
+        let display = Task { await reporter.run() }
+        let start = ContinuousClock.now
+        await withTaskGroup(of: Void.self) { group in
+            var next = 0
+            func startNext() {
+                guard next < urls.count else { return }
+                let index = next
+                next += 1
+                group.addTask {
+                    await prefetch(urls[index], name: names[index], session: session, context: context, directory: directory, counts: counts, reporter: reporter)
+                }
+            }
+            for _ in 0..<jobs { startNext() }
+            while await group.next() != nil { startNext() }
+        }
+        display.cancel()
+        _ = await display.value
+        reporter.clear()
+        try await session.shutdown()
+        let seconds = (ContinuousClock.now - start).milliseconds / 1000
+        let final = counts.snapshot
+        let summary = Summary(total: urls.count, succeeded: final.succeeded, failed: final.failed, skipped: final.skipped,
+                              bytes: final.bytes, seconds: seconds, imagesPerSecond: seconds > 0 ? Double(final.done) / seconds : 0)
+        if outputOptions.json {
+            print(jsonLine(summary))
+        } else {
+            print("\(summary.total) URLs: \(summary.succeeded) loaded, \(summary.skipped) skipped, \(summary.failed) failed, "
+                + "\(ProgressReporter.megabytes(summary.bytes)) in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", summary.imagesPerSecond)) images/s)")
+        }
+        if final.failed > 0 && !allowFailures { throw ExitCode.failure }
+    }
+
+    private func prefetch(_ text: String, name: String, session: LoadSession, context: LoadContext, directory: URL?,
+                          counts: PrefetchCounts, reporter: ProgressReporter) async {
+        guard let url = URL(string: text), url.scheme != nil else {
+            counts.update { $0.failed += 1 }
+            reporter.message("webimage: \(text): not a URL")
+            return
+        }
+        let target = directory?.appendingPathComponent(name)
+        let cached = session.cache.diskImageExists(for: session.manager.variantKey(for: url, context: context))
+        if cached, target.map({ FileManager.default.fileExists(atPath: $0.path) }) ?? true {
+            counts.update { $0.skipped += 1 }
+            return
+        }
+        do {
+            let result = try await session.manager.image(for: url, options: [.waitStoreCache, .queryMemoryData, .queryMemoryDataSync], context: context)
+            if let target {
+                let (bytes, _) = try ImageOutput(format: nil, quality: nil).bytes(
+                    for: result.image, original: context.imageTransformer == nil && context.imageThumbnailPixelSize == nil ? result.data : nil,
+                    sourceFormat: result.image?.sourceFormat, path: nil)
+                try bytes.write(to: target)
+            }
+            counts.update {
+                $0.succeeded += 1
+                $0.bytes += Int64(result.data?.count ?? 0)
+            }
+        } catch {
+            counts.update { $0.failed += 1 }
+            reporter.message("webimage: \(text): \(error)")
+        }
+    }
+
+    private func readList() throws -> [String] {
+        let data: Data
+        if input == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: input) else { throw CommandFailure("cannot read \(input)") }
+            data = contents
+        }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }
+
+    /// A file name per URL from its last path component; repeats get the URL's position added.
+    static func uniqueNames(_ urls: [String]) -> [String] {
+        var used: Set<String> = []
+        return urls.enumerated().map { index, text in
+            let url = URL(string: text) ?? URL(fileURLWithPath: "image")
+            let stem = url.deletingPathExtension().lastPathComponent
+            let base = stem.isEmpty || stem == "/" ? "image" : stem
+            let ext = url.pathExtension.isEmpty ? "img" : url.pathExtension
+            var name = "\(base).\(ext)"
+            if used.contains(name) { name = "\(base)-\(index + 1).\(ext)" }
+            used.insert(name)
+            return name
+        }
+    }
+}

@@ -22,19 +22,33 @@ final class OriginHandler: ChannelInboundHandler {
     private var sentBodyBytes: Int64 = 0
     private var isActive = true
 
-    init(server: OriginServer, connectionID: Int) {
+    /// An HTTP/2 stream rather than a connection: the connection's own events are recorded by
+    /// the server, and a stream that closes reports only an abandoned request.
+    private let isStream: Bool
+
+    init(server: OriginServer, connectionID: Int, isStream: Bool = false) {
         self.server = server
         self.connectionID = connectionID
+        self.isStream = isStream
+    }
+
+    /// A handler added after TLS negotiation joins a connection that is already active.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if !isStream, context.channel.isActive { server.record(.connectionOpened(connectionID: connectionID)) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        server.record(.connectionOpened(connectionID: connectionID))
+        if !isStream { server.record(.connectionOpened(connectionID: connectionID)) }
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         isActive = false
-        server.connectionClosed(connectionID, pendingRequest: pending)
+        if !isStream {
+            server.connectionClosed(connectionID, pendingRequest: pending)
+        } else if let pending {
+            server.record(.connectionClosed(connectionID: connectionID, pendingRequest: pending))
+        }
         context.fireChannelInactive()
     }
 

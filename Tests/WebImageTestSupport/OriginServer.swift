@@ -1,6 +1,7 @@
 public import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -48,25 +49,39 @@ public final class OriginServer: Sendable {
     }
 
     /// Starts a server on 127.0.0.1 with a port the system picks; with `tls`, an HTTPS server
-    /// whose certificate is self-signed (a verifying client refuses it).
-    public static func start(tls: Bool = false) async throws -> OriginServer {
+    /// whose certificate is self-signed (a verifying client refuses it); with `http2` as well, it
+    /// offers HTTP/2 through ALPN (and HTTP/1.1 to clients that do not ask for it). On HTTP/2 each
+    /// stream is served like an HTTP/1.1 request, so every scripted response works on both.
+    public static func start(tls: Bool = false, http2: Bool = false) async throws -> OriginServer {
+        precondition(!http2 || tls, "HTTP/2 is negotiated through TLS (ALPN)")
         let box = ServerBox()
-        let sslContext = try tls ? NIOSSLContext(configuration: .makeServerConfiguration(
+        var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(TestCertificate.certificatePEM.utf8)).map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(TestCertificate.privateKeyPEM.utf8), format: .pem))
-        )) : nil
+        )
+        if http2 { configuration.applicationProtocols = ["h2", "http/1.1"] }
+        let sslContext = tls ? try NIOSSLContext(configuration: configuration) : nil
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 guard let server = box.server else { return channel.close() }
                 let connectionID = server.register(channel)
-                return channel.eventLoop.makeCompletedFuture {
+                let secured = channel.eventLoop.makeCompletedFuture {
                     if let sslContext {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                     }
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(OriginHandler(server: server, connectionID: connectionID))
+                }
+                guard http2 else {
+                    return secured.flatMapThrowing { try Self.configureHTTP1(channel, server: server, connectionID: connectionID) }
+                }
+                return secured.flatMap {
+                    channel.configureHTTP2SecureUpgrade(
+                        h2ChannelConfigurator: { channel in Self.configureHTTP2(channel, server: server, connectionID: connectionID) },
+                        http1ChannelConfigurator: { channel in
+                            channel.eventLoop.makeCompletedFuture { try Self.configureHTTP1(channel, server: server, connectionID: connectionID) }
+                        }
+                    )
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
@@ -74,6 +89,24 @@ public final class OriginServer: Sendable {
         let server = OriginServer(listener: listener, usesTLS: tls)
         box.server = server
         return server
+    }
+
+    private static func configureHTTP1(_ channel: any Channel, server: OriginServer, connectionID: Int) throws {
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+        try channel.pipeline.syncOperations.addHandler(OriginHandler(server: server, connectionID: connectionID))
+    }
+
+    /// One connection, many streams: the connection's events are recorded here, each stream's
+    /// request by its own handler behind an HTTP/2-to-HTTP/1 codec.
+    private static func configureHTTP2(_ channel: any Channel, server: OriginServer, connectionID: Int) -> EventLoopFuture<Void> {
+        server.record(.connectionOpened(connectionID: connectionID))
+        channel.closeFuture.whenComplete { _ in server.connectionClosed(connectionID, pendingRequest: nil) }
+        return channel.configureHTTP2Pipeline(mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                try stream.pipeline.syncOperations.addHandler(OriginHandler(server: server, connectionID: connectionID, isStream: true))
+            }
+        }.map { _ in }
     }
 
     /// `http://127.0.0.1:PORT`, or `https://` for a TLS server.

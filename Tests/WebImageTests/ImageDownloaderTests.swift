@@ -490,4 +490,37 @@ struct ImageDownloaderTests {
         }
         try await downloader.shutdown()
     }
+
+    @Test("HTTP/2 where the origin offers it: concurrent downloads share one connection, and a cancelled one resets only its stream")
+    func http2() async throws {
+        let origin = try await OriginServer.start(tls: true, http2: true)
+        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(maximumConcurrentDownloads: 8, retryPolicy: .none))
+        let options = LoadRequestOptions(allowInvalidCertificates: true)
+        do {
+            for index in 0..<8 { origin.route("/h2/\(index).png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, headerDelay: .milliseconds(20))) }
+            let results = try await withThrowingTaskGroup(of: LoadedData.self) { group in
+                for index in 0..<8 { group.addTask { try await downloader.loadData(origin.url("/h2/\(index).png"), options: options) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.count == 8 && results.allSatisfy { $0.data == Data(png) })
+            #expect(results.allSatisfy { $0.metrics?.httpVersion == "HTTP/2.0" }, "\(results.map { $0.metrics?.httpVersion ?? "-" })")
+            let connections = origin.events.filter { if case .connectionOpened = $0 { return true } else { return false } }
+            #expect(connections.count == 1, "\(connections.count) connections for 8 concurrent HTTP/2 downloads")
+
+            origin.route("/h2/never.png", OriginResponse(body: [], delivery: .neverRespond))
+            let task = Task { try await downloader.loadData(origin.url("/h2/never.png"), options: options) }
+            _ = try await origin.waitForRequests(1, to: "/h2/never.png")
+            task.cancel()
+            try await origin.waitForAbandonedResponse(to: "/h2/never.png")
+            let after = try await downloader.loadData(origin.url("/h2/0.png"), options: LoadRequestOptions(priority: .high, allowInvalidCertificates: true))
+            #expect(after.metrics?.httpVersion == "HTTP/2.0" && after.data == Data(png))
+        } catch {
+            try? await downloader.shutdown()
+            try? await origin.shutdown()
+            throw error
+        }
+        try await downloader.shutdown()
+        try await origin.shutdown()
+    }
+
 }

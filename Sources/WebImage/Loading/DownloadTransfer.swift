@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// One network transfer shared by every caller of the same URL and request options.
 final class DownloadTransfer: Sendable {
@@ -8,12 +8,18 @@ final class DownloadTransfer: Sendable {
         let validators: HTTPValidators?
         let handleCookies: Bool
         let allowInvalidCertificates: Bool
+        let requestModifier: DownloadRequestModifier?
+        let responseModifier: DownloadResponseModifier?
+        let decryptor: DownloadDecryptor?
 
         init(url: URL, options: LoadRequestOptions) {
             self.url = url
             validators = options.validators
             handleCookies = options.handleCookies
             allowInvalidCertificates = options.allowInvalidCertificates
+            requestModifier = options.requestModifier
+            responseModifier = options.responseModifier
+            decryptor = options.decryptor
         }
     }
 

@@ -294,7 +294,7 @@ public final class ImageDownloader: ImageLoader {
             prepared.headers.append(("Range", "bytes=\(resumable.data.count)-"))
             prepared.headers.append(("If-Range", resumable.validator))
         }
-        if let modifier = configuration.requestModifier {
+        if let modifier = transfer.key.requestModifier?.modify ?? configuration.requestModifier {
             guard let modified = await modifier(prepared) else {
                 throw WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)")
             }
@@ -336,7 +336,7 @@ public final class ImageDownloader: ImageLoader {
             announce(.receivedResponse(url, statusCode: Int(response.status.code)))
             var head = DownloadResponseHead(statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
             if transfer.key.handleCookies { Self.storeCookies(from: head, for: url) }
-            if let modifier = configuration.responseModifier {
+            if let modifier = transfer.key.responseModifier?.modify ?? configuration.responseModifier {
                 guard let modified = modifier(head) else {
                     return .failure(.init(error: WebImageError(.rejected, "the response modifier refused \(url.absoluteString)"), retryAfter: nil))
                 }
@@ -391,7 +391,7 @@ public final class ImageDownloader: ImageLoader {
             throw WebImageError(.connectionLost, "\(url.absoluteString) resumed to \(received.count) of \(total) bytes")
         }
         var body = received
-        if let decryptor = configuration.decryptor {
+        if let decryptor = transfer.key.decryptor?.decrypt ?? configuration.decryptor {
             guard let decrypted = decryptor(body, head) else {
                 throw WebImageError(.rejected, "the decryptor refused the bytes of \(url.absoluteString)")
             }

@@ -20,6 +20,12 @@ public struct LoadRequestOptions: Sendable, Hashable {
     public var allowInvalidCertificates: Bool
     /// Make the request conditional on the cached copy still being current.
     public var validators: HTTPValidators?
+    /// Replaces the downloader's request modifier for this load.
+    public var requestModifier: DownloadRequestModifier?
+    /// Replaces the downloader's response modifier for this load.
+    public var responseModifier: DownloadResponseModifier?
+    /// Replaces the downloader's decryptor for this load.
+    public var decryptor: DownloadDecryptor?
 
     /// Creates options; the defaults make a plain, normal-priority request.
     public init(
@@ -27,12 +33,18 @@ public struct LoadRequestOptions: Sendable, Hashable {
         progressive: Bool = false,
         handleCookies: Bool = false,
         allowInvalidCertificates: Bool = false,
-        validators: HTTPValidators? = nil
+        validators: HTTPValidators? = nil,
+        requestModifier: DownloadRequestModifier? = nil,
+        responseModifier: DownloadResponseModifier? = nil,
+        decryptor: DownloadDecryptor? = nil
     ) {
         self.priority = priority
         self.progressive = progressive
         self.handleCookies = handleCookies
         self.allowInvalidCertificates = allowInvalidCertificates
         self.validators = validators
+        self.requestModifier = requestModifier
+        self.responseModifier = responseModifier
+        self.decryptor = decryptor
     }
 }

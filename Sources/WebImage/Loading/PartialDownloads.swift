@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The bytes of downloads that stopped part-way, kept so the next download of the same URL can
 /// ask for the rest (`Range` with `If-Range`). Bounded in total; the oldest go first.

@@ -31,6 +31,7 @@ let package = Package(
     targets: [
         benchmarkTarget("Coding"),
         benchmarkTarget("Caching"),
+        benchmarkTarget("Manager"),
         .executableTarget(
             name: "CompareWorkloads",
             dependencies: [.product(name: "WebImage", package: libraryIdentity)],

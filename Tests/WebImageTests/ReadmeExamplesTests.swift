@@ -44,6 +44,45 @@ func loadCached(_ url: String, cache: ImageCache, fetch: (String) async throws -
     return image
 }
 
+func avatar(from image: Image) throws -> Image? {
+    let spec = try TransformSpec.parse("resize:128x128:aspectfill,round:64")
+    return spec.transform(image, forKey: "avatar")
+}
+
+func avatar(_ url: URL, manager: ImageManager = .shared) async throws -> Image? {
+    var context = LoadContext()
+    context.imageThumbnailPixelSize = (width: 128, height: 128)        // decoded at about this size
+    context.imageTransformer = try TransformSpec.parse("resize:128x128:aspectfill,round:64")
+    let result = try await manager.image(for: url, options: [.retryFailed], context: context)
+    return result.image                                                // result.cacheType: .memory, .disk or .none
+}
+
+final class AvatarView: ImageTarget {
+    let imageLoadState = ImageTargetState()
+    let shown = Mutex<Image?>(nil)
+
+    func setImage(_ image: Image?, data: Data?, cacheType: ImageCacheType, url: URL?, forKey key: String) {
+        shown.withLock { $0 = image }     // draw it
+    }
+}
+
+func show(_ urls: [URL], in views: [AvatarView], manager: ImageManager) {
+    var context = LoadContext()
+    context.customManager = manager
+    for (url, view) in zip(urls, views) {
+        view.setImage(with: url, placeholder: nil, context: context)   // a newer URL cancels the older load
+    }
+    ImagePrefetcher(manager: manager).prefetch(urls.map { $0.appendingPathComponent("next") })
+}
+
+func posterAndLength(of animation: Data) throws -> (Image?, Duration) {
+    guard let coder = try CodersManager.shared.animatedCoder(for: animation, maximumBufferedFrames: 3) else {
+        return (try CodersManager.shared.decode(animation), .zero)      // a still image
+    }
+    let total = (0..<coder.frameCount).reduce(Duration.zero) { $0 + coder.duration(at: $1) }
+    return (Image(pixels: try coder.frame(at: 0)), total)                // only frame 0 is composed
+}
+
 func fetchAvatar(_ url: URL, cachedETag: String?) async throws -> Data? {
     let downloader = ImageDownloader.shared
     let options = LoadRequestOptions(priority: .high, validators: HTTPValidators(etag: cachedETag, lastModified: nil))
@@ -115,6 +154,47 @@ struct ReadmeExamplesTests {
         #expect(try await fetchAvatar(origin.url("/me.png"), cachedETag: "\"7\"") == nil)
         #expect(origin.requests(to: "/me.png").last?.header("If-None-Match") == "\"7\"")
         try await origin.shutdown()
+    }
+
+    @Test("avatar(_:manager:) loads a round 128x128 thumbnail through the manager")
+    func managerExample() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/face.png")
+            let image = try #require(try await avatar(harness.origin.url("/face.png"), manager: try harness.makeManager()))
+            #expect(image.pixelWidth == 128 && image.pixelHeight == 128 && image.pixels.pixel(x: 0, y: 0).alpha == 0)
+        }
+    }
+
+    @Test("show(_:in:manager:) puts each image in its view (memory hits arrive before setImage returns)")
+    func targetExample() async throws {
+        try await ManagerHarness.run { harness in
+            let urls = [harness.origin.url("/one.png"), harness.origin.url("/two.png")]
+            let manager = try harness.makeManager()
+            for url in urls {
+                harness.servePNG(url.path)
+                _ = try await manager.image(for: url)
+            }
+            let views = [AvatarView(), AvatarView()]
+            show(urls, in: views, manager: manager)
+            #expect(views.allSatisfy { $0.shown.withLock { $0?.pixelWidth } == 64 })
+            #expect(views.map { $0.currentImageURL() } == urls)
+        }
+    }
+
+    @Test("posterAndLength(of:) reads an animation's first frame and total time, and a still's image")
+    func animatedCoderExample() throws {
+        let (poster, length) = try posterAndLength(of: try Fixture.data("animated.gif"))
+        #expect(poster?.pixelWidth == 32 && length == .milliseconds(300))
+        let (still, none) = try posterAndLength(of: try Fixture.data("gradient.jpg"))
+        #expect(still?.pixelWidth == 64 && none == .zero)
+    }
+
+    @Test("avatar() makes a round 128x128 image")
+    func transformExample() throws {
+        let image = Image(pixels: PixelBuffer(width: 300, height: 200, premultipliedRGBA: [UInt8](repeating: 255, count: 300 * 200 * 4)))
+        let result = try #require(try avatar(from: image))
+        #expect(result.pixelWidth == 128 && result.pixelHeight == 128)
+        #expect(result.pixels.pixel(x: 0, y: 0).alpha == 0 && result.pixels.pixel(x: 64, y: 64).alpha == 255)
     }
 
     @Test("remember() returns what it stored")

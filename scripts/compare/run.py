@@ -89,6 +89,50 @@ def diskcache_comparison(name: str, count: int, size: int) -> Comparison:
     )
 
 
+def photo(width: int, height: int) -> Callable[[Path], Path]:
+    """A WIDTHxHEIGHT opaque PNG with gradients and noise, like a photograph to a resampler."""
+    def prepare(workdir: Path) -> Path:
+        from PIL import Image
+        noise = Image.effect_noise((width, height), 40).convert("L")
+        red = Image.linear_gradient("L").resize((width, height))
+        blue = red.transpose(Image.Transpose.ROTATE_90).resize((width, height))
+        path = workdir / f"photo-{width}x{height}.png"
+        Image.merge("RGB", (red, noise, blue)).convert("RGBA").save(path, compress_level=1)
+        return path
+    return prepare
+
+
+def encoded_photo(width: int, height: int, format: str, **save) -> Callable[[Path], Path]:
+    """A WIDTHxHEIGHT photograph-like image (smooth gradients, noise, hard edges) in FORMAT."""
+    def prepare(workdir: Path) -> Path:
+        from PIL import Image, ImageDraw, ImageFilter
+        noise = Image.effect_noise((width, height), 30).convert("L").filter(ImageFilter.GaussianBlur(1))
+        red = Image.linear_gradient("L").resize((width, height))
+        blue = red.transpose(Image.Transpose.ROTATE_90).resize((width, height))
+        image = Image.merge("RGB", (red, noise, blue))
+        draw = ImageDraw.Draw(image)
+        for index in range(20):
+            x, y = (index * 97) % width, (index * 61) % height
+            draw.rectangle((x, y, x + width // 10, y + height // 12), fill=((index * 40) % 256, 200, (index * 90) % 256))
+        if format == "GIF":
+            image = image.quantize(256)
+        path = workdir / f"photo-{width}x{height}.{format.lower()}"
+        image.save(path, format, **save)
+        return path
+    return prepare
+
+
+def decode_comparison(name: str, format: str, **save) -> Comparison:
+    return Comparison(
+        name=f"decode-{name}",
+        description=f"decode a 1920x1280 {name.upper()} to pixels, 20 rounds, one thread each (megapixels per second)",
+        prepare=encoded_photo(1920, 1280, format, **save),
+        ours=Side(f"swift-web-image CodersManager ({name})", lambda path: ["taskset", "-c", "0", str(WORKLOADS), "decode", str(path), "20"]),
+        peer=Side("Pillow Image.open + load", lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "decode_pillow.py"), "decode", str(path), "20"]),
+        pip_requirements=("pillow",),
+    )
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -106,7 +150,35 @@ def wait_for_listener(port: int, attempts: int = 100):
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
-def nginx_origin(count: int, size: int) -> Callable[[Path], Path]:
+def jpeg_files(count: int, size: int) -> Callable[[Path], None]:
+    """COUNT distinct, valid JPEGs of about SIZE bytes: one noise picture, each copy with its own comment."""
+    def write(root: Path):
+        from io import BytesIO
+        from PIL import Image
+        side = 64
+        while True:
+            buffer = BytesIO()
+            Image.effect_noise((side, side), 60).convert("RGB").save(buffer, "JPEG", quality=90)
+            if len(buffer.getvalue()) >= size or side > 2048:
+                break
+            side += 16
+        base = buffer.getvalue()
+        for index in range(count):
+            comment = f"copy {index}".encode()
+            segment = b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment
+            (root / f"{index}.jpg").write_bytes(base[:2] + segment + base[2:])
+    return write
+
+
+def random_png_files(count: int, size: int) -> Callable[[Path], None]:
+    """COUNT distinct files of SIZE bytes that start like a PNG (for transfer-only comparisons)."""
+    def write(root: Path):
+        for index in range(count):
+            (root / f"{index}.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(size - 8))
+    return write
+
+
+def nginx_origin(count: int, size: int, files: Callable = None, extension: str = "png") -> Callable[[Path], Path]:
     """Starts nginx on 127.0.0.1 serving COUNT distinct files of SIZE bytes; returns their URL list."""
     def prepare(workdir: Path) -> Path:
         # nginx's workers run as an unprivileged user when it starts as root: open the path to them.
@@ -114,8 +186,7 @@ def nginx_origin(count: int, size: int) -> Callable[[Path], Path]:
             directory.chmod(0o755)
         root = workdir / "www"
         root.mkdir()
-        for index in range(count):
-            (root / f"{index}.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(size - 8))
+        (files or random_png_files(count, size))(root)
         port = free_port()
         config = workdir / "nginx.conf"
         config.write_text(f"""worker_processes 1;
@@ -126,7 +197,7 @@ http {{
     access_log off;
     sendfile on;
     keepalive_requests 1000000;
-    types {{ image/png png; }}
+    types {{ image/png png; image/jpeg jpg; }}
     server {{ listen 127.0.0.1:{port}; root {root}; }}
 }}
 """)
@@ -134,7 +205,7 @@ http {{
         wait_for_listener(port)
         CLEANUPS.append(lambda: subprocess.run(["nginx", "-c", str(config), "-p", str(workdir), "-s", "stop"], check=False))
         urls = workdir / "urls.txt"
-        urls.write_text("\n".join(f"http://127.0.0.1:{port}/{index}.png" for index in range(count)) + "\n")
+        urls.write_text("\n".join(f"http://127.0.0.1:{port}/{index}.{extension}" for index in range(count)) + "\n")
         return urls
     return prepare
 
@@ -157,6 +228,48 @@ COMPARISONS = [
         extra_peers=(Side("wrk -c16 -t1 (loopback limit)", lambda urls: [sys.executable, str(PEERS / "wrk_rate.py"), str(urls), "16"]),),
         system_packages=("nginx", "wrk", "curl"),
     ),
+    decode_comparison("jpeg", "JPEG", quality=90),
+    decode_comparison("png", "PNG"),
+    decode_comparison("gif", "GIF"),
+    decode_comparison("webp", "WEBP", quality=80),
+    Comparison(
+        name="thumbnail",
+        description="a 3000x2000 JPEG to at most 300 px, 50 rounds, pinned to one core (images per second)",
+        prepare=encoded_photo(3000, 2000, "JPEG", quality=90),
+        ours=Side("swift-web-image decode with a thumbnail size", lambda path: ["taskset", "-c", "0", str(WORKLOADS), "thumbnail", str(path), "50"]),
+        peer=Side("libvips thumbnail (pyvips, what vipsthumbnail runs)", lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "thumbnail_vips.py"), str(path), "50"]),
+        extra_peers=(Side("Pillow draft + thumbnail", lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "decode_pillow.py"), "thumbnail", str(path), "50"]),),
+        pip_requirements=("pillow", "pyvips"),
+        system_packages=("libvips42",),
+    ),
+    Comparison(
+        name="resize",
+        description="resize a 3000x2000 RGBA image to 300x200 with Lanczos3, decoded beforehand, 10 rounds",
+        prepare=photo(3000, 2000),
+        ours=Side("swift-web-image ResizingTransformer", lambda path: [str(WORKLOADS), "resize", str(path), "10"]),
+        peer=Side("Pillow resize LANCZOS", lambda path: [sys.executable, str(PEERS / "transform_pillow.py"), "resize", str(path), "10"]),
+        extra_peers=(Side("libvips resize lanczos3 (pyvips)", lambda path: [sys.executable, str(PEERS / "transform_pyvips.py"), "resize", str(path), "10"]),),
+        pip_requirements=("pillow", "pyvips"),
+        system_packages=("libvips42",),
+    ),
+    Comparison(
+        name="blur",
+        description="Gaussian blur, radius 10, of a 1000x1000 RGBA image, decoded beforehand, 10 rounds",
+        prepare=photo(1000, 1000),
+        ours=Side("swift-web-image BlurTransformer", lambda path: [str(WORKLOADS), "blur", str(path), "10"]),
+        peer=Side("Pillow GaussianBlur(10)", lambda path: [sys.executable, str(PEERS / "transform_pillow.py"), "blur", str(path), "10"]),
+        pip_requirements=("pillow",),
+    ),
+    Comparison(
+        name="prefetch",
+        description="2,000 distinct 50 KB JPEGs from a local nginx into an empty cache (or folder), 16 at a time, whole processes timed",
+        prepare=nginx_origin(2000, 50 * 1024, files=jpeg_files(2000, 50 * 1024), extension="jpg"),
+        ours=Side("webimage prefetch -j 16", lambda urls: [sys.executable, str(PEERS / "prefetch_webimage.py"), str(urls), "16"]),
+        peer=Side("img2dataset (16 threads, no resize)", lambda urls: [sys.executable, str(PEERS / "prefetch_img2dataset.py"), str(urls), "16"]),
+        extra_peers=(Side("curl --parallel --parallel-max 16", lambda urls: [sys.executable, str(PEERS / "curl_parallel.py"), str(urls), "16"]),),
+        pip_requirements=("img2dataset", "pillow"),
+        system_packages=("nginx", "curl"),
+    ),
     *[diskcache_comparison(name, count, size) for name, count, size in (
         ("diskcache", 1000, 50 * 1024),
         ("diskcache-small", 5000, 2 * 1024),
@@ -178,6 +291,7 @@ def ensure_built():
     # since; dropping the plan makes it look again.
     (BENCHMARKS / ".build" / "release.yaml").unlink(missing_ok=True)
     subprocess.run(["swift", "build", "-c", "release", "--product", "CompareWorkloads"], cwd=BENCHMARKS, check=True)
+    subprocess.run(["swift", "build", "-c", "release", "--product", "webimage"], cwd=ROOT, check=True)
 
 
 def ensure_requirements(comparison):

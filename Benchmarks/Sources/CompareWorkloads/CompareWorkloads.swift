@@ -33,6 +33,14 @@ enum CompareWorkloads {
             report(try await downloadWorkload(urlList: input, concurrency: rounds))
         case "diskcache":
             report(try diskCacheWorkload(spec: input, rounds: rounds))
+        case "decode":
+            report(try decodeWorkload(input, thumbnail: nil, rounds: rounds))
+        case "thumbnail":
+            report(try decodeWorkload(input, thumbnail: CacheKey.Thumbnail(width: 300, height: 300), rounds: rounds))
+        case "resize":
+            report(try transformWorkload(input, ResizingTransformer(width: 300, height: 200, filter: .lanczos3), rounds: rounds))
+        case "blur":
+            report(try transformWorkload(input, BlurTransformer(radius: 10), rounds: rounds))
         default:
             FileHandle.standardError.write(Data("unknown workload \(workload)\n".utf8))
             exit(2)
@@ -149,6 +157,30 @@ enum CompareWorkloads {
         }
     }
 
+    /// Decodes the input `rounds` times (at most 300 px with a thumbnail); operations are the
+    /// megapixels of the source decoded, or the images for thumbnails.
+    private static func decodeWorkload(_ input: [UInt8], thumbnail: CacheKey.Thumbnail?, rounds: Int) throws -> (operations: Double, seconds: Double) {
+        let data = Data(input)
+        let header = try ImageHeader(data: data)
+        let options = DecodeOptions(thumbnail: thumbnail)
+        let timed = try measure(rounds: rounds) {
+            let image = try CodersManager.shared.decode(data, options: options)
+            precondition(thumbnail == nil || max(image.pixelWidth, image.pixelHeight) <= 300, "the thumbnail is larger than asked")
+            return 1
+        }
+        let perImage = thumbnail == nil ? Double(header.pixelCount) / 1e6 : 1
+        return (Double(timed.operations) * perImage, timed.seconds)
+    }
+
+    /// Decodes the input image once (not timed), then transforms it `rounds` times.
+    private static func transformWorkload(_ input: [UInt8], _ transformer: any ImageTransformer, rounds: Int) throws -> (operations: Int, seconds: Double) {
+        let image = try CodersManager.shared.decode(Data(input))
+        return measure(rounds: rounds) {
+            precondition(transformer.transform(image, forKey: "benchmark") != nil, "the transform gave no image")
+            return 1
+        }
+    }
+
     private static func measure(rounds: Int, _ body: () throws -> Int) rethrows -> (operations: Int, seconds: Double) {
         let clock = ContinuousClock()
         var operations = 0
@@ -159,6 +191,10 @@ enum CompareWorkloads {
     }
 
     private static func report(_ result: (operations: Int, seconds: Double)) {
+        print("{\"operations\": \(result.operations), \"seconds\": \(result.seconds)}")
+    }
+
+    private static func report(_ result: (operations: Double, seconds: Double)) {
         print("{\"operations\": \(result.operations), \"seconds\": \(result.seconds)}")
     }
 }

@@ -114,75 +114,88 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     return 0;
 }
 
-typedef struct {
-    uint8_t *out;
-    uint32_t width;
-    uint32_t height;
-    int32_t rows;
-    int32_t passes;
-    int32_t interlaced;
-} cwi_png_progress;
+struct cwi_png_stream {
+    png_structp png;
+    png_infop info;
+    char message[200];
+    cwi_png_image image;
+    int interlaced;
+    int failed;
+};
 
-static void cwi_png_progress_info(png_structp png, png_infop png_info) {
-    cwi_png_progress *progress = (cwi_png_progress *)png_get_progressive_ptr(png);
-    if (png_get_image_width(png, png_info) != progress->width || png_get_image_height(png, png_info) != progress->height) {
+static void cwi_png_stream_info(png_structp png, png_infop png_info) {
+    cwi_png_stream *stream = (cwi_png_stream *)png_get_progressive_ptr(png);
+    if (png_get_image_width(png, png_info) != stream->image.width || png_get_image_height(png, png_info) != stream->image.height) {
         png_error(png, "the size changed since the header was read");
     }
     png_set_expand(png);
     png_set_strip_16(png);
     png_set_gray_to_rgb(png);
     png_set_add_alpha(png, 0xFF, PNG_FILLER_AFTER);
-    progress->interlaced = png_set_interlace_handling(png) > 1;
+    stream->interlaced = png_set_interlace_handling(png) > 1;
     png_read_update_info(png, png_info);
-    if (png_get_rowbytes(png, png_info) != (size_t)progress->width * 4) {
+    if (png_get_rowbytes(png, png_info) != (size_t)stream->image.width * 4) {
         png_error(png, "unexpected row layout after expansion");
     }
 }
 
-static void cwi_png_progress_row(png_structp png, png_bytep row, png_uint_32 number, int pass) {
-    cwi_png_progress *progress = (cwi_png_progress *)png_get_progressive_ptr(png);
-    if (row == NULL || number >= progress->height) {
+static void cwi_png_stream_row(png_structp png, png_bytep row, png_uint_32 number, int pass) {
+    cwi_png_stream *stream = (cwi_png_stream *)png_get_progressive_ptr(png);
+    if (row == NULL || number >= stream->image.height) {
         return;
     }
-    png_progressive_combine_row(png, progress->out + (size_t)number * progress->width * 4, row);
-    if (progress->interlaced) {
+    png_progressive_combine_row(png, stream->image.pixels + (size_t)number * stream->image.width * 4, row);
+    if (stream->interlaced) {
         // A pass is complete when its last row has arrived.
-        if (pass + 1 > progress->passes && number + 1 >= progress->height) {
-            progress->passes = pass + 1;
+        if (pass + 1 > stream->image.passes && number + 1 >= stream->image.height) {
+            stream->image.passes = pass + 1;
         }
-    } else if ((int32_t)number + 1 > progress->rows) {
-        progress->rows = (int32_t)number + 1;
+    } else if (number + 1 > stream->image.rows) {
+        stream->image.rows = number + 1;
     }
 }
 
-static void cwi_png_progress_end(png_structp png, png_infop png_info) { (void)png; (void)png_info; }
+static void cwi_png_stream_end(png_structp png, png_infop png_info) { (void)png; (void)png_info; }
 
-int cwi_png_decode_partial(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
-                           uint32_t width, uint32_t height, int32_t *rows, int32_t *passes) {
-    char message[200];
-    *rows = 0;
-    *passes = 0;
-    if (size < 8 || png_sig_cmp(data, 0, 8) != 0 || out_size != (size_t)width * height * 4) {
-        return -1;
+cwi_png_stream *cwi_png_stream_create(uint32_t width, uint32_t height) {
+    cwi_png_stream *stream = calloc(1, sizeof(cwi_png_stream));
+    if (stream == NULL) {
+        return NULL;
     }
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, message, cwi_png_error, cwi_png_warning);
-    if (png == NULL) {
-        return -1;
+    stream->image.width = width;
+    stream->image.height = height;
+    stream->image.pixels = calloc((size_t)width * height, 4);
+    stream->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, stream->message, cwi_png_error, cwi_png_warning);
+    stream->info = stream->png == NULL ? NULL : png_create_info_struct(stream->png);
+    if (stream->image.pixels == NULL || stream->info == NULL) {
+        cwi_png_stream_destroy(stream);
+        return NULL;
     }
-    png_infop png_info = png_create_info_struct(png);
-    // volatile: the counts are read after a longjmp from libpng's error handler.
-    volatile cwi_png_progress progress = {out, width, height, 0, 0, 0};
-    if (png_info == NULL || setjmp(png_jmpbuf(png))) {
-        png_destroy_read_struct(&png, &png_info, NULL);
-        // Rows and passes already delivered are still good.
-        *rows = progress.rows;
-        *passes = progress.passes;
-        return progress.rows > 0 || progress.passes > 0 ? 0 : -1;
-    }
-    png_set_progressive_read_fn(png, (void *)&progress, cwi_png_progress_info, cwi_png_progress_row, cwi_png_progress_end);
-    png_process_data(png, png_info, (png_bytep)data, size);
-    *rows = progress.rows;
-    *passes = progress.passes;
-    png_destroy_read_struct(&png, &png_info, NULL);
-    return 0;
+    png_set_progressive_read_fn(stream->png, stream, cwi_png_stream_info, cwi_png_stream_row, cwi_png_stream_end);
+    return stream;
 }
+
+void cwi_png_stream_destroy(cwi_png_stream *stream) {
+    if (stream == NULL) {
+        return;
+    }
+    png_destroy_read_struct(&stream->png, &stream->info, NULL);
+    free(stream->image.pixels);
+    free(stream);
+}
+
+int cwi_png_stream_feed(cwi_png_stream *stream, const uint8_t *data, size_t size) {
+    if (stream->failed) {
+        return -1;
+    }
+    uint32_t rows = stream->image.rows;
+    int32_t passes = stream->image.passes;
+    if (setjmp(png_jmpbuf(stream->png))) {
+        stream->failed = 1;
+        return -1;
+    }
+    png_process_data(stream->png, stream->info, (png_bytep)data, size);
+    return stream->image.rows > rows || stream->image.passes > passes;
+}
+
+const cwi_png_image *cwi_png_stream_image(const cwi_png_stream *stream) { return &stream->image; }

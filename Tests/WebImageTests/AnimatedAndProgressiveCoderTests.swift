@@ -42,6 +42,83 @@ struct AnimatedAndProgressiveCoderTests {
         #expect(images.last?.pixels == (try CodersManager.shared.decode(data)).pixels, "the last one is the whole image")
     }
 
+    /// Where each scan of a JPEG starts (its SOS marker), and where the end marker is.
+    private func scanStarts(_ data: Data) -> [Int] {
+        data.withUnsafeBytes { bytes in stride(from: 0, to: bytes.count - 1, by: 1).filter { bytes[$0] == 0xFF && (bytes[$0 + 1] == 0xDA || bytes[$0 + 1] == 0xD9) } }
+    }
+
+    @Test func progressiveJPEGFedByteByByteDrawsEachScanOnce() throws {
+        let data = try Fixture.data("large-progressive.jpg")
+        let markers = scanStarts(data)
+        let coder = try #require(CodersManager.shared.progressiveCoder(for: data))
+        var images: [(end: Int, image: Image)] = []
+        for end in 1...data.count {
+            if let image = coder.update(data.prefix(end)) { images.append((end, image)) }
+        }
+        #expect(images.count == markers.count - 1, "one image per scan")
+        // Scan k is drawn once it is complete (for an early scan, whose block smoothing looks two
+        // block rows ahead, once the next scan has begun), and it is exactly what libjpeg makes
+        // of the file cut just before the next scan.
+        for (index, shown) in images.enumerated() {
+            let nextButOne = index + 2 < markers.count ? markers[index + 2] : data.count
+            #expect(shown.end > markers[index] && shown.end <= nextButOne, "scan \(index + 1) drawn at byte \(shown.end)")
+            let cut = try CodersManager.shared.decode(data.prefix(markers[index + 1]), options: DecodeOptions(allowsTruncatedData: true))
+            #expect(TransformerGoldenTests.maximumDifference(shown.image.pixels, cut.pixels) == 0, "scan \(index + 1)")
+        }
+        #expect(images.last?.image.pixels == (try CodersManager.shared.decode(data)).pixels)
+    }
+
+    @Test func baselineJPEGShowsRowsTopDown() throws {
+        var straight: [UInt8] = []
+        for y in 0..<128 { for x in 0..<96 { straight += [UInt8(x * 2), UInt8(y * 2), UInt8((x * y) & 0xFF), 255] } }
+        let data = try CodersManager.shared.encode(Image(pixels: PixelBuffer(width: 96, height: 128, straightRGBA: straight)), as: .jpeg)
+        let coder = try #require(CodersManager.shared.progressiveCoder(for: data))
+        let images = stride(from: 64, through: data.count + 63, by: 64).compactMap { coder.update(data.prefix(min($0, data.count))) }
+        #expect(images.count >= 3, "\(images.count) images")
+        let first = try #require(images.first)
+        #expect(first.pixels.pixel(x: 0, y: 0).alpha == 255 && first.pixels.pixel(x: 0, y: 127).alpha == 0)
+        #expect(first.hasAlpha && !(images.last?.hasAlpha ?? true))
+        #expect(images.last?.pixels == (try CodersManager.shared.decode(data)).pixels)
+    }
+
+    @Test func interlacedPNGAndWebPFedByteByByteEndAsTheFullDecode() throws {
+        for name in ["gradient-interlaced.png", "gradient-lossy.webp", "gradient-lossless.webp"] {
+            let data = try Fixture.data(name)
+            let coder = try #require(CodersManager.shared.progressiveCoder(for: data))
+            let images = (1...data.count).compactMap { coder.update(data.prefix($0)) }
+            if name.hasSuffix(".png") { #expect(images.count == 7, "one image per Adam7 pass") }
+            #expect(images.count > 1, "\(name): \(images.count) images")
+            let last = try #require(images.last)
+            #expect(TransformerGoldenTests.maximumDifference(last.pixels, try CodersManager.shared.decode(data).pixels) == 0, "\(name)")
+        }
+    }
+
+    @Test func progressiveJPEGStopsAfter500Scans() throws {
+        // The last scan repeated 600 times: libjpeg only warns, so the stream's limit must stop it.
+        let data = try Fixture.data("large-progressive.jpg")
+        let markers = scanStarts(data)
+        let lastScan = data[markers[markers.count - 2]..<markers[markers.count - 1]]
+        var hostile = data.prefix(markers[markers.count - 1])
+        for _ in 0..<600 { hostile.append(lastScan) }
+        hostile.append(contentsOf: [0xFF, 0xD9])
+        let coder = try #require(CodersManager.shared.progressiveCoder(for: hostile))
+        let images = stride(from: 4096, through: hostile.count + 4095, by: 4096).compactMap { coder.update(hostile.prefix(min($0, hostile.count))) }
+        #expect(!images.isEmpty && images.count < 500 / 4, "\(images.count) images")
+        #expect(coder.update(hostile + Data([0])) == nil, "a stopped stream shows nothing more")
+    }
+
+    @Test func corruptDataEndsTheStreamQuietly() throws {
+        for name in ["large-progressive.jpg", "gradient-interlaced.png", "gradient-lossy.webp"] {
+            let data = try Fixture.data(name)
+            let coder = try #require(CodersManager.shared.progressiveCoder(for: data))
+            var broken = data.prefix(data.count / 3)
+            broken.append(Data(repeating: 0xFF, count: 4096))
+            broken.append(Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131) }))
+            _ = stride(from: 256, through: broken.count, by: 256).compactMap { coder.update(broken.prefix($0)) }
+            #expect(coder.update(broken + data) == nil, "\(name)")
+        }
+    }
+
     @Test func webPShowsRowsAsTheyArrive() throws {
         let images = try partialImages("gradient-lossy.webp")
         #expect(!images.isEmpty)

@@ -34,12 +34,57 @@ int cwi_png_read_header(const uint8_t *data, size_t size, cwi_header_info *info)
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                         uint32_t width, uint32_t height, int32_t *has_alpha, char *message);
 
-/// Feeds the bytes of a PNG received so far (`width` x `height`, from cwi_png_read_header) to
-/// libpng's progressive reader, writing the rows decoded into `out` (width * height * 4 bytes of
-/// straight RGBA, zeroed by the caller, transformed as cwi_png_decode_rgba does). Sets *rows to
-/// the rows complete (non-interlaced) or *passes to the Adam7 passes complete. Returns 0, or -1
-/// when nothing could be decoded.
-int cwi_png_decode_partial(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
-                           uint32_t width, uint32_t height, int32_t *rows, int32_t *passes);
+/// The pixels a stream has decoded so far: width * height * 4 bytes, rows not yet decoded zero.
+typedef struct {
+    uint8_t *pixels;
+    uint32_t width;
+    uint32_t height;
+    /// Rows complete, top down (a single scan or a non-interlaced PNG).
+    uint32_t rows;
+    /// Progressive JPEG: the scans drawn. Interlaced PNG: the Adam7 passes complete.
+    int32_t passes;
+    /// JPEG only: the pixels are CMYK (YCCK converted), four bytes of ink, for the caller to convert.
+    int32_t is_cmyk;
+} cwi_stream_image;
+
+typedef cwi_stream_image cwi_png_image;
+typedef cwi_stream_image cwi_jpeg_image;
+
+/// libpng's progressive reader kept across a download: feed each piece as it arrives and read
+/// the straight RGBA rows decoded so far (transformed as cwi_png_decode_rgba does).
+typedef struct cwi_png_stream cwi_png_stream;
+
+/// A stream for a PNG of `width` x `height` (from cwi_png_read_header), or NULL without memory.
+cwi_png_stream *cwi_png_stream_create(uint32_t width, uint32_t height);
+
+/// Feeds the next bytes. Returns 1 when new rows or passes are complete, 0 when not, -1 once the
+/// data is found corrupt (every later call returns -1).
+int cwi_png_stream_feed(cwi_png_stream *stream, const uint8_t *data, size_t size);
+
+/// What the stream has decoded; valid until the next feed or destroy.
+const cwi_png_image *cwi_png_stream_image(const cwi_png_stream *stream);
+
+void cwi_png_stream_destroy(cwi_png_stream *stream);
+
+/// libjpeg kept across a download with a suspending data source: a single-scan JPEG gives rows
+/// as their data arrives; a file with several scans runs in buffered-image mode, absorbing each
+/// scan once and drawing the newest complete one. At most 500 scans.
+typedef struct cwi_jpeg_stream cwi_jpeg_stream;
+
+/// A stream decoding at `scale_numerator` / `scale_denominator` (a TurboJPEG scaling factor) in
+/// the DCT, or NULL without memory.
+cwi_jpeg_stream *cwi_jpeg_stream_create(uint32_t scale_numerator, uint32_t scale_denominator);
+
+/// Feeds the next bytes (the stream keeps its own copy). Returns 1 when new rows or a new scan
+/// are drawn, 0 when not, -1 once the data is found corrupt (the reason in cwi_jpeg_stream_message).
+int cwi_jpeg_stream_feed(cwi_jpeg_stream *stream, const uint8_t *data, size_t size);
+
+/// What the stream has drawn (pixels NULL before the header); valid until the next feed or destroy.
+const cwi_jpeg_image *cwi_jpeg_stream_image(const cwi_jpeg_stream *stream);
+
+/// Why the stream failed.
+const char *cwi_jpeg_stream_message(const cwi_jpeg_stream *stream);
+
+void cwi_jpeg_stream_destroy(cwi_jpeg_stream *stream);
 
 #endif

@@ -26,6 +26,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -34,7 +36,11 @@ let package = Package(
         benchmarkTarget("Manager"),
         .executableTarget(
             name: "CompareWorkloads",
-            dependencies: [.product(name: "WebImage", package: libraryIdentity)],
+            dependencies: [
+                .product(name: "WebImage", package: libraryIdentity),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             path: "Sources/CompareWorkloads"
         ),
     ],

@@ -225,7 +225,10 @@ COMPARISONS = [
         prepare=nginx_origin(2000, 50 * 1024),
         ours=Side("swift-web-image ImageDownloader", lambda urls: [str(WORKLOADS), "download", str(urls), "16"]),
         peer=Side("curl --parallel --parallel-max 16", lambda urls: [sys.executable, str(PEERS / "curl_parallel.py"), str(urls), "16"]),
-        extra_peers=(Side("wrk -c16 -t1 (loopback limit)", lambda urls: [sys.executable, str(PEERS / "wrk_rate.py"), str(urls), "16"]),),
+        extra_peers=(
+            Side("wrk -c16 -t1 (loopback limit)", lambda urls: [sys.executable, str(PEERS / "wrk_rate.py"), str(urls), "16"]),
+            Side("AsyncHTTPClient alone, 16 worker tasks", lambda urls: [str(WORKLOADS), "download-ahc", str(urls), "16"]),
+        ),
         system_packages=("nginx", "wrk", "curl"),
     ),
     decode_comparison("jpeg", "JPEG", quality=90),

@@ -31,6 +31,9 @@ enum CompareWorkloads {
             report(try memoryHitWorkload(threads: Int(String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 1, rounds: rounds))
         case "download":
             report(try await downloadWorkload(urlList: input, concurrency: rounds))
+        case "download-ahc":
+            let urls = String(decoding: input, as: UTF8.self).split(separator: "\n").compactMap { URL(string: String($0)) }
+            report(try await RawClientWorkload.run(urls: urls, concurrency: rounds))
         case "diskcache":
             report(try diskCacheWorkload(spec: input, rounds: rounds))
         case "decode":

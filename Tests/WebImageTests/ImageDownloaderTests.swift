@@ -376,6 +376,11 @@ struct ImageDownloaderTests {
             #expect(resumed.data == Data(body))
             let second = try #require(origin.requests(to: "/big.png").last)
             #expect(second.header("Range") == "bytes=2000-" && second.header("If-Range") == "\"v1\"")
+            // The client can hold the whole body before the origin logs the end of its write.
+            try await origin.waitFor(timeout: .seconds(5), "the resumed response's end") { event in
+                if case .responseFinished(let request, let status, _) = event { return request.path == "/big.png" && status == 206 }
+                return false
+            }
             let served = origin.events.compactMap { event -> Int? in
                 if case .responseFinished(let request, let status, _) = event, request.path == "/big.png" { return status }
                 return nil

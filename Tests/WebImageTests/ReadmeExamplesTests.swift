@@ -83,6 +83,17 @@ func posterAndLength(of animation: Data) throws -> (Image?, Duration) {
     return (Image(pixels: try coder.frame(at: 0)), total)                // only frame 0 is composed
 }
 
+/// Partial images of a download that arrives in `pieces`, each time the picture has improved.
+func previews(of pieces: [Data]) -> [Image] {
+    var received = Data()
+    var coder: (any ProgressiveImageCoder)?
+    return pieces.compactMap { piece in
+        received.append(piece)
+        coder = coder ?? CodersManager.shared.progressiveCoder(for: received)
+        return coder?.update(received)                                   // nil: nothing new yet
+    }
+}
+
 func fetchAvatar(_ url: URL, cachedETag: String?) async throws -> Data? {
     let downloader = ImageDownloader.shared
     let options = LoadRequestOptions(priority: .high, validators: HTTPValidators(etag: cachedETag, lastModified: nil))
@@ -187,6 +198,15 @@ struct ReadmeExamplesTests {
         #expect(poster?.pixelWidth == 32 && length == .milliseconds(300))
         let (still, none) = try posterAndLength(of: try Fixture.data("gradient.jpg"))
         #expect(still?.pixelWidth == 64 && none == .zero)
+    }
+
+    @Test("previews(of:) shows a progressive JPEG scan by scan, ending with the whole image")
+    func progressiveCoderExample() throws {
+        let data = try Fixture.data("large-progressive.jpg")
+        let pieces = stride(from: 0, to: data.count, by: 1024).map { data[$0..<min($0 + 1024, data.count)] }
+        let shown = previews(of: pieces.map { Data($0) })
+        #expect(shown.count >= 3)
+        #expect(shown.last?.pixels == (try CodersManager.shared.decode(data)).pixels)
     }
 
     @Test("avatar() makes a round 128x128 image")

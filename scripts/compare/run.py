@@ -236,6 +236,17 @@ COMPARISONS = [
     decode_comparison("gif", "GIF"),
     decode_comparison("webp", "WEBP", quality=80),
     Comparison(
+        name="progressive",
+        description="a 1920x1280 progressive JPEG arriving in 16 KB pieces, 20 rounds, one thread each (megapixels per second)",
+        prepare=encoded_photo(1920, 1280, "JPEG", quality=90, progressive=True),
+        ours=Side("swift-web-image progressive coder, every partial image, then the whole decode",
+                  lambda path: ["taskset", "-c", "0", str(WORKLOADS), "progressive", str(path), "20"]),
+        peer=Side("Pillow ImageFile.Parser fed the same pieces (final image only)",
+                  lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "decode_pillow.py"), "parser", str(path), "20"]),
+        extra_peers=(Side("swift-web-image whole decode only", lambda path: ["taskset", "-c", "0", str(WORKLOADS), "decode", str(path), "20"]),),
+        pip_requirements=("pillow",),
+    ),
+    Comparison(
         name="thumbnail",
         description="a 3000x2000 JPEG to at most 300 px, 50 rounds, pinned to one core (images per second)",
         prepare=encoded_photo(3000, 2000, "JPEG", quality=90),

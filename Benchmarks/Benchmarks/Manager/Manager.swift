@@ -66,6 +66,18 @@ private func concurrentLoads(_ count: Int, round: Int) async {
     precondition(loaded == count)
 }
 
+/// The same `count` child tasks decoding the same PNG with no manager: what the task group, the
+/// tasks and the decode cost by themselves, to set the manager's figures against.
+private func concurrentDecodes(_ count: Int) async {
+    let decoded = await withTaskGroup(of: Bool.self) { group in
+        for _ in 0..<count {
+            group.addTask { (try? CodersManager.shared.decode(MemoryLoader.png)) != nil }
+        }
+        return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+    precondition(decoded == count)
+}
+
 let benchmarks: @Sendable () -> Void = {
     let lookups = Benchmark.Configuration(metrics: [.wallClock, .mallocCountTotal], timeUnits: .microseconds, maxDuration: .seconds(5))
 
@@ -119,6 +131,9 @@ let benchmarks: @Sendable () -> Void = {
     for count in [500, 5_000] {
         Benchmark("Manager \(count) concurrent image(for:) against an in-memory loader", configuration: lookups) { benchmark in
             for round in benchmark.scaledIterations { await concurrentLoads(count, round: round) }
+        }
+        Benchmark("Manager baseline: \(count) child tasks decoding the same PNG, no manager", configuration: lookups) { benchmark in
+            for _ in benchmark.scaledIterations { await concurrentDecodes(count) }
         }
     }
 }

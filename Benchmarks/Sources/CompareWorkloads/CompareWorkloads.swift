@@ -38,6 +38,8 @@ enum CompareWorkloads {
             report(try diskCacheWorkload(spec: input, rounds: rounds))
         case "decode":
             report(try decodeWorkload(input, thumbnail: nil, rounds: rounds))
+        case "progressive":
+            report(try progressiveWorkload(input, pieceSize: 16 * 1024, rounds: rounds))
         case "thumbnail":
             report(try decodeWorkload(input, thumbnail: CacheKey.Thumbnail(width: 300, height: 300), rounds: rounds))
         case "resize":
@@ -162,6 +164,23 @@ enum CompareWorkloads {
 
     /// Decodes the input `rounds` times (at most 300 px with a thumbnail); operations are the
     /// megapixels of the source decoded, or the images for thumbnails.
+    /// The `progressive` workload: the file arrives in `pieceSize` pieces, each handed to one
+    /// download's progressive coder (every partial image made), then decoded whole, as the
+    /// manager does at the end; operations are megapixels, as for `decode`.
+    private static func progressiveWorkload(_ input: [UInt8], pieceSize: Int, rounds: Int) throws -> (operations: Double, seconds: Double) {
+        let data = Data(input)
+        let header = try ImageHeader(data: data)
+        let timed = try measure(rounds: rounds) {
+            guard let coder = CodersManager.shared.progressiveCoder(for: data) else { throw WebImageError(.unsupportedFormat, "no progressive coder") }
+            var partials = 0
+            for end in stride(from: pieceSize, to: data.count, by: pieceSize) where coder.update(data.prefix(end)) != nil { partials += 1 }
+            _ = try CodersManager.shared.decode(data)
+            precondition(partials > 0, "no partial image")
+            return 1
+        }
+        return (Double(timed.operations) * Double(header.pixelCount) / 1e6, timed.seconds)
+    }
+
     private static func decodeWorkload(_ input: [UInt8], thumbnail: CacheKey.Thumbnail?, rounds: Int) throws -> (operations: Double, seconds: Double) {
         let data = Data(input)
         let header = try ImageHeader(data: data)

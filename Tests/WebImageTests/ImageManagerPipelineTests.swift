@@ -210,7 +210,7 @@ struct ImageManagerPipelineTests {
             manager.loadImage(with: harness.origin.url("/cb.png"), context: context) { _ in onQueue.record(DispatchQueue.getSpecific(key: marker) == true) }
             manager.loadImage(with: nil as URL?, context: context) { _ in onQueue.record(DispatchQueue.getSpecific(key: marker) == true) }
             let counter = Atomic(0)
-            try await onQueue.waitFor { _ in counter.add(1, ordering: .relaxed).newValue == 2 }
+            try await onQueue.waitFor(timeout: .seconds(20)) { _ in counter.add(1, ordering: .relaxed).newValue == 2 }
             #expect(onQueue.events == [true, true])
         }
     }

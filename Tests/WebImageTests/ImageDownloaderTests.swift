@@ -47,9 +47,11 @@ struct ImageDownloaderTests {
 
     private func withDownloader(
         _ configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(),
+        tls: Bool = false,
+        http2: Bool = false,
         _ body: (OriginServer, ImageDownloader) async throws -> Void
     ) async throws {
-        let origin = try await OriginServer.start()
+        let origin = try await OriginServer.start(tls: tls, http2: http2)
         let downloader = ImageDownloader(configuration: configuration)
         do {
             try await body(origin, downloader)
@@ -474,21 +476,19 @@ struct ImageDownloaderTests {
 
     @Test("a certificate that does not verify is refused unless the request allows it")
     func invalidCertificates() async throws {
-        let origin = try await OriginServer.start(tls: true)
-        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(retryPolicy: .none))
-        origin.route("/secure.png", .ok(png, contentType: "image/png"))
-        #expect(origin.baseURL.hasPrefix("https://"))
-        do {
-            _ = try await downloader.loadData(origin.url("/secure.png"))
-            Issue.record("a self-signed certificate must not verify")
-        } catch {
-            #expect(error.code == .insecureConnection, "\(error)")
-            #expect(!error.isTransient)
+        try await withDownloader(ImageDownloaderConfiguration(retryPolicy: .none), tls: true) { origin, downloader in
+            origin.route("/secure.png", .ok(png, contentType: "image/png"))
+            #expect(origin.baseURL.hasPrefix("https://"))
+            do {
+                _ = try await downloader.loadData(origin.url("/secure.png"))
+                Issue.record("a self-signed certificate must not verify")
+            } catch let error as WebImageError {
+                #expect(error.code == .insecureConnection, "\(error)")
+                #expect(!error.isTransient)
+            }
+            let allowed = try await downloader.loadData(origin.url("/secure.png"), options: LoadRequestOptions(allowInvalidCertificates: true))
+            #expect(allowed.data == Data(png))
         }
-        let allowed = try await downloader.loadData(origin.url("/secure.png"), options: LoadRequestOptions(allowInvalidCertificates: true))
-        #expect(allowed.data == Data(png))
-        try await downloader.shutdown()
-        try await origin.shutdown()
     }
 
     @Test("a refused connection is a typed error")
@@ -509,10 +509,9 @@ struct ImageDownloaderTests {
 
     @Test("HTTP/2 where the origin offers it: concurrent downloads share one connection, and a cancelled one resets only its stream")
     func http2() async throws {
-        let origin = try await OriginServer.start(tls: true, http2: true)
-        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(maximumConcurrentDownloads: 8, retryPolicy: .none))
-        let options = LoadRequestOptions(allowInvalidCertificates: true)
-        do {
+        let configuration = ImageDownloaderConfiguration(maximumConcurrentDownloads: 8, retryPolicy: .none)
+        try await withDownloader(configuration, tls: true, http2: true) { origin, downloader in
+            let options = LoadRequestOptions(allowInvalidCertificates: true)
             for index in 0..<8 { origin.route("/h2/\(index).png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, headerDelay: .milliseconds(20))) }
             let results = try await withThrowingTaskGroup(of: LoadedData.self) { group in
                 for index in 0..<8 { group.addTask { try await downloader.loadData(origin.url("/h2/\(index).png"), options: options) } }
@@ -530,13 +529,6 @@ struct ImageDownloaderTests {
             try await origin.waitForAbandonedResponse(to: "/h2/never.png")
             let after = try await downloader.loadData(origin.url("/h2/0.png"), options: LoadRequestOptions(priority: .high, allowInvalidCertificates: true))
             #expect(after.metrics?.httpVersion == "HTTP/2.0" && after.data == Data(png))
-        } catch {
-            try? await downloader.shutdown()
-            try? await origin.shutdown()
-            throw error
         }
-        try await downloader.shutdown()
-        try await origin.shutdown()
     }
-
 }

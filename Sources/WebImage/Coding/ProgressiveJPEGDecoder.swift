@@ -11,13 +11,16 @@ import CWebImageCodecs
 /// eighth more of the height is ready; rows not yet received are transparent. Thumbnails decode
 /// at the DCT scale a full decode would use and are resampled the rest of the way.
 public final class ProgressiveJPEGDecoder: ProgressiveImageCoder {
+    /// The libjpeg stream and what the header said about the colours and the orientation.
+    private struct Stream {
+        let handle: OpaquePointer
+        let inverted: Bool
+        let orientation: ExifOrientation
+    }
+
     private struct State {
-        var stream: OpaquePointer?
-        var fed = 0
-        var failed = false
+        var feed = IncrementalFeed<Stream>()
         var shownRows = 0
-        var inverted = false
-        var orientation = ExifOrientation.up
     }
 
     private let options: DecodeOptions
@@ -29,46 +32,37 @@ public final class ProgressiveJPEGDecoder: ProgressiveImageCoder {
     }
 
     deinit {
-        state.withLock { cwi_jpeg_stream_destroy($0.stream) }
+        state.withLock { cwi_jpeg_stream_destroy($0.feed.decoder?.handle) }
     }
 
     public func update(_ data: Data) -> Image? {
         state.withLock { state in
-            data.withUnsafeBytes { bytes in update(&state, bytes) }
+            let drawn = data.withUnsafeBytes { bytes in
+                state.feed.update(bytes, start: start) { stream, new -> (canGoOn: Bool, made: (Stream, cwi_jpeg_image)?) in
+                    let status = cwi_jpeg_stream_feed(stream.handle, new.baseAddress, new.count)
+                    guard status == 1, let pixels = cwi_jpeg_stream_image(stream.handle)?.pointee else { return (status >= 0, nil) }
+                    return (true, (stream, pixels))
+                }
+            }
+            guard let (stream, pixels) = drawn else { return nil }
+            let streamed = StreamedImage(pixels: pixels)
+            let rows = streamed.visibleRows, height = Int(pixels.height)
+            guard pixels.passes > 0 || rows == height || rows >= state.shownRows + max(1, height / 8) else { return nil }
+            state.shownRows = rows
+            return streamed.image(format: .jpeg, premultiplied: true, inverted: stream.inverted, orientation: stream.orientation,
+                                  options: options)
         }
-    }
-
-    private func update(_ state: inout State, _ bytes: UnsafeRawBufferPointer) -> Image? {
-        guard !state.failed, bytes.count > state.fed, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
-        if state.stream == nil, !start(&state, bytes) { return nil }
-        let status = cwi_jpeg_stream_feed(state.stream, base + state.fed, bytes.count - state.fed)
-        state.fed = bytes.count
-        guard status == 1, let pixels = cwi_jpeg_stream_image(state.stream)?.pointee else {
-            state.failed = status < 0
-            return nil
-        }
-        let streamed = StreamedImage(pixels: pixels)
-        let rows = streamed.visibleRows, height = Int(pixels.height)
-        guard pixels.passes > 0 || rows == height || rows >= state.shownRows + max(1, height / 8) else { return nil }
-        state.shownRows = rows
-        return streamed.image(format: .jpeg, premultiplied: true, inverted: state.inverted, orientation: state.orientation,
-                              options: options)
     }
 
     /// Makes the stream once the header can be read and is within the limits.
-    private func start(_ state: inout State, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    private func start(_ bytes: UnsafeRawBufferPointer) -> IncrementalFeed<Stream>.Start {
         var header = cwi_header_info()
-        guard cwi_jpeg_read_header(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &header) == 0 else { return false }
+        guard cwi_jpeg_read_header(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &header) == 0 else { return .waiting }
         let width = Int(header.width), height = Int(header.height)
-        guard (try? options.limits.check(width: width, height: height, inputSize: bytes.count)) != nil else {
-            state.failed = true
-            return false
-        }
+        guard (try? options.limits.check(width: width, height: height, inputSize: bytes.count)) != nil else { return .refused }
         let factor = JPEGCoder.scalingFactor(width: width, height: height, thumbnail: options.thumbnail)
-        state.stream = cwi_jpeg_stream_create(UInt32(factor.num), UInt32(factor.denom))
-        state.failed = state.stream == nil
-        state.inverted = JPEGSegments.hasAdobeMarker(bytes)
-        state.orientation = ExifReader.orientation(inJPEG: bytes) ?? .up
-        return state.stream != nil
+        guard let handle = cwi_jpeg_stream_create(UInt32(factor.num), UInt32(factor.denom)) else { return .refused }
+        return .ready(Stream(handle: handle, inverted: JPEGSegments.hasAdobeMarker(bytes),
+                             orientation: ExifReader.orientation(inJPEG: bytes) ?? .up))
     }
 }

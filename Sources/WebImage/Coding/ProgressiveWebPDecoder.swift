@@ -7,9 +7,7 @@ import CWebP
 /// complete.
 public final class ProgressiveWebPDecoder: ProgressiveImageCoder {
     private struct State {
-        var decoder: OpaquePointer?
-        var fed = 0
-        var failed = false
+        var feed = IncrementalFeed<OpaquePointer>()
         var shownRows = 0
     }
 
@@ -22,27 +20,28 @@ public final class ProgressiveWebPDecoder: ProgressiveImageCoder {
     }
 
     deinit {
-        state.withLock { state in state.decoder.map { WebPIDelete($0) } }
+        state.withLock { state in state.feed.decoder.map { WebPIDelete($0) } }
     }
 
     public func update(_ data: Data) -> Image? {
         state.withLock { state in
-            data.withUnsafeBytes { bytes in update(&state, bytes) }
+            let decoder = data.withUnsafeBytes { bytes in
+                state.feed.update(bytes, start: start) { decoder, new -> (canGoOn: Bool, made: OpaquePointer?) in
+                    let status = WebPIAppend(decoder, new.baseAddress, new.count)
+                    let canGoOn = status == VP8_STATUS_OK || status == VP8_STATUS_SUSPENDED
+                    return (canGoOn, canGoOn ? decoder : nil)
+                }
+            }
+            guard let decoder else { return nil }
+            return image(decodedBy: decoder, shownRows: &state.shownRows)
         }
     }
 
-    private func update(_ state: inout State, _ bytes: UnsafeRawBufferPointer) -> Image? {
-        guard !state.failed, bytes.count > state.fed, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
-        if state.decoder == nil, !start(&state, bytes) { return nil }
-        let status = WebPIAppend(state.decoder, base + state.fed, bytes.count - state.fed)
-        state.fed = bytes.count
-        guard status == VP8_STATUS_OK || status == VP8_STATUS_SUSPENDED else {
-            state.failed = true
-            return nil
-        }
+    /// The rows `decoder` has ready, when there are more than `shownRows`.
+    private func image(decodedBy decoder: OpaquePointer, shownRows: inout Int) -> Image? {
         var lastRow: Int32 = 0, width: Int32 = 0, height: Int32 = 0, stride: Int32 = 0
-        guard let rows = WebPIDecGetRGB(state.decoder, &lastRow, &width, &height, &stride), Int(lastRow) > state.shownRows else { return nil }
-        state.shownRows = Int(lastRow)
+        guard let rows = WebPIDecGetRGB(decoder, &lastRow, &width, &height, &stride), Int(lastRow) > shownRows else { return nil }
+        shownRows = Int(lastRow)
         // Only rows up to lastRow are written; the rest of libwebp's buffer is undefined.
         let rowBytes = Int(width) * 4
         var straight = [UInt8](repeating: 0, count: rowBytes * Int(height))
@@ -57,22 +56,15 @@ public final class ProgressiveWebPDecoder: ProgressiveImageCoder {
     }
 
     /// Makes the incremental decoder once the features can be read: a still image within the limits.
-    private func start(_ state: inout State, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    private func start(_ bytes: UnsafeRawBufferPointer) -> IncrementalFeed<OpaquePointer>.Start {
         var features = WebPBitstreamFeatures()
         let status = WebPGetFeatures(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &features)
-        guard status == VP8_STATUS_OK else {
-            state.failed = status != VP8_STATUS_NOT_ENOUGH_DATA
-            return false
-        }
+        guard status == VP8_STATUS_OK else { return status == VP8_STATUS_NOT_ENOUGH_DATA ? .waiting : .refused }
         guard features.has_animation == 0,
-              (try? options.limits.check(width: Int(features.width), height: Int(features.height), inputSize: bytes.count)) != nil else {
-            state.failed = true
-            return false
-        }
-        // Straight RGBA premultiplied by PixelBuffer, as the full decode does, so the last
-        // partial image is the full one to the bit.
-        state.decoder = WebPINewRGB(MODE_RGBA, nil, 0, 0)
-        state.failed = state.decoder == nil
-        return state.decoder != nil
+              (try? options.limits.check(width: Int(features.width), height: Int(features.height), inputSize: bytes.count)) != nil,
+              // Straight RGBA premultiplied by PixelBuffer, as the full decode does, so the last
+              // partial image is the full one to the bit.
+              let decoder = WebPINewRGB(MODE_RGBA, nil, 0, 0) else { return .refused }
+        return .ready(decoder)
     }
 }

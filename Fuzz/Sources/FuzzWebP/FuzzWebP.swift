@@ -1,28 +1,9 @@
-import Foundation
+import FuzzSupport
 import WebImage
 
-/// libFuzzer entry point: every input must decode or fail with a WebImageError, never crash,
-/// leak or allocate past the limits — at full size, as a thumbnail and first frame only, with
-/// truncated data allowed, through the progressive coder, and through the lazy animated coder.
+/// libFuzzer entry point for the WebP decoder (see ``fuzzDecoding(_:_:with:)``).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    let data = Data(bytes: bytes, count: count)
-    let limits = DecodeLimits(maximumPixelCount: 4_000_000, maximumInputSize: 1 << 20)
-    let coder = WebPCoder()
-    _ = try? ImageHeader(data: data)
-    for options in [DecodeOptions(limits: limits), DecodeOptions(limits: limits, thumbnail: .init(width: 16, height: 16), firstFrameOnly: true),
-                    DecodeOptions(limits: limits, allowsTruncatedData: true)] {
-        _ = try? coder.decode(data, options: options)
-    }
-    let manager = CodersManager(coders: [coder])
-    // The progressive coder keeps its codec's state between pieces: feed it ten of them.
-    if let progressive = manager.progressiveCoder(for: data, options: DecodeOptions(limits: limits)) {
-        for end in stride(from: max(1, count / 10), to: count, by: max(1, count / 10)) { _ = progressive.update(data.prefix(end)) }
-        _ = progressive.update(data)
-    }
-    if let animated = try? manager.animatedCoder(for: data, options: DecodeOptions(limits: limits), maximumBufferedFrames: 2) {
-        _ = try? animated.frame(at: animated.frameCount - 1)
-        _ = try? animated.frame(at: 0)
-    }
+    fuzzDecoding(bytes, count, with: WebPCoder())
     return 0
 }

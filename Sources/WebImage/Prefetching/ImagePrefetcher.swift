@@ -142,24 +142,42 @@ public final class ImagePrefetcher: Sendable {
     }
 
     private func finished(_ token: PrefetchToken, index: Int, url: URL, result: Result<ImageResult, WebImageError>?) {
-        let counts = token.state.withLock { state -> (finished: Int, skipped: Int, done: Bool)? in
-            state.running[index] = nil
-            guard !state.isCancelled else { return nil }
-            state.finished += 1
-            if case .failure = result { state.skipped += 1 }
-            return (state.finished, state.skipped, state.finished == token.urls.count)
-        }
-        release()
-        guard let counts else { return }
         let (delegate, callbackQueue) = settings.withLock { ($0.delegate, $0.callbackQueue) }
         let total = token.urls.count
-        callbackQueue.run { [self] in
-            delegate?.imagePrefetcher(self, didPrefetch: url, result: result, finishedCount: counts.finished, totalCount: total)
-            token.progress?(counts.finished, total)
-            if counts.done {
-                delegate?.imagePrefetcher(self, didFinishWithTotalCount: total - counts.skipped, skippedCount: counts.skipped)
-                token.completed?(counts.finished, counts.skipped)
+        // Loads finish on several threads at once; the count is taken and the report queued in
+        // one critical section, so reports leave in the order of their counts.
+        let isFirstInLine = token.state.withLock { state -> Bool in
+            state.running[index] = nil
+            guard !state.isCancelled else { return false }
+            state.finished += 1
+            if case .failure = result { state.skipped += 1 }
+            let (finished, skipped) = (state.finished, state.skipped)
+            state.pendingReports.append { [self] in
+                delegate?.imagePrefetcher(self, didPrefetch: url, result: result, finishedCount: finished, totalCount: total)
+                token.progress?(finished, total)
+                guard finished == total else { return }
+                delegate?.imagePrefetcher(self, didFinishWithTotalCount: total - skipped, skippedCount: skipped)
+                token.completed?(finished, skipped)
             }
+            defer { state.isReporting = true }
+            return !state.isReporting
+        }
+        release()
+        if isFirstInLine { sendReports(of: token, on: callbackQueue) }
+    }
+
+    /// Sends a batch's queued reports one after another until none is left (or the batch is
+    /// cancelled); only one caller drains at a time, and no lock is held while a report runs.
+    private func sendReports(of token: PrefetchToken, on callbackQueue: CallbackQueue) {
+        while let report = token.state.withLock({ state -> (@Sendable () -> Void)? in
+            guard !state.isCancelled, !state.pendingReports.isEmpty else {
+                state.pendingReports = []
+                state.isReporting = false
+                return nil
+            }
+            return state.pendingReports.removeFirst()
+        }) {
+            callbackQueue.run(report)
         }
     }
 

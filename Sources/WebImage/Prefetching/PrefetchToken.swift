@@ -11,6 +11,10 @@ public final class PrefetchToken: Sendable {
         var isCancelled = false
         /// Gives back the prefetcher's slots of loads that cancelling stopped.
         var releaseSlots: (@Sendable (Int) -> Void)?
+        /// Progress and completion reports waiting to be sent, in the order of their counts.
+        var pendingReports: [@Sendable () -> Void] = []
+        /// Whether a thread is sending the pending reports.
+        var isReporting = false
     }
 
     /// The batch's URLs.

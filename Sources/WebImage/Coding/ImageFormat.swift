@@ -75,7 +75,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
     /// parameters; nil for a type that names no image format.
     public init?(mimeType: String) {
         let essence = mimeType.split(separator: ";", maxSplits: 1).first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
+            $0.trimmingASCIIWhitespace().lowercased()
         } ?? ""
         let aliases: [String: ImageFormat] = [
             "image/jpg": .jpeg, "image/pjpeg": .jpeg, "image/x-png": .png, "image/apng": .png,

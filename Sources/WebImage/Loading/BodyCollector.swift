@@ -7,8 +7,12 @@ import NIOHTTP1
 /// pieces never hop to the task pool one by one: the head is judged the moment it arrives (a
 /// refusal stops the transfer before its body), pieces are appended under the byte cap, and
 /// `progress` hears about each piece. The finished body crosses to the caller once.
+///
+/// Pieces are copied once, into `Data` sized from the head's length: collecting them in a
+/// `ByteBuffer` first and converting at the end copied every body twice and grew the buffer
+/// through several reallocations.
 final class BodyCollector: HTTPClientResponseDelegate {
-    typealias Response = ByteBuffer
+    typealias Response = Data
 
     /// What the judge makes of a head: go on with this head (after the response modifier), the
     /// bytes a range continues, and the full length expected.
@@ -26,7 +30,7 @@ final class BodyCollector: HTTPClientResponseDelegate {
 
     private struct State {
         var accepted: Accepted?
-        var body = ByteBuffer()
+        var body = Data()
         var refusal: Refused?
     }
 
@@ -50,9 +54,9 @@ final class BodyCollector: HTTPClientResponseDelegate {
     /// Why the judge refused the head, if it did.
     var refusal: Refused? { state.withLock { $0.refusal } }
     /// Everything received so far, the resumed prefix included.
-    var receivedSoFar: Data { state.withLock { Data($0.body.readableBytesView) } }
+    var receivedSoFar: Data { state.withLock { $0.body } }
 
-    func didReceiveHead(task: HTTPClient.Task<ByteBuffer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+    func didReceiveHead(task: HTTPClient.Task<Data>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         switch judge(head) {
         case .failure(let refused):
             state.withLock { $0.refusal = refused }
@@ -60,19 +64,20 @@ final class BodyCollector: HTTPClientResponseDelegate {
         case .success(let accepted):
             let received = state.withLock { state in
                 state.accepted = accepted
-                state.body.writeBytes(accepted.prefix)
-                return state.body.readableBytes
+                if let expected = accepted.expected { state.body.reserveCapacity(Int(min(expected, Int64(maximumSize)))) }
+                state.body.append(accepted.prefix)
+                return state.body.count
             }
             progress(received, accepted.expected) { accepted.prefix }
             return task.eventLoop.makeSucceededVoidFuture()
         }
     }
 
-    func didReceiveBodyPart(task: HTTPClient.Task<ByteBuffer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+    func didReceiveBodyPart(task: HTTPClient.Task<Data>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         let received: Int? = state.withLock { state in
-            guard state.body.readableBytes + buffer.readableBytes <= maximumSize else { return nil }
-            state.body.writeImmutableBuffer(buffer)
-            return state.body.readableBytes
+            guard state.body.count + buffer.readableBytes <= maximumSize else { return nil }
+            buffer.withUnsafeReadableBytes { state.body.append($0.assumingMemoryBound(to: UInt8.self)) }
+            return state.body.count
         }
         guard let received else {
             return task.eventLoop.makeFailedFuture(WebImageError(.tooLarge, "the body went past \(maximumSize) bytes"))
@@ -81,7 +86,7 @@ final class BodyCollector: HTTPClientResponseDelegate {
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
-    func didFinishRequest(task: HTTPClient.Task<ByteBuffer>) throws -> ByteBuffer {
+    func didFinishRequest(task: HTTPClient.Task<Data>) throws -> Data {
         state.withLock { $0.body }
     }
 }

@@ -9,7 +9,7 @@ public protocol HTTPHeaderLookup {
 extension HTTPHeaderLookup {
     /// The first value of a header, matched without regard to case.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { $0.name.equalsIgnoringASCIICase(name) }?.value
     }
 }
 

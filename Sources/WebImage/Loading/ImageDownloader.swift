@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import Tracing
 
 #if canImport(Glibc)
 import Glibc
@@ -46,6 +47,10 @@ public final class ImageDownloader: ImageLoader {
     private let observers = Locked<(continuations: [Int: AsyncStream<DownloadEvent>.Continuation], next: Int)>(([:], 0))
     private let instruments: DownloaderInstruments
     private let logger: Logger
+    /// The logger handed to AsyncHTTPClient, which logs only at debug and trace: the downloader's
+    /// own when it shows those levels, otherwise none, because the client attaches a request id
+    /// to the logger's metadata on every request, which a real handler formats each time.
+    private let clientLogger: Logger?
 
     /// Creates a downloader with its own HTTP client, on the shared event loops. Call
     /// ``shutdown()`` when done with it.
@@ -63,6 +68,9 @@ public final class ImageDownloader: ImageLoader {
         // a refused connection or a bad certificate until the connect timeout.
         http.connectionPool.retryConnectionEstablishment = false
         http.decompression = .enabled(limit: .size(configuration.maximumBodySize))
+        // AsyncHTTPClient starts a span for every request even when no tracer was bootstrapped,
+        // and formatting the no-op span's attributes cost more than the rest of the request.
+        if InstrumentationSystem.tracer is NoOpTracer { http.tracing.tracer = nil }
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
         var lax = http
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -70,6 +78,7 @@ public final class ImageDownloader: ImageLoader {
         lax.tlsConfiguration = tls
         laxClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: lax)
         logger = telemetry.logger("downloader")
+        clientLogger = logger.logLevel <= .debug ? logger : nil
     }
 
     /// The shared downloader, with the default configuration, for the life of the process.
@@ -133,7 +142,7 @@ public final class ImageDownloader: ImageLoader {
     /// Sets a header sent with every later request; nil removes it.
     public func setValue(_ value: String?, forHTTPHeaderField field: String) {
         headers.withLock { headers in
-            headers.removeAll { $0.name.caseInsensitiveCompare(field) == .orderedSame }
+            headers.removeAll { $0.name.equalsIgnoringASCIICase(field) }
             if let value { headers.append((field, value)) }
         }
     }
@@ -305,13 +314,12 @@ public final class ImageDownloader: ImageLoader {
         do {
             let request = try HTTPClient.Request(url: prepared.url.absoluteString, headers: HTTPHeaders(prepared.headers))
             let chosen = transfer.key.allowInvalidCertificates ? laxClient : client
-            let task = chosen.execute(request: request, delegate: collector, logger: logger)
-            let buffer = try await withTaskCancellationHandler {
+            let task = chosen.execute(request: request, delegate: collector, eventLoop: .indifferent, logger: clientLogger)
+            body = try await withTaskCancellationHandler {
                 try await task.futureResult.get()
             } onCancel: {
                 task.cancel()
             }
-            body = Data(buffer.readableBytesView)
         } catch {
             if let refusal = collector.refusal {
                 retryAfter = refusal.retryAfter
@@ -445,7 +453,7 @@ public final class ImageDownloader: ImageLoader {
     }
 
     private func checkIsImage(_ body: Data, contentType: String?, url: URL) throws(WebImageError) {
-        let mediaType = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let mediaType = contentType?.split(separator: ";").first.map { $0.trimmingASCIIWhitespace().lowercased() }
         if let acceptable = configuration.acceptableContentTypes {
             guard let mediaType, acceptable.contains(mediaType) else {
                 throw WebImageError(.notAnImage, "\(url.absoluteString) is \(mediaType ?? "untyped")")

@@ -22,7 +22,7 @@ public struct LoadedData: Sendable {
     /// Whether a cache may keep these bytes: false when the response said `Cache-Control: no-store`.
     public var isStorable: Bool {
         guard let cacheControl else { return true }
-        return !cacheControl.lowercased().split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "no-store" }
+        return !cacheControl.split(separator: ",").contains { $0.trimmingASCIIWhitespace().equalsIgnoringASCIICase("no-store") }
     }
 
     /// Creates a result.

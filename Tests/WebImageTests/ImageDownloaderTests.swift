@@ -303,6 +303,54 @@ struct ImageDownloaderTests {
         }
     }
 
+    @Test("cancelling during a retry's backoff or an asynchronous request modifier ends the transfer at once")
+    func cancelBetweenSteps() async throws {
+        let patient = RetryPolicy(maximumRetries: 2, baseDelay: .seconds(60), maximumDelay: .seconds(60), maximumRetryAfter: .seconds(60))
+        let configuration = ImageDownloaderConfiguration(retryPolicy: patient, requestModifier: { request in
+            guard request.url.path == "/slow-modifier.png" else { return request }
+            try? await Task.sleep(for: .seconds(60))
+            return request
+        })
+        try await withDownloader(configuration) { origin, downloader in
+            origin.route("/busy.png", .retryAfter(seconds: 60, status: 503))
+            origin.route("/slow-modifier.png", .ok(png, contentType: "image/png"))
+            let events = EventLog<DownloadEvent>()
+            let stream = downloader.events()
+            let reader = Task { for await event in stream { events.record(event) } }
+            defer { reader.cancel() }
+            let busy = downloader.load(origin.url("/busy.png"), options: LoadRequestOptions()) { _ in }
+            try await events.waitFor("the 503") { if case .receivedResponse(_, 503) = $0 { true } else { false } }
+            busy.cancel()
+            try await events.waitFor("the busy download stopped") { if case .stopped(let url) = $0 { url.path == "/busy.png" } else { false } }
+            #expect(origin.requestCount("/busy.png") == 1, "no retry after the cancel")
+            let slow = downloader.load(origin.url("/slow-modifier.png"), options: LoadRequestOptions()) { _ in }
+            try await events.waitFor("the slow download started") { if case .started(let url) = $0 { url.path == "/slow-modifier.png" } else { false } }
+            slow.cancel()
+            try await events.waitFor("the slow download stopped") { if case .stopped(let url) = $0 { url.path == "/slow-modifier.png" } else { false } }
+            #expect(origin.requestCount("/slow-modifier.png") == 0)
+            #expect(downloader.currentDownloadCount == 0)
+        }
+    }
+
+    @Test("thousands of queued downloads that fail at once all finish, one slot at a time")
+    func queuedImmediateFailures() async throws {
+        try await withDownloader(ImageDownloaderConfiguration(maximumConcurrentDownloads: 1, retryPolicy: .none)) { _, downloader in
+            let outcomes = Outcomes()
+            let count = 20_000
+            downloader.isSuspended = true
+            let tokens = (0..<count).map { index in
+                // No host: the HTTP client refuses the request before any I/O, so each transfer
+                // ends inside the call that starts it, and that ending starts the next.
+                downloader.load(URL(string: "http:///\(index).png")!, options: LoadRequestOptions(), events: outcomes.handler())
+            }
+            downloader.isSuspended = false
+            try await outcomes.waitForResults(count)
+            #expect(tokens.count == count)
+            #expect(outcomes.all.allSatisfy { failure($0) == .invalidURL })
+            #expect(downloader.currentDownloadCount == 0)
+        }
+    }
+
     @Test("the retry policy's delays and Retry-After parsing")
     func retryPolicy() {
         let policy = RetryPolicy(baseDelay: .milliseconds(100), maximumDelay: .seconds(1), maximumRetryAfter: .seconds(30))

@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
 
 /// One network transfer shared by every caller of the same URL and request options.
 final class DownloadTransfer: Sendable {
@@ -47,8 +49,19 @@ final class DownloadTransfer: Sendable {
         var subscriberPriorities: [Int: LoadRequestOptions.Priority] = [:]
         /// The highest priority among the callers: where the transfer waits in the queue.
         var priority: LoadRequestOptions.Priority
-        var task: Task<Void, Never>?
+        var activity = Activity.idle
+        var isCancelled = false
         var isQueued = true
+    }
+
+    /// What a started transfer is doing, for cancelling to stop.
+    enum Activity {
+        case idle
+        /// An asynchronous request modifier is running.
+        case preparing(Task<Void, Never>)
+        case requesting(HTTPClient.Task<Data>)
+        /// Backing off before a retry.
+        case waiting(Scheduled<Void>)
     }
 
     let key: Key
@@ -63,6 +76,34 @@ final class DownloadTransfer: Sendable {
         self.options = options
         self.sequence = sequence
         state = Locked(State(priority: options.priority))
+    }
+
+    /// Records the transfer's next step, made by `activity` while the state is locked so that a
+    /// step cannot record itself before the one that started it; false, with nothing made, once
+    /// the transfer is cancelled.
+    func begin(_ activity: () -> Activity) -> Bool {
+        state.withLock { state in
+            guard !state.isCancelled else { return false }
+            state.activity = activity()
+            return true
+        }
+    }
+
+    /// Whether ``cancel()`` was called.
+    var isCancelled: Bool { state.withLock { $0.isCancelled } }
+
+    /// Stops whatever the transfer is doing; its next step then ends it as cancelled.
+    func cancel() {
+        let activity = state.withLock { state in
+            state.isCancelled = true
+            return state.activity
+        }
+        switch activity {
+        case .idle: break
+        case .preparing(let task): task.cancel()
+        case .requesting(let task): task.cancel()
+        case .waiting(let backoff): backoff.cancel()
+        }
     }
 
     /// Sends an event to every caller still subscribed (partial data only to those who asked).

@@ -35,6 +35,8 @@ public final class ImageDownloader: ImageLoader {
         var nextSequence = 0
         var nextSubscriber = 0
         var isSuspended = false
+        /// Whether a thread is starting queued transfers.
+        var isStarting = false
     }
 
     private let client: HTTPClient
@@ -180,11 +182,8 @@ public final class ImageDownloader: ImageLoader {
             return Array(queue.transfers.values)
         }
         for transfer in transfers {
-            let task = transfer.state.withLock { state in
-                state.subscribers = [:]
-                return state.task
-            }
-            task?.cancel()
+            transfer.state.withLock { $0.subscribers = [:] }
+            transfer.cancel()
         }
     }
 
@@ -204,21 +203,29 @@ public final class ImageDownloader: ImageLoader {
 
     // MARK: - Scheduling
 
+    /// Starts queued transfers while there are free slots. One thread at a time does it: a
+    /// transfer that ends at once (a URL the client refuses) calls back in here as it ends, and
+    /// without this would nest one call deeper for every transfer behind it in the queue.
     private func startWaitingTransfers() {
+        let isFirst = queue.withLock { queue in
+            defer { queue.isStarting = true }
+            return !queue.isStarting
+        }
+        guard isFirst else { return }
         while let transfer = nextTransferToStart() {
-            transfer.state.withLock { state in
-                state.isQueued = false
-                state.task = Task { [self] in await self.run(transfer) }
-            }
+            transfer.state.withLock { $0.isQueued = false }
+            start(transfer)
         }
     }
 
     /// Takes the next transfer off the queue when a slot is free: highest priority, then the
-    /// oldest (FIFO) or newest (LIFO) of that priority.
+    /// oldest (FIFO) or newest (LIFO) of that priority. When there is none, the caller stops
+    /// being the thread that starts transfers, in the same critical section.
     private func nextTransferToStart() -> DownloadTransfer? {
         queue.withLock { queue in
             guard !queue.isSuspended, queue.running < configuration.maximumConcurrentDownloads,
                   let next = queue.waiting.next(lifo: configuration.executionOrder == .lifo) else {
+                queue.isStarting = false
                 return nil
             }
             queue.running += 1
@@ -227,18 +234,18 @@ public final class ImageDownloader: ImageLoader {
     }
 
     private func unsubscribe(_ subscriber: Int, from transfer: DownloadTransfer) {
-        let (isEmpty, wasQueued, task) = transfer.state.withLock { state in
+        let (isEmpty, wasQueued) = transfer.state.withLock { state in
             state.subscribers[subscriber] = nil
             state.subscriberPriorities[subscriber] = nil
             state.wantsPartialData.remove(subscriber)
-            return (state.subscribers.isEmpty, state.isQueued, state.task)
+            return (state.subscribers.isEmpty, state.isQueued)
         }
         guard isEmpty else { return }
         queue.withLock { queue in
             if queue.transfers[transfer.key] === transfer { queue.transfers[transfer.key] = nil }
             if wasQueued { queue.waiting.remove(transfer) }
         }
-        task?.cancel()
+        transfer.cancel()
     }
 
     private func transferEnded(_ transfer: DownloadTransfer) {
@@ -251,12 +258,124 @@ public final class ImageDownloader: ImageLoader {
 
     // MARK: - The transfer
 
-    private func run(_ transfer: DownloadTransfer) async {
-        let url = transfer.key.url
+    /// Starts a transfer taken off the queue. Its steps are callbacks on the HTTP client's event
+    /// loops, and none waits in a task: a download costs no hop to Swift's task pool unless an
+    /// asynchronous request modifier or a decryptor runs.
+    private func start(_ transfer: DownloadTransfer) {
         transfer.timeline.withLock { $0.started = .now }
-        announce(.started(url))
-        var result = await fetchRetrying(transfer)
+        announce(.started(transfer.key.url))
+        attempt(transfer, number: 0)
+    }
+
+    /// Prepares one attempt's request (through the request modifier, if any) and sends it.
+    private func attempt(_ transfer: DownloadTransfer, number: Int) {
+        let url = transfer.key.url
+        transfer.timeline.withLock { $0.attempts += 1 }
+        // A conditional request asks whether the cached copy is current: it never resumes.
+        let resumable = transfer.key.validators == nil ? partials.take(url) : nil
+        var prepared = DownloadRequest(url: url, headers: requestHeaders(for: transfer))
+        if let resumable {
+            prepared.headers.append(("Range", "bytes=\(resumable.data.count)-"))
+            prepared.headers.append(("If-Range", resumable.validator))
+        }
+        guard let modifier = transfer.key.requestModifier?.modify ?? configuration.requestModifier else {
+            send(prepared, resumable: resumable, transfer: transfer, attempt: number)
+            return
+        }
+        let unmodified = prepared
+        let started = transfer.begin {
+            .preparing(Task { [self] in
+                guard let modified = await modifier(unmodified) else {
+                    attemptFailed(transfer, WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)"), retryAfter: nil, attempt: number)
+                    return
+                }
+                send(modified, resumable: resumable, transfer: transfer, attempt: number)
+            })
+        }
+        if !started { complete(transfer, .failure(WebImageError(.cancelled))) }
+    }
+
+    /// Sends the request; the response's head and pieces go to a ``BodyCollector`` on the event
+    /// loop, and its end to ``received(_:collector:transfer:attempt:)``.
+    private func send(_ prepared: DownloadRequest, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int) {
+        let collector = makeCollector(for: transfer, resumable: resumable)
+        let request: HTTPClient.Request
+        do {
+            request = try HTTPClient.Request(url: prepared.url.absoluteString, headers: HTTPHeaders(prepared.headers))
+        } catch {
+            received(.failure(error), collector: collector, transfer: transfer, attempt: number)
+            return
+        }
+        let chosen = transfer.key.allowInvalidCertificates ? laxClient : client
+        let task = chosen.execute(request: request, delegate: collector, eventLoop: .indifferent, logger: clientLogger)
+        // Cancelled meanwhile: the task fails as cancelled, and that ends the transfer below.
+        if !transfer.begin({ .requesting(task) }) { task.cancel() }
+        task.futureResult.whenComplete { [self] result in
+            received(result, collector: collector, transfer: transfer, attempt: number)
+        }
+    }
+
+    /// Judges the end of an attempt: a complete image, or a failure that may be retried.
+    private func received(_ result: Result<Data, any Error>, collector: BodyCollector, transfer: DownloadTransfer, attempt number: Int) {
+        let url = transfer.key.url
+        switch result {
+        case .success(let body):
+            guard let accepted = collector.accepted else {
+                attemptFailed(transfer, WebImageError(.connectionLost, "\(url.absoluteString) sent no response head"), retryAfter: nil, attempt: number)
+                return
+            }
+            guard transfer.key.decryptor != nil || configuration.decryptor != nil else {
+                finish(body, accepted: accepted, transfer: transfer, attempt: number)
+                return
+            }
+            // A decryptor is the caller's code and may take a while: not on the event loop.
+            Task { [self] in finish(body, accepted: accepted, transfer: transfer, attempt: number) }
+        case .failure(let error):
+            if let refusal = collector.refusal {
+                attemptFailed(transfer, refusal.error, retryAfter: refusal.retryAfter, attempt: number)
+                return
+            }
+            if let accepted = collector.accepted { partials.keep(collector.receivedSoFar, for: url, head: accepted.head) }
+            attemptFailed(transfer, Self.classify(error, url: url), retryAfter: nil, attempt: number)
+        }
+    }
+
+    private func finish(_ body: Data, accepted: BodyCollector.Accepted, transfer: DownloadTransfer, attempt number: Int) {
+        do throws(WebImageError) {
+            complete(transfer, .success(try checked(body, accepted: accepted, transfer: transfer)))
+        } catch {
+            attemptFailed(transfer, error, retryAfter: nil, attempt: number)
+        }
+    }
+
+    /// Ends the transfer with `error`, or retries it after the retry policy's delay.
+    private func attemptFailed(_ transfer: DownloadTransfer, _ error: WebImageError, retryAfter: Duration?, attempt number: Int) {
+        let policy = configuration.retryPolicy
+        guard !transfer.isCancelled else {
+            complete(transfer, .failure(WebImageError(.cancelled)))
+            return
+        }
+        guard number < policy.maximumRetries, policy.shouldRetry(error) else {
+            complete(transfer, .failure(error))
+            return
+        }
+        logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(number + 1)"])
+        let delay = TimeAmount(policy.delay(beforeRetry: number, retryAfter: retryAfter))
+        let backoff = client.eventLoopGroup.any().scheduleTask(in: delay) {}
+        if !transfer.begin({ .waiting(backoff) }) { backoff.cancel() }
+        backoff.futureResult.whenComplete { [self] result in
+            switch result {
+            case .success: attempt(transfer, number: number + 1)
+            case .failure: complete(transfer, .failure(WebImageError(.cancelled)))
+            }
+        }
+    }
+
+    /// Ends a transfer: metrics, the slot it held, events, and every caller's result.
+    private func complete(_ transfer: DownloadTransfer, _ outcome: Result<LoadedData, WebImageError>) {
+        let url = transfer.key.url
         let metrics = transfer.timeline.withLock { $0.metrics(endedAt: .now) }
+        var result = outcome
         if case .success(var loaded) = result {
             loaded.metrics = metrics
             result = .success(loaded)
@@ -269,67 +388,6 @@ public final class ImageDownloader: ImageLoader {
         case .success: announce(.finished(url, metrics, error: nil))
         }
         transfer.finish(result)
-    }
-
-    /// Fetches, retrying transient failures as the retry policy says.
-    private func fetchRetrying(_ transfer: DownloadTransfer) async -> Result<LoadedData, WebImageError> {
-        let policy = configuration.retryPolicy
-        var attempt = 0
-        while true {
-            var retryAfter: Duration?
-            do throws(WebImageError) {
-                return .success(try await fetch(transfer, retryAfter: &retryAfter))
-            } catch {
-                guard attempt < policy.maximumRetries, policy.shouldRetry(error), !Task.isCancelled else { return .failure(error) }
-                logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(attempt + 1)"])
-                do {
-                    try await Task.sleep(for: policy.delay(beforeRetry: attempt, retryAfter: retryAfter))
-                } catch {
-                    return .failure(WebImageError(.cancelled))
-                }
-                attempt += 1
-            }
-        }
-    }
-
-    /// One attempt. `retryAfter` receives the server's `Retry-After`, when a refusal carried one.
-    private func fetch(_ transfer: DownloadTransfer, retryAfter: inout Duration?) async throws(WebImageError) -> LoadedData {
-        let url = transfer.key.url
-        transfer.timeline.withLock { $0.attempts += 1 }
-        // A conditional request asks whether the cached copy is current: it never resumes.
-        let resumable = transfer.key.validators == nil ? partials.take(url) : nil
-        var prepared = DownloadRequest(url: url, headers: requestHeaders(for: transfer))
-        if let resumable {
-            prepared.headers.append(("Range", "bytes=\(resumable.data.count)-"))
-            prepared.headers.append(("If-Range", resumable.validator))
-        }
-        if let modifier = transfer.key.requestModifier?.modify ?? configuration.requestModifier {
-            guard let modified = await modifier(prepared) else {
-                throw WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)")
-            }
-            prepared = modified
-        }
-        let collector = makeCollector(for: transfer, resumable: resumable)
-        let body: Data
-        do {
-            let request = try HTTPClient.Request(url: prepared.url.absoluteString, headers: HTTPHeaders(prepared.headers))
-            let chosen = transfer.key.allowInvalidCertificates ? laxClient : client
-            let task = chosen.execute(request: request, delegate: collector, eventLoop: .indifferent, logger: clientLogger)
-            body = try await withTaskCancellationHandler {
-                try await task.futureResult.get()
-            } onCancel: {
-                task.cancel()
-            }
-        } catch {
-            if let refusal = collector.refusal {
-                retryAfter = refusal.retryAfter
-                throw refusal.error
-            }
-            if let accepted = collector.accepted { partials.keep(collector.receivedSoFar, for: url, head: accepted.head) }
-            throw Self.classify(error, url: url)
-        }
-        guard let accepted = collector.accepted else { throw WebImageError(.connectionLost, "\(url.absoluteString) sent no response head") }
-        return try finish(body, accepted: accepted, transfer: transfer)
     }
 
     /// The delegate that reads one attempt's response, with the downloader's rules for its head.
@@ -387,7 +445,7 @@ public final class ImageDownloader: ImageLoader {
     }
 
     /// Checks a complete body against what its head promised, decrypts it, and checks it is an image.
-    private func finish(_ received: Data, accepted: BodyCollector.Accepted, transfer: DownloadTransfer) throws(WebImageError) -> LoadedData {
+    private func checked(_ received: Data, accepted: BodyCollector.Accepted, transfer: DownloadTransfer) throws(WebImageError) -> LoadedData {
         let url = transfer.key.url
         let head = accepted.head
         if let expected = accepted.expected, Int64(received.count) != expected {
@@ -487,6 +545,8 @@ public final class ImageDownloader: ImageLoader {
                 return WebImageError(.cannotConnect, detail, underlying: client)
             case .redirectLimitReached, .redirectCycleDetected:
                 return WebImageError(.tooManyRedirects, detail, underlying: client)
+            case .invalidURL, .emptyHost, .emptyScheme:
+                return WebImageError(.invalidURL, detail, underlying: client)
             default:
                 return WebImageError(.connectionLost, detail, underlying: client)
             }

@@ -8,9 +8,8 @@ import NIOHTTP1
 /// refusal stops the transfer before its body), pieces are appended under the byte cap, and
 /// `progress` hears about each piece. The finished body crosses to the caller once.
 ///
-/// Pieces are copied once, into `Data` sized from the head's length: collecting them in a
-/// `ByteBuffer` first and converting at the end copied every body twice and grew the buffer
-/// through several reallocations.
+/// The pieces gather in a ``ReceivedBody``: a body in one piece is handed over without a copy,
+/// and a longer one is copied once, into `Data` sized from the head's length.
 final class BodyCollector: HTTPClientResponseDelegate {
     typealias Response = Data
 
@@ -30,7 +29,7 @@ final class BodyCollector: HTTPClientResponseDelegate {
 
     private struct State {
         var accepted: Accepted?
-        var body = Data()
+        var body = ReceivedBody()
         var refusal: Refused?
     }
 
@@ -54,7 +53,7 @@ final class BodyCollector: HTTPClientResponseDelegate {
     /// Why the judge refused the head, if it did.
     var refusal: Refused? { state.withLock { $0.refusal } }
     /// Everything received so far, the resumed prefix included.
-    var receivedSoFar: Data { state.withLock { $0.body } }
+    var receivedSoFar: Data { state.withLock { $0.body.data } }
 
     func didReceiveHead(task: HTTPClient.Task<Data>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         switch judge(head) {
@@ -64,8 +63,7 @@ final class BodyCollector: HTTPClientResponseDelegate {
         case .success(let accepted):
             let received = state.withLock { state in
                 state.accepted = accepted
-                if let expected = accepted.expected { state.body.reserveCapacity(Int(min(expected, Int64(maximumSize)))) }
-                state.body.append(accepted.prefix)
+                state.body = ReceivedBody(prefix: accepted.prefix, expectedSize: accepted.expected.map { Int(min($0, Int64(maximumSize))) })
                 return state.body.count
             }
             progress(received, accepted.expected) { accepted.prefix }
@@ -76,7 +74,7 @@ final class BodyCollector: HTTPClientResponseDelegate {
     func didReceiveBodyPart(task: HTTPClient.Task<Data>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         let received: Int? = state.withLock { state in
             guard state.body.count + buffer.readableBytes <= maximumSize else { return nil }
-            buffer.withUnsafeReadableBytes { state.body.append($0.assumingMemoryBound(to: UInt8.self)) }
+            state.body.append(buffer)
             return state.body.count
         }
         guard let received else {
@@ -87,6 +85,12 @@ final class BodyCollector: HTTPClientResponseDelegate {
     }
 
     func didFinishRequest(task: HTTPClient.Task<Data>) throws -> Data {
-        state.withLock { $0.body }
+        // Handed over, not kept: a body shared with its receive buffer holds that buffer until
+        // the last reference goes, and the event loop reuses a free one for its next read
+        // instead of allocating (and faulting in) a new one.
+        state.withLock { state in
+            defer { state.body = ReceivedBody() }
+            return state.body.data
+        }
     }
 }

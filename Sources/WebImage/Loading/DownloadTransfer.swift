@@ -120,7 +120,10 @@ final class DownloadTransfer: Sendable {
     /// Ends the transfer for every caller, once.
     func finish(_ result: Result<LoadedData, WebImageError>) {
         let handlers = state.withLock { state in
-            defer { state.subscribers = [:] }
+            defer {
+                state.subscribers = [:]
+                state.activity = .idle
+            }
             return Array(state.subscribers.values)
         }
         for handler in handlers { handler(.finished(result)) }

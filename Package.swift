@@ -86,6 +86,7 @@ let package = Package(
                 "WebImage", "WebImageTestSupport", "CWebImageCodecs", "WebImageTestChild", "webimage",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")],

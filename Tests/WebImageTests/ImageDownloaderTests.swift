@@ -1,4 +1,5 @@
 import Foundation
+import InMemoryTracing
 import MetricsTestKit
 import Synchronization
 import Testing
@@ -467,6 +468,21 @@ struct ImageDownloaderTests {
             }
         }
         return collected
+    }
+
+    @Test("a tracer named in Telemetry receives a finished span for every request")
+    func tracing() async throws {
+        let tracer = InMemoryTracer()
+        let origin = try await OriginServer.start()
+        let downloader = ImageDownloader(telemetry: Telemetry(tracer: tracer))
+        origin.route("/a.png", .ok(png, contentType: "image/png"))
+        origin.route("/b.png", .ok(png, contentType: "image/png"))
+        _ = try await downloader.loadData(origin.url("/a.png"))
+        _ = try await downloader.loadData(origin.url("/b.png"))
+        try await downloader.shutdown()
+        try await origin.shutdown()
+        let spans = tracer.finishedSpans
+        #expect(spans.count == 2 && spans.allSatisfy { $0.operationName == "GET" })
     }
 
     @Test("each transfer announces start, response and end with its metrics, and reports to swift-metrics")

@@ -7,8 +7,8 @@ public protocol ImageLoader: Sendable {
     func canLoad(_ url: URL) -> Bool
     /// Starts loading `url`; `events` receives progress, then one `finished` event, unless the
     /// returned token is cancelled first. Events may arrive on any thread (``ImageDownloader``
-    /// sends them from the HTTP client's event loop): a handler should return quickly and move
-    /// heavy work elsewhere.
+    /// sends progress from the HTTP client's event loop): a handler should return quickly and
+    /// move heavy work elsewhere.
     func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken
 }
 

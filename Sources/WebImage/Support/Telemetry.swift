@@ -1,5 +1,6 @@
 public import CoreMetrics
 public import Logging
+public import Tracing
 
 /// Where the library's logs and metrics go.
 ///
@@ -8,13 +9,19 @@ public import Logging
 /// ...), so an application routes or silences them with `LoggingSystem.bootstrap`. Metrics go to
 /// swift-metrics under the names in ``MetricName``, with the dimensions each name documents.
 ///
-/// The default sends both to the process-wide systems; a test or an application that runs
-/// several pipelines can give each its own factories.
+/// Downloads are traced through AsyncHTTPClient's spans: with ``tracer`` when it is set,
+/// otherwise with the process-wide tracer once one is bootstrapped (`InstrumentationSystem`).
+/// Without either no span is made at all, which saves more than the rest of a request costs.
+///
+/// The default sends all of these to the process-wide systems; a test or an application that
+/// runs several pipelines can give each its own.
 public struct Telemetry: Sendable {
     /// Makes the log handler for a label; nil uses the process-wide `LoggingSystem`.
     public var logHandlerFactory: (@Sendable (String) -> any LogHandler)?
     /// The metrics backend; nil uses the process-wide `MetricsSystem`.
     public var metricsFactory: (any MetricsFactory)?
+    /// The tracer for downloads; nil uses the process-wide one when it is bootstrapped.
+    public var tracer: (any Tracer)?
 
     /// Logs and metrics to the process-wide systems.
     public static let `default` = Telemetry()
@@ -22,10 +29,19 @@ public struct Telemetry: Sendable {
     /// Creates a telemetry sink; pass nil to use the process-wide system for either.
     public init(
         logHandlerFactory: (@Sendable (String) -> any LogHandler)? = nil,
-        metricsFactory: (any MetricsFactory)? = nil
+        metricsFactory: (any MetricsFactory)? = nil,
+        tracer: (any Tracer)? = nil
     ) {
         self.logHandlerFactory = logHandlerFactory
         self.metricsFactory = metricsFactory
+        self.tracer = tracer
+    }
+
+    /// The tracer downloads use: ``tracer``, else the bootstrapped process-wide one, else none.
+    var downloadTracer: (any Tracer)? {
+        if let tracer { return tracer }
+        let global = InstrumentationSystem.tracer
+        return global is NoOpTracer ? nil : global
     }
 
     /// The logger for a component, labelled `webimage.<component>`.

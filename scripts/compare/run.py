@@ -252,7 +252,11 @@ COMPARISONS = [
         prepare=encoded_photo(3000, 2000, "JPEG", quality=90),
         ours=Side("swift-web-image decode with a thumbnail size", lambda path: ["taskset", "-c", "0", str(WORKLOADS), "thumbnail", str(path), "50"]),
         peer=Side("libvips thumbnail (pyvips, what vipsthumbnail runs)", lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "thumbnail_vips.py"), str(path), "50"]),
-        extra_peers=(Side("Pillow draft + thumbnail", lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "decode_pillow.py"), "thumbnail", str(path), "50"]),),
+        extra_peers=(
+            Side("Pillow draft + thumbnail", lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "decode_pillow.py"), "thumbnail", str(path), "50"]),
+            Side("libjpeg-turbo alone at 1/8, no resampling (the floor)",
+                 lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "thumbnail_turbojpeg.py"), str(path), "50"]),
+        ),
         pip_requirements=("pillow", "pyvips"),
         system_packages=("libvips42",),
     ),

@@ -22,6 +22,15 @@ struct CacheCommand: AsyncParsableCommand {
     struct Common: ParsableArguments {
         @OptionGroup var cache: CacheOptions
         @OptionGroup var output: OutputOptions
+
+        /// Sets up logging, opens the disk cache, runs `body` with it and closes it, so that the
+        /// journal is written whether `body` succeeds or throws.
+        func withDiskCache(_ body: (DiskCache) throws -> Void) throws {
+            output.bootstrapLogging()
+            let disk = try cache.openDiskCache()
+            defer { disk.close() }
+            try body(disk)
+        }
     }
 
     struct Stats: AsyncParsableCommand {
@@ -41,19 +50,18 @@ struct CacheCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            common.output.bootstrapLogging()
-            let disk = try common.cache.openDiskCache()
-            defer { disk.close() }
-            let limits = disk.configuration
-            let report = Report(count: disk.count, bytes: disk.totalSize, directory: disk.directory.path, sizeLimit: limits.sizeLimit,
-                                countLimit: limits.countLimit, maximumAgeSeconds: limits.maximumAge.map { $0.milliseconds / 1000 })
-            if common.output.json {
-                print(jsonLine(report))
-            } else {
-                print("directory:   \(report.directory)")
-                print("entries:     \(report.count) (limit \(report.countLimit == 0 ? "none" : String(report.countLimit)))")
-                print("bytes:       \(report.bytes) (limit \(report.sizeLimit == 0 ? "none" : String(report.sizeLimit)))")
-                print("maximum age: \(report.maximumAgeSeconds.map { String(format: "%.0f s", $0) } ?? "none")")
+            try common.withDiskCache { disk in
+                let limits = disk.configuration
+                let report = Report(count: disk.count, bytes: disk.totalSize, directory: disk.directory.path, sizeLimit: limits.sizeLimit,
+                                    countLimit: limits.countLimit, maximumAgeSeconds: limits.maximumAge.map { $0.milliseconds / 1000 })
+                if common.output.json {
+                    print(jsonLine(report))
+                } else {
+                    print("directory:   \(report.directory)")
+                    print("entries:     \(report.count) (limit \(report.countLimit == 0 ? "none" : String(report.countLimit)))")
+                    print("bytes:       \(report.bytes) (limit \(report.sizeLimit == 0 ? "none" : String(report.sizeLimit)))")
+                    print("maximum age: \(report.maximumAgeSeconds.map { String(format: "%.0f s", $0) } ?? "none")")
+                }
             }
         }
     }
@@ -75,19 +83,18 @@ struct CacheCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            common.output.bootstrapLogging()
-            let disk = try common.cache.openDiskCache()
-            defer { disk.close() }
-            let entries = disk.entries().sorted { $0.lastAccess > $1.lastAccess }.map {
-                Entry(key: $0.key, bytes: $0.size, created: $0.created, lastAccess: $0.lastAccess, contentType: $0.metadata.contentType)
-            }
-            if common.output.json {
-                print(jsonLine(entries))
-                return
-            }
-            let formatter = ISO8601DateFormatter()
-            for entry in entries {
-                print(String(entry.bytes).padded(10) + formatter.string(from: entry.lastAccess).padded(22) + (entry.key ?? "(key not recorded)"))
+            try common.withDiskCache { disk in
+                let entries = disk.entries().sorted { $0.lastAccess > $1.lastAccess }.map {
+                    Entry(key: $0.key, bytes: $0.size, created: $0.created, lastAccess: $0.lastAccess, contentType: $0.metadata.contentType)
+                }
+                if common.output.json {
+                    print(jsonLine(entries))
+                    return
+                }
+                let formatter = ISO8601DateFormatter()
+                for entry in entries {
+                    print(String(entry.bytes).padded(10) + formatter.string(from: entry.lastAccess).padded(22) + (entry.key ?? "(key not recorded)"))
+                }
             }
         }
     }
@@ -102,13 +109,12 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var common: Common
 
         func run() async throws {
-            common.output.bootstrapLogging()
-            let disk = try common.cache.openDiskCache()
-            defer { disk.close() }
-            guard disk.contains(key) else { throw CommandFailure("no entry with key \(key)") }
-            try disk.remove(key)
-            try disk.flush()
-            if common.output.json { print(jsonLine(["removed": key])) } else { print("removed \(key)") }
+            try common.withDiskCache { disk in
+                guard disk.contains(key) else { throw CommandFailure("no entry with key \(key)") }
+                try disk.remove(key)
+                try disk.flush()
+                if common.output.json { print(jsonLine(["removed": key])) } else { print("removed \(key)") }
+            }
         }
     }
 
@@ -117,13 +123,12 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var common: Common
 
         func run() async throws {
-            common.output.bootstrapLogging()
-            let disk = try common.cache.openDiskCache()
-            defer { disk.close() }
-            let count = disk.count
-            try disk.removeAll()
-            try disk.flush()
-            if common.output.json { print(jsonLine(["removed": count])) } else { print("removed \(count) entries") }
+            try common.withDiskCache { disk in
+                let count = disk.count
+                try disk.removeAll()
+                try disk.flush()
+                if common.output.json { print(jsonLine(["removed": count])) } else { print("removed \(count) entries") }
+            }
         }
     }
 
@@ -132,14 +137,13 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var common: Common
 
         func run() async throws {
-            common.output.bootstrapLogging()
-            let disk = try common.cache.openDiskCache()
-            defer { disk.close() }
-            let before = disk.count
-            try disk.removeExpired()
-            try disk.flush()
-            let removed = before - disk.count
-            if common.output.json { print(jsonLine(["removed": removed, "count": disk.count])) } else { print("removed \(removed) entries, \(disk.count) left") }
+            try common.withDiskCache { disk in
+                let before = disk.count
+                try disk.removeExpired()
+                try disk.flush()
+                let removed = before - disk.count
+                if common.output.json { print(jsonLine(["removed": removed, "count": disk.count])) } else { print("removed \(removed) entries, \(disk.count) left") }
+            }
         }
     }
 

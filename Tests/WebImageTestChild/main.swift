@@ -32,6 +32,13 @@ func reportReadAndStore(_ cache: DiskCache, key: String) throws {
     }
 }
 
+/// The bytes of address space the process maps now (VmSize in /proc/self/status).
+func mappedBytes() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmSize:") } ?? ""
+    return (line.split(separator: " ").compactMap { Int($0) }.first ?? 0) * 1024
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
@@ -73,6 +80,27 @@ do {
         }
         let intact = stored.filter { (try? cache.data(for: "k\($0)")) == TestPayload.bytes($0) }.count
         say("stored \(stored.count) intact \(intact) count \(cache.count)")
+    case "decode-memory-limited":
+        // decode-memory-limited FILE: with the address space capped at 1 GiB above what the
+        // process maps already, decode FILE whole and through the lazy animated coder, saying
+        // "decode CODE" and "animated CODE" (or "ok"). A decoder that allocates what the header
+        // declares before checking the limits fails to allocate here instead of refusing.
+        let data = try Data(contentsOf: URL(fileURLWithPath: arguments[1]))
+        let headroom = rlim_t(mappedBytes() + (1 << 30))
+        var limit = rlimit(rlim_cur: headroom, rlim_max: headroom)
+        guard setrlimit(Int32(RLIMIT_AS.rawValue), &limit) == 0 else { say("cannot limit memory"); exit(1) }
+        do {
+            _ = try CodersManager().decode(data)
+            say("decode ok")
+        } catch {
+            say("decode \(error.code)")
+        }
+        do {
+            _ = try CodersManager().animatedCoder(for: data)
+            say("animated ok")
+        } catch {
+            say("animated \(error.code)")
+        }
     default:
         say("unknown command")
         exit(2)

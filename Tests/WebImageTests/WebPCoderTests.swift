@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WebImageTestSupport
 import WebImage
 
 @Suite("WebP coder")
@@ -46,6 +47,24 @@ struct WebPCoderTests {
             #expect(throws: WebImageError(.decodeFailed)) { try WebPCoder().decode(cut, options: DecodeOptions()) }
         }
         #expect(try CodersManager().decode(animated).frames.count == 3)
+    }
+
+    /// Found by FuzzWebP: libwebp's animation decoder allocates the canvas as it is created, and
+    /// the lazy animated coder checked the limits only after creating it. The child process runs
+    /// with its address space capped, so an allocation of the declared canvas fails there instead
+    /// of being refused.
+    @Test("an animation declaring a 65536x65535 canvas is too large before anything is allocated")
+    func hugeCanvas() async throws {
+        var data = try Fixture.data("animated-lossless.webp")
+        // VP8X: canvas width - 1 and height - 1, 24 bits each, little-endian, at bytes 24 and 27.
+        data.replaceSubrange(24..<30, with: [0xFF, 0xFF, 0x00, 0xFE, 0xFF, 0x00])
+        let directory = try TemporaryDirectory("huge-canvas")
+        let file = directory.url.appendingPathComponent("huge.webp")
+        try data.write(to: file)
+        let child = try ChildProcess(ChildProcess.builtProduct("WebImageTestChild"), ["decode-memory-limited", file.path])
+        let exit = try await child.waitForExit()
+        #expect(exit.status == 0 && !exit.signaled)
+        #expect(child.lines == ["decode tooLarge", "animated tooLarge"])
     }
 
     @Test("lossless encoding round-trips; lossy is smaller and close")

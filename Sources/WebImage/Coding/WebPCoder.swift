@@ -79,11 +79,16 @@ public struct WebPCoder: ImageCoder {
 
     /// Whether the data is an animated WebP, from its header.
     static func isAnimated(_ data: Data) -> Bool {
-        data.withUnsafeBytes { bytes in
-            var features = WebPBitstreamFeatures()
-            return WebPGetFeatures(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &features) == VP8_STATUS_OK
-                && features.has_animation != 0
+        (features(data)?.has_animation ?? 0) != 0
+    }
+
+    /// What the header declares (for an animation, the canvas size); nil when it is unreadable.
+    static func features(_ data: Data) -> WebPBitstreamFeatures? {
+        var features = WebPBitstreamFeatures()
+        let status = data.withUnsafeBytes { bytes in
+            WebPGetFeatures(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &features)
         }
+        return status == VP8_STATUS_OK ? features : nil
     }
 
     private func decode(_ bytes: UnsafeBufferPointer<UInt8>, options: DecodeOptions) throws(WebImageError) -> Image {

@@ -34,14 +34,19 @@ struct WebPFrameSource: AnimationFrameSource {
     private let decoder: Decoder
 
     init(_ data: Data, limits: DecodeLimits) throws(WebImageError) {
+        // libwebp's animation decoder allocates its whole canvas as it is created, so the canvas
+        // is checked from the header first: a 65536x65535 canvas would otherwise take 17 GB.
+        guard let features = WebPCoder.features(data) else { throw WebImageError(.decodeFailed, "WebP header unreadable") }
+        let canvas = (width: Int(features.width), height: Int(features.height))
+        try limits.check(width: canvas.width, height: canvas.height, inputSize: data.count)
         guard let decoder = Decoder(data) else { throw WebImageError(.decodeFailed, "WebP animation unreadable") }
         var info = WebPAnimInfo()
-        guard WebPAnimDecoderGetInfo(decoder.pointer, &info) != 0, info.frame_count > 0 else {
+        guard WebPAnimDecoderGetInfo(decoder.pointer, &info) != 0, info.frame_count > 0,
+              (Int(info.canvas_width), Int(info.canvas_height)) == canvas else {
             throw WebImageError(.decodeFailed, "WebP animation info unreadable")
         }
-        canvasWidth = Int(info.canvas_width)
-        canvasHeight = Int(info.canvas_height)
-        try limits.check(width: canvasWidth, height: canvasHeight, inputSize: data.count)
+        canvasWidth = canvas.width
+        canvasHeight = canvas.height
         loopCount = Int(info.loop_count)
         durations = Self.durations(data, count: Int(info.frame_count))
         self.decoder = decoder

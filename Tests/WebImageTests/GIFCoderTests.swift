@@ -39,6 +39,28 @@ struct GIFCoderTests {
         #expect(try CodersManager().decode(data).frames.count == 3)
     }
 
+    /// giflib allocates each frame at the size its descriptor declares, however small the canvas.
+    @Test("frames are checked as declared before giflib reads them: one frame over the limit, or all over four times it")
+    func declaredFrameSizes() throws {
+        let frames = (0..<5).map { index in
+            ImageFrame(pixels: PixelBuffer(width: 10, height: 10, straightRGBA: [UInt8](repeating: UInt8(index * 40), count: 400)), duration: .milliseconds(100))
+        }
+        let gif = try GIFCoder().encode(Image(frames: frames, hasAlpha: true), as: .gif, options: EncodeOptions())
+        let lazy = CodersManager(coders: [GIFCoder()])
+        // Five 10x10 frames: 500 declared pixels, within four times 125 but not four times 124.
+        #expect(try lazy.animatedCoder(for: gif, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 125)))?.frameCount == 5)
+        #expect(throws: WebImageError(.tooLarge)) {
+            try lazy.animatedCoder(for: gif, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 124)))
+        }
+        // The first frame's descriptor declares 3000x3000 on the 10x10 canvas.
+        var huge = gif
+        let descriptor = try #require(huge.firstRange(of: Data([0x2C, 0, 0, 0, 0, 10, 0, 10, 0])))
+        huge.replaceSubrange(descriptor.lowerBound + 5 ..< descriptor.lowerBound + 9, with: [0xB8, 0x0B, 0xB8, 0x0B])
+        let limits = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 1_000_000))
+        #expect(throws: WebImageError(.tooLarge)) { try GIFCoder().decode(huge, options: limits) }
+        #expect(throws: WebImageError(.tooLarge)) { try lazy.animatedCoder(for: huge, options: limits) }
+    }
+
     @Test("an animation encodes and decodes back with its frames, delays and loop count, colours close")
     func encodeAnimation() throws {
         let source = try GIFCoder().decode(try Fixture.data("animated.gif"), options: DecodeOptions())

@@ -4,8 +4,10 @@ import CGIF
 /// GIF through giflib: every frame composed onto the canvas with its disposal method and
 /// transparency, frame delays by SDWebImage's rule (under 0.011 s becomes 0.1 s), the loop count
 /// from the NETSCAPE2.0 extension (1 when absent), and first-frame-only decoding. A file that
-/// ends early is a ``WebImageError/Code/decodeFailed``. The canvas size is checked against the
-/// limits before any frame is read, and all frames together count toward the pixel budget.
+/// ends early is a ``WebImageError/Code/decodeFailed``. The canvas and every frame's declared
+/// size are checked against the limits before any frame is read (giflib allocates each frame at
+/// its declared size, however small the canvas), and all frames together count toward the pixel
+/// budget.
 /// Encodes still and animated GIFs with giflib's quantiser.
 public struct GIFCoder: ImageCoder {
     /// Creates the coder.

@@ -301,6 +301,12 @@ public final class ImageDownloader: ImageLoader {
     /// Sends the request; the response's head and pieces go to a ``BodyCollector`` on the event
     /// loop, and its end to ``received(_:collector:transfer:attempt:)``.
     private func send(_ prepared: DownloadRequest, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int) {
+        // Cancelled while an asynchronous request modifier ran (one that ignores cancellation
+        // returns its request anyway): nothing goes out.
+        guard !transfer.isCancelled else {
+            complete(transfer, .failure(WebImageError(.cancelled)))
+            return
+        }
         let collector = makeCollector(for: transfer, resumable: resumable)
         let request: HTTPClient.Request
         do {

@@ -352,6 +352,34 @@ struct ImageDownloaderTests {
         }
     }
 
+    @Test("malformed and oversized response heads are bad server responses; odd but valid ones load; the downloader goes on working")
+    func hostileHeads() async throws {
+        try await withDownloader { origin, downloader in
+            let image = OriginResponse.ok(png, contentType: "image/png")
+            var oversized = image
+            oversized.headers.append(("X-Padding", String(repeating: "a", count: 200_000)))
+            var badLength = image
+            badLength.chunked = true
+            badLength.headers.append(("Content-Length", "twelve"))
+            var manyHeaders = image
+            manyHeaders.headers += (0..<4_000).map { ("X-Header-\($0)", "v") }
+            var oddType = image
+            oddType.headers = [("Content-Type", String(repeating: ";", count: 10_000) + "image/png")]
+            origin.route("/oversized.png", oversized)
+            origin.route("/bad-length.png", badLength)
+            origin.route("/many-headers.png", manyHeaders)
+            origin.route("/odd-type.png", oddType)
+            for path in ["/oversized.png", "/bad-length.png"] {
+                await #expect(throws: WebImageError(.badServerResponse), "\(path)") { try await downloader.loadData(origin.url(path)) }
+                #expect(origin.requestCount(path) == 1, "\(path) is not retried")
+            }
+            for path in ["/many-headers.png", "/odd-type.png"] {
+                let loaded = try await downloader.loadData(origin.url(path))
+                #expect(loaded.data == Data(png), "\(path)")
+            }
+        }
+    }
+
     @Test("the retry policy's delays and Retry-After parsing")
     func retryPolicy() {
         let policy = RetryPolicy(baseDelay: .milliseconds(100), maximumDelay: .seconds(1), maximumRetryAfter: .seconds(30))

@@ -558,6 +558,11 @@ public final class ImageDownloader: ImageLoader {
                 return WebImageError(.connectionLost, detail, underlying: client)
             }
         }
+        if let parser = error as? HTTPParserError {
+            // The parser also reports a connection that closed mid-response.
+            let lost = parser == .invalidEOFState || parser == .closedConnection
+            return WebImageError(lost ? .connectionLost : .badServerResponse, detail, underlying: parser)
+        }
         if error is NIOSSLError || error is BoringSSLError {
             return WebImageError(.insecureConnection, detail, underlying: error)
         }

@@ -23,6 +23,10 @@ public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible
         case cannotConnect
         /// The connection closed before the whole response arrived.
         case connectionLost
+        /// The response was not valid HTTP: a head over the parser's size limit, a malformed
+        /// `Content-Length`, or bytes no HTTP parser accepts (URLSession's "bad server response").
+        /// Permanent: the same server sends the same bytes again.
+        case badServerResponse
         /// TLS failed: the server's certificate did not verify, or the handshake broke down.
         case insecureConnection
         /// Redirects went past the limit, or looped.

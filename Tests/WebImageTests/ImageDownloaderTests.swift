@@ -48,12 +48,13 @@ struct ImageDownloaderTests {
 
     private func withDownloader(
         _ configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(),
+        telemetry: Telemetry = .default,
         tls: Bool = false,
         http2: Bool = false,
         _ body: (OriginServer, ImageDownloader) async throws -> Void
     ) async throws {
         let origin = try await OriginServer.start(tls: tls, http2: http2)
-        let downloader = ImageDownloader(configuration: configuration)
+        let downloader = ImageDownloader(configuration: configuration, telemetry: telemetry)
         do {
             try await body(origin, downloader)
         } catch {
@@ -501,14 +502,12 @@ struct ImageDownloaderTests {
     @Test("a tracer named in Telemetry receives a finished span for every request")
     func tracing() async throws {
         let tracer = InMemoryTracer()
-        let origin = try await OriginServer.start()
-        let downloader = ImageDownloader(telemetry: Telemetry(tracer: tracer))
-        origin.route("/a.png", .ok(png, contentType: "image/png"))
-        origin.route("/b.png", .ok(png, contentType: "image/png"))
-        _ = try await downloader.loadData(origin.url("/a.png"))
-        _ = try await downloader.loadData(origin.url("/b.png"))
-        try await downloader.shutdown()
-        try await origin.shutdown()
+        try await withDownloader(telemetry: Telemetry(tracer: tracer)) { origin, downloader in
+            origin.route("/a.png", .ok(png, contentType: "image/png"))
+            origin.route("/b.png", .ok(png, contentType: "image/png"))
+            _ = try await downloader.loadData(origin.url("/a.png"))
+            _ = try await downloader.loadData(origin.url("/b.png"))
+        }
         let spans = tracer.finishedSpans
         #expect(spans.count == 2 && spans.allSatisfy { $0.operationName == "GET" })
     }
@@ -516,39 +515,37 @@ struct ImageDownloaderTests {
     @Test("each transfer announces start, response and end with its metrics, and reports to swift-metrics")
     func eventsAndMetrics() async throws {
         let metrics = TestMetrics()
-        let origin = try await OriginServer.start()
-        let downloader = ImageDownloader(telemetry: Telemetry(metricsFactory: metrics))
-        origin.route("/a.png", .ok(png, contentType: "image/png"))
-        let stream = downloader.events()
-        let loaded = try await downloader.loadData(origin.url("/a.png"))
-        let events = await eventsUntilEnd(stream)
-        #expect(events.count == 3)
-        guard case .started(let url)? = events.first, case .receivedResponse(_, 200)? = events.dropFirst().first,
-              case .finished(_, let measured, nil)? = events.last else {
-            Issue.record("unexpected events \(events)")
-            return
-        }
-        #expect(url == origin.url("/a.png"))
-        #expect(measured.bytes == png.count && measured.attempts == 1 && measured.httpVersion == "HTTP/1.1")
-        #expect(measured.timeToFirstByte != nil && measured.totalTime >= (measured.timeToFirstByte ?? .zero))
-        #expect(loaded.metrics == measured)
-        #expect(try metrics.expectCounter("webimage_downloads_total", [("result", "success")]).totalValue == 1)
-        #expect(try metrics.expectCounter("webimage_download_bytes_total").totalValue == Int64(png.count))
-        #expect(try metrics.expectTimer("webimage_download_duration").values.count == 1)
+        try await withDownloader(telemetry: Telemetry(metricsFactory: metrics)) { origin, downloader in
+            origin.route("/a.png", .ok(png, contentType: "image/png"))
+            let stream = downloader.events()
+            let loaded = try await downloader.loadData(origin.url("/a.png"))
+            let events = await eventsUntilEnd(stream)
+            #expect(events.count == 3)
+            guard case .started(let url)? = events.first, case .receivedResponse(_, 200)? = events.dropFirst().first,
+                  case .finished(_, let measured, nil)? = events.last else {
+                Issue.record("unexpected events \(events)")
+                return
+            }
+            #expect(url == origin.url("/a.png"))
+            #expect(measured.bytes == png.count && measured.attempts == 1 && measured.httpVersion == "HTTP/1.1")
+            #expect(measured.timeToFirstByte != nil && measured.totalTime >= (measured.timeToFirstByte ?? .zero))
+            #expect(loaded.metrics == measured)
+            #expect(try metrics.expectCounter("webimage_downloads_total", [("result", "success")]).totalValue == 1)
+            #expect(try metrics.expectCounter("webimage_download_bytes_total").totalValue == Int64(png.count))
+            #expect(try metrics.expectTimer("webimage_download_duration").values.count == 1)
 
-        origin.route("/slow.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .stall(after: 10)))
-        let stopping = downloader.events()
-        let token = downloader.load(origin.url("/slow.png"), options: LoadRequestOptions()) { _ in }
-        try await origin.waitForRequests(1, to: "/slow.png")
-        token.cancel()
-        let stoppedEvents = await eventsUntilEnd(stopping)
-        guard case .stopped? = stoppedEvents.last else {
-            Issue.record("a cancelled transfer announces stopped, not \(stoppedEvents)")
-            return
+            origin.route("/slow.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .stall(after: 10)))
+            let stopping = downloader.events()
+            let token = downloader.load(origin.url("/slow.png"), options: LoadRequestOptions()) { _ in }
+            try await origin.waitForRequests(1, to: "/slow.png")
+            token.cancel()
+            let stoppedEvents = await eventsUntilEnd(stopping)
+            guard case .stopped? = stoppedEvents.last else {
+                Issue.record("a cancelled transfer announces stopped, not \(stoppedEvents)")
+                return
+            }
+            #expect(try metrics.expectCounter("webimage_downloads_total", [("result", "cancelled")]).totalValue == 1)
         }
-        #expect(try metrics.expectCounter("webimage_downloads_total", [("result", "cancelled")]).totalValue == 1)
-        try await downloader.shutdown()
-        try await origin.shutdown()
     }
 
     @Test("with handleCookies, cookies go through Foundation's cookie storage; without it, none are sent")

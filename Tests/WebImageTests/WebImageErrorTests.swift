@@ -23,3 +23,24 @@ struct WebImageErrorTests {
         for code in permanent { #expect(!WebImageError(code).isTransient, "\(code)") }
     }
 }
+
+@Suite("WebImageError.Code")
+struct WebImageErrorCodeTests {
+    @Test("codes match in a switch, keep their HTTP status and print their name")
+    func switchingOverCodes() {
+        func kind(_ code: WebImageError.Code) -> String {
+            switch code {
+            case .badStatus(404): "missing"
+            case .notAnImage, .unsupportedFormat: "not decodable"
+            default: code.httpStatus.map { "status \($0)" } ?? "other"
+            }
+        }
+        #expect(kind(.badStatus(404)) == "missing")
+        #expect(kind(.badStatus(503)) == "status 503")
+        #expect(kind(.unsupportedFormat) == "not decodable")
+        #expect(kind(.timedOut) == "other")
+        #expect(WebImageError.Code.badStatus(404).httpStatus == 404 && WebImageError.Code.timedOut.httpStatus == nil)
+        #expect(WebImageError.Code.badStatus(404) != .badStatus(500) && WebImageError.Code.cacheIO != .cacheMiss)
+        #expect("\(WebImageError.Code.timedOut)" == "timedOut" && "\(WebImageError.Code.badStatus(410))" == "badStatus(410)")
+    }
+}

@@ -33,11 +33,8 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// Whether a failure is worth another attempt.
     public func shouldRetry(_ error: WebImageError) -> Bool {
-        switch error.code {
-        case .cannotConnect, .timedOut: true
-        case .badStatus(let status): [429, 502, 503, 504].contains(status)
-        default: false
-        }
+        if let status = error.code.httpStatus { return [429, 502, 503, 504].contains(status) }
+        return error.code == .cannotConnect || error.code == .timedOut
     }
 
     /// The wait before retry number `attempt` (from 0): the server's `Retry-After` when it

@@ -5,54 +5,99 @@
 /// Two errors are equal when their codes are equal, so tests and callers can write
 /// `error == WebImageError(.timedOut)` or `error.code == .badStatus(404)`.
 public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What went wrong, in a form a caller can switch over.
-    public enum Code: Sendable, Hashable {
+    /// What went wrong, in a form a caller can compare and switch over.
+    ///
+    /// A struct with static members rather than an enum (AsyncHTTPClient's `HTTPClientError`
+    /// pattern), so that adding a code in a minor release breaks no caller's exhaustive
+    /// `switch`: a `switch` over codes always has a `default`. `case .badStatus(404)` and
+    /// `case .notAnImage` still match, since codes are `Equatable`; the HTTP status of a
+    /// `badStatus` code is ``httpStatus``.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case invalidURL
+            case blockedURL
+            case cancelled
+            case badStatus
+            case notModified
+            case timedOut
+            case cannotConnect
+            case connectionLost
+            case badServerResponse
+            case insecureConnection
+            case tooManyRedirects
+            case tooLarge
+            case notAnImage
+            case unsupportedFormat
+            case decodeFailed
+            case encodeFailed
+            case rejected
+            case cacheMiss
+            case cacheIO
+            case transformFailed
+            case invalidTransformSpec
+            case invalidArgument
+        }
+
+        private let base: Base
+        /// The HTTP status of a ``badStatus(_:)`` code; nil for every other code.
+        public let httpStatus: Int?
+
+        private init(_ base: Base, httpStatus: Int? = nil) {
+            self.base = base
+            self.httpStatus = httpStatus
+        }
+
         /// The URL was nil, empty or not one any loader accepts.
-        case invalidURL
+        public static let invalidURL = Code(.invalidURL)
         /// The URL is on the failed-URL list and the load did not ask to retry it.
-        case blockedURL
+        public static let blockedURL = Code(.blockedURL)
         /// The load was cancelled.
-        case cancelled
+        public static let cancelled = Code(.cancelled)
         /// The server answered with a status code the request does not accept.
-        case badStatus(Int)
+        public static func badStatus(_ status: Int) -> Code { Code(.badStatus, httpStatus: status) }
         /// The server answered 304: the caller's copy is still good.
-        case notModified
+        public static let notModified = Code(.notModified)
         /// No answer arrived within the timeout.
-        case timedOut
+        public static let timedOut = Code(.timedOut)
         /// The host could not be resolved or connected to.
-        case cannotConnect
+        public static let cannotConnect = Code(.cannotConnect)
         /// The connection closed before the whole response arrived.
-        case connectionLost
+        public static let connectionLost = Code(.connectionLost)
         /// The response was not valid HTTP: a head over the parser's size limit, a malformed
         /// `Content-Length`, or bytes no HTTP parser accepts (URLSession's "bad server response").
         /// Permanent: the same server sends the same bytes again.
-        case badServerResponse
+        public static let badServerResponse = Code(.badServerResponse)
         /// TLS failed: the server's certificate did not verify, or the handshake broke down.
-        case insecureConnection
+        public static let insecureConnection = Code(.insecureConnection)
         /// Redirects went past the limit, or looped.
-        case tooManyRedirects
+        public static let tooManyRedirects = Code(.tooManyRedirects)
         /// The body or the image is larger than the configured limit.
-        case tooLarge
+        public static let tooLarge = Code(.tooLarge)
         /// The bytes are not an image (an HTML error page, for example).
-        case notAnImage
+        public static let notAnImage = Code(.notAnImage)
         /// The bytes are an image in a format that has no coder here.
-        case unsupportedFormat
+        public static let unsupportedFormat = Code(.unsupportedFormat)
         /// The image is corrupt or truncated.
-        case decodeFailed
+        public static let decodeFailed = Code(.decodeFailed)
         /// The image could not be encoded in the asked format.
-        case encodeFailed
+        public static let encodeFailed = Code(.encodeFailed)
         /// A request or response modifier refused the load.
-        case rejected
+        public static let rejected = Code(.rejected)
         /// The cache was asked for an entry it does not have, and the load could not go further.
-        case cacheMiss
+        public static let cacheMiss = Code(.cacheMiss)
         /// Reading or writing the disk cache failed (read-only directory, full disk, missing file).
-        case cacheIO
+        public static let cacheIO = Code(.cacheIO)
         /// The transformer returned no image.
-        case transformFailed
+        public static let transformFailed = Code(.transformFailed)
         /// A transform spec (``TransformSpec``) could not be parsed; the message says where and why.
-        case invalidTransformSpec
+        public static let invalidTransformSpec = Code(.invalidTransformSpec)
         /// An argument was not understood (an unknown option name, a malformed size); the message says which.
-        case invalidArgument
+        public static let invalidArgument = Code(.invalidArgument)
+
+        /// The code's name, with the status for `badStatus`: `timedOut`, `badStatus(404)`.
+        public var description: String {
+            httpStatus.map { "\(base.rawValue)(\($0))" } ?? base.rawValue
+        }
     }
 
     /// What went wrong.
@@ -73,14 +118,8 @@ public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible
     /// list (not connected, cancelled, timed out, cannot find or connect to the host, connection
     /// lost), extended with 5xx and 429, which a server sends for passing trouble.
     public var isTransient: Bool {
-        switch code {
-        case .cancelled, .timedOut, .cannotConnect, .connectionLost:
-            return true
-        case .badStatus(let status):
-            return status == 429 || (500...599).contains(status)
-        default:
-            return false
-        }
+        if let status = code.httpStatus { return status == 429 || (500...599).contains(status) }
+        return [.cancelled, .timedOut, .cannotConnect, .connectionLost].contains(code)
     }
 
     public static func == (lhs: WebImageError, rhs: WebImageError) -> Bool {

@@ -10,7 +10,11 @@ let package = Package(
     name: "swift-web-image",
     platforms: [.macOS(.v15)],
     products: [
+        // Pick the part you need; each module brings only the dependencies of its own layer.
         .library(name: "WebImage", targets: ["WebImage"]),
+        .library(name: "WebImageCodecs", targets: ["WebImageCodecs"]),
+        .library(name: "WebImageCaching", targets: ["WebImageCaching"]),
+        .library(name: "WebImageDownloader", targets: ["WebImageDownloader"]),
         .library(name: "WebImageTestSupport", targets: ["WebImageTestSupport"]),
         .executable(name: "webimage", targets: ["webimage"]),
     ],
@@ -35,10 +39,33 @@ let package = Package(
             name: "CWebImageCodecs",
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]
         ),
+        // Image model, coders, transformers and the C shims: no networking, no storage.
         .target(
-            name: "WebImage",
+            name: "WebImageCodecs",
             dependencies: [
                 "CTurboJPEG", "CPNG", "CGIF", "CWebP", "CWebImageCodecs", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The memory and disk caches and their keys.
+        .target(
+            name: "WebImageCaching",
+            dependencies: [
+                "WebImageCodecs",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The loaders: the only module that links AsyncHTTPClient, SwiftNIO and TLS.
+        .target(
+            name: "WebImageDownloader",
+            dependencies: [
+                "WebImageCodecs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -46,7 +73,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The manager, the ImageCache front, the prefetcher and targets; re-exports the rest.
+        .target(
+            name: "WebImage",
+            dependencies: [
+                "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
         ),
@@ -83,7 +118,8 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageTestSupport", "CWebImageCodecs", "WebImageTestChild", "webimage",
+                "WebImage", "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
+                "WebImageTestSupport", "CWebImageCodecs", "WebImageTestChild", "webimage",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

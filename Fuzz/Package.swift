@@ -11,7 +11,7 @@ let libraryIdentity = libraryPath.lastPathComponent.lowercased()
 func fuzzTarget(_ name: String) -> Target {
     .executableTarget(
         name: name,
-        dependencies: ["FuzzSupport", .product(name: "WebImage", package: libraryIdentity)],
+        dependencies: ["FuzzSupport", .product(name: "WebImageCodecs", package: libraryIdentity)],
         path: "Sources/\(name)"
     )
 }
@@ -20,7 +20,7 @@ let package = Package(
     name: "swift-web-image-fuzz",
     dependencies: [.package(path: "..")],
     targets: ["FuzzJPEG", "FuzzPNG", "FuzzGIF", "FuzzWebP"].map(fuzzTarget) + [
-        .target(name: "FuzzSupport", dependencies: [.product(name: "WebImage", package: libraryIdentity)], path: "Sources/FuzzSupport"),
+        .target(name: "FuzzSupport", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)], path: "Sources/FuzzSupport"),
     ],
     swiftLanguageModes: [.v6]
 )

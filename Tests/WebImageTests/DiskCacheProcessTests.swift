@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WebImageTestSupport
 @testable import WebImage
+@testable import WebImageCaching
 
 #if canImport(Glibc)
 import Glibc

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import WebImageTestSupport
 @testable import WebImage
+@testable import WebImageCaching
 
 @Suite("DiskCache")
 struct DiskCacheTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import WebImage
+@testable import WebImageCaching
 
 @Suite("ImageCache")
 struct ImageCacheTests {

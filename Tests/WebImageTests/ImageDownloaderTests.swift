@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import WebImageTestSupport
 @testable import WebImage
+@testable import WebImageDownloader
 
 /// Collects what callers of a downloader receive, and lets a test wait for the n-th result.
 final class Outcomes: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import MetricsTestKit
 import Testing
 @testable import WebImage
+@testable import WebImageCaching
 
 @Suite("MemoryCache")
 struct MemoryCacheTests {

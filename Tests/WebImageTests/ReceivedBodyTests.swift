@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Testing
 @testable import WebImage
+@testable import WebImageDownloader
 
 @Suite("ReceivedBody")
 struct ReceivedBodyTests {

@@ -1,5 +1,5 @@
 import FuzzSupport
-import WebImage
+import WebImageCodecs
 
 /// libFuzzer entry point for the JPEG decoder (see ``fuzzDecoding(_:_:with:)``).
 @_cdecl("LLVMFuzzerTestOneInput")

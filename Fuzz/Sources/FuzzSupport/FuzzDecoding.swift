@@ -1,5 +1,5 @@
 import Foundation
-public import WebImage
+public import WebImageCodecs
 
 /// What every fuzz target does with its input: it must decode through `coder` or fail with a
 /// WebImageError, never crash, leak or allocate past the limits — at full size, as a thumbnail

@@ -1,27 +1,27 @@
-import Foundation
+package import Foundation
 
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #elseif canImport(Darwin)
-import Darwin
+package import Darwin
 #endif
 
 /// Thin POSIX file operations that report failures as ``WebImageError/Code/cacheIO`` with the
 /// errno attached. The disk cache needs their exact semantics (O_EXCL, rename, fsync, flock).
-enum FileSystem {
-    static func error(_ operation: String, _ path: String, errno code: Int32 = errno) -> WebImageError {
+package enum FileSystem {
+    package static func error(_ operation: String, _ path: String, errno code: Int32 = errno) -> WebImageError {
         let posix = POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         return WebImageError(.cacheIO, "\(operation) \(path): \(String(cString: strerror(code)))", underlying: posix)
     }
 
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(WebImageError) -> Int32 {
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(WebImageError) -> Int32 {
         let descriptor = Glibc.open(path, flags | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw error("open", path) }
         return descriptor
     }
 
     /// Writes every byte, retrying short writes and EINTR.
-    static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(WebImageError) {
+    package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(WebImageError) {
         var offset = 0
         while offset < bytes.count {
             let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
@@ -34,7 +34,7 @@ enum FileSystem {
     }
 
     /// Writes every byte of an array.
-    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(WebImageError) {
+    package static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], path: String) throws(WebImageError) {
         let result = bytes.withUnsafeBytes { raw in
             Result { () throws(WebImageError) in try writeAll(descriptor, raw, path: path) }
         }
@@ -42,7 +42,7 @@ enum FileSystem {
     }
 
     /// Reads `count` bytes from the start of an open file; nil when the file is shorter.
-    static func read(_ descriptor: Int32, count: Int, path: String) throws(WebImageError) -> Data? {
+    package static func read(_ descriptor: Int32, count: Int, path: String) throws(WebImageError) -> Data? {
         var data = Data(count: count)
         var failure: WebImageError?
         let total = data.withUnsafeMutableBytes { buffer -> Int in
@@ -64,7 +64,7 @@ enum FileSystem {
     }
 
     /// The whole content of a file, or nil when it does not exist.
-    static func contents(of path: String) throws(WebImageError) -> [UInt8]? {
+    package static func contents(of path: String) throws(WebImageError) -> [UInt8]? {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
@@ -76,37 +76,37 @@ enum FileSystem {
         return [UInt8](data)
     }
 
-    static func size(of descriptor: Int32, path: String) throws(WebImageError) -> Int {
+    package static func size(of descriptor: Int32, path: String) throws(WebImageError) -> Int {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw error("stat", path) }
         return Int(info.st_size)
     }
 
     /// Whether the open file has been unlinked (its directory deleted, for instance).
-    static func isUnlinked(_ descriptor: Int32) -> Bool {
+    package static func isUnlinked(_ descriptor: Int32) -> Bool {
         var info = stat()
         return fstat(descriptor, &info) != 0 || info.st_nlink == 0
     }
 
-    static func sync(_ descriptor: Int32, path: String) throws(WebImageError) {
+    package static func sync(_ descriptor: Int32, path: String) throws(WebImageError) {
         guard fsync(descriptor) == 0 else { throw error("fsync", path) }
     }
 
-    static func truncate(_ descriptor: Int32, to length: Int, path: String) throws(WebImageError) {
+    package static func truncate(_ descriptor: Int32, to length: Int, path: String) throws(WebImageError) {
         guard ftruncate(descriptor, off_t(length)) == 0 else { throw error("truncate", path) }
     }
 
-    static func rename(_ source: String, _ destination: String) throws(WebImageError) {
+    package static func rename(_ source: String, _ destination: String) throws(WebImageError) {
         guard Glibc.rename(source, destination) == 0 else { throw error("rename", "\(source) → \(destination)") }
     }
 
     /// Removes a file; a missing file is not an error.
-    static func unlink(_ path: String) throws(WebImageError) {
+    package static func unlink(_ path: String) throws(WebImageError) {
         guard Glibc.unlink(path) == 0 || errno == ENOENT else { throw error("unlink", path) }
     }
 
     /// Creates a directory and its missing parents.
-    static func makeDirectory(_ path: String) throws(WebImageError) {
+    package static func makeDirectory(_ path: String) throws(WebImageError) {
         if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
         guard errno == ENOENT else { throw error("mkdir", path) }
         let parent = (path as NSString).deletingLastPathComponent
@@ -116,7 +116,7 @@ enum FileSystem {
     }
 
     /// The names in a directory, without `.` and `..`; empty when it does not exist.
-    static func names(in path: String) -> [String] {
+    package static func names(in path: String) -> [String] {
         guard let directory = opendir(path) else { return [] }
         defer { closedir(directory) }
         var names: [String] = []
@@ -130,7 +130,7 @@ enum FileSystem {
     }
 
     /// Size and modification time of a path, or nil when it does not exist or is not a file.
-    static func fileInfo(_ path: String) -> (size: Int, modified: Date)? {
+    package static func fileInfo(_ path: String) -> (size: Int, modified: Date)? {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
@@ -138,7 +138,7 @@ enum FileSystem {
     }
 
     /// Takes an exclusive advisory lock; false when another process holds it and `wait` is false.
-    static func lockExclusively(_ descriptor: Int32, wait: Bool, path: String) throws(WebImageError) -> Bool {
+    package static func lockExclusively(_ descriptor: Int32, wait: Bool, path: String) throws(WebImageError) -> Bool {
         while true {
             if flock(descriptor, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0 { return true }
             if errno == EINTR { continue }

@@ -38,7 +38,7 @@ public struct Telemetry: Sendable {
     }
 
     /// The tracer downloads use: ``tracer``, else the bootstrapped process-wide one, else none.
-    var downloadTracer: (any Tracer)? {
+    package var downloadTracer: (any Tracer)? {
         if let tracer { return tracer }
         let global = InstrumentationSystem.tracer
         return global is NoOpTracer ? nil : global

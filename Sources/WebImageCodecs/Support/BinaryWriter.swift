@@ -2,34 +2,36 @@ import Foundation
 
 /// Appends little-endian fixed-width values and length-prefixed byte strings to a buffer: the
 /// encoding of the disk cache's journal records.
-struct BinaryWriter {
+package struct BinaryWriter {
     /// The length written for an absent optional value.
-    static let absent: UInt32 = .max
+    package static let absent: UInt32 = .max
 
-    private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
 
-    mutating func write(_ value: UInt8) {
+    package init() {}
+
+    package mutating func write(_ value: UInt8) {
         bytes.append(value)
     }
 
-    mutating func write(_ value: UInt32) {
+    package mutating func write(_ value: UInt32) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func write(_ value: UInt64) {
+    package mutating func write(_ value: UInt64) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func write(_ value: Double) {
+    package mutating func write(_ value: Double) {
         write(value.bitPattern)
     }
 
-    mutating func write(raw: some Sequence<UInt8>) {
+    package mutating func write(raw: some Sequence<UInt8>) {
         bytes.append(contentsOf: raw)
     }
 
     /// A length-prefixed byte string, or the absent marker for nil.
-    mutating func write(optional value: (some Collection<UInt8>)?) {
+    package mutating func write(optional value: (some Collection<UInt8>)?) {
         guard let value else {
             write(Self.absent)
             return
@@ -38,7 +40,7 @@ struct BinaryWriter {
         bytes.append(contentsOf: value)
     }
 
-    mutating func write(optional string: String?) {
+    package mutating func write(optional string: String?) {
         write(optional: string?.utf8)
     }
 }

@@ -144,7 +144,7 @@ public struct WebPCoder: ImageCoder {
 
     /// The size to decode at: the thumbnail's box when one is asked for and it is smaller,
     /// keeping the aspect ratio when the thumbnail says so.
-    private static func outputSize(_ width: Int, _ height: Int, thumbnail: CacheKey.Thumbnail?) -> (Int, Int) {
+    private static func outputSize(_ width: Int, _ height: Int, thumbnail: ThumbnailSize?) -> (Int, Int) {
         guard let thumbnail, thumbnail.width > 0, thumbnail.height > 0, thumbnail.width < width || thumbnail.height < height else {
             return (width, height)
         }

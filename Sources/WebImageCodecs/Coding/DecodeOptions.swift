@@ -4,7 +4,7 @@ public struct DecodeOptions: Sendable, Equatable {
     public var limits: DecodeLimits
     /// Decode at about this size, through the codec's own scaling where it has one (JPEG's DCT
     /// scaling); nil decodes at full size.
-    public var thumbnail: CacheKey.Thumbnail?
+    public var thumbnail: ThumbnailSize?
     /// Decode only the first frame of an animation.
     public var firstFrameOnly: Bool
     /// The scale to give the image.
@@ -18,7 +18,7 @@ public struct DecodeOptions: Sendable, Equatable {
     public var allowsTruncatedData: Bool
 
     /// Creates options; the defaults decode everything at full size with the default limits.
-    public init(limits: DecodeLimits = DecodeLimits(), thumbnail: CacheKey.Thumbnail? = nil, firstFrameOnly: Bool = false, scale: Double = 1,
+    public init(limits: DecodeLimits = DecodeLimits(), thumbnail: ThumbnailSize? = nil, firstFrameOnly: Bool = false, scale: Double = 1,
                 scaleDownLargeImages: Bool = false, allowsTruncatedData: Bool = false) {
         self.limits = limits
         self.thumbnail = thumbnail

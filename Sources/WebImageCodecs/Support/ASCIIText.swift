@@ -4,14 +4,14 @@
 /// rest of the response handling.
 extension StringProtocol {
     /// Whether the two texts are equal when ASCII letters are compared without regard to case.
-    func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
+    package func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
         let mine = utf8, theirs = other.utf8
         guard mine.count == theirs.count else { return false }
         return zip(mine, theirs).allSatisfy { Self.lowercasedASCII($0) == Self.lowercasedASCII($1) }
     }
 
     /// The text without the spaces and tabs at either end (HTTP's optional whitespace).
-    func trimmingASCIIWhitespace() -> SubSequence {
+    package func trimmingASCIIWhitespace() -> SubSequence {
         let isWhitespace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let first = firstIndex(where: { !isWhitespace($0) }), let last = lastIndex(where: { !isWhitespace($0) }) else {
             return self[endIndex...]

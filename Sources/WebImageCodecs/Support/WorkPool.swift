@@ -4,7 +4,7 @@ import Foundation
 /// A bounded pool for CPU work (decoding, transforming): at most `width` jobs run at once on
 /// GCD threads, the rest wait in order. Swift's cooperative pool is never blocked by a decode,
 /// and a burst of misses never starts more decodes than there are cores.
-final class WorkPool: Sendable {
+package final class WorkPool: Sendable {
     private struct State {
         var running = 0
         /// Jobs in arrival order from `head`; the consumed front is dropped in bulk, so taking a
@@ -26,20 +26,20 @@ final class WorkPool: Sendable {
         }
     }
 
-    let width: Int
+    package let width: Int
     private let state = Locked(State())
     private let queue = DispatchQueue(label: "webimage.work", qos: .userInitiated, attributes: .concurrent)
 
     /// The pool shared by managers: one job per core.
-    static let shared = WorkPool(width: ProcessInfo.processInfo.activeProcessorCount)
+    package static let shared = WorkPool(width: ProcessInfo.processInfo.activeProcessorCount)
 
-    init(width: Int) {
+    package init(width: Int) {
         self.width = max(1, width)
     }
 
     /// Runs `work` in the pool and returns its result. A task cancelled while its job waits
     /// skips the work and gets ``WebImageError/Code/cancelled``.
-    func run<Output: Sendable>(_ work: @escaping @Sendable () throws(WebImageError) -> Output) async throws(WebImageError) -> Output {
+    package func run<Output: Sendable>(_ work: @escaping @Sendable () throws(WebImageError) -> Output) async throws(WebImageError) -> Output {
         let result: Result<Output, WebImageError> = await withCheckedContinuation { continuation in
             let job: @Sendable () -> Void = {
                 continuation.resume(returning: Result { () throws(WebImageError) in try work() })
@@ -58,7 +58,7 @@ final class WorkPool: Sendable {
     }
 
     /// ``run(_:)`` for work that cannot fail; nil when the task was cancelled while waiting.
-    func runUnlessCancelled<Output: Sendable>(_ work: @escaping @Sendable () -> Output?) async -> Output? {
+    package func runUnlessCancelled<Output: Sendable>(_ work: @escaping @Sendable () -> Output?) async -> Output? {
         (try? await run { () throws(WebImageError) in work() }) ?? nil
     }
 

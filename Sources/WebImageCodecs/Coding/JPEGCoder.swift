@@ -93,7 +93,7 @@ public struct JPEGCoder: ImageCoder {
     /// The smallest DCT scaling factor whose output is still at least the size the thumbnail
     /// needs: the fitted size when the aspect ratio is kept (a 3000x2000 photo for a 300x300
     /// box needs 300x200, so 1/8 will do), the box itself otherwise.
-    static func scalingFactor(width: Int, height: Int, thumbnail: CacheKey.Thumbnail?) -> tjscalingfactor {
+    static func scalingFactor(width: Int, height: Int, thumbnail: ThumbnailSize?) -> tjscalingfactor {
         let identity = tjscalingfactor(num: 1, denom: 1)
         guard let thumbnail, thumbnail.width > 0 || thumbnail.height > 0 else { return identity }
         var needed = (width: thumbnail.width, height: thumbnail.height)

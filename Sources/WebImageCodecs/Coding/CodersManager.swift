@@ -81,18 +81,18 @@ public final class CodersManager: Sendable {
     /// The size that keeps a width × height image's RGBA bitmap within ``scaleDownLimitBytes``,
     /// or nil when it already fits: the largest halving (1/2, 1/4, ...) that fits, so that a JPEG
     /// decodes straight to it in the DCT and other formats resample by a clean factor.
-    static func scaledDownSize(width: Int, height: Int) -> CacheKey.Thumbnail? {
+    static func scaledDownSize(width: Int, height: Int) -> ThumbnailSize? {
         let limit = scaleDownLimitBytes / 4
         guard width * height > limit else { return nil }
         var divisor = 2
         while ((width + divisor - 1) / divisor) * ((height + divisor - 1) / divisor) > limit { divisor *= 2 }
-        return CacheKey.Thumbnail(width: (width + divisor - 1) / divisor, height: (height + divisor - 1) / divisor)
+        return ThumbnailSize(width: (width + divisor - 1) / divisor, height: (height + divisor - 1) / divisor)
     }
 
     /// A codec scales by its own steps (JPEG by eighths), so it may stop above the thumbnail:
     /// resample the rest of the way, never enlarging. With the aspect ratio kept the image fits
     /// inside the size; otherwise it is the size exactly.
-    static func fitted(_ image: Image, into thumbnail: CacheKey.Thumbnail?) -> Image {
+    static func fitted(_ image: Image, into thumbnail: ThumbnailSize?) -> Image {
         guard let thumbnail, thumbnail.width > 0, thumbnail.height > 0,
               image.pixelWidth > thumbnail.width || image.pixelHeight > thumbnail.height else { return image }
         let mode: ResizeMode = thumbnail.preservesAspectRatio ? .aspectFit : .fill

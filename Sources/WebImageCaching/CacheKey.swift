@@ -17,22 +17,8 @@
 /// `https://x.com/a.png{thumbnail:300x200:fit}`. Because a lone `{` appears only where a variant
 /// part starts, no original and no variant can spell another's string form.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
-    /// A requested thumbnail: the pixel size to decode at, and how to fit the image into it.
-    public struct Thumbnail: Hashable, Sendable {
-        /// Target width in pixels.
-        public var width: Int
-        /// Target height in pixels.
-        public var height: Int
-        /// Keep the aspect ratio (fit inside the size), or stretch to it.
-        public var preservesAspectRatio: Bool
-
-        /// Creates a thumbnail request.
-        public init(width: Int, height: Int, preservesAspectRatio: Bool = true) {
-            self.width = width
-            self.height = height
-            self.preservesAspectRatio = preservesAspectRatio
-        }
-    }
+    /// A requested thumbnail (``ThumbnailSize``): one of the parts that make a variant.
+    public typealias Thumbnail = ThumbnailSize
 
     /// The key of the original image.
     public let original: String

@@ -6,15 +6,15 @@ import Glibc
 ///
 /// `ContinuousClock.Instant` is a resilient type: a struct that holds one makes every copy go
 /// through runtime value witnesses, which a memory-cache entry cannot afford on its hot path.
-enum MonotonicClock {
-    static func now() -> UInt64 {
+package enum MonotonicClock {
+    package static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
     /// `duration` in nanoseconds, saturating at the ends of the range.
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
+    package static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0 else { return 0 }
         let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)

@@ -15,7 +15,8 @@ let package = Package(
         .library(name: "WebImageCodecs", targets: ["WebImageCodecs"]),
         .library(name: "WebImageCaching", targets: ["WebImageCaching"]),
         .library(name: "WebImageDownloader", targets: ["WebImageDownloader"]),
-        .library(name: "WebImageTestSupport", targets: ["WebImageTestSupport"]),
+        // The test kit: a scripted origin server on 127.0.0.1 for testing code that loads images.
+        .library(name: "WebImageTesting", targets: ["WebImageTesting"]),
         .executable(name: "webimage", targets: ["webimage"]),
     ],
     dependencies: [
@@ -27,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
@@ -86,9 +89,12 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .target(
-            name: "WebImageTestSupport",
+            name: "WebImageTesting",
             dependencies: [
                 "CZlib",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -96,13 +102,15 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Tests/WebImageTestSupport",
             swiftSettings: strictSwift
         ),
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageTestSupport",
+                "WebImage",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -111,7 +119,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "WebImageTestChild",
-            dependencies: ["WebImage", "WebImageTestSupport"],
+            dependencies: ["WebImage", "WebImageTesting"],
             path: "Tests/WebImageTestChild",
             swiftSettings: strictSwift
         ),
@@ -119,7 +127,7 @@ let package = Package(
             name: "WebImageTests",
             dependencies: [
                 "WebImage", "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
-                "WebImageTestSupport", "CWebImageCodecs", "WebImageTestChild", "webimage",
+                "WebImageTesting", "CWebImageCodecs", "WebImageTestChild", "webimage",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -129,9 +137,9 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .testTarget(
-            name: "WebImageTestSupportTests",
+            name: "WebImageTestingTests",
             dependencies: [
-                "WebImageTestSupport",
+                "WebImageTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import WebImage
-import WebImageTestSupport
 
 /// `webimage demo`: starts an origin server on 127.0.0.1 and shows the library at work.
 struct DemoCommand: AsyncParsableCommand {
@@ -26,7 +25,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         outputOptions.bootstrapLogging()
-        let origin = try await OriginServer.start()
+        let origin = try await DemoOrigin.start()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let downloader = ImageDownloader()
@@ -42,20 +41,20 @@ struct DemoCommand: AsyncParsableCommand {
         }
         try await downloader.shutdown()
         try await origin.shutdown()
-        print("\n\(origin.requests.count) requests reached the origin; everything else came from the caches.")
+        print("\n\(origin.totalRequests) requests reached the origin; everything else came from the caches.")
     }
 
-    private func serve(_ origin: OriginServer) throws {
+    private func serve(_ origin: DemoOrigin) throws {
         for (name, contentType) in Self.samples {
-            origin.route("/" + name, .ok(try Self.bundledImage(name), contentType: contentType))
+            origin.route("/" + name, DemoOrigin.Route(body: try Self.bundledImage(name), contentType: contentType))
         }
         let jpeg = try Self.bundledImage("gradient.jpg")
-        origin.route("/popular.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: jpeg, headerDelay: .milliseconds(20)))
-        origin.route("/progressive.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: try Self.bundledImage("large-progressive.jpg"),
-                                                        delivery: .drip(bytes: 600, every: .milliseconds(20))))
+        origin.route("/popular.jpg", DemoOrigin.Route(body: jpeg, contentType: "image/jpeg", headerDelay: .milliseconds(20)))
+        origin.route("/progressive.jpg", DemoOrigin.Route(body: try Self.bundledImage("large-progressive.jpg"), contentType: "image/jpeg",
+                                                          drip: (bytes: 600, interval: .milliseconds(20))))
     }
 
-    private func show(origin: OriginServer, downloader: ImageDownloader, directory: URL) async throws {
+    private func show(origin: DemoOrigin, downloader: ImageDownloader, directory: URL) async throws {
         let loader = LoadersManager(loaders: [downloader])
         let first = ImageManager(cache: ImageCache(disk: try DiskCache(directory: directory)), loader: loader)
         for (name, _) in Self.samples {
@@ -83,7 +82,7 @@ struct DemoCommand: AsyncParsableCommand {
                   result: "\(gif.image?.frames.count ?? 0) frames, \(durations) ms, loop \(gif.image?.loopCount ?? 0)", elapsed: .zero).line)
     }
 
-    private func concurrentLoads(_ manager: ImageManager, origin: OriginServer) async throws {
+    private func concurrentLoads(_ manager: ImageManager, origin: DemoOrigin) async throws {
         let start = ContinuousClock.now
         let loaded = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<500 { group.addTask { try await manager.image(for: origin.url("/popular.jpg")).image != nil } }
@@ -94,7 +93,7 @@ struct DemoCommand: AsyncParsableCommand {
                   result: "\(loaded) images, \(requests) origin request\(requests == 1 ? "" : "s")", elapsed: ContinuousClock.now - start).line)
     }
 
-    private func progressive(_ manager: ImageManager, origin: OriginServer) async throws {
+    private func progressive(_ manager: ImageManager, origin: DemoOrigin) async throws {
         let start = ContinuousClock.now
         var scans: [String] = []
         for try await result in manager.images(for: origin.url("/progressive.jpg"), options: .progressiveLoad) {

@@ -2,7 +2,7 @@
 // disk cache and does what its arguments say, printing one line per step on stdout.
 import Foundation
 import WebImage
-import WebImageTestSupport
+import WebImageTesting
 
 #if canImport(Glibc)
 import Glibc

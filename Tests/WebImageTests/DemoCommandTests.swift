@@ -1,5 +1,6 @@
+import Foundation
 import Testing
-import WebImageTestSupport
+import WebImageTesting
 
 @Suite("webimage demo")
 struct DemoCommandTests {
@@ -18,5 +19,14 @@ struct DemoCommandTests {
         #expect(lines.contains { $0.hasPrefix("progressive") && $0.contains("partial images") && !$0.contains(" 0 partial") })
         #expect(lines.contains { $0.hasPrefix("animated frames") && $0.contains("3 frames") })
         #expect(lines.last == "6 requests reached the origin; everything else came from the caches.")
+    }
+
+    @Test("the shipped command links no part of the test kit")
+    func noTestKit() throws {
+        let binary = try Data(contentsOf: ChildProcess.builtProduct("webimage"))
+        // Every Swift symbol of a module carries its mangled name: 15WebImageTesting.
+        #expect(binary.range(of: Data("15WebImageTesting".utf8)) == nil)
+        #expect(binary.range(of: Data("OriginServer".utf8)) == nil)
+        #expect(binary.range(of: Data("DemoOrigin".utf8)) != nil)
     }
 }

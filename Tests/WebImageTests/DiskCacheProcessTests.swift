@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import WebImageTestSupport
+import WebImageTesting
 @testable import WebImage
 @testable import WebImageCaching
 

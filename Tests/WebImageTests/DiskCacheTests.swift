@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import WebImageTestSupport
+import WebImageTesting
 @testable import WebImage
 @testable import WebImageCaching
 

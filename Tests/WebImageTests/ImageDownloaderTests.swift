@@ -3,7 +3,7 @@ import InMemoryTracing
 import MetricsTestKit
 import Synchronization
 import Testing
-import WebImageTestSupport
+import WebImageTesting
 @testable import WebImage
 @testable import WebImageDownloader
 

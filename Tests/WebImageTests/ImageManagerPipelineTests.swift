@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import WebImage
-import WebImageTestSupport
+import WebImageTesting
 
 @Suite("ImageManager pipeline")
 struct ImageManagerPipelineTests {

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import WebImage
-import WebImageTestSupport
+import WebImageTesting
 
 @Suite("ImagePrefetcher")
 struct ImagePrefetcherTests {

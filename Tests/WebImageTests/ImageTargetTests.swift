@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import WebImage
-import WebImageTestSupport
+import WebImageTesting
 
 /// A target that remembers what it was shown, in order.
 final class RecordingTarget: ImageTarget {

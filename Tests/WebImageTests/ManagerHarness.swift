@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import WebImage
-import WebImageTestSupport
+import WebImageTesting
 
 /// Counts decodes (and partial decodes) while passing them to the real coders.
 final class CountingCoder: ImageCoder {

@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 import Testing
 import WebImage
-import WebImageTestSupport
+import WebImageTesting
 
 // The README's examples, verbatim, so that they keep compiling.
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import WebImage
-import WebImageTestSupport
+import WebImageTesting
 
 /// The built `webimage` binary, run as a user would, against the origin server.
 @Suite("webimage command")

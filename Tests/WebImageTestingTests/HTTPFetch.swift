@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
-import WebImageTestSupport
+import WebImageTesting
 
 /// What a test client saw of one response.
 struct Fetched {

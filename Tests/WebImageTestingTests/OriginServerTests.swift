@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import Testing
-import WebImageTestSupport
+import WebImageTesting
 
 @Suite("OriginServer")
 struct OriginServerTests {

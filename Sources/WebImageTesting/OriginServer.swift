@@ -35,7 +35,7 @@ public final class OriginServer: Sendable {
 
     /// The port the server listens on.
     public let port: Int
-    /// Whether the server speaks HTTPS (with ``TestCertificate``, self-signed).
+    /// Whether the server speaks HTTPS (with ``TestCertificate``, self-signed, made at run time).
     public let usesTLS: Bool
     private let listener: any Channel
     let state: Mutex<State>
@@ -55,9 +55,9 @@ public final class OriginServer: Sendable {
     public static func start(tls: Bool = false, http2: Bool = false) async throws -> OriginServer {
         precondition(!http2 || tls, "HTTP/2 is negotiated through TLS (ALPN)")
         let box = ServerBox()
+        let identity = try TestCertificate.serverIdentity()
         var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(TestCertificate.certificatePEM.utf8)).map { .certificate($0) },
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(TestCertificate.privateKeyPEM.utf8), format: .pem))
+            certificateChain: [.certificate(identity.certificate)], privateKey: .privateKey(identity.privateKey)
         )
         if http2 { configuration.applicationProtocols = ["h2", "http/1.1"] }
         let sslContext = tls ? try NIOSSLContext(configuration: configuration) : nil

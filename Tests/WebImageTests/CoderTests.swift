@@ -119,6 +119,24 @@ struct CoderTests {
         #expect(throws: WebImageError(.unsupportedFormat)) { try manager.encode(Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [0, 0, 0, 255])), as: .avif) }
     }
 
+    @Test("the Accept header names exactly the formats the coders decode")
+    func acceptHeader() {
+        struct AVIFDecoder: ImageCoder {
+            func canDecode(_ format: ImageFormat) -> Bool { format == .avif }
+            func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
+                throw WebImageError(.decodeFailed)
+            }
+            func canEncode(to format: ImageFormat) -> Bool { false }
+            func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
+        }
+        let manager = CodersManager()
+        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .webP])
+        #expect(manager.acceptHeader == "image/jpeg,image/png,image/gif,image/webp,image/*;q=0.8")
+        manager.add(AVIFDecoder())
+        #expect(manager.acceptHeader == "image/jpeg,image/png,image/gif,image/webp,image/avif,image/*;q=0.8")
+        #expect(CodersManager(coders: [PNGCoder()]).acceptHeader == "image/png,image/*;q=0.8")
+    }
+
     @Test("premultiplying and back keeps opaque pixels and zeroes transparent ones")
     func premultiplication() {
         let buffer = PixelBuffer(width: 3, height: 1, straightRGBA: [255, 0, 0, 128, 10, 20, 30, 255, 200, 100, 50, 0])

@@ -82,7 +82,7 @@ struct ImageDownloaderTests {
             #expect(loaded.statusCode == 200 && loaded.contentType == "image/png")
             #expect(loaded.etag == "\"v1\"" && loaded.lastModified == "Wed, 21 Oct 2026 07:28:00 GMT" && loaded.cacheControl == "max-age=60")
             let request = try #require(origin.requests(to: "/a.png").first)
-            #expect(request.header("Accept") == "image/webp,image/avif,image/*;q=0.8")
+            #expect(request.header("Accept") == "image/jpeg,image/png,image/gif,image/webp,image/*;q=0.8")
             #expect(request.header("User-Agent") == ImageDownloaderConfiguration.userAgent)
             #expect(request.header("Authorization") == "Basic dXNlcjpzZWNyZXQ=")
         }
@@ -221,6 +221,8 @@ struct ImageDownloaderTests {
             origin.route("/y", .redirect(to: "/x"))
             let followed = try await downloader.loadData(origin.url("/start"))
             #expect(followed.data == Data(png))
+            #expect(followed.url == origin.url("/end.png"), "LoadedData.url is the URL after redirects")
+            #expect(try await downloader.loadData(origin.url("/end.png")).url == origin.url("/end.png"))
             await #expect(throws: WebImageError(.tooManyRedirects)) { try await downloader.loadData(origin.url("/x")) }
         }
     }

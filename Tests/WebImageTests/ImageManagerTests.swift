@@ -31,6 +31,19 @@ struct ImageManagerTests {
         }
     }
 
+    @Test("a loaded result names the URL after redirects; a cached one names none")
+    func finalURL() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/real.png")
+            harness.origin.route("/moved.png", .redirect(to: "/real.png", status: 301))
+            let manager = try harness.makeManager()
+            let loaded = try await manager.image(for: harness.origin.url("/moved.png"))
+            #expect(loaded.url == harness.origin.url("/moved.png") && loaded.finalURL == harness.origin.url("/real.png"))
+            let cached = try await manager.image(for: harness.origin.url("/moved.png"))
+            #expect(cached.cacheType == .memory && cached.finalURL == nil)
+        }
+    }
+
     @Test("nil, empty and unparsable URLs fail with invalidURL; the string overload parses")
     func invalidURLs() async throws {
         try await ManagerHarness.run { harness in

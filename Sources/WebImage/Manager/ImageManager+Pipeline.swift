@@ -41,7 +41,7 @@ extension ImageManager {
             let validators = cached == nil ? nil : storedValidators(request)
             let loaded = try await loadData(request, load: load, validators: validators)
             let image = try await decodeAndTransform(loaded.data, request)
-            let result = ImageResult(image: image, data: loaded.data, cacheType: .none, url: request.url)
+            let result = ImageResult(image: image, data: loaded.data, cacheType: .none, url: request.url, finalURL: loaded.url)
             try await store(result, loaded: loaded, request: request)
             return result
         } catch where error.code == .notModified && cached != nil {

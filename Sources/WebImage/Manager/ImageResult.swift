@@ -13,9 +13,13 @@ public struct ImageResult: Sendable {
     public var url: URL
     /// False for a partial image of a progressive load; more will follow.
     public var isFinished: Bool
+    /// The URL the loader took the bytes from, after redirects (``LoadedData/url``); nil for an
+    /// image from the cache, whose entry does not record it.
+    public var finalURL: URL?
 
     /// Creates a result.
-    public init(image: Image?, data: Data?, cacheType: ImageCacheType, url: URL, isFinished: Bool = true) {
+    public init(image: Image?, data: Data?, cacheType: ImageCacheType, url: URL, isFinished: Bool = true, finalURL: URL? = nil) {
+        self.finalURL = finalURL
         self.image = image
         self.data = data
         self.cacheType = cacheType

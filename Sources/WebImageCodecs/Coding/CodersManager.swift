@@ -24,6 +24,21 @@ public final class CodersManager: Sendable {
         coders.withLock { $0 }
     }
 
+    /// The formats some coder here decodes, in ``ImageFormat``'s order.
+    public var decodableFormats: [ImageFormat] {
+        let coders = all
+        return ImageFormat.allCases.filter { format in coders.contains { $0.canDecode(format) } }
+    }
+
+    /// An `Accept` header that names exactly the formats these coders decode, then any other
+    /// image at a lower preference: `image/jpeg,image/png,image/gif,image/webp,image/*;q=0.8`
+    /// with the built-in coders. A negotiating CDN serves a format such as AVIF only when it is
+    /// named, so naming one no coder decodes would make every such image fail to decode; a
+    /// plugin coder for a new format adds its media type here.
+    public var acceptHeader: String {
+        (decodableFormats.map(\.mimeType) + ["image/*;q=0.8"]).joined(separator: ",")
+    }
+
     /// Decodes `data` with the newest coder for its format.
     ///
     /// - Throws: ``WebImageError/Code/notAnImage`` when no format is recognised,

@@ -31,6 +31,8 @@ final class BodyCollector: HTTPClientResponseDelegate {
         var accepted: Accepted?
         var body = ReceivedBody()
         var refusal: Refused?
+        /// The URL of the last response head, which after redirects is the one the body comes from.
+        var visitedURL: URL?
     }
 
     private let state = Locked(State())
@@ -52,8 +54,14 @@ final class BodyCollector: HTTPClientResponseDelegate {
     var accepted: Accepted? { state.withLock { $0.accepted } }
     /// Why the judge refused the head, if it did.
     var refusal: Refused? { state.withLock { $0.refusal } }
+    /// The URL the response came from, after any redirects; nil before a head arrived.
+    var finalURL: URL? { state.withLock { $0.visitedURL } }
     /// Everything received so far, the resumed prefix included.
     var receivedSoFar: Data { state.withLock { $0.body.data } }
+
+    func didVisitURL(task: HTTPClient.Task<Data>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        state.withLock { $0.visitedURL = request.url }
+    }
 
     func didReceiveHead(task: HTTPClient.Task<Data>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         switch judge(head) {

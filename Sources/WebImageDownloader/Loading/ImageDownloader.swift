@@ -336,7 +336,7 @@ public final class ImageDownloader: ImageLoader {
                 attemptFailed(transfer, WebImageError(.connectionLost, "\(url.absoluteString) sent no response head"), retryAfter: nil, attempt: number)
                 return
             }
-            finish(body, accepted: accepted, transfer: transfer, attempt: number)
+            finish(body, accepted: accepted, from: collector.finalURL ?? url, transfer: transfer, attempt: number)
         case .failure(let error):
             if let refusal = collector.refusal {
                 attemptFailed(transfer, refusal.error, retryAfter: refusal.retryAfter, attempt: number)
@@ -347,9 +347,9 @@ public final class ImageDownloader: ImageLoader {
         }
     }
 
-    private func finish(_ body: Data, accepted: BodyCollector.Accepted, transfer: DownloadTransfer, attempt number: Int) {
+    private func finish(_ body: Data, accepted: BodyCollector.Accepted, from finalURL: URL, transfer: DownloadTransfer, attempt number: Int) {
         do throws(WebImageError) {
-            complete(transfer, .success(try checked(body, accepted: accepted, transfer: transfer)))
+            complete(transfer, .success(try checked(body, accepted: accepted, from: finalURL, transfer: transfer)))
         } catch {
             attemptFailed(transfer, error, retryAfter: nil, attempt: number)
         }
@@ -451,8 +451,9 @@ public final class ImageDownloader: ImageLoader {
         return .success(.init(head: head, prefix: prefix, expected: expected))
     }
 
-    /// Checks a complete body against what its head promised, decrypts it, and checks it is an image.
-    private func checked(_ received: Data, accepted: BodyCollector.Accepted, transfer: DownloadTransfer) throws(WebImageError) -> LoadedData {
+    /// Checks a complete body against what its head promised, decrypts it, and checks it is an
+    /// image; `finalURL` is where it came from after redirects.
+    private func checked(_ received: Data, accepted: BodyCollector.Accepted, from finalURL: URL, transfer: DownloadTransfer) throws(WebImageError) -> LoadedData {
         let url = transfer.key.url
         let head = accepted.head
         if let expected = accepted.expected, Int64(received.count) != expected {
@@ -473,7 +474,7 @@ public final class ImageDownloader: ImageLoader {
         let contentType = head.header("Content-Type")
         try checkIsImage(body, contentType: contentType, url: url)
         return LoadedData(
-            data: body, url: url, statusCode: head.statusCode, contentType: contentType,
+            data: body, url: finalURL, statusCode: head.statusCode, contentType: contentType,
             etag: head.header("ETag"), lastModified: head.header("Last-Modified"), cacheControl: head.header("Cache-Control")
         )
     }

@@ -17,7 +17,9 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var timeout: Duration
     /// Queue order within one priority. Default FIFO.
     public var executionOrder: ExecutionOrder
-    /// Headers sent with every request, in order.
+    /// Headers sent with every request, in order. By default an `Accept` naming what
+    /// ``CodersManager/shared`` decodes when the configuration is made
+    /// (``CodersManager/acceptHeader``) and ``userAgent``.
     public var headers: [(name: String, value: String)]
     /// Basic-auth credentials, used when both are set.
     public var username: String?
@@ -56,7 +58,7 @@ public struct ImageDownloaderConfiguration: Sendable {
         timeout: Duration = .seconds(15),
         executionOrder: ExecutionOrder = .fifo,
         headers: [(name: String, value: String)] = [
-            ("Accept", "image/webp,image/avif,image/*;q=0.8"), ("User-Agent", ImageDownloaderConfiguration.userAgent),
+            ("Accept", CodersManager.shared.acceptHeader), ("User-Agent", ImageDownloaderConfiguration.userAgent),
         ],
         username: String? = nil,
         password: String? = nil,

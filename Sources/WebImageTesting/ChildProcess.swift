@@ -1,7 +1,7 @@
 public import Foundation
-import Synchronization
 
 #if canImport(Glibc)
+import NIOConcurrencyHelpers
 import Glibc
 #endif
 
@@ -108,12 +108,12 @@ private final class LineSplitter: Sendable {
         case terminated(ChildProcess.Event)
     }
 
-    private let buffer = Mutex<[UInt8]>([])
-    private let endings = Mutex<(outputEnded: Bool, exit: ChildProcess.Event?)>((false, nil))
+    private let buffer = NIOLockedValueBox<[UInt8]>([])
+    private let endings = NIOLockedValueBox<(outputEnded: Bool, exit: ChildProcess.Event?)>((false, nil))
 
     /// Returns the exit event once both the output has ended and the process has terminated.
     func finish(_ ending: Ending) -> ChildProcess.Event? {
-        endings.withLock { state in
+        endings.withLockedValue { state in
             switch ending {
             case .endOfOutput: state.outputEnded = true
             case .terminated(let exit): state.exit = exit
@@ -123,7 +123,7 @@ private final class LineSplitter: Sendable {
     }
 
     func feed(_ data: Data) -> [String] {
-        buffer.withLock { buffer in
+        buffer.withLockedValue { buffer in
             buffer.append(contentsOf: data)
             var lines: [String] = []
             while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -135,7 +135,7 @@ private final class LineSplitter: Sendable {
     }
 
     func drain() -> [String] {
-        buffer.withLock { buffer in
+        buffer.withLockedValue { buffer in
             defer { buffer = [] }
             return buffer.isEmpty ? [] : [String(decoding: buffer, as: UTF8.self)]
         }

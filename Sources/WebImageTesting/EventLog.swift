@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// An ordered record of events that tests wait on without sleeping: ``waitFor(timeout:_:where:)``
 /// returns the first past or future event that matches, or fails when the timeout passes or the
@@ -17,19 +17,19 @@ public final class EventLog<Event: Sendable>: Sendable {
         var closedError: (any Error)?
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Creates an empty log.
     public init() {}
 
     /// Every event so far, in order.
     public var events: [Event] {
-        state.withLock { $0.events }
+        state.withLockedValue { $0.events }
     }
 
     /// Appends an event and wakes the waiters it matches.
     public func record(_ event: Event) {
-        let matched = state.withLock { state in
+        let matched = state.withLockedValue { state in
             state.events.append(event)
             let ids = state.waiters.filter { $0.value.predicate(event) }.map(\.key)
             return ids.compactMap { state.waiters.removeValue(forKey: $0) }
@@ -39,7 +39,7 @@ public final class EventLog<Event: Sendable>: Sendable {
 
     /// Fails every pending and later wait with `error`.
     public func close(with error: any Error) {
-        let waiters = state.withLock { state in
+        let waiters = state.withLockedValue { state in
             state.closedError = error
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
@@ -58,7 +58,7 @@ public final class EventLog<Event: Sendable>: Sendable {
         _ description: String = "an event",
         where predicate: @escaping @Sendable (Event) -> Bool
     ) async throws -> Event {
-        let id = state.withLock { state in
+        let id = state.withLockedValue { state in
             state.nextWaiterID += 1
             return state.nextWaiterID
         }
@@ -68,7 +68,7 @@ public final class EventLog<Event: Sendable>: Sendable {
         }
         defer { timer.cancel() }
         return try await withCheckedThrowingContinuation { continuation in
-            let outcome: Result<Event, any Error>? = state.withLock { state in
+            let outcome: Result<Event, any Error>? = state.withLockedValue { state in
                 if let event = state.events.first(where: predicate) { return .success(event) }
                 if state.expired.remove(id) != nil { return .failure(EventLogTimeout(description: description)) }
                 if let error = state.closedError { return .failure(error) }
@@ -80,7 +80,7 @@ public final class EventLog<Event: Sendable>: Sendable {
     }
 
     private func expire(_ id: Int, error: any Error) {
-        let waiter: Waiter? = state.withLock { state in
+        let waiter: Waiter? = state.withLockedValue { state in
             guard let waiter = state.waiters.removeValue(forKey: id) else {
                 state.expired.insert(id)
                 return nil

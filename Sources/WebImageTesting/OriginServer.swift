@@ -1,10 +1,10 @@
 public import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
-import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1 with an ephemeral port, scripted per path by tests.
 ///
@@ -38,14 +38,14 @@ public final class OriginServer: Sendable {
     /// Whether the server speaks HTTPS (with ``TestCertificate``, self-signed, made at run time).
     public let usesTLS: Bool
     private let listener: any Channel
-    let state: Mutex<State>
+    let state: NIOLockedValueBox<State>
     private let log = EventLog<OriginEvent>()
 
     private init(listener: any Channel, usesTLS: Bool) {
         self.listener = listener
         self.usesTLS = usesTLS
         self.port = listener.localAddress?.port ?? 0
-        self.state = Mutex(State())
+        self.state = NIOLockedValueBox(State())
     }
 
     /// Starts a server on 127.0.0.1 with a port the system picks; with `tls`, an HTTPS server
@@ -131,12 +131,12 @@ public final class OriginServer: Sendable {
 
     /// Scripts `path` with a function of the request.
     public func route(_ path: String, responder: @escaping Responder) {
-        state.withLock { $0.routes[path] = responder }
+        state.withLockedValue { $0.routes[path] = responder }
     }
 
     /// Every request received so far, in order.
     public var requests: [OriginRequest] {
-        state.withLock { $0.requests }
+        state.withLockedValue { $0.requests }
     }
 
     /// The requests received for `path` (query ignored), in order.
@@ -188,7 +188,7 @@ public final class OriginServer: Sendable {
 
     /// Stops listening, closes every open connection, and fails every pending wait.
     public func shutdown() async throws {
-        let connections = state.withLock { Array($0.connections.values) }
+        let connections = state.withLockedValue { Array($0.connections.values) }
         log.close(with: OriginServerError.shutDown)
         try? await listener.close()
         for connection in connections { try? await connection.close() }
@@ -197,7 +197,7 @@ public final class OriginServer: Sendable {
     // MARK: - Called by the connection handlers
 
     func register(_ channel: any Channel) -> Int {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.nextConnectionID += 1
             state.connections[state.nextConnectionID] = channel
             return state.nextConnectionID
@@ -205,7 +205,7 @@ public final class OriginServer: Sendable {
     }
 
     func recordRequest(_ head: HTTPRequestHead, connectionID: Int) -> OriginRequest {
-        let request = state.withLock { state in
+        let request = state.withLockedValue { state in
             let path = OriginRequest.path(of: head.uri)
             let request = OriginRequest(
                 method: head.method.rawValue,
@@ -224,12 +224,12 @@ public final class OriginServer: Sendable {
     }
 
     func response(for request: OriginRequest) -> OriginResponse {
-        let responder = state.withLock { $0.routes[request.path] ?? $0.routes[request.uri] }
+        let responder = state.withLockedValue { $0.routes[request.path] ?? $0.routes[request.uri] }
         return responder?(request) ?? .status(404)
     }
 
     func connectionClosed(_ connectionID: Int, pendingRequest: OriginRequest?) {
-        state.withLock { _ = $0.connections.removeValue(forKey: connectionID) }
+        state.withLockedValue { _ = $0.connections.removeValue(forKey: connectionID) }
         record(.connectionClosed(connectionID: connectionID, pendingRequest: pendingRequest))
     }
 
@@ -246,9 +246,9 @@ public enum OriginServerError: Error, Sendable, Equatable {
 
 /// Hands the server to the child channel initializer, which must exist before the server does.
 private final class ServerBox: Sendable {
-    private let lock = Mutex<OriginServer?>(nil)
+    private let lock = NIOLockedValueBox<OriginServer?>(nil)
     var server: OriginServer? {
-        get { lock.withLock { $0 } }
-        set { lock.withLock { $0 = newValue } }
+        get { lock.withLockedValue { $0 } }
+        set { lock.withLockedValue { $0 = newValue } }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import WebImage
 
 /// The origin `webimage demo` loads from: an HTTP/1.1 server on 127.0.0.1 that serves a few
 /// images from memory, each after an optional delay and optionally in timed pieces, and counts
@@ -23,8 +23,8 @@ final class DemoOrigin: Sendable {
         var requests: [String: Int] = [:]
     }
 
-    private let state = Mutex(State())
-    private let listener: Mutex<(any Channel)?> = Mutex(nil)
+    private let state = Locked(State())
+    private let listener: Locked<(any Channel)?> = Locked(nil)
 
     /// Starts the server on 127.0.0.1 with a port the system picks.
     static func start() async throws -> DemoOrigin {

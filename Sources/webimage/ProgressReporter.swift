@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import WebImage
 
 /// The counts of a prefetch, updated by its workers and read by the progress display.
 final class PrefetchCounts: Sendable {
@@ -11,7 +11,7 @@ final class PrefetchCounts: Sendable {
         var done: Int { succeeded + failed + skipped }
     }
 
-    private let state = Mutex(Snapshot())
+    private let state = Locked(Snapshot())
 
     func update(_ body: (inout Snapshot) -> Void) {
         state.withLock { body(&$0) }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import WebImageTesting
 @testable import WebImage
@@ -158,7 +157,7 @@ struct DiskCacheTests {
     @Test("ages count from the last access or from creation, and expiry dates end entries")
     func expiry() throws {
         let directory = try TemporaryDirectory()
-        let clock = Mutex(Date(timeIntervalSince1970: 1_000_000))
+        let clock = Locked(Date(timeIntervalSince1970: 1_000_000))
         let now: @Sendable () -> Date = { clock.withLock { $0 } }
         func advance(_ seconds: Double) { clock.withLock { $0 += seconds } }
         let hour = Duration.seconds(3600)
@@ -331,8 +330,8 @@ struct DiskCacheTests {
         let cache = try open(directory, DiskCacheConfiguration(sizeLimit: 64 * 1024, countLimit: 60, compactionThreshold: 200))
         // Eight threads of their own, not tasks: blocking file I/O on the cooperative pool would
         // starve every other test that awaits in the meantime.
-        let violations = Mutex(0)
-        let failures = Mutex<[WebImageError]>([])
+        let violations = Locked(0)
+        let failures = Locked<[WebImageError]>([])
         await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
                 DispatchQueue.concurrentPerform(iterations: 8) { worker in

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import WebImage
 @testable import WebImageCaching
@@ -22,7 +21,7 @@ struct ImageCacheTests {
         let (image, data) = try jpeg()
         let key = CacheKey("https://x.com/a.jpg")
         try await cache.store(image, data: data, for: key)
-        let delivered = Mutex<ImageCacheResult?>(nil)
+        let delivered = Locked<ImageCacheResult?>(nil)
         let query = cache.query(key) { result in delivered.withLock { $0 = result } }
         #expect(query == nil)
         #expect(delivered.withLock { $0?.cacheType } == .memory)
@@ -71,12 +70,12 @@ struct ImageCacheTests {
         let withData = await cache.query(key, options: .queryMemoryData)
         #expect(withData.cacheType == .memory && withData.data == data)
 
-        let inline = Mutex<ImageCacheResult?>(nil)
+        let inline = Locked<ImageCacheResult?>(nil)
         #expect(cache.query(key, options: [.queryMemoryData, .queryMemoryDataSync]) { result in inline.withLock { $0 = result } } == nil)
         #expect(inline.withLock { $0?.data } == data, "delivered before query returned")
 
         cache.clearMemory()
-        let fromDisk = Mutex<ImageCacheResult?>(nil)
+        let fromDisk = Locked<ImageCacheResult?>(nil)
         #expect(cache.query(key, options: .queryDiskDataSync) { result in fromDisk.withLock { $0 = result } } == nil)
         #expect(fromDisk.withLock { $0?.cacheType } == .disk)
     }
@@ -87,7 +86,7 @@ struct ImageCacheTests {
         let cache = try makeCache(directory)
         let (image, data) = try jpeg()
         try await cache.store(image, data: data, for: CacheKey("k"), cacheType: .disk)
-        let called = Mutex(false)
+        let called = Locked(false)
         cache.ioQueue.suspend()
         let query = try #require(cache.query(CacheKey("k")) { _ in called.withLock { $0 = true } })
         query.cancel()

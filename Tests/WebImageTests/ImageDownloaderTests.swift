@@ -1,7 +1,6 @@
 import Foundation
 import InMemoryTracing
 import MetricsTestKit
-import Synchronization
 import Testing
 import WebImageTesting
 @testable import WebImage
@@ -10,9 +9,9 @@ import WebImageTesting
 /// Collects what callers of a downloader receive, and lets a test wait for the n-th result.
 final class Outcomes: Sendable {
     let results = EventLog<(index: Int, result: Result<LoadedData, WebImageError>)>()
-    private let count = Mutex(0)
-    let progress = Mutex<[(Int64, Int64?)]>([])
-    let partials = Mutex<[Int]>([])
+    private let count = Locked(0)
+    let progress = Locked<[(Int64, Int64?)]>([])
+    let partials = Locked<[Int]>([])
 
     func handler() -> @Sendable (LoadEvent) -> Void {
         { event in

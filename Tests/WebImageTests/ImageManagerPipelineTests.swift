@@ -134,7 +134,7 @@ struct ImageManagerPipelineTests {
             let manager = try harness.makeManager()
             _ = try await manager.image(for: url, options: .waitStoreCache)
 
-            let inline = Mutex<ImageResult?>(nil)
+            let inline = Locked<ImageResult?>(nil)
             manager.loadImage(with: url, options: [.queryMemoryData, .queryMemoryDataSync]) { result in inline.withLock { $0 = try? result.get() } }
             #expect(inline.withLock { $0?.data } == harness.png, "read on the calling thread")
             let async = Deliveries()
@@ -142,7 +142,7 @@ struct ImageManagerPipelineTests {
             #expect(try await async.result().get().data == harness.png)
 
             let fresh = try harness.makeManager()
-            let fromDisk = Mutex<ImageResult?>(nil)
+            let fromDisk = Locked<ImageResult?>(nil)
             let operation = fresh.loadImage(with: url, options: .queryDiskDataSync) { result in fromDisk.withLock { $0 = try? result.get() } }
             #expect(operation == nil && fromDisk.withLock { $0?.cacheType } == .disk)
         }
@@ -310,10 +310,10 @@ struct ImageManagerContextTests {
             for (name, options) in [("first", LoadOptions.lowPriority), ("queued", []), ("urgent", .highPriority)] {
                 manager.loadImage(with: harness.origin.url("/\(name).png"), options: options) { _ in order.record(name) }
             }
-            let queued = Mutex(0)
+            let queued = Locked(0)
             try await loader.started.waitFor { _ in queued.withLock { $0 += 1; return $0 == 3 } }
             downloader.isSuspended = false
-            let finished = Mutex(0)
+            let finished = Locked(0)
             try await order.waitFor { _ in finished.withLock { $0 += 1; return $0 == 3 } }
             #expect(harness.origin.requests.map(\.path) == ["/urgent.png", "/queued.png", "/first.png"])
             try await downloader.shutdown()

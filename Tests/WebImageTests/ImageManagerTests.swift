@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import WebImage
 import WebImageTesting
@@ -19,7 +18,7 @@ struct ImageManagerTests {
             let first = try await manager.image(for: harness.origin.url("/a.png"), options: .waitStoreCache)
             #expect(first.cacheType == .none && first.data == harness.png && first.image?.pixelWidth == 64)
 
-            let inline = Mutex<ImageResult?>(nil)
+            let inline = Locked<ImageResult?>(nil)
             let operation = manager.loadImage(with: harness.origin.url("/a.png")) { result in inline.withLock { $0 = try? result.get() } }
             #expect(operation == nil, "a memory hit ends before loadImage returns")
             #expect(inline.withLock { $0?.cacheType } == .memory)

@@ -7,7 +7,7 @@ import WebImageTesting
 @Suite("ImagePrefetcher")
 struct ImagePrefetcherTests {
     final class Recorder: ImagePrefetcherDelegate {
-        let urls = Mutex<[URL]>([])
+        let urls = Locked<[URL]>([])
         let batches = EventLog<(total: Int, skipped: Int)>()
         func imagePrefetcher(_ prefetcher: ImagePrefetcher, didPrefetch url: URL, result: Result<ImageResult, WebImageError>?, finishedCount: Int, totalCount: Int) {
             urls.withLock { $0.append(url) }
@@ -22,7 +22,7 @@ struct ImagePrefetcherTests {
         try await ManagerHarness.run { harness in
             let prefetcher = ImagePrefetcher(manager: try harness.makeManager())
             #expect(prefetcher.maxConcurrentPrefetchCount == 3 && prefetcher.options == .lowPriority)
-            let counts = Mutex<(Int, Int)?>(nil)
+            let counts = Locked<(Int, Int)?>(nil)
             prefetcher.prefetch([], completed: { finished, skipped in counts.withLock { $0 = (finished, skipped) } })
             #expect(counts.withLock { $0 } ?? (-1, -1) == (0, 0))
         }
@@ -42,7 +42,7 @@ struct ImagePrefetcherTests {
             let recorder = Recorder()
             prefetcher.delegate = recorder
             let urls = (0..<9).map { harness.origin.url("/p\($0).png") } + [harness.origin.url("/missing.png")]
-            let progress = Mutex<[Int]>([])
+            let progress = Locked<[Int]>([])
             let done = EventLog<(Int, Int)>()
             prefetcher.prefetch(urls, progress: { finished, total in
                 #expect(total == 10)

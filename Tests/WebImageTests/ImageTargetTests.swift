@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import WebImage
 import WebImageTesting
@@ -7,7 +6,7 @@ import WebImageTesting
 /// A target that remembers what it was shown, in order.
 final class RecordingTarget: ImageTarget {
     let imageLoadState = ImageTargetState()
-    let shown = Mutex<[(image: Image?, url: URL?, key: String)]>([])
+    let shown = Locked<[(image: Image?, url: URL?, key: String)]>([])
     let images = EventLog<Image?>()
 
     func setImage(_ image: Image?, data: Data?, cacheType: ImageCacheType, url: URL?, forKey key: String) {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import WebImage
 
@@ -56,7 +55,7 @@ struct LoaderTests {
     @Test("cancelling the task cancels the load's token and throws cancelled")
     func cancellation() async throws {
         final class Hanging: ImageLoader {
-            let tokens = Mutex<[LoadToken]>([])
+            let tokens = Locked<[LoadToken]>([])
             func canLoad(_ url: URL) -> Bool { true }
             func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
                 let token = LoadToken {}

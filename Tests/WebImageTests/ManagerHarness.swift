@@ -99,7 +99,7 @@ final class ManagerHarness: Sendable {
 /// What one or more loads delivered, to wait on.
 final class Deliveries: Sendable {
     let log = EventLog<Result<ImageResult, WebImageError>>()
-    let progress = Mutex<[(Int64, Int64?)]>([])
+    let progress = Locked<[(Int64, Int64?)]>([])
 
     var completion: ImageManager.CompletionHandler { { self.log.record($0) } }
     var progressHandler: ImageManager.ProgressHandler { { received, expected, _ in self.progress.withLock { $0.append((received, expected)) } } }

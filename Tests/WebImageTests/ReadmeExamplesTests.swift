@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 import Testing
 import WebImage
 import WebImageTesting
@@ -59,7 +58,7 @@ func avatar(_ url: URL, manager: ImageManager = .shared) async throws -> Image? 
 
 final class AvatarView: ImageTarget {
     let imageLoadState = ImageTargetState()
-    let shown = Mutex<Image?>(nil)
+    let shown = Locked<Image?>(nil)
 
     func setImage(_ image: Image?, data: Data?, cacheType: ImageCacheType, url: URL?, forKey key: String) {
         shown.withLock { $0 = image }     // draw it
@@ -146,7 +145,7 @@ struct ReadmeExamplesTests {
     func imageCacheExample() async throws {
         let directory = try TemporaryDirectory()
         let cache = ImageCache(disk: try DiskCache(directory: directory.url))
-        let fetches = Mutex(0)
+        let fetches = Locked(0)
         let fetch: (String) async throws -> Data = { _ in
             fetches.withLock { $0 += 1 }
             return try Fixture.data("gradient-rgba.png")

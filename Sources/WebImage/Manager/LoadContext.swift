@@ -3,8 +3,8 @@ import Foundation
 /// What a load needs beyond its options: SDWebImage 5's `SDWebImageContext`, with a typed
 /// property per key. A value here wins over the manager's default of the same kind.
 ///
-/// Keys SDWebImage has that mean nothing on Linux are kept so code ports unchanged:
-/// ``animatedImageClass`` is accepted and ignored (there is one image type).
+/// A key SDWebImage has that means nothing on Linux is kept, deprecated, so code ports with a
+/// warning that says why: ``animatedImageClass`` (there is one image type).
 /// Application keys ride along through ``subscript(_:)``, for custom loaders and coders.
 public struct LoadContext: Sendable {
     /// The key under which a target keeps this load; default the target's type name.
@@ -44,13 +44,11 @@ public struct LoadContext: Sendable {
     public var downloadResponseModifier: DownloadResponseModifier?
     /// Turns downloaded bytes into image bytes.
     public var downloadDecryptor: DownloadDecryptor?
-    /// No effect on Linux: there is one image type. Kept so that code ports unchanged.
+    /// No effect on Linux: there is one image type. Kept so that code ports with a warning.
+    @available(*, deprecated, message: "no effect on Linux: there is one image type, Image")
     public var animatedImageClass: String?
     /// Where callbacks run; default ``CallbackQueue/inline``.
     public var callbackQueue: CallbackQueue?
-    /// With `.refreshCached`: the cached image handed to the loader (SDWebImage's
-    /// `LoaderCachedImage`). The manager sets it; custom loaders may read it.
-    public var loaderCachedImage: Image?
 
     private var custom: [ObjectIdentifier: any Sendable] = [:]
 

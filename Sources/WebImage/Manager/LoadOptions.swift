@@ -1,8 +1,10 @@
 /// How one load behaves: SDWebImage 5's `SDWebImageOptions`, every flag.
 ///
-/// Three flags exist for source compatibility and have no effect on Linux, where there is no
-/// app life cycle, no view transitions and no image class to match: ``continueInBackground``,
-/// ``forceTransition`` and ``matchAnimatedImageClass``.
+/// Four flags exist for source compatibility and have no effect here, so they are deprecated
+/// with a message that says why (Linux has no app life cycle, no view transitions and no image
+/// class to match, and frames are always decoded together): ``continueInBackground``,
+/// ``forceTransition``, ``matchAnimatedImageClass`` and ``preloadAllFrames``. The command line
+/// (``names``) does not accept them.
 public struct LoadOptions: OptionSet, Sendable, Hashable {
     public let rawValue: Int
 
@@ -20,6 +22,7 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     /// `ETag` / `Last-Modified`, and deliver again only when the origin sends a new image.
     public static let refreshCached = LoadOptions(rawValue: 1 << 3)
     /// No effect on Linux: a process has no background state to outlive.
+    @available(*, deprecated, message: "no effect on Linux: a process has no background state to outlive")
     public static let continueInBackground = LoadOptions(rawValue: 1 << 4)
     /// Send and store cookies (Foundation's shared cookie storage).
     public static let handleCookies = LoadOptions(rawValue: 1 << 5)
@@ -48,6 +51,7 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     /// Never read the caches; always load (the result is still stored).
     public static let fromLoaderOnly = LoadOptions(rawValue: 1 << 16)
     /// No effect on Linux: there are no view transitions.
+    @available(*, deprecated, message: "no effect on Linux: there are no view transitions")
     public static let forceTransition = LoadOptions(rawValue: 1 << 17)
     /// Do not decode: the result carries the bytes and no image.
     public static let avoidDecodeImage = LoadOptions(rawValue: 1 << 18)
@@ -55,8 +59,10 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     public static let decodeFirstFrameOnly = LoadOptions(rawValue: 1 << 19)
     /// Decode every frame of an animation up front. Frames are always decoded together here,
     /// so this is the behaviour whether or not it is set.
+    @available(*, deprecated, message: "no effect: an animation's frames are always decoded together (use CodersManager.animatedCoder for frames on demand)")
     public static let preloadAllFrames = LoadOptions(rawValue: 1 << 20)
     /// No effect on Linux: there is one image type, ``Image``.
+    @available(*, deprecated, message: "no effect on Linux: there is one image type, Image")
     public static let matchAnimatedImageClass = LoadOptions(rawValue: 1 << 21)
     /// Deliver the result only after it is stored in the caches.
     public static let waitStoreCache = LoadOptions(rawValue: 1 << 22)
@@ -64,15 +70,14 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     /// Every flag with its SDWebImage name in kebab case (`retry-failed`), for command lines.
     public static let names: [(name: String, option: LoadOptions)] = [
         ("retry-failed", .retryFailed), ("low-priority", .lowPriority), ("progressive-load", .progressiveLoad),
-        ("refresh-cached", .refreshCached), ("continue-in-background", .continueInBackground),
+        ("refresh-cached", .refreshCached),
         ("handle-cookies", .handleCookies), ("allow-invalid-ssl-certificates", .allowInvalidSSLCertificates),
         ("high-priority", .highPriority), ("delay-placeholder", .delayPlaceholder),
         ("transform-animated-image", .transformAnimatedImage), ("avoid-auto-set-image", .avoidAutoSetImage),
         ("scale-down-large-images", .scaleDownLargeImages), ("query-memory-data", .queryMemoryData),
         ("query-memory-data-sync", .queryMemoryDataSync), ("query-disk-data-sync", .queryDiskDataSync),
-        ("from-cache-only", .fromCacheOnly), ("from-loader-only", .fromLoaderOnly), ("force-transition", .forceTransition),
+        ("from-cache-only", .fromCacheOnly), ("from-loader-only", .fromLoaderOnly),
         ("avoid-decode-image", .avoidDecodeImage), ("decode-first-frame-only", .decodeFirstFrameOnly),
-        ("preload-all-frames", .preloadAllFrames), ("match-animated-image-class", .matchAnimatedImageClass),
         ("wait-store-cache", .waitStoreCache),
     ]
 
@@ -98,7 +103,6 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
         if contains(.scaleDownLargeImages) { cache.insert(.scaleDownLargeImages) }
         if contains(.avoidDecodeImage) { cache.insert(.avoidDecodeImage) }
         if contains(.decodeFirstFrameOnly) { cache.insert(.decodeFirstFrameOnly) }
-        if contains(.preloadAllFrames) { cache.insert(.preloadAllFrames) }
         return cache
     }
 

@@ -8,7 +8,6 @@ let strictSwift: [SwiftSetting] = [
 
 let package = Package(
     name: "swift-web-image",
-    platforms: [.macOS(.v15)],
     products: [
         // Pick the part you need; each module brings only the dependencies of its own layer.
         .library(name: "WebImage", targets: ["WebImage"]),

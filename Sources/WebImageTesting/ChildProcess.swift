@@ -66,7 +66,8 @@ public final class ChildProcess: Sendable {
 
     /// Waits for the first line that satisfies `predicate` and returns it.
     @discardableResult
-    public func waitForLine(timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+    public func waitForLine(timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (String) -> Bool) async throws -> String
+    {
         let event = try await events.waitFor(timeout: timeout, "a line from the child") { event in
             if case .line(let line) = event { return predicate(line) }
             return false

@@ -79,7 +79,9 @@ public final class OriginServer: Sendable {
                     channel.configureHTTP2SecureUpgrade(
                         h2ChannelConfigurator: { channel in Self.configureHTTP2(channel, server: server, connectionID: connectionID) },
                         http1ChannelConfigurator: { channel in
-                            channel.eventLoop.makeCompletedFuture { try Self.configureHTTP1(channel, server: server, connectionID: connectionID) }
+                            channel.eventLoop.makeCompletedFuture {
+                                try Self.configureHTTP1(channel, server: server, connectionID: connectionID)
+                            }
                         }
                     )
                 }

@@ -36,7 +36,8 @@ struct CacheCommand: AsyncParsableCommand {
     struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Entry count, bytes, directory and limits.",
-            discussion: "JSON fields: count, bytes, directory, sizeLimit, countLimit, maximumAgeSeconds (null when entries never expire). Example: webimage cache stats --json"
+            discussion:
+                "JSON fields: count, bytes, directory, sizeLimit, countLimit, maximumAgeSeconds (null when entries never expire). Example: webimage cache stats --json"
         )
         @OptionGroup var common: Common
 
@@ -52,8 +53,9 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             try common.withDiskCache { disk in
                 let limits = disk.configuration
-                let report = Report(count: disk.count, bytes: disk.totalSize, directory: disk.directory.path, sizeLimit: limits.sizeLimit,
-                                    countLimit: limits.countLimit, maximumAgeSeconds: limits.maximumAge.map { $0.milliseconds / 1000 })
+                let report = Report(
+                    count: disk.count, bytes: disk.totalSize, directory: disk.directory.path, sizeLimit: limits.sizeLimit,
+                    countLimit: limits.countLimit, maximumAgeSeconds: limits.maximumAge.map { $0.milliseconds / 1000 })
                 if common.output.json {
                     print(jsonLine(report))
                 } else {
@@ -70,7 +72,8 @@ struct CacheCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ls",
             abstract: "List the entries, most recently used first.",
-            discussion: "JSON: an array of objects with key, bytes, created, lastAccess (ISO 8601) and contentType. Example: webimage cache ls --json"
+            discussion:
+                "JSON: an array of objects with key, bytes, created, lastAccess (ISO 8601) and contentType. Example: webimage cache ls --json"
         )
         @OptionGroup var common: Common
 
@@ -93,7 +96,9 @@ struct CacheCommand: AsyncParsableCommand {
                 }
                 let formatter = ISO8601DateFormatter()
                 for entry in entries {
-                    print(String(entry.bytes).padded(10) + formatter.string(from: entry.lastAccess).padded(22) + (entry.key ?? "(key not recorded)"))
+                    print(
+                        String(entry.bytes).padded(10) + formatter.string(from: entry.lastAccess).padded(22)
+                            + (entry.key ?? "(key not recorded)"))
                 }
             }
         }
@@ -133,7 +138,8 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Trim: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove expired entries and keep within the limits.", discussion: "Example: webimage cache trim")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove expired entries and keep within the limits.", discussion: "Example: webimage cache trim")
         @OptionGroup var common: Common
 
         func run() async throws {
@@ -142,7 +148,11 @@ struct CacheCommand: AsyncParsableCommand {
                 try disk.removeExpired()
                 try disk.flush()
                 let removed = before - disk.count
-                if common.output.json { print(jsonLine(["removed": removed, "count": disk.count])) } else { print("removed \(removed) entries, \(disk.count) left") }
+                if common.output.json {
+                    print(jsonLine(["removed": removed, "count": disk.count]))
+                } else {
+                    print("removed \(removed) entries, \(disk.count) left")
+                }
             }
         }
     }

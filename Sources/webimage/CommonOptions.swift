@@ -5,7 +5,9 @@ import WebImage
 
 /// Options every subcommand that touches the cache shares.
 struct CacheOptions: ParsableArguments {
-    @Option(name: .customLong("cache-dir"), help: ArgumentHelp("The cache directory (default: $WEBIMAGE_CACHE_DIR, else ~/.cache/webimage/default).", valueName: "DIR"))
+    @Option(
+        name: .customLong("cache-dir"),
+        help: ArgumentHelp("The cache directory (default: $WEBIMAGE_CACHE_DIR, else ~/.cache/webimage/default).", valueName: "DIR"))
     var cacheDirectory: String?
 
     /// The directory to use: the option, the environment, or the library's default.
@@ -47,7 +49,9 @@ struct OutputOptions: ParsableArguments {
 
 /// What `--thumbnail` and `--transform` ask of a load or a conversion.
 struct ImageShapingOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Decode at most this size, keeping the aspect ratio (e.g. 300x200).", valueName: "WxH"), transform: ImageShapingOptions.size)
+    @Option(
+        help: ArgumentHelp("Decode at most this size, keeping the aspect ratio (e.g. 300x200).", valueName: "WxH"),
+        transform: ImageShapingOptions.size)
     var thumbnail: ThumbnailSize?
 
     @Option(help: ArgumentHelp("Transformers to apply, e.g. resize:300x200:aspectfill,round:16,blur:4.", valueName: "SPEC"))
@@ -60,7 +64,9 @@ struct ImageShapingOptions: ParsableArguments {
 
     static func size(_ text: String) throws -> ThumbnailSize {
         let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0, width <= 20_000, height <= 20_000 else {
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0, width <= 20_000,
+            height <= 20_000
+        else {
             throw ValidationError("a size is WxH with whole numbers from 1 to 20000, not \"\(text)\"")
         }
         return ThumbnailSize(width: width, height: height)

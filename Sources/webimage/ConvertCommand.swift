@@ -59,7 +59,9 @@ struct ConvertCommand: AsyncParsableCommand {
         }
         if !keepOrientation, let upright = OrientationTransformer().transform(image, forKey: input) { image = upright }
         if let transformer = try shaping.transformer() {
-            guard let transformed = transformer.transform(image, forKey: input) else { throw CommandFailure("\(transformer.transformerKey) gave no image") }
+            guard let transformed = transformer.transform(image, forKey: input) else {
+                throw CommandFailure("\(transformer.transformerKey) gave no image")
+            }
             image = transformed
         }
         let writer = ImageOutput(format: try ImageOutput.parseFormat(format), quality: quality)
@@ -72,8 +74,11 @@ struct ConvertCommand: AsyncParsableCommand {
         }
         if outputOptions.json {
             struct Report: Encodable { let input: String, output: String, format: String, width: Int, height: Int, frames: Int, bytes: Int }
-            print(jsonLine(Report(input: input, output: output, format: target.rawValue, width: image.pixelWidth, height: image.pixelHeight,
-                                  frames: target == .gif || target == .webP ? image.frames.count : 1, bytes: bytes.count)))
+            print(
+                jsonLine(
+                    Report(
+                        input: input, output: output, format: target.rawValue, width: image.pixelWidth, height: image.pixelHeight,
+                        frames: target == .gif || target == .webP ? image.frames.count : 1, bytes: bytes.count)))
         } else {
             print("\(input) -> \(output): \(target.rawValue) \(image.pixelWidth)x\(image.pixelHeight), \(bytes.count) bytes")
         }

@@ -50,8 +50,11 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let jpeg = try Self.bundledImage("gradient.jpg")
         origin.route("/popular.jpg", DemoOrigin.Route(body: jpeg, contentType: "image/jpeg", headerDelay: .milliseconds(20)))
-        origin.route("/progressive.jpg", DemoOrigin.Route(body: try Self.bundledImage("large-progressive.jpg"), contentType: "image/jpeg",
-                                                          drip: (bytes: 600, interval: .milliseconds(20))))
+        origin.route(
+            "/progressive.jpg",
+            DemoOrigin.Route(
+                body: try Self.bundledImage("large-progressive.jpg"), contentType: "image/jpeg",
+                drip: (bytes: 600, interval: .milliseconds(20))))
     }
 
     private func show(origin: DemoOrigin, downloader: ImageDownloader, directory: URL) async throws {
@@ -71,15 +74,23 @@ struct DemoCommand: AsyncParsableCommand {
         try await concurrentLoads(second, origin: origin)
         var thumbnail = LoadContext()
         thumbnail.imageThumbnailPixelSize = (width: 16, height: 16)
-        print(try await timed("thumbnail 16x16", "gradient.jpg") { try await second.image(for: origin.url("/gradient.jpg"), context: thumbnail) }.line)
+        print(
+            try await timed("thumbnail 16x16", "gradient.jpg") {
+                try await second.image(for: origin.url("/gradient.jpg"), context: thumbnail)
+            }.line)
         var transform = LoadContext()
         transform.imageTransformer = try TransformSpec.parse("resize:32x32:aspectfill,round:8")
-        print(try await timed("transform", "gradient.jpg") { try await second.image(for: origin.url("/gradient.jpg"), context: transform) }.line)
+        print(
+            try await timed("transform", "gradient.jpg") { try await second.image(for: origin.url("/gradient.jpg"), context: transform) }
+                .line)
         try await progressive(second, origin: origin)
         let gif = try await second.image(for: origin.url("/animated.gif"))
         let durations = gif.image?.frames.map { String(format: "%.0f", $0.duration.milliseconds) }.joined(separator: "/") ?? "-"
-        print(Row(step: "animated frames", path: "animated.gif", from: "memory",
-                  result: "\(gif.image?.frames.count ?? 0) frames, \(durations) ms, loop \(gif.image?.loopCount ?? 0)", elapsed: .zero).line)
+        print(
+            Row(
+                step: "animated frames", path: "animated.gif", from: "memory",
+                result: "\(gif.image?.frames.count ?? 0) frames, \(durations) ms, loop \(gif.image?.loopCount ?? 0)", elapsed: .zero
+            ).line)
     }
 
     private func concurrentLoads(_ manager: ImageManager, origin: DemoOrigin) async throws {
@@ -89,8 +100,11 @@ struct DemoCommand: AsyncParsableCommand {
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         let requests = origin.requestCount("/popular.jpg")
-        print(Row(step: "500 at once", path: "popular.jpg", from: "network",
-                  result: "\(loaded) images, \(requests) origin request\(requests == 1 ? "" : "s")", elapsed: ContinuousClock.now - start).line)
+        print(
+            Row(
+                step: "500 at once", path: "popular.jpg", from: "network",
+                result: "\(loaded) images, \(requests) origin request\(requests == 1 ? "" : "s")", elapsed: ContinuousClock.now - start
+            ).line)
     }
 
     private func progressive(_ manager: ImageManager, origin: DemoOrigin) async throws {
@@ -100,8 +114,12 @@ struct DemoCommand: AsyncParsableCommand {
             let at = String(format: "%.0f", (ContinuousClock.now - start).milliseconds)
             if !result.isFinished { scans.append(at) }
         }
-        print(Row(step: "progressive", path: "progressive.jpg", from: "network",
-                  result: "\(scans.count) partial images (at \(scans.joined(separator: ", ")) ms), then the final one", elapsed: ContinuousClock.now - start).line)
+        print(
+            Row(
+                step: "progressive", path: "progressive.jpg", from: "network",
+                result: "\(scans.count) partial images (at \(scans.joined(separator: ", ")) ms), then the final one",
+                elapsed: ContinuousClock.now - start
+            ).line)
     }
 
     private func timed(_ step: String, _ path: String, _ body: () async throws -> ImageResult) async throws -> Row {
@@ -109,7 +127,10 @@ struct DemoCommand: AsyncParsableCommand {
         let result = try await body()
         let image = result.image
         let from = ["memory", "disk", "network"][result.cacheType == .memory ? 0 : result.cacheType == .disk ? 1 : 2]
-        let shape = image.map { "\($0.sourceFormat?.rawValue ?? "?") \($0.pixelWidth)x\($0.pixelHeight), \($0.frames.count) frame\($0.frames.count == 1 ? "" : "s")" } ?? "bytes only"
+        let shape =
+            image.map {
+                "\($0.sourceFormat?.rawValue ?? "?") \($0.pixelWidth)x\($0.pixelHeight), \($0.frames.count) frame\($0.frames.count == 1 ? "" : "s")"
+            } ?? "bytes only"
         return Row(step: step, path: path, from: from, result: shape, elapsed: ContinuousClock.now - start)
     }
 

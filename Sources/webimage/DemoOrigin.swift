@@ -101,7 +101,10 @@ final class DemoOrigin: Sendable {
             }
         }
 
-        private func send(context: ChannelHandlerContext, status: HTTPResponseStatus, contentType: String, body: [UInt8], drip: (bytes: Int, interval: Duration)?) {
+        private func send(
+            context: ChannelHandlerContext, status: HTTPResponseStatus, contentType: String, body: [UInt8],
+            drip: (bytes: Int, interval: Duration)?
+        ) {
             let headers: HTTPHeaders = ["Content-Type": contentType, "Content-Length": "\(body.count)"]
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
             sendBody(context: context, body[...], drip: drip)

@@ -40,7 +40,9 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var shaping: ImageShapingOptions
 
-    @Option(help: ArgumentHelp("SDWebImage options in kebab case, comma-separated (retry-failed,refresh-cached,from-cache-only,...).", valueName: "LIST"))
+    @Option(
+        help: ArgumentHelp(
+            "SDWebImage options in kebab case, comma-separated (retry-failed,refresh-cached,from-cache-only,...).", valueName: "LIST"))
     var options: String?
 
     @OptionGroup var cache: CacheOptions
@@ -79,7 +81,8 @@ struct FetchCommand: AsyncParsableCommand {
         let directory = try outputDirectory()
         var failures = 0
         for (index, text) in urls.enumerated() {
-            let report = await fetch(text, index: index, session: session, options: loadOptions, context: context, writer: writer, directory: directory)
+            let report = await fetch(
+                text, index: index, session: session, options: loadOptions, context: context, writer: writer, directory: directory)
             if report.error != nil { failures += 1 }
             print(outputOptions.json ? jsonLine(report) : line(report))
         }
@@ -97,7 +100,9 @@ struct FetchCommand: AsyncParsableCommand {
         return URL(fileURLWithPath: output, isDirectory: true)
     }
 
-    private func fetch(_ text: String, index: Int, session: LoadSession, options: LoadOptions, context: LoadContext, writer: ImageOutput, directory: URL?) async -> Report {
+    private func fetch(
+        _ text: String, index: Int, session: LoadSession, options: LoadOptions, context: LoadContext, writer: ImageOutput, directory: URL?
+    ) async -> Report {
         let start = ContinuousClock.now
         var report = Report(url: text, milliseconds: 0)
         do {

@@ -46,7 +46,8 @@ struct InfoCommand: AsyncParsableCommand {
         let report = Report(
             source: source, format: (image.sourceFormat ?? ImageFormat(sniffing: data))?.rawValue ?? "unknown",
             width: image.pixelWidth, height: image.pixelHeight, frames: image.frames.count, loopCount: image.loopCount,
-            durations: image.isAnimated ? image.frames.map { $0.duration.milliseconds } : [], orientation: image.orientation.rawValue, bytes: data.count
+            durations: image.isAnimated ? image.frames.map { $0.duration.milliseconds } : [], orientation: image.orientation.rawValue,
+            bytes: data.count
         )
         if outputOptions.json {
             print(jsonLine(report))

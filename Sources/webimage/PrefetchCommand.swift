@@ -68,8 +68,9 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
         let names = Self.uniqueNames(urls)
         let counts = PrefetchCounts()
-        let reporter = ProgressReporter(total: urls.count, counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
-                                        interval: .milliseconds(Int64(progressInterval * 1000)))
+        let reporter = ProgressReporter(
+            total: urls.count, counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
+            interval: .milliseconds(Int64(progressInterval * 1000)))
         let display = Task { await reporter.run() }
         let start = ContinuousClock.now
         await withTaskGroup(of: Void.self) { group in
@@ -79,7 +80,9 @@ struct PrefetchCommand: AsyncParsableCommand {
                 let index = next
                 next += 1
                 group.addTask {
-                    await prefetch(urls[index], name: names[index], session: session, context: context, directory: directory, counts: counts, reporter: reporter)
+                    await prefetch(
+                        urls[index], name: names[index], session: session, context: context, directory: directory, counts: counts,
+                        reporter: reporter)
                 }
             }
             for _ in 0..<jobs { startNext() }
@@ -91,19 +94,24 @@ struct PrefetchCommand: AsyncParsableCommand {
         try await session.shutdown()
         let seconds = (ContinuousClock.now - start).milliseconds / 1000
         let final = counts.snapshot
-        let summary = Summary(total: urls.count, succeeded: final.succeeded, failed: final.failed, skipped: final.skipped,
-                              bytes: final.bytes, seconds: seconds, imagesPerSecond: seconds > 0 ? Double(final.done) / seconds : 0)
+        let summary = Summary(
+            total: urls.count, succeeded: final.succeeded, failed: final.failed, skipped: final.skipped,
+            bytes: final.bytes, seconds: seconds, imagesPerSecond: seconds > 0 ? Double(final.done) / seconds : 0)
         if outputOptions.json {
             print(jsonLine(summary))
         } else {
-            print("\(summary.total) URLs: \(summary.succeeded) loaded, \(summary.skipped) skipped, \(summary.failed) failed, "
-                + "\(ProgressReporter.megabytes(summary.bytes)) in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", summary.imagesPerSecond)) images/s)")
+            print(
+                "\(summary.total) URLs: \(summary.succeeded) loaded, \(summary.skipped) skipped, \(summary.failed) failed, "
+                    + "\(ProgressReporter.megabytes(summary.bytes)) in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", summary.imagesPerSecond)) images/s)"
+            )
         }
         if final.failed > 0 && !allowFailures { throw ExitCode.failure }
     }
 
-    private func prefetch(_ text: String, name: String, session: LoadSession, context: LoadContext, directory: URL?,
-                          counts: PrefetchCounts, reporter: ProgressReporter) async {
+    private func prefetch(
+        _ text: String, name: String, session: LoadSession, context: LoadContext, directory: URL?,
+        counts: PrefetchCounts, reporter: ProgressReporter
+    ) async {
         guard let url = URL(string: text), url.scheme != nil else {
             counts.update { $0.failed += 1 }
             reporter.message("webimage: \(text): not a URL")
@@ -116,10 +124,12 @@ struct PrefetchCommand: AsyncParsableCommand {
             return
         }
         do {
-            let result = try await session.manager.image(for: url, options: [.waitStoreCache, .queryMemoryData, .queryMemoryDataSync], context: context)
+            let result = try await session.manager.image(
+                for: url, options: [.waitStoreCache, .queryMemoryData, .queryMemoryDataSync], context: context)
             if let target {
                 let (bytes, _) = try ImageOutput(format: nil, quality: nil).bytes(
-                    for: result.image, original: context.imageTransformer == nil && context.imageThumbnailPixelSize == nil ? result.data : nil,
+                    for: result.image,
+                    original: context.imageTransformer == nil && context.imageThumbnailPixelSize == nil ? result.data : nil,
                     sourceFormat: result.image?.sourceFormat, path: nil)
                 try bytes.write(to: target)
             }

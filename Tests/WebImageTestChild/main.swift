@@ -49,7 +49,8 @@ do {
         let count = Int(arguments[2])!
         for sequence in 0... {
             let index = sequence % count
-            try cache.store(TestPayload.bytes(index), for: "https://example.com/\(index).png", metadata: DiskCacheMetadata(etag: "\"\(index)\""))
+            try cache.store(
+                TestPayload.bytes(index), for: "https://example.com/\(index).png", metadata: DiskCacheMetadata(etag: "\"\(index)\""))
             say("stored \(sequence)")
         }
     case "open":
@@ -60,7 +61,10 @@ do {
     case "read-only":
         // read-only DIR KEY: as a user who cannot write DIR (dropping root to nobody), read and store.
         if getuid() == 0 {
-            guard setgid(65534) == 0, setuid(65534) == 0 else { say("cannot drop root"); exit(1) }
+            guard setgid(65534) == 0, setuid(65534) == 0 else {
+                say("cannot drop root")
+                exit(1)
+            }
         }
         try reportReadAndStore(try openCache(arguments[1]), key: arguments[2])
     case "file-size-limit":
@@ -88,7 +92,10 @@ do {
         let data = try Data(contentsOf: URL(fileURLWithPath: arguments[1]))
         let headroom = rlim_t(mappedBytes() + (1 << 30))
         var limit = rlimit(rlim_cur: headroom, rlim_max: headroom)
-        guard setrlimit(Int32(RLIMIT_AS.rawValue), &limit) == 0 else { say("cannot limit memory"); exit(1) }
+        guard setrlimit(Int32(RLIMIT_AS.rawValue), &limit) == 0 else {
+            say("cannot limit memory")
+            exit(1)
+        }
         do {
             _ = try CodersManager().decode(data)
             say("decode ok")

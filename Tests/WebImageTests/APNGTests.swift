@@ -17,8 +17,9 @@ struct APNGTests {
         }
         #expect(image.frames[3].pixels == drawn.pixels(3), "frame 3")
         #expect(image.frames[3].pixels != expected.pixels(3), "Pillow's reader differs here")
-        #expect(image.frames.map(\.duration) == [.milliseconds(100), .milliseconds(50), .milliseconds(100), .milliseconds(200)],
-                "a zero delay shows for 100 ms")
+        #expect(
+            image.frames.map(\.duration) == [.milliseconds(100), .milliseconds(50), .milliseconds(100), .milliseconds(200)],
+            "a zero delay shows for 100 ms")
         let first = try CodersManager.shared.decode(try Fixture.data("animated.png"), options: DecodeOptions(firstFrameOnly: true))
         #expect(first.frames.count == 1 && first.pixels == expected.pixels(0))
     }

@@ -35,7 +35,9 @@ struct AnimatedAndProgressiveCoderTests {
 
     @Test func progressiveJPEGShowsOneImagePerCompleteScan() throws {
         let data = try Fixture.data("large-progressive.jpg")
-        let scans = data.withUnsafeBytes { bytes in stride(from: 0, to: bytes.count - 1, by: 1).filter { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xDA }.count }
+        let scans = data.withUnsafeBytes { bytes in
+            stride(from: 0, to: bytes.count - 1, by: 1).filter { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xDA }.count
+        }
         let images = try partialImages("large-progressive.jpg")
         #expect(images.count >= 3 && images.count <= scans, "\(images.count) images for \(scans) scans")
         #expect(images.allSatisfy { $0.pixelWidth == 320 && $0.pixelHeight == 240 })
@@ -44,7 +46,9 @@ struct AnimatedAndProgressiveCoderTests {
 
     /// Where each scan of a JPEG starts (its SOS marker), and where the end marker is.
     private func scanStarts(_ data: Data) -> [Int] {
-        data.withUnsafeBytes { bytes in stride(from: 0, to: bytes.count - 1, by: 1).filter { bytes[$0] == 0xFF && (bytes[$0 + 1] == 0xDA || bytes[$0 + 1] == 0xD9) } }
+        data.withUnsafeBytes { bytes in
+            stride(from: 0, to: bytes.count - 1, by: 1).filter { bytes[$0] == 0xFF && (bytes[$0 + 1] == 0xDA || bytes[$0 + 1] == 0xD9) }
+        }
     }
 
     @Test func progressiveJPEGFedByteByByteDrawsEachScanOnce() throws {
@@ -102,7 +106,9 @@ struct AnimatedAndProgressiveCoderTests {
         for _ in 0..<600 { hostile.append(lastScan) }
         hostile.append(contentsOf: [0xFF, 0xD9])
         let coder = try #require(CodersManager.shared.progressiveCoder(for: hostile))
-        let images = stride(from: 4096, through: hostile.count + 4095, by: 4096).compactMap { coder.update(hostile.prefix(min($0, hostile.count))) }
+        let images = stride(from: 4096, through: hostile.count + 4095, by: 4096).compactMap {
+            coder.update(hostile.prefix(min($0, hostile.count)))
+        }
         #expect(!images.isEmpty && images.count < 500 / 4, "\(images.count) images")
         #expect(coder.update(hostile + Data([0])) == nil, "a stopped stream shows nothing more")
     }

@@ -36,8 +36,10 @@ struct CacheKeyTests {
         }
         var seen: [String: CacheKey] = [:]
         for _ in 0..<10_000 {
-            let thumbnail = generator.next() % 3 == 0
-                ? CacheKey.Thumbnail(width: Int(generator.next() % 3), height: Int(generator.next() % 3), preservesAspectRatio: generator.next() % 2 == 0)
+            let thumbnail =
+                generator.next() % 3 == 0
+                ? CacheKey.Thumbnail(
+                    width: Int(generator.next() % 3), height: Int(generator.next() % 3), preservesAspectRatio: generator.next() % 2 == 0)
                 : nil
             let key = CacheKey(
                 randomText(),
@@ -49,7 +51,9 @@ struct CacheKeyTests {
                 #expect(earlier == key, "\(earlier) and \(key) share \(key.stringValue)")
             }
             seen[key.stringValue] = key
-            #expect(CacheKey(key.original, thumbnail: key.thumbnail, transformerKey: key.transformerKey, scale: key.scale).stringValue == key.stringValue)
+            #expect(
+                CacheKey(key.original, thumbnail: key.thumbnail, transformerKey: key.transformerKey, scale: key.scale).stringValue
+                    == key.stringValue)
         }
         #expect(seen.count > 2000, "the generator must produce many distinct keys")
     }

@@ -73,7 +73,8 @@ struct CoderTests {
         let threeEighths = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 20, height: 20)))
         #expect((threeEighths.pixelWidth, threeEighths.pixelHeight) == (24, 18))
         // Without the aspect ratio the whole box is needed: 3/8 is too small in height, 1/2 is 32x24.
-        let stretched = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 20, height: 20, preservesAspectRatio: false)))
+        let stretched = try JPEGCoder().decode(
+            data, options: DecodeOptions(thumbnail: .init(width: 20, height: 20, preservesAspectRatio: false)))
         #expect((stretched.pixelWidth, stretched.pixelHeight) == (32, 24))
         let full = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 100, height: 100)))
         #expect(full.pixelWidth == 64)
@@ -116,7 +117,9 @@ struct CoderTests {
         #expect(try manager.decode(try Fixture.data("gradient.jpg")).pixelWidth == 64)
         #expect(throws: WebImageError(.notAnImage)) { try manager.decode(Data("<html>".utf8)) }
         #expect(throws: WebImageError(.unsupportedFormat)) { try manager.decode(Data("II*\u{0}\u{8}\u{0}\u{0}\u{0}".utf8)) }
-        #expect(throws: WebImageError(.unsupportedFormat)) { try manager.encode(Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [0, 0, 0, 255])), as: .avif) }
+        #expect(throws: WebImageError(.unsupportedFormat)) {
+            try manager.encode(Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [0, 0, 0, 255])), as: .avif)
+        }
     }
 
     @Test("the Accept header names exactly the formats the coders decode")

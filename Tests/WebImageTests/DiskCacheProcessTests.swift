@@ -50,7 +50,9 @@ struct DiskCacheProcessTests {
         let owner = try DiskCache(directory: directory.url)
         try owner.store(Data(repeating: 7, count: 1234), for: "shared-key")
         let reader = try ChildProcess(child, ["open", directory.path, "read-only", "shared-key"])
-        do { try await reader.waitForExit(timeout: .seconds(15)) } catch { Issue.record("lines so far: \(reader.lines), events: \(reader.events.events)") }
+        do { try await reader.waitForExit(timeout: .seconds(15)) } catch {
+            Issue.record("lines so far: \(reader.lines), events: \(reader.events.events)")
+        }
         #expect(reader.lines == ["opening", "read-only true", "read 1234", "store failed cacheIO"])
         #expect(!owner.contains("from-child"))
         owner.close()

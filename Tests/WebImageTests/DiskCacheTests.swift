@@ -6,7 +6,9 @@ import WebImageTesting
 
 @Suite("DiskCache")
 struct DiskCacheTests {
-    private func open(_ directory: TemporaryDirectory, _ configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws -> DiskCache {
+    private func open(_ directory: TemporaryDirectory, _ configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws
+        -> DiskCache
+    {
         try DiskCache(directory: directory.url, configuration: configuration)
     }
 
@@ -24,7 +26,9 @@ struct DiskCacheTests {
     }
 
     /// The index and the files name exactly the same entries with the same sizes.
-    private func expectIndexAgreesWithFiles(_ cache: DiskCache, _ directory: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectIndexAgreesWithFiles(
+        _ cache: DiskCache, _ directory: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let indexed = Dictionary(uniqueKeysWithValues: cache.entries().map { ($0.folderName + "/" + $0.fileName, $0.size) })
         #expect(indexed == entryFiles(directory), sourceLocation: sourceLocation)
         #expect(cache.totalSize == indexed.values.reduce(0, +), sourceLocation: sourceLocation)
@@ -35,7 +39,8 @@ struct DiskCacheTests {
         let directory = try TemporaryDirectory()
         let cache = try open(directory)
         let key = "https://example.com/images/cat.PNG?size=large"
-        let metadata = DiskCacheMetadata(contentType: "image/png", etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", extendedData: Data([9, 8, 7]))
+        let metadata = DiskCacheMetadata(
+            contentType: "image/png", etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT", extendedData: Data([9, 8, 7]))
         try cache.store(bytes(1000), for: key, metadata: metadata)
         #expect(try cache.data(for: key) == bytes(1000))
         #expect(cache.metadata(for: key) == metadata)
@@ -57,7 +62,8 @@ struct DiskCacheTests {
 
     @Test("the default directory follows XDG_CACHE_HOME, else ~/.cache")
     func defaultDirectory() {
-        #expect(DiskCache.defaultDirectory(namespace: "n", environment: ["XDG_CACHE_HOME": "/var/cache/me"]).path == "/var/cache/me/webimage/n")
+        #expect(
+            DiskCache.defaultDirectory(namespace: "n", environment: ["XDG_CACHE_HOME": "/var/cache/me"]).path == "/var/cache/me/webimage/n")
         let fallback = DiskCache.defaultDirectory(environment: [:])
         #expect(fallback.path.hasSuffix("/.cache/webimage/default"))
     }
@@ -91,7 +97,9 @@ struct DiskCacheTests {
         do {
             let cache = try open(directory)
             for index in 0..<20 {
-                try cache.store(bytes(100 + index), for: "key-\(index)", metadata: DiskCacheMetadata(etag: "\(index)", extendedData: Data([UInt8(index)])))
+                try cache.store(
+                    bytes(100 + index), for: "key-\(index)",
+                    metadata: DiskCacheMetadata(etag: "\(index)", extendedData: Data([UInt8(index)])))
             }
             _ = try cache.data(for: "key-3")
             try cache.remove("key-5")
@@ -162,8 +170,9 @@ struct DiskCacheTests {
         func advance(_ seconds: Double) { clock.withLock { $0 += seconds } }
         let hour = Duration.seconds(3600)
 
-        let byAccess = try DiskCache(directory: directory.url.appendingPathComponent("by-access"),
-                                     configuration: DiskCacheConfiguration(maximumAge: hour), telemetry: .default, now: now)
+        let byAccess = try DiskCache(
+            directory: directory.url.appendingPathComponent("by-access"),
+            configuration: DiskCacheConfiguration(maximumAge: hour), telemetry: .default, now: now)
         try byAccess.store(bytes(10), for: "a")
         advance(3000)
         #expect(try byAccess.data(for: "a") != nil, "50 minutes old")
@@ -173,8 +182,9 @@ struct DiskCacheTests {
         #expect(try byAccess.data(for: "a") == nil, "unread for over an hour")
         #expect(byAccess.count == 0)
 
-        let byCreation = try DiskCache(directory: directory.url.appendingPathComponent("by-creation"),
-                                       configuration: DiskCacheConfiguration(maximumAge: hour, agePolicy: .sinceCreation), telemetry: .default, now: now)
+        let byCreation = try DiskCache(
+            directory: directory.url.appendingPathComponent("by-creation"),
+            configuration: DiskCacheConfiguration(maximumAge: hour, agePolicy: .sinceCreation), telemetry: .default, now: now)
         try byCreation.store(bytes(10), for: "a")
         try byCreation.store(bytes(10), for: "b", metadata: DiskCacheMetadata(expires: now().addingTimeInterval(60)))
         advance(3000)

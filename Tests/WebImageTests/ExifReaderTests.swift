@@ -39,6 +39,8 @@ struct ExifReaderTests {
         #expect(orientation([0xFF, 0xD8, 0xFF, 0xE1, 0xFF, 0xFF]) == nil, "a length past the end")
         #expect(orientation(jpeg(tiff: [0x49, 0x49, 42, 0, 0xFF, 0xFF, 0, 0])) == nil, "an IFD offset past the end")
         #expect(orientation(jpeg(tiff: [0x41, 0x41, 42, 0, 8, 0, 0, 0])) == nil, "no byte order mark")
-        #expect(orientation(jpeg(tiff: [0x49, 0x49, 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, 9, 0, 0, 0])) == nil, "9 is no orientation")
+        #expect(
+            orientation(jpeg(tiff: [0x49, 0x49, 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, 9, 0, 0, 0])) == nil,
+            "9 is no orientation")
     }
 }

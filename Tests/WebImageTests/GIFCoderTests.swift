@@ -34,7 +34,9 @@ struct GIFCoderTests {
         #expect(throws: WebImageError(.tooLarge), "three frames exceed a two-frame budget") { try GIFCoder().decode(data, options: tight) }
         #expect(try GIFCoder().decode(data, options: DecodeOptions(limits: tight.limits, firstFrameOnly: true)).frames.count == 1)
         for length in [10, 100, data.count / 2, data.count - 2] {
-            #expect(throws: WebImageError(.decodeFailed), "cut to \(length)") { try GIFCoder().decode(data.prefix(length), options: DecodeOptions()) }
+            #expect(throws: WebImageError(.decodeFailed), "cut to \(length)") {
+                try GIFCoder().decode(data.prefix(length), options: DecodeOptions())
+            }
         }
         #expect(try CodersManager().decode(data).frames.count == 3)
     }
@@ -43,7 +45,9 @@ struct GIFCoderTests {
     @Test("frames are checked as declared before giflib reads them: one frame over the limit, or all over four times it")
     func declaredFrameSizes() throws {
         let frames = (0..<5).map { index in
-            ImageFrame(pixels: PixelBuffer(width: 10, height: 10, straightRGBA: [UInt8](repeating: UInt8(index * 40), count: 400)), duration: .milliseconds(100))
+            ImageFrame(
+                pixels: PixelBuffer(width: 10, height: 10, straightRGBA: [UInt8](repeating: UInt8(index * 40), count: 400)),
+                duration: .milliseconds(100))
         }
         let gif = try GIFCoder().encode(Image(frames: frames, hasAlpha: true), as: .gif, options: EncodeOptions())
         let lazy = CodersManager(coders: [GIFCoder()])
@@ -55,7 +59,7 @@ struct GIFCoderTests {
         // The first frame's descriptor declares 3000x3000 on the 10x10 canvas.
         var huge = gif
         let descriptor = try #require(huge.firstRange(of: Data([0x2C, 0, 0, 0, 0, 10, 0, 10, 0])))
-        huge.replaceSubrange(descriptor.lowerBound + 5 ..< descriptor.lowerBound + 9, with: [0xB8, 0x0B, 0xB8, 0x0B])
+        huge.replaceSubrange(descriptor.lowerBound + 5..<descriptor.lowerBound + 9, with: [0xB8, 0x0B, 0xB8, 0x0B])
         let limits = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 1_000_000))
         #expect(throws: WebImageError(.tooLarge)) { try GIFCoder().decode(huge, options: limits) }
         #expect(throws: WebImageError(.tooLarge)) { try lazy.animatedCoder(for: huge, options: limits) }
@@ -70,7 +74,8 @@ struct GIFCoderTests {
         #expect(back.frames.count == 3 && back.loopCount == source.loopCount)
         #expect(back.frames.map(\.duration) == source.frames.map(\.duration))
         for index in 0..<3 {
-            let difference = zip(back.frames[index].pixels.bytes, source.frames[index].pixels.bytes).map { abs(Int($0) - Int($1)) }.max() ?? 99
+            let difference =
+                zip(back.frames[index].pixels.bytes, source.frames[index].pixels.bytes).map { abs(Int($0) - Int($1)) }.max() ?? 99
             #expect(difference <= 16, "frame \(index): giflib's quantiser keeps 5 bits per channel")
         }
     }

@@ -6,9 +6,12 @@ import WebImage
 struct HTTPHeaderLookupTests {
     @Test("header names match without regard to ASCII case, and only whole names match")
     func headerLookup() {
-        let head = DownloadResponseHead(statusCode: 200, headers: [
-            ("content-type", "image/png"), ("Content-Length", "12"), ("X-Straße", "a"), ("ETAG", "\"v1\""), ("Content-Type", "text/html"),
-        ])
+        let head = DownloadResponseHead(
+            statusCode: 200,
+            headers: [
+                ("content-type", "image/png"), ("Content-Length", "12"), ("X-Straße", "a"), ("ETAG", "\"v1\""),
+                ("Content-Type", "text/html"),
+            ])
         #expect(head.header("Content-Type") == "image/png", "the first of repeated headers")
         #expect(head.header("CONTENT-LENGTH") == "12")
         #expect(head.header("etag") == "\"v1\"")

@@ -168,7 +168,8 @@ struct CacheChainTests {
 
     @Test("by default, stores go to the highest-priority cache and queries go serially")
     func defaults() async throws {
-        let low = tier(), high = tier()
+        let low = tier()
+        let high = tier()
         let chain = CacheChain(caches: [low, high])
         try await chain.store(image, data: nil, for: CacheKey("k"), cacheType: .memory)
         #expect(await high.contains(CacheKey("k"), cacheType: .all) == .memory)
@@ -181,7 +182,8 @@ struct CacheChainTests {
 
     @Test("concurrent and lowest-only policies")
     func policies() async throws {
-        let low = tier(), high = tier()
+        let low = tier()
+        let high = tier()
         let everywhere = CacheChain(caches: [low, high], queryPolicy: .concurrent, storePolicy: .concurrent)
         try await everywhere.store(image, data: nil, for: CacheKey("k"), cacheType: .memory)
         #expect(low.imageFromMemory(for: CacheKey("k")) != nil && high.imageFromMemory(for: CacheKey("k")) != nil)

@@ -74,12 +74,16 @@ struct ImageDownloaderTests {
     @Test("downloads an image with its validators, sending the default headers")
     func download() async throws {
         try await withDownloader(ImageDownloaderConfiguration(username: "user", password: "secret")) { origin, downloader in
-            origin.route("/a.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=60")],
-                                                  body: png, etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT"))
+            origin.route(
+                "/a.png",
+                OriginResponse(
+                    headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=60")],
+                    body: png, etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT"))
             let loaded = try await downloader.loadData(origin.url("/a.png"))
             #expect(loaded.data == Data(png))
             #expect(loaded.statusCode == 200 && loaded.contentType == "image/png")
-            #expect(loaded.etag == "\"v1\"" && loaded.lastModified == "Wed, 21 Oct 2026 07:28:00 GMT" && loaded.cacheControl == "max-age=60")
+            #expect(
+                loaded.etag == "\"v1\"" && loaded.lastModified == "Wed, 21 Oct 2026 07:28:00 GMT" && loaded.cacheControl == "max-age=60")
             let request = try #require(origin.requests(to: "/a.png").first)
             #expect(request.header("Accept") == "image/jpeg,image/png,image/gif,image/webp,image/*;q=0.8")
             #expect(request.header("User-Agent") == ImageDownloaderConfiguration.userAgent)
@@ -93,7 +97,9 @@ struct ImageDownloaderTests {
             origin.route("/shared.png", .ok(png, contentType: "image/png"))
             let outcomes = Outcomes()
             downloader.isSuspended = true
-            let tokens = (0..<1000).map { _ in downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: outcomes.handler()) }
+            let tokens = (0..<1000).map { _ in
+                downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: outcomes.handler())
+            }
             #expect(downloader.currentDownloadCount == 1)
             downloader.isSuspended = false
             try await outcomes.waitForResults(1000)
@@ -110,7 +116,9 @@ struct ImageDownloaderTests {
             let cancelled = Outcomes()
             let kept = Outcomes()
             downloader.isSuspended = true
-            let tokens = (0..<999).map { _ in downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: cancelled.handler()) }
+            let tokens = (0..<999).map { _ in
+                downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: cancelled.handler())
+            }
             let last = downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: kept.handler())
             for token in tokens { token.cancel() }
             downloader.isSuspended = false
@@ -133,7 +141,9 @@ struct ImageDownloaderTests {
                 let path = "/slow-\(attempt).png"
                 origin.route(path, OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .stall(after: 100)))
                 let outcomes = Outcomes()
-                let tokens = (0..<10).map { _ in downloader.load(origin.url(path), options: LoadRequestOptions(), events: outcomes.handler()) }
+                let tokens = (0..<10).map { _ in
+                    downloader.load(origin.url(path), options: LoadRequestOptions(), events: outcomes.handler())
+                }
                 try await origin.waitForRequests(1, to: path)
                 let cancelled = clock.now
                 for token in tokens { token.cancel() }
@@ -145,16 +155,20 @@ struct ImageDownloaderTests {
         }
     }
 
-    @Test("queued downloads start by priority, then FIFO or LIFO", arguments: [
-        (ImageDownloaderConfiguration.ExecutionOrder.fifo, ["/high", "/a", "/b", "/c", "/low"]),
-        (.lifo, ["/high", "/c", "/b", "/a", "/low"]),
-    ])
+    @Test(
+        "queued downloads start by priority, then FIFO or LIFO",
+        arguments: [
+            (ImageDownloaderConfiguration.ExecutionOrder.fifo, ["/high", "/a", "/b", "/c", "/low"]),
+            (.lifo, ["/high", "/c", "/b", "/a", "/low"]),
+        ])
     func ordering(order: ImageDownloaderConfiguration.ExecutionOrder, expected: [String]) async throws {
         try await withDownloader(ImageDownloaderConfiguration(maximumConcurrentDownloads: 1, executionOrder: order)) { origin, downloader in
             for path in ["/a", "/b", "/c", "/low", "/high"] { origin.route(path, .ok(png, contentType: "image/png")) }
             let outcomes = Outcomes()
             downloader.isSuspended = true
-            var tokens = ["/a", "/b", "/c"].map { downloader.load(origin.url($0), options: LoadRequestOptions(), events: outcomes.handler()) }
+            var tokens = ["/a", "/b", "/c"].map {
+                downloader.load(origin.url($0), options: LoadRequestOptions(), events: outcomes.handler())
+            }
             tokens.append(downloader.load(origin.url("/low"), options: LoadRequestOptions(priority: .low), events: outcomes.handler()))
             tokens.append(downloader.load(origin.url("/high"), options: LoadRequestOptions(priority: .high), events: outcomes.handler()))
             downloader.isSuspended = false
@@ -170,7 +184,9 @@ struct ImageDownloaderTests {
             for path in ["/a", "/b", "/c"] { origin.route(path, .ok(png, contentType: "image/png")) }
             let outcomes = Outcomes()
             downloader.isSuspended = true
-            let tokens = ["/a", "/b", "/c"].map { downloader.load(origin.url($0), options: LoadRequestOptions(), events: outcomes.handler()) }
+            let tokens = ["/a", "/b", "/c"].map {
+                downloader.load(origin.url($0), options: LoadRequestOptions(), events: outcomes.handler())
+            }
             tokens[2].setPriority(.high)
             tokens[0].setPriority(.low)
             downloader.isSuspended = false
@@ -202,8 +218,12 @@ struct ImageDownloaderTests {
     @Test("the byte cap stops a 1 GB stream, declared or not, without buffering it")
     func byteCap() async throws {
         try await withDownloader(ImageDownloaderConfiguration(maximumBodySize: 1024 * 1024)) { origin, downloader in
-            origin.route("/declared", OriginResponse(headers: [("Content-Type", "image/png")], delivery: .generated(byteCount: 1 << 30, declaresLength: true)))
-            origin.route("/undeclared", OriginResponse(headers: [("Content-Type", "image/png")], delivery: .generated(byteCount: 1 << 30, declaresLength: false)))
+            origin.route(
+                "/declared",
+                OriginResponse(headers: [("Content-Type", "image/png")], delivery: .generated(byteCount: 1 << 30, declaresLength: true)))
+            origin.route(
+                "/undeclared",
+                OriginResponse(headers: [("Content-Type", "image/png")], delivery: .generated(byteCount: 1 << 30, declaresLength: false)))
             await #expect(throws: WebImageError(.tooLarge)) { try await downloader.loadData(origin.url("/declared")) }
             await #expect(throws: WebImageError(.tooLarge)) { try await downloader.loadData(origin.url("/undeclared")) }
             try await origin.waitForAbandonedResponse(to: "/undeclared")
@@ -231,7 +251,9 @@ struct ImageDownloaderTests {
         try await withDownloader { origin, downloader in
             origin.route("/tagged.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, etag: "\"v2\""))
             let current = LoadRequestOptions(validators: HTTPValidators(etag: "\"v2\"", lastModified: nil))
-            await #expect(throws: WebImageError(.notModified)) { try await downloader.loadData(origin.url("/tagged.png"), options: current) }
+            await #expect(throws: WebImageError(.notModified)) {
+                try await downloader.loadData(origin.url("/tagged.png"), options: current)
+            }
             #expect(origin.requests(to: "/tagged.png").last?.header("If-None-Match") == "\"v2\"")
             let stale = LoadRequestOptions(validators: HTTPValidators(etag: "\"v1\"", lastModified: nil))
             let fresh = try await downloader.loadData(origin.url("/tagged.png"), options: stale)
@@ -242,8 +264,10 @@ struct ImageDownloaderTests {
     @Test("Cache-Control: no-store marks the bytes as not for caching")
     func noStore() async throws {
         try await withDownloader { origin, downloader in
-            origin.route("/private.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "private, No-Store")], body: png))
-            origin.route("/public.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=60")], body: png))
+            origin.route(
+                "/private.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "private, No-Store")], body: png))
+            origin.route(
+                "/public.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=60")], body: png))
             let privateImage = try await downloader.loadData(origin.url("/private.png"))
             let publicImage = try await downloader.loadData(origin.url("/public.png"))
             #expect(!privateImage.isStorable && publicImage.isStorable)
@@ -276,7 +300,9 @@ struct ImageDownloaderTests {
     @Test("progress reaches every caller, and progressive callers get the data so far")
     func progress() async throws {
         try await withDownloader { origin, downloader in
-            origin.route("/drip.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .drip(bytes: 100, every: .milliseconds(5))))
+            origin.route(
+                "/drip.png",
+                OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .drip(bytes: 100, every: .milliseconds(5))))
             let outcomes = Outcomes()
             let token = downloader.load(origin.url("/drip.png"), options: LoadRequestOptions(progressive: true), events: outcomes.handler())
             try await outcomes.waitForResults(1)
@@ -292,9 +318,11 @@ struct ImageDownloaderTests {
 
     @Test("transient failures are retried, honouring Retry-After up to the cap; other 4xx are not")
     func retries() async throws {
-        let quick = RetryPolicy(maximumRetries: 2, baseDelay: .milliseconds(1), maximumDelay: .milliseconds(5), maximumRetryAfter: .milliseconds(20))
+        let quick = RetryPolicy(
+            maximumRetries: 2, baseDelay: .milliseconds(1), maximumDelay: .milliseconds(5), maximumRetryAfter: .milliseconds(20))
         try await withDownloader(ImageDownloaderConfiguration(retryPolicy: quick)) { origin, downloader in
-            origin.route("/flaky.png", sequence: [.retryAfter(seconds: 3600, status: 503), .status(502), .ok(png, contentType: "image/png")])
+            origin.route(
+                "/flaky.png", sequence: [.retryAfter(seconds: 3600, status: 503), .status(502), .ok(png, contentType: "image/png")])
             origin.route("/down.png", .retryAfter(seconds: 1, status: 503))
             origin.route("/missing.png", .status(404))
             let recovered = try await downloader.loadData(origin.url("/flaky.png"))
@@ -310,11 +338,13 @@ struct ImageDownloaderTests {
     @Test("cancelling during a retry's backoff or an asynchronous request modifier ends the transfer at once")
     func cancelBetweenSteps() async throws {
         let patient = RetryPolicy(maximumRetries: 2, baseDelay: .seconds(60), maximumDelay: .seconds(60), maximumRetryAfter: .seconds(60))
-        let configuration = ImageDownloaderConfiguration(retryPolicy: patient, requestModifier: { request in
-            guard request.url.path == "/slow-modifier.png" else { return request }
-            try? await Task.sleep(for: .seconds(60))
-            return request
-        })
+        let configuration = ImageDownloaderConfiguration(
+            retryPolicy: patient,
+            requestModifier: { request in
+                guard request.url.path == "/slow-modifier.png" else { return request }
+                try? await Task.sleep(for: .seconds(60))
+                return request
+            })
         try await withDownloader(configuration) { origin, downloader in
             origin.route("/busy.png", .retryAfter(seconds: 60, status: 503))
             origin.route("/slow-modifier.png", .ok(png, contentType: "image/png"))
@@ -325,12 +355,18 @@ struct ImageDownloaderTests {
             let busy = downloader.load(origin.url("/busy.png"), options: LoadRequestOptions()) { _ in }
             try await events.waitFor("the 503") { if case .receivedResponse(_, 503) = $0 { true } else { false } }
             busy.cancel()
-            try await events.waitFor("the busy download stopped") { if case .stopped(let url) = $0 { url.path == "/busy.png" } else { false } }
+            try await events.waitFor("the busy download stopped") {
+                if case .stopped(let url) = $0 { url.path == "/busy.png" } else { false }
+            }
             #expect(origin.requestCount("/busy.png") == 1, "no retry after the cancel")
             let slow = downloader.load(origin.url("/slow-modifier.png"), options: LoadRequestOptions()) { _ in }
-            try await events.waitFor("the slow download started") { if case .started(let url) = $0 { url.path == "/slow-modifier.png" } else { false } }
+            try await events.waitFor("the slow download started") {
+                if case .started(let url) = $0 { url.path == "/slow-modifier.png" } else { false }
+            }
             slow.cancel()
-            try await events.waitFor("the slow download stopped") { if case .stopped(let url) = $0 { url.path == "/slow-modifier.png" } else { false } }
+            try await events.waitFor("the slow download stopped") {
+                if case .stopped(let url) = $0 { url.path == "/slow-modifier.png" } else { false }
+            }
             #expect(origin.requestCount("/slow-modifier.png") == 0)
             #expect(downloader.currentDownloadCount == 0)
         }
@@ -449,10 +485,12 @@ struct ImageDownloaderTests {
         let changed = [UInt8](TestPayload.bytes(8))
         try await withDownloader(ImageDownloaderConfiguration(retryPolicy: .none)) { origin, downloader in
             let image = [("Content-Type", "image/png")]
-            origin.route("/big.png", sequence: [
-                OriginResponse(headers: image, body: body, delivery: .cutShort(after: 2000), etag: "\"v1\"", acceptsRanges: true),
-                OriginResponse(headers: image, body: body, etag: "\"v1\"", acceptsRanges: true),
-            ])
+            origin.route(
+                "/big.png",
+                sequence: [
+                    OriginResponse(headers: image, body: body, delivery: .cutShort(after: 2000), etag: "\"v1\"", acceptsRanges: true),
+                    OriginResponse(headers: image, body: body, etag: "\"v1\"", acceptsRanges: true),
+                ])
             await #expect(throws: WebImageError(.connectionLost)) { try await downloader.loadData(origin.url("/big.png")) }
             let resumed = try await downloader.loadData(origin.url("/big.png"))
             #expect(resumed.data == Data(body))
@@ -469,19 +507,23 @@ struct ImageDownloaderTests {
             }
             #expect(served == [206])
 
-            origin.route("/moving.png", sequence: [
-                OriginResponse(headers: image, body: body, delivery: .cutShort(after: 2000), etag: "\"v1\"", acceptsRanges: true),
-                OriginResponse(headers: image, body: changed, etag: "\"v2\"", acceptsRanges: true),
-            ])
+            origin.route(
+                "/moving.png",
+                sequence: [
+                    OriginResponse(headers: image, body: body, delivery: .cutShort(after: 2000), etag: "\"v1\"", acceptsRanges: true),
+                    OriginResponse(headers: image, body: changed, etag: "\"v2\"", acceptsRanges: true),
+                ])
             await #expect(throws: WebImageError(.connectionLost)) { try await downloader.loadData(origin.url("/moving.png")) }
             let restarted = try await downloader.loadData(origin.url("/moving.png"))
             #expect(restarted.data == Data(changed), "a changed image starts over")
             #expect(origin.requests(to: "/moving.png").last?.header("If-Range") == "\"v1\"")
 
-            origin.route("/plain.png", sequence: [
-                OriginResponse(headers: image, body: body, delivery: .cutShort(after: 2000), etag: "\"v1\""),
-                OriginResponse(headers: image, body: body, etag: "\"v1\""),
-            ])
+            origin.route(
+                "/plain.png",
+                sequence: [
+                    OriginResponse(headers: image, body: body, delivery: .cutShort(after: 2000), etag: "\"v1\""),
+                    OriginResponse(headers: image, body: body, etag: "\"v1\""),
+                ])
             await #expect(throws: WebImageError(.connectionLost)) { try await downloader.loadData(origin.url("/plain.png")) }
             _ = try await downloader.loadData(origin.url("/plain.png"))
             #expect(origin.requests(to: "/plain.png").last?.header("Range") == nil, "no Accept-Ranges, no resuming")
@@ -524,7 +566,8 @@ struct ImageDownloaderTests {
             let events = await eventsUntilEnd(stream)
             #expect(events.count == 3)
             guard case .started(let url)? = events.first, case .receivedResponse(_, 200)? = events.dropFirst().first,
-                  case .finished(_, let measured, nil)? = events.last else {
+                case .finished(_, let measured, nil)? = events.last
+            else {
                 Issue.record("unexpected events \(events)")
                 return
             }
@@ -554,7 +597,8 @@ struct ImageDownloaderTests {
     func cookies() async throws {
         try await withDownloader { origin, downloader in
             let name = "session\(UInt32.random(in: 0...UInt32.max))"
-            origin.route("/login.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Set-Cookie", "\(name)=abc; Path=/")], body: png))
+            origin.route(
+                "/login.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Set-Cookie", "\(name)=abc; Path=/")], body: png))
             origin.route("/private.png", .ok(png, contentType: "image/png"))
             let withCookies = LoadRequestOptions(handleCookies: true)
             _ = try await downloader.loadData(origin.url("/login.png"), options: withCookies)
@@ -577,7 +621,8 @@ struct ImageDownloaderTests {
                 #expect(error.code == .insecureConnection, "\(error)")
                 #expect(!error.isTransient)
             }
-            let allowed = try await downloader.loadData(origin.url("/secure.png"), options: LoadRequestOptions(allowInvalidCertificates: true))
+            let allowed = try await downloader.loadData(
+                origin.url("/secure.png"), options: LoadRequestOptions(allowInvalidCertificates: true))
             #expect(allowed.data == Data(png))
         }
     }
@@ -603,7 +648,10 @@ struct ImageDownloaderTests {
         let configuration = ImageDownloaderConfiguration(maximumConcurrentDownloads: 8, retryPolicy: .none)
         try await withDownloader(configuration, tls: true, http2: true) { origin, downloader in
             let options = LoadRequestOptions(allowInvalidCertificates: true)
-            for index in 0..<8 { origin.route("/h2/\(index).png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, headerDelay: .milliseconds(20))) }
+            for index in 0..<8 {
+                origin.route(
+                    "/h2/\(index).png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, headerDelay: .milliseconds(20)))
+            }
             let results = try await withThrowingTaskGroup(of: LoadedData.self) { group in
                 for index in 0..<8 { group.addTask { try await downloader.loadData(origin.url("/h2/\(index).png"), options: options) } }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -618,7 +666,8 @@ struct ImageDownloaderTests {
             _ = try await origin.waitForRequests(1, to: "/h2/never.png")
             task.cancel()
             try await origin.waitForAbandonedResponse(to: "/h2/never.png")
-            let after = try await downloader.loadData(origin.url("/h2/0.png"), options: LoadRequestOptions(priority: .high, allowInvalidCertificates: true))
+            let after = try await downloader.loadData(
+                origin.url("/h2/0.png"), options: LoadRequestOptions(priority: .high, allowInvalidCertificates: true))
             #expect(after.metrics?.httpVersion == "HTTP/2.0" && after.data == Data(png))
         }
     }

@@ -4,15 +4,17 @@ import WebImage
 
 @Suite("ImageHeader")
 struct ImageHeaderTests {
-    @Test("reads the size of every fixture format", arguments: [
-        ("gradient.jpg", ImageFormat.jpeg, 64, 48, false),
-        ("gradient-progressive.jpg", .jpeg, 64, 48, true),
-        ("gradient-rgba.png", .png, 64, 48, false),
-        ("gradient-interlaced.png", .png, 64, 48, true),
-        ("animated.gif", .gif, 32, 24, false),
-        ("gradient-lossy.webp", .webP, 64, 48, false),
-        ("gradient-lossless.webp", .webP, 64, 48, false),
-    ])
+    @Test(
+        "reads the size of every fixture format",
+        arguments: [
+            ("gradient.jpg", ImageFormat.jpeg, 64, 48, false),
+            ("gradient-progressive.jpg", .jpeg, 64, 48, true),
+            ("gradient-rgba.png", .png, 64, 48, false),
+            ("gradient-interlaced.png", .png, 64, 48, true),
+            ("animated.gif", .gif, 32, 24, false),
+            ("gradient-lossy.webp", .webP, 64, 48, false),
+            ("gradient-lossless.webp", .webP, 64, 48, false),
+        ])
     func fixtureHeaders(name: String, format: ImageFormat, width: Int, height: Int, progressive: Bool) throws {
         let header = try ImageHeader(data: try Fixture.data(name))
         #expect(header.format == format)
@@ -22,9 +24,11 @@ struct ImageHeaderTests {
         #expect(header.isProgressive == progressive)
     }
 
-    @Test("a header cut off is a decode failure, not a crash", arguments: [
-        ("gradient.jpg", 9), ("gradient-rgba.png", 20), ("animated.gif", 9), ("gradient-lossy.webp", 14),
-    ])
+    @Test(
+        "a header cut off is a decode failure, not a crash",
+        arguments: [
+            ("gradient.jpg", 9), ("gradient-rgba.png", 20), ("animated.gif", 9), ("gradient-lossy.webp", 14),
+        ])
     func truncated(name: String, length: Int) throws {
         let data = try Fixture.data(name).prefix(length)
         #expect(throws: WebImageError(.decodeFailed)) { try ImageHeader(data: data) }

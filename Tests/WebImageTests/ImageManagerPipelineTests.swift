@@ -33,10 +33,12 @@ struct ImageManagerPipelineTests {
     func refreshChanged() async throws {
         try await ManagerHarness.run { harness in
             let url = harness.origin.url("/r.png")
-            harness.origin.route("/r.png", sequence: [
-                OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), etag: "\"v1\""),
-                OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](harness.jpeg), etag: "\"v2\""),
-            ])
+            harness.origin.route(
+                "/r.png",
+                sequence: [
+                    OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), etag: "\"v1\""),
+                    OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](harness.jpeg), etag: "\"v2\""),
+                ])
             let manager = try harness.makeManager()
             _ = try await manager.image(for: url, options: .waitStoreCache)
             var seen: [ImageResult] = []
@@ -87,7 +89,8 @@ struct ImageManagerPipelineTests {
             let untouched = try await manager.image(for: harness.origin.url("/a.gif"))
             #expect(untouched.image?.isAnimated == true && untouched.image?.pixelWidth != 4)
             #expect(transformer.calls.load(ordering: .relaxed) == 0)
-            let transformed = try await manager.image(for: harness.origin.url("/a.gif"), options: [.transformAnimatedImage, .fromLoaderOnly])
+            let transformed = try await manager.image(
+                for: harness.origin.url("/a.gif"), options: [.transformAnimatedImage, .fromLoaderOnly])
             #expect(transformed.image?.frames.count == untouched.image?.frames.count)
             #expect(transformed.image?.frames.allSatisfy { $0.pixels.width == 4 } == true)
             let first = try await manager.image(for: harness.origin.url("/a.gif"), options: [.decodeFirstFrameOnly, .fromLoaderOnly])
@@ -105,7 +108,8 @@ struct ImageManagerPipelineTests {
             let bytes = try await manager.image(for: url, options: [.avoidDecodeImage, .waitStoreCache])
             #expect(bytes.image == nil && bytes.data == harness.png)
             #expect(harness.coder.decodes.load(ordering: .relaxed) == 0)
-            #expect(cache.imageFromMemory(for: CacheKey(url.absoluteString)) == nil && cache.diskImageExists(for: CacheKey(url.absoluteString)))
+            #expect(
+                cache.imageFromMemory(for: CacheKey(url.absoluteString)) == nil && cache.diskImageExists(for: CacheKey(url.absoluteString)))
 
             harness.servePNG("/m.png")
             var memoryOnly = LoadContext()
@@ -120,7 +124,9 @@ struct ImageManagerPipelineTests {
             _ = try await manager.image(for: harness.origin.url("/n.png"), options: .waitStoreCache, context: nowhere)
             #expect(await cache.contains(CacheKey(harness.origin.url("/n.png").absoluteString)) == .none)
 
-            harness.origin.route("/private.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "no-store")], body: [UInt8](harness.png)))
+            harness.origin.route(
+                "/private.png",
+                OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "no-store")], body: [UInt8](harness.png)))
             _ = try await manager.image(for: harness.origin.url("/private.png"), options: .waitStoreCache)
             #expect(await cache.contains(CacheKey(harness.origin.url("/private.png").absoluteString)) == .none, "no-store is honoured")
         }
@@ -135,7 +141,9 @@ struct ImageManagerPipelineTests {
             _ = try await manager.image(for: url, options: .waitStoreCache)
 
             let inline = Locked<ImageResult?>(nil)
-            manager.loadImage(with: url, options: [.queryMemoryData, .queryMemoryDataSync]) { result in inline.withLock { $0 = try? result.get() } }
+            manager.loadImage(with: url, options: [.queryMemoryData, .queryMemoryDataSync]) { result in
+                inline.withLock { $0 = try? result.get() }
+            }
             #expect(inline.withLock { $0?.data } == harness.png, "read on the calling thread")
             let async = Deliveries()
             #expect(manager.loadImage(with: url, options: .queryMemoryData, completed: async.completion) != nil)
@@ -143,7 +151,8 @@ struct ImageManagerPipelineTests {
 
             let fresh = try harness.makeManager()
             let fromDisk = Locked<ImageResult?>(nil)
-            let operation = fresh.loadImage(with: url, options: .queryDiskDataSync) { result in fromDisk.withLock { $0 = try? result.get() } }
+            let operation = fresh.loadImage(with: url, options: .queryDiskDataSync) { result in fromDisk.withLock { $0 = try? result.get() }
+            }
             #expect(operation == nil && fromDisk.withLock { $0?.cacheType } == .disk)
         }
     }
@@ -153,7 +162,9 @@ struct ImageManagerPipelineTests {
         try await ManagerHarness.run { harness in
             let jpeg = try Fixture.data("large-progressive.jpg")
             // The origin stalls after two thirds: partial images must come whatever the machine's load.
-            harness.origin.route("/stalled.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](jpeg), delivery: .stall(after: jpeg.count * 2 / 3)))
+            harness.origin.route(
+                "/stalled.jpg",
+                OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](jpeg), delivery: .stall(after: jpeg.count * 2 / 3)))
             let manager = try harness.makeManager()
             var partial: ImageResult?
             for try await result in manager.images(for: harness.origin.url("/stalled.jpg"), options: .progressiveLoad) {
@@ -161,11 +172,18 @@ struct ImageManagerPipelineTests {
                 break
             }
             #expect(partial?.isFinished == false && partial?.image?.pixelWidth == 320 && partial?.data == nil)
-            #expect(await manager.cache.contains(CacheKey(harness.origin.url("/stalled.jpg").absoluteString), cacheType: .all) == ImageCacheType.none)
+            #expect(
+                await manager.cache.contains(CacheKey(harness.origin.url("/stalled.jpg").absoluteString), cacheType: .all)
+                    == ImageCacheType.none)
 
-            harness.origin.route("/p.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](jpeg), delivery: .drip(bytes: 400, every: .milliseconds(10))))
+            harness.origin.route(
+                "/p.jpg",
+                OriginResponse(
+                    headers: [("Content-Type", "image/jpeg")], body: [UInt8](jpeg), delivery: .drip(bytes: 400, every: .milliseconds(10))))
             let deliveries = Deliveries()
-            manager.loadImage(with: harness.origin.url("/p.jpg"), options: .progressiveLoad, progress: deliveries.progressHandler, completed: deliveries.completion)
+            manager.loadImage(
+                with: harness.origin.url("/p.jpg"), options: .progressiveLoad, progress: deliveries.progressHandler,
+                completed: deliveries.completion)
             try await deliveries.log.waitFor(timeout: .seconds(20), "the final image") { (try? $0.get().isFinished) == true }
             let results = deliveries.all.compactMap { try? $0.get() }
             #expect(results.dropLast().allSatisfy { !$0.isFinished && $0.data == nil })
@@ -181,12 +199,15 @@ struct ImageManagerPipelineTests {
         try await ManagerHarness.run { harness in
             harness.servePNG("/k.png")
             let filter = CacheKeyFilter { url in url.absoluteString.components(separatedBy: "?").first }
-            let serializer = CacheSerializer { image, _, _ in try? CodersManager.shared.encode(image, as: .webP, options: EncodeOptions(lossless: true)) }
+            let serializer = CacheSerializer { image, _, _ in
+                try? CodersManager.shared.encode(image, as: .webP, options: EncodeOptions(lossless: true))
+            }
             let processor = OptionsProcessor { url, options, context in
                 url.path.hasSuffix("offline.png") ? (options.union(.fromCacheOnly), context) : (options, context)
             }
             let cache = try harness.makeCache()
-            let manager = try harness.makeManager(cache: cache, cacheKeyFilter: filter, cacheSerializer: serializer, optionsProcessor: processor)
+            let manager = try harness.makeManager(
+                cache: cache, cacheKeyFilter: filter, cacheSerializer: serializer, optionsProcessor: processor)
             _ = try await manager.image(for: harness.origin.url("/k.png?signature=1"), options: .waitStoreCache)
             let second = try await manager.image(for: harness.origin.url("/k.png?signature=2"))
             #expect(second.cacheType == .memory)
@@ -207,7 +228,9 @@ struct ImageManagerPipelineTests {
             context.callbackQueue = .dispatch(queue)
             let onQueue = EventLog<Bool>()
             let manager = try harness.makeManager()
-            manager.loadImage(with: harness.origin.url("/cb.png"), context: context) { _ in onQueue.record(DispatchQueue.getSpecific(key: marker) == true) }
+            manager.loadImage(with: harness.origin.url("/cb.png"), context: context) { _ in
+                onQueue.record(DispatchQueue.getSpecific(key: marker) == true)
+            }
             manager.loadImage(with: nil as URL?, context: context) { _ in onQueue.record(DispatchQueue.getSpecific(key: marker) == true) }
             let counter = Atomic(0)
             try await onQueue.waitFor(timeout: .seconds(20)) { _ in counter.add(1, ordering: .relaxed).newValue == 2 }
@@ -233,15 +256,19 @@ struct ImageManagerPipelineTests {
             #expect(harness.origin.requests(to: "/mod.png").first?.header("X-Tenant") == "blue")
             var refusing = LoadContext()
             refusing.downloadResponseModifier = DownloadResponseModifier { _ in nil }
-            await #expect(throws: WebImageError(.rejected)) { try await manager.image(for: harness.origin.url("/mod.png"), options: .fromLoaderOnly, context: refusing) }
+            await #expect(throws: WebImageError(.rejected)) {
+                try await manager.image(for: harness.origin.url("/mod.png"), options: .fromLoaderOnly, context: refusing)
+            }
         }
     }
 
     @Test(".scaleDownLargeImages keeps the bitmap under 60 MB")
     func scaleDown() async throws {
         try await ManagerHarness.run { harness in
-            let width = 4200, height = 4000
-            let big = Image(pixels: PixelBuffer(width: width, height: height, premultipliedRGBA: [UInt8](repeating: 200, count: width * height * 4)))
+            let width = 4200
+            let height = 4000
+            let big = Image(
+                pixels: PixelBuffer(width: width, height: height, premultipliedRGBA: [UInt8](repeating: 200, count: width * height * 4)))
             let jpeg = try CodersManager.shared.encode(big, as: .jpeg, options: EncodeOptions(quality: 0.5))
             harness.origin.route("/big.jpg", .ok([UInt8](jpeg), contentType: "image/jpeg"))
             let manager = try harness.makeManager()
@@ -260,7 +287,6 @@ struct TransformSpecTransformer: ImageTransformer {
     var transformerKey: String { inner.transformerKey }
     func transform(_ image: Image, forKey key: String) -> Image? { inner.transform(image, forKey: key) }
 }
-
 
 @Suite("ImageManager context keys")
 struct ImageManagerContextTests {
@@ -311,10 +337,20 @@ struct ImageManagerContextTests {
                 manager.loadImage(with: harness.origin.url("/\(name).png"), options: options) { _ in order.record(name) }
             }
             let queued = Locked(0)
-            try await loader.started.waitFor { _ in queued.withLock { $0 += 1; return $0 == 3 } }
+            try await loader.started.waitFor { _ in
+                queued.withLock {
+                    $0 += 1
+                    return $0 == 3
+                }
+            }
             downloader.isSuspended = false
             let finished = Locked(0)
-            try await order.waitFor { _ in finished.withLock { $0 += 1; return $0 == 3 } }
+            try await order.waitFor { _ in
+                finished.withLock {
+                    $0 += 1
+                    return $0 == 3
+                }
+            }
             #expect(harness.origin.requests.map(\.path) == ["/urgent.png", "/queued.png", "/first.png"])
             try await downloader.shutdown()
 
@@ -324,7 +360,8 @@ struct ImageManagerContextTests {
             let prefetcher = ImagePrefetcher(manager: manager)
             prefetcher.callbackQueue = .dispatch(queue)
             let onQueue = EventLog<Bool>()
-            prefetcher.prefetch([harness.origin.url("/first.png")], completed: { _, _ in onQueue.record(DispatchQueue.getSpecific(key: marker) == true) })
+            prefetcher.prefetch(
+                [harness.origin.url("/first.png")], completed: { _, _ in onQueue.record(DispatchQueue.getSpecific(key: marker) == true) })
             #expect(try await onQueue.waitFor { _ in true })
         }
     }

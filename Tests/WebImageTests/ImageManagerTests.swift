@@ -121,9 +121,13 @@ struct ImageManagerTests {
         try await ManagerHarness.run { harness in
             let transformer = CountingTransformer()
             let manager = try harness.makeManager(transformer: transformer)
-            harness.origin.route("/shared.png", OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), headerDelay: .milliseconds(50)))
+            harness.origin.route(
+                "/shared.png",
+                OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), headerDelay: .milliseconds(50)))
             let deliveries = Deliveries()
-            let operations = (0..<100).map { _ in manager.loadImage(with: harness.origin.url("/shared.png"), completed: deliveries.completion) }
+            let operations = (0..<100).map { _ in
+                manager.loadImage(with: harness.origin.url("/shared.png"), completed: deliveries.completion)
+            }
             try await deliveries.wait(for: 100)
             #expect(harness.origin.requestCount("/shared.png") == 1)
             #expect(harness.coder.decodes.load(ordering: .relaxed) == 1)
@@ -138,8 +142,11 @@ struct ImageManagerTests {
     func countedCancellation() async throws {
         try await ManagerHarness.run { harness in
             let manager = try harness.makeManager()
-            harness.origin.route("/slow.png", OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), headerDelay: .milliseconds(200)))
-            let cancelled = Deliveries(), kept = Deliveries()
+            harness.origin.route(
+                "/slow.png",
+                OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), headerDelay: .milliseconds(200)))
+            let cancelled = Deliveries()
+            let kept = Deliveries()
             let first = try #require(manager.loadImage(with: harness.origin.url("/slow.png"), completed: cancelled.completion))
             let second = try #require(manager.loadImage(with: harness.origin.url("/slow.png"), completed: kept.completion))
             #expect(manager.runningOperations.count == 2 && manager.isRunning)
@@ -149,7 +156,9 @@ struct ImageManagerTests {
             #expect(cancelled.count == 0, "a cancelled load never calls its completion")
             _ = second
 
-            harness.origin.route("/stalled.png", OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), delivery: .stall(after: 10)))
+            harness.origin.route(
+                "/stalled.png",
+                OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), delivery: .stall(after: 10)))
             let ignored = Deliveries()
             let a = try #require(manager.loadImage(with: harness.origin.url("/stalled.png"), completed: ignored.completion))
             let b = try #require(manager.loadImage(with: harness.origin.url("/stalled.png"), completed: ignored.completion))
@@ -182,7 +191,9 @@ struct ImageManagerTests {
             let manager = try harness.makeManager()
             harness.origin.route("/never.png", OriginResponse(body: [], delivery: .neverRespond))
             let deliveries = Deliveries()
-            let operations = (0..<3).map { index in manager.loadImage(with: harness.origin.url("/never.png?\(index)"), completed: deliveries.completion) }
+            let operations = (0..<3).map { index in
+                manager.loadImage(with: harness.origin.url("/never.png?\(index)"), completed: deliveries.completion)
+            }
             #expect(manager.runningOperations.count == 3)
             manager.cancelAll()
             #expect(operations.allSatisfy { $0?.isCancelled == true })

@@ -9,7 +9,10 @@ struct ImagePrefetcherTests {
     final class Recorder: ImagePrefetcherDelegate {
         let urls = Locked<[URL]>([])
         let batches = EventLog<(total: Int, skipped: Int)>()
-        func imagePrefetcher(_ prefetcher: ImagePrefetcher, didPrefetch url: URL, result: Result<ImageResult, WebImageError>?, finishedCount: Int, totalCount: Int) {
+        func imagePrefetcher(
+            _ prefetcher: ImagePrefetcher, didPrefetch url: URL, result: Result<ImageResult, WebImageError>?, finishedCount: Int,
+            totalCount: Int
+        ) {
             urls.withLock { $0.append(url) }
         }
         func imagePrefetcher(_ prefetcher: ImagePrefetcher, didFinishWithTotalCount totalCount: Int, skippedCount: Int) {
@@ -32,7 +35,9 @@ struct ImagePrefetcherTests {
     func batch() async throws {
         try await ManagerHarness.run { harness in
             for index in 0..<9 {
-                harness.origin.route("/p\(index).png", OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), headerDelay: .milliseconds(5)))
+                harness.origin.route(
+                    "/p\(index).png",
+                    OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), headerDelay: .milliseconds(5)))
             }
             harness.origin.route("/missing.png", .status(404))
             let loader = ConcurrencyCountingLoader(harness.downloader)
@@ -44,10 +49,12 @@ struct ImagePrefetcherTests {
             let urls = (0..<9).map { harness.origin.url("/p\($0).png") } + [harness.origin.url("/missing.png")]
             let progress = Locked<[Int]>([])
             let done = EventLog<(Int, Int)>()
-            prefetcher.prefetch(urls, progress: { finished, total in
-                #expect(total == 10)
-                progress.withLock { $0.append(finished) }
-            }, completed: { done.record(($0, $1)) })
+            prefetcher.prefetch(
+                urls,
+                progress: { finished, total in
+                    #expect(total == 10)
+                    progress.withLock { $0.append(finished) }
+                }, completed: { done.record(($0, $1)) })
             let (finished, skipped) = try await done.waitFor { _ in true }
             #expect(finished == 10 && skipped == 1)
             #expect(progress.withLock { $0 } == Array(1...10))
@@ -69,7 +76,8 @@ struct ImagePrefetcherTests {
             let prefetcher = ImagePrefetcher(manager: try harness.makeManager())
             prefetcher.maxConcurrentPrefetchCount = 2
             let stuckDone = EventLog<Int>()
-            let stuck = prefetcher.prefetch((0..<5).map { harness.origin.url("/never.png?\($0)") }, completed: { finished, _ in stuckDone.record(finished) })
+            let stuck = prefetcher.prefetch(
+                (0..<5).map { harness.origin.url("/never.png?\($0)") }, completed: { finished, _ in stuckDone.record(finished) })
             _ = try await harness.origin.waitForRequests(2, to: "/never.png")
             stuck.cancel()
             #expect(stuck.isCancelled)
@@ -106,6 +114,10 @@ final class ConcurrencyCountingLoader: ImageLoader {
             if case .finished = event { end() }
             events(event)
         }
-        return LoadToken(onCancel: { end(); token.cancel() }, onPriorityChange: { token.setPriority($0) })
+        return LoadToken(
+            onCancel: {
+                end()
+                token.cancel()
+            }, onPriorityChange: { token.setPriority($0) })
     }
 }

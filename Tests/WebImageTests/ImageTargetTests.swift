@@ -35,7 +35,8 @@ struct ImageTargetTests {
             let manager = try harness.makeManager()
             let target = RecordingTarget()
             let done = Deliveries()
-            target.setImage(with: harness.origin.url("/t.png"), placeholder: Self.placeholder, context: context(manager), completed: done.completion)
+            target.setImage(
+                with: harness.origin.url("/t.png"), placeholder: Self.placeholder, context: context(manager), completed: done.completion)
             #expect(target.last?.image == Self.placeholder)
             #expect(target.currentImageURL() == harness.origin.url("/t.png"))
             #expect(target.defaultOperationKey == "RecordingTarget")
@@ -51,7 +52,9 @@ struct ImageTargetTests {
             let manager = try harness.makeManager()
             let target = RecordingTarget()
             let done = Deliveries()
-            target.setImage(with: harness.origin.url("/bad.png"), placeholder: Self.placeholder, options: .delayPlaceholder, context: context(manager), completed: done.completion)
+            target.setImage(
+                with: harness.origin.url("/bad.png"), placeholder: Self.placeholder, options: .delayPlaceholder, context: context(manager),
+                completed: done.completion)
             #expect(target.shown.withLock { $0.isEmpty })
             #expect(try await done.result().failure?.code == .badStatus(404))
             #expect(target.last?.image == Self.placeholder)
@@ -71,17 +74,21 @@ struct ImageTargetTests {
             let manager = try harness.makeManager()
             let target = RecordingTarget()
             let done = Deliveries()
-            target.setImage(with: harness.origin.url("/a.png"), options: .avoidAutoSetImage, context: context(manager), completed: done.completion)
+            target.setImage(
+                with: harness.origin.url("/a.png"), options: .avoidAutoSetImage, context: context(manager), completed: done.completion)
             #expect(try await done.result().get().image != nil)
             #expect(target.shown.withLock { $0.allSatisfy { $0.image == nil } }, "only the (nil) placeholder was shown")
 
             let highlighted = Deliveries()
-            let pending = target.setImage(with: harness.origin.url("/never.png"), context: context(manager, key: "highlighted"), completed: highlighted.completion)
+            let pending = target.setImage(
+                with: harness.origin.url("/never.png"), context: context(manager, key: "highlighted"), completed: highlighted.completion)
             target.setImage(with: harness.origin.url("/a.png"), context: context(manager, key: "normal"))
             #expect(pending?.isCancelled == false, "another key does not cancel it")
             #expect(target.currentImageURL(forKey: "highlighted") == harness.origin.url("/never.png"))
             target.setImage(with: harness.origin.url("/a.png"), context: context(manager, key: "highlighted"))
-            #expect(pending?.isCancelled == true, "a new URL under the same key cancels the old load (finished: \(pending?.isFinished == true))")
+            #expect(
+                pending?.isCancelled == true, "a new URL under the same key cancels the old load (finished: \(pending?.isFinished == true))"
+            )
             #expect(highlighted.count == 0)
         }
     }
@@ -92,10 +99,14 @@ struct ImageTargetTests {
     func progressiveTarget() async throws {
         try await ManagerHarness.run { harness in
             let jpeg = try Fixture.data("large-progressive.jpg")
-            harness.origin.route("/p.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](jpeg), delivery: .stall(after: jpeg.count * 2 / 3)))
+            harness.origin.route(
+                "/p.jpg",
+                OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](jpeg), delivery: .stall(after: jpeg.count * 2 / 3)))
             let target = RecordingTarget()
             let done = Deliveries()
-            let operation = target.setImage(with: harness.origin.url("/p.jpg"), options: .progressiveLoad, context: context(try harness.makeManager()), completed: done.completion)
+            let operation = target.setImage(
+                with: harness.origin.url("/p.jpg"), options: .progressiveLoad, context: context(try harness.makeManager()),
+                completed: done.completion)
             let partial = try await target.images.waitFor(timeout: .seconds(30), "a partial image") { $0 != nil }
             #expect(partial?.pixelWidth == 320)
             #expect(done.count == 0, "partial images go to the target, not to the completion")
@@ -116,19 +127,24 @@ struct ImageTargetTests {
                 let url = harness.origin.url("/r\(index).png")
                 images[url] = pixel.bytes
                 harness.origin.route("/r\(index).png") { _ in
-                    OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](png), headerDelay: .microseconds(Int64.random(in: 0...3000)))
+                    OriginResponse(
+                        headers: [("Content-Type", "image/png")], body: [UInt8](png), headerDelay: .microseconds(Int64.random(in: 0...3000))
+                    )
                 }
             }
             let urls = Array(images.keys)
             let expected = images
-            let manager = ImageManager(cache: ImageCache(memory: MemoryCache(), disk: nil), loader: harness.downloader, coders: harness.coders)
+            let manager = ImageManager(
+                cache: ImageCache(memory: MemoryCache(), disk: nil), loader: harness.downloader, coders: harness.coders)
             let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
                 for batch in 0..<50 {
                     group.addTask {
                         var generator = SplitMix64(seed: UInt64(batch))
                         var mismatches = 0
                         for _ in 0..<200 {
-                            if try await !Self.runSequence(urls: urls, images: expected, manager: manager, generator: &generator) { mismatches += 1 }
+                            if try await !Self.runSequence(urls: urls, images: expected, manager: manager, generator: &generator) {
+                                mismatches += 1
+                            }
                         }
                         return mismatches
                     }
@@ -139,7 +155,9 @@ struct ImageTargetTests {
         }
     }
 
-    private static func runSequence(urls: [URL], images: [URL: [UInt8]], manager: ImageManager, generator: inout SplitMix64) async throws -> Bool {
+    private static func runSequence(urls: [URL], images: [URL: [UInt8]], manager: ImageManager, generator: inout SplitMix64) async throws
+        -> Bool
+    {
         let target = RecordingTarget()
         var context = LoadContext()
         context.customManager = manager

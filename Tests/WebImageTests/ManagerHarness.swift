@@ -55,7 +55,8 @@ final class ManagerHarness: Sendable {
 
     private init(origin: OriginServer, retries: Int) throws {
         self.origin = origin
-        downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(retryPolicy: RetryPolicy(maximumRetries: retries, baseDelay: .milliseconds(1))))
+        downloader = ImageDownloader(
+            configuration: ImageDownloaderConfiguration(retryPolicy: RetryPolicy(maximumRetries: retries, baseDelay: .milliseconds(1))))
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-manager-\(UUID().uuidString)")
         coders = CodersManager(coders: [coder])
         png = try Fixture.data("gradient-rgba.png")
@@ -67,11 +68,14 @@ final class ManagerHarness: Sendable {
         ImageCache(memory: MemoryCache(), disk: try DiskCache(directory: directory), coders: coders)
     }
 
-    func makeManager(cache: ImageCache? = nil, transformer: (any ImageTransformer)? = nil, delegate: (any ImageManagerDelegate)? = nil,
-                     cacheKeyFilter: CacheKeyFilter? = nil, cacheSerializer: CacheSerializer? = nil,
-                     optionsProcessor: OptionsProcessor? = nil) throws -> ImageManager {
-        ImageManager(cache: try cache ?? makeCache(), loader: downloader, coders: coders, transformer: transformer,
-                     cacheKeyFilter: cacheKeyFilter, cacheSerializer: cacheSerializer, optionsProcessor: optionsProcessor, delegate: delegate)
+    func makeManager(
+        cache: ImageCache? = nil, transformer: (any ImageTransformer)? = nil, delegate: (any ImageManagerDelegate)? = nil,
+        cacheKeyFilter: CacheKeyFilter? = nil, cacheSerializer: CacheSerializer? = nil,
+        optionsProcessor: OptionsProcessor? = nil
+    ) throws -> ImageManager {
+        ImageManager(
+            cache: try cache ?? makeCache(), loader: downloader, coders: coders, transformer: transformer,
+            cacheKeyFilter: cacheKeyFilter, cacheSerializer: cacheSerializer, optionsProcessor: optionsProcessor, delegate: delegate)
     }
 
     func servePNG(_ path: String, etag: String? = nil) {
@@ -102,7 +106,9 @@ final class Deliveries: Sendable {
     let progress = Locked<[(Int64, Int64?)]>([])
 
     var completion: ImageManager.CompletionHandler { { self.log.record($0) } }
-    var progressHandler: ImageManager.ProgressHandler { { received, expected, _ in self.progress.withLock { $0.append((received, expected)) } } }
+    var progressHandler: ImageManager.ProgressHandler {
+        { received, expected, _ in self.progress.withLock { $0.append((received, expected)) } }
+    }
 
     var all: [Result<ImageResult, WebImageError>] { log.events }
     var count: Int { log.events.count }

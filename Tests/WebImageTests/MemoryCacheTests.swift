@@ -9,9 +9,10 @@ struct MemoryCacheTests {
     private func key(_ name: String) -> CacheKey { CacheKey("https://example.com/\(name).png") }
 
     private func singleShard(costLimit: Int = 0, countLimit: Int = 0, fraction: Double = 1, ttl: Duration? = nil) -> MemoryCache<String> {
-        MemoryCache(configuration: MemoryCacheConfiguration(
-            costLimit: costLimit, countLimit: countLimit, timeToLive: ttl, maximumEntryFraction: fraction, maximumShardCount: 1
-        ))
+        MemoryCache(
+            configuration: MemoryCacheConfiguration(
+                costLimit: costLimit, countLimit: countLimit, timeToLive: ttl, maximumEntryFraction: fraction, maximumShardCount: 1
+            ))
     }
 
     @Test("stores, finds and removes")

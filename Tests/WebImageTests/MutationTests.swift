@@ -7,11 +7,13 @@ import WebImage
 /// through the whole-image, progressive and animated coders alike.
 @Suite("Mutated images")
 struct MutationTests {
-    @Test("600 mutations of each fixture decode or fail with a typed error", arguments: [
-        "gradient.jpg", "gradient-progressive.jpg", "oriented-right.jpg", "gradient-rgba.png", "gradient-interlaced.png",
-        "animated.gif", "fast-once.gif", "gradient-lossy.webp", "gradient-lossless.webp", "animated-lossless.webp",
-        "animated.png", "cmyk.jpg",
-    ])
+    @Test(
+        "600 mutations of each fixture decode or fail with a typed error",
+        arguments: [
+            "gradient.jpg", "gradient-progressive.jpg", "oriented-right.jpg", "gradient-rgba.png", "gradient-interlaced.png",
+            "animated.gif", "fast-once.gif", "gradient-lossy.webp", "gradient-lossless.webp", "animated-lossless.webp",
+            "animated.png", "cmyk.jpg",
+        ])
     func mutations(name: String) async throws {
         let original = [UInt8](try Fixture.data(name))
         let decoded = try await offCooperativePool { Self.decodeMutations(of: original) }

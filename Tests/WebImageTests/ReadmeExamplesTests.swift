@@ -12,7 +12,7 @@ func describe(_ bytes: [UInt8]) -> String {
         let header = try ImageHeader(data: bytes)
         return "\(format.mimeType), \(header.width)x\(header.height)"
     } catch {
-        return "\(format.rawValue): \(error.code)"   // .decodeFailed, .unsupportedFormat, ...
+        return "\(format.rawValue): \(error.code)"  // .decodeFailed, .unsupportedFormat, ...
     }
 }
 
@@ -31,15 +31,15 @@ let memory = MemoryCache<[UInt8]>(configuration: MemoryCacheConfiguration(costLi
 func remember(_ pixels: [UInt8], for url: String) -> [UInt8]? {
     let key = CacheKey(url, thumbnail: CacheKey.Thumbnail(width: 300, height: 200))
     memory.insert(pixels, for: key, cost: pixels.count)
-    return memory.value(for: key)    // a lock and a lookup; no allocation
+    return memory.value(for: key)  // a lock and a lookup; no allocation
 }
 
 func loadCached(_ url: String, cache: ImageCache, fetch: (String) async throws -> Data) async throws -> Image {
     let key = CacheKey(url)
-    if let image = await cache.query(key).image { return image }   // memory, then disk
+    if let image = await cache.query(key).image { return image }  // memory, then disk
     let data = try await fetch(url)
     let image = try CodersManager.shared.decode(data)
-    try await cache.store(image, data: data, for: key)             // memory and disk
+    try await cache.store(image, data: data, for: key)  // memory and disk
     return image
 }
 
@@ -50,10 +50,10 @@ func avatar(from image: Image) throws -> Image? {
 
 func avatar(_ url: URL, manager: ImageManager = .shared) async throws -> Image? {
     var context = LoadContext()
-    context.imageThumbnailPixelSize = (width: 128, height: 128)        // decoded at about this size
+    context.imageThumbnailPixelSize = (width: 128, height: 128)  // decoded at about this size
     context.imageTransformer = try TransformSpec.parse("resize:128x128:aspectfill,round:64")
     let result = try await manager.image(for: url, options: [.retryFailed], context: context)
-    return result.image                                                // result.cacheType: .memory, .disk or .none
+    return result.image  // result.cacheType: .memory, .disk or .none
 }
 
 final class AvatarView: ImageTarget {
@@ -61,7 +61,7 @@ final class AvatarView: ImageTarget {
     let shown = Locked<Image?>(nil)
 
     func setImage(_ image: Image?, data: Data?, cacheType: ImageCacheType, url: URL?, forKey key: String) {
-        shown.withLock { $0 = image }     // draw it
+        shown.withLock { $0 = image }  // draw it
     }
 }
 
@@ -69,17 +69,17 @@ func show(_ urls: [URL], in views: [AvatarView], manager: ImageManager) {
     var context = LoadContext()
     context.customManager = manager
     for (url, view) in zip(urls, views) {
-        view.setImage(with: url, placeholder: nil, context: context)   // a newer URL cancels the older load
+        view.setImage(with: url, placeholder: nil, context: context)  // a newer URL cancels the older load
     }
     ImagePrefetcher(manager: manager).prefetch(urls.map { $0.appendingPathComponent("next") })
 }
 
 func posterAndLength(of animation: Data) throws -> (Image?, Duration) {
     guard let coder = try CodersManager.shared.animatedCoder(for: animation, maximumBufferedFrames: 3) else {
-        return (try CodersManager.shared.decode(animation), .zero)      // a still image
+        return (try CodersManager.shared.decode(animation), .zero)  // a still image
     }
     let total = (0..<coder.frameCount).reduce(Duration.zero) { $0 + coder.duration(at: $1) }
-    return (Image(pixels: try coder.frame(at: 0)), total)                // only frame 0 is composed
+    return (Image(pixels: try coder.frame(at: 0)), total)  // only frame 0 is composed
 }
 
 /// Partial images of a download that arrives in `pieces`, each time the picture has improved.
@@ -89,7 +89,7 @@ func previews(of pieces: [Data]) -> [Image] {
     return pieces.compactMap { piece in
         received.append(piece)
         coder = coder ?? CodersManager.shared.progressiveCoder(for: received)
-        return coder?.update(received)                                   // nil: nothing new yet
+        return coder?.update(received)  // nil: nothing new yet
     }
 }
 
@@ -98,9 +98,9 @@ func fetchAvatar(_ url: URL, cachedETag: String?) async throws -> Data? {
     let options = LoadRequestOptions(priority: .high, validators: HTTPValidators(etag: cachedETag, lastModified: nil))
     do {
         let loaded = try await downloader.loadData(url, options: options)
-        return loaded.isStorable ? loaded.data : nil        // ETag, Last-Modified, metrics ride along
+        return loaded.isStorable ? loaded.data : nil  // ETag, Last-Modified, metrics ride along
     } catch let error where error.code == .notModified {
-        return nil                                          // keep the cached copy
+        return nil  // keep the cached copy
     }
 }
 

@@ -66,11 +66,15 @@ import WebImage
         func small() -> Int { Int(generator.next() % 4) + 1 }
         func pick() -> any ImageTransformer {
             switch generator.next() % 9 {
-            case 0: ResizingTransformer(width: small(), height: small(), mode: ResizeMode.allCases[Int(generator.next() % 3)],
-                                        filter: ResamplingFilter.allCases[Int(generator.next() % 3)])
+            case 0:
+                ResizingTransformer(
+                    width: small(), height: small(), mode: ResizeMode.allCases[Int(generator.next() % 3)],
+                    filter: ResamplingFilter.allCases[Int(generator.next() % 3)])
             case 1: CroppingTransformer(x: small(), y: small(), width: small(), height: small())
             case 2: CenterCropTransformer(aspectWidth: small(), aspectHeight: small())
-            case 3: RoundCornerTransformer(radius: Double(small()) / 2, corners: RectCorners(rawValue: small()), borderWidth: Double(small() - 1))
+            case 3:
+                RoundCornerTransformer(
+                    radius: Double(small()) / 2, corners: RectCorners(rawValue: small()), borderWidth: Double(small() - 1))
             case 4: FlippingTransformer(horizontal: generator.next() % 2 == 0, vertical: true)
             case 5: RotationTransformer(degrees: Double(small()) * 22.5, fitsSize: generator.next() % 2 == 0)
             case 6: OrientationTransformer()

@@ -16,13 +16,18 @@ import WebImage
 
     /// The largest channel difference over pixels where `include` holds.
     static func maximumDifference(_ ours: PixelBuffer, _ theirs: PixelBuffer, include: (Int, Int) -> Bool = { _, _ in true }) -> Int {
-        #expect(ours.width == theirs.width && ours.height == theirs.height, "sizes differ: \(ours.width)x\(ours.height) vs \(theirs.width)x\(theirs.height)")
+        #expect(
+            ours.width == theirs.width && ours.height == theirs.height,
+            "sizes differ: \(ours.width)x\(ours.height) vs \(theirs.width)x\(theirs.height)")
         guard ours.width == theirs.width, ours.height == theirs.height else { return .max }
         var worst = 0
         for y in 0..<ours.height {
             for x in 0..<ours.width where include(x, y) {
-                let a = ours.pixel(x: x, y: y), b = theirs.pixel(x: x, y: y)
-                worst = max(worst, abs(Int(a.red) - Int(b.red)), abs(Int(a.green) - Int(b.green)), abs(Int(a.blue) - Int(b.blue)), abs(Int(a.alpha) - Int(b.alpha)))
+                let a = ours.pixel(x: x, y: y)
+                let b = theirs.pixel(x: x, y: y)
+                worst = max(
+                    worst, abs(Int(a.red) - Int(b.red)), abs(Int(a.green) - Int(b.green)), abs(Int(a.blue) - Int(b.blue)),
+                    abs(Int(a.alpha) - Int(b.alpha)))
             }
         }
         return worst

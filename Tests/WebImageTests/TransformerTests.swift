@@ -31,7 +31,9 @@ import WebImage
         #expect(turned.pixel(x: 0, y: 0) == source.pixel(x: 3, y: 0), "the top-right corner comes to the top left")
         let back = try Self.apply(RotationTransformer(degrees: -90), to: turned)
         #expect(back == source)
-        #expect(try Self.apply(RotationTransformer(degrees: 540), to: source) == (try Self.apply(RotationTransformer(degrees: 180), to: source)))
+        #expect(
+            try Self.apply(RotationTransformer(degrees: 540), to: source) == (try Self.apply(RotationTransformer(degrees: 180), to: source))
+        )
         let cropped = try Self.apply(RotationTransformer(degrees: 30, fitsSize: false), to: source)
         #expect(cropped.width == 4 && cropped.height == 3)
     }
@@ -69,14 +71,17 @@ import WebImage
             let resized = try Self.apply(ResizingTransformer(width: size.0, height: size.1, filter: filter), to: source)
             let pixels = resized.straightRGBA()
             for offset in stride(from: 0, to: pixels.count, by: 4) where pixels[offset + 3] > 0 {
-                #expect(pixels[offset] >= 250 && pixels[offset + 1] == 0 && pixels[offset + 2] == 0,
-                        "pixel \(offset / 4) is \(pixels[offset..<offset + 4]) at \(size)")
+                #expect(
+                    pixels[offset] >= 250 && pixels[offset + 1] == 0 && pixels[offset + 2] == 0,
+                    "pixel \(offset / 4) is \(pixels[offset..<offset + 4]) at \(size)")
             }
         }
     }
 
     @Test func roundCornersCutTheCornersAndDrawTheBorder() throws {
-        let source = PixelBuffer(width: 40, height: 30, straightRGBA: [UInt8](repeating: 200, count: 40 * 30 * 4).enumerated().map { $0.offset % 4 == 3 ? 255 : 200 })
+        let source = PixelBuffer(
+            width: 40, height: 30,
+            straightRGBA: [UInt8](repeating: 200, count: 40 * 30 * 4).enumerated().map { $0.offset % 4 == 3 ? 255 : 200 })
         let rounded = try Self.apply(RoundCornerTransformer(radius: 10), to: source)
         #expect(rounded.pixel(x: 0, y: 0).alpha == 0)
         #expect(rounded.pixel(x: 39, y: 29).alpha == 0)
@@ -84,7 +89,8 @@ import WebImage
         #expect(rounded.pixel(x: 20, y: 0) == source.pixel(x: 20, y: 0), "straight edges stay")
         let some = try Self.apply(RoundCornerTransformer(radius: 10, corners: [.topLeft]), to: source)
         #expect(some.pixel(x: 0, y: 0).alpha == 0 && some.pixel(x: 39, y: 0).alpha == 255)
-        let bordered = try Self.apply(RoundCornerTransformer(radius: 0, borderWidth: 2, borderColor: RGBAColor(red: 255, green: 0, blue: 0)), to: source)
+        let bordered = try Self.apply(
+            RoundCornerTransformer(radius: 0, borderWidth: 2, borderColor: RGBAColor(red: 255, green: 0, blue: 0)), to: source)
         #expect(bordered.pixel(x: 0, y: 15) == (255, 0, 0, 255) && bordered.pixel(x: 1, y: 15) == (255, 0, 0, 255))
         #expect(bordered.pixel(x: 2, y: 15) == source.pixel(x: 2, y: 15))
     }
@@ -97,20 +103,27 @@ import WebImage
     }
 
     @Test func blurKeepsAFlatImageFlat() throws {
-        let flat = PixelBuffer(width: 30, height: 20, premultipliedRGBA: [UInt8](repeating: 0, count: 30 * 20 * 4).enumerated().map { [100, 50, 25, 255][$0.offset % 4] })
+        let flat = PixelBuffer(
+            width: 30, height: 20,
+            premultipliedRGBA: [UInt8](repeating: 0, count: 30 * 20 * 4).enumerated().map { [100, 50, 25, 255][$0.offset % 4] })
         #expect(try Self.apply(BlurTransformer(radius: 6), to: flat) == flat)
         #expect(try Self.apply(BlurTransformer(radius: 0), to: Self.numbered(5, 5)) == Self.numbered(5, 5))
     }
 
     @Test func pipelineAppliesInOrderAndJoinsKeys() throws {
-        let pipeline = PipelineTransformer([CroppingTransformer(x: 0, y: 0, width: 10, height: 10), ResizingTransformer(width: 5, height: 5)])
+        let pipeline = PipelineTransformer([
+            CroppingTransformer(x: 0, y: 0, width: 10, height: 10), ResizingTransformer(width: 5, height: 5),
+        ])
         #expect(pipeline.transformerKey == "crop:10x10+0+0,resize:5x5:fill:lanczos3")
         let result = try Self.apply(pipeline, to: Self.numbered(30, 20))
         #expect(result.width == 5 && result.height == 5)
     }
 
     @Test func everyFrameIsTransformedAndKeepsItsDuration() throws {
-        let frames = [ImageFrame(pixels: Self.numbered(8, 6), duration: .milliseconds(100)), ImageFrame(pixels: Self.numbered(8, 6), duration: .milliseconds(250))]
+        let frames = [
+            ImageFrame(pixels: Self.numbered(8, 6), duration: .milliseconds(100)),
+            ImageFrame(pixels: Self.numbered(8, 6), duration: .milliseconds(250)),
+        ]
         let animation = Image(frames: frames, loopCount: 3, hasAlpha: false)
         let result = try #require(ResizingTransformer(width: 4, height: 3).transform(animation, forKey: "k"))
         #expect(result.frames.count == 2 && result.frames.allSatisfy { $0.pixels.width == 4 && $0.pixels.height == 3 })

@@ -11,7 +11,9 @@ struct WebImageCommandTests {
         let lines: [String]
         let standardError: String
 
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(lines.joined(separator: "\n").utf8))) as? [String: Any] ?? [:] }
+        var json: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(lines.joined(separator: "\n").utf8))) as? [String: Any] ?? [:]
+        }
         func jsonLines() -> [[String: Any]] {
             lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
         }
@@ -48,7 +50,10 @@ struct WebImageCommandTests {
     private func withOrigin(_ body: (OriginServer, Workspace) async throws -> Void) async throws {
         let origin = try await OriginServer.start()
         let workspace = try Workspace()
-        for (name, type) in [("gradient-rgba.png", "image/png"), ("gradient.jpg", "image/jpeg"), ("animated.gif", "image/gif"), ("oriented-right.jpg", "image/jpeg")] {
+        for (name, type) in [
+            ("gradient-rgba.png", "image/png"), ("gradient.jpg", "image/jpeg"), ("animated.gif", "image/gif"),
+            ("oriented-right.jpg", "image/jpeg"),
+        ] {
             origin.route("/" + name, .ok([UInt8](try Fixture.data(name)), contentType: type))
         }
         origin.route("/missing.png", .status(404))
@@ -85,8 +90,10 @@ struct WebImageCommandTests {
     @Test("fetch of several URLs writes a directory in the asked format; a failure exits 1 and the rest still land")
     func fetchSeveral() async throws {
         try await withOrigin { origin, workspace in
-            let run = try await workspace.run(["fetch", origin.url("/gradient.jpg").absoluteString, origin.url("/missing.png").absoluteString,
-                                               origin.url("/animated.gif").absoluteString, "-o", workspace.path("out"), "--format", "webp", "--json"])
+            let run = try await workspace.run([
+                "fetch", origin.url("/gradient.jpg").absoluteString, origin.url("/missing.png").absoluteString,
+                origin.url("/animated.gif").absoluteString, "-o", workspace.path("out"), "--format", "webp", "--json",
+            ])
             #expect(run.status == 1)
             #expect(run.standardError.contains("missing.png") && run.standardError.contains("404"))
             let reports = run.jsonLines()
@@ -95,7 +102,8 @@ struct WebImageCommandTests {
                 let data = try #require(FileManager.default.contents(atPath: workspace.path("out/" + name)), "\(name) was not written")
                 #expect(ImageFormat(sniffing: data) == .webP)
             }
-            let animated = try CodersManager.shared.decode(try #require(FileManager.default.contents(atPath: workspace.path("out/animated.webp"))))
+            let animated = try CodersManager.shared.decode(
+                try #require(FileManager.default.contents(atPath: workspace.path("out/animated.webp"))))
             #expect(animated.frames.count == 3, "WebP keeps the animation")
         }
     }
@@ -104,15 +112,19 @@ struct WebImageCommandTests {
     func fetchShapingAndUsage() async throws {
         try await withOrigin { origin, workspace in
             let url = origin.url("/gradient.jpg").absoluteString
-            let shaped = try await workspace.run(["fetch", url, "--thumbnail", "32x32", "--transform", "round:4", "-o", workspace.path("t.png")])
+            let shaped = try await workspace.run([
+                "fetch", url, "--thumbnail", "32x32", "--transform", "round:4", "-o", workspace.path("t.png"),
+            ])
             #expect(shaped.status == 0, "\(shaped.standardError)")
             let image = try CodersManager.shared.decode(try #require(FileManager.default.contents(atPath: workspace.path("t.png"))))
             #expect(image.pixelWidth == 32 && image.pixelHeight == 24 && image.pixels.pixel(x: 0, y: 0).alpha == 0)
 
             let cacheOnly = try await workspace.run(["fetch", origin.url("/animated.gif").absoluteString, "--options", "from-cache-only"])
             #expect(cacheOnly.status == 1 && cacheOnly.standardError.contains("cacheMiss"))
-            for arguments in [["fetch"], ["fetch", url, "--options", "sideways"], ["fetch", url, "--format", "bmp"],
-                              ["fetch", url, "--transform", "resize:0x1"], ["fetch", url, "--thumbnail", "big"], ["nonsense"]] {
+            for arguments in [
+                ["fetch"], ["fetch", url, "--options", "sideways"], ["fetch", url, "--format", "bmp"],
+                ["fetch", url, "--transform", "resize:0x1"], ["fetch", url, "--thumbnail", "big"], ["nonsense"],
+            ] {
                 let usage = try await workspace.run(arguments)
                 #expect(usage.status == 2, "\(arguments): \(usage.status)")
                 #expect(!usage.standardError.isEmpty)
@@ -124,22 +136,38 @@ struct WebImageCommandTests {
     func prefetch() async throws {
         try await withOrigin { origin, workspace in
             for index in 0..<5 {
-                origin.route("/p\(index).png", OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](try Fixture.data("gradient-rgba.png")), headerDelay: .milliseconds(60)))
+                origin.route(
+                    "/p\(index).png",
+                    OriginResponse(
+                        headers: [("Content-Type", "image/png")], body: [UInt8](try Fixture.data("gradient-rgba.png")),
+                        headerDelay: .milliseconds(60)))
             }
-            let list = "# warm these\n\n" + (0..<5).map { origin.url("/p\($0).png").absoluteString }.joined(separator: "\n") + "\n" + origin.url("/missing.png").absoluteString + "\n"
+            let list =
+                "# warm these\n\n" + (0..<5).map { origin.url("/p\($0).png").absoluteString }.joined(separator: "\n") + "\n"
+                + origin.url("/missing.png").absoluteString + "\n"
             try list.write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
-            let first = try await workspace.run(["prefetch", "-i", workspace.path("urls.txt"), "-j", "1", "--json", "--progress-interval", "0.05"])
+            let first = try await workspace.run([
+                "prefetch", "-i", workspace.path("urls.txt"), "-j", "1", "--json", "--progress-interval", "0.05",
+            ])
             #expect(first.status == 1, "a failure exits 1")
             let summary = first.json
-            #expect(summary["total"] as? Int == 6 && summary["succeeded"] as? Int == 5 && summary["failed"] as? Int == 1 && summary["skipped"] as? Int == 0)
+            #expect(
+                summary["total"] as? Int == 6 && summary["succeeded"] as? Int == 5 && summary["failed"] as? Int == 1
+                    && summary["skipped"] as? Int == 0)
             #expect((summary["bytes"] as? Int ?? 0) > 0 && summary["seconds"] is Double && summary["imagesPerSecond"] is Double)
             #expect(first.standardError.contains("progress: "), "plain progress lines when stderr is not a terminal")
             #expect(!first.standardError.contains("\u{1B}["))
 
-            let again = try await workspace.run(["prefetch", "-i", workspace.path("urls.txt"), "--allow-failures", "-o", workspace.path("saved")])
+            let again = try await workspace.run([
+                "prefetch", "-i", workspace.path("urls.txt"), "--allow-failures", "-o", workspace.path("saved"),
+            ])
             #expect(again.status == 0)
-            #expect(again.lines.last?.hasPrefix("6 URLs: 5 loaded, 0 skipped, 1 failed") == true, "the files were not saved yet: \(again.lines)")
-            let skipping = try await workspace.run(["prefetch", "-i", workspace.path("urls.txt"), "--allow-failures", "-o", workspace.path("saved"), "--json"])
+            #expect(
+                again.lines.last?.hasPrefix("6 URLs: 5 loaded, 0 skipped, 1 failed") == true, "the files were not saved yet: \(again.lines)"
+            )
+            let skipping = try await workspace.run([
+                "prefetch", "-i", workspace.path("urls.txt"), "--allow-failures", "-o", workspace.path("saved"), "--json",
+            ])
             #expect(skipping.json["skipped"] as? Int == 5)
             #expect(FileManager.default.fileExists(atPath: workspace.path("saved/p3.png")))
         }
@@ -149,10 +177,16 @@ struct WebImageCommandTests {
     func prefetchBar() async throws {
         try await withOrigin { origin, workspace in
             for index in 0..<4 {
-                origin.route("/b\(index).png", OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](try Fixture.data("gradient-rgba.png")), headerDelay: .milliseconds(150)))
+                origin.route(
+                    "/b\(index).png",
+                    OriginResponse(
+                        headers: [("Content-Type", "image/png")], body: [UInt8](try Fixture.data("gradient-rgba.png")),
+                        headerDelay: .milliseconds(150)))
             }
-            try (0..<4).map { origin.url("/b\($0).png").absoluteString }.joined(separator: "\n").write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
-            let command = [ChildProcess.builtProduct("webimage").path, "prefetch", "-i", workspace.path("urls.txt"), "-j", "1"].joined(separator: " ")
+            try (0..<4).map { origin.url("/b\($0).png").absoluteString }.joined(separator: "\n").write(
+                toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+            let command = [ChildProcess.builtProduct("webimage").path, "prefetch", "-i", workspace.path("urls.txt"), "-j", "1"].joined(
+                separator: " ")
             let run = try await workspace.run(["-q", "-e", "-c", command, "/dev/null"], viaScript: true)
             #expect(run.status == 0)
             let output = run.lines.joined(separator: "\n")
@@ -169,11 +203,15 @@ struct WebImageCommandTests {
         #expect(upright.status == 0, "\(upright.standardError)")
         let image = try CodersManager.shared.decode(try #require(FileManager.default.contents(atPath: workspace.path("up.png"))))
         #expect(image.pixelWidth == 48 && image.pixelHeight == 64)
-        let kept = try await workspace.run(["convert", oriented, workspace.path("kept.jpg"), "--keep-orientation", "--quality", "50", "--json"])
+        let kept = try await workspace.run([
+            "convert", oriented, workspace.path("kept.jpg"), "--keep-orientation", "--quality", "50", "--json",
+        ])
         #expect(kept.json["width"] as? Int == 64 && kept.json["height"] as? Int == 48)
         let poster = try await workspace.run(["convert", Fixture.url("animated.gif").path, workspace.path("poster.png")])
         #expect(poster.status == 0)
-        #expect(try CodersManager.shared.decode(try #require(FileManager.default.contents(atPath: workspace.path("poster.png")))).frames.count == 1)
+        #expect(
+            try CodersManager.shared.decode(try #require(FileManager.default.contents(atPath: workspace.path("poster.png")))).frames.count
+                == 1)
         try Data("not an image at all".utf8).write(to: URL(fileURLWithPath: workspace.path("bad.png")))
         let bad = try await workspace.run(["convert", workspace.path("bad.png"), workspace.path("out.png")])
         #expect(bad.status == 1 && bad.standardError.contains("cannot decode") && bad.standardError.contains("no image signature"))
@@ -202,7 +240,9 @@ struct WebImageCommandTests {
             _ = try await workspace.run(["fetch", url])
             let stats = try await workspace.run(["cache", "stats", "--json"])
             #expect(stats.json["count"] as? Int == 1 && (stats.json["bytes"] as? Int ?? 0) > 0)
-            #expect(stats.json["directory"] as? String == workspace.cacheDirectory.path && stats.json["sizeLimit"] is Int && stats.json["countLimit"] is Int)
+            #expect(
+                stats.json["directory"] as? String == workspace.cacheDirectory.path && stats.json["sizeLimit"] is Int
+                    && stats.json["countLimit"] is Int)
             let list = try await workspace.run(["cache", "ls", "--json"])
             let entries = try #require((try JSONSerialization.jsonObject(with: Data(list.lines.joined().utf8))) as? [[String: Any]])
             #expect(entries.count == 1 && entries[0]["key"] as? String == url && entries[0]["bytes"] is Int)

@@ -17,8 +17,12 @@ struct WebImageErrorTests {
 
     @Test("transient errors are the ones a later retry can fix")
     func transient() {
-        let transient: [WebImageError.Code] = [.cancelled, .timedOut, .cannotConnect, .connectionLost, .badStatus(503), .badStatus(500), .badStatus(429)]
-        let permanent: [WebImageError.Code] = [.badStatus(404), .badStatus(403), .badServerResponse, .notAnImage, .decodeFailed, .tooLarge, .invalidURL, .tooManyRedirects]
+        let transient: [WebImageError.Code] = [
+            .cancelled, .timedOut, .cannotConnect, .connectionLost, .badStatus(503), .badStatus(500), .badStatus(429),
+        ]
+        let permanent: [WebImageError.Code] = [
+            .badStatus(404), .badStatus(403), .badServerResponse, .notAnImage, .decodeFailed, .tooLarge, .invalidURL, .tooManyRedirects,
+        ]
         for code in transient { #expect(WebImageError(code).isTransient, "\(code)") }
         for code in permanent { #expect(!WebImageError(code).isTransient, "\(code)") }
     }

@@ -28,7 +28,9 @@ struct WebPCoderTests {
         #expect(image.frames.count == 3 && image.loopCount == 3)
         #expect(image.frames.map(\.duration) == [.milliseconds(80), .milliseconds(120), .milliseconds(100)], "written as 80, 120 and 5 ms")
         for index in 0..<3 { #expect(image.frames[index].pixels == expected.pixels(index), "frame \(index)") }
-        #expect(try WebPCoder().decode(try Fixture.data("animated-lossless.webp"), options: DecodeOptions(firstFrameOnly: true)).frames.count == 1)
+        #expect(
+            try WebPCoder().decode(try Fixture.data("animated-lossless.webp"), options: DecodeOptions(firstFrameOnly: true)).frames.count
+                == 1)
     }
 
     @Test("thumbnails are scaled in the decoder; limits and truncation are typed errors")

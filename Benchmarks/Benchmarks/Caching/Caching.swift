@@ -85,7 +85,10 @@ let benchmarks: @Sendable () -> Void = {
         cache.close()
     }
 
-    Benchmark("DiskCache 1,000 writes of 256 KB, 64 MiB limit checked after every write", configuration: .init(metrics: [.wallClock], maxDuration: .seconds(20), maxIterations: 5)) { benchmark in
+    Benchmark(
+        "DiskCache 1,000 writes of 256 KB, 64 MiB limit checked after every write",
+        configuration: .init(metrics: [.wallClock], maxDuration: .seconds(20), maxIterations: 5)
+    ) { benchmark in
         let directory = temporaryDirectory("write")
         defer { try? FileManager.default.removeItem(at: directory) }
         let limit = 64 * 1024 * 1024
@@ -102,7 +105,10 @@ let benchmarks: @Sendable () -> Void = {
 
     for entries in [1_000, 100_000] {
         let directory = temporaryDirectory("open-\(entries)")
-        Benchmark("DiskCache open with \(entries) entries", configuration: .init(metrics: [.wallClock], maxDuration: .seconds(10), maxIterations: 20)) { benchmark in
+        Benchmark(
+            "DiskCache open with \(entries) entries",
+            configuration: .init(metrics: [.wallClock], maxDuration: .seconds(10), maxIterations: 20)
+        ) { benchmark in
             for _ in benchmark.scaledIterations {
                 let cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0))
                 precondition(cache.count == entries)
@@ -116,8 +122,12 @@ let benchmarks: @Sendable () -> Void = {
 
         // Each store evicts: the cost of an eviction must not grow with the entry count.
         let fullDirectory = temporaryDirectory("evict-\(entries)")
-        Benchmark("DiskCache store with eviction, \(entries) entries at the count limit", configuration: .init(metrics: [.wallClock], maxDuration: .seconds(10))) { benchmark in
-            let cache = try DiskCache(directory: fullDirectory, configuration: DiskCacheConfiguration(sizeLimit: 0, countLimit: entries, lowWaterFraction: 1))
+        Benchmark(
+            "DiskCache store with eviction, \(entries) entries at the count limit",
+            configuration: .init(metrics: [.wallClock], maxDuration: .seconds(10))
+        ) { benchmark in
+            let cache = try DiskCache(
+                directory: fullDirectory, configuration: DiskCacheConfiguration(sizeLimit: 0, countLimit: entries, lowWaterFraction: 1))
             let payload = Data(repeating: 2, count: 64)
             var next = entries
             benchmark.startMeasurement()

@@ -37,7 +37,8 @@ private final class NeverLoader: ImageLoader {
 
 /// Answers every URL at once with the same tiny PNG: the manager's own cost per request.
 private struct MemoryLoader: ImageLoader {
-    static let png = try! CodersManager.shared.encode(Image(pixels: PixelBuffer(width: 2, height: 2, premultipliedRGBA: [UInt8](repeating: 128, count: 16))), as: .png)
+    static let png = try! CodersManager.shared.encode(
+        Image(pixels: PixelBuffer(width: 2, height: 2, premultipliedRGBA: [UInt8](repeating: 128, count: 16))), as: .png)
     func canLoad(_ url: URL) -> Bool { true }
     func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
         events(.finished(.success(LoadedData(data: Self.png, url: url))))
@@ -97,7 +98,9 @@ let benchmarks: @Sendable () -> Void = {
             let hits = Atomic(0)
             for _ in 0..<10 {
                 for index in order {
-                    let operation = hitManager.loadImage(with: urls[index]) { result in if case .success = result { hits.add(1, ordering: .relaxed) } }
+                    let operation = hitManager.loadImage(with: urls[index]) { result in
+                        if case .success = result { hits.add(1, ordering: .relaxed) }
+                    }
                     precondition(operation == nil)
                 }
             }

@@ -28,7 +28,10 @@ enum CompareWorkloads {
         case "sniff":
             report(try measure(rounds: rounds) { sniffRecords(input) })
         case "memory-hit":
-            report(try memoryHitWorkload(threads: Int(String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 1, rounds: rounds))
+            report(
+                try memoryHitWorkload(
+                    threads: Int(String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 1,
+                    rounds: rounds))
         case "download":
             report(try await downloadWorkload(urlList: input, concurrency: rounds))
         case "download-ahc":
@@ -68,7 +71,9 @@ enum CompareWorkloads {
     /// stores COUNT values of SIZE bytes in an empty cache, then reads each back once; the time
     /// covers the sets and gets only, and every get is checked.
     private static func diskCacheWorkload(spec: [UInt8], rounds: Int) throws -> (operations: Int, seconds: Double) {
-        let numbers = String(decoding: spec, as: UTF8.self).split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let numbers = String(decoding: spec, as: UTF8.self).split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
         let (count, size) = (numbers[0], numbers[1])
         let values = (0..<count).map { index in Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &+ index) }) }
         var operations = 0
@@ -123,7 +128,8 @@ enum CompareWorkloads {
     /// all at once (the downloader queues them); each body is checked non-empty.
     private static func downloadWorkload(urlList: [UInt8], concurrency: Int) async throws -> (operations: Int, seconds: Double) {
         let urls = String(decoding: urlList, as: UTF8.self).split(separator: "\n").compactMap { URL(string: String($0)) }
-        let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency, retryPolicy: .none))
+        let downloader = ImageDownloader(
+            configuration: ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency, retryPolicy: .none))
         let clock = ContinuousClock()
         let start = clock.now
         let failures: Int = await withCheckedContinuation { continuation in
@@ -171,7 +177,9 @@ enum CompareWorkloads {
         let data = Data(input)
         let header = try ImageHeader(data: data)
         let timed = try measure(rounds: rounds) {
-            guard let coder = CodersManager.shared.progressiveCoder(for: data) else { throw WebImageError(.unsupportedFormat, "no progressive coder") }
+            guard let coder = CodersManager.shared.progressiveCoder(for: data) else {
+                throw WebImageError(.unsupportedFormat, "no progressive coder")
+            }
             var partials = 0
             for end in stride(from: pieceSize, to: data.count, by: pieceSize) where coder.update(data.prefix(end)) != nil { partials += 1 }
             _ = try CodersManager.shared.decode(data)
@@ -181,7 +189,9 @@ enum CompareWorkloads {
         return (Double(timed.operations) * Double(header.pixelCount) / 1e6, timed.seconds)
     }
 
-    private static func decodeWorkload(_ input: [UInt8], thumbnail: CacheKey.Thumbnail?, rounds: Int) throws -> (operations: Double, seconds: Double) {
+    private static func decodeWorkload(_ input: [UInt8], thumbnail: CacheKey.Thumbnail?, rounds: Int) throws -> (
+        operations: Double, seconds: Double
+    ) {
         let data = Data(input)
         let header = try ImageHeader(data: data)
         let options = DecodeOptions(thumbnail: thumbnail)
@@ -195,7 +205,9 @@ enum CompareWorkloads {
     }
 
     /// Decodes the input image once (not timed), then transforms it `rounds` times.
-    private static func transformWorkload(_ input: [UInt8], _ transformer: any ImageTransformer, rounds: Int) throws -> (operations: Int, seconds: Double) {
+    private static func transformWorkload(_ input: [UInt8], _ transformer: any ImageTransformer, rounds: Int) throws -> (
+        operations: Int, seconds: Double
+    ) {
         let image = try CodersManager.shared.decode(Data(input))
         return measure(rounds: rounds) {
             precondition(transformer.transform(image, forKey: "benchmark") != nil, "the transform gave no image")

@@ -9,8 +9,10 @@ public func fuzzDecoding(_ bytes: UnsafePointer<UInt8>, _ count: Int, with coder
     let data = Data(bytes: bytes, count: count)
     let limits = DecodeLimits(maximumPixelCount: 4_000_000, maximumInputSize: 1 << 20)
     _ = try? ImageHeader(data: data)
-    for options in [DecodeOptions(limits: limits), DecodeOptions(limits: limits, thumbnail: .init(width: 16, height: 16), firstFrameOnly: true),
-                    DecodeOptions(limits: limits, allowsTruncatedData: true)] {
+    for options in [
+        DecodeOptions(limits: limits), DecodeOptions(limits: limits, thumbnail: .init(width: 16, height: 16), firstFrameOnly: true),
+        DecodeOptions(limits: limits, allowsTruncatedData: true),
+    ] {
         _ = try? coder.decode(data, options: options)
     }
     let manager = CodersManager(coders: [coder])

@@ -42,9 +42,10 @@ public final class CacheChain: ImageCaching {
     }
 
     public func contains(_ key: CacheKey, cacheType: ImageCacheType) async -> ImageCacheType {
-        await firstHit(policy: containsPolicy, miss: .none, isHit: { $0 != .none }) { cache in
-            await cache.contains(key, cacheType: cacheType)
-        }
+        await firstHit(
+            policy: containsPolicy, miss: .none, isHit: { $0 != .none },
+            { cache in await cache.contains(key, cacheType: cacheType) }
+        )
     }
 
     /// Stores per the store policy; every selected cache is tried, and the first error is thrown

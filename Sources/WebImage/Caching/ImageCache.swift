@@ -146,11 +146,12 @@ public final class ImageCache: ImageCaching {
         guard cacheType.includesDisk, let disk, image != nil || data != nil else { return }
         let result: Result<Void, WebImageError> = await withCheckedContinuation { continuation in
             ioQueue.async {
-                continuation.resume(returning: Result { () throws(WebImageError) in
-                    let bytes: Data
-                    if let data { bytes = data } else { bytes = try self.encodeForDisk(image!) }
-                    try disk.store(bytes, for: key.stringValue, metadata: metadata)
-                })
+                continuation.resume(
+                    returning: Result { () throws(WebImageError) in
+                        let bytes: Data
+                        if let data { bytes = data } else { bytes = try self.encodeForDisk(image!) }
+                        try disk.store(bytes, for: key.stringValue, metadata: metadata)
+                    })
             }
         }
         try result.get()

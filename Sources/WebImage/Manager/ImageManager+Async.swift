@@ -9,7 +9,9 @@ extension ImageManager {
     ///   caller's share of the load), else a ``WebImageError``.
     public func image(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) async throws -> ImageResult {
         if let url, let hit = memoryHit(url, options: options, context: context) { return hit }
-        let state = Locked<(continuation: CheckedContinuation<Result<ImageResult, any Error>, Never>?, last: ImageResult?, operation: LoadOperation?)>((nil, nil, nil))
+        let state = Locked<
+            (continuation: CheckedContinuation<Result<ImageResult, any Error>, Never>?, last: ImageResult?, operation: LoadOperation?)
+        >((nil, nil, nil))
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 state.withLock { $0.continuation = continuation }
@@ -49,7 +51,9 @@ extension ImageManager {
     /// (``ImageResult/isFinished`` false), the cached image before a `.refreshCached`
     /// revalidation, then the final one. The stream ends after the last; ending iteration
     /// cancels the load.
-    public func images(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) -> AsyncThrowingStream<ImageResult, any Error> {
+    public func images(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) -> AsyncThrowingStream<
+        ImageResult, any Error
+    > {
         AsyncThrowingStream { continuation in
             let operation = start(url, options: options, context: context) { event in
                 switch event {
@@ -79,14 +83,19 @@ extension ImageManager {
     /// load needs the full path.
     func memoryHit(_ url: URL, options: LoadOptions, context: LoadContext) -> ImageResult? {
         guard optionsProcessor == nil, let imageCache = (context.imageCache ?? cache) as? ImageCache,
-              options.isDisjoint(with: [.fromLoaderOnly, .refreshCached, .queryMemoryData]),
-              (context.queryCacheType ?? .all).includesMemory,
-              options.contains(.retryFailed) || !failedURLs.contains(url),
-              let image = imageCache.memory.value(for: variantKey(for: url, context: context)) else { return nil }
+            options.isDisjoint(with: [.fromLoaderOnly, .refreshCached, .queryMemoryData]),
+            (context.queryCacheType ?? .all).includesMemory,
+            options.contains(.retryFailed) || !failedURLs.contains(url),
+            let image = imageCache.memory.value(for: variantKey(for: url, context: context))
+        else { return nil }
         return ImageResult(image: image, data: nil, cacheType: .memory, url: url)
     }
 
-    private func cancel(_ state: Locked<(continuation: CheckedContinuation<Result<ImageResult, any Error>, Never>?, last: ImageResult?, operation: LoadOperation?)>) {
+    private func cancel(
+        _ state: Locked<
+            (continuation: CheckedContinuation<Result<ImageResult, any Error>, Never>?, last: ImageResult?, operation: LoadOperation?)
+        >
+    ) {
         let (continuation, operation) = state.withLock { ($0.continuation.take(), $0.operation) }
         operation?.cancel()
         continuation?.resume(returning: .failure(CancellationError()))

@@ -44,7 +44,7 @@ extension ImageManager {
             let result = ImageResult(image: image, data: loaded.data, cacheType: .none, url: request.url, finalURL: loaded.url)
             try await store(result, loaded: loaded, request: request)
             return result
-        } catch where error.code == .notModified && cached != nil {
+        } catch  where error.code == .notModified && cached != nil {
             return nil
         } catch {
             blockIfNeeded(request.url, error: error)
@@ -57,8 +57,10 @@ extension ImageManager {
     private func fromOriginalBytes(_ request: Request) async throws(WebImageError) -> ImageResult? {
         let options = request.options
         guard request.key.isVariant, !options.contains(.fromLoaderOnly), !options.contains(.refreshCached),
-              request.originalQueryCacheType != .none else { return nil }
-        let original = await request.cache.query(request.key.originalKey, options: [.avoidDecodeImage], cacheType: request.originalQueryCacheType)
+            request.originalQueryCacheType != .none
+        else { return nil }
+        let original = await request.cache.query(
+            request.key.originalKey, options: [.avoidDecodeImage], cacheType: request.originalQueryCacheType)
         guard let data = original.data else { return nil }
         let image = try await decodeAndTransform(data, request)
         let result = ImageResult(image: image, data: data, cacheType: original.cacheType, url: request.url)
@@ -157,7 +159,8 @@ extension ImageManager {
         if request.key.isVariant, request.originalStoreCacheType != .none {
             let original = request.key.originalKey
             try await write(request) { () async throws(WebImageError) in
-                try await self.put(nil, data: loaded.data, key: original, cacheType: request.originalStoreCacheType, metadata: metadata, request: request)
+                try await self.put(
+                    nil, data: loaded.data, key: original, cacheType: request.originalStoreCacheType, metadata: metadata, request: request)
             }
         }
         try await storeVariant(result, data: loaded.data, request: request, metadata: metadata)
@@ -166,10 +169,12 @@ extension ImageManager {
     /// The memory tier is filled at once, so the image is there when the caller hears of it;
     /// the disk gets the bytes as loaded, the serializer's bytes, or (for a transformed image)
     /// the cache's own encoding.
-    private func storeVariant(_ result: ImageResult, data: Data, request: Request, metadata: DiskCacheMetadata) async throws(WebImageError) {
+    private func storeVariant(_ result: ImageResult, data: Data, request: Request, metadata: DiskCacheMetadata) async throws(WebImageError)
+    {
         guard request.storeCacheType != .none else { return }
         let image = result.image
-        let transformed = request.transformer != nil && image.map { !$0.isAnimated || request.options.contains(.transformAnimatedImage) } == true
+        let transformed =
+            request.transformer != nil && image.map { !$0.isAnimated || request.options.contains(.transformAnimatedImage) } == true
         var bytes: Data? = transformed ? nil : data
         var serializerDeclined = false
         if let serializer = request.serializer, let image {
@@ -188,7 +193,8 @@ extension ImageManager {
         }
         guard request.storeCacheType.includesDisk, !serializerDeclined, bytes != nil || image != nil else { return }
         try await write(request) { () async throws(WebImageError) in
-            try await imageCache.store(storedBytes == nil ? image : nil, data: storedBytes, for: request.key, cacheType: .disk, metadata: metadata)
+            try await imageCache.store(
+                storedBytes == nil ? image : nil, data: storedBytes, for: request.key, cacheType: .disk, metadata: metadata)
         }
     }
 
@@ -201,7 +207,9 @@ extension ImageManager {
         }
     }
 
-    private func put(_ image: Image?, data: Data?, key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata, request: Request) async throws(WebImageError) {
+    private func put(_ image: Image?, data: Data?, key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata, request: Request)
+        async throws(WebImageError)
+    {
         if let imageCache = request.imageCache {
             try await imageCache.store(image, data: data, for: key, cacheType: cacheType, metadata: metadata)
         } else {

@@ -81,8 +81,9 @@ public final class ImageManager: Sendable {
     /// The key under which a load of `url` with `context` stores its result: the original key
     /// plus the thumbnail size, the transformer's key and the scale factor.
     public func variantKey(for url: URL, context: LoadContext = LoadContext()) -> CacheKey {
-        CacheKey(cacheKey(for: url, context: context), thumbnail: context.thumbnail,
-                 transformerKey: (context.imageTransformer ?? transformer)?.transformerKey, scale: context.imageScaleFactor)
+        CacheKey(
+            cacheKey(for: url, context: context), thumbnail: context.thumbnail,
+            transformerKey: (context.imageTransformer ?? transformer)?.transformerKey, scale: context.imageScaleFactor)
     }
 
     // MARK: - Callback API
@@ -185,7 +186,9 @@ public final class ImageManager: Sendable {
     /// The one entry point: the callback API, the async API, targets and the prefetcher all
     /// come through here. `handler` gets every event; it runs on the callback queue, never after
     /// the operation is cancelled.
-    func start(_ url: URL?, options: LoadOptions, context: LoadContext, handler: @escaping @Sendable (SharedLoadEvent) -> Void) -> LoadOperation? {
+    func start(_ url: URL?, options: LoadOptions, context: LoadContext, handler: @escaping @Sendable (SharedLoadEvent) -> Void)
+        -> LoadOperation?
+    {
         guard let url, !url.absoluteString.isEmpty else {
             (context.callbackQueue ?? .inline).run { handler(.finished(.failure(WebImageError(.invalidURL, "the URL is nil or empty")))) }
             return nil
@@ -193,7 +196,9 @@ public final class ImageManager: Sendable {
         let (options, context) = optionsProcessor?.process(url, options, context) ?? (options, context)
         let queue = context.callbackQueue ?? .inline
         if !options.contains(.retryFailed), failedURLs.contains(url) {
-            queue.run { handler(.finished(.failure(WebImageError(.blockedURL, "\(url.absoluteString) failed before; load it with .retryFailed")))) }
+            queue.run {
+                handler(.finished(.failure(WebImageError(.blockedURL, "\(url.absoluteString) failed before; load it with .retryFailed"))))
+            }
             return nil
         }
         let request = resolve(url, options: options, context: context)
@@ -230,10 +235,14 @@ public final class ImageManager: Sendable {
         if request.queryCacheType.includesMemory, !shouldQueryMemoryData(request), let image = imageCache.memory.value(for: request.key) {
             return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
         }
-        guard options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk, !imageCache.memory.contains(request.key) else { return nil }
+        guard options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk, !imageCache.memory.contains(request.key) else {
+            return nil
+        }
         let found = Locked<ImageCacheResult?>(nil)
         imageCache.query(request.key, options: options.cacheOptions, cacheType: .disk) { result in found.withLock { $0 = result } }
-        guard let result = found.withLock({ $0 }), result.isHit, result.image != nil || options.contains(.avoidDecodeImage) else { return nil }
+        guard let result = found.withLock({ $0 }), result.isHit, result.image != nil || options.contains(.avoidDecodeImage) else {
+            return nil
+        }
         return ImageResult(image: result.image, data: result.data, cacheType: result.cacheType, url: request.url)
     }
 
@@ -244,11 +253,14 @@ public final class ImageManager: Sendable {
 
     /// A memory hit that also wants the bytes from disk: read them (on this thread with
     /// `.queryMemoryDataSync`, else on the cache's I/O queue) and deliver both.
-    private func queryMemoryData(_ request: Request, imageCache: ImageCache, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void) {
+    private func queryMemoryData(
+        _ request: Request, imageCache: ImageCache, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void
+    ) {
         let query = imageCache.query(request.key, options: request.options.cacheOptions, cacheType: .memory) { result in
-            let event = SharedLoadEvent.finished(result.isHit
-                ? .success(ImageResult(image: result.image, data: result.data, cacheType: result.cacheType, url: request.url))
-                : .failure(WebImageError(.cacheMiss, "\(request.key) left the memory cache")))
+            let event = SharedLoadEvent.finished(
+                result.isHit
+                    ? .success(ImageResult(image: result.image, data: result.data, cacheType: result.cacheType, url: request.url))
+                    : .failure(WebImageError(.cacheMiss, "\(request.key) left the memory cache")))
             self.deliver(event, to: operation, queue: request.callbackQueue, handler: handler)
         }
         if let query { operation.setCancelHandler { query.cancel() } }
@@ -304,14 +316,24 @@ public final class ImageManager: Sendable {
         requestOptions.progressive = false
         return SharedLoadKey(
             cacheKey: request.key, url: request.url, options: request.options.intersection(SharedLoadKey.resultOptions),
-            cacheTypes: [request.context.queryCacheType, request.context.storeCacheType, request.context.originalQueryCacheType, request.context.originalStoreCacheType],
+            cacheTypes: [
+                request.context.queryCacheType, request.context.storeCacheType, request.context.originalQueryCacheType,
+                request.context.originalStoreCacheType,
+            ],
             request: requestOptions, components: components,
-            uniqueness: comparable ? 0 : uniqueLoads.withLock { $0 += 1; return $0 }
+            uniqueness: comparable
+                ? 0
+                : uniqueLoads.withLock {
+                    $0 += 1
+                    return $0
+                }
         )
     }
 
     /// Gives one caller an event on its queue, unless it cancelled; the last event finishes it.
-    private func deliver(_ event: SharedLoadEvent, to operation: LoadOperation, queue: CallbackQueue, handler: @escaping @Sendable (SharedLoadEvent) -> Void) {
+    private func deliver(
+        _ event: SharedLoadEvent, to operation: LoadOperation, queue: CallbackQueue, handler: @escaping @Sendable (SharedLoadEvent) -> Void
+    ) {
         if case .finished = event {
             guard operation.finish() else { return }
             queue.run { handler(event) }

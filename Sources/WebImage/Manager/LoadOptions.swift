@@ -59,7 +59,10 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     public static let decodeFirstFrameOnly = LoadOptions(rawValue: 1 << 19)
     /// Decode every frame of an animation up front. Frames are always decoded together here,
     /// so this is the behaviour whether or not it is set.
-    @available(*, deprecated, message: "no effect: an animation's frames are always decoded together (use CodersManager.animatedCoder for frames on demand)")
+    @available(
+        *, deprecated,
+        message: "no effect: an animation's frames are always decoded together (use CodersManager.animatedCoder for frames on demand)"
+    )
     public static let preloadAllFrames = LoadOptions(rawValue: 1 << 20)
     /// No effect on Linux: there is one image type, ``Image``.
     @available(*, deprecated, message: "no effect on Linux: there is one image type, Image")
@@ -87,7 +90,8 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
         var options: LoadOptions = []
         for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) where !name.isEmpty {
             guard let option = Self.names.first(where: { $0.name == name })?.option else {
-                throw WebImageError(.invalidArgument, "unknown option \"\(name)\"; known: \(Self.names.map(\.name).joined(separator: ", "))")
+                throw WebImageError(
+                    .invalidArgument, "unknown option \"\(name)\"; known: \(Self.names.map(\.name).joined(separator: ", "))")
             }
             options.insert(option)
         }

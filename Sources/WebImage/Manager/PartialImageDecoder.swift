@@ -69,7 +69,8 @@ final class PartialImageDecoder: Sendable {
                 return (true, pending)
             }
             if deliver, let image {
-                load.broadcast(.image(ImageResult(image: image, data: nil, cacheType: .none, url: request.url, isFinished: false), isPartial: true))
+                load.broadcast(
+                    .image(ImageResult(image: image, data: nil, cacheType: .none, url: request.url, isFinished: false), isPartial: true))
             }
             if let next { decode(next) }
         }

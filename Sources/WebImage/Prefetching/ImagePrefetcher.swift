@@ -72,8 +72,9 @@ public final class ImagePrefetcher: Sendable {
         completed: (@Sendable (_ finished: Int, _ skipped: Int) -> Void)? = nil
     ) -> PrefetchToken {
         let defaults = settings.withLock { $0 }
-        let token = PrefetchToken(urls: urls, options: options ?? defaults.options, context: context ?? defaults.context,
-                                  progress: progress, completed: completed)
+        let token = PrefetchToken(
+            urls: urls, options: options ?? defaults.options, context: context ?? defaults.context,
+            progress: progress, completed: completed)
         guard !urls.isEmpty else {
             defaults.callbackQueue.run {
                 defaults.delegate?.imagePrefetcher(self, didFinishWithTotalCount: 0, skippedCount: 0)

@@ -25,8 +25,10 @@ public final class PrefetchToken: Sendable {
     let completed: (@Sendable (_ finished: Int, _ skipped: Int) -> Void)?
     let state = Locked(State())
 
-    init(urls: [URL], options: LoadOptions, context: LoadContext,
-         progress: (@Sendable (Int, Int) -> Void)?, completed: (@Sendable (Int, Int) -> Void)?) {
+    init(
+        urls: [URL], options: LoadOptions, context: LoadContext,
+        progress: (@Sendable (Int, Int) -> Void)?, completed: (@Sendable (Int, Int) -> Void)?
+    ) {
         self.urls = urls
         self.options = options
         self.context = context

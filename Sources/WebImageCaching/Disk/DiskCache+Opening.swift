@@ -67,7 +67,8 @@ extension DiskCache {
             }
         case .failure(let broken):
             if broken.reason != "the journal is new or empty" {
-                logger.notice("rebuilding the disk cache index by a scan", metadata: ["reason": "\(broken.reason)", "directory": "\(root)"])
+                logger.notice(
+                    "rebuilding the disk cache index by a scan", metadata: ["reason": "\(broken.reason)", "directory": "\(root)"])
             }
             state.index = scan(root: root)
             try state.journal?.compact(state.index.oldestFirst().map(\.value), synchronously: configuration.synchronousWrites)
@@ -113,7 +114,8 @@ extension DiskCache {
         let path = root + "/" + begun.folderName + "/" + begun.fileName
         let info = FileSystem.fileInfo(path)
         if let info, info.size == begun.size,
-           previous.map({ info.size != $0.size || info.modified > $0.created }) ?? true {
+            previous.map({ info.size != $0.size || info.modified > $0.created }) ?? true
+        {
             _ = entries.remove(begun.fileID)
             _ = entries.insert(begun, for: begun.fileID, cost: begun.size)
         } else if let info, let previous, info.size == previous.size {
@@ -133,11 +135,13 @@ extension DiskCache {
             for name in FileSystem.names(in: root + "/" + folder) {
                 let hex = name.prefix { $0 != "." }
                 guard hex.hasPrefix(folder), let id = FileID(hex: hex),
-                      let info = FileSystem.fileInfo(root + "/" + folder + "/" + name) else { continue }
-                found.append(DiskCacheEntry(
-                    key: nil, fileID: id, fileName: name, size: info.size,
-                    created: info.modified, lastAccess: info.modified, metadata: DiskCacheMetadata()
-                ))
+                    let info = FileSystem.fileInfo(root + "/" + folder + "/" + name)
+                else { continue }
+                found.append(
+                    DiskCacheEntry(
+                        key: nil, fileID: id, fileName: name, size: info.size,
+                        created: info.modified, lastAccess: info.modified, metadata: DiskCacheMetadata()
+                    ))
             }
         }
         var index = LRUList<FileID, DiskCacheEntry>()

@@ -59,7 +59,8 @@ public final class DiskCache: Sendable {
         namespace: String = "default",
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> URL {
-        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let base =
+            environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
         return base.appendingPathComponent("webimage").appendingPathComponent(namespace)
     }
@@ -95,11 +96,14 @@ public final class DiskCache: Sendable {
         self.configuration = configuration
         root = directory.standardizedFileURL.path
         logger = telemetry.logger("cache.disk")
-        removals = Dictionary(uniqueKeysWithValues: ["size", "count", "expired", "invalid"].map {
-            ($0, telemetry.counter(.diskCacheRemovals, dimensions: [("reason", $0)]))
-        })
-        lookups = (telemetry.counter(.diskCacheLookups, dimensions: [("result", "hit")]),
-                   telemetry.counter(.diskCacheLookups, dimensions: [("result", "miss")]))
+        removals = Dictionary(
+            uniqueKeysWithValues: ["size", "count", "expired", "invalid"].map {
+                ($0, telemetry.counter(.diskCacheRemovals, dimensions: [("reason", $0)]))
+            })
+        lookups = (
+            telemetry.counter(.diskCacheLookups, dimensions: [("result", "hit")]),
+            telemetry.counter(.diskCacheLookups, dimensions: [("result", "miss")])
+        )
         bytesWritten = telemetry.counter(.diskCacheBytesWritten)
         errors = telemetry.counter(.diskCacheErrors)
 
@@ -345,7 +349,8 @@ public final class DiskCache: Sendable {
         }
         defer { Glibc.close(descriptor) }
         guard try FileSystem.size(of: descriptor, path: path) == entry.size,
-              let data = try FileSystem.read(descriptor, count: entry.size, path: path) else {
+            let data = try FileSystem.read(descriptor, count: entry.size, path: path)
+        else {
             dropInvalid(entry, reason: "its file has the wrong size")
             return nil
         }

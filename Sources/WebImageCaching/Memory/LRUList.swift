@@ -94,7 +94,8 @@ struct LRUList<Key: Hashable, Value> {
 
     /// Evicts from the old end until both the cost and the count are within the given bounds,
     /// never evicting `spared` (the entry just stored, which may alone be above a low-water mark).
-    mutating func evict(downToCost cost: Int, count maximumCount: Int, sparing spared: Key? = nil) -> [(key: Key, value: Value, cost: Int)] {
+    mutating func evict(downToCost cost: Int, count maximumCount: Int, sparing spared: Key? = nil) -> [(key: Key, value: Value, cost: Int)]
+    {
         var evicted: [(key: Key, value: Value, cost: Int)] = []
         while oldest >= 0 && (totalCost > cost || index.count > maximumCount) {
             if let spared, slots[Int(oldest)].key == spared { break }

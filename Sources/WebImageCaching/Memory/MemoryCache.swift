@@ -41,7 +41,8 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         shardMask = shardCount - 1
         shards = (0..<shardCount).map { _ in Locked(LRUList()) }
         unretainedShards = shards.map { Unmanaged.passUnretained($0) }
-        maximumEntryCost = configuration.costLimit == 0
+        maximumEntryCost =
+            configuration.costLimit == 0
             ? Int.max : Int(Double(configuration.costLimit) * configuration.maximumEntryFraction)
         evictionCounter = telemetry.counter(.memoryCacheEvictions)
     }

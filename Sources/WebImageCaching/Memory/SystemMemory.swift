@@ -17,7 +17,8 @@ enum SystemMemory {
         var tightest: Int?
         while directory.count >= cgroupRoot.count {
             if let text = try? String(contentsOfFile: directory + "/memory.max", encoding: .utf8),
-               let limit = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                let limit = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
                 tightest = min(tightest ?? .max, limit)
             }
             guard let slash = directory.lastIndex(of: "/"), directory != cgroupRoot else { break }

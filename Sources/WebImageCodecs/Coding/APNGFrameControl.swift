@@ -21,8 +21,10 @@ struct APNGFrameControl: Equatable {
     var dispose: Dispose
     var blend: Blend
 
-    init(width: Int, height: Int, x: Int = 0, y: Int = 0, delayNumerator: UInt16, delayDenominator: UInt16,
-         dispose: Dispose = .none, blend: Blend = .source) {
+    init(
+        width: Int, height: Int, x: Int = 0, y: Int = 0, delayNumerator: UInt16, delayDenominator: UInt16,
+        dispose: Dispose = .none, blend: Blend = .source
+    ) {
         self.width = width
         self.height = height
         self.x = x
@@ -36,10 +38,12 @@ struct APNGFrameControl: Equatable {
     /// Parses the chunk's 26 bytes; nil when short or with unknown operations.
     init?(_ chunk: PNGChunk) {
         guard chunk.data.count >= 26, let width = chunk.uint32(at: 4), let height = chunk.uint32(at: 8), let x = chunk.uint32(at: 12),
-              let y = chunk.uint32(at: 16), let numerator = chunk.uint16(at: 20), let denominator = chunk.uint16(at: 22),
-              let dispose = Dispose(rawValue: chunk.data[24]), let blend = Blend(rawValue: chunk.data[25]) else { return nil }
-        self.init(width: Int(width), height: Int(height), x: Int(x), y: Int(y), delayNumerator: numerator,
-                  delayDenominator: denominator, dispose: dispose, blend: blend)
+            let y = chunk.uint32(at: 16), let numerator = chunk.uint16(at: 20), let denominator = chunk.uint16(at: 22),
+            let dispose = Dispose(rawValue: chunk.data[24]), let blend = Blend(rawValue: chunk.data[25])
+        else { return nil }
+        self.init(
+            width: Int(width), height: Int(height), x: Int(x), y: Int(y), delayNumerator: numerator,
+            delayDenominator: denominator, dispose: dispose, blend: blend)
     }
 
     /// The frame's duration, with the rule SDWebImage applies to every animation: a delay under

@@ -22,10 +22,13 @@ struct APNGFrameSource: AnimationFrameSource {
     private var position = 0
 
     /// Parses the chunks; `decodeFrame` decodes one standalone PNG to premultiplied pixels.
-    init(_ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer) throws(WebImageError) {
+    init(
+        _ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer
+    ) throws(WebImageError) {
         guard let chunks = PNGChunk.chunks(in: bytes), let header = chunks.first, header.type == "IHDR",
-              let width = header.uint32(at: 0).map(Int.init), let height = header.uint32(at: 4).map(Int.init),
-              let animation = chunks.first(where: { $0.type == "acTL" }), let plays = animation.uint32(at: 4) else {
+            let width = header.uint32(at: 0).map(Int.init), let height = header.uint32(at: 4).map(Int.init),
+            let animation = chunks.first(where: { $0.type == "acTL" }), let plays = animation.uint32(at: 4)
+        else {
             throw WebImageError(.decodeFailed, "APNG: no readable header or animation control")
         }
         try limits.check(width: width, height: height, inputSize: bytes.count)
@@ -50,7 +53,8 @@ struct APNGFrameSource: AnimationFrameSource {
         guard position < frames.count else { throw WebImageError(.decodeFailed, "APNG: no frame \(position)") }
         let frame = frames[position]
         let control = frame.control
-        guard control.width > 0, control.height > 0, control.x + control.width <= canvasWidth, control.y + control.height <= canvasHeight else {
+        guard control.width > 0, control.height > 0, control.x + control.width <= canvasWidth, control.y + control.height <= canvasHeight
+        else {
             throw WebImageError(.decodeFailed, "APNG: frame \(position) lies outside the canvas")
         }
         let pixels = try decodeFrame(standalone(frame))
@@ -83,7 +87,9 @@ struct APNGFrameSource: AnimationFrameSource {
             case "IDAT" where frames.count == 1:
                 frames[0].data.append(chunk.data)
             case "fdAT":
-                guard !frames.isEmpty, chunk.data.count >= 4 else { throw WebImageError(.decodeFailed, "APNG: frame data before any frame control") }
+                guard !frames.isEmpty, chunk.data.count >= 4 else {
+                    throw WebImageError(.decodeFailed, "APNG: frame data before any frame control")
+                }
                 frames[frames.count - 1].data.append(Array(chunk.data.dropFirst(4)))
             default:
                 break
@@ -95,7 +101,8 @@ struct APNGFrameSource: AnimationFrameSource {
     /// A PNG file of one frame: the frame's size in `IHDR`, the file's colour chunks, its data.
     private func standalone(_ frame: StoredFrame) -> Data {
         var ihdr = header.data
-        ihdr.replaceSubrange(0..<8, with: PNGChunk.bigEndian(UInt32(frame.control.width)) + PNGChunk.bigEndian(UInt32(frame.control.height)))
+        ihdr.replaceSubrange(
+            0..<8, with: PNGChunk.bigEndian(UInt32(frame.control.width)) + PNGChunk.bigEndian(UInt32(frame.control.height)))
         var bytes = PNGChunk.signature + PNGChunk(type: "IHDR", data: ihdr).encoded
         for chunk in colourChunks { bytes += chunk.encoded }
         for data in frame.data { bytes += PNGChunk(type: "IDAT", data: data).encoded }
@@ -117,10 +124,12 @@ struct APNGFrameSource: AnimationFrameSource {
                         continue
                     }
                     for pixel in 0..<control.width {
-                        let s = from + pixel * 4, d = to + pixel * 4
+                        let s = from + pixel * 4
+                        let d = to + pixel * 4
                         let uncovered = 255 - Int(source[s + 3])
                         for channel in 0..<4 {
-                            target[d + channel] = UInt8(min(255, Int(source[s + channel]) + (Int(target[d + channel]) * uncovered + 127) / 255))
+                            target[d + channel] = UInt8(
+                                min(255, Int(source[s + channel]) + (Int(target[d + channel]) * uncovered + 127) / 255))
                         }
                     }
                 }

@@ -14,10 +14,16 @@ enum APNGWriter {
             }
             if index == 0 {
                 output += header.encoded
-                output += PNGChunk(type: "acTL", data: PNGChunk.bigEndian(UInt32(image.frames.count)) + PNGChunk.bigEndian(UInt32(max(0, image.loopCount)))).encoded
+                output +=
+                    PNGChunk(
+                        type: "acTL",
+                        data: PNGChunk.bigEndian(UInt32(image.frames.count)) + PNGChunk.bigEndian(UInt32(max(0, image.loopCount)))
+                    ).encoded
             }
-            let milliseconds = UInt16(clamping: frame.duration.components.seconds * 1000 + frame.duration.components.attoseconds / 1_000_000_000_000_000)
-            let control = APNGFrameControl(width: image.pixelWidth, height: image.pixelHeight, delayNumerator: milliseconds, delayDenominator: 1000)
+            let milliseconds = UInt16(
+                clamping: frame.duration.components.seconds * 1000 + frame.duration.components.attoseconds / 1_000_000_000_000_000)
+            let control = APNGFrameControl(
+                width: image.pixelWidth, height: image.pixelHeight, delayNumerator: milliseconds, delayDenominator: 1000)
             output += control.chunk(sequence: sequence).encoded
             sequence += 1
             for data in chunks.filter({ $0.type == "IDAT" }).map(\.data) {

@@ -9,7 +9,8 @@ extension AnimationFrameSource {
         for index in 0..<count {
             frames.append(ImageFrame(pixels: try next(), duration: durations[index]))
         }
-        return Image(frames: frames, loopCount: loopCount, scale: options.scale, sourceFormat: format,
-                     hasAlpha: frames.contains { !$0.pixels.isOpaque })
+        return Image(
+            frames: frames, loopCount: loopCount, scale: options.scale, sourceFormat: format,
+            hasAlpha: frames.contains { !$0.pixels.isOpaque })
     }
 }

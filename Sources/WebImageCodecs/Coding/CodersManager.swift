@@ -60,7 +60,9 @@ public final class CodersManager: Sendable {
     /// An animation decoded on demand (GIF, APNG or animated WebP), keeping at most
     /// `maximumBufferedFrames` composed frames; nil for a still image or another format.
     /// - Throws: the coder's error when the file is an animation that cannot be read.
-    public func animatedCoder(for data: Data, options: DecodeOptions = DecodeOptions(), maximumBufferedFrames: Int = 4) throws(WebImageError) -> (any AnimatedImageCoder)? {
+    public func animatedCoder(for data: Data, options: DecodeOptions = DecodeOptions(), maximumBufferedFrames: Int = 4)
+        throws(WebImageError) -> (any AnimatedImageCoder)?
+    {
         let source: any AnimationFrameSource
         switch ImageFormat(sniffing: data) {
         case .gif:
@@ -109,9 +111,11 @@ public final class CodersManager: Sendable {
     /// inside the size; otherwise it is the size exactly.
     static func fitted(_ image: Image, into thumbnail: ThumbnailSize?) -> Image {
         guard let thumbnail, thumbnail.width > 0, thumbnail.height > 0,
-              image.pixelWidth > thumbnail.width || image.pixelHeight > thumbnail.height else { return image }
+            image.pixelWidth > thumbnail.width || image.pixelHeight > thumbnail.height
+        else { return image }
         let mode: ResizeMode = thumbnail.preservesAspectRatio ? .aspectFit : .fill
-        let resizer = ResizingTransformer(width: min(thumbnail.width, image.pixelWidth), height: min(thumbnail.height, image.pixelHeight), mode: mode)
+        let resizer = ResizingTransformer(
+            width: min(thumbnail.width, image.pixelWidth), height: min(thumbnail.height, image.pixelHeight), mode: mode)
         return resizer.transform(image, forKey: "") ?? image
     }
 

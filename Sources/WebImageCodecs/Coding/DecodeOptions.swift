@@ -18,8 +18,10 @@ public struct DecodeOptions: Sendable, Equatable {
     public var allowsTruncatedData: Bool
 
     /// Creates options; the defaults decode everything at full size with the default limits.
-    public init(limits: DecodeLimits = DecodeLimits(), thumbnail: ThumbnailSize? = nil, firstFrameOnly: Bool = false, scale: Double = 1,
-                scaleDownLargeImages: Bool = false, allowsTruncatedData: Bool = false) {
+    public init(
+        limits: DecodeLimits = DecodeLimits(), thumbnail: ThumbnailSize? = nil, firstFrameOnly: Bool = false, scale: Double = 1,
+        scaleDownLargeImages: Bool = false, allowsTruncatedData: Bool = false
+    ) {
         self.limits = limits
         self.thumbnail = thumbnail
         self.firstFrameOnly = firstFrameOnly

@@ -21,11 +21,15 @@ enum GIFEncoder {
         let sink = Sink()
         var status: Int32 = 0
         let context = Unmanaged.passUnretained(sink).toOpaque()
-        guard let gif = EGifOpen(context, { file, bytes, length in
-            guard let file, let bytes, let user = file.pointee.UserData else { return 0 }
-            Unmanaged<Sink>.fromOpaque(user).takeUnretainedValue().bytes.append(bytes, count: Int(length))
-            return length
-        }, &status) else {
+        guard
+            let gif = EGifOpen(
+                context,
+                { file, bytes, length in
+                    guard let file, let bytes, let user = file.pointee.UserData else { return 0 }
+                    Unmanaged<Sink>.fromOpaque(user).takeUnretainedValue().bytes.append(bytes, count: Int(length))
+                    return length
+                }, &status)
+        else {
             throw WebImageError(.encodeFailed, "giflib could not start: error \(status)")
         }
         gif.pointee.SWidth = Int32(image.pixelWidth)
@@ -49,11 +53,15 @@ enum GIFEncoder {
         return sink.bytes
     }
 
-    private static func addFrame(_ frame: ImageFrame, index: Int, isAnimated: Bool, to gif: UnsafeMutablePointer<GifFileType>) throws(WebImageError) {
+    private static func addFrame(_ frame: ImageFrame, index: Int, isAnimated: Bool, to gif: UnsafeMutablePointer<GifFileType>)
+        throws(WebImageError)
+    {
         let pixels = frame.pixels
         let count = pixels.width * pixels.height
         let straight = pixels.straightRGBA()
-        var red = [UInt8](repeating: 0, count: count), green = red, blue = red
+        var red = [UInt8](repeating: 0, count: count)
+        var green = red
+        var blue = red
         for pixel in 0..<count {
             red[pixel] = straight[pixel * 4]
             green[pixel] = straight[pixel * 4 + 1]
@@ -64,7 +72,8 @@ enum GIFEncoder {
         guard let raster = malloc(count)?.assumingMemoryBound(to: UInt8.self) else {
             throw WebImageError(.encodeFailed, "out of memory for a \(pixels.width)x\(pixels.height) frame")
         }
-        guard GifQuantizeBuffer(UInt32(pixels.width), UInt32(pixels.height), &colorCount, &red, &green, &blue, raster, &palette) == GIF_OK else {
+        guard GifQuantizeBuffer(UInt32(pixels.width), UInt32(pixels.height), &colorCount, &red, &green, &blue, raster, &palette) == GIF_OK
+        else {
             free(raster)
             throw WebImageError(.encodeFailed, "giflib could not quantise a frame")
         }
@@ -77,13 +86,15 @@ enum GIFEncoder {
             free(raster)
             throw WebImageError(.encodeFailed, "giflib could not add a frame")
         }
-        saved.pointee.ImageDesc = GifImageDesc(Left: 0, Top: 0, Width: Int32(pixels.width), Height: Int32(pixels.height),
-                                               Interlace: false, ColorMap: colorMap)
+        saved.pointee.ImageDesc = GifImageDesc(
+            Left: 0, Top: 0, Width: Int32(pixels.width), Height: Int32(pixels.height),
+            Interlace: false, ColorMap: colorMap)
         saved.pointee.RasterBits = raster
         guard isAnimated || hasTransparency else { return }
         let centiseconds = Int32(clamping: MonotonicClock.nanoseconds(frame.duration) / 10_000_000)
-        var control = GraphicsControlBlock(DisposalMode: DISPOSE_BACKGROUND, UserInputFlag: false, DelayTime: centiseconds,
-                                           TransparentColor: hasTransparency ? Int32(transparentIndex) : NO_TRANSPARENT_COLOR)
+        var control = GraphicsControlBlock(
+            DisposalMode: DISPOSE_BACKGROUND, UserInputFlag: false, DelayTime: centiseconds,
+            TransparentColor: hasTransparency ? Int32(transparentIndex) : NO_TRANSPARENT_COLOR)
         guard EGifGCBToSavedExtension(&control, gif, Int32(index)) == GIF_OK else {
             throw WebImageError(.encodeFailed, "giflib could not add a frame's control block")
         }
@@ -99,7 +110,8 @@ enum GIFEncoder {
         var blocks: Int32 = 0
         var list: UnsafeMutablePointer<ExtensionBlock>?
         guard GifAddExtensionBlock(&blocks, &list, APPLICATION_EXT_FUNC_CODE, UInt32(name.count), &name) == GIF_OK,
-              GifAddExtensionBlock(&blocks, &list, CONTINUE_EXT_FUNC_CODE, UInt32(data.count), &data) == GIF_OK else {
+            GifAddExtensionBlock(&blocks, &list, CONTINUE_EXT_FUNC_CODE, UInt32(data.count), &data) == GIF_OK
+        else {
             throw WebImageError(.encodeFailed, "giflib could not add the loop count")
         }
         for index in 0..<Int(first!.pointee.ExtensionBlockCount) {

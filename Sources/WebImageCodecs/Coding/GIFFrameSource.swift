@@ -14,15 +14,20 @@ struct GIFFrameSource: AnimationFrameSource {
             let source = Source(data)
             var status: Int32 = 0
             let context = Unmanaged.passUnretained(source).toOpaque()
-            guard let gif = DGifOpen(context, { file, buffer, length in
-                guard let file, let buffer, let user = file.pointee.UserData else { return 0 }
-                let source = Unmanaged<Source>.fromOpaque(user).takeUnretainedValue()
-                let count = min(Int(length), source.bytes.count - source.offset)
-                guard count > 0 else { return 0 }
-                source.bytes.copyBytes(to: UnsafeMutableRawBufferPointer(start: buffer, count: count), from: source.offset..<(source.offset + count))
-                source.offset += count
-                return Int32(count)
-            }, &status) else {
+            guard
+                let gif = DGifOpen(
+                    context,
+                    { file, buffer, length in
+                        guard let file, let buffer, let user = file.pointee.UserData else { return 0 }
+                        let source = Unmanaged<Source>.fromOpaque(user).takeUnretainedValue()
+                        let count = min(Int(length), source.bytes.count - source.offset)
+                        guard count > 0 else { return 0 }
+                        source.bytes.copyBytes(
+                            to: UnsafeMutableRawBufferPointer(start: buffer, count: count), from: source.offset..<(source.offset + count))
+                        source.offset += count
+                        return Int32(count)
+                    }, &status)
+            else {
                 throw WebImageError(.decodeFailed, "GIF: \(Self.message(status))")
             }
             self.gif = gif
@@ -94,7 +99,8 @@ struct GIFFrameSource: AnimationFrameSource {
         }
         let (budget, overflow) = limits.maximumPixelCount.multipliedReportingOverflow(by: 4)
         guard overflow || total <= budget else {
-            throw WebImageError(.tooLarge, "the frames of this GIF declare \(total) pixels, over four times the \(limits.maximumPixelCount)-pixel limit")
+            throw WebImageError(
+                .tooLarge, "the frames of this GIF declare \(total) pixels, over four times the \(limits.maximumPixelCount)-pixel limit")
         }
     }
 
@@ -129,14 +135,17 @@ struct GIFFrameSource: AnimationFrameSource {
     }
 
     private static func control(_ gif: UnsafeMutablePointer<GifFileType>, _ index: Int) -> GraphicsControlBlock {
-        var control = GraphicsControlBlock(DisposalMode: DISPOSAL_UNSPECIFIED, UserInputFlag: false, DelayTime: 0,
-                                           TransparentColor: NO_TRANSPARENT_COLOR)
+        var control = GraphicsControlBlock(
+            DisposalMode: DISPOSAL_UNSPECIFIED, UserInputFlag: false, DelayTime: 0,
+            TransparentColor: NO_TRANSPARENT_COLOR)
         _ = DGifSavedExtensionToGCB(gif, Int32(index), &control)
         return control
     }
 
-    private mutating func draw(_ saved: SavedImage, colorMap: UnsafeMutablePointer<ColorMapObject>?, transparent: Int,
-                               rect: (x: Int, y: Int, width: Int, height: Int)) {
+    private mutating func draw(
+        _ saved: SavedImage, colorMap: UnsafeMutablePointer<ColorMapObject>?, transparent: Int,
+        rect: (x: Int, y: Int, width: Int, height: Int)
+    ) {
         guard let colorMap, let raster = saved.RasterBits, let colors = colorMap.pointee.Colors else { return }
         // The palette as whole RGBA pixels, so each pixel is one table read and one 4-byte store;
         // a transparent or out-of-palette index is marked by a zero entry (opaque colours never are).
@@ -145,8 +154,10 @@ struct GIFFrameSource: AnimationFrameSource {
             let color = colors[index]
             palette[index] = UInt32(color.Red) | UInt32(color.Green) << 8 | UInt32(color.Blue) << 16 | 0xFF00_0000
         }
-        let sourceWidth = Int(saved.ImageDesc.Width), canvasWidth = canvasWidth
-        let offsetX = rect.x - Int(saved.ImageDesc.Left), offsetY = rect.y - Int(saved.ImageDesc.Top)
+        let sourceWidth = Int(saved.ImageDesc.Width)
+        let canvasWidth = canvasWidth
+        let offsetX = rect.x - Int(saved.ImageDesc.Left)
+        let offsetY = rect.y - Int(saved.ImageDesc.Top)
         palette.withUnsafeBufferPointer { palette in
             canvas.withUnsafeMutableBytes { bytes in
                 let pixels = bytes.bindMemory(to: UInt32.self).baseAddress!
@@ -164,7 +175,8 @@ struct GIFFrameSource: AnimationFrameSource {
 
     /// The part of a frame's rectangle that lies on the canvas.
     private static func clippedRect(_ descriptor: GifImageDesc, width: Int, height: Int) -> (x: Int, y: Int, width: Int, height: Int) {
-        let left = max(0, min(Int(descriptor.Left), width)), top = max(0, min(Int(descriptor.Top), height))
+        let left = max(0, min(Int(descriptor.Left), width))
+        let top = max(0, min(Int(descriptor.Top), height))
         let right = max(left, min(Int(descriptor.Left) + Int(descriptor.Width), width))
         let bottom = max(top, min(Int(descriptor.Top) + Int(descriptor.Height), height))
         return (left, top, right - left, bottom - top)

@@ -27,8 +27,9 @@ public struct Image: Sendable, Equatable {
         sourceFormat: ImageFormat? = nil,
         hasAlpha: Bool? = nil
     ) {
-        self.init(frames: [ImageFrame(pixels: pixels)], loopCount: 0, scale: scale, orientation: orientation,
-                  sourceFormat: sourceFormat, hasAlpha: hasAlpha ?? !pixels.isOpaque)
+        self.init(
+            frames: [ImageFrame(pixels: pixels)], loopCount: 0, scale: scale, orientation: orientation,
+            sourceFormat: sourceFormat, hasAlpha: hasAlpha ?? !pixels.isOpaque)
     }
 
     /// An image of one or more frames.

@@ -74,9 +74,10 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
     /// The format for a MIME type such as `image/jpeg; charset=binary`, ignoring case and
     /// parameters; nil for a type that names no image format.
     public init?(mimeType: String) {
-        let essence = mimeType.split(separator: ";", maxSplits: 1).first.map {
-            $0.trimmingASCIIWhitespace().lowercased()
-        } ?? ""
+        let essence =
+            mimeType.split(separator: ";", maxSplits: 1).first.map {
+                $0.trimmingASCIIWhitespace().lowercased()
+            } ?? ""
         let aliases: [String: ImageFormat] = [
             "image/jpg": .jpeg, "image/pjpeg": .jpeg, "image/x-png": .png, "image/apng": .png,
             "image/vnd.microsoft.icon": .ico, "image/x-ms-bmp": .bmp, "image/heic-sequence": .heic,

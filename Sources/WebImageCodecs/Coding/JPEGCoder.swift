@@ -25,7 +25,10 @@ public struct JPEGCoder: ImageCoder {
 
     private func decode(_ bytes: UnsafeRawBufferPointer, handle: tjhandle, options: DecodeOptions) throws(WebImageError) -> Image {
         let source = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
-        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var subsampling: Int32 = 0
+        var colorspace: Int32 = 0
         guard tjDecompressHeader3(handle, source, UInt(bytes.count), &width, &height, &subsampling, &colorspace) == 0 else {
             throw WebImageError(.decodeFailed, "JPEG header: \(Self.message(handle))")
         }
@@ -39,8 +42,9 @@ public struct JPEGCoder: ImageCoder {
         var pixels = [UInt8](repeating: 0, count: outputWidth * outputHeight * 4)
         let format = isCMYK ? TJPF_CMYK : TJPF_RGBA
         let status = pixels.withUnsafeMutableBufferPointer { buffer in
-            tjDecompress2(handle, source, UInt(bytes.count), buffer.baseAddress, Int32(outputWidth), 0, Int32(outputHeight),
-                          Int32(format.rawValue), 0)
+            tjDecompress2(
+                handle, source, UInt(bytes.count), buffer.baseAddress, Int32(outputWidth), 0, Int32(outputHeight),
+                Int32(format.rawValue), 0)
         }
         if status != 0 {
             let message = Self.message(handle)
@@ -67,8 +71,9 @@ public struct JPEGCoder: ImageCoder {
         var size: UInt = 0
         let quality = Int32(max(1, min(100, (options.quality * 100).rounded())))
         let status = pixels.bytes.withUnsafeBufferPointer { buffer in
-            tjCompress2(handle, buffer.baseAddress, Int32(pixels.width), 0, Int32(pixels.height), Int32(TJPF_RGBA.rawValue),
-                        &output, &size, Int32(TJSAMP_420.rawValue), quality, 0)
+            tjCompress2(
+                handle, buffer.baseAddress, Int32(pixels.width), 0, Int32(pixels.height), Int32(TJPF_RGBA.rawValue),
+                &output, &size, Int32(TJSAMP_420.rawValue), quality, 0)
         }
         defer { tjFree(output) }
         guard status == 0, let output else { throw WebImageError(.encodeFailed, "JPEG: \(Self.message(handle))") }

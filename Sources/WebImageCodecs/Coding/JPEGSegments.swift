@@ -2,7 +2,9 @@
 /// malformed ends the walk, never a crash.
 enum JPEGSegments {
     /// The payload of the first segment with `marker` for which `matches` holds.
-    static func first(_ marker: UInt8, in bytes: UnsafeRawBufferPointer, where matches: (UnsafeRawBufferPointer) -> Bool) -> UnsafeRawBufferPointer? {
+    static func first(_ marker: UInt8, in bytes: UnsafeRawBufferPointer, where matches: (UnsafeRawBufferPointer) -> Bool)
+        -> UnsafeRawBufferPointer?
+    {
         guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
         var offset = 2
         while offset + 4 <= bytes.count, bytes[offset] == 0xFF {

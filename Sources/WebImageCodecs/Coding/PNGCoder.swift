@@ -39,7 +39,8 @@ public struct PNGCoder: ImageCoder {
         guard cwi_png_read_header(source, bytes.count, &header) == 0 else {
             throw WebImageError(.decodeFailed, "PNG: \(Self.message(header.message))")
         }
-        let width = Int(header.width), height = Int(header.height)
+        let width = Int(header.width)
+        let height = Int(header.height)
         try options.limits.check(width: width, height: height, inputSize: bytes.count)
         var hasAlpha: Int32 = 0
         var reason = [CChar](repeating: 0, count: 200)
@@ -47,10 +48,17 @@ public struct PNGCoder: ImageCoder {
         let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
             buffer.initialize(repeating: 0)
             initialized = buffer.count
-            status = cwi_png_decode_rgba(source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height, &hasAlpha, &reason)
+            status = cwi_png_decode_rgba(
+                source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height, &hasAlpha, &reason)
         }
-        guard status == 0 else { throw WebImageError(.decodeFailed, "PNG: \(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))") }
-        let buffer = hasAlpha != 0 ? PixelBuffer(width: width, height: height, straightRGBA: pixels) : PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
+        guard status == 0 else {
+            throw WebImageError(
+                .decodeFailed, "PNG: \(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+        }
+        let buffer =
+            hasAlpha != 0
+            ? PixelBuffer(width: width, height: height, straightRGBA: pixels)
+            : PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
         return Image(pixels: buffer, scale: options.scale, sourceFormat: .png, hasAlpha: hasAlpha != 0)
     }
 

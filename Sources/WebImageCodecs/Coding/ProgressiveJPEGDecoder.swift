@@ -46,23 +46,30 @@ public final class ProgressiveJPEGDecoder: ProgressiveImageCoder {
             }
             guard let (stream, pixels) = drawn else { return nil }
             let streamed = StreamedImage(pixels: pixels)
-            let rows = streamed.visibleRows, height = Int(pixels.height)
+            let rows = streamed.visibleRows
+            let height = Int(pixels.height)
             guard pixels.passes > 0 || rows == height || rows >= state.shownRows + max(1, height / 8) else { return nil }
             state.shownRows = rows
-            return streamed.image(format: .jpeg, premultiplied: true, inverted: stream.inverted, orientation: stream.orientation,
-                                  options: options)
+            return streamed.image(
+                format: .jpeg, premultiplied: true, inverted: stream.inverted, orientation: stream.orientation,
+                options: options)
         }
     }
 
     /// Makes the stream once the header can be read and is within the limits.
     private func start(_ bytes: UnsafeRawBufferPointer) -> IncrementalFeed<Stream>.Start {
         var header = cwi_header_info()
-        guard cwi_jpeg_read_header(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &header) == 0 else { return .waiting }
-        let width = Int(header.width), height = Int(header.height)
+        guard cwi_jpeg_read_header(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &header) == 0 else {
+            return .waiting
+        }
+        let width = Int(header.width)
+        let height = Int(header.height)
         guard (try? options.limits.check(width: width, height: height, inputSize: bytes.count)) != nil else { return .refused }
         let factor = JPEGCoder.scalingFactor(width: width, height: height, thumbnail: options.thumbnail)
         guard let handle = cwi_jpeg_stream_create(UInt32(factor.num), UInt32(factor.denom)) else { return .refused }
-        return .ready(Stream(handle: handle, inverted: JPEGSegments.hasAdobeMarker(bytes),
-                             orientation: ExifReader.orientation(inJPEG: bytes) ?? .up))
+        return .ready(
+            Stream(
+                handle: handle, inverted: JPEGSegments.hasAdobeMarker(bytes),
+                orientation: ExifReader.orientation(inJPEG: bytes) ?? .up))
     }
 }

@@ -33,9 +33,12 @@ public final class ProgressivePNGDecoder: ProgressiveImageCoder {
     /// Makes the stream once the header can be read and is within the limits.
     private func start(_ bytes: UnsafeRawBufferPointer) -> IncrementalFeed<OpaquePointer>.Start {
         var header = cwi_header_info()
-        guard cwi_png_read_header(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &header) == 0 else { return .waiting }
+        guard cwi_png_read_header(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &header) == 0 else {
+            return .waiting
+        }
         guard (try? options.limits.check(width: Int(header.width), height: Int(header.height), inputSize: bytes.count)) != nil,
-              let stream = cwi_png_stream_create(header.width, header.height) else { return .refused }
+            let stream = cwi_png_stream_create(header.width, header.height)
+        else { return .refused }
         return .ready(stream)
     }
 }

@@ -39,7 +39,10 @@ public final class ProgressiveWebPDecoder: ProgressiveImageCoder {
 
     /// The rows `decoder` has ready, when there are more than `shownRows`.
     private func image(decodedBy decoder: OpaquePointer, shownRows: inout Int) -> Image? {
-        var lastRow: Int32 = 0, width: Int32 = 0, height: Int32 = 0, stride: Int32 = 0
+        var lastRow: Int32 = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var stride: Int32 = 0
         guard let rows = WebPIDecGetRGB(decoder, &lastRow, &width, &height, &stride), Int(lastRow) > shownRows else { return nil }
         shownRows = Int(lastRow)
         // Only rows up to lastRow are written; the rest of libwebp's buffer is undefined.
@@ -50,8 +53,9 @@ public final class ProgressiveWebPDecoder: ProgressiveImageCoder {
                 target.baseAddress!.advanced(by: row * rowBytes).copyMemory(from: rows + row * Int(stride), byteCount: rowBytes)
             }
         }
-        let image = Image(pixels: PixelBuffer(width: Int(width), height: Int(height), straightRGBA: straight),
-                          scale: options.scale, sourceFormat: .webP, hasAlpha: true)
+        let image = Image(
+            pixels: PixelBuffer(width: Int(width), height: Int(height), straightRGBA: straight),
+            scale: options.scale, sourceFormat: .webP, hasAlpha: true)
         return CodersManager.fitted(image, into: options.thumbnail)
     }
 
@@ -61,10 +65,11 @@ public final class ProgressiveWebPDecoder: ProgressiveImageCoder {
         let status = WebPGetFeatures(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &features)
         guard status == VP8_STATUS_OK else { return status == VP8_STATUS_NOT_ENOUGH_DATA ? .waiting : .refused }
         guard features.has_animation == 0,
-              (try? options.limits.check(width: Int(features.width), height: Int(features.height), inputSize: bytes.count)) != nil,
-              // Straight RGBA premultiplied by PixelBuffer, as the full decode does, so the last
-              // partial image is the full one to the bit.
-              let decoder = WebPINewRGB(MODE_RGBA, nil, 0, 0) else { return .refused }
+            (try? options.limits.check(width: Int(features.width), height: Int(features.height), inputSize: bytes.count)) != nil,
+            // Straight RGBA premultiplied by PixelBuffer, as the full decode does, so the last
+            // partial image is the full one to the bit.
+            let decoder = WebPINewRGB(MODE_RGBA, nil, 0, 0)
+        else { return .refused }
         return .ready(decoder)
     }
 }

@@ -10,9 +10,12 @@ struct StreamedImage {
 
     /// The image, rows not yet decoded transparent. `premultiplied` is true for opaque sources
     /// (JPEG), whose decoded rows are already valid premultiplied RGBA; CMYK is converted first.
-    func image(format: ImageFormat, premultiplied: Bool, inverted: Bool = false, orientation: ExifOrientation = .up,
-               options: DecodeOptions) -> Image {
-        let width = Int(pixels.width), height = Int(pixels.height)
+    func image(
+        format: ImageFormat, premultiplied: Bool, inverted: Bool = false, orientation: ExifOrientation = .up,
+        options: DecodeOptions
+    ) -> Image {
+        let width = Int(pixels.width)
+        let height = Int(pixels.height)
         let decoded = visibleRows * width * 4
         var bytes = Array(UnsafeBufferPointer(start: pixels.pixels, count: width * height * 4))
         if pixels.is_cmyk != 0 {
@@ -20,10 +23,13 @@ struct StreamedImage {
             JPEGCoder.convertCMYKToRGBA(&ink, inverted: inverted)
             bytes.replaceSubrange(..<decoded, with: ink)
         }
-        let buffer = premultiplied ? PixelBuffer(width: width, height: height, premultipliedRGBA: bytes)
-                                   : PixelBuffer(width: width, height: height, straightRGBA: bytes)
-        let image = Image(pixels: buffer, scale: options.scale, orientation: orientation, sourceFormat: format,
-                          hasAlpha: !premultiplied || visibleRows < height)
+        let buffer =
+            premultiplied
+            ? PixelBuffer(width: width, height: height, premultipliedRGBA: bytes)
+            : PixelBuffer(width: width, height: height, straightRGBA: bytes)
+        let image = Image(
+            pixels: buffer, scale: options.scale, orientation: orientation, sourceFormat: format,
+            hasAlpha: !premultiplied || visibleRows < height)
         return CodersManager.fitted(image, into: options.thumbnail)
     }
 }

@@ -25,9 +25,11 @@ public struct WebPCoder: ImageCoder {
     private func encodeStill(_ pixels: PixelBuffer, options: EncodeOptions) throws(WebImageError) -> Data {
         let straight = pixels.straightRGBA()
         var output: UnsafeMutablePointer<UInt8>?
-        let size = options.lossless
+        let size =
+            options.lossless
             ? WebPEncodeLosslessRGBA(straight, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bytesPerRow), &output)
-            : WebPEncodeRGBA(straight, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bytesPerRow), Float(options.quality * 100), &output)
+            : WebPEncodeRGBA(
+                straight, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bytesPerRow), Float(options.quality * 100), &output)
         defer { WebPFree(output) }
         guard size > 0, let output else { throw WebImageError(.encodeFailed, "libwebp could not encode \(pixels.width)x\(pixels.height)") }
         return Data(bytes: output, count: size)
@@ -52,7 +54,8 @@ public struct WebPCoder: ImageCoder {
         }
         var assembled = WebPData()
         guard WebPAnimEncoderAdd(encoder, nil, Int32(clamping: timestamp), nil) != 0,
-              WebPAnimEncoderAssemble(encoder, &assembled) != 0, let bytes = assembled.bytes else {
+            WebPAnimEncoderAssemble(encoder, &assembled) != 0, let bytes = assembled.bytes
+        else {
             throw WebImageError(.encodeFailed, "libwebp could not assemble the animation")
         }
         defer { WebPDataClear(&assembled) }
@@ -68,7 +71,8 @@ public struct WebPCoder: ImageCoder {
         picture.height = Int32(pixels.height)
         let straight = pixels.straightRGBA()
         guard WebPPictureImportRGBA(&picture, straight, Int32(pixels.bytesPerRow)) != 0,
-              WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config) != 0 else {
+            WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config) != 0
+        else {
             throw WebImageError(.encodeFailed, "libwebp could not add a frame")
         }
     }
@@ -106,7 +110,9 @@ public struct WebPCoder: ImageCoder {
         return try decodeStill(bytes, features: features, options: options)
     }
 
-    private func decodeStill(_ bytes: UnsafeBufferPointer<UInt8>, features: WebPBitstreamFeatures, options: DecodeOptions) throws(WebImageError) -> Image {
+    private func decodeStill(_ bytes: UnsafeBufferPointer<UInt8>, features: WebPBitstreamFeatures, options: DecodeOptions)
+        throws(WebImageError) -> Image
+    {
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else { throw WebImageError(.decodeFailed, "libwebp version mismatch") }
         let (width, height) = Self.outputSize(Int(features.width), Int(features.height), thumbnail: options.thumbnail)
@@ -129,13 +135,16 @@ public struct WebPCoder: ImageCoder {
         }
         guard status == VP8_STATUS_OK else { throw WebImageError(.decodeFailed, "WebP: status \(status.rawValue)") }
         // Without alpha there is nothing to premultiply: skip the pass over every pixel.
-        let buffer = features.has_alpha != 0
+        let buffer =
+            features.has_alpha != 0
             ? PixelBuffer(width: width, height: height, straightRGBA: pixels)
             : PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
         return Image(pixels: buffer, scale: options.scale, sourceFormat: .webP, hasAlpha: features.has_alpha != 0)
     }
 
-    private func decodeAnimation(_ bytes: UnsafeBufferPointer<UInt8>, options: DecodeOptions, frameLimit: Int = .max) throws(WebImageError) -> Image {
+    private func decodeAnimation(_ bytes: UnsafeBufferPointer<UInt8>, options: DecodeOptions, frameLimit: Int = .max) throws(WebImageError)
+        -> Image
+    {
         var source = try WebPFrameSource(Data(buffer: bytes), limits: options.limits)
         var limited = options
         limited.firstFrameOnly = options.firstFrameOnly || frameLimit == 1

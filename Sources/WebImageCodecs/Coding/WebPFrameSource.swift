@@ -13,11 +13,17 @@ struct WebPFrameSource: AnimationFrameSource {
             bytes = .allocate(capacity: max(1, data.count))
             _ = bytes.initialize(from: data)
             var options = WebPAnimDecoderOptions()
-            guard WebPAnimDecoderOptionsInit(&options) != 0 else { bytes.deallocate(); return nil }
+            guard WebPAnimDecoderOptionsInit(&options) != 0 else {
+                bytes.deallocate()
+                return nil
+            }
             options.color_mode = MODE_RGBA
             options.use_threads = 0
             var webp = WebPData(bytes: bytes.baseAddress, size: data.count)
-            guard let decoder = WebPAnimDecoderNew(&webp, &options) else { bytes.deallocate(); return nil }
+            guard let decoder = WebPAnimDecoderNew(&webp, &options) else {
+                bytes.deallocate()
+                return nil
+            }
             pointer = decoder
         }
 
@@ -42,7 +48,8 @@ struct WebPFrameSource: AnimationFrameSource {
         guard let decoder = Decoder(data) else { throw WebImageError(.decodeFailed, "WebP animation unreadable") }
         var info = WebPAnimInfo()
         guard WebPAnimDecoderGetInfo(decoder.pointer, &info) != 0, info.frame_count > 0,
-              (Int(info.canvas_width), Int(info.canvas_height)) == canvas else {
+            (Int(info.canvas_width), Int(info.canvas_height)) == canvas
+        else {
             throw WebImageError(.decodeFailed, "WebP animation info unreadable")
         }
         canvasWidth = canvas.width
@@ -73,7 +80,9 @@ struct WebPFrameSource: AnimationFrameSource {
     mutating func next() throws(WebImageError) -> PixelBuffer {
         var buffer: UnsafeMutablePointer<UInt8>?
         var timestamp: Int32 = 0
-        guard WebPAnimDecoderHasMoreFrames(decoder.pointer) != 0, WebPAnimDecoderGetNext(decoder.pointer, &buffer, &timestamp) != 0, let buffer else {
+        guard WebPAnimDecoderHasMoreFrames(decoder.pointer) != 0, WebPAnimDecoderGetNext(decoder.pointer, &buffer, &timestamp) != 0,
+            let buffer
+        else {
             throw WebImageError(.decodeFailed, "WebP animation frame unreadable")
         }
         let straight = [UInt8](UnsafeBufferPointer(start: buffer, count: canvasWidth * canvasHeight * 4))

@@ -5,7 +5,8 @@
 extension StringProtocol {
     /// Whether the two texts are equal when ASCII letters are compared without regard to case.
     package func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
-        let mine = utf8, theirs = other.utf8
+        let mine = utf8
+        let theirs = other.utf8
         guard mine.count == theirs.count else { return false }
         return zip(mine, theirs).allSatisfy { Self.lowercasedASCII($0) == Self.lowercasedASCII($1) }
     }

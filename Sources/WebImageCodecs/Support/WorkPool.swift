@@ -39,7 +39,8 @@ package final class WorkPool: Sendable {
 
     /// Runs `work` in the pool and returns its result. A task cancelled while its job waits
     /// skips the work and gets ``WebImageError/Code/cancelled``.
-    package func run<Output: Sendable>(_ work: @escaping @Sendable () throws(WebImageError) -> Output) async throws(WebImageError) -> Output {
+    package func run<Output: Sendable>(_ work: @escaping @Sendable () throws(WebImageError) -> Output) async throws(WebImageError) -> Output
+    {
         let result: Result<Output, WebImageError> = await withCheckedContinuation { continuation in
             let job: @Sendable () -> Void = {
                 continuation.resume(returning: Result { () throws(WebImageError) in try work() })

@@ -53,7 +53,8 @@ enum BoxBlur {
     }
 
     private static func padEnds(_ line: inout [SIMD4<Float>], pad: Int, count: Int) {
-        let first = line[pad], last = line[pad + count - 1]
+        let first = line[pad]
+        let last = line[pad + count - 1]
         for index in 0..<pad {
             line[index] = first
             line[pad + count + index] = last

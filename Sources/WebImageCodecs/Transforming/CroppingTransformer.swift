@@ -24,8 +24,10 @@ public struct CroppingTransformer: ImageTransformer, Hashable {
 
     public func transform(_ image: Image, forKey key: String) -> Image? {
         image.mappingFrames { pixels in
-            let left = max(x, 0), top = max(y, 0)
-            let right = min(x + width, pixels.width), bottom = min(y + height, pixels.height)
+            let left = max(x, 0)
+            let top = max(y, 0)
+            let right = min(x + width, pixels.width)
+            let bottom = min(y + height, pixels.height)
             guard right > left, bottom > top else { return nil }
             return pixels.cropped(x: left, y: top, width: right - left, height: bottom - top)
         }

@@ -16,7 +16,7 @@ enum ParallelRows {
         let bands = min(rows, cores * bandsPerCore)
         let results = Locked([[UInt8]](repeating: [], count: bands))
         DispatchQueue.concurrentPerform(iterations: bands) { band in
-            let bytes = body(rows * band / bands ..< rows * (band + 1) / bands)
+            let bytes = body(rows * band / bands..<rows * (band + 1) / bands)
             results.withLock { $0[band] = bytes }
         }
         return results.withLock { bands in
@@ -28,7 +28,9 @@ enum ParallelRows {
     }
 
     /// `body` over every row, writing each row's `width` RGBA pixels through the pointer it gets.
-    static func fill(rows: Int, width: Int, _ body: @escaping @Sendable (_ row: Int, _ output: UnsafeMutablePointer<UInt8>) -> Void) -> [UInt8] {
+    static func fill(rows: Int, width: Int, _ body: @escaping @Sendable (_ row: Int, _ output: UnsafeMutablePointer<UInt8>) -> Void)
+        -> [UInt8]
+    {
         map(rows: rows, pixelsPerRow: width) { band in
             var bytes = [UInt8](repeating: 0, count: band.count * width * 4)
             bytes.withUnsafeMutableBufferPointer { output in

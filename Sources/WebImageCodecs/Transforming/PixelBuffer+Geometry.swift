@@ -24,7 +24,8 @@ extension PixelBuffer {
         var output = [UInt8](repeating: 0, count: bytes.count)
         bytes.withUnsafeBytes { input in
             output.withUnsafeMutableBytes { output in
-                let source = input.bindMemory(to: UInt32.self), target = output.bindMemory(to: UInt32.self)
+                let source = input.bindMemory(to: UInt32.self)
+                let target = output.bindMemory(to: UInt32.self)
                 for tileY in stride(from: 0, to: height, by: tile) {
                     for tileX in stride(from: 0, to: width, by: tile) {
                         for y in tileY..<min(tileY + tile, height) {
@@ -44,7 +45,7 @@ extension PixelBuffer {
         output.reserveCapacity(width * height * 4)
         for row in y..<(y + height) {
             let start = row * bytesPerRow + x * 4
-            output.append(contentsOf: bytes[start ..< start + width * 4])
+            output.append(contentsOf: bytes[start..<start + width * 4])
         }
         return PixelBuffer(width: width, height: height, premultipliedRGBA: output)
     }

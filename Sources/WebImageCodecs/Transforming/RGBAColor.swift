@@ -20,7 +20,8 @@ public struct RGBAColor: Sendable, Hashable, CustomStringConvertible {
     /// Parses `#RRGGBB` or `#RRGGBBAA` (the `#` is optional); nil for anything else.
     public init?(hex: String) {
         let digits = hex.hasPrefix("#") ? hex.dropFirst() : Substring(hex)
-        guard digits.count == 6 || digits.count == 8, let value = UInt32(digits, radix: 16), !digits.hasPrefix("+"), !digits.hasPrefix("-") else {
+        guard digits.count == 6 || digits.count == 8, let value = UInt32(digits, radix: 16), !digits.hasPrefix("+"), !digits.hasPrefix("-")
+        else {
             return nil
         }
         let rgba = digits.count == 6 ? value << 8 | 0xFF : value

@@ -68,8 +68,9 @@ enum Resampler {
                     let sourceY = min(Int((Double(y) + 0.5) * Double(source.height) / Double(height)), source.height - 1)
                     let sourceRow = sourceY * source.bytesPerRow
                     for x in 0..<width {
-                        output.storeBytes(of: input.loadUnaligned(fromByteOffset: sourceRow + columns[x] * 4, as: UInt32.self),
-                                          toByteOffset: (y * width + x) * 4, as: UInt32.self)
+                        output.storeBytes(
+                            of: input.loadUnaligned(fromByteOffset: sourceRow + columns[x] * 4, as: UInt32.self),
+                            toByteOffset: (y * width + x) * 4, as: UInt32.self)
                     }
                 }
             }

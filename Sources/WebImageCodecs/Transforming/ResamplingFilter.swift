@@ -28,7 +28,7 @@ public enum ResamplingFilter: String, Sendable, Hashable, CaseIterable {
         case .bilinear:
             return max(0, 1 - abs(x))
         case .nearest:
-            return (-0.5 ..< 0.5).contains(x) ? 1 : 0
+            return (-0.5..<0.5).contains(x) ? 1 : 0
         }
     }
 

@@ -39,15 +39,18 @@ public struct RotationTransformer: ImageTransformer, Hashable {
 
     private func rotateFreely(_ source: PixelBuffer) -> PixelBuffer {
         let radians = degrees * .pi / 180
-        let cosine = cos(radians), sine = sin(radians)
-        let (width, height) = fitsSize ? Self.boundingSize(source.width, source.height, cosine: cosine, sine: sine) : (source.width, source.height)
+        let cosine = cos(radians)
+        let sine = sin(radians)
+        let (width, height) =
+            fitsSize ? Self.boundingSize(source.width, source.height, cosine: cosine, sine: sine) : (source.width, source.height)
         let sourceCentre = (x: Double(source.width) / 2, y: Double(source.height) / 2)
         let outputCentre = (x: Double(width) / 2, y: Double(height) / 2)
         let output = ParallelRows.fill(rows: height, width: width) { y, outputRow in
             source.bytes.withUnsafeBytes { input in
                 for x in 0..<width {
                     // Counter-clockwise on screen (y down): map each output centre back by the inverse turn.
-                    let dx = Double(x) + 0.5 - outputCentre.x, dy = Double(y) + 0.5 - outputCentre.y
+                    let dx = Double(x) + 0.5 - outputCentre.x
+                    let dy = Double(y) + 0.5 - outputCentre.y
                     let sourceX = cosine * dx - sine * dy + sourceCentre.x
                     let sourceY = sine * dx + cosine * dy + sourceCentre.y
                     let sample = Self.bilinear(input, source.width, source.height, sourceX - 0.5, sourceY - 0.5)
@@ -63,7 +66,8 @@ public struct RotationTransformer: ImageTransformer, Hashable {
     static func boundingSize(_ width: Int, _ height: Int, cosine: Double, sine: Double) -> (Int, Int) {
         let corners = [(0.0, 0.0), (Double(width), 0.0), (Double(width), Double(height)), (0.0, Double(height))]
             .map { x, y in (cosine * x + sine * y, -sine * x + cosine * y) }
-        let xs = corners.map { ($0.0 * 1e6).rounded() / 1e6 }, ys = corners.map { ($0.1 * 1e6).rounded() / 1e6 }
+        let xs = corners.map { ($0.0 * 1e6).rounded() / 1e6 }
+        let ys = corners.map { ($0.1 * 1e6).rounded() / 1e6 }
         let newWidth = Int(xs.max()!.rounded(.up) - xs.min()!.rounded(.down))
         let newHeight = Int(ys.max()!.rounded(.up) - ys.min()!.rounded(.down))
         return (max(1, newWidth), max(1, newHeight))
@@ -71,9 +75,11 @@ public struct RotationTransformer: ImageTransformer, Hashable {
 
     /// Samples between the four nearest pixels; outside the image counts as transparent.
     private static func bilinear(_ input: UnsafeRawBufferPointer, _ width: Int, _ height: Int, _ x: Double, _ y: Double) -> SIMD4<Float> {
-        let x0 = Int(x.rounded(.down)), y0 = Int(y.rounded(.down))
+        let x0 = Int(x.rounded(.down))
+        let y0 = Int(y.rounded(.down))
         guard x0 >= -1, y0 >= -1, x0 < width, y0 < height else { return .zero }
-        let fx = Float(x - Double(x0)), fy = Float(y - Double(y0))
+        let fx = Float(x - Double(x0))
+        let fy = Float(y - Double(y0))
         @inline(__always) func pixel(_ px: Int, _ py: Int) -> SIMD4<Float> {
             guard px >= 0, py >= 0, px < width, py < height else { return .zero }
             return SIMD4<Float>(input.loadUnaligned(fromByteOffset: (py * width + px) * 4, as: SIMD4<UInt8>.self))

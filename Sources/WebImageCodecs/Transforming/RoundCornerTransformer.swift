@@ -30,14 +30,16 @@ public struct RoundCornerTransformer: ImageTransformer, Hashable {
     }
 
     private func round(_ pixels: PixelBuffer) -> PixelBuffer {
-        let halfWidth = Double(pixels.width) / 2, halfHeight = Double(pixels.height) / 2
+        let halfWidth = Double(pixels.width) / 2
+        let halfHeight = Double(pixels.height) / 2
         let radius = min(self.radius, halfWidth, halfHeight)
         let border = borderColor.premultiplied
         var output = pixels.bytes
         output.withUnsafeMutableBytes { bytes in
             for y in 0..<pixels.height {
                 for x in 0..<pixels.width {
-                    let px = Double(x) + 0.5 - halfWidth, py = Double(y) + 0.5 - halfHeight
+                    let px = Double(x) + 0.5 - halfWidth
+                    let py = Double(y) + 0.5 - halfHeight
                     let distance = signedDistance(px, py, halfWidth, halfHeight, radius: radius)
                     let shape = Float(min(max(0.5 - distance, 0), 1))
                     let inner = Float(min(max(0.5 - distance - borderWidth, 0), 1))
@@ -57,7 +59,8 @@ public struct RoundCornerTransformer: ImageTransformer, Hashable {
     private func signedDistance(_ px: Double, _ py: Double, _ halfWidth: Double, _ halfHeight: Double, radius: Double) -> Double {
         let corner: RectCorners = py < 0 ? (px < 0 ? .topLeft : .topRight) : (px < 0 ? .bottomLeft : .bottomRight)
         let r = corners.contains(corner) ? radius : 0
-        let qx = abs(px) - (halfWidth - r), qy = abs(py) - (halfHeight - r)
+        let qx = abs(px) - (halfWidth - r)
+        let qy = abs(py) - (halfHeight - r)
         let outside = (max(qx, 0) * max(qx, 0) + max(qy, 0) * max(qy, 0)).squareRoot()
         return outside + min(max(qx, qy), 0) - r
     }

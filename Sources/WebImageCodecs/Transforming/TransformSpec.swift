@@ -66,8 +66,9 @@ public enum TransformSpec {
         case "crop": return try crop(arguments)
         case "centercrop":
             try expectCount(arguments, 2...2, usage: "centercrop:W:H")
-            return CenterCropTransformer(aspectWidth: try integer(arguments[0], "ratio width", 1...maximumDimension),
-                                         aspectHeight: try integer(arguments[1], "ratio height", 1...maximumDimension))
+            return CenterCropTransformer(
+                aspectWidth: try integer(arguments[0], "ratio width", 1...maximumDimension),
+                aspectHeight: try integer(arguments[1], "ratio height", 1...maximumDimension))
         case "round": return try round(arguments)
         case "flip":
             try expectCount(arguments, 1...1, usage: "flip:h, flip:v or flip:hv")
@@ -109,7 +110,8 @@ public enum TransformSpec {
             } else if let parsed = ResamplingFilter(rawValue: name) {
                 filter = parsed
             } else {
-                throw StepError("\"\(argument)\" is neither a mode (fill, aspectfit, aspectfill) nor a filter (lanczos3, bilinear, nearest)")
+                throw StepError(
+                    "\"\(argument)\" is neither a mode (fill, aspectfit, aspectfill) nor a filter (lanczos3, bilinear, nearest)")
             }
         }
         return ResizingTransformer(width: width, height: height, mode: mode, filter: filter)
@@ -120,8 +122,9 @@ public enum TransformSpec {
         let pieces = arguments[0].split(separator: "+", omittingEmptySubsequences: false).map(String.init)
         guard pieces.count == 3 else { throw StepError("crop takes WxH+X+Y, not \"\(arguments[0])\"") }
         let (width, height) = try size(pieces[0])
-        return CroppingTransformer(x: try integer(pieces[1], "x", 0...maximumDimension * 10), y: try integer(pieces[2], "y", 0...maximumDimension * 10),
-                                   width: width, height: height)
+        return CroppingTransformer(
+            x: try integer(pieces[1], "x", 0...maximumDimension * 10), y: try integer(pieces[2], "y", 0...maximumDimension * 10),
+            width: width, height: height)
     }
 
     private static func round(_ arguments: [String]) throws(StepError) -> any ImageTransformer {

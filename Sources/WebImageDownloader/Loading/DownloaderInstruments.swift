@@ -9,9 +9,10 @@ struct DownloaderInstruments: Sendable {
     private let firstByte: CoreMetrics.Timer
 
     init(_ telemetry: Telemetry) {
-        outcomes = Dictionary(uniqueKeysWithValues: ["success", "failure", "cancelled", "not_modified"].map {
-            ($0, telemetry.counter(.downloads, dimensions: [("result", $0)]))
-        })
+        outcomes = Dictionary(
+            uniqueKeysWithValues: ["success", "failure", "cancelled", "not_modified"].map {
+                ($0, telemetry.counter(.downloads, dimensions: [("result", $0)]))
+            })
         bytes = telemetry.counter(.downloadBytes)
         duration = telemetry.timer(.downloadDuration)
         queued = telemetry.timer(.downloadQueueTime)

@@ -12,4 +12,3 @@ extension HTTPHeaderLookup {
         headers.first { $0.name.equalsIgnoringASCIICase(name) }?.value
     }
 }
-

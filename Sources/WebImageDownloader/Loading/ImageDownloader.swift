@@ -113,13 +113,15 @@ public final class ImageDownloader: ImageLoader {
         let key = DownloadTransfer.Key(url: url, options: options)
         let (transfer, subscriber) = queue.withLock { queue in
             queue.nextSubscriber += 1
-            let transfer = queue.transfers[key] ?? {
-                queue.nextSequence += 1
-                let created = DownloadTransfer(key: key, options: options, sequence: queue.nextSequence)
-                queue.transfers[key] = created
-                queue.waiting.append(created, priority: options.priority)
-                return created
-            }()
+            let transfer =
+                queue.transfers[key]
+                ?? {
+                    queue.nextSequence += 1
+                    let created = DownloadTransfer(key: key, options: options, sequence: queue.nextSequence)
+                    queue.transfers[key] = created
+                    queue.waiting.append(created, priority: options.priority)
+                    return created
+                }()
             let (before, after) = transfer.state.withLock { state in
                 let before = state.priority
                 state.subscribers[queue.nextSubscriber] = events
@@ -228,7 +230,8 @@ public final class ImageDownloader: ImageLoader {
     private func nextTransferToStart() -> DownloadTransfer? {
         queue.withLock { queue in
             guard !queue.isSuspended, queue.running < configuration.maximumConcurrentDownloads,
-                  let next = queue.waiting.next(lifo: configuration.executionOrder == .lifo) else {
+                let next = queue.waiting.next(lifo: configuration.executionOrder == .lifo)
+            else {
                 queue.isStarting = false
                 return nil
             }
@@ -287,13 +290,16 @@ public final class ImageDownloader: ImageLoader {
         }
         let unmodified = prepared
         let started = transfer.begin {
-            .preparing(Task { [self] in
-                guard let modified = await modifier(unmodified) else {
-                    attemptFailed(transfer, WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)"), retryAfter: nil, attempt: number)
-                    return
-                }
-                send(modified, resumable: resumable, transfer: transfer, attempt: number)
-            })
+            .preparing(
+                Task { [self] in
+                    guard let modified = await modifier(unmodified) else {
+                        attemptFailed(
+                            transfer, WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)"), retryAfter: nil,
+                            attempt: number)
+                        return
+                    }
+                    send(modified, resumable: resumable, transfer: transfer, attempt: number)
+                })
         }
         if !started { complete(transfer, .failure(WebImageError(.cancelled))) }
     }
@@ -333,7 +339,9 @@ public final class ImageDownloader: ImageLoader {
         switch result {
         case .success(let body):
             guard let accepted = collector.accepted else {
-                attemptFailed(transfer, WebImageError(.connectionLost, "\(url.absoluteString) sent no response head"), retryAfter: nil, attempt: number)
+                attemptFailed(
+                    transfer, WebImageError(.connectionLost, "\(url.absoluteString) sent no response head"), retryAfter: nil,
+                    attempt: number)
                 return
             }
             finish(body, accepted: accepted, from: collector.finalURL ?? url, transfer: transfer, attempt: number)
@@ -347,7 +355,8 @@ public final class ImageDownloader: ImageLoader {
         }
     }
 
-    private func finish(_ body: Data, accepted: BodyCollector.Accepted, from finalURL: URL, transfer: DownloadTransfer, attempt number: Int) {
+    private func finish(_ body: Data, accepted: BodyCollector.Accepted, from finalURL: URL, transfer: DownloadTransfer, attempt number: Int)
+    {
         do throws(WebImageError) {
             complete(transfer, .success(try checked(body, accepted: accepted, from: finalURL, transfer: transfer)))
         } catch {
@@ -401,27 +410,33 @@ public final class ImageDownloader: ImageLoader {
     private func makeCollector(for transfer: DownloadTransfer, resumable: PartialDownloads.Partial?) -> BodyCollector {
         let url = transfer.key.url
         let configuration = configuration
-        return BodyCollector(maximumSize: configuration.maximumBodySize, judge: { [self] response in
-            transfer.timeline.withLock { timeline in
-                timeline.firstByte = timeline.firstByte ?? .now
-                timeline.httpVersion = "HTTP/\(response.version.major).\(response.version.minor)"
-            }
-            announce(.receivedResponse(url, statusCode: Int(response.status.code)))
-            var head = DownloadResponseHead(statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
-            if transfer.key.handleCookies { Self.storeCookies(from: head, for: url) }
-            if let modifier = transfer.key.responseModifier?.modify ?? configuration.responseModifier {
-                guard let modified = modifier(head) else {
-                    return .failure(.init(error: WebImageError(.rejected, "the response modifier refused \(url.absoluteString)"), retryAfter: nil))
+        return BodyCollector(
+            maximumSize: configuration.maximumBodySize,
+            judge: { [self] response in
+                transfer.timeline.withLock { timeline in
+                    timeline.firstByte = timeline.firstByte ?? .now
+                    timeline.httpVersion = "HTTP/\(response.version.major).\(response.version.minor)"
                 }
-                head = modified
-            }
-            return Self.judge(head, url: url, conditional: transfer.key.validators != nil, resumable: resumable, configuration: configuration)
-        }, progress: { received, expected, snapshot in
-            transfer.broadcast(.progress(received: Int64(received), expected: expected))
-            if transfer.state.withLock({ !$0.wantsPartialData.isEmpty }) {
-                transfer.broadcast(.partialData(LoadedData(data: snapshot(), url: url)))
-            }
-        })
+                announce(.receivedResponse(url, statusCode: Int(response.status.code)))
+                var head = DownloadResponseHead(
+                    statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
+                if transfer.key.handleCookies { Self.storeCookies(from: head, for: url) }
+                if let modifier = transfer.key.responseModifier?.modify ?? configuration.responseModifier {
+                    guard let modified = modifier(head) else {
+                        return .failure(
+                            .init(error: WebImageError(.rejected, "the response modifier refused \(url.absoluteString)"), retryAfter: nil))
+                    }
+                    head = modified
+                }
+                return Self.judge(
+                    head, url: url, conditional: transfer.key.validators != nil, resumable: resumable, configuration: configuration)
+            },
+            progress: { received, expected, snapshot in
+                transfer.broadcast(.progress(received: Int64(received), expected: expected))
+                if transfer.state.withLock({ !$0.wantsPartialData.isEmpty }) {
+                    transfer.broadcast(.partialData(LoadedData(data: snapshot(), url: url)))
+                }
+            })
     }
 
     /// Whether a response head carries an image this download can use.
@@ -453,7 +468,9 @@ public final class ImageDownloader: ImageLoader {
 
     /// Checks a complete body against what its head promised, decrypts it, and checks it is an
     /// image; `finalURL` is where it came from after redirects.
-    private func checked(_ received: Data, accepted: BodyCollector.Accepted, from finalURL: URL, transfer: DownloadTransfer) throws(WebImageError) -> LoadedData {
+    private func checked(_ received: Data, accepted: BodyCollector.Accepted, from finalURL: URL, transfer: DownloadTransfer)
+        throws(WebImageError) -> LoadedData
+    {
         let url = transfer.key.url
         let head = accepted.head
         if let expected = accepted.expected, Int64(received.count) != expected {
@@ -496,7 +513,9 @@ public final class ImageDownloader: ImageLoader {
 
     /// The bytes a 206 continues from: the kept prefix, when the server's `Content-Range` starts
     /// right after it; nothing for a 200, which sends the whole image again.
-    private static func resumedPrefix(_ resumable: PartialDownloads.Partial?, head: DownloadResponseHead, url: URL) throws(WebImageError) -> Data {
+    private static func resumedPrefix(_ resumable: PartialDownloads.Partial?, head: DownloadResponseHead, url: URL) throws(WebImageError)
+        -> Data
+    {
         guard head.statusCode == 206 else { return Data() }
         guard let resumable, let range = head.header("Content-Range"), range.hasPrefix("bytes \(resumable.data.count)-") else {
             throw WebImageError(.connectionLost, "\(url.absoluteString) sent a range that does not continue the kept bytes")

@@ -20,8 +20,9 @@ final class PartialDownloads: Sendable {
     /// Keeps `data` for `url` if the response allows resuming it.
     func keep(_ data: Data, for url: URL, head: DownloadResponseHead) {
         guard !data.isEmpty, data.count <= maximumTotalBytes,
-              head.header("Accept-Ranges")?.lowercased() == "bytes",
-              let validator = head.header("ETag") ?? head.header("Last-Modified") else { return }
+            head.header("Accept-Ranges")?.lowercased() == "bytes",
+            let validator = head.header("ETag") ?? head.header("Last-Modified")
+        else { return }
         entries.withLock { state in
             if let old = state.partials.removeValue(forKey: url) { state.total -= old.data.count }
             state.sequence += 1

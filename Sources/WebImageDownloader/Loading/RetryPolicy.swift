@@ -59,4 +59,3 @@ public struct RetryPolicy: Sendable, Equatable {
         return .milliseconds(max(0, Int(date.timeIntervalSince(now) * 1000)))
     }
 }
-

@@ -37,19 +37,23 @@ extension ImageManager {
         guard delegate?.imageManager(self, shouldDownloadImageFor: request.url) ?? true else {
             throw WebImageError(.rejected, "the manager's delegate declined to download \(request.url.absoluteString)")
         }
+        let loaded: LoadedData
+        let image: Image?
         do throws(WebImageError) {
             let validators = cached == nil ? nil : storedValidators(request)
-            let loaded = try await loadData(request, load: load, validators: validators)
-            let image = try await decodeAndTransform(loaded.data, request)
-            let result = ImageResult(image: image, data: loaded.data, cacheType: .none, url: request.url, finalURL: loaded.url)
-            try await store(result, loaded: loaded, request: request)
-            return result
+            loaded = try await loadData(request, load: load, validators: validators)
+            image = try await decodeAndTransform(loaded.data, request)
         } catch  where error.code == .notModified && cached != nil {
             return nil
         } catch {
             blockIfNeeded(request.url, error: error)
             throw error
         }
+        let result = ImageResult(image: image, data: loaded.data, cacheType: .none, url: request.url, finalURL: loaded.url)
+        // Outside the block above: a store that fails is the cache's trouble, never a reason to
+        // put the URL on the failed list.
+        try await store(result, loaded: loaded, request: request)
+        return result
     }
 
     /// For a variant (thumbnail or transform): the original's bytes from the cache, decoded at
@@ -198,13 +202,26 @@ extension ImageManager {
         }
     }
 
-    /// Runs a cache write now (`.waitStoreCache`) or in the background.
+    /// Runs a cache write now (`.waitStoreCache`, whose caller gets the write's error) or in the
+    /// background. Either way a failed write is logged and counted (``MetricName/cacheStoreFailures``).
     private func write(_ request: Request, _ body: @escaping @Sendable () async throws(WebImageError) -> Void) async throws(WebImageError) {
-        if request.options.contains(.waitStoreCache) {
-            try await body()
-        } else {
-            Task.detached(priority: .utility) { try? await body() }
+        guard request.options.contains(.waitStoreCache) else {
+            Task.detached(priority: .utility) { [self] in
+                do throws(WebImageError) { try await body() } catch { storeFailed(request, error) }
+            }
+            return
         }
+        do throws(WebImageError) {
+            try await body()
+        } catch {
+            storeFailed(request, error)
+            throw error
+        }
+    }
+
+    private func storeFailed(_ request: Request, _ error: WebImageError) {
+        storeFailures.increment()
+        logger.warning("a cache store failed", metadata: ["key": "\(request.key)", "error": "\(error)"])
     }
 
     private func put(_ image: Image?, data: Data?, key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata, request: Request)

@@ -1,4 +1,6 @@
 public import Foundation
+import CoreMetrics
+import Logging
 
 /// URL in, image out (SDWebImage's `SDWebImageManager`): memory cache, then disk cache, then the
 /// loader; decode; transform; store; deliver.
@@ -43,6 +45,9 @@ public final class ImageManager: Sendable {
     public let failedURLs = FailedURLs()
 
     let workPool: WorkPool
+    let logger: Logger
+    /// Counts the cache stores that failed (``MetricName/cacheStoreFailures``).
+    let storeFailures: Counter
     let sharedLoads = Locked([SharedLoadKey: SharedLoad]())
     private let running = Locked(Set<LoadOperation>())
     private let uniqueLoads = Locked(0)
@@ -57,7 +62,8 @@ public final class ImageManager: Sendable {
         cacheSerializer: CacheSerializer? = nil,
         optionsProcessor: OptionsProcessor? = nil,
         delegate: (any ImageManagerDelegate)? = nil,
-        decodeLimits: DecodeLimits = DecodeLimits()
+        decodeLimits: DecodeLimits = DecodeLimits(),
+        telemetry: Telemetry = .default
     ) {
         self.cache = cache
         self.loader = loader
@@ -69,6 +75,8 @@ public final class ImageManager: Sendable {
         self.delegate = delegate
         self.decodeLimits = decodeLimits
         workPool = .shared
+        logger = telemetry.logger("manager")
+        storeFailures = telemetry.counter(.cacheStoreFailures)
     }
 
     // MARK: - Keys

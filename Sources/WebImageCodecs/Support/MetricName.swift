@@ -18,6 +18,10 @@ public struct MetricName: RawRepresentable, Hashable, Sendable {
     public static let diskCacheBytesWritten = MetricName(rawValue: "webimage_disk_cache_written_bytes_total")
     /// Counter: disk cache I/O errors that the cache survived. Dimension `operation`: `read`, `write`, `remove`, `journal`.
     public static let diskCacheErrors = MetricName(rawValue: "webimage_disk_cache_errors_total")
+    /// Counter: stores an image manager made into its cache that failed (a full or read-only
+    /// disk, a custom cache's error); the image was still delivered unless the load asked to
+    /// wait for the store.
+    public static let cacheStoreFailures = MetricName(rawValue: "webimage_cache_store_failures_total")
 
     /// Counter: downloads that ended. Dimension `result`: `success`, `failure`, `cancelled`, `not_modified`.
     public static let downloads = MetricName(rawValue: "webimage_downloads_total")

@@ -130,11 +130,13 @@ extension ImageManager {
         guard !options.contains(.avoidDecodeImage) else { return nil }
         let decodeOptions = decodeOptions(for: request)
         let coders = request.coders
-        let image = try await workPool.run { () throws(WebImageError) in try coders.decode(data, options: decodeOptions) }
+        let priority = request.workPriority
+        let image = try await workPool.run(priority: priority) { () throws(WebImageError) in try coders.decode(data, options: decodeOptions)
+        }
         guard let transformer = request.transformer, !image.isAnimated || options.contains(.transformAnimatedImage) else { return image }
         try Task.checkCancellation(as: WebImageError.self)
         let key = request.key.original
-        return try await workPool.run { () throws(WebImageError) in
+        return try await workPool.run(priority: priority) { () throws(WebImageError) in
             guard let transformed = transformer.transform(image, forKey: key) else {
                 throw WebImageError(.transformFailed, "\(transformer.transformerKey) gave no image for \(key)")
             }

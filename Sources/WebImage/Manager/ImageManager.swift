@@ -179,6 +179,9 @@ public final class ImageManager: Sendable {
         var originalQueryCacheType: ImageCacheType { context.originalQueryCacheType ?? .disk }
         var originalStoreCacheType: ImageCacheType { context.originalStoreCacheType ?? .disk }
         var callbackQueue: CallbackQueue { context.callbackQueue ?? .inline }
+        /// The decode pool's order for this load: a prefetch's `.lowPriority` decodes wait
+        /// behind those of images someone is looking at.
+        var workPriority: WorkPool.Priority { WorkPool.Priority(rawValue: options.priority.rawValue) ?? .normal }
         var imageCache: ImageCache? { cache as? ImageCache }
 
         var requestOptions: LoadRequestOptions {

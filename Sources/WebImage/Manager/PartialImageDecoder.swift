@@ -58,7 +58,7 @@ final class PartialImageDecoder: Sendable {
         let coder = coder(for: data)
         Task {
             var image: Image?
-            if let coder { image = await manager.workPool.runUnlessCancelled { coder.update(data) } }
+            if let coder { image = await manager.workPool.runUnlessCancelled(priority: request.workPriority) { coder.update(data) } }
             let (deliver, next) = state.withLock { state -> (Bool, Data?) in
                 state.lastByteCount = data.count
                 defer { state.pending = nil }

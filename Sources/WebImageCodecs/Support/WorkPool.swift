@@ -2,27 +2,48 @@ import Dispatch
 import Foundation
 
 /// A bounded pool for CPU work (decoding, transforming): at most `width` jobs run at once on
-/// GCD threads, the rest wait in order. Swift's cooperative pool is never blocked by a decode,
-/// and a burst of misses never starts more decodes than there are cores.
+/// GCD threads, the rest wait. Swift's cooperative pool is never blocked by a decode, and a burst
+/// of misses never starts more decodes than there are cores. Waiting jobs start by priority,
+/// then in arrival order, so the decode of an image someone is looking at does not wait behind
+/// a prefetch batch's.
 package final class WorkPool: Sendable {
-    private struct State {
-        var running = 0
-        /// Jobs in arrival order from `head`; the consumed front is dropped in bulk, so taking a
-        /// job never shifts the whole queue.
-        var waiting: [(@Sendable () -> Void)?] = []
+    /// The order in which waiting jobs start: high first.
+    package enum Priority: Int, Sendable, CaseIterable {
+        case low
+        case normal
+        case high
+    }
+
+    /// Jobs of one priority in arrival order from `head`; the consumed front is dropped in bulk,
+    /// so taking a job never shifts the whole queue.
+    private struct Waiting {
+        var jobs: [(@Sendable () -> Void)?] = []
         var head = 0
 
         mutating func take() -> (@Sendable () -> Void)? {
-            guard head < waiting.count else { return nil }
+            guard head < jobs.count else { return nil }
             defer {
-                waiting[head] = nil
+                jobs[head] = nil
                 head += 1
-                if head >= 1024 && head * 2 >= waiting.count {
-                    waiting.removeFirst(head)
+                if head >= 1024 && head * 2 >= jobs.count {
+                    jobs.removeFirst(head)
                     head = 0
                 }
             }
-            return waiting[head]
+            return jobs[head]
+        }
+    }
+
+    private struct State {
+        var running = 0
+        /// One queue per priority, indexed by its raw value.
+        var waiting = [Waiting](repeating: Waiting(), count: Priority.allCases.count)
+
+        mutating func take() -> (@Sendable () -> Void)? {
+            for priority in Priority.allCases.reversed() {
+                if let job = waiting[priority.rawValue].take() { return job }
+            }
+            return nil
         }
     }
 
@@ -37,17 +58,18 @@ package final class WorkPool: Sendable {
         self.width = max(1, width)
     }
 
-    /// Runs `work` in the pool and returns its result. A task cancelled while its job waits
-    /// skips the work and gets ``WebImageError/Code/cancelled``.
-    package func run<Output: Sendable>(_ work: @escaping @Sendable () throws(WebImageError) -> Output) async throws(WebImageError) -> Output
-    {
+    /// Runs `work` in the pool and returns its result; when the pool is busy it waits behind the
+    /// jobs of its priority and higher.
+    package func run<Output: Sendable>(
+        priority: Priority = .normal, _ work: @escaping @Sendable () throws(WebImageError) -> Output
+    ) async throws(WebImageError) -> Output {
         let result: Result<Output, WebImageError> = await withCheckedContinuation { continuation in
             let job: @Sendable () -> Void = {
                 continuation.resume(returning: Result { () throws(WebImageError) in try work() })
             }
             let startNow = state.withLock { state in
                 guard state.running < width else {
-                    state.waiting.append(job)
+                    state.waiting[priority.rawValue].jobs.append(job)
                     return false
                 }
                 state.running += 1
@@ -58,9 +80,16 @@ package final class WorkPool: Sendable {
         return try result.get()
     }
 
-    /// ``run(_:)`` for work that cannot fail; nil when the task was cancelled while waiting.
-    package func runUnlessCancelled<Output: Sendable>(_ work: @escaping @Sendable () -> Output?) async -> Output? {
-        (try? await run { () throws(WebImageError) in work() }) ?? nil
+    /// How many jobs wait for a slot.
+    package var waitingCount: Int {
+        state.withLock { state in state.waiting.reduce(0) { $0 + $1.jobs.count - $1.head } }
+    }
+
+    /// ``run(priority:_:)`` for work that cannot fail.
+    package func runUnlessCancelled<Output: Sendable>(priority: Priority = .normal, _ work: @escaping @Sendable () -> Output?) async
+        -> Output?
+    {
+        (try? await run(priority: priority) { () throws(WebImageError) in work() }) ?? nil
     }
 
     private func dispatch(_ job: @escaping @Sendable () -> Void) {

@@ -1,0 +1,52 @@
+import Dispatch
+import Testing
+import WebImageTesting
+
+@testable import WebImageCodecs
+
+@Suite("WorkPool")
+struct WorkPoolTests {
+    @Test("waiting jobs start by priority, then in arrival order; never more than the width at once")
+    func priorityOrder() async throws {
+        let pool = WorkPool(width: 1)
+        let blocker = DispatchSemaphore(value: 0)
+        let started = EventLog<String>()
+        let order = Locked<[String]>([])
+        let running = Locked((now: 0, most: 0))
+        func job(_ name: String, _ priority: WorkPool.Priority, wait: Bool = false) -> Task<Void, any Error> {
+            Task {
+                try await pool.run(priority: priority) {
+                    running.withLock {
+                        $0.now += 1
+                        $0.most = max($0.most, $0.now)
+                    }
+                    started.record(name)
+                    if wait { blocker.wait() }
+                    order.withLock { $0.append(name) }
+                    running.withLock { $0.now -= 1 }
+                }
+            }
+        }
+        let first = job("first", .low, wait: true)
+        try await started.waitFor("the first job to hold the only slot") { $0 == "first" }
+        // Queued one at a time, each behind the previous in arrival order.
+        var queued: [Task<Void, any Error>] = []
+        for (name, priority) in [("low-1", WorkPool.Priority.low), ("normal", .normal), ("low-2", .low), ("high", .high)] {
+            queued.append(job(name, priority))
+            try await waitUntilQueued(pool, count: queued.count)
+        }
+        blocker.signal()
+        try await first.value
+        for task in queued { try await task.value }
+        #expect(order.withLock { $0 } == ["first", "high", "normal", "low-1", "low-2"])
+        #expect(running.withLock { $0.most } == 1)
+    }
+
+    /// Waits for the pool's queue to hold `count` jobs, yielding between looks (no sleep).
+    private func waitUntilQueued(_ pool: WorkPool, count: Int) async throws {
+        while pool.waitingCount < count {
+            try Task.checkCancellation()
+            await Task.yield()
+        }
+    }
+}

@@ -18,6 +18,7 @@ final class OriginHandler: ChannelInboundHandler {
     private let server: OriginServer
     private let connectionID: Int
     private var head: HTTPRequestHead?
+    private var requestBody: [UInt8] = []
     private var pending: OriginRequest?
     private var sentBodyBytes: Int64 = 0
     private var isActive = true
@@ -56,12 +57,13 @@ final class OriginHandler: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .head(let requestHead):
             head = requestHead
-        case .body:
-            break
+            requestBody = []
+        case .body(let part):
+            requestBody.append(contentsOf: part.readableBytesView)
         case .end:
             guard let requestHead = head else { return }
             head = nil
-            let request = server.recordRequest(requestHead, connectionID: connectionID)
+            let request = server.recordRequest(requestHead, body: requestBody, connectionID: connectionID)
             pending = request
             sentBodyBytes = 0
             let plan = ResponsePlan(response: server.response(for: request), request: request)

@@ -6,6 +6,8 @@ public struct OriginRequest: Sendable {
     public let uri: String
     /// The headers as sent, in order.
     public let headers: [(name: String, value: String)]
+    /// The request body as received (empty for none).
+    public let body: [UInt8]
     /// Identifies the TCP connection the request came on: requests with the same id shared a
     /// connection.
     public let connectionID: Int

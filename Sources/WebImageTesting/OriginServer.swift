@@ -206,13 +206,14 @@ public final class OriginServer: Sendable {
         }
     }
 
-    func recordRequest(_ head: HTTPRequestHead, connectionID: Int) -> OriginRequest {
+    func recordRequest(_ head: HTTPRequestHead, body: [UInt8], connectionID: Int) -> OriginRequest {
         let request = state.withLockedValue { state in
             let path = OriginRequest.path(of: head.uri)
             let request = OriginRequest(
                 method: head.method.rawValue,
                 uri: head.uri,
                 headers: head.headers.map { ($0.name, $0.value) },
+                body: body,
                 connectionID: connectionID,
                 sequence: state.requests.count,
                 indexOnPath: state.requestsPerPath[path, default: 0]

@@ -335,6 +335,68 @@ struct ImageDownloaderTests {
         }
     }
 
+    @Test("a request carries its method, body and headers; its header replaces the shared one of the same name")
+    func requestParts() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/render", .ok(png, contentType: "image/png"))
+            let body = Data(#"{"size":"large"}"#.utf8)
+            let options = LoadRequestOptions(
+                method: "POST", headers: [("Content-Type", "application/json"), ("accept", "image/png")], body: body)
+            let loaded = try await downloader.loadData(origin.url("/render"), options: options)
+            #expect(loaded.data == Data(png))
+            let request = try #require(origin.requests(to: "/render").first)
+            #expect(request.method == "POST" && request.body == [UInt8](body))
+            #expect(request.header("Content-Type") == "application/json")
+            #expect(request.headers.filter { $0.name.lowercased() == "accept" }.map(\.value) == ["image/png"], "replaced, not doubled")
+            #expect(request.header("User-Agent") == ImageDownloaderConfiguration.userAgent, "the other shared headers stay")
+        }
+    }
+
+    @Test("loads that differ in method or body never share a transfer; equal ones do")
+    func requestPartsSeparateTransfers() async throws {
+        try await withDownloader { origin, downloader in
+            origin.route("/render", OriginResponse(headers: [("Content-Type", "image/png")], body: png, headerDelay: .milliseconds(50)))
+            let outcomes = Outcomes()
+            let url = origin.url("/render")
+            let variants = [
+                LoadRequestOptions(), LoadRequestOptions(), LoadRequestOptions(method: "POST", body: Data("a".utf8)),
+                LoadRequestOptions(method: "POST", body: Data("b".utf8)), LoadRequestOptions(method: "POST", body: Data("b".utf8)),
+            ]
+            let tokens = variants.map { downloader.load(url, options: $0, events: outcomes.handler()) }
+            try await outcomes.waitForResults(variants.count)
+            #expect(tokens.count == 5 && outcomes.all.allSatisfy { (try? $0.get().data) == Data(png) })
+            #expect(origin.requests(to: "/render").map(\.method).sorted() == ["GET", "POST", "POST"])
+        }
+    }
+
+    @Test("a POST is not retried (not idempotent); a GET of the same URL is")
+    func postNotRetried() async throws {
+        let quick = RetryPolicy(maximumRetries: 2, baseDelay: .milliseconds(1), maximumDelay: .milliseconds(5))
+        try await withDownloader(ImageDownloaderConfiguration(retryPolicy: quick)) { origin, downloader in
+            origin.route("/busy.png", .status(503))
+            await #expect(throws: WebImageError(.badStatus(503))) {
+                try await downloader.loadData(origin.url("/busy.png"), options: LoadRequestOptions(method: "POST", body: Data("x".utf8)))
+            }
+            #expect(origin.requestCount("/busy.png") == 1)
+            await #expect(throws: WebImageError(.badStatus(503))) { try await downloader.loadData(origin.url("/busy.png")) }
+            #expect(origin.requestCount("/busy.png") == 4)
+        }
+    }
+
+    @Test("a request's timeout bounds the whole attempt, even while bytes keep arriving")
+    func requestTimeout() async throws {
+        try await withDownloader(ImageDownloaderConfiguration(retryPolicy: .none)) { origin, downloader in
+            // 25 pieces of 16 bytes, one every 20 ms (500 ms in all): the downloader's 15 s idle timeout
+            // never trips, the request's own 200 ms does.
+            origin.route(
+                "/slow.png",
+                OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .drip(bytes: 16, every: .milliseconds(20))))
+            await #expect(throws: WebImageError(.timedOut)) {
+                try await downloader.loadData(origin.url("/slow.png"), options: LoadRequestOptions(timeout: .milliseconds(200)))
+            }
+        }
+    }
+
     @Test("cancelling during a retry's backoff or an asynchronous request modifier ends the transfer at once")
     func cancelBetweenSteps() async throws {
         let patient = RetryPolicy(maximumRetries: 2, baseDelay: .seconds(60), maximumDelay: .seconds(60), maximumRetryAfter: .seconds(60))

@@ -43,6 +43,30 @@ struct ImageManagerTests {
         }
     }
 
+    @Test("an ImageRequest carries method, headers and body to the origin; its transformer applies; a GET of the URL is a separate load")
+    func imageRequest() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/render.png")
+            let manager = try harness.makeManager()
+            var request = ImageRequest(url: harness.origin.url("/render.png"), options: .waitStoreCache)
+            request.method = "POST"
+            request.headers = [("X-Signature", "abc")]
+            request.body = Data("size=large".utf8)
+            request.transformer = try TransformSpec.parse("resize:16x16:aspectfit")
+            let posted = try await manager.image(for: request)
+            #expect(posted.image?.pixelWidth == 16 && posted.cacheType == .none)
+            let sent = try #require(harness.origin.requests(to: "/render.png").first)
+            #expect(sent.method == "POST" && sent.body == Array("size=large".utf8) && sent.header("X-Signature") == "abc")
+
+            let done = Deliveries()
+            var plain = ImageRequest(url: harness.origin.url("/render.png"), options: .fromLoaderOnly)
+            plain.timeout = .seconds(10)
+            manager.loadImage(with: plain, completed: done.completion)
+            #expect(try await done.result().get().image?.pixelWidth == 64)
+            #expect(harness.origin.requests(to: "/render.png").map(\.method) == ["POST", "GET"])
+        }
+    }
+
     @Test("nil, empty and unparsable URLs fail with invalidURL; the string overload parses")
     func invalidURLs() async throws {
         try await ManagerHarness.run { harness in

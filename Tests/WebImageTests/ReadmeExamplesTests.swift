@@ -56,6 +56,16 @@ func avatar(_ url: URL, manager: ImageManager = .shared) async throws -> Image? 
     return result.image  // result.cacheType: .memory, .disk or .none
 }
 
+func renderedChart(_ url: URL, manager: ImageManager = .shared) async throws -> Image? {
+    var request = ImageRequest(url: url, options: [.retryFailed])
+    request.method = "POST"  // any method; only GET downloads resume, POST is never retried
+    request.headers = [("Content-Type", "application/json")]  // replaces the downloader's of that name
+    request.body = Data(#"{"series":[1,2,3]}"#.utf8)
+    request.timeout = .seconds(5)  // the whole attempt
+    request.transformer = try TransformSpec.parse("resize:256x256:aspectfit")
+    return try await manager.image(for: request).image
+}
+
 final class AvatarView: ImageTarget {
     let imageLoadState = ImageTargetState()
     let shown = Locked<Image?>(nil)
@@ -172,6 +182,15 @@ struct ReadmeExamplesTests {
             harness.servePNG("/face.png")
             let image = try #require(try await avatar(harness.origin.url("/face.png"), manager: try harness.makeManager()))
             #expect(image.pixelWidth == 128 && image.pixelHeight == 128 && image.pixels.pixel(x: 0, y: 0).alpha == 0)
+        }
+    }
+
+    @Test("renderedChart(_:manager:) posts its body and scales the answer")
+    func imageRequestExample() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/chart")
+            let image = try #require(try await renderedChart(harness.origin.url("/chart"), manager: try harness.makeManager()))
+            #expect(image.pixelWidth == 256 && harness.origin.requests(to: "/chart").first?.body == Array(#"{"series":[1,2,3]}"#.utf8))
         }
     }
 

@@ -8,14 +8,19 @@ extension ImageManager {
     /// - Throws: `CancellationError` when the calling task is cancelled (which cancels this
     ///   caller's share of the load), else a ``WebImageError``.
     public func image(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) async throws -> ImageResult {
-        if let url, let hit = memoryHit(url, options: options, context: context) { return hit }
+        try await image(for: ImageRequest(url: url, options: options, context: context))
+    }
+
+    /// ``image(for:options:context:)`` for a full request (method, headers, body, timeout).
+    public func image(for request: ImageRequest) async throws -> ImageResult {
+        if let url = request.url, let hit = memoryHit(url, options: request.options, context: request.context) { return hit }
         let state = Locked<
             (continuation: CheckedContinuation<Result<ImageResult, any Error>, Never>?, last: ImageResult?, operation: LoadOperation?)
         >((nil, nil, nil))
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 state.withLock { $0.continuation = continuation }
-                let operation = start(url, options: options, context: context) { event in
+                let operation = start(request) { event in
                     switch event {
                     case .progress:
                         break
@@ -54,8 +59,13 @@ extension ImageManager {
     public func images(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) -> AsyncThrowingStream<
         ImageResult, any Error
     > {
+        images(for: ImageRequest(url: url, options: options, context: context))
+    }
+
+    /// ``images(for:options:context:)`` for a full request.
+    public func images(for request: ImageRequest) -> AsyncThrowingStream<ImageResult, any Error> {
         AsyncThrowingStream { continuation in
-            let operation = start(url, options: options, context: context) { event in
+            let operation = start(request) { event in
                 switch event {
                 case .progress:
                     break

@@ -113,12 +113,22 @@ public final class ImageManager: Sendable {
         progress: ProgressHandler? = nil,
         completed: @escaping CompletionHandler
     ) -> LoadOperation? {
-        if let url, let hit = memoryHit(url, options: options, context: context) {
+        loadImage(with: ImageRequest(url: url, options: options, context: context), progress: progress, completed: completed)
+    }
+
+    /// Loads the image a request names: ``loadImage(with:options:context:progress:completed:)``
+    /// for a full request (method, headers, body, timeout).
+    @discardableResult
+    public func loadImage(with request: ImageRequest, progress: ProgressHandler? = nil, completed: @escaping CompletionHandler)
+        -> LoadOperation?
+    {
+        if let url = request.url, let hit = memoryHit(url, options: request.options, context: request.context) {
             // The hot path: no closure, no operation, no callback queue hop unless one is asked for.
-            if let queue = context.callbackQueue { queue.run { completed(.success(hit)) } } else { completed(.success(hit)) }
+            if let queue = request.context.callbackQueue { queue.run { completed(.success(hit)) } } else { completed(.success(hit)) }
             return nil
         }
-        return start(url, options: options, context: context) { event in
+        let url = request.url
+        return start(request) { event in
             switch event {
             case .progress(let received, let expected):
                 if let progress, let url { progress(received, expected, url) }
@@ -165,6 +175,8 @@ public final class ImageManager: Sendable {
     /// Everything a load resolved from its options and context, before it starts.
     struct Request: Sendable {
         let url: URL
+        /// The request as the caller made it (after the options processor), for its HTTP parts.
+        let source: ImageRequest
         let options: LoadOptions
         let context: LoadContext
         let key: CacheKey
@@ -189,7 +201,8 @@ public final class ImageManager: Sendable {
                 priority: options.priority, progressive: options.contains(.progressiveLoad),
                 handleCookies: options.contains(.handleCookies), allowInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
                 requestModifier: context.downloadRequestModifier, responseModifier: context.downloadResponseModifier,
-                decryptor: context.downloadDecryptor
+                decryptor: context.downloadDecryptor, method: source.method, headers: source.headers, body: source.body,
+                timeout: source.timeout
             )
         }
     }
@@ -197,14 +210,17 @@ public final class ImageManager: Sendable {
     /// The one entry point: the callback API, the async API, targets and the prefetcher all
     /// come through here. `handler` gets every event; it runs on the callback queue, never after
     /// the operation is cancelled.
-    func start(_ url: URL?, options: LoadOptions, context: LoadContext, handler: @escaping @Sendable (SharedLoadEvent) -> Void)
-        -> LoadOperation?
-    {
-        guard let url, !url.absoluteString.isEmpty else {
-            (context.callbackQueue ?? .inline).run { handler(.finished(.failure(WebImageError(.invalidURL, "the URL is nil or empty")))) }
+    func start(_ source: ImageRequest, handler: @escaping @Sendable (SharedLoadEvent) -> Void) -> LoadOperation? {
+        guard let url = source.url, !url.absoluteString.isEmpty else {
+            (source.context.callbackQueue ?? .inline).run {
+                handler(.finished(.failure(WebImageError(.invalidURL, "the URL is nil or empty"))))
+            }
             return nil
         }
-        let (options, context) = optionsProcessor?.process(url, options, context) ?? (options, context)
+        var source = source
+        (source.options, source.context) =
+            optionsProcessor?.process(url, source.options, source.context) ?? (source.options, source.context)
+        let (options, context) = (source.options, source.context)
         let queue = context.callbackQueue ?? .inline
         if !options.contains(.retryFailed), failedURLs.contains(url) {
             queue.run {
@@ -212,7 +228,7 @@ public final class ImageManager: Sendable {
             }
             return nil
         }
-        let request = resolve(url, options: options, context: context)
+        let request = resolve(url, source: source)
         if let hit = synchronousHit(request) {
             if options.contains(.retryFailed) { failedURLs.remove(url) }
             queue.run { handler(.finished(.success(hit))) }
@@ -230,9 +246,10 @@ public final class ImageManager: Sendable {
         return operation
     }
 
-    private func resolve(_ url: URL, options: LoadOptions, context: LoadContext) -> Request {
-        Request(
-            url: url, options: options, context: context, key: variantKey(for: url, context: context),
+    private func resolve(_ url: URL, source: ImageRequest) -> Request {
+        let context = source.context
+        return Request(
+            url: url, source: source, options: source.options, context: context, key: variantKey(for: url, context: context),
             cache: context.imageCache ?? cache, loader: context.imageLoader ?? loader, coders: context.imageCoders ?? coders,
             transformer: context.imageTransformer ?? transformer, serializer: context.cacheSerializer ?? cacheSerializer
         )

@@ -129,7 +129,7 @@ public final class ImagePrefetcher: Sendable {
     /// cancellation that stopped it before one came.
     private func start(_ token: PrefetchToken, index: Int) {
         let url = token.urls[index]
-        let operation = manager.start(url, options: token.options, context: token.context) { [self] event in
+        let operation = manager.start(ImageRequest(url: url, options: token.options, context: token.context)) { [self] event in
             guard case .finished(let result) = event else { return }
             finished(token, index: index, url: url, result: result)
         }

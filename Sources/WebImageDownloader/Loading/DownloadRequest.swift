@@ -6,10 +6,16 @@ public struct DownloadRequest: Sendable, HTTPHeaderLookup {
     public var url: URL
     /// The headers to send, in order.
     public var headers: [(name: String, value: String)]
+    /// The HTTP method.
+    public var method: String
+    /// The body to send, if any.
+    public var body: Data?
 
     /// Creates a request.
-    public init(url: URL, headers: [(name: String, value: String)]) {
+    public init(url: URL, headers: [(name: String, value: String)], method: String = "GET", body: Data? = nil) {
         self.url = url
         self.headers = headers
+        self.method = method
+        self.body = body
     }
 }

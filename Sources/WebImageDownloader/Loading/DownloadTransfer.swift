@@ -7,22 +7,26 @@ final class DownloadTransfer: Sendable {
     /// What makes two loads share a transfer.
     struct Key: Hashable {
         let url: URL
-        let validators: HTTPValidators?
-        let handleCookies: Bool
-        let allowInvalidCertificates: Bool
-        let requestModifier: DownloadRequestModifier?
-        let responseModifier: DownloadResponseModifier?
-        let decryptor: DownloadDecryptor?
+        /// The request's own parts; priority and progressiveness belong to the callers (the
+        /// transfer takes the highest priority among them), so they are left out.
+        let request: LoadRequestOptions
 
         init(url: URL, options: LoadRequestOptions) {
             self.url = url
-            validators = options.validators
-            handleCookies = options.handleCookies
-            allowInvalidCertificates = options.allowInvalidCertificates
-            requestModifier = options.requestModifier
-            responseModifier = options.responseModifier
-            decryptor = options.decryptor
+            var request = options
+            request.priority = .normal
+            request.progressive = false
+            self.request = request
         }
+
+        var validators: HTTPValidators? { request.validators }
+        var handleCookies: Bool { request.handleCookies }
+        var allowInvalidCertificates: Bool { request.allowInvalidCertificates }
+        var requestModifier: DownloadRequestModifier? { request.requestModifier }
+        var responseModifier: DownloadResponseModifier? { request.responseModifier }
+        var decryptor: DownloadDecryptor? { request.decryptor }
+        /// Only a plain `GET` without validators continues an interrupted body with `Range`.
+        var isResumable: Bool { validators == nil && request.method.uppercased() == "GET" && request.body == nil }
     }
 
     /// When things happened, for ``DownloadMetrics``.

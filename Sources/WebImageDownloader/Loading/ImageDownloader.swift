@@ -278,8 +278,9 @@ public final class ImageDownloader: ImageLoader {
         let url = transfer.key.url
         transfer.timeline.withLock { $0.attempts += 1 }
         // A conditional request asks whether the cached copy is current: it never resumes.
-        let resumable = transfer.key.validators == nil ? partials.take(url) : nil
-        var prepared = DownloadRequest(url: url, headers: requestHeaders(for: transfer))
+        let resumable = transfer.key.isResumable ? partials.take(url) : nil
+        var prepared = DownloadRequest(
+            url: url, headers: requestHeaders(for: transfer), method: transfer.key.request.method, body: transfer.key.request.body)
         if let resumable {
             prepared.headers.append(("Range", "bytes=\(resumable.data.count)-"))
             prepared.headers.append(("If-Range", resumable.validator))
@@ -316,13 +317,16 @@ public final class ImageDownloader: ImageLoader {
         let collector = makeCollector(for: transfer, resumable: resumable)
         let request: HTTPClient.Request
         do {
-            request = try HTTPClient.Request(url: prepared.url.absoluteString, headers: HTTPHeaders(prepared.headers))
+            request = try HTTPClient.Request(
+                url: prepared.url.absoluteString, method: HTTPMethod(rawValue: prepared.method.uppercased()),
+                headers: HTTPHeaders(prepared.headers), body: prepared.body.map { .bytes($0) })
         } catch {
             received(.failure(error), collector: collector, transfer: transfer, attempt: number)
             return
         }
         let chosen = transfer.key.allowInvalidCertificates ? laxClient : client
-        let task = chosen.execute(request: request, delegate: collector, eventLoop: .indifferent, logger: clientLogger)
+        let deadline = transfer.key.request.timeout.map { NIODeadline.now() + TimeAmount($0) }
+        let task = chosen.execute(request: request, delegate: collector, eventLoop: .indifferent, deadline: deadline, logger: clientLogger)
         // Cancelled meanwhile: the task fails as cancelled, and that ends the transfer below.
         if !transfer.begin({ .requesting(task) }) { task.cancel() }
         // The end of a transfer (checks, events, callers' results, starting the next transfer)
@@ -350,7 +354,7 @@ public final class ImageDownloader: ImageLoader {
                 attemptFailed(transfer, refusal.error, retryAfter: refusal.retryAfter, attempt: number)
                 return
             }
-            if let accepted = collector.accepted { partials.keep(collector.receivedSoFar, for: url, head: accepted.head) }
+            if let accepted = collector.accepted { keepPartial(collector.receivedSoFar, of: transfer, head: accepted.head) }
             attemptFailed(transfer, Self.classify(error, url: url), retryAfter: nil, attempt: number)
         }
     }
@@ -371,7 +375,7 @@ public final class ImageDownloader: ImageLoader {
             complete(transfer, .failure(WebImageError(.cancelled)))
             return
         }
-        guard number < policy.maximumRetries, policy.shouldRetry(error) else {
+        guard number < policy.maximumRetries, transfer.key.request.isIdempotent, policy.shouldRetry(error) else {
             complete(transfer, .failure(error))
             return
         }
@@ -474,7 +478,7 @@ public final class ImageDownloader: ImageLoader {
         let url = transfer.key.url
         let head = accepted.head
         if let expected = accepted.expected, Int64(received.count) != expected {
-            partials.keep(received, for: url, head: head)
+            keepPartial(received, of: transfer, head: head)
             throw WebImageError(.connectionLost, "\(url.absoluteString) ended after \(received.count) of \(expected) bytes")
         }
         transfer.timeline.withLock { $0.bytes = received.count }
@@ -496,9 +500,16 @@ public final class ImageDownloader: ImageLoader {
         )
     }
 
-    /// The shared headers, credentials, and the validators of a conditional request.
+    /// Keeps the bytes of an interrupted download for a later attempt to continue.
+    private func keepPartial(_ data: Data, of transfer: DownloadTransfer, head: DownloadResponseHead) {
+        if transfer.key.isResumable { partials.keep(data, for: transfer.key.url, head: head) }
+    }
+
+    /// The shared headers (each replaced by the request's own of the same name, which follow),
+    /// credentials, cookies, and the validators of a conditional request.
     private func requestHeaders(for transfer: DownloadTransfer) -> [(name: String, value: String)] {
-        var headers = httpHeaders
+        let own = transfer.key.request.headers
+        var headers = httpHeaders.filter { shared in !own.contains { $0.name.equalsIgnoringASCIICase(shared.name) } } + own
         if let username = configuration.username, let password = configuration.password {
             let credentials = Data("\(username):\(password)".utf8).base64EncodedString()
             headers.append(("Authorization", "Basic \(credentials)"))

@@ -1,5 +1,9 @@
+public import Foundation
+
 /// What a caller asks of one load, beyond the URL (SDWebImage's downloader options and the
-/// request-affecting context).
+/// request-affecting context), and the parts of the HTTP request itself: method, extra headers,
+/// body and timeout. Two loads share a transfer only when all of these are equal (priority and
+/// progressiveness aside, which a shared transfer takes from its callers).
 public struct LoadRequestOptions: Sendable, Hashable {
     /// Where the load waits in the queue.
     public enum Priority: Int, Sendable, Hashable, Comparable {
@@ -26,6 +30,17 @@ public struct LoadRequestOptions: Sendable, Hashable {
     public var responseModifier: DownloadResponseModifier?
     /// Replaces the downloader's decryptor for this load.
     public var decryptor: DownloadDecryptor?
+    /// The HTTP method. Default `GET`. Only `GET` downloads are resumed with `Range`, and
+    /// only idempotent methods (RFC 9110: not `POST` or `PATCH`) are retried.
+    public var method: String
+    /// Headers for this request: each replaces the downloader's header of the same name
+    /// (``ImageDownloaderConfiguration/headers``), the others are added.
+    public var headers: [(name: String, value: String)]
+    /// The request body, if any.
+    public var body: Data?
+    /// The most one attempt may take, from sending the request to the body's last byte; nil
+    /// leaves it to the downloader's timeouts (connect, and between two pieces of the response).
+    public var timeout: Duration?
 
     /// Creates options; the defaults make a plain, normal-priority request.
     public init(
@@ -36,7 +51,11 @@ public struct LoadRequestOptions: Sendable, Hashable {
         validators: HTTPValidators? = nil,
         requestModifier: DownloadRequestModifier? = nil,
         responseModifier: DownloadResponseModifier? = nil,
-        decryptor: DownloadDecryptor? = nil
+        decryptor: DownloadDecryptor? = nil,
+        method: String = "GET",
+        headers: [(name: String, value: String)] = [],
+        body: Data? = nil,
+        timeout: Duration? = nil
     ) {
         self.priority = priority
         self.progressive = progressive
@@ -46,5 +65,41 @@ public struct LoadRequestOptions: Sendable, Hashable {
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier
         self.decryptor = decryptor
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+
+    public static func == (lhs: LoadRequestOptions, rhs: LoadRequestOptions) -> Bool {
+        lhs.priority == rhs.priority && lhs.progressive == rhs.progressive && lhs.handleCookies == rhs.handleCookies
+            && lhs.allowInvalidCertificates == rhs.allowInvalidCertificates && lhs.validators == rhs.validators
+            && lhs.requestModifier == rhs.requestModifier && lhs.responseModifier == rhs.responseModifier
+            && lhs.decryptor == rhs.decryptor && lhs.method == rhs.method && lhs.body == rhs.body && lhs.timeout == rhs.timeout
+            && lhs.headers.elementsEqual(rhs.headers) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(priority)
+        hasher.combine(progressive)
+        hasher.combine(handleCookies)
+        hasher.combine(allowInvalidCertificates)
+        hasher.combine(validators)
+        hasher.combine(requestModifier)
+        hasher.combine(responseModifier)
+        hasher.combine(decryptor)
+        hasher.combine(method)
+        hasher.combine(body)
+        hasher.combine(timeout)
+        for header in headers {
+            hasher.combine(header.name)
+            hasher.combine(header.value)
+        }
+    }
+
+    /// Whether sending the request twice has the effect of sending it once (RFC 9110 9.2.2), so
+    /// that a failed attempt may be retried.
+    var isIdempotent: Bool {
+        !["POST", "PATCH", "CONNECT"].contains(method.uppercased())
     }
 }

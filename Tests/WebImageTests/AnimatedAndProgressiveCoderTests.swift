@@ -163,3 +163,55 @@ struct ProgressivePNGTests {
         #expect(shown.allSatisfy { $0.pixelWidth == 64 && $0.pixelHeight == 48 })
     }
 }
+
+/// Shows a 1x1 image for every update, and counts them.
+private final class CountingProgressiveDecoder: ProgressiveImageCoder {
+    let updates = Locked(0)
+
+    func update(_ data: Data) -> Image? {
+        updates.withLock { $0 += 1 }
+        return Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [9, 9, 9, 255]))
+    }
+}
+
+/// A plugin's GIF coder: decodes through giflib like the built-in one, and adds progressive
+/// decoding, but no frames on demand.
+private struct ProgressiveGIFCoder: ProgressiveImageCoding {
+    func canDecode(_ format: ImageFormat) -> Bool { format == .gif }
+    func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image { try GIFCoder().decode(data, options: options) }
+    func canEncode(to format: ImageFormat) -> Bool { false }
+    func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
+    func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)? {
+        CountingProgressiveDecoder()
+    }
+}
+
+/// A plugin's JPEG coder with no progressive decoding.
+private struct PlainJPEGCoder: ImageCoder {
+    func canDecode(_ format: ImageFormat) -> Bool { format == .jpeg }
+    func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image { try JPEGCoder().decode(data, options: options) }
+    func canEncode(to format: ImageFormat) -> Bool { false }
+    func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
+}
+
+@Suite("Coder plugins")
+struct CoderPluginTests {
+    @Test("a plugin adds progressive or animated decoding by conforming; the newest coder for a format decides")
+    func capabilities() throws {
+        let manager = CodersManager()
+        let gif = try Fixture.data("animated.gif")
+        let jpeg = try Fixture.data("gradient-progressive.jpg")
+        #expect(manager.progressiveCoder(for: gif) == nil)
+        #expect(try manager.animatedCoder(for: gif)?.frameCount == 3)
+        #expect(manager.progressiveCoder(for: jpeg) != nil)
+
+        manager.add(ProgressiveGIFCoder())
+        let progressive = try #require(manager.progressiveCoder(for: gif) as? CountingProgressiveDecoder)
+        #expect(progressive.update(gif)?.pixelWidth == 1 && progressive.updates.withLock { $0 } == 1)
+        #expect(try manager.animatedCoder(for: gif) == nil, "the newest GIF coder decodes no frames on demand")
+
+        manager.add(PlainJPEGCoder())
+        #expect(manager.progressiveCoder(for: jpeg) == nil, "the newest JPEG coder has no progressive decoding")
+        #expect(try manager.decode(jpeg).pixelWidth == 64)
+    }
+}

@@ -4,8 +4,9 @@ import Testing
 import WebImage
 import WebImageTesting
 
-/// Counts decodes (and partial decodes) while passing them to the real coders.
-final class CountingCoder: ImageCoder {
+/// Counts decodes (and partial decodes) while passing them to the real coders, progressive and
+/// animated decoding included, as a wrapping plugin would.
+final class CountingCoder: ProgressiveImageCoding, AnimatedImageCoding {
     let decodes = Atomic(0)
     private let inner: [any ImageCoder] = [PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder()]
 
@@ -18,6 +19,18 @@ final class CountingCoder: ImageCoder {
     func canEncode(to format: ImageFormat) -> Bool { inner.contains { $0.canEncode(to: format) } }
     func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
         try inner.first { $0.canEncode(to: format) }!.encode(image, as: format, options: options)
+    }
+    func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)? {
+        inner.lazy.compactMap { $0 as? any ProgressiveImageCoding }.first { $0.canDecode(format) }?.progressiveCoder(
+            for: format, options: options)
+    }
+    func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int) throws(WebImageError)
+        -> (any AnimatedImageCoder)?
+    {
+        guard let coder = inner.lazy.compactMap({ $0 as? any AnimatedImageCoding }).first(where: { $0.canDecode(format) }) else {
+            return nil
+        }
+        return try coder.animatedCoder(for: data, format: format, options: options, maximumBufferedFrames: maximumBufferedFrames)
     }
 }
 

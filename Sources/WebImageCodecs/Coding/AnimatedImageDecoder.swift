@@ -27,6 +27,11 @@ public final class AnimatedImageDecoder: AnimatedImageCoder {
         state = Locked(State(source: source))
     }
 
+    /// A decoder over `source`, or nil when it holds a single frame (a still image).
+    static func ifAnimated(_ source: any AnimationFrameSource, maximumBufferedFrames: Int) -> AnimatedImageDecoder? {
+        source.durations.count > 1 ? AnimatedImageDecoder(source: source, maximumBufferedFrames: maximumBufferedFrames) : nil
+    }
+
     public func duration(at index: Int) -> Duration {
         durations.indices.contains(index) ? durations[index] : .zero
     }

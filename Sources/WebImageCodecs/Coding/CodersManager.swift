@@ -47,7 +47,7 @@ public final class CodersManager: Sendable {
         guard let format = ImageFormat(sniffing: data) else {
             throw WebImageError(.notAnImage, "no image signature in \(data.count) bytes")
         }
-        guard let coder = all.last(where: { $0.canDecode(format) }) else {
+        guard let coder = newest(for: format) else {
             throw WebImageError(.unsupportedFormat, "no coder decodes \(format.rawValue)")
         }
         var options = options
@@ -57,39 +57,28 @@ public final class CodersManager: Sendable {
         return Self.fitted(try coder.decode(data, options: options), into: options.thumbnail)
     }
 
-    /// An animation decoded on demand (GIF, APNG or animated WebP), keeping at most
-    /// `maximumBufferedFrames` composed frames; nil for a still image or another format.
+    /// An animation decoded on demand (GIF, APNG or animated WebP with the built-in coders),
+    /// keeping at most `maximumBufferedFrames` composed frames; nil for a still image or a
+    /// format whose newest coder has no ``AnimatedImageCoding``.
     /// - Throws: the coder's error when the file is an animation that cannot be read.
     public func animatedCoder(for data: Data, options: DecodeOptions = DecodeOptions(), maximumBufferedFrames: Int = 4)
         throws(WebImageError) -> (any AnimatedImageCoder)?
     {
-        let source: any AnimationFrameSource
-        switch ImageFormat(sniffing: data) {
-        case .gif:
-            source = try GIFFrameSource(data, limits: options.limits)
-        case .png where data.withUnsafeBytes({ APNGReader.isAnimated($0) }):
-            source = try data.withTypedBytes { bytes throws(WebImageError) in
-                try APNGFrameSource(bytes, limits: options.limits, decodeFrame: PNGCoder.frameDecoder(options))
-            }
-        case .webP where WebPCoder.isAnimated(data):
-            source = try WebPFrameSource(data, limits: options.limits)
-        default:
-            return nil
-        }
-        guard source.durations.count > 1 else { return nil }
-        return AnimatedImageDecoder(source: source, maximumBufferedFrames: maximumBufferedFrames)
+        guard let format = ImageFormat(sniffing: data), let coder = newest(for: format) as? any AnimatedImageCoding else { return nil }
+        return try coder.animatedCoder(for: data, format: format, options: options, maximumBufferedFrames: maximumBufferedFrames)
     }
 
     /// A decoder for one download whose first bytes are `data`, showing partial images as more
-    /// arrive: JPEG (scan by scan, or rows), PNG (rows, or Adam7 passes) and WebP (rows); nil
-    /// for other formats.
+    /// arrive: JPEG (scan by scan, or rows), PNG (rows, or Adam7 passes) and WebP (rows) with the
+    /// built-in coders; nil for a format whose newest coder has no ``ProgressiveImageCoding``.
     public func progressiveCoder(for data: Data, options: DecodeOptions = DecodeOptions()) -> (any ProgressiveImageCoder)? {
-        switch ImageFormat(sniffing: data) {
-        case .jpeg: ProgressiveJPEGDecoder(options: options)
-        case .png: ProgressivePNGDecoder(options: options)
-        case .webP: ProgressiveWebPDecoder(options: options)
-        default: nil
-        }
+        guard let format = ImageFormat(sniffing: data), let coder = newest(for: format) as? any ProgressiveImageCoding else { return nil }
+        return coder.progressiveCoder(for: format, options: options)
+    }
+
+    /// The coder added last that decodes `format`.
+    private func newest(for format: ImageFormat) -> (any ImageCoder)? {
+        all.last { $0.canDecode(format) }
     }
 
     /// The largest bitmap `.scaleDownLargeImages` lets a decode make: 60 MB, SDWebImage's figure.

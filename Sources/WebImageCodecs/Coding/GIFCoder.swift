@@ -28,3 +28,14 @@ public struct GIFCoder: ImageCoder {
         return try source.image(options: options, inputSize: data.count, format: .gif)
     }
 }
+
+extension GIFCoder: AnimatedImageCoding {
+    /// A GIF's frames on demand; nil for a GIF of one frame.
+    public func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
+        throws(WebImageError) -> (any AnimatedImageCoder)?
+    {
+        guard format == .gif else { return nil }
+        return AnimatedImageDecoder.ifAnimated(
+            try GIFFrameSource(data, limits: options.limits), maximumBufferedFrames: maximumBufferedFrames)
+    }
+}

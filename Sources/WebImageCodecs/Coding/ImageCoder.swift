@@ -14,3 +14,20 @@ public protocol ImageCoder: Sendable {
     /// Encodes `image` as `format`.
     func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data
 }
+
+/// A coder that can also decode an image while it downloads. ``CodersManager`` asks the newest
+/// coder for the format that conforms; a plugin adds progressive decoding for its format by
+/// conforming too.
+public protocol ProgressiveImageCoding: ImageCoder {
+    /// A new decoder for one download of `format`, or nil when this coder has none for it.
+    func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)?
+}
+
+/// A coder that can also decode animations on demand, frame by frame. ``CodersManager`` asks
+/// the newest coder for the format that conforms.
+public protocol AnimatedImageCoding: ImageCoder {
+    /// An animation over `data` (of `format`), or nil for a still image.
+    /// - Throws: when `data` is an animation that cannot be read or is over the limits.
+    func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int) throws(WebImageError)
+        -> (any AnimatedImageCoder)?
+}

@@ -126,3 +126,10 @@ public struct JPEGCoder: ImageCoder {
         tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
     }
 }
+
+extension JPEGCoder: ProgressiveImageCoding {
+    /// Scan by scan for a progressive JPEG, rows for a baseline one.
+    public func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)? {
+        format == .jpeg ? ProgressiveJPEGDecoder(options: options) : nil
+    }
+}

@@ -110,3 +110,21 @@ public struct PNGCoder: ImageCoder {
         withUnsafeBytes(of: image.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 }
+
+extension PNGCoder: ProgressiveImageCoding, AnimatedImageCoding {
+    /// Rows, or Adam7 passes for an interlaced PNG.
+    public func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)? {
+        format == .png ? ProgressivePNGDecoder(options: options) : nil
+    }
+
+    /// An APNG's frames on demand; nil for a still PNG.
+    public func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
+        throws(WebImageError) -> (any AnimatedImageCoder)?
+    {
+        guard format == .png, data.withUnsafeBytes({ APNGReader.isAnimated($0) }) else { return nil }
+        let source = try data.withTypedBytes { bytes throws(WebImageError) in
+            try APNGFrameSource(bytes, limits: options.limits, decodeFrame: PNGCoder.frameDecoder(options))
+        }
+        return AnimatedImageDecoder.ifAnimated(source, maximumBufferedFrames: maximumBufferedFrames)
+    }
+}

@@ -162,3 +162,19 @@ public struct WebPCoder: ImageCoder {
         return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
     }
 }
+
+extension WebPCoder: ProgressiveImageCoding, AnimatedImageCoding {
+    /// Rows, as libwebp's incremental decoder gives them.
+    public func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)? {
+        format == .webP ? ProgressiveWebPDecoder(options: options) : nil
+    }
+
+    /// An animated WebP's frames on demand; nil for a still one.
+    public func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
+        throws(WebImageError) -> (any AnimatedImageCoder)?
+    {
+        guard format == .webP, Self.isAnimated(data) else { return nil }
+        return AnimatedImageDecoder.ifAnimated(
+            try WebPFrameSource(data, limits: options.limits), maximumBufferedFrames: maximumBufferedFrames)
+    }
+}

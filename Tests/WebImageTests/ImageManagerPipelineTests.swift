@@ -262,6 +262,52 @@ struct ImageManagerPipelineTests {
         }
     }
 
+    @Test("application values reach the loader and the coder; loads with values set apart never share a load")
+    func customValuesReachPlugins() async throws {
+        enum Tenant: LoadContextKey { typealias Value = String }
+        /// Serves the harness PNG and remembers the tenant each load asked for.
+        final class TenantLoader: ImageLoader {
+            let seen = Locked<[String?]>([])
+            let png: Data
+            init(png: Data) { self.png = png }
+            func canLoad(_ url: URL) -> Bool { true }
+            func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
+                seen.withLock { $0.append(options.values[Tenant.self]) }
+                events(.finished(.success(LoadedData(data: png, url: url))))
+                return .finished()
+            }
+        }
+        /// Decodes PNG and tints nothing, but records the tenant it decoded for.
+        final class TenantCoder: ImageCoder {
+            let seen = Locked<[String?]>([])
+            func canDecode(_ format: ImageFormat) -> Bool { format == .png }
+            func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
+                seen.withLock { $0.append(options.values[Tenant.self]) }
+                return try PNGCoder().decode(data, options: options)
+            }
+            func canEncode(to format: ImageFormat) -> Bool { false }
+            func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
+        }
+        try await ManagerHarness.run { harness in
+            let loader = TenantLoader(png: harness.png)
+            let coder = TenantCoder()
+            let manager = ImageManager(cache: ImageCache(disk: nil), loader: loader, coders: CodersManager(coders: [coder]))
+            var blue = LoadContext()
+            blue[Tenant.self] = "blue"
+            var green = LoadContext()
+            green[Tenant.self] = "green"
+            let url = URL(string: "custom://images/a.png")!
+            _ = try await manager.image(for: url, options: .fromLoaderOnly, context: blue)
+            _ = try await manager.image(for: url, options: .fromLoaderOnly, context: green)
+            _ = try await manager.image(for: url, options: .fromLoaderOnly)
+            #expect(loader.seen.withLock { $0 } == ["blue", "green", nil])
+            #expect(coder.seen.withLock { $0 } == ["blue", "green", nil])
+            #expect(blue.customValues == blue.customValues && blue.customValues != green.customValues)
+            let copy = blue
+            #expect(copy.customValues == blue.customValues, "an unchanged copy shares loads with its original")
+        }
+    }
+
     @Test(".scaleDownLargeImages keeps the bitmap under 60 MB")
     func scaleDown() async throws {
         try await ManagerHarness.run { harness in

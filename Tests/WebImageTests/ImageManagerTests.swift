@@ -67,6 +67,20 @@ struct ImageManagerTests {
         }
     }
 
+    @Test("a configuration's policies apply: its key filter and decode limits")
+    func configuration() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/a.png")
+            var configuration = ImageManagerConfiguration(cacheKeyFilter: CacheKeyFilter { $0.path })
+            configuration.decodeLimits = DecodeLimits(maximumPixelCount: 100)
+            let manager = ImageManager(
+                cache: try harness.makeCache(), loader: harness.downloader, coders: harness.coders, configuration: configuration)
+            #expect(manager.cacheKey(for: harness.origin.url("/a.png")) == "/a.png")
+            #expect(manager.decodeLimits.maximumPixelCount == 100 && manager.configuration.decodeLimits.maximumPixelCount == 100)
+            await #expect(throws: WebImageError(.tooLarge)) { try await manager.image(for: harness.origin.url("/a.png")) }
+        }
+    }
+
     @Test("nil, empty and unparsable URLs fail with invalidURL; the string overload parses")
     func invalidURLs() async throws {
         try await ManagerHarness.run { harness in

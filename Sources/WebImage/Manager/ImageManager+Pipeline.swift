@@ -150,7 +150,7 @@ extension ImageManager {
             limits: decodeLimits, thumbnail: request.key.thumbnail, firstFrameOnly: options.contains(.decodeFirstFrameOnly) || partial,
             scale: request.context.imageScaleFactor ?? Image.scale(forKey: request.key.original),
             scaleDownLargeImages: options.contains(.scaleDownLargeImages) && !options.contains(.progressiveLoad),
-            allowsTruncatedData: partial
+            allowsTruncatedData: partial, values: request.context.customValues
         )
     }
 

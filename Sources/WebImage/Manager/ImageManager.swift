@@ -30,17 +30,17 @@ public final class ImageManager: Sendable {
     /// The decoders.
     public let coders: CodersManager
     /// Applied to every image unless a load's context names its own.
-    public let transformer: (any ImageTransformer)?
+    public var transformer: (any ImageTransformer)? { configuration.transformer }
     /// Makes cache keys from URLs unless a load's context names its own.
-    public let cacheKeyFilter: CacheKeyFilter?
+    public var cacheKeyFilter: CacheKeyFilter? { configuration.cacheKeyFilter }
     /// Chooses the bytes stored on disk unless a load's context names its own.
-    public let cacheSerializer: CacheSerializer?
+    public var cacheSerializer: CacheSerializer? { configuration.cacheSerializer }
     /// Rewrites every load's options and context.
-    public let optionsProcessor: OptionsProcessor?
+    public var optionsProcessor: OptionsProcessor? { configuration.optionsProcessor }
     /// Decides whether to download and whether to block failed URLs.
-    public let delegate: (any ImageManagerDelegate)?
+    public var delegate: (any ImageManagerDelegate)? { configuration.delegate }
     /// Bounds checked before decoding.
-    public let decodeLimits: DecodeLimits
+    public var decodeLimits: DecodeLimits { configuration.decodeLimits }
     /// URLs whose load failed for good.
     public let failedURLs = FailedURLs()
 
@@ -52,8 +52,30 @@ public final class ImageManager: Sendable {
     private let running = Locked(Set<LoadOperation>())
     private let uniqueLoads = Locked(0)
 
-    /// A manager over the given parts; every default is what ``shared`` uses.
+    /// The policies the manager was created with.
+    public let configuration: ImageManagerConfiguration
+
+    /// A manager over the given parts, with the given policies; every default is what
+    /// ``shared`` uses.
     public init(
+        cache: any ImageCaching = ImageCache.shared,
+        loader: any ImageLoader = LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), ImageDownloader.shared]),
+        coders: CodersManager = .shared,
+        configuration: ImageManagerConfiguration,
+        telemetry: Telemetry = .default
+    ) {
+        self.cache = cache
+        self.loader = loader
+        self.coders = coders
+        self.configuration = configuration
+        workPool = .shared
+        logger = telemetry.logger("manager")
+        storeFailures = telemetry.counter(.cacheStoreFailures)
+    }
+
+    /// A manager over the given parts with each policy given apart (SDWebImage's properties):
+    /// ``init(cache:loader:coders:configuration:telemetry:)`` with those in the configuration.
+    public convenience init(
         cache: any ImageCaching = ImageCache.shared,
         loader: any ImageLoader = LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), ImageDownloader.shared]),
         coders: CodersManager = .shared,
@@ -65,18 +87,12 @@ public final class ImageManager: Sendable {
         decodeLimits: DecodeLimits = DecodeLimits(),
         telemetry: Telemetry = .default
     ) {
-        self.cache = cache
-        self.loader = loader
-        self.coders = coders
-        self.transformer = transformer
-        self.cacheKeyFilter = cacheKeyFilter
-        self.cacheSerializer = cacheSerializer
-        self.optionsProcessor = optionsProcessor
-        self.delegate = delegate
-        self.decodeLimits = decodeLimits
-        workPool = .shared
-        logger = telemetry.logger("manager")
-        storeFailures = telemetry.counter(.cacheStoreFailures)
+        self.init(
+            cache: cache, loader: loader, coders: coders,
+            configuration: ImageManagerConfiguration(
+                transformer: transformer, cacheKeyFilter: cacheKeyFilter, cacheSerializer: cacheSerializer,
+                optionsProcessor: optionsProcessor, delegate: delegate, decodeLimits: decodeLimits),
+            telemetry: telemetry)
     }
 
     // MARK: - Keys
@@ -202,7 +218,7 @@ public final class ImageManager: Sendable {
                 handleCookies: options.contains(.handleCookies), allowInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
                 requestModifier: context.downloadRequestModifier, responseModifier: context.downloadResponseModifier,
                 decryptor: context.downloadDecryptor, method: source.method, headers: source.headers, body: source.body,
-                timeout: source.timeout
+                timeout: source.timeout, values: context.customValues
             )
         }
     }

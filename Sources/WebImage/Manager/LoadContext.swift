@@ -50,15 +50,17 @@ public struct LoadContext: Sendable {
     /// Where callbacks run; default ``CallbackQueue/inline``.
     public var callbackQueue: CallbackQueue?
 
-    private var custom: [ObjectIdentifier: any Sendable] = [:]
+    /// The application's own values (``subscript(_:)``), which reach the options processor,
+    /// the loader (``LoadRequestOptions/values``) and the coders (``DecodeOptions/values``).
+    public var customValues = CustomValues()
 
     /// An empty context: every default applies.
     public init() {}
 
     /// An application's own value, keyed by a type.
     public subscript<Key: LoadContextKey>(_ key: Key.Type) -> Key.Value? {
-        get { custom[ObjectIdentifier(key)] as? Key.Value }
-        set { custom[ObjectIdentifier(key)] = newValue }
+        get { customValues[key] }
+        set { customValues[key] = newValue }
     }
 
     /// The thumbnail request these keys describe.
@@ -66,10 +68,4 @@ public struct LoadContext: Sendable {
         guard let size = imageThumbnailPixelSize, size.width > 0, size.height > 0 else { return nil }
         return CacheKey.Thumbnail(width: size.width, height: size.height, preservesAspectRatio: imagePreserveAspectRatio ?? true)
     }
-}
-
-/// A key for an application's own value in a ``LoadContext``.
-public protocol LoadContextKey {
-    /// The value's type.
-    associatedtype Value: Sendable
 }

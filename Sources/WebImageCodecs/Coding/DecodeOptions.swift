@@ -16,12 +16,16 @@ public struct DecodeOptions: Sendable, Equatable {
     /// Accept data that ends early and show what arrived (the rows or scans so far), as a
     /// progressive download's partial image does. Coders that cannot, fail as usual.
     public var allowsTruncatedData: Bool
+    /// The application's own values for this load (``LoadContext/subscript(_:)``), for a
+    /// plugin coder that needs them.
+    public var values: CustomValues
 
     /// Creates options; the defaults decode everything at full size with the default limits.
     public init(
         limits: DecodeLimits = DecodeLimits(), thumbnail: ThumbnailSize? = nil, firstFrameOnly: Bool = false, scale: Double = 1,
-        scaleDownLargeImages: Bool = false, allowsTruncatedData: Bool = false
+        scaleDownLargeImages: Bool = false, allowsTruncatedData: Bool = false, values: CustomValues = CustomValues()
     ) {
+        self.values = values
         self.limits = limits
         self.thumbnail = thumbnail
         self.firstFrameOnly = firstFrameOnly

@@ -13,19 +13,8 @@ import NIOHTTP1
 final class BodyCollector: HTTPClientResponseDelegate {
     typealias Response = Data
 
-    /// What the judge makes of a head: go on with this head (after the response modifier), the
-    /// bytes a range continues, and the full length expected.
-    struct Accepted: Sendable {
-        let head: DownloadResponseHead
-        let prefix: Data
-        let expected: Int64?
-    }
-
-    /// A refusal, with the server's `Retry-After` when it sent one.
-    struct Refused: Error {
-        let error: WebImageError
-        let retryAfter: Duration?
-    }
+    typealias Accepted = DownloadResponsePolicy.Accepted
+    typealias Refused = DownloadResponsePolicy.Refused
 
     private struct State {
         var accepted: Accepted?

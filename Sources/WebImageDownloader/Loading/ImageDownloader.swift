@@ -6,10 +6,6 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Downloads images over HTTP(S) with AsyncHTTPClient (SDWebImage's `SDWebImageDownloader`).
 ///
 /// One transfer per URL and per set of request-affecting options, however many callers: each
@@ -31,6 +27,8 @@ import Glibc
 public final class ImageDownloader: ImageLoader {
     /// The configuration the downloader was created with.
     public let configuration: ImageDownloaderConfiguration
+    /// The configuration's rules for responses and retries, apart from any socket or clock.
+    private let responsePolicy: DownloadResponsePolicy
 
     private struct Queue {
         var transfers: [DownloadTransfer.Key: DownloadTransfer] = [:]
@@ -62,6 +60,7 @@ public final class ImageDownloader: ImageLoader {
     /// ``shutdown()`` when done with it.
     public init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(), telemetry: Telemetry = .default) {
         self.configuration = configuration
+        responsePolicy = DownloadResponsePolicy(configuration)
         headers = Locked(configuration.headers)
         partials = PartialDownloads(maximumTotalBytes: configuration.maximumResumableBytes)
         instruments = DownloaderInstruments(telemetry)
@@ -355,12 +354,13 @@ public final class ImageDownloader: ImageLoader {
                 return
             }
             if let accepted = collector.accepted { keepPartial(collector.receivedSoFar, of: transfer, head: accepted.head) }
-            attemptFailed(transfer, Self.classify(error, url: url), retryAfter: nil, attempt: number)
+            attemptFailed(transfer, DownloadResponsePolicy.classify(error, url: url), retryAfter: nil, attempt: number)
         }
     }
 
-    private func finish(_ body: Data, accepted: BodyCollector.Accepted, from finalURL: URL, transfer: DownloadTransfer, attempt number: Int)
-    {
+    private func finish(
+        _ body: Data, accepted: DownloadResponsePolicy.Accepted, from finalURL: URL, transfer: DownloadTransfer, attempt number: Int
+    ) {
         do throws(WebImageError) {
             complete(transfer, .success(try checked(body, accepted: accepted, from: finalURL, transfer: transfer)))
         } catch {
@@ -370,17 +370,19 @@ public final class ImageDownloader: ImageLoader {
 
     /// Ends the transfer with `error`, or retries it after the retry policy's delay.
     private func attemptFailed(_ transfer: DownloadTransfer, _ error: WebImageError, retryAfter: Duration?, attempt number: Int) {
-        let policy = configuration.retryPolicy
         guard !transfer.isCancelled else {
             complete(transfer, .failure(WebImageError(.cancelled)))
             return
         }
-        guard number < policy.maximumRetries, transfer.key.request.isIdempotent, policy.shouldRetry(error) else {
+        guard
+            let wait = responsePolicy.retryDelay(
+                after: error, attempt: number, idempotent: transfer.key.request.isIdempotent, retryAfter: retryAfter)
+        else {
             complete(transfer, .failure(error))
             return
         }
         logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(number + 1)"])
-        let delay = TimeAmount(policy.delay(beforeRetry: number, retryAfter: retryAfter))
+        let delay = TimeAmount(wait)
         let backoff = client.eventLoopGroup.any().scheduleTask(in: delay) {}
         if !transfer.begin({ .waiting(backoff) }) { backoff.cancel() }
         backoff.futureResult.whenComplete { [self] result in
@@ -432,8 +434,7 @@ public final class ImageDownloader: ImageLoader {
                     }
                     head = modified
                 }
-                return Self.judge(
-                    head, url: url, conditional: transfer.key.validators != nil, resumable: resumable, configuration: configuration)
+                return responsePolicy.judge(head, url: url, conditional: transfer.key.validators != nil, resumable: resumable)
             },
             progress: { received, expected, snapshot in
                 transfer.broadcast(.progress(received: Int64(received), expected: expected))
@@ -443,36 +444,9 @@ public final class ImageDownloader: ImageLoader {
             })
     }
 
-    /// Whether a response head carries an image this download can use.
-    private static func judge(
-        _ head: DownloadResponseHead, url: URL, conditional: Bool, resumable: PartialDownloads.Partial?,
-        configuration: ImageDownloaderConfiguration
-    ) -> Result<BodyCollector.Accepted, BodyCollector.Refused> {
-        let status = head.statusCode
-        if status == 304, conditional {
-            return .failure(.init(error: WebImageError(.notModified, "\(url.absoluteString) has not changed"), retryAfter: nil))
-        }
-        guard configuration.acceptableStatusCodes.contains(status) else {
-            let error = WebImageError(.badStatus(status), "\(status) from \(url.absoluteString)")
-            return .failure(.init(error: error, retryAfter: RetryPolicy.retryAfter(head.header("Retry-After"))))
-        }
-        let prefix: Data
-        do throws(WebImageError) {
-            prefix = try resumedPrefix(resumable, head: head, url: url)
-        } catch {
-            return .failure(.init(error: error, retryAfter: nil))
-        }
-        let expected = head.header("Content-Length").flatMap { Int64($0) }.map { $0 + Int64(prefix.count) }
-        if let expected, expected > configuration.maximumBodySize {
-            let error = WebImageError(.tooLarge, "\(url.absoluteString) declares \(expected) bytes, over \(configuration.maximumBodySize)")
-            return .failure(.init(error: error, retryAfter: nil))
-        }
-        return .success(.init(head: head, prefix: prefix, expected: expected))
-    }
-
     /// Checks a complete body against what its head promised, decrypts it, and checks it is an
     /// image; `finalURL` is where it came from after redirects.
-    private func checked(_ received: Data, accepted: BodyCollector.Accepted, from finalURL: URL, transfer: DownloadTransfer)
+    private func checked(_ received: Data, accepted: DownloadResponsePolicy.Accepted, from finalURL: URL, transfer: DownloadTransfer)
         throws(WebImageError) -> LoadedData
     {
         let url = transfer.key.url
@@ -482,7 +456,7 @@ public final class ImageDownloader: ImageLoader {
             throw WebImageError(.connectionLost, "\(url.absoluteString) ended after \(received.count) of \(expected) bytes")
         }
         transfer.timeline.withLock { $0.bytes = received.count }
-        if let total = Self.completeLength(head), received.count != total {
+        if let total = DownloadResponsePolicy.completeLength(head), received.count != total {
             throw WebImageError(.connectionLost, "\(url.absoluteString) resumed to \(received.count) of \(total) bytes")
         }
         var body = received
@@ -493,7 +467,7 @@ public final class ImageDownloader: ImageLoader {
             body = decrypted
         }
         let contentType = head.header("Content-Type")
-        try checkIsImage(body, contentType: contentType, url: url)
+        try responsePolicy.checkIsImage(body, contentType: contentType, url: url)
         return LoadedData(
             data: body, url: finalURL, statusCode: head.statusCode, contentType: contentType,
             etag: head.header("ETag"), lastModified: head.header("Last-Modified"), cacheControl: head.header("Cache-Control")
@@ -522,18 +496,6 @@ public final class ImageDownloader: ImageLoader {
         return headers
     }
 
-    /// The bytes a 206 continues from: the kept prefix, when the server's `Content-Range` starts
-    /// right after it; nothing for a 200, which sends the whole image again.
-    private static func resumedPrefix(_ resumable: PartialDownloads.Partial?, head: DownloadResponseHead, url: URL) throws(WebImageError)
-        -> Data
-    {
-        guard head.statusCode == 206 else { return Data() }
-        guard let resumable, let range = head.header("Content-Range"), range.hasPrefix("bytes \(resumable.data.count)-") else {
-            throw WebImageError(.connectionLost, "\(url.absoluteString) sent a range that does not continue the kept bytes")
-        }
-        return resumable.data
-    }
-
     /// Keeps the response's cookies in Foundation's shared cookie storage, as URLSession would.
     private static func storeCookies(from head: DownloadResponseHead, for url: URL) {
         let cookies = head.headers.filter { $0.name.lowercased() == "set-cookie" }.flatMap { header in
@@ -542,77 +504,6 @@ public final class ImageDownloader: ImageLoader {
         if !cookies.isEmpty { HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: nil) }
     }
 
-    /// The full length a 206's `Content-Range` names (`bytes a-b/total`).
-    private static func completeLength(_ head: DownloadResponseHead) -> Int? {
-        guard head.statusCode == 206, let range = head.header("Content-Range"), let slash = range.lastIndex(of: "/") else { return nil }
-        return Int(range[range.index(after: slash)...])
-    }
-
-    private func checkIsImage(_ body: Data, contentType: String?, url: URL) throws(WebImageError) {
-        let mediaType = contentType?.split(separator: ";").first.map { $0.trimmingASCIIWhitespace().lowercased() }
-        if let acceptable = configuration.acceptableContentTypes {
-            guard let mediaType, acceptable.contains(mediaType) else {
-                throw WebImageError(.notAnImage, "\(url.absoluteString) is \(mediaType ?? "untyped")")
-            }
-            return
-        }
-        switch mediaType {
-        case let type? where type.hasPrefix("image/"):
-            return
-        case nil, "application/octet-stream"?, "binary/octet-stream"?:
-            guard ImageFormat(sniffing: body) != nil else {
-                throw WebImageError(.notAnImage, "\(url.absoluteString) does not look like an image")
-            }
-        case let type?:
-            throw WebImageError(.notAnImage, "\(url.absoluteString) is \(type), not an image")
-        }
-    }
-
-    /// Maps a transport error to the library's codes.
-    static func classify(_ error: any Error, url: URL) -> WebImageError {
-        if let error = error as? WebImageError { return error }
-        if error is CancellationError { return WebImageError(.cancelled, underlying: error) }
-        let detail = "\(url.absoluteString): \(error)"
-        if let client = error as? HTTPClientError {
-            switch client {
-            case .cancelled:
-                return WebImageError(.cancelled, underlying: client)
-            case .deadlineExceeded, .readTimeout, .writeTimeout:
-                return WebImageError(.timedOut, detail, underlying: client)
-            case .connectTimeout:
-                return WebImageError(.cannotConnect, detail, underlying: client)
-            case .redirectLimitReached, .redirectCycleDetected:
-                return WebImageError(.tooManyRedirects, detail, underlying: client)
-            case .invalidURL, .emptyHost, .emptyScheme:
-                return WebImageError(.invalidURL, detail, underlying: client)
-            default:
-                return WebImageError(.connectionLost, detail, underlying: client)
-            }
-        }
-        if let parser = error as? HTTPParserError {
-            // The parser also reports a connection that closed mid-response.
-            let lost = parser == .invalidEOFState || parser == .closedConnection
-            return WebImageError(lost ? .connectionLost : .badServerResponse, detail, underlying: parser)
-        }
-        if error is NIOSSLError || error is BoringSSLError {
-            return WebImageError(.insecureConnection, detail, underlying: error)
-        }
-        if let io = error as? IOError {
-            switch io.errnoCode {
-            case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, EADDRNOTAVAIL:
-                return WebImageError(.cannotConnect, detail, underlying: error)
-            case ETIMEDOUT:
-                return WebImageError(.timedOut, detail, underlying: error)
-            default:
-                return WebImageError(.connectionLost, detail, underlying: error)
-            }
-        }
-        // Connection attempts that all failed arrive wrapped; their text still names the cause.
-        if String(describing: error).contains("Connection refused") {
-            return WebImageError(.cannotConnect, detail, underlying: error)
-        }
-        return WebImageError(.connectionLost, detail, underlying: error)
-    }
 }
 
 extension TimeAmount {

@@ -430,3 +430,70 @@ final class AnnouncingLoader: ImageLoader {
         return token
     }
 }
+
+/// An application's own cache: a dictionary of images and one of bytes with their metadata,
+/// implementing the memory and metadata facets of `ImageCaching`.
+private final class DictionaryCache: ImageCaching {
+    let images = Locked<[CacheKey: Image]>([:])
+    let entries = Locked<[CacheKey: (data: Data, metadata: DiskCacheMetadata)]>([:])
+
+    func query(_ key: CacheKey, options: ImageCacheOptions, cacheType: ImageCacheType) async -> ImageCacheResult {
+        if cacheType.includesMemory, let image = images.withLock({ $0[key] }) {
+            return ImageCacheResult(image: image, data: nil, cacheType: .memory)
+        }
+        guard cacheType.includesDisk, let entry = entries.withLock({ $0[key] }) else { return .miss }
+        let image = options.contains(.avoidDecodeImage) ? nil : try? CodersManager.shared.decode(entry.data)
+        return ImageCacheResult(image: image, data: entry.data, cacheType: .disk)
+    }
+    func store(_ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType) async throws(WebImageError) {
+        try await store(image, data: data, for: key, cacheType: cacheType, metadata: DiskCacheMetadata())
+    }
+    func store(_ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata)
+        async throws(WebImageError)
+    {
+        if cacheType.includesMemory, let image { storeInMemory(image, for: key) }
+        if cacheType.includesDisk, let data { entries.withLock { $0[key] = (data, metadata) } }
+    }
+    func remove(_ key: CacheKey, cacheType: ImageCacheType) async {
+        if cacheType.includesMemory { images.withLock { _ = $0.removeValue(forKey: key) } }
+        if cacheType.includesDisk { entries.withLock { _ = $0.removeValue(forKey: key) } }
+    }
+    func contains(_ key: CacheKey, cacheType: ImageCacheType) async -> ImageCacheType {
+        await query(key, options: .avoidDecodeImage, cacheType: cacheType).cacheType
+    }
+    func clear(_ cacheType: ImageCacheType) async {
+        if cacheType.includesMemory { images.withLock { $0 = [:] } }
+        if cacheType.includesDisk { entries.withLock { $0 = [:] } }
+    }
+    func memoryImage(for key: CacheKey) -> Image? { images.withLock { $0[key] } }
+    func storeInMemory(_ image: Image, for key: CacheKey) { images.withLock { $0[key] = image } }
+    func metadata(for key: CacheKey) -> DiskCacheMetadata? { entries.withLock { $0[key]?.metadata } }
+}
+
+@Suite("ImageManager with other caches")
+struct ManagerCacheFacetTests {
+    @Test("through a CacheChain and an application's cache: memory hits answer inline, and .refreshCached revalidates with the stored ETag")
+    func facets() async throws {
+        try await ManagerHarness.run { harness in
+            let chain = CacheChain(caches: [try harness.makeCache()])
+            for (index, cache) in [chain as any ImageCaching, DictionaryCache()].enumerated() {
+                let path = "/facet-\(index).png"
+                harness.servePNG(path, etag: "\"v\(index)\"")
+                let url = harness.origin.url(path)
+                let manager = ImageManager(cache: cache, loader: harness.downloader, coders: harness.coders)
+                _ = try await manager.image(for: url, options: .waitStoreCache)
+                #expect(cache.metadata(for: CacheKey(url.absoluteString))?.etag == "\"v\(index)\"")
+
+                let inline = Locked<ImageResult?>(nil)
+                let operation = manager.loadImage(with: url) { result in inline.withLock { $0 = try? result.get() } }
+                #expect(operation == nil && inline.withLock { $0?.cacheType } == .memory, "answered before loadImage returned")
+
+                let deliveries = Deliveries()
+                _ = try #require(manager.loadImage(with: url, options: .refreshCached, completed: deliveries.completion))
+                #expect(try await deliveries.result().get().cacheType == .memory)
+                let requests = try await harness.origin.waitForRequests(2, to: path)
+                #expect(requests.last?.header("If-None-Match") == "\"v\(index)\"", "a conditional request, answered 304")
+            }
+        }
+    }
+}

@@ -51,15 +51,43 @@ public final class CacheChain: ImageCaching {
     /// Stores per the store policy; every selected cache is tried, and the first error is thrown
     /// after all have run.
     public func store(_ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType) async throws(WebImageError) {
+        try await store(image, data: data, for: key, cacheType: cacheType, metadata: DiskCacheMetadata())
+    }
+
+    /// Stores with metadata, per the store policy, as ``store(_:data:for:cacheType:)`` does.
+    public func store(_ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata)
+        async throws(WebImageError)
+    {
         let errors = await forEach(policy: storePolicy) { cache -> WebImageError? in
             do throws(WebImageError) {
-                try await cache.store(image, data: data, for: key, cacheType: cacheType)
+                try await cache.store(image, data: data, for: key, cacheType: cacheType, metadata: metadata)
                 return nil
             } catch {
                 return error
             }
         }
         if let error = errors.compactMap({ $0 }).first { throw error }
+    }
+
+    /// The first memory hit among the caches the query policy selects, highest priority first.
+    public func memoryImage(for key: CacheKey) -> Image? {
+        for cache in selected(queryPolicy) {
+            if let image = cache.memoryImage(for: key) { return image }
+        }
+        return nil
+    }
+
+    /// Puts `image` in the memory tier of each cache the store policy selects.
+    public func storeInMemory(_ image: Image, for key: CacheKey) {
+        for cache in selected(storePolicy) { cache.storeInMemory(image, for: key) }
+    }
+
+    /// The first metadata among the caches the query policy selects, highest priority first.
+    public func metadata(for key: CacheKey) -> DiskCacheMetadata? {
+        for cache in selected(queryPolicy) {
+            if let metadata = cache.metadata(for: key) { return metadata }
+        }
+        return nil
     }
 
     public func remove(_ key: CacheKey, cacheType: ImageCacheType) async {

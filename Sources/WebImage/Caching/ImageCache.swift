@@ -68,6 +68,21 @@ public final class ImageCache: ImageCaching {
         readDisk(key, options: options).image
     }
 
+    /// The image in memory for `key`, if any (the memory facet of ``ImageCaching``).
+    public func memoryImage(for key: CacheKey) -> Image? {
+        memory.value(for: key)
+    }
+
+    /// Puts `image` in memory, unless ``ImageCacheConfiguration/shouldCacheImagesInMemory`` is off.
+    public func storeInMemory(_ image: Image, for key: CacheKey) {
+        if configuration.shouldCacheImagesInMemory { memory.insert(image, for: key, cost: image.memoryCost) }
+    }
+
+    /// The disk entry's metadata for `key`: its HTTP validators, content type and expiry.
+    public func metadata(for key: CacheKey) -> DiskCacheMetadata? {
+        disk?.metadata(for: key.stringValue)
+    }
+
     /// Whether the disk holds `key`.
     public func diskImageExists(for key: CacheKey) -> Bool {
         disk?.contains(key.stringValue) ?? false

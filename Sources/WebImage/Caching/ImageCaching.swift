@@ -2,6 +2,15 @@ public import Foundation
 
 /// What an image cache does, so that several can stand behind one (``CacheChain``) and an
 /// application can bring its own (SDWebImage's `SDImageCache` protocol).
+///
+/// Besides the asynchronous query and store, a cache has two facets the manager uses directly,
+/// each with a default for a cache that lacks it:
+/// - a synchronous memory tier of decoded images (``memoryImage(for:)``,
+///   ``storeInMemory(_:for:)``): a hit there is answered on the caller's thread before the load
+///   call returns; the default has none;
+/// - metadata kept beside the bytes (``metadata(for:)``, ``store(_:data:for:cacheType:metadata:)``):
+///   the validators that let `.refreshCached` revalidate instead of downloading again; the
+///   default keeps none.
 public protocol ImageCaching: Sendable {
     /// Looks `key` up in the tiers `cacheType` names, memory first.
     func query(_ key: CacheKey, options: ImageCacheOptions, cacheType: ImageCacheType) async -> ImageCacheResult
@@ -13,4 +22,29 @@ public protocol ImageCaching: Sendable {
     func contains(_ key: CacheKey, cacheType: ImageCacheType) async -> ImageCacheType
     /// Empties the tiers `cacheType` names.
     func clear(_ cacheType: ImageCacheType) async
+
+    /// The decoded image the memory tier holds for `key`, without waiting: a lock and a lookup.
+    func memoryImage(for key: CacheKey) -> Image?
+    /// Puts `image` in the memory tier at once.
+    func storeInMemory(_ image: Image, for key: CacheKey)
+    /// What the byte tier keeps beside `key`'s bytes (validators, content type, expiry).
+    func metadata(for key: CacheKey) -> DiskCacheMetadata?
+    /// ``store(_:data:for:cacheType:)`` with the metadata to keep beside the bytes.
+    func store(_ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata)
+        async throws(WebImageError)
+}
+
+extension ImageCaching {
+    /// No memory tier: nothing is answered synchronously.
+    public func memoryImage(for key: CacheKey) -> Image? { nil }
+    /// No memory tier: nothing is kept.
+    public func storeInMemory(_ image: Image, for key: CacheKey) {}
+    /// No metadata is kept.
+    public func metadata(for key: CacheKey) -> DiskCacheMetadata? { nil }
+    /// Stores without the metadata.
+    public func store(_ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata)
+        async throws(WebImageError)
+    {
+        try await store(image, data: data, for: key, cacheType: cacheType)
+    }
 }

@@ -92,11 +92,10 @@ extension ImageManager {
     /// The memory hit that lets the async API return without a continuation; nil when the
     /// load needs the full path.
     func memoryHit(_ url: URL, options: LoadOptions, context: LoadContext) -> ImageResult? {
-        guard optionsProcessor == nil, let imageCache = (context.imageCache ?? cache) as? ImageCache,
-            options.isDisjoint(with: [.fromLoaderOnly, .refreshCached, .queryMemoryData]),
+        guard optionsProcessor == nil, options.isDisjoint(with: [.fromLoaderOnly, .refreshCached, .queryMemoryData]),
             (context.queryCacheType ?? .all).includesMemory,
             options.contains(.retryFailed) || !failedURLs.contains(url),
-            let image = imageCache.memory.value(for: variantKey(for: url, context: context))
+            let image = (context.imageCache ?? cache).memoryImage(for: variantKey(for: url, context: context))
         else { return nil }
         return ImageResult(image: image, data: nil, cacheType: .memory, url: url)
     }

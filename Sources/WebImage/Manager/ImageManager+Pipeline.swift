@@ -74,7 +74,7 @@ extension ImageManager {
 
     /// The validators stored with the original bytes, for a conditional request.
     private func storedValidators(_ request: Request) -> HTTPValidators? {
-        guard let metadata = request.imageCache?.disk?.metadata(for: request.key.originalKey.stringValue) else { return nil }
+        guard let metadata = request.cache.metadata(for: request.key.originalKey) else { return nil }
         return HTTPValidators(etag: metadata.etag, lastModified: metadata.lastModified)
     }
 
@@ -165,8 +165,8 @@ extension ImageManager {
         if request.key.isVariant, request.originalStoreCacheType != .none {
             let original = request.key.originalKey
             try await write(request) { () async throws(WebImageError) in
-                try await self.put(
-                    nil, data: loaded.data, key: original, cacheType: request.originalStoreCacheType, metadata: metadata, request: request)
+                try await request.cache.store(
+                    nil, data: loaded.data, for: original, cacheType: request.originalStoreCacheType, metadata: metadata)
             }
         }
         try await storeVariant(result, data: loaded.data, request: request, metadata: metadata)
@@ -188,19 +188,13 @@ extension ImageManager {
             serializerDeclined = bytes == nil
         }
         let storedBytes = serializerDeclined ? nil : bytes
-        guard let imageCache = request.imageCache else {
-            try await write(request) { () async throws(WebImageError) in
-                try await request.cache.store(image, data: storedBytes, for: request.key, cacheType: request.storeCacheType)
-            }
-            return
-        }
-        if let image, request.storeCacheType.includesMemory {
-            imageCache.memory.insert(image, for: request.key, cost: image.memoryCost)
-        }
-        guard request.storeCacheType.includesDisk, !serializerDeclined, bytes != nil || image != nil else { return }
+        // The memory tier now, so the image is there when the caller hears of it; then the store
+        // proper, which a cache with no synchronous memory tier needs for memory as well.
+        if let image, request.storeCacheType.includesMemory { request.cache.storeInMemory(image, for: request.key) }
+        let tiers: ImageCacheType = serializerDeclined ? (request.storeCacheType.includesMemory ? .memory : .none) : request.storeCacheType
+        guard tiers != .none, storedBytes != nil || image != nil else { return }
         try await write(request) { () async throws(WebImageError) in
-            try await imageCache.store(
-                storedBytes == nil ? image : nil, data: storedBytes, for: request.key, cacheType: .disk, metadata: metadata)
+            try await request.cache.store(image, data: storedBytes, for: request.key, cacheType: tiers, metadata: metadata)
         }
     }
 
@@ -224,16 +218,6 @@ extension ImageManager {
     private func storeFailed(_ request: Request, _ error: WebImageError) {
         storeFailures.increment()
         logger.warning("a cache store failed", metadata: ["key": "\(request.key)", "error": "\(error)"])
-    }
-
-    private func put(_ image: Image?, data: Data?, key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata, request: Request)
-        async throws(WebImageError)
-    {
-        if let imageCache = request.imageCache {
-            try await imageCache.store(image, data: data, for: key, cacheType: cacheType, metadata: metadata)
-        } else {
-            try await request.cache.store(image, data: data, for: key, cacheType: cacheType)
-        }
     }
 }
 

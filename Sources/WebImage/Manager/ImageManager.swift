@@ -210,6 +210,9 @@ public final class ImageManager: Sendable {
         /// The decode pool's order for this load: a prefetch's `.lowPriority` decodes wait
         /// behind those of images someone is looking at.
         var workPriority: WorkPool.Priority { WorkPool.Priority(rawValue: options.priority.rawValue) ?? .normal }
+        /// The cache as SDWebImage's ``ImageCache``, for the two options only it has:
+        /// `.queryMemoryData` and `.queryDiskDataSync` (bytes read beside a memory hit, and a disk
+        /// read on the caller's thread).
         var imageCache: ImageCache? { cache as? ImageCache }
 
         var requestOptions: LoadRequestOptions {
@@ -271,15 +274,19 @@ public final class ImageManager: Sendable {
         )
     }
 
-    /// A memory hit (or, with `.queryDiskDataSync`, a disk hit read on this thread) that ends the
-    /// load at once; nil when the load must go on.
+    /// A memory hit from any cache's memory facet (or, with `.queryDiskDataSync` and an
+    /// ``ImageCache``, a disk hit read on this thread) that ends the load at once; nil when the
+    /// load must go on.
     private func synchronousHit(_ request: Request) -> ImageResult? {
         let options = request.options
-        guard let imageCache = request.imageCache, !options.contains(.fromLoaderOnly), !options.contains(.refreshCached) else { return nil }
-        if request.queryCacheType.includesMemory, !shouldQueryMemoryData(request), let image = imageCache.memory.value(for: request.key) {
+        guard !options.contains(.fromLoaderOnly), !options.contains(.refreshCached) else { return nil }
+        if request.queryCacheType.includesMemory, !shouldQueryMemoryData(request), let image = request.cache.memoryImage(for: request.key) {
             return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
         }
-        guard options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk, !imageCache.memory.contains(request.key) else {
+        // Reading the disk on the caller's thread is ImageCache's own (SDWebImage's) option.
+        guard let imageCache = request.imageCache, options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk,
+            !imageCache.memory.contains(request.key)
+        else {
             return nil
         }
         let found = Locked<ImageCacheResult?>(nil)

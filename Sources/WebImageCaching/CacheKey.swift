@@ -63,7 +63,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The hash computed at creation, for spreading keys over shards.
-    var shardHash: Int { precomputedHash }
+    @usableFromInline var shardHash: Int { precomputedHash }
 
     /// Whether this is the key of a variant rather than of the original.
     public var isVariant: Bool {

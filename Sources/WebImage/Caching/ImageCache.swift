@@ -59,7 +59,7 @@ public final class ImageCache: ImageCaching {
 
     /// The image in memory for `key`, if any: a lock and a lookup.
     public func imageFromMemory(for key: CacheKey) -> Image? {
-        memory.value(for: key)
+        memory.inlinedValue(for: key)
     }
 
     /// Reads and decodes the disk entry for `key` on the caller's thread, putting the image in
@@ -70,7 +70,7 @@ public final class ImageCache: ImageCaching {
 
     /// The image in memory for `key`, if any (the memory facet of ``ImageCaching``).
     public func memoryImage(for key: CacheKey) -> Image? {
-        memory.value(for: key)
+        memory.inlinedValue(for: key)
     }
 
     /// Puts `image` in memory, unless ``ImageCacheConfiguration/shouldCacheImagesInMemory`` is off.
@@ -101,7 +101,7 @@ public final class ImageCache: ImageCaching {
         cacheType: ImageCacheType = .all,
         completion: @escaping @Sendable (ImageCacheResult) -> Void
     ) -> ImageCacheQuery? {
-        if cacheType.includesMemory, let image = memory.value(for: key) {
+        if cacheType.includesMemory, let image = memory.inlinedValue(for: key) {
             guard options.contains(.queryMemoryData), let disk else {
                 completion(ImageCacheResult(image: image, data: nil, cacheType: .memory))
                 return nil
@@ -183,7 +183,7 @@ public final class ImageCache: ImageCaching {
     }
 
     public func contains(_ key: CacheKey, cacheType: ImageCacheType = .all) async -> ImageCacheType {
-        if cacheType.includesMemory && memory.contains(key) { return .memory }
+        if cacheType.includesMemory && memory.inlinedContains(key) { return .memory }
         if cacheType.includesDisk && diskImageExists(for: key) { return .disk }
         return .none
     }

@@ -257,7 +257,7 @@ public final class ImageManager: Sendable {
             _ = self?.running.withLock { $0.remove(operation) }
         }
         running.withLock { _ = $0.insert(operation) }
-        if let imageCache = request.imageCache, shouldQueryMemoryData(request), imageCache.memory.contains(request.key) {
+        if let imageCache = request.imageCache, shouldQueryMemoryData(request), imageCache.memory.inlinedContains(request.key) {
             queryMemoryData(request, imageCache: imageCache, operation: operation, handler: handler)
         } else {
             subscribe(request, operation: operation, handler: handler)
@@ -285,7 +285,7 @@ public final class ImageManager: Sendable {
         }
         // Reading the disk on the caller's thread is ImageCache's own (SDWebImage's) option.
         guard let imageCache = request.imageCache, options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk,
-            !imageCache.memory.contains(request.key)
+            !imageCache.memory.inlinedContains(request.key)
         else {
             return nil
         }

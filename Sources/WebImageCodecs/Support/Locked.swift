@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// A value behind a pthread mutex.
@@ -13,9 +13,12 @@ import Glibc
 /// `@unchecked Sendable` is sound here: `value` is only reached inside `withLock`, which holds
 /// the mutex for the whole access, and the mutex itself is never moved (it lives in its own
 /// allocation).
+@usableFromInline
 package final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    // Visible to inlined code: `withLock` is inlined into other modules' hot paths (a memory
+    // cache hit), where a generic call through the module boundary cost several times the lookup.
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
 
     package init(_ value: Value) {
         mutex = .allocate(capacity: 1)
@@ -35,6 +38,7 @@ package final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
+    @inlinable
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

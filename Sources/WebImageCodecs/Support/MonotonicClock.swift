@@ -6,7 +6,9 @@ import Glibc
 ///
 /// `ContinuousClock.Instant` is a resilient type: a struct that holds one makes every copy go
 /// through runtime value witnesses, which a memory-cache entry cannot afford on its hot path.
+@usableFromInline
 package enum MonotonicClock {
+    @usableFromInline
     package static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)

@@ -30,7 +30,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     public let scale: Double?
     /// Hashed once, when the key is made: a memory-cache hit then hashes a single integer
     /// instead of the whole URL, twice (shard and table).
-    private let precomputedHash: Int
+    @usableFromInline let precomputedHash: Int
 
     /// Creates a key; with only `original`, the key of the original image.
     public init(_ original: String, thumbnail: Thumbnail? = nil, transformerKey: String? = nil, scale: Double? = nil) {
@@ -46,11 +46,15 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         precomputedHash = hasher.finalize()
     }
 
+    // Equality and hashing are inlinable: a memory hit in another module probes its table with
+    // them, and a call through the module boundary for each was measured on that path.
+    @inlinable
     public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
         lhs.precomputedHash == rhs.precomputedHash && lhs.original == rhs.original && lhs.thumbnail == rhs.thumbnail
             && lhs.transformerKey == rhs.transformerKey && lhs.scale == rhs.scale
     }
 
+    @inlinable
     public func hash(into hasher: inout Hasher) {
         hasher.combine(precomputedHash)
     }
@@ -58,12 +62,13 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// What a `Dictionary` asks for: the precomputed hash mixed with the table's seed, without a
     /// second SipHash round. The precomputed hash is already SipHash of the key under the
     /// process's random seed, so tables stay resistant to crafted collisions.
+    @inlinable
     public func _rawHashValue(seed: Int) -> Int {
         precomputedHash ^ seed
     }
 
     /// The hash computed at creation, for spreading keys over shards.
-    @usableFromInline var shardHash: Int { precomputedHash }
+    @inlinable var shardHash: Int { precomputedHash }
 
     /// Whether this is the key of a variant rather than of the original.
     public var isVariant: Bool {

@@ -138,7 +138,12 @@ public final class ImageManager: Sendable {
         progress: ProgressHandler? = nil,
         completed: @escaping CompletionHandler
     ) -> LoadOperation? {
-        loadImage(with: ImageRequest(url: url, options: options, context: context), progress: progress, completed: completed)
+        // The hit is answered before a request is made: making one copies the context.
+        if let url, let hit = memoryHit(url, options: options, context: context) {
+            deliver(hit, on: context.callbackQueue, to: completed)
+            return nil
+        }
+        return load(ImageRequest(url: url, options: options, context: context), progress: progress, completed: completed)
     }
 
     /// Loads the image a request names: ``loadImage(with:options:context:progress:completed:)``
@@ -148,10 +153,19 @@ public final class ImageManager: Sendable {
         -> LoadOperation?
     {
         if let url = request.url, let hit = memoryHit(url, options: request.options, context: request.context) {
-            // The hot path: no closure, no operation, no callback queue hop unless one is asked for.
-            if let queue = request.context.callbackQueue { queue.run { completed(.success(hit)) } } else { completed(.success(hit)) }
+            deliver(hit, on: request.context.callbackQueue, to: completed)
             return nil
         }
+        return load(request, progress: progress, completed: completed)
+    }
+
+    /// The hot path: no closure, no operation, no callback queue hop unless one is asked for.
+    private func deliver(_ hit: ImageResult, on queue: CallbackQueue?, to completed: @escaping CompletionHandler) {
+        if let queue { queue.run { completed(.success(hit)) } } else { completed(.success(hit)) }
+    }
+
+    /// A callback load past the memory hit.
+    private func load(_ request: ImageRequest, progress: ProgressHandler?, completed: @escaping CompletionHandler) -> LoadOperation? {
         let url = request.url
         return start(request) { event in
             switch event {

@@ -214,8 +214,6 @@ public final class ImageManager: Sendable {
     /// Everything a load resolved from its options and context, before it starts.
     struct Request: Sendable {
         let url: URL
-        /// The request as the caller made it (after the options processor), for its HTTP parts.
-        let source: ImageRequest
         let options: LoadOptions
         let context: LoadContext
         let key: CacheKey
@@ -224,6 +222,9 @@ public final class ImageManager: Sendable {
         let coders: CodersManager
         let transformer: (any ImageTransformer)?
         let serializer: CacheSerializer?
+        /// What the loader is asked for: the request's HTTP parts and the options and context
+        /// keys that shape a download. Made once: a request is copied into every step of a load.
+        let requestOptions: LoadRequestOptions
 
         var queryCacheType: ImageCacheType { context.queryCacheType ?? .all }
         var storeCacheType: ImageCacheType { context.storeCacheType ?? .all }
@@ -238,15 +239,6 @@ public final class ImageManager: Sendable {
         /// read on the caller's thread).
         var imageCache: ImageCache? { cache as? ImageCache }
 
-        var requestOptions: LoadRequestOptions {
-            LoadRequestOptions(
-                priority: options.priority, progressive: options.contains(.progressiveLoad),
-                handleCookies: options.contains(.handleCookies), allowInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
-                requestModifier: context.downloadRequestModifier, responseModifier: context.downloadResponseModifier,
-                decryptor: context.downloadDecryptor, method: source.method, headers: source.headers, body: source.body,
-                timeout: source.timeout, values: context.customValues
-            )
-        }
     }
 
     /// The one entry point: the callback API, the async API, targets and the prefetcher all
@@ -289,11 +281,19 @@ public final class ImageManager: Sendable {
     }
 
     private func resolve(_ url: URL, source: ImageRequest) -> Request {
-        let context = source.context
+        let (options, context) = (source.options, source.context)
+        let requestOptions = LoadRequestOptions(
+            priority: options.priority, progressive: options.contains(.progressiveLoad),
+            handleCookies: options.contains(.handleCookies), allowInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
+            requestModifier: context.downloadRequestModifier, responseModifier: context.downloadResponseModifier,
+            decryptor: context.downloadDecryptor, method: source.method, headers: source.headers, body: source.body,
+            timeout: source.timeout, values: context.customValues
+        )
         return Request(
-            url: url, source: source, options: source.options, context: context, key: variantKey(for: url, context: context),
+            url: url, options: options, context: context, key: variantKey(for: url, context: context),
             cache: context.imageCache ?? cache, loader: context.imageLoader ?? loader, coders: context.imageCoders ?? coders,
-            transformer: context.imageTransformer ?? transformer, serializer: context.cacheSerializer ?? cacheSerializer
+            transformer: context.imageTransformer ?? transformer, serializer: context.cacheSerializer ?? cacheSerializer,
+            requestOptions: requestOptions
         )
     }
 

@@ -6,8 +6,10 @@ import Foundation
 /// of misses never starts more decodes than there are cores. Waiting jobs start by priority,
 /// then in arrival order, so the decode of an image someone is looking at does not wait behind
 /// a prefetch batch's.
+@usableFromInline
 package final class WorkPool: Sendable {
     /// The order in which waiting jobs start: high first.
+    @usableFromInline
     package enum Priority: Int, Sendable, CaseIterable {
         case low
         case normal
@@ -59,25 +61,30 @@ package final class WorkPool: Sendable {
     }
 
     /// Runs `work` in the pool and returns its result; when the pool is busy it waits behind the
-    /// jobs of its priority and higher.
+    /// jobs of its priority and higher. Inlinable, so that the generic part is specialized in the
+    /// caller's module (the manager's) and only the non-generic ``submit(priority:_:)`` crosses.
+    @inlinable
     package func run<Output: Sendable>(
         priority: Priority = .normal, _ work: @escaping @Sendable () throws(WebImageError) -> Output
     ) async throws(WebImageError) -> Output {
         let result: Result<Output, WebImageError> = await withCheckedContinuation { continuation in
-            let job: @Sendable () -> Void = {
-                continuation.resume(returning: Result { () throws(WebImageError) in try work() })
-            }
-            let startNow = state.withLock { state in
-                guard state.running < width else {
-                    state.waiting[priority.rawValue].jobs.append(job)
-                    return false
-                }
-                state.running += 1
-                return true
-            }
-            if startNow { dispatch(job) }
+            submit(priority: priority) { continuation.resume(returning: Result { () throws(WebImageError) in try work() }) }
         }
         return try result.get()
+    }
+
+    /// Starts `job` now when a slot is free, else queues it by priority.
+    @usableFromInline
+    package func submit(priority: Priority, _ job: @escaping @Sendable () -> Void) {
+        let startNow = state.withLock { state in
+            guard state.running < width else {
+                state.waiting[priority.rawValue].jobs.append(job)
+                return false
+            }
+            state.running += 1
+            return true
+        }
+        if startNow { dispatch(job) }
     }
 
     /// How many jobs wait for a slot.

@@ -21,35 +21,25 @@ extension ImageManager {
 
     /// A load past the memory hit: the last image it delivers.
     private func load(_ request: ImageRequest) async throws -> ImageResult {
-        let state = Locked<
-            (continuation: CheckedContinuation<Result<ImageResult, any Error>, Never>?, last: ImageResult?, operation: LoadOperation?)
-        >((nil, nil, nil))
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                state.withLock { $0.continuation = continuation }
-                let operation = start(request) { event in
-                    switch event {
-                    case .progress:
-                        break
-                    case .image(let result, let isPartial):
-                        if !isPartial { state.withLock { $0.last = result } }
-                    case .finished(let outcome):
-                        let (continuation, last) = state.withLock { ($0.continuation.take(), $0.last) }
-                        switch outcome {
-                        case .success(let result): continuation?.resume(returning: .success(result))
-                        case .failure(let error): continuation?.resume(returning: .failure(error))
-                        case nil: continuation?.resume(returning: last.map { .success($0) } ?? .failure(WebImageError(.notModified)))
-                        }
-                    }
+        typealias Outcome = Result<ImageResult, any Error>
+        let last = Locked<ImageResult?>(nil)
+        let result = await withCancellableCallback(cancelled: Outcome.failure(CancellationError())) {
+            (resume: @escaping @Sendable (Outcome) -> Void) -> (@Sendable () -> Void)? in
+            let operation: LoadOperation? = start(request) { event in
+                switch event {
+                case .progress:
+                    break
+                case .image(let result, let isPartial):
+                    if !isPartial { last.withLock { $0 = result } }
+                case .finished(let outcome?):
+                    resume(outcome.mapError { $0 as any Error })
+                case .finished(nil):
+                    // A revalidation that found the cached image current: the last one delivered.
+                    resume(last.withLock { $0 }.map { .success($0) } ?? .failure(WebImageError(.notModified)))
                 }
-                let cancelled = state.withLock { state in
-                    state.operation = operation
-                    return Task.isCancelled && state.continuation != nil
-                }
-                if cancelled { cancel(state) }
             }
-        } onCancel: {
-            cancel(state)
+            guard let operation else { return nil }
+            return { operation.cancel() }
         }
         return try result.get()
     }
@@ -105,15 +95,5 @@ extension ImageManager {
             let image = (context.imageCache ?? cache).memoryImage(for: variantKey(for: url, context: context))
         else { return nil }
         return ImageResult(image: image, data: nil, cacheType: .memory, url: url)
-    }
-
-    private func cancel(
-        _ state: Locked<
-            (continuation: CheckedContinuation<Result<ImageResult, any Error>, Never>?, last: ImageResult?, operation: LoadOperation?)
-        >
-    ) {
-        let (continuation, operation) = state.withLock { ($0.continuation.take(), $0.operation) }
-        operation?.cancel()
-        continuation?.resume(returning: .failure(CancellationError()))
     }
 }

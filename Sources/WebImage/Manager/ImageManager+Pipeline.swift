@@ -94,29 +94,20 @@ extension ImageManager {
         // A revalidation never shows partial images of the new copy over the cached one.
         requestOptions.progressive = validators == nil && load.wantsPartialImages
         let partials = PartialImageDecoder(manager: self, request: request, load: load)
-        let continuation = Locked<CheckedContinuation<Result<LoadedData, WebImageError>, Never>?>(nil)
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (resume: CheckedContinuation<Result<LoadedData, WebImageError>, Never>) in
-                continuation.withLock { $0 = resume }
-                let token = request.loader.load(request.url, options: requestOptions) { event in
-                    switch event {
-                    case .progress(let received, let expected):
-                        load.broadcast(.progress(received: received, expected: expected))
-                    case .partialData(let partial):
-                        partials.offer(partial.data)
-                    case .finished(let result):
-                        partials.stop()
-                        continuation.withLock { $0.take() }?.resume(returning: result)
-                    }
-                }
-                load.setToken(token)
-                if Task.isCancelled {
-                    token.cancel()
-                    continuation.withLock { $0.take() }?.resume(returning: .failure(WebImageError(.cancelled)))
+        let result = await withCancellableCallback(cancelled: .failure(WebImageError(.cancelled))) { resume in
+            let token = request.loader.load(request.url, options: requestOptions) { event in
+                switch event {
+                case .progress(let received, let expected):
+                    load.broadcast(.progress(received: received, expected: expected))
+                case .partialData(let partial):
+                    partials.offer(partial.data)
+                case .finished(let result):
+                    partials.stop()
+                    resume(result)
                 }
             }
-        } onCancel: {
-            continuation.withLock { $0.take() }?.resume(returning: .failure(WebImageError(.cancelled)))
+            load.setToken(token)
+            return { token.cancel() }
         }
         return try result.get()
     }

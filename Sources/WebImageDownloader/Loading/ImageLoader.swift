@@ -16,25 +16,11 @@ extension ImageLoader {
     /// Loads `url` and returns its bytes. Cancelling the calling task cancels the load and throws
     /// ``WebImageError/Code/cancelled``.
     public func loadData(_ url: URL, options: LoadRequestOptions = LoadRequestOptions()) async throws(WebImageError) -> LoadedData {
-        let box = Locked<(token: LoadToken?, continuation: CheckedContinuation<Result<LoadedData, WebImageError>, Never>?)>((nil, nil))
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                box.withLock { $0.continuation = continuation }
-                // A task cancelled before the continuation existed found nothing to resume.
-                if Task.isCancelled {
-                    box.withLock { $0.continuation.take() }?.resume(returning: .failure(WebImageError(.cancelled)))
-                    return
-                }
-                let token = load(url, options: options) { event in
-                    guard case .finished(let result) = event else { return }
-                    box.withLock { $0.continuation.take() }?.resume(returning: result)
-                }
-                box.withLock { $0.token = token }
+        let result = await withCancellableCallback(cancelled: .failure(WebImageError(.cancelled))) { resume in
+            let token = load(url, options: options) { event in
+                if case .finished(let result) = event { resume(result) }
             }
-        } onCancel: {
-            let (token, continuation) = box.withLock { state in (state.token, state.continuation.take()) }
-            token?.cancel()
-            continuation?.resume(returning: .failure(WebImageError(.cancelled)))
+            return { token.cancel() }
         }
         return try result.get()
     }

@@ -181,11 +181,20 @@ extension ImageManager {
         let storedBytes = serializerDeclined ? nil : bytes
         // The memory tier now, so the image is there when the caller hears of it; then the store
         // proper, which a cache with no synchronous memory tier needs for memory as well.
-        if let image, request.storeCacheType.includesMemory { request.cache.storeInMemory(image, for: request.key) }
-        let tiers: ImageCacheType = serializerDeclined ? (request.storeCacheType.includesMemory ? .memory : .none) : request.storeCacheType
+        var memoryHandled = false
+        if let image, request.storeCacheType.includesMemory {
+            request.cache.storeInMemory(image, for: request.key)
+            memoryHandled = request.cache.memoryImage(for: request.key) != nil
+        }
+        // A cache whose memory facet took the image needs only the disk tier from the store.
+        let memoryTier: ImageCacheType = request.storeCacheType.includesMemory && !memoryHandled ? .memory : .none
+        let diskTier = !serializerDeclined && request.storeCacheType.includesDisk
+        let tiers: ImageCacheType = diskTier ? (memoryTier == .memory ? .all : .disk) : memoryTier
         guard tiers != .none, storedBytes != nil || image != nil else { return }
         try await write(request) { () async throws(WebImageError) in
-            try await request.cache.store(image, data: storedBytes, for: request.key, cacheType: tiers, metadata: metadata)
+            try await request.cache.store(
+                tiers.includesMemory || storedBytes == nil ? image : nil, data: storedBytes, for: request.key, cacheType: tiers,
+                metadata: metadata)
         }
     }
 

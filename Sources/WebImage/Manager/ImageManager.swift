@@ -29,21 +29,18 @@ public final class ImageManager: Sendable {
     public let loader: any ImageLoader
     /// The decoders.
     public let coders: CodersManager
-    // The policies below are the configuration's, kept apart as well: every memory hit reads
-    // the options processor, key filter and transformer, and reading them out of the
-    // configuration copied (and retained) the whole struct each time, about 100 ns a hit.
     /// Applied to every image unless a load's context names its own.
-    public let transformer: (any ImageTransformer)?
+    public var transformer: (any ImageTransformer)? { configuration.transformer }
     /// Makes cache keys from URLs unless a load's context names its own.
-    public let cacheKeyFilter: CacheKeyFilter?
+    public var cacheKeyFilter: CacheKeyFilter? { configuration.cacheKeyFilter }
     /// Chooses the bytes stored on disk unless a load's context names its own.
-    public let cacheSerializer: CacheSerializer?
+    public var cacheSerializer: CacheSerializer? { configuration.cacheSerializer }
     /// Rewrites every load's options and context.
-    public let optionsProcessor: OptionsProcessor?
+    public var optionsProcessor: OptionsProcessor? { configuration.optionsProcessor }
     /// Decides whether to download and whether to block failed URLs.
-    public let delegate: (any ImageManagerDelegate)?
+    public var delegate: (any ImageManagerDelegate)? { configuration.delegate }
     /// Bounds checked before decoding.
-    public let decodeLimits: DecodeLimits
+    public var decodeLimits: DecodeLimits { configuration.decodeLimits }
     /// URLs whose load failed for good.
     public let failedURLs = FailedURLs()
 
@@ -71,12 +68,6 @@ public final class ImageManager: Sendable {
         self.loader = loader
         self.coders = coders
         self.configuration = configuration
-        transformer = configuration.transformer
-        cacheKeyFilter = configuration.cacheKeyFilter
-        cacheSerializer = configuration.cacheSerializer
-        optionsProcessor = configuration.optionsProcessor
-        delegate = configuration.delegate
-        decodeLimits = configuration.decodeLimits
         workPool = .shared
         logger = telemetry.logger("manager")
         storeFailures = telemetry.counter(.cacheStoreFailures)

@@ -29,6 +29,7 @@ public final class OriginServer: Sendable {
         var routes: [String: Responder] = [:]
         var requests: [OriginRequest] = []
         var requestsPerPath: [String: Int] = [:]
+        var requestCount = 0
         var nextConnectionID = 0
         var connections: [Int: any Channel] = [:]
     }
@@ -37,13 +38,16 @@ public final class OriginServer: Sendable {
     public let port: Int
     /// Whether the server speaks HTTPS (with ``TestCertificate``, self-signed, made at run time).
     public let usesTLS: Bool
+    /// Whether requests and connection events are kept (see ``start(tls:http2:keepsLog:)``).
+    public let keepsLog: Bool
     private let listener: any Channel
     let state: NIOLockedValueBox<State>
     private let log = EventLog<OriginEvent>()
 
-    private init(listener: any Channel, usesTLS: Bool) {
+    private init(listener: any Channel, usesTLS: Bool, keepsLog: Bool) {
         self.listener = listener
         self.usesTLS = usesTLS
+        self.keepsLog = keepsLog
         self.port = listener.localAddress?.port ?? 0
         self.state = NIOLockedValueBox(State())
     }
@@ -52,7 +56,10 @@ public final class OriginServer: Sendable {
     /// whose certificate is self-signed (a verifying client refuses it); with `http2` as well, it
     /// offers HTTP/2 through ALPN (and HTTP/1.1 to clients that do not ask for it). On HTTP/2 each
     /// stream is served like an HTTP/1.1 request, so every scripted response works on both.
-    public static func start(tls: Bool = false, http2: Bool = false) async throws -> OriginServer {
+    /// Without `keepsLog` the server keeps only per-path request counts, not the requests and
+    /// events themselves, so that a long run (`scripts/soak.sh`) does not grow with them; then
+    /// ``requests`` is empty and ``waitFor(timeout:_:where:)`` sees nothing.
+    public static func start(tls: Bool = false, http2: Bool = false, keepsLog: Bool = true) async throws -> OriginServer {
         precondition(!http2 || tls, "HTTP/2 is negotiated through TLS (ALPN)")
         let box = ServerBox()
         let identity = try TestCertificate.serverIdentity()
@@ -88,7 +95,7 @@ public final class OriginServer: Sendable {
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        let server = OriginServer(listener: listener, usesTLS: tls)
+        let server = OriginServer(listener: listener, usesTLS: tls, keepsLog: keepsLog)
         box.server = server
         return server
     }
@@ -215,11 +222,12 @@ public final class OriginServer: Sendable {
                 headers: head.headers.map { ($0.name, $0.value) },
                 body: body,
                 connectionID: connectionID,
-                sequence: state.requests.count,
+                sequence: state.requestCount,
                 indexOnPath: state.requestsPerPath[path, default: 0]
             )
             state.requestsPerPath[path, default: 0] += 1
-            state.requests.append(request)
+            state.requestCount += 1
+            if keepsLog { state.requests.append(request) }
             return request
         }
         record(.requestReceived(request))
@@ -237,7 +245,7 @@ public final class OriginServer: Sendable {
     }
 
     func record(_ event: OriginEvent) {
-        log.record(event)
+        if keepsLog { log.record(event) }
     }
 }
 

@@ -238,6 +238,23 @@ struct ImageManagerTests {
             #expect(!manager.isRunning && deliveries.count == 0)
         }
     }
+
+    @Test("loads in flight when the downloader cancels everything, or shuts down, end with .cancelled instead of waiting for ever")
+    func downloaderCancelsEverything() async throws {
+        try await ManagerHarness.run { harness in
+            harness.origin.route("/never.png", OriginResponse(body: [], delivery: .neverRespond))
+            let ownDownloader = ImageDownloader()
+            for (index, downloader) in [harness.downloader, ownDownloader].enumerated() {
+                let manager = ImageManager(cache: try harness.makeCache(), loader: downloader, coders: harness.coders)
+                let url = harness.origin.url("/never.png?\(index)")
+                let load = Task { try await manager.image(for: url) }
+                _ = try await harness.origin.waitForRequests(index + 1, to: "/never.png")
+                if downloader === ownDownloader { try await downloader.shutdown() } else { downloader.cancelAllDownloads() }
+                await #expect(throws: WebImageError(.cancelled)) { try await load.value }
+                #expect(!manager.isRunning)
+            }
+        }
+    }
 }
 
 extension Result {

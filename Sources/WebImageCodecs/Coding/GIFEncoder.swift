@@ -1,14 +1,17 @@
 import CGIF
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Writes GIFs with giflib: each frame quantised to a local palette of at most 255 colours by
 /// giflib's median-cut quantiser, pixels under half opacity mapped to a transparent index 255,
 /// each frame a full canvas cleared before the next (disposal "background"), delays in
 /// centiseconds, and a NETSCAPE2.0 loop count for animations.
+///
+/// Frames are written one at a time with giflib's sequential calls (`EGifPutImageDesc`,
+/// `EGifPutLine`), not collected as "saved images" for `EGifSpew`: giflib's encoder never frees
+/// its saved-image list (`EGifCloseFile`, which `EGifSpew` ends with, frees only the screen, the
+/// current colour map and its own state), so every encode through `EGifSpew` leaked each frame's
+/// raster, colour map and extensions (LeakSanitizer, issue 23). Here every buffer is Swift's or is
+/// freed by the call that made it, and at most one frame's raster is alive at a time.
 enum GIFEncoder {
     /// Collects what giflib writes.
     private final class Sink {
@@ -32,31 +35,90 @@ enum GIFEncoder {
         else {
             throw WebImageError(.encodeFailed, "giflib could not start: error \(status)")
         }
-        gif.pointee.SWidth = Int32(image.pixelWidth)
-        gif.pointee.SHeight = Int32(image.pixelHeight)
-        gif.pointee.SColorResolution = 8
-        gif.pointee.SBackGroundColor = 0
-        do throws(WebImageError) {
-            for (index, frame) in image.frames.enumerated() {
-                try addFrame(frame, index: index, isAnimated: image.isAnimated, to: gif)
+        // EGifCloseFile writes the trailer and frees the file's state on every path.
+        let written = withExtendedLifetime(sink) { () -> Result<Void, WebImageError> in
+            do throws(WebImageError) {
+                try writeScreen(of: image, to: gif)
+                if image.isAnimated { try writeLoopCount(image.loopCount, to: gif) }
+                for frame in image.frames {
+                    try writeFrame(frame, isAnimated: image.isAnimated, to: gif)
+                }
+                return .success(())
+            } catch {
+                return .failure(error)
             }
-            if image.isAnimated { try addLoopCount(image.loopCount, to: gif) }
-        } catch {
-            _ = EGifCloseFile(gif, &status)
-            throw error
         }
-        EGifSetGifVersion(gif, true)
-        // EGifSpew writes everything and closes the file, on success and on failure.
-        guard withExtendedLifetime(sink, { EGifSpew(gif) }) == GIF_OK else {
-            throw WebImageError(.encodeFailed, "giflib could not write the GIF")
-        }
+        let closed = withExtendedLifetime(sink) { EGifCloseFile(gif, &status) }
+        try written.get()
+        guard closed == GIF_OK else { throw WebImageError(.encodeFailed, "giflib could not finish the GIF: error \(status)") }
         return sink.bytes
     }
 
-    private static func addFrame(_ frame: ImageFrame, index: Int, isAnimated: Bool, to gif: UnsafeMutablePointer<GifFileType>)
+    private static func writeScreen(of image: Image, to gif: UnsafeMutablePointer<GifFileType>) throws(WebImageError) {
+        EGifSetGifVersion(gif, true)
+        guard EGifPutScreenDesc(gif, Int32(image.pixelWidth), Int32(image.pixelHeight), 8, 0, nil) == GIF_OK else {
+            throw failure("the screen descriptor", gif)
+        }
+    }
+
+    /// The NETSCAPE2.0 application block, written before the first frame as players expect.
+    private static func writeLoopCount(_ loopCount: Int, to gif: UnsafeMutablePointer<GifFileType>) throws(WebImageError) {
+        let name = Array("NETSCAPE2.0".utf8)
+        let count = min(max(0, loopCount), 0xFFFF)
+        let data: [UInt8] = [1, UInt8(count & 0xFF), UInt8(count >> 8)]
+        guard EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK,
+            EGifPutExtensionBlock(gif, Int32(name.count), name) == GIF_OK,
+            EGifPutExtensionBlock(gif, Int32(data.count), data) == GIF_OK,
+            EGifPutExtensionTrailer(gif) == GIF_OK
+        else {
+            throw failure("the loop count", gif)
+        }
+    }
+
+    private static func writeFrame(_ frame: ImageFrame, isAnimated: Bool, to gif: UnsafeMutablePointer<GifFileType>)
         throws(WebImageError)
     {
-        let pixels = frame.pixels
+        var quantised = try quantise(frame.pixels)
+        if isAnimated || quantised.hasTransparency {
+            try writeControlBlock(delay: frame.duration, transparent: quantised.hasTransparency, to: gif)
+        }
+        guard let colorMap = GifMakeMapObject(256, quantised.palette) else {
+            throw WebImageError(.encodeFailed, "out of memory for a GIF colour map")
+        }
+        defer { GifFreeMapObject(colorMap) }
+        let width = Int32(frame.pixels.width)
+        let height = Int32(frame.pixels.height)
+        guard EGifPutImageDesc(gif, 0, 0, width, height, false, colorMap) == GIF_OK else {
+            throw failure("a frame's descriptor", gif)
+        }
+        let wrote = quantised.raster.withUnsafeMutableBufferPointer { raster in
+            EGifPutLine(gif, raster.baseAddress, Int32(raster.count))
+        }
+        guard wrote == GIF_OK else { throw failure("a frame's pixels", gif) }
+    }
+
+    private static func writeControlBlock(delay: Duration, transparent: Bool, to gif: UnsafeMutablePointer<GifFileType>)
+        throws(WebImageError)
+    {
+        var control = GraphicsControlBlock(
+            DisposalMode: DISPOSE_BACKGROUND, UserInputFlag: false,
+            DelayTime: Int32(clamping: MonotonicClock.nanoseconds(delay) / 10_000_000),
+            TransparentColor: transparent ? Int32(transparentIndex) : NO_TRANSPARENT_COLOR)
+        var bytes = [UInt8](repeating: 0, count: 4)
+        let length = EGifGCBToExtension(&control, &bytes)
+        guard EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, Int32(length), bytes) == GIF_OK else {
+            throw failure("a frame's control block", gif)
+        }
+    }
+
+    /// A frame as palette indices: giflib's median-cut palette, transparent pixels at index 255.
+    private struct QuantisedFrame {
+        var raster: [UInt8]
+        var palette: [GifColorType]
+        var hasTransparency: Bool
+    }
+
+    private static func quantise(_ pixels: PixelBuffer) throws(WebImageError) -> QuantisedFrame {
         let count = pixels.width * pixels.height
         let straight = pixels.straightRGBA()
         var red = [UInt8](repeating: 0, count: count)
@@ -69,59 +131,21 @@ enum GIFEncoder {
         }
         var colorCount: Int32 = 255
         var palette = [GifColorType](repeating: GifColorType(), count: 256)
-        guard let raster = malloc(count)?.assumingMemoryBound(to: UInt8.self) else {
-            throw WebImageError(.encodeFailed, "out of memory for a \(pixels.width)x\(pixels.height) frame")
+        var raster = [UInt8](repeating: 0, count: count)
+        let quantised = raster.withUnsafeMutableBufferPointer { raster in
+            GifQuantizeBuffer(UInt32(pixels.width), UInt32(pixels.height), &colorCount, &red, &green, &blue, raster.baseAddress, &palette)
         }
-        guard GifQuantizeBuffer(UInt32(pixels.width), UInt32(pixels.height), &colorCount, &red, &green, &blue, raster, &palette) == GIF_OK
-        else {
-            free(raster)
-            throw WebImageError(.encodeFailed, "giflib could not quantise a frame")
-        }
+        guard quantised == GIF_OK else { throw WebImageError(.encodeFailed, "giflib could not quantise a frame") }
         var hasTransparency = false
         for pixel in 0..<count where straight[pixel * 4 + 3] < 128 {
             raster[pixel] = UInt8(transparentIndex)
             hasTransparency = true
         }
-        guard let saved = GifMakeSavedImage(gif, nil), let colorMap = GifMakeMapObject(256, palette) else {
-            free(raster)
-            throw WebImageError(.encodeFailed, "giflib could not add a frame")
-        }
-        saved.pointee.ImageDesc = GifImageDesc(
-            Left: 0, Top: 0, Width: Int32(pixels.width), Height: Int32(pixels.height),
-            Interlace: false, ColorMap: colorMap)
-        saved.pointee.RasterBits = raster
-        guard isAnimated || hasTransparency else { return }
-        let centiseconds = Int32(clamping: MonotonicClock.nanoseconds(frame.duration) / 10_000_000)
-        var control = GraphicsControlBlock(
-            DisposalMode: DISPOSE_BACKGROUND, UserInputFlag: false, DelayTime: centiseconds,
-            TransparentColor: hasTransparency ? Int32(transparentIndex) : NO_TRANSPARENT_COLOR)
-        guard EGifGCBToSavedExtension(&control, gif, Int32(index)) == GIF_OK else {
-            throw WebImageError(.encodeFailed, "giflib could not add a frame's control block")
-        }
+        return QuantisedFrame(raster: raster, palette: palette, hasTransparency: hasTransparency)
     }
 
-    private static func addLoopCount(_ loopCount: Int, to gif: UnsafeMutablePointer<GifFileType>) throws(WebImageError) {
-        guard gif.pointee.ImageCount > 0 else { return }
-        let first = gif.pointee.SavedImages
-        var name = Array("NETSCAPE2.0".utf8)
-        let count = min(max(0, loopCount), 0xFFFF)
-        var data: [UInt8] = [1, UInt8(count & 0xFF), UInt8(count >> 8)]
-        // The application block must come before the first frame's control block.
-        var blocks: Int32 = 0
-        var list: UnsafeMutablePointer<ExtensionBlock>?
-        guard GifAddExtensionBlock(&blocks, &list, APPLICATION_EXT_FUNC_CODE, UInt32(name.count), &name) == GIF_OK,
-            GifAddExtensionBlock(&blocks, &list, CONTINUE_EXT_FUNC_CODE, UInt32(data.count), &data) == GIF_OK
-        else {
-            throw WebImageError(.encodeFailed, "giflib could not add the loop count")
-        }
-        for index in 0..<Int(first!.pointee.ExtensionBlockCount) {
-            let block = first!.pointee.ExtensionBlocks[index]
-            guard GifAddExtensionBlock(&blocks, &list, block.Function, UInt32(block.ByteCount), block.Bytes) == GIF_OK else {
-                throw WebImageError(.encodeFailed, "giflib could not add the loop count")
-            }
-        }
-        GifFreeExtensions(&first!.pointee.ExtensionBlockCount, &first!.pointee.ExtensionBlocks)
-        first!.pointee.ExtensionBlockCount = blocks
-        first!.pointee.ExtensionBlocks = list
+    private static func failure(_ part: String, _ gif: UnsafeMutablePointer<GifFileType>) -> WebImageError {
+        let reason = GifErrorString(gif.pointee.Error).map { String(cString: $0) } ?? "error \(gif.pointee.Error)"
+        return WebImageError(.encodeFailed, "giflib could not write \(part): \(reason)")
     }
 }

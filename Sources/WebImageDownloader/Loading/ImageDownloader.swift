@@ -177,7 +177,9 @@ public final class ImageDownloader: ImageLoader {
         for continuation in observers.withLock({ Array($0.continuations.values) }) { continuation.yield(event) }
     }
 
-    /// Cancels every caller of every download.
+    /// Cancels every caller of every download: each gets `.finished` with
+    /// ``WebImageError/Code/cancelled`` (as SDWebImage calls every completion block with
+    /// `SDWebImageErrorCancelled`), so no caller waits for a download that will not come.
     public func cancelAllDownloads() {
         let transfers = queue.withLock { queue in
             defer {
@@ -186,9 +188,14 @@ public final class ImageDownloader: ImageLoader {
             }
             return Array(queue.transfers.values)
         }
+        let cancelled = LoadEvent.finished(.failure(WebImageError(.cancelled, "the downloader cancelled every download")))
         for transfer in transfers {
-            transfer.state.withLock { $0.subscribers = [:] }
+            let subscribers = transfer.state.withLock { state in
+                defer { state.subscribers = [:] }
+                return Array(state.subscribers.values)
+            }
             transfer.cancel()
+            for subscriber in subscribers { subscriber(cancelled) }
         }
     }
 

@@ -43,6 +43,14 @@ let package = Package(
             ],
             path: "Sources/CompareWorkloads"
         ),
+        .executableTarget(
+            name: "Soak",
+            dependencies: [
+                .product(name: "WebImage", package: libraryIdentity),
+                .product(name: "WebImageTesting", package: libraryIdentity),
+            ],
+            path: "Sources/Soak"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

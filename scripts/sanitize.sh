@@ -3,7 +3,7 @@
 # (.build-tsan, .build-asan) so that the normal build is kept.
 # Usage: scripts/sanitize.sh thread|address [swift test arguments ...]
 # ThreadSanitizer ends the run with status 66 when it reported a race (its default exitcode);
-# AddressSanitizer stops at the first error. Tests that cannot run under a sanitizer skip
+# AddressSanitizer stops at the first error, and LeakSanitizer fails the run on any leak. Tests that cannot run under a sanitizer skip
 # themselves and say why (see Sanitizer in WebImageTesting).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +16,11 @@ scripts/install-deps.sh
 scratch=.build-tsan
 [[ $kind == address ]] && scratch=.build-asan
 swift build --build-tests --sanitize="$kind" --scratch-path "$scratch"
-# LeakSanitizer reports leaks inside the test runner itself (platform notes); leaks are checked
-# apart from this suite.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+if [[ $kind == address ]]; then
+  # LeakSanitizer runs at the exit of the test process and of every child it starts (the command,
+  # the test child), and makes the exit status non-zero on any leak not in the suppressions, each
+  # of which belongs to the toolchain or a dependency and says why.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+  export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
+fi
 swift test --skip-build --sanitize="$kind" --scratch-path "$scratch" --no-parallel "$@"

@@ -133,15 +133,18 @@ public final class ImageDownloader: ImageLoader {
             return (transfer, queue.nextSubscriber)
         }
         startWaitingTransfers()
+        // The token holds the downloader strongly: the downloader never holds tokens, so there is
+        // no cycle, and a weak reference would give the downloader a side table that
+        // LeakSanitizer reports as a leak whenever the downloader (the shared one) lives to exit.
         return LoadToken(
-            onCancel: { [weak self] in self?.unsubscribe(subscriber, from: transfer) },
-            onPriorityChange: { [weak self] priority in
+            onCancel: { self.unsubscribe(subscriber, from: transfer) },
+            onPriorityChange: { priority in
                 let updated = transfer.state.withLock { state in
                     state.subscriberPriorities[subscriber] = priority
                     state.priority = state.subscriberPriorities.values.max() ?? priority
                     return state.priority
                 }
-                self?.queue.withLock { $0.waiting.move(transfer, to: updated) }
+                self.queue.withLock { $0.waiting.move(transfer, to: updated) }
             }
         )
     }

@@ -165,7 +165,7 @@ final class LoadWorkload {
             } else {
                 let (format, type) = formats[index % formats.count]
                 let image = Image(pixels: testPicture(width: 160, height: 120, seed: index, alpha: false))
-                origin.route(path, .ok(try CodersManager.shared.encode(image, as: format), contentType: type))
+                origin.route(path, .ok([UInt8](try CodersManager.shared.encode(image, as: format)), contentType: type))
             }
             paths.append(path)
         }

@@ -472,6 +472,62 @@ private final class DictionaryCache: ImageCaching {
 
 @Suite("ImageManager with other caches")
 struct ManagerCacheFacetTests {
+    @Test("a disk hit is decoded by the manager: its coders and its limits, not the cache's; a corrupt entry is removed and loaded again")
+    func managerDecodesDiskHits() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/disk.png")
+            let url = harness.origin.url("/disk.png")
+            let key = CacheKey(url.absoluteString)
+            // The cache's own coders are the shared ones; the manager's count their decodes.
+            let cache = ImageCache(memory: MemoryCache(), disk: try DiskCache(directory: harness.directory))
+            try await cache.store(nil, data: harness.png, for: key, cacheType: .disk)
+            let manager = ImageManager(cache: cache, loader: harness.downloader, coders: harness.coders)
+            let before = harness.coder.decodes.load(ordering: .relaxed)
+            let hit = try await manager.image(for: url)
+            #expect(hit.cacheType == .disk && hit.image != nil && hit.data == harness.png)
+            #expect(harness.coder.decodes.load(ordering: .relaxed) == before + 1, "decoded by the manager's coders")
+            #expect(cache.memoryImage(for: key) != nil, "and put in the memory tier")
+
+            cache.clearMemory()
+            let strict = ImageManager(
+                cache: cache, loader: harness.downloader, coders: harness.coders,
+                configuration: ImageManagerConfiguration(decodeLimits: DecodeLimits(maximumPixelCount: 16)))
+            await #expect(throws: WebImageError(.tooLarge)) { try await strict.image(for: url) }
+            #expect(cache.storedData(for: key) == harness.png, "an entry over one manager's limits stays")
+
+            try await cache.store(nil, data: harness.png.prefix(40), for: key, cacheType: .disk)
+            let reloaded = try await manager.image(for: url, options: .waitStoreCache)
+            #expect(reloaded.cacheType == .none && harness.origin.requestCount("/disk.png") == 1)
+            #expect(cache.storedData(for: key) == harness.png, "the corrupt entry was replaced by the download")
+            #expect(harness.origin.requestCount("/disk.png") == 1)
+        }
+    }
+
+    @Test(".queryDiskDataSync and .queryMemoryData work through a CacheChain: the bytes come from its byte tier, on the caller's thread")
+    func synchronousOptionsThroughAChain() async throws {
+        try await ManagerHarness.run { harness in
+            let url = harness.origin.url("/chained.png")
+            let key = CacheKey(url.absoluteString)
+            let member = try harness.makeCache()
+            try await member.store(nil, data: harness.png, for: key, cacheType: .disk)
+            let manager = ImageManager(cache: CacheChain(caches: [member]), loader: harness.downloader, coders: harness.coders)
+
+            let fromDisk = Locked<ImageResult?>(nil)
+            let diskOperation = manager.loadImage(with: url, options: .queryDiskDataSync) { result in
+                fromDisk.withLock { $0 = try? result.get() }
+            }
+            #expect(diskOperation == nil && fromDisk.withLock { $0?.cacheType } == .disk, "answered before loadImage returned")
+            #expect(member.memoryImage(for: key) != nil)
+
+            let withData = Locked<ImageResult?>(nil)
+            manager.loadImage(with: url, options: [.queryMemoryData, .queryMemoryDataSync]) { result in
+                withData.withLock { $0 = try? result.get() }
+            }
+            #expect(withData.withLock { $0?.cacheType } == .memory && withData.withLock { $0?.data } == harness.png)
+            #expect(harness.origin.requestCount("/chained.png") == 0)
+        }
+    }
+
     @Test("through a CacheChain and an application's cache: memory hits answer inline, and .refreshCached revalidates with the stored ETag")
     func facets() async throws {
         try await ManagerHarness.run { harness in

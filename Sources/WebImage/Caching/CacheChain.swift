@@ -83,6 +83,14 @@ public final class CacheChain: ImageCaching {
     }
 
     /// The first metadata among the caches the query policy selects, highest priority first.
+    /// The first bytes, in query-policy order, that a selected cache's byte tier holds.
+    public func storedData(for key: CacheKey) -> Data? {
+        for cache in selected(queryPolicy) {
+            if let data = cache.storedData(for: key) { return data }
+        }
+        return nil
+    }
+
     public func metadata(for key: CacheKey) -> DiskCacheMetadata? {
         for cache in selected(queryPolicy) {
             if let metadata = cache.metadata(for: key) { return metadata }

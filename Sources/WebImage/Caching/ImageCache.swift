@@ -78,6 +78,12 @@ public final class ImageCache: ImageCaching {
         if configuration.shouldCacheImagesInMemory { memory.insert(image, for: key, cost: image.memoryCost) }
     }
 
+    /// The disk entry's bytes for `key`, read on the caller's thread (the byte facet of
+    /// ``ImageCaching``).
+    public func storedData(for key: CacheKey) -> Data? {
+        try? disk?.data(for: key.stringValue)
+    }
+
     /// The disk entry's metadata for `key`: its HTTP validators, content type and expiry.
     public func metadata(for key: CacheKey) -> DiskCacheMetadata? {
         disk?.metadata(for: key.stringValue)

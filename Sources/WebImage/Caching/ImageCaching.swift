@@ -8,9 +8,15 @@ public import Foundation
 /// - a synchronous memory tier of decoded images (``memoryImage(for:)``,
 ///   ``storeInMemory(_:for:)``): a hit there is answered on the caller's thread before the load
 ///   call returns; the default has none;
-/// - metadata kept beside the bytes (``metadata(for:)``, ``store(_:data:for:cacheType:metadata:)``):
-///   the validators that let `.refreshCached` revalidate instead of downloading again; the
-///   default keeps none.
+/// - a byte tier: the bytes read on the caller's thread (``storedData(for:)``, for
+///   `.queryDiskDataSync` and `.queryMemoryData`) and the metadata kept beside them
+///   (``metadata(for:)``, ``store(_:data:for:cacheType:metadata:)``): the validators that let
+///   `.refreshCached` revalidate instead of downloading again; the default has neither.
+///
+/// The manager decodes every image itself, in its own pool, with its coders and limits: it asks
+/// ``query(_:options:cacheType:)`` with ``ImageCacheOptions/avoidDecodeImage`` and decodes the
+/// bytes that come back. A cache that returns an image anyway (one that keeps only images) is
+/// used as it is.
 public protocol ImageCaching: Sendable {
     /// Looks `key` up in the tiers `cacheType` names, memory first.
     func query(_ key: CacheKey, options: ImageCacheOptions, cacheType: ImageCacheType) async -> ImageCacheResult
@@ -27,6 +33,8 @@ public protocol ImageCaching: Sendable {
     func memoryImage(for key: CacheKey) -> Image?
     /// Puts `image` in the memory tier at once.
     func storeInMemory(_ image: Image, for key: CacheKey)
+    /// The bytes the byte tier holds for `key`, read on the caller's thread; nil when absent.
+    func storedData(for key: CacheKey) -> Data?
     /// What the byte tier keeps beside `key`'s bytes (validators, content type, expiry).
     func metadata(for key: CacheKey) -> DiskCacheMetadata?
     /// ``store(_:data:for:cacheType:)`` with the metadata to keep beside the bytes.
@@ -39,6 +47,8 @@ extension ImageCaching {
     public func memoryImage(for key: CacheKey) -> Image? { nil }
     /// No memory tier: nothing is kept.
     public func storeInMemory(_ image: Image, for key: CacheKey) {}
+    /// No byte tier: nothing is read on the caller's thread.
+    public func storedData(for key: CacheKey) -> Data? { nil }
     /// No metadata is kept.
     public func metadata(for key: CacheKey) -> DiskCacheMetadata? { nil }
     /// Stores without the metadata.

@@ -18,14 +18,10 @@ extension ImageManager {
     private func run(_ request: Request, load: SharedLoad) async throws(WebImageError) -> ImageResult? {
         let options = request.options
         var cached: ImageResult?
-        if !options.contains(.fromLoaderOnly), request.queryCacheType != .none {
-            let hit = await request.cache.query(request.key, options: options.cacheOptions, cacheType: request.queryCacheType)
-            if hit.isHit, hit.image != nil || options.contains(.avoidDecodeImage) {
-                let result = ImageResult(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: request.url)
-                guard options.contains(.refreshCached) else { return result }
-                cached = result
-                load.broadcast(.image(result, isPartial: false))
-            }
+        if !options.contains(.fromLoaderOnly), request.queryCacheType != .none, let result = try await cachedImage(request) {
+            guard options.contains(.refreshCached) else { return result }
+            cached = result
+            load.broadcast(.image(result, isPartial: false))
         }
         if cached == nil, let fromOriginal = try await fromOriginalBytes(request) {
             return fromOriginal
@@ -54,6 +50,47 @@ extension ImageManager {
         // put the URL on the failed list.
         try await store(result, loaded: loaded, request: request)
         return result
+    }
+
+    /// The cached image: the memory facet at once, else the cache's bytes (asked for with
+    /// `.avoidDecodeImage`) decoded here, so that a disk hit is decoded like a download: in the
+    /// manager's pool, by the load's coders, within the manager's limits. A cache that answers
+    /// with an image anyway is taken at its word. Bytes that are corrupt are removed and count
+    /// as a miss; bytes over the manager's limits fail the load as a download of them would,
+    /// and stay (another manager's limits may allow them).
+    private func cachedImage(_ request: Request) async throws(WebImageError) -> ImageResult? {
+        let options = request.options
+        if request.queryCacheType.includesMemory, let image = request.cache.memoryImage(for: request.key) {
+            return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
+        }
+        let hit = await request.cache.query(
+            request.key, options: options.cacheOptions.union(.avoidDecodeImage), cacheType: request.queryCacheType)
+        guard hit.isHit else { return nil }
+        if hit.image != nil || options.contains(.avoidDecodeImage) {
+            return ImageResult(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: request.url)
+        }
+        guard let data = hit.data else { return nil }
+        do throws(WebImageError) {
+            let image = try await decodeCached(data, request)
+            return ImageResult(image: image, data: data, cacheType: hit.cacheType, url: request.url)
+        } catch  where error.code == .decodeFailed || error.code == .notAnImage {
+            // Bytes that no longer decode are never served again; the load goes on to the loader.
+            logger.notice("removing an undecodable cache entry", metadata: ["key": "\(request.key)", "error": "\(error)"])
+            await request.cache.remove(request.key, cacheType: .disk)
+            return nil
+        }
+    }
+
+    /// Decodes a cache entry's bytes in the pool (they are the variant's own: no transform) and
+    /// puts the image in the cache's memory tier.
+    private func decodeCached(_ data: Data, _ request: Request) async throws(WebImageError) -> Image {
+        let decodeOptions = decodeOptions(for: request)
+        let coders = request.coders
+        let image = try await workPool.run(priority: request.workPriority) { () throws(WebImageError) in
+            try coders.decode(data, options: decodeOptions)
+        }
+        request.cache.storeInMemory(image, for: request.key)
+        return image
     }
 
     /// For a variant (thumbnail or transform): the original's bytes from the cache, decoded at

@@ -225,10 +225,6 @@ public final class ImageManager: Sendable {
         /// The decode pool's order for this load: a prefetch's `.lowPriority` decodes wait
         /// behind those of images someone is looking at.
         var workPriority: WorkPool.Priority { WorkPool.Priority(rawValue: options.priority.rawValue) ?? .normal }
-        /// The cache as SDWebImage's ``ImageCache``, for the two options only it has:
-        /// `.queryMemoryData` and `.queryDiskDataSync` (bytes read beside a memory hit, and a disk
-        /// read on the caller's thread).
-        var imageCache: ImageCache? { cache as? ImageCache }
 
     }
 
@@ -263,8 +259,8 @@ public final class ImageManager: Sendable {
             _ = self?.running.withLock { $0.remove(operation) }
         }
         running.withLock { _ = $0.insert(operation) }
-        if let imageCache = request.imageCache, shouldQueryMemoryData(request), imageCache.memory.inlinedContains(request.key) {
-            queryMemoryData(request, imageCache: imageCache, operation: operation, handler: handler)
+        if shouldQueryMemoryData(request), let image = request.cache.memoryImage(for: request.key) {
+            queryMemoryData(request, image: image, operation: operation, handler: handler)
         } else {
             subscribe(request, operation: operation, handler: handler)
         }
@@ -288,8 +284,8 @@ public final class ImageManager: Sendable {
         )
     }
 
-    /// A memory hit from any cache's memory facet (or, with `.queryDiskDataSync` and an
-    /// ``ImageCache``, a disk hit read on this thread) that ends the load at once; nil when the
+    /// A memory hit from any cache's memory facet (or, with `.queryDiskDataSync`, the byte
+    /// tier's entry read and decoded on this thread) that ends the load at once; nil when the
     /// load must go on.
     private func synchronousHit(_ request: Request) -> ImageResult? {
         let options = request.options
@@ -297,18 +293,16 @@ public final class ImageManager: Sendable {
         if request.queryCacheType.includesMemory, !shouldQueryMemoryData(request), let image = request.cache.memoryImage(for: request.key) {
             return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
         }
-        // Reading the disk on the caller's thread is ImageCache's own (SDWebImage's) option.
-        guard let imageCache = request.imageCache, options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk,
-            !imageCache.memory.inlinedContains(request.key)
+        guard options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk, request.cache.memoryImage(for: request.key) == nil,
+            let data = request.cache.storedData(for: request.key)
         else {
             return nil
         }
-        let found = Locked<ImageCacheResult?>(nil)
-        imageCache.query(request.key, options: options.cacheOptions, cacheType: .disk) { result in found.withLock { $0 = result } }
-        guard let result = found.withLock({ $0 }), result.isHit, result.image != nil || options.contains(.avoidDecodeImage) else {
-            return nil
-        }
-        return ImageResult(image: result.image, data: result.data, cacheType: result.cacheType, url: request.url)
+        guard !options.contains(.avoidDecodeImage) else { return ImageResult(image: nil, data: data, cacheType: .disk, url: request.url) }
+        // Bytes that do not decode are left to the asynchronous path, which removes them.
+        guard let image = try? request.coders.decode(data, options: decodeOptions(for: request)) else { return nil }
+        request.cache.storeInMemory(image, for: request.key)
+        return ImageResult(image: image, data: data, cacheType: .disk, url: request.url)
     }
 
     private func shouldQueryMemoryData(_ request: Request) -> Bool {
@@ -316,19 +310,21 @@ public final class ImageManager: Sendable {
             && !request.options.contains(.refreshCached) && request.queryCacheType.includesMemory
     }
 
-    /// A memory hit that also wants the bytes from disk: read them (on this thread with
-    /// `.queryMemoryDataSync`, else on the cache's I/O queue) and deliver both.
+    /// A memory hit that also wants the bytes from the byte tier: read them on this thread with
+    /// `.queryMemoryDataSync`, else in a task, and deliver both.
     private func queryMemoryData(
-        _ request: Request, imageCache: ImageCache, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void
+        _ request: Request, image: Image, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void
     ) {
-        let query = imageCache.query(request.key, options: request.options.cacheOptions, cacheType: .memory) { result in
-            let event = SharedLoadEvent.finished(
-                result.isHit
-                    ? .success(ImageResult(image: result.image, data: result.data, cacheType: result.cacheType, url: request.url))
-                    : .failure(WebImageError(.cacheMiss, "\(request.key) left the memory cache")))
-            self.deliver(event, to: operation, queue: request.callbackQueue, handler: handler)
+        let deliverHit: @Sendable (Data?) -> Void = { data in
+            let result = ImageResult(image: image, data: data, cacheType: .memory, url: request.url)
+            self.deliver(.finished(.success(result)), to: operation, queue: request.callbackQueue, handler: handler)
         }
-        if let query { operation.setCancelHandler { query.cancel() } }
+        guard !request.options.contains(.queryMemoryDataSync) else { return deliverHit(request.cache.storedData(for: request.key)) }
+        let read = Task {
+            guard !Task.isCancelled else { return }
+            deliverHit(request.cache.storedData(for: request.key))
+        }
+        operation.setCancelHandler { read.cancel() }
     }
 
     /// Joins the shared load of this request's key, or starts it.

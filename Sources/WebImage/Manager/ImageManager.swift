@@ -48,7 +48,7 @@ public final class ImageManager: Sendable {
     let logger: Logger
     /// Counts the cache stores that failed (``MetricName/cacheStoreFailures``).
     let storeFailures: Counter
-    let sharedLoads = Locked([SharedLoadKey: SharedLoad]())
+    let sharedLoads = Locked(CoalescingTable<SharedLoadKey, SharedLoad>())
     private let running = Locked(Set<LoadOperation>())
     private let uniqueLoads = Locked(0)
 
@@ -331,14 +331,11 @@ public final class ImageManager: Sendable {
     private func subscribe(_ request: Request, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void) {
         let key = sharedKey(for: request)
         let subscriber = SharedLoad.Subscriber(
-            deliver: { [weak self] event in self?.deliver(event, to: operation, queue: request.callbackQueue, handler: handler) },
-            wantsPartialImages: request.options.contains(.progressiveLoad), priority: request.options.priority
-        )
+            priority: request.options.priority, wantsPartial: request.options.contains(.progressiveLoad)
+        ) { [weak self] event in self?.deliver(event, to: operation, queue: request.callbackQueue, handler: handler) }
         let (load, joined, isNew) = sharedLoads.withLock { loads in
-            if let existing = loads[key] { return (existing, existing.add(subscriber), false) }
-            let created = SharedLoad(key: key)
-            loads[key] = created
-            return (created, created.add(subscriber), true)
+            let (load, isNew) = loads.join(key) { SharedLoad(key: key) }
+            return (load, load.add(subscriber), isNew)
         }
         if let cached = joined.cached { subscriber.deliver(.image(cached, isPartial: false)) }
         if let raised = joined.raisedPriority { joined.token?.setPriority(raised) }
@@ -351,7 +348,7 @@ public final class ImageManager: Sendable {
     private func unsubscribe(_ id: Int, from load: SharedLoad) {
         let stop = sharedLoads.withLock { loads in
             let empty = load.remove(id)
-            if empty, loads[load.key] === load { loads[load.key] = nil }
+            if empty { loads.remove(load, for: load.key) }
             return empty
         }
         if stop { load.cancel() }
@@ -360,7 +357,7 @@ public final class ImageManager: Sendable {
     /// Ends a shared load: no caller can join it from now on, and each current one gets `event`.
     func finish(_ load: SharedLoad, with event: SharedLoadEvent) {
         let subscribers = sharedLoads.withLock { loads in
-            if loads[load.key] === load { loads[load.key] = nil }
+            loads.remove(load, for: load.key)
             return load.finish()
         }
         for subscriber in subscribers { subscriber.deliver(event) }

@@ -2,20 +2,14 @@
 /// caller of the same ``SharedLoadKey``. It runs in one task; when the last caller leaves, the
 /// task is cancelled, which cancels the download with it.
 final class SharedLoad: Sendable {
-    struct Subscriber: Sendable {
-        let deliver: @Sendable (SharedLoadEvent) -> Void
-        let wantsPartialImages: Bool
-        let priority: LoadRequestOptions.Priority
-    }
+    typealias Subscriber = Subscribers<SharedLoadEvent, LoadRequestOptions.Priority>.Subscriber
 
     private struct State {
-        var subscribers: [Int: Subscriber] = [:]
-        var nextID = 0
+        var subscribers = Subscribers<SharedLoadEvent, LoadRequestOptions.Priority>()
         var task: Task<Void, Never>?
         var token: LoadToken?
         /// The cached image delivered before a revalidation, for callers who join later.
         var cached: ImageResult?
-        var isDone = false
     }
 
     let key: SharedLoadKey
@@ -25,23 +19,19 @@ final class SharedLoad: Sendable {
         self.key = key
     }
 
-    /// Adds a caller; returns its id and the cached image it missed, if any.
+    /// Adds a caller; returns its id, the cached image it missed (if any), the load's priority
+    /// when this caller raised it, and the loader's token to pass that on to.
     func add(_ subscriber: Subscriber) -> (id: Int, cached: ImageResult?, raisedPriority: LoadRequestOptions.Priority?, token: LoadToken?) {
         state.withLock { state in
-            let before = state.subscribers.values.map(\.priority).max()
-            state.nextID += 1
-            state.subscribers[state.nextID] = subscriber
-            let raised = before.map { subscriber.priority > $0 ? subscriber.priority : nil } ?? nil
-            return (state.nextID, state.cached, raised, state.token)
+            let (id, previous, current) = state.subscribers.add(subscriber)
+            let raised = previous.map { current > $0 ? current : nil } ?? nil
+            return (id, state.cached, raised, state.token)
         }
     }
 
     /// Removes a caller; true when none is left and the work should stop.
     func remove(_ id: Int) -> Bool {
-        state.withLock { state in
-            guard state.subscribers.removeValue(forKey: id) != nil else { return false }
-            return state.subscribers.isEmpty && !state.isDone
-        }
+        state.withLock { $0.subscribers.remove(id) }
     }
 
     func start(_ task: Task<Void, Never>) {
@@ -65,33 +55,32 @@ final class SharedLoad: Sendable {
 
     /// The highest priority among the callers.
     var priority: LoadRequestOptions.Priority {
-        state.withLock { $0.subscribers.values.map(\.priority).max() ?? .normal }
+        state.withLock { $0.subscribers.priority ?? .normal }
     }
 
     /// Whether any caller wants partial images.
     var wantsPartialImages: Bool {
-        state.withLock { $0.subscribers.values.contains { $0.wantsPartialImages } }
+        state.withLock { $0.subscribers.wantsPartial }
     }
 
     /// Sends an event to the current callers (partial images only to those who asked).
     func broadcast(_ event: SharedLoadEvent) {
-        let subscribers = state.withLock { state -> [Subscriber] in
-            guard !state.isDone else { return [] }
-            if case .image(let result, isPartial: false) = event { state.cached = result }
-            return Array(state.subscribers.values)
+        let recipients = state.withLock { state -> [Subscriber] in
+            if case .image(let result, isPartial: false) = event, !state.subscribers.isFinished { state.cached = result }
+            if case .image(_, isPartial: true) = event { return state.subscribers.recipients(partial: true) }
+            return state.subscribers.recipients(partial: false)
         }
-        for subscriber in subscribers {
-            if case .image(_, isPartial: true) = event, !subscriber.wantsPartialImages { continue }
-            subscriber.deliver(event)
-        }
+        for subscriber in recipients { subscriber.deliver(event) }
     }
 
-    /// Marks the work done and returns the callers to give the result to.
+    /// Marks the work done and returns the callers to give the result to. The token and the
+    /// task are let go: nothing is left to cancel.
     func finish() -> [Subscriber] {
         state.withLock { state in
-            state.isDone = true
-            defer { state.subscribers.removeAll() }
-            return Array(state.subscribers.values)
+            state.token = nil
+            state.task = nil
+            state.cached = nil
+            return state.subscribers.finish()
         }
     }
 }

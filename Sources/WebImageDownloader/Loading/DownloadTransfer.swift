@@ -47,12 +47,11 @@ final class DownloadTransfer: Sendable {
         }
     }
 
+    typealias Subscriber = Subscribers<LoadEvent, LoadRequestOptions.Priority>.Subscriber
+
     struct State {
-        var subscribers: [Int: @Sendable (LoadEvent) -> Void] = [:]
-        var wantsPartialData: Set<Int> = []
-        var subscriberPriorities: [Int: LoadRequestOptions.Priority] = [:]
-        /// The highest priority among the callers: where the transfer waits in the queue.
-        var priority: LoadRequestOptions.Priority
+        /// The callers; the highest priority among them is where the transfer waits in the queue.
+        var subscribers = Subscribers<LoadEvent, LoadRequestOptions.Priority>()
         var activity = Activity.idle
         var isCancelled = false
         var isQueued = true
@@ -79,7 +78,7 @@ final class DownloadTransfer: Sendable {
         self.key = key
         self.options = options
         self.sequence = sequence
-        state = Locked(State(priority: options.priority))
+        state = Locked(State())
     }
 
     /// Records the transfer's next step, made by `activity` while the state is locked so that a
@@ -112,24 +111,19 @@ final class DownloadTransfer: Sendable {
 
     /// Sends an event to every caller still subscribed (partial data only to those who asked).
     func broadcast(_ event: LoadEvent) {
-        let handlers: [@Sendable (LoadEvent) -> Void] = state.withLock { state in
-            if case .partialData = event {
-                return state.wantsPartialData.compactMap { state.subscribers[$0] }
-            }
-            return Array(state.subscribers.values)
+        let recipients = state.withLock { state in
+            if case .partialData = event { return state.subscribers.recipients(partial: true) }
+            return state.subscribers.recipients(partial: false)
         }
-        for handler in handlers { handler(event) }
+        for subscriber in recipients { subscriber.deliver(event) }
     }
 
     /// Ends the transfer for every caller, once.
     func finish(_ result: Result<LoadedData, WebImageError>) {
-        let handlers = state.withLock { state in
-            defer {
-                state.subscribers = [:]
-                state.activity = .idle
-            }
-            return Array(state.subscribers.values)
+        let recipients = state.withLock { state in
+            state.activity = .idle
+            return state.subscribers.finish()
         }
-        for handler in handlers { handler(.finished(result)) }
+        for subscriber in recipients { subscriber.deliver(.finished(result)) }
     }
 }

@@ -31,11 +31,10 @@ public final class ImageDownloader: ImageLoader {
     private let responsePolicy: DownloadResponsePolicy
 
     private struct Queue {
-        var transfers: [DownloadTransfer.Key: DownloadTransfer] = [:]
+        var transfers = CoalescingTable<DownloadTransfer.Key, DownloadTransfer>()
         var waiting = DownloadQueue()
         var running = 0
         var nextSequence = 0
-        var nextSubscriber = 0
         var isSuspended = false
         /// Whether a thread is starting queued transfers.
         var isStarting = false
@@ -110,40 +109,27 @@ public final class ImageDownloader: ImageLoader {
 
     public func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
         let key = DownloadTransfer.Key(url: url, options: options)
-        let (transfer, subscriber) = queue.withLock { queue in
-            queue.nextSubscriber += 1
-            let transfer =
-                queue.transfers[key]
-                ?? {
-                    queue.nextSequence += 1
-                    let created = DownloadTransfer(key: key, options: options, sequence: queue.nextSequence)
-                    queue.transfers[key] = created
-                    queue.waiting.append(created, priority: options.priority)
-                    return created
-                }()
-            let (before, after) = transfer.state.withLock { state in
-                let before = state.priority
-                state.subscribers[queue.nextSubscriber] = events
-                state.subscriberPriorities[queue.nextSubscriber] = options.priority
-                if options.progressive { state.wantsPartialData.insert(queue.nextSubscriber) }
-                state.priority = state.subscriberPriorities.values.max() ?? options.priority
-                return (before, state.priority)
+        let subscriber = DownloadTransfer.Subscriber(priority: options.priority, wantsPartial: options.progressive, deliver: events)
+        let (transfer, id) = queue.withLock { queue in
+            let sequence = queue.nextSequence + 1
+            let (transfer, isNew) = queue.transfers.join(key) { DownloadTransfer(key: key, options: options, sequence: sequence) }
+            let (id, previous, current) = transfer.state.withLock { $0.subscribers.add(subscriber) }
+            if isNew {
+                queue.nextSequence = sequence
+                queue.waiting.append(transfer, priority: current)
+            } else if let previous, current != previous {
+                queue.waiting.move(transfer, to: current)
             }
-            if after != before { queue.waiting.move(transfer, to: after) }
-            return (transfer, queue.nextSubscriber)
+            return (transfer, id)
         }
         startWaitingTransfers()
         // The token holds the downloader strongly: the downloader never holds tokens, so there is
         // no cycle, and a weak reference would give the downloader a side table that
         // LeakSanitizer reports as a leak whenever the downloader (the shared one) lives to exit.
         return LoadToken(
-            onCancel: { self.unsubscribe(subscriber, from: transfer) },
+            onCancel: { self.unsubscribe(id, from: transfer) },
             onPriorityChange: { priority in
-                let updated = transfer.state.withLock { state in
-                    state.subscriberPriorities[subscriber] = priority
-                    state.priority = state.subscriberPriorities.values.max() ?? priority
-                    return state.priority
-                }
+                let updated = transfer.state.withLock { $0.subscribers.setPriority(priority, of: id) ?? priority }
                 self.queue.withLock { $0.waiting.move(transfer, to: updated) }
             }
         )
@@ -185,20 +171,14 @@ public final class ImageDownloader: ImageLoader {
     /// `SDWebImageErrorCancelled`), so no caller waits for a download that will not come.
     public func cancelAllDownloads() {
         let transfers = queue.withLock { queue in
-            defer {
-                queue.transfers = [:]
-                queue.waiting = DownloadQueue()
-            }
-            return Array(queue.transfers.values)
+            defer { queue.waiting = DownloadQueue() }
+            return queue.transfers.removeAll()
         }
         let cancelled = LoadEvent.finished(.failure(WebImageError(.cancelled, "the downloader cancelled every download")))
         for transfer in transfers {
-            let subscribers = transfer.state.withLock { state in
-                defer { state.subscribers = [:] }
-                return Array(state.subscribers.values)
-            }
+            let subscribers = transfer.state.withLock { $0.subscribers.removeAll() }
             transfer.cancel()
-            for subscriber in subscribers { subscriber(cancelled) }
+            for subscriber in subscribers { subscriber.deliver(cancelled) }
         }
     }
 
@@ -250,15 +230,10 @@ public final class ImageDownloader: ImageLoader {
     }
 
     private func unsubscribe(_ subscriber: Int, from transfer: DownloadTransfer) {
-        let (isEmpty, wasQueued) = transfer.state.withLock { state in
-            state.subscribers[subscriber] = nil
-            state.subscriberPriorities[subscriber] = nil
-            state.wantsPartialData.remove(subscriber)
-            return (state.subscribers.isEmpty, state.isQueued)
-        }
-        guard isEmpty else { return }
+        let (wasLast, wasQueued) = transfer.state.withLock { state in (state.subscribers.remove(subscriber), state.isQueued) }
+        guard wasLast else { return }
         queue.withLock { queue in
-            if queue.transfers[transfer.key] === transfer { queue.transfers[transfer.key] = nil }
+            queue.transfers.remove(transfer, for: transfer.key)
             if wasQueued { queue.waiting.remove(transfer) }
         }
         transfer.cancel()
@@ -267,7 +242,7 @@ public final class ImageDownloader: ImageLoader {
     private func transferEnded(_ transfer: DownloadTransfer) {
         queue.withLock { queue in
             queue.running -= 1
-            if queue.transfers[transfer.key] === transfer { queue.transfers[transfer.key] = nil }
+            queue.transfers.remove(transfer, for: transfer.key)
         }
         startWaitingTransfers()
     }
@@ -448,7 +423,7 @@ public final class ImageDownloader: ImageLoader {
             },
             progress: { received, expected, snapshot in
                 transfer.broadcast(.progress(received: Int64(received), expected: expected))
-                if transfer.state.withLock({ !$0.wantsPartialData.isEmpty }) {
+                if transfer.state.withLock({ $0.subscribers.wantsPartial }) {
                     transfer.broadcast(.partialData(LoadedData(data: snapshot(), url: url)))
                 }
             })

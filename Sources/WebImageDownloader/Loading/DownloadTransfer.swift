@@ -52,8 +52,10 @@ final class DownloadTransfer: Sendable {
     struct State {
         /// The callers; the highest priority among them is where the transfer waits in the queue.
         var subscribers = Subscribers<LoadEvent, LoadRequestOptions.Priority>()
+        /// Where the transfer is in its life, and what comes next.
+        var machine = DownloadTransferStateMachine()
+        /// The handle of the step running now, for ``cancel()`` to stop.
         var activity = Activity.idle
-        var isCancelled = false
         var isQueued = true
     }
 
@@ -81,31 +83,35 @@ final class DownloadTransfer: Sendable {
         state = Locked(State())
     }
 
-    /// Records the transfer's next step, made by `activity` while the state is locked so that a
-    /// step cannot record itself before the one that started it; false, with nothing made, once
-    /// the transfer is cancelled.
-    func begin(_ activity: () -> Activity) -> Bool {
+    /// Moves the state machine on by one event, under the transfer's lock.
+    func step(_ event: (inout DownloadTransferStateMachine) -> DownloadTransferStateMachine.Action) -> DownloadTransferStateMachine.Action {
+        state.withLock { event(&$0.machine) }
+    }
+
+    /// Starts a step with `start` and keeps its handle for ``cancel()``, both under the lock, so
+    /// that the step cannot record its own next step before this one is recorded; false, with
+    /// nothing started, once the transfer is cancelled (cancelling may have come between the
+    /// machine's action and this).
+    func record(_ start: () -> Activity) -> Bool {
         state.withLock { state in
-            guard !state.isCancelled else { return false }
-            state.activity = activity()
+            guard !state.machine.isCancelled else { return false }
+            state.activity = start()
             return true
         }
     }
 
-    /// Whether ``cancel()`` was called.
-    var isCancelled: Bool { state.withLock { $0.isCancelled } }
-
-    /// Stops whatever the transfer is doing; its next step then ends it as cancelled.
+    /// Cancels the transfer: a running step is stopped, and its end finishes the transfer as
+    /// cancelled; a queued one finishes as cancelled when it would have started.
     func cancel() {
-        let activity = state.withLock { state in
-            state.isCancelled = true
+        let activity = state.withLock { state -> Activity? in
+            guard case .stopRunningWork = state.machine.cancel() else { return nil }
             return state.activity
         }
         switch activity {
-        case .idle: break
-        case .preparing(let task): task.cancel()
-        case .requesting(let task): task.cancel()
-        case .waiting(let backoff): backoff.cancel()
+        case .none, .idle?: break
+        case .preparing(let task)?: task.cancel()
+        case .requesting(let task)?: task.cancel()
+        case .waiting(let backoff)?: backoff.cancel()
         }
     }
 

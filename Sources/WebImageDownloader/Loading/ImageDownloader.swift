@@ -251,14 +251,28 @@ public final class ImageDownloader: ImageLoader {
 
     /// Starts a transfer taken off the queue. Its steps are callbacks, not a task that waits: the
     /// response is read on the HTTP client's event loop, and its end is handled in one task.
+    /// What each step leads to is the state machine's to say (``DownloadTransferStateMachine``).
     private func start(_ transfer: DownloadTransfer) {
         transfer.timeline.withLock { $0.started = .now }
         announce(.started(transfer.key.url))
-        attempt(transfer, number: 0)
+        perform(transfer.step { $0.start() }, for: transfer)
     }
 
-    /// Prepares one attempt's request (through the request modifier, if any) and sends it.
-    private func attempt(_ transfer: DownloadTransfer, number: Int) {
+    /// Does what the state machine asked.
+    private func perform(_ action: DownloadTransferStateMachine.Action, for transfer: DownloadTransfer) {
+        switch action {
+        case .prepare(let attempt): prepare(transfer, attempt: attempt)
+        case .scheduleRetry(let delay): scheduleRetry(transfer, after: delay)
+        case .finish(.failed(let error)): complete(transfer, .failure(error))
+        case .finish(.cancelled): complete(transfer, .failure(WebImageError(.cancelled)))
+        // Done where they arise: sending needs the prepared request, a success its body, and
+        // stopping the running step is cancel()'s own work.
+        case .send, .finish(.succeeded), .stopRunningWork, .none: break
+        }
+    }
+
+    /// Prepares one attempt's request (through the request modifier, if any), then sends it.
+    private func prepare(_ transfer: DownloadTransfer, attempt number: Int) {
         let url = transfer.key.url
         transfer.timeline.withLock { $0.attempts += 1 }
         // A conditional request asks whether the cached copy is current: it never resumes.
@@ -270,11 +284,11 @@ public final class ImageDownloader: ImageLoader {
             prepared.headers.append(("If-Range", resumable.validator))
         }
         guard let modifier = transfer.key.requestModifier?.modify ?? configuration.requestModifier else {
-            send(prepared, resumable: resumable, transfer: transfer, attempt: number)
+            sendIfStill(prepared, resumable: resumable, transfer: transfer, attempt: number)
             return
         }
         let unmodified = prepared
-        let started = transfer.begin {
+        let started = transfer.record {
             .preparing(
                 Task { [self] in
                     guard let modified = await modifier(unmodified) else {
@@ -283,21 +297,25 @@ public final class ImageDownloader: ImageLoader {
                             attempt: number)
                         return
                     }
-                    send(modified, resumable: resumable, transfer: transfer, attempt: number)
+                    sendIfStill(modified, resumable: resumable, transfer: transfer, attempt: number)
                 })
         }
-        if !started { complete(transfer, .failure(WebImageError(.cancelled))) }
+        if !started { perform(transfer.step { $0.prepared(attempt: number) }, for: transfer) }
+    }
+
+    /// Sends the request unless the transfer was cancelled while it was prepared (a request
+    /// modifier that ignores cancellation returns its request anyway): nothing goes out then.
+    private func sendIfStill(
+        _ prepared: DownloadRequest, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int
+    ) {
+        let action = transfer.step { $0.prepared(attempt: number) }
+        guard case .send = action else { return perform(action, for: transfer) }
+        send(prepared, resumable: resumable, transfer: transfer, attempt: number)
     }
 
     /// Sends the request; the response's head and pieces go to a ``BodyCollector`` on the event
     /// loop, and its end to ``received(_:collector:transfer:attempt:)``.
     private func send(_ prepared: DownloadRequest, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int) {
-        // Cancelled while an asynchronous request modifier ran (one that ignores cancellation
-        // returns its request anyway): nothing goes out.
-        guard !transfer.isCancelled else {
-            complete(transfer, .failure(WebImageError(.cancelled)))
-            return
-        }
         let collector = makeCollector(for: transfer, resumable: resumable)
         let request: HTTPClient.Request
         do {
@@ -312,7 +330,7 @@ public final class ImageDownloader: ImageLoader {
         let deadline = transfer.key.request.timeout.map { NIODeadline.now() + TimeAmount($0) }
         let task = chosen.execute(request: request, delegate: collector, eventLoop: .indifferent, deadline: deadline, logger: clientLogger)
         // Cancelled meanwhile: the task fails as cancelled, and that ends the transfer below.
-        if !transfer.begin({ .requesting(task) }) { task.cancel() }
+        if !transfer.record({ .requesting(task) }) { task.cancel() }
         // The end of a transfer (checks, events, callers' results, starting the next transfer)
         // runs in a task: on the event loop it competed with the I/O of the other transfers,
         // and 2,000 downloads took a third longer.
@@ -346,36 +364,34 @@ public final class ImageDownloader: ImageLoader {
     private func finish(
         _ body: Data, accepted: DownloadResponsePolicy.Accepted, from finalURL: URL, transfer: DownloadTransfer, attempt number: Int
     ) {
+        let loaded: LoadedData
         do throws(WebImageError) {
-            complete(transfer, .success(try checked(body, accepted: accepted, from: finalURL, transfer: transfer)))
+            loaded = try checked(body, accepted: accepted, from: finalURL, transfer: transfer)
         } catch {
-            attemptFailed(transfer, error, retryAfter: nil, attempt: number)
+            return attemptFailed(transfer, error, retryAfter: nil, attempt: number)
         }
+        let action = transfer.step { $0.attemptSucceeded(attempt: number) }
+        guard case .finish(.succeeded) = action else { return perform(action, for: transfer) }
+        complete(transfer, .success(loaded))
     }
 
-    /// Ends the transfer with `error`, or retries it after the retry policy's delay.
+    /// Reports a failed attempt; the state machine ends the transfer or asks for a retry after
+    /// the retry policy's delay.
     private func attemptFailed(_ transfer: DownloadTransfer, _ error: WebImageError, retryAfter: Duration?, attempt number: Int) {
-        guard !transfer.isCancelled else {
-            complete(transfer, .failure(WebImageError(.cancelled)))
-            return
+        let delay = responsePolicy.retryDelay(
+            after: error, attempt: number, idempotent: transfer.key.request.isIdempotent, retryAfter: retryAfter)
+        let action = transfer.step { $0.attemptFailed(attempt: number, error: error, retryDelay: delay) }
+        if case .scheduleRetry = action {
+            logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(number + 1)"])
         }
-        guard
-            let wait = responsePolicy.retryDelay(
-                after: error, attempt: number, idempotent: transfer.key.request.isIdempotent, retryAfter: retryAfter)
-        else {
-            complete(transfer, .failure(error))
-            return
-        }
-        logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(number + 1)"])
-        let delay = TimeAmount(wait)
-        let backoff = client.eventLoopGroup.any().scheduleTask(in: delay) {}
-        if !transfer.begin({ .waiting(backoff) }) { backoff.cancel() }
-        backoff.futureResult.whenComplete { [self] result in
-            switch result {
-            case .success: attempt(transfer, number: number + 1)
-            case .failure: complete(transfer, .failure(WebImageError(.cancelled)))
-            }
-        }
+        perform(action, for: transfer)
+    }
+
+    /// Waits out a back-off; when it is over, or cut short by cancelling, the machine decides.
+    private func scheduleRetry(_ transfer: DownloadTransfer, after delay: Duration) {
+        let backoff = client.eventLoopGroup.any().scheduleTask(in: TimeAmount(delay)) {}
+        if !transfer.record({ .waiting(backoff) }) { backoff.cancel() }
+        backoff.futureResult.whenComplete { [self] _ in perform(transfer.step { $0.retryDue() }, for: transfer) }
     }
 
     /// Ends a transfer: metrics, the slot it held, events, and every caller's result.

@@ -30,21 +30,11 @@ public final class ImageDownloader: ImageLoader {
     /// The configuration's rules for responses and retries, apart from any socket or clock.
     private let responsePolicy: DownloadResponsePolicy
 
-    private struct Queue {
-        var transfers = CoalescingTable<DownloadTransfer.Key, DownloadTransfer>()
-        var waiting = DownloadQueue()
-        var running = 0
-        var nextSequence = 0
-        var isSuspended = false
-        /// Whether a thread is starting queued transfers.
-        var isStarting = false
-    }
-
     private let client: HTTPClient
     /// The client for requests that accept certificates which do not verify; it shares nothing
     /// with the verifying one, so a lax connection is never reused for a strict request.
     private let laxClient: HTTPClient
-    private let queue = Locked(Queue())
+    private let scheduler: DownloadScheduler
     private let headers: Locked<[(name: String, value: String)]>
     private let partials: PartialDownloads
     private let observers = Locked<(continuations: [Int: AsyncStream<DownloadEvent>.Continuation], next: Int)>(([:], 0))
@@ -60,6 +50,7 @@ public final class ImageDownloader: ImageLoader {
     public init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(), telemetry: Telemetry = .default) {
         self.configuration = configuration
         responsePolicy = DownloadResponsePolicy(configuration)
+        scheduler = DownloadScheduler(slots: configuration.maximumConcurrentDownloads, order: configuration.executionOrder)
         headers = Locked(configuration.headers)
         partials = PartialDownloads(maximumTotalBytes: configuration.maximumResumableBytes)
         instruments = DownloaderInstruments(telemetry)
@@ -110,28 +101,14 @@ public final class ImageDownloader: ImageLoader {
     public func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
         let key = DownloadTransfer.Key(url: url, options: options)
         let subscriber = DownloadTransfer.Subscriber(priority: options.priority, wantsPartial: options.progressive, deliver: events)
-        let (transfer, id) = queue.withLock { queue in
-            let sequence = queue.nextSequence + 1
-            let (transfer, isNew) = queue.transfers.join(key) { DownloadTransfer(key: key, options: options, sequence: sequence) }
-            let (id, previous, current) = transfer.state.withLock { $0.subscribers.add(subscriber) }
-            if isNew {
-                queue.nextSequence = sequence
-                queue.waiting.append(transfer, priority: current)
-            } else if let previous, current != previous {
-                queue.waiting.move(transfer, to: current)
-            }
-            return (transfer, id)
-        }
+        let (transfer, id) = scheduler.join(key, options: options, subscriber: subscriber)
         startWaitingTransfers()
         // The token holds the downloader strongly: the downloader never holds tokens, so there is
         // no cycle, and a weak reference would give the downloader a side table that
         // LeakSanitizer reports as a leak whenever the downloader (the shared one) lives to exit.
         return LoadToken(
-            onCancel: { self.unsubscribe(id, from: transfer) },
-            onPriorityChange: { priority in
-                let updated = transfer.state.withLock { $0.subscribers.setPriority(priority, of: id) ?? priority }
-                self.queue.withLock { $0.waiting.move(transfer, to: updated) }
-            }
+            onCancel: { if self.scheduler.leave(id, from: transfer) { transfer.cancel() } },
+            onPriorityChange: { priority in self.scheduler.setPriority(priority, of: id, in: transfer) }
         )
     }
 
@@ -170,10 +147,7 @@ public final class ImageDownloader: ImageLoader {
     /// ``WebImageError/Code/cancelled`` (as SDWebImage calls every completion block with
     /// `SDWebImageErrorCancelled`), so no caller waits for a download that will not come.
     public func cancelAllDownloads() {
-        let transfers = queue.withLock { queue in
-            defer { queue.waiting = DownloadQueue() }
-            return queue.transfers.removeAll()
-        }
+        let transfers = scheduler.removeAll()
         let cancelled = LoadEvent.finished(.failure(WebImageError(.cancelled, "the downloader cancelled every download")))
         for transfer in transfers {
             let subscribers = transfer.state.withLock { $0.subscribers.removeAll() }
@@ -184,67 +158,22 @@ public final class ImageDownloader: ImageLoader {
 
     /// While suspended, queued downloads do not start; running ones go on.
     public var isSuspended: Bool {
-        get { queue.withLock { $0.isSuspended } }
+        get { scheduler.isSuspended }
         set {
-            queue.withLock { $0.isSuspended = newValue }
+            scheduler.isSuspended = newValue
             startWaitingTransfers()
         }
     }
 
     /// The number of transfers running or waiting.
     public var currentDownloadCount: Int {
-        queue.withLock { $0.transfers.count }
+        scheduler.count
     }
 
     // MARK: - Scheduling
 
-    /// Starts queued transfers while there are free slots. One thread at a time does it: a
-    /// transfer that ends at once (a URL the client refuses) calls back in here as it ends, and
-    /// without this would nest one call deeper for every transfer behind it in the queue.
     private func startWaitingTransfers() {
-        let isFirst = queue.withLock { queue in
-            defer { queue.isStarting = true }
-            return !queue.isStarting
-        }
-        guard isFirst else { return }
-        while let transfer = nextTransferToStart() {
-            transfer.state.withLock { $0.isQueued = false }
-            start(transfer)
-        }
-    }
-
-    /// Takes the next transfer off the queue when a slot is free: highest priority, then the
-    /// oldest (FIFO) or newest (LIFO) of that priority. When there is none, the caller stops
-    /// being the thread that starts transfers, in the same critical section.
-    private func nextTransferToStart() -> DownloadTransfer? {
-        queue.withLock { queue in
-            guard !queue.isSuspended, queue.running < configuration.maximumConcurrentDownloads,
-                let next = queue.waiting.next(lifo: configuration.executionOrder == .lifo)
-            else {
-                queue.isStarting = false
-                return nil
-            }
-            queue.running += 1
-            return next
-        }
-    }
-
-    private func unsubscribe(_ subscriber: Int, from transfer: DownloadTransfer) {
-        let (wasLast, wasQueued) = transfer.state.withLock { state in (state.subscribers.remove(subscriber), state.isQueued) }
-        guard wasLast else { return }
-        queue.withLock { queue in
-            queue.transfers.remove(transfer, for: transfer.key)
-            if wasQueued { queue.waiting.remove(transfer) }
-        }
-        transfer.cancel()
-    }
-
-    private func transferEnded(_ transfer: DownloadTransfer) {
-        queue.withLock { queue in
-            queue.running -= 1
-            queue.transfers.remove(transfer, for: transfer.key)
-        }
-        startWaitingTransfers()
+        scheduler.startWaiting { start($0) }
     }
 
     // MARK: - The transfer
@@ -403,7 +332,8 @@ public final class ImageDownloader: ImageLoader {
             loaded.metrics = metrics
             result = .success(loaded)
         }
-        transferEnded(transfer)
+        scheduler.ended(transfer)
+        startWaitingTransfers()
         instruments.record(result, metrics: metrics)
         switch result {
         case .failure(let error) where error.code == .cancelled: announce(.stopped(url))

@@ -19,7 +19,7 @@ swift build --build-tests --sanitize="$kind" --scratch-path "$scratch"
 if [[ $kind == address ]]; then
   # LeakSanitizer runs at the exit of the test process and of every child it starts (the command,
   # the test child), and makes the exit status non-zero on any leak not in the suppressions, each
-  # of which belongs to the toolchain or a dependency and says why.
+  # of which belongs to the toolchain and says why.
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
 fi

@@ -49,10 +49,13 @@ struct OutputOptions: ParsableArguments {
 
 /// What `--thumbnail` and `--transform` ask of a load or a conversion.
 struct ImageShapingOptions: ParsableArguments {
+    // Read as text and checked by check(), like --transform: when an option's transform closure
+    // throws, swift-argument-parser 1.8.2 leaks an array on its way to the usage error
+    // (LeakSanitizer, issue 23), which would make every such usage error a leak report.
     @Option(
-        help: ArgumentHelp("Decode at most this size, keeping the aspect ratio (e.g. 300x200).", valueName: "WxH"),
-        transform: ImageShapingOptions.size)
-    var thumbnail: ThumbnailSize?
+        name: .customLong("thumbnail"),
+        help: ArgumentHelp("Decode at most this size, keeping the aspect ratio (e.g. 300x200).", valueName: "WxH"))
+    var thumbnailText: String?
 
     @Option(help: ArgumentHelp("Transformers to apply, e.g. resize:300x200:aspectfill,round:16,blur:4.", valueName: "SPEC"))
     var transform: String?
@@ -67,9 +70,20 @@ struct ImageShapingOptions: ParsableArguments {
         guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0, width <= 20_000,
             height <= 20_000
         else {
-            throw ValidationError("a size is WxH with whole numbers from 1 to 20000, not \"\(text)\"")
+            throw ValidationError("--thumbnail: a size is WxH with whole numbers from 1 to 20000, not \"\(text)\"")
         }
         return ThumbnailSize(width: width, height: height)
+    }
+
+    /// The thumbnail size asked for; a malformed one is a usage error.
+    func thumbnail() throws -> ThumbnailSize? {
+        try thumbnailText.map(Self.size)
+    }
+
+    /// Checks both options, for a command's `validate()`.
+    func check() throws {
+        _ = try thumbnail()
+        _ = try transformer()
     }
 
     /// The parsed transformer; a bad spec is a usage error.
@@ -85,7 +99,7 @@ struct ImageShapingOptions: ParsableArguments {
     /// A load context with the thumbnail and transformer set.
     func context() throws -> LoadContext {
         var context = LoadContext()
-        if let thumbnail { context.imageThumbnailPixelSize = (thumbnail.width, thumbnail.height) }
+        if let thumbnail = try thumbnail() { context.imageThumbnailPixelSize = (thumbnail.width, thumbnail.height) }
         context.imageTransformer = try transformer()
         return context
     }

@@ -44,15 +44,15 @@ struct ConvertCommand: AsyncParsableCommand {
         guard try ImageOutput.parseFormat(format) != nil || ImageOutput.format(forExtension: output) != nil else {
             throw ValidationError("cannot tell the output format from \"\(output)\": give --format png|jpeg|webp|gif")
         }
-        _ = try shaping.transformer()
+        try shaping.check()
     }
 
     func run() async throws {
         outputOptions.bootstrapLogging()
         guard let data = FileManager.default.contents(atPath: input) else { throw CommandFailure("cannot read \(input)") }
         var image: Image
+        let thumbnail = try shaping.thumbnail().map { CacheKey.Thumbnail(width: $0.width, height: $0.height) }
         do {
-            let thumbnail = shaping.thumbnail.map { CacheKey.Thumbnail(width: $0.width, height: $0.height) }
             image = try CodersManager.shared.decode(data, options: DecodeOptions(thumbnail: thumbnail))
         } catch {
             throw CommandFailure("cannot decode \(input): \(error.message ?? "\(error.code)")")

@@ -55,7 +55,7 @@ struct FetchCommand: AsyncParsableCommand {
     func validate() throws {
         if let quality, !(1...100).contains(quality) { throw ValidationError("--quality takes 1 to 100, not \(quality)") }
         _ = try ImageOutput.parseFormat(format)
-        _ = try shaping.transformer()
+        try shaping.check()
         do { _ = try LoadOptions(parsing: options ?? "") } catch { throw ValidationError("--options: \(error.message ?? "\(error)")") }
     }
 

@@ -44,7 +44,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...256).contains(jobs) else { throw ValidationError("-j takes 1 to 256, not \(jobs)") }
         guard progressInterval > 0 else { throw ValidationError("--progress-interval must be positive") }
-        _ = try shaping.transformer()
+        try shaping.check()
     }
 
     struct Summary: Encodable {

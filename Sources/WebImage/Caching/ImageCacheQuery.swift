@@ -1,5 +1,5 @@
 /// A running asynchronous cache query; cancelling it means its completion is never called.
-public final class ImageCacheQuery: Sendable {
+public final class ImageCacheQuery: ImageOperation {
     private let cancelled = Locked(false)
 
     init() {}

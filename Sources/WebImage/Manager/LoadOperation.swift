@@ -3,7 +3,7 @@ public import Foundation
 /// One caller's load from ``ImageManager`` (SDWebImage's combined operation). Cancelling it
 /// stops that caller's callbacks at once: a cancelled load never calls its completion. Work it
 /// shares with other callers (the download, the decode) stops only when all of them cancel.
-public final class LoadOperation: Sendable, Hashable {
+public final class LoadOperation: ImageOperation, Hashable {
     private struct State {
         var isCancelled = false
         var isFinished = false

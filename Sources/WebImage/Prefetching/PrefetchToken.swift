@@ -2,7 +2,7 @@ public import Foundation
 
 /// One batch of a prefetcher (SDWebImage's `SDWebImagePrefetchToken`): cancelling it stops
 /// that batch alone; its completion is then never called.
-public final class PrefetchToken: Sendable {
+public final class PrefetchToken: ImageOperation {
     struct State {
         var next = 0
         var finished = 0

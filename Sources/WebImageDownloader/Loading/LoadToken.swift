@@ -1,6 +1,6 @@
 /// One caller's hold on a load. Cancelling ends that caller's events only; the shared work stops
 /// when every caller sharing it has cancelled.
-public final class LoadToken: Sendable {
+public final class LoadToken: ImageOperation {
     private let onCancel: Locked<(@Sendable () -> Void)?>
     private let onPriorityChange: (@Sendable (LoadRequestOptions.Priority) -> Void)?
 

@@ -2,7 +2,9 @@
 /// callback, and returns the action that cancels it (nil when there is nothing to cancel).
 /// The first value wins: the callback's, or `cancelled()` when the calling task is cancelled,
 /// in which case the cancel action runs too, whether the cancellation came before `start`
-/// returned or after. The one bridge the loader, the manager and the pipeline share.
+/// returned or after. The one bridge the loader, the manager and the pipeline share; inlinable
+/// (with its state `@usableFromInline`), so that each caller's module specializes it.
+@inlinable
 package func withCancellableCallback<Value: Sendable>(
     cancelled: @autoclosure @escaping @Sendable () -> Value,
     _ start: (_ resume: @escaping @Sendable (Value) -> Void) -> (@Sendable () -> Void)?
@@ -35,10 +37,12 @@ package func withCancellableCallback<Value: Sendable>(
 
 /// What ``withCancellableCallback(cancelled:_:)`` keeps between its callback and the
 /// cancellation handler.
+@usableFromInline
 package struct CallbackBridgeState<Value: Sendable> {
-    var continuation: CheckedContinuation<Value, Never>?
-    var cancel: (@Sendable () -> Void)?
-    var isCancelled = false
+    @usableFromInline var continuation: CheckedContinuation<Value, Never>?
+    @usableFromInline var cancel: (@Sendable () -> Void)?
+    @usableFromInline var isCancelled = false
 
+    @inlinable
     package init() {}
 }

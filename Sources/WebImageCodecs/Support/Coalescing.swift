@@ -3,15 +3,17 @@
 /// inside its own lock, so that joining, leaving and finishing are atomic with the rest of the
 /// owner's state; the one coalescing bookkeeping both stages use, tested alone
 /// (`CoalescingTests`). Inlinable, so that each owner's module specializes it.
+@usableFromInline
 package struct Subscribers<Event: Sendable, Priority: Comparable & Sendable>: Sendable {
     /// One caller.
+    @usableFromInline
     package struct Subscriber: Sendable {
         /// Receives the work's events.
-        package let deliver: @Sendable (Event) -> Void
+        @usableFromInline package let deliver: @Sendable (Event) -> Void
         /// What the caller asked for; the work runs at the highest of its callers'.
-        package var priority: Priority
+        @usableFromInline package var priority: Priority
         /// Whether partial results (progressive images, partial bytes) go to this caller.
-        package let wantsPartial: Bool
+        @usableFromInline package let wantsPartial: Bool
 
         @inlinable
         package init(priority: Priority, wantsPartial: Bool, deliver: @escaping @Sendable (Event) -> Void) {
@@ -108,6 +110,7 @@ package struct Subscribers<Event: Sendable, Priority: Comparable & Sendable>: Se
 
 /// Shared work by key: a caller joins the work in progress for its key, or starts it. Kept
 /// inside its owner's lock, like ``Subscribers``.
+@usableFromInline
 package struct CoalescingTable<Key: Hashable & Sendable, Work: AnyObject & Sendable>: Sendable {
     @usableFromInline var works: [Key: Work] = [:]
 

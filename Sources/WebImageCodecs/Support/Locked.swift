@@ -20,6 +20,7 @@ package final class Locked<Value>: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline var value: Value
 
+    @usableFromInline
     package init(_ value: Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())

@@ -82,7 +82,6 @@ public final class CacheChain: ImageCaching {
         for cache in selected(storePolicy) { cache.storeInMemory(image, for: key) }
     }
 
-    /// The first metadata among the caches the query policy selects, highest priority first.
     /// The first bytes, in query-policy order, that a selected cache's byte tier holds.
     public func storedData(for key: CacheKey) -> Data? {
         for cache in selected(queryPolicy) {
@@ -91,6 +90,7 @@ public final class CacheChain: ImageCaching {
         return nil
     }
 
+    /// The first metadata among the caches the query policy selects, highest priority first.
     public func metadata(for key: CacheKey) -> DiskCacheMetadata? {
         for cache in selected(queryPolicy) {
             if let metadata = cache.metadata(for: key) { return metadata }

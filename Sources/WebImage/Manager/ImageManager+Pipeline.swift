@@ -81,14 +81,15 @@ extension ImageManager {
         }
     }
 
-    /// Decodes a cache entry's bytes in the pool (they are the variant's own: no transform) and
-    /// puts the image in the cache's memory tier.
+    /// Decodes a cache entry's bytes in the pool.
     private func decodeCached(_ data: Data, _ request: Request) async throws(WebImageError) -> Image {
-        let decodeOptions = decodeOptions(for: request)
-        let coders = request.coders
-        let image = try await workPool.run(priority: request.workPriority) { () throws(WebImageError) in
-            try coders.decode(data, options: decodeOptions)
-        }
+        try await workPool.run(priority: request.workPriority) { () throws(WebImageError) in try self.decodeCachedNow(data, request) }
+    }
+
+    /// Decodes a cache entry's bytes on this thread (they are the variant's own: no transform)
+    /// and puts the image in the cache's memory tier.
+    func decodeCachedNow(_ data: Data, _ request: Request) throws(WebImageError) -> Image {
+        let image = try request.coders.decode(data, options: decodeOptions(for: request))
         request.cache.storeInMemory(image, for: request.key)
         return image
     }

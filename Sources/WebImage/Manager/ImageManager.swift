@@ -300,8 +300,7 @@ public final class ImageManager: Sendable {
         }
         guard !options.contains(.avoidDecodeImage) else { return ImageResult(image: nil, data: data, cacheType: .disk, url: request.url) }
         // Bytes that do not decode are left to the asynchronous path, which removes them.
-        guard let image = try? request.coders.decode(data, options: decodeOptions(for: request)) else { return nil }
-        request.cache.storeInMemory(image, for: request.key)
+        guard let image = try? decodeCachedNow(data, request) else { return nil }
         return ImageResult(image: image, data: data, cacheType: .disk, url: request.url)
     }
 
@@ -311,7 +310,8 @@ public final class ImageManager: Sendable {
     }
 
     /// A memory hit that also wants the bytes from the byte tier: read them on this thread with
-    /// `.queryMemoryDataSync`, else in a task, and deliver both.
+    /// `.queryMemoryDataSync`, else on a utility queue (a blocking read, kept off the concurrency
+    /// pool), and deliver both; a cancelled operation is never delivered to.
     private func queryMemoryData(
         _ request: Request, image: Image, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void
     ) {
@@ -320,11 +320,10 @@ public final class ImageManager: Sendable {
             self.deliver(.finished(.success(result)), to: operation, queue: request.callbackQueue, handler: handler)
         }
         guard !request.options.contains(.queryMemoryDataSync) else { return deliverHit(request.cache.storedData(for: request.key)) }
-        let read = Task {
-            guard !Task.isCancelled else { return }
+        DispatchQueue.global(qos: .utility).async {
+            guard !operation.isCancelled else { return }
             deliverHit(request.cache.storedData(for: request.key))
         }
-        operation.setCancelHandler { read.cancel() }
     }
 
     /// Joins the shared load of this request's key, or starts it.

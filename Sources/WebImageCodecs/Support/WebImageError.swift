@@ -24,6 +24,7 @@ public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible
             case connectionLost
             case badServerResponse
             case insecureConnection
+            case refusedAddress
             case tooManyRedirects
             case tooLarge
             case notAnImage
@@ -69,7 +70,11 @@ public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible
         public static let badServerResponse = Code(.badServerResponse)
         /// TLS failed: the server's certificate did not verify, or the handshake broke down.
         public static let insecureConnection = Code(.insecureConnection)
-        /// Redirects went past the limit, or looped.
+        /// The address policy refused the address a URL (or a redirect) leads to: loopback, a
+        /// private network, a denied host... The message names the address and the rule.
+        /// Permanent: the same name leads to the same refusal.
+        public static let refusedAddress = Code(.refusedAddress)
+        /// Redirects went past the limit, or looped, or the redirect hook refused one.
         public static let tooManyRedirects = Code(.tooManyRedirects)
         /// The body or the image is larger than the configured limit.
         public static let tooLarge = Code(.tooLarge)

@@ -20,20 +20,30 @@ final class BodyCollector: HTTPClientResponseDelegate {
         var accepted: Accepted?
         var body = ReceivedBody()
         var refusal: Refused?
-        /// The URL of the last response head, which after redirects is the one the body comes from.
-        var visitedURL: URL?
+        var redirect: Redirect?
+    }
+
+    /// A redirect response: where it leads and its head. Its body is read and dropped, so that
+    /// the connection stays open for the next request.
+    struct Redirect {
+        let target: URL
+        let head: DownloadResponseHead
     }
 
     private let state = Locked(State())
+    /// The URL requested, against which a redirect's `Location` is resolved.
+    private let url: URL
     private let maximumSize: Int
     private let judge: @Sendable (HTTPResponseHead) -> Result<Accepted, Refused>
     private let progress: @Sendable (_ received: Int, _ expected: Int64?, _ snapshot: () -> Data) -> Void
 
     init(
+        url: URL,
         maximumSize: Int,
         judge: @escaping @Sendable (HTTPResponseHead) -> Result<Accepted, Refused>,
         progress: @escaping @Sendable (_ received: Int, _ expected: Int64?, _ snapshot: () -> Data) -> Void
     ) {
+        self.url = url
         self.maximumSize = maximumSize
         self.judge = judge
         self.progress = progress
@@ -43,16 +53,21 @@ final class BodyCollector: HTTPClientResponseDelegate {
     var accepted: Accepted? { state.withLock { $0.accepted } }
     /// Why the judge refused the head, if it did.
     var refusal: Refused? { state.withLock { $0.refusal } }
-    /// The URL the response came from, after any redirects; nil before a head arrived.
-    var finalURL: URL? { state.withLock { $0.visitedURL } }
+    /// The redirect the response was, if it was one.
+    var redirect: Redirect? { state.withLock { $0.redirect } }
     /// Everything received so far, the resumed prefix included.
     var receivedSoFar: Data { state.withLock { $0.body.data } }
 
-    func didVisitURL(task: HTTPClient.Task<Data>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
-        state.withLock { $0.visitedURL = request.url }
-    }
-
     func didReceiveHead(task: HTTPClient.Task<Data>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let status = Int(head.status.code)
+        if RedirectRule.statuses.contains(status),
+            let target = RedirectRule.target(status: status, location: head.headers.first(name: "Location"), from: url)
+        {
+            let redirect = Redirect(
+                target: target, head: DownloadResponseHead(statusCode: status, headers: head.headers.map { ($0.name, $0.value) }))
+            state.withLock { $0.redirect = redirect }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
         switch judge(head) {
         case .failure(let refused):
             state.withLock { $0.refusal = refused }
@@ -69,12 +84,19 @@ final class BodyCollector: HTTPClientResponseDelegate {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Data>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let received: Int? = state.withLock { state in
-            guard state.body.count + buffer.readableBytes <= maximumSize else { return nil }
-            state.body.append(buffer)
-            return state.body.count
+        enum Outcome {
+            case appended(total: Int)
+            case overCap, dropped
         }
-        guard let received else {
+        let outcome = state.withLock { state -> Outcome in
+            // A redirect's body is dropped.
+            if state.redirect != nil { return .dropped }
+            guard state.body.count + buffer.readableBytes <= maximumSize else { return .overCap }
+            state.body.append(buffer)
+            return .appended(total: state.body.count)
+        }
+        guard case .appended(let received) = outcome else {
+            if case .dropped = outcome { return task.eventLoop.makeSucceededVoidFuture() }
             return task.eventLoop.makeFailedFuture(WebImageError(.tooLarge, "the body went past \(maximumSize) bytes"))
         }
         progress(received, accepted?.expected) { self.receivedSoFar }

@@ -1,9 +1,10 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 public import Foundation
 import FoundationNetworking
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSOCKS
 import NIOSSL
 
 /// Downloads images over HTTP(S) with AsyncHTTPClient (SDWebImage's `SDWebImageDownloader`).
@@ -30,10 +31,9 @@ public final class ImageDownloader: ImageLoader {
     /// The configuration's rules for responses and retries, apart from any socket or clock.
     private let responsePolicy: DownloadResponsePolicy
 
-    private let client: HTTPClient
-    /// The client for requests that accept certificates which do not verify; it shares nothing
-    /// with the verifying one, so a lax connection is never reused for a strict request.
-    private let laxClient: HTTPClient
+    /// The HTTP clients, by way out (direct or by proxy, verifying certificates or not), and
+    /// the address guard they go through when there is a policy.
+    private let clients: DownloaderClients
     private let scheduler: DownloadScheduler
     private let headers: Locked<[(name: String, value: String)]>
     private let partials: PartialDownloads
@@ -45,9 +45,28 @@ public final class ImageDownloader: ImageLoader {
     /// to the logger's metadata on every request, which a real handler formats each time.
     private let clientLogger: Logger?
 
-    /// Creates a downloader with its own HTTP client, on the shared event loops. Call
+    /// Creates a downloader with its own HTTP clients, on the shared event loops. Call
     /// ``shutdown()`` when done with it.
-    public init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(), telemetry: Telemetry = .default) {
+    public convenience init(configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(), telemetry: Telemetry = .default) {
+        self.init(configuration: configuration, external: nil, telemetry: telemetry)
+    }
+
+    /// Creates a downloader that sends through `httpClient`, one the application already has
+    /// (shared with the rest of its server): its pool, proxy, TLS and timeouts apply, and
+    /// ``shutdown()`` leaves it running. Turn off its own redirects
+    /// (`redirectConfiguration = .disallow`) for the downloader to follow them itself, through
+    /// ``ImageDownloaderConfiguration/redirectHandler``. The configuration's
+    /// ``ImageDownloaderConfiguration/addressPolicy`` needs the downloader's own clients: with
+    /// one, every load fails with ``WebImageError/Code/refusedAddress`` rather than go
+    /// unguarded; its proxy and TLS settings are the client's own business.
+    public convenience init(
+        configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(), httpClient: HTTPClient,
+        telemetry: Telemetry = .default
+    ) {
+        self.init(configuration: configuration, external: httpClient, telemetry: telemetry)
+    }
+
+    private init(configuration: ImageDownloaderConfiguration, external: HTTPClient?, telemetry: Telemetry) {
         self.configuration = configuration
         responsePolicy = DownloadResponsePolicy(configuration)
         scheduler = DownloadScheduler(slots: configuration.maximumConcurrentDownloads, order: configuration.executionOrder)
@@ -55,7 +74,9 @@ public final class ImageDownloader: ImageLoader {
         partials = PartialDownloads(maximumTotalBytes: configuration.maximumResumableBytes)
         instruments = DownloaderInstruments(telemetry)
         var http = HTTPClient.Configuration()
-        http.redirectConfiguration = .follow(max: configuration.maximumRedirects, allowCycles: false)
+        // Redirects are followed here, hop by hop (the hook, the address policy and the proxy
+        // choice see each one), not inside the client.
+        http.redirectConfiguration = .disallow
         http.timeout.read = TimeAmount(configuration.timeout)
         http.timeout.connect = TimeAmount(min(configuration.timeout, .seconds(10)))
         http.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8, configuration.maximumConcurrentDownloads)
@@ -66,12 +87,7 @@ public final class ImageDownloader: ImageLoader {
         // AsyncHTTPClient's default starts a span for every request even when no tracer was
         // bootstrapped, and filling in the no-op span cost more than the rest of the request.
         http.tracing.tracer = telemetry.downloadTracer
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
-        var lax = http
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.certificateVerification = .none
-        lax.tlsConfiguration = tls
-        laxClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: lax)
+        clients = DownloaderClients(configuration: configuration, base: http, external: external)
         logger = telemetry.logger("downloader")
         clientLogger = logger.logLevel <= .debug ? logger : nil
     }
@@ -79,18 +95,11 @@ public final class ImageDownloader: ImageLoader {
     /// The shared downloader, with the default configuration, for the life of the process.
     public static let shared = ImageDownloader()
 
-    /// Cancels every download and releases the HTTP client.
+    /// Cancels every download and releases the HTTP clients the downloader made (not one that
+    /// was handed to it).
     public func shutdown() async throws {
         cancelAllDownloads()
-        try await client.shutdown()
-        try await laxClient.shutdown()
-    }
-
-    deinit {
-        // AsyncHTTPClient traps when a client is released without a shutdown; a downloader that
-        // was never shut down releases its clients in the background instead.
-        client.shutdown { _ in }
-        laxClient.shutdown { _ in }
+        try await clients.shutdown()
     }
 
     public func canLoad(_ url: URL) -> Bool {
@@ -239,23 +248,38 @@ public final class ImageDownloader: ImageLoader {
     ) {
         let action = transfer.step { $0.prepared(attempt: number) }
         guard case .send = action else { return perform(action, for: transfer) }
-        send(prepared, resumable: resumable, transfer: transfer, attempt: number)
+        send(Hop(request: prepared), resumable: resumable, transfer: transfer, attempt: number)
     }
 
-    /// Sends the request; the response's head and pieces go to a ``BodyCollector`` on the event
-    /// loop, and its end to ``received(_:collector:transfer:attempt:)``.
-    private func send(_ prepared: DownloadRequest, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int) {
-        let collector = makeCollector(for: transfer, resumable: resumable)
+    /// One request of an attempt: the first, or one made to follow a redirect.
+    private struct Hop {
+        var request: DownloadRequest
+        /// Redirects followed before this request.
+        var redirects = 0
+        /// The URLs that redirected so far, to tell a cycle.
+        var visited: [URL] = []
+    }
+
+    /// Sends one hop's request; the response's head and pieces go to a ``BodyCollector`` on the
+    /// event loop, and its end to ``received(_:hop:collector:resumable:transfer:attempt:)``.
+    private func send(_ hop: Hop, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int) {
+        let url = hop.request.url
+        let collector = makeCollector(for: transfer, url: url, resumable: resumable)
         let request: HTTPClient.Request
+        let chosen: HTTPClient
         do {
-            request = try HTTPClient.Request(
-                url: prepared.url.absoluteString, method: HTTPMethod(rawValue: prepared.method.uppercased()),
-                headers: HTTPHeaders(prepared.headers), body: prepared.body.map { .bytes($0) })
+            try checkAddressPolicy(url)
+            let (client, tls) = try clients.client(for: url, allowInvalidCertificates: transfer.key.allowInvalidCertificates)
+            var built = try HTTPClient.Request(
+                url: url.absoluteString, method: HTTPMethod(rawValue: hop.request.method.uppercased()),
+                headers: HTTPHeaders(hop.request.headers), body: hop.request.body.map { .bytes($0) })
+            if let tls { built.tlsConfiguration = tls }
+            request = built
+            chosen = client
         } catch {
-            received(.failure(error), collector: collector, transfer: transfer, attempt: number)
+            received(.failure(error), hop: hop, collector: collector, resumable: resumable, transfer: transfer, attempt: number)
             return
         }
-        let chosen = transfer.key.allowInvalidCertificates ? laxClient : client
         let deadline = transfer.key.request.timeout.map { NIODeadline.now() + TimeAmount($0) }
         let task = chosen.execute(request: request, delegate: collector, eventLoop: .indifferent, deadline: deadline, logger: clientLogger)
         // Cancelled meanwhile: the task fails as cancelled, and that ends the transfer below.
@@ -264,30 +288,93 @@ public final class ImageDownloader: ImageLoader {
         // runs in a task: on the event loop it competed with the I/O of the other transfers,
         // and 2,000 downloads took a third longer.
         task.futureResult.whenComplete { [self] result in
-            Task { received(result, collector: collector, transfer: transfer, attempt: number) }
+            Task { received(result, hop: hop, collector: collector, resumable: resumable, transfer: transfer, attempt: number) }
         }
     }
 
-    /// Judges the end of an attempt: a complete image, or a failure that may be retried.
-    private func received(_ result: Result<Data, any Error>, collector: BodyCollector, transfer: DownloadTransfer, attempt number: Int) {
-        let url = transfer.key.url
+    /// Refuses, before any connection, a URL whose host the address policy refuses by name or
+    /// whose host is a refused address; the guard judges names after resolving them.
+    private func checkAddressPolicy(_ url: URL) throws(WebImageError) {
+        guard let policy = configuration.addressPolicy, let host = url.host else { return }
+        let decision = IPAddress(host).map { policy.decision(for: $0) } ?? policy.decision(forHost: host)
+        if case .refuse(let rule)? = decision { throw WebImageError(.refusedAddress, "\(host) is refused: \(rule)") }
+    }
+
+    /// Judges the end of one hop: a redirect to follow, a complete image, or a failure that may
+    /// be retried.
+    private func received(
+        _ result: Result<Data, any Error>, hop: Hop, collector: BodyCollector, resumable: PartialDownloads.Partial?,
+        transfer: DownloadTransfer, attempt number: Int
+    ) {
+        let url = hop.request.url
         switch result {
         case .success(let body):
+            if let redirect = collector.redirect {
+                follow(redirect, after: hop, resumable: resumable, transfer: transfer, attempt: number)
+                return
+            }
             guard let accepted = collector.accepted else {
                 attemptFailed(
                     transfer, WebImageError(.connectionLost, "\(url.absoluteString) sent no response head"), retryAfter: nil,
                     attempt: number)
                 return
             }
-            finish(body, accepted: accepted, from: collector.finalURL ?? url, transfer: transfer, attempt: number)
+            finish(body, accepted: accepted, from: url, transfer: transfer, attempt: number)
         case .failure(let error):
             if let refusal = collector.refusal {
                 attemptFailed(transfer, refusal.error, retryAfter: refusal.retryAfter, attempt: number)
                 return
             }
             if let accepted = collector.accepted { keepPartial(collector.receivedSoFar, of: transfer, head: accepted.head) }
-            attemptFailed(transfer, DownloadResponsePolicy.classify(error, url: url), retryAfter: nil, attempt: number)
+            attemptFailed(transfer, classify(error, url: url), retryAfter: nil, attempt: number)
         }
+    }
+
+    /// A transport error as a library error; a connection the address guard refused or could
+    /// not make is reported with the guard's reason, not the SOCKS reply code the client saw.
+    private func classify(_ error: any Error, url: URL) -> WebImageError {
+        if error is SOCKSError.ConnectionFailed, let egress = clients.egress, let host = url.host,
+            let failure = egress.failure(host: host, port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))
+        {
+            return failure
+        }
+        return DownloadResponsePolicy.classify(error, url: url)
+    }
+
+    /// Follows a redirect within the same attempt, after the limit, the hook and the cycle check.
+    private func follow(
+        _ redirect: BodyCollector.Redirect, after hop: Hop, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer,
+        attempt number: Int
+    ) {
+        let from = hop.request.url
+        if transfer.key.handleCookies { Self.storeCookies(from: redirect.head, for: from) }
+        func fail(_ error: WebImageError) { attemptFailed(transfer, error, retryAfter: nil, attempt: number) }
+        guard hop.redirects < configuration.maximumRedirects else {
+            return fail(
+                WebImageError(
+                    .tooManyRedirects, "\(transfer.key.url.absoluteString) redirected more than \(configuration.maximumRedirects) times"))
+        }
+        var target = redirect.target
+        if let handler = configuration.redirectHandler {
+            switch handler(RedirectHop(from: from, to: target, statusCode: redirect.head.statusCode, number: hop.redirects + 1)) {
+            case .follow: break
+            case .refuse:
+                return fail(WebImageError(.rejected, "the redirect handler refused \(from.absoluteString) → \(target.absoluteString)"))
+            case .rewrite(let rewritten): target = rewritten
+            }
+        }
+        let visited = hop.visited + [from]
+        guard !visited.contains(target) else {
+            return fail(WebImageError(.tooManyRedirects, "\(target.absoluteString) redirects in a cycle"))
+        }
+        var request = RedirectRule.follow(hop.request, to: target, status: redirect.head.statusCode)
+        if transfer.key.handleCookies {
+            request.headers.removeAll { $0.name.equalsIgnoringASCIICase("Cookie") }
+            request.headers += Self.cookieHeaders(for: target)
+        }
+        send(
+            Hop(request: request, redirects: hop.redirects + 1, visited: visited), resumable: resumable, transfer: transfer, attempt: number
+        )
     }
 
     private func finish(
@@ -318,7 +405,7 @@ public final class ImageDownloader: ImageLoader {
 
     /// Waits out a back-off; when it is over, or cut short by cancelling, the machine decides.
     private func scheduleRetry(_ transfer: DownloadTransfer, after delay: Duration) {
-        let backoff = client.eventLoopGroup.any().scheduleTask(in: TimeAmount(delay)) {}
+        let backoff = clients.eventLoopGroup.any().scheduleTask(in: TimeAmount(delay)) {}
         if !transfer.record({ .waiting(backoff) }) { backoff.cancel() }
         backoff.futureResult.whenComplete { [self] _ in perform(transfer.step { $0.retryDue() }, for: transfer) }
     }
@@ -344,17 +431,17 @@ public final class ImageDownloader: ImageLoader {
     }
 
     /// The delegate that reads one attempt's response, with the downloader's rules for its head.
-    private func makeCollector(for transfer: DownloadTransfer, resumable: PartialDownloads.Partial?) -> BodyCollector {
-        let url = transfer.key.url
+    private func makeCollector(for transfer: DownloadTransfer, url: URL, resumable: PartialDownloads.Partial?) -> BodyCollector {
         let configuration = configuration
         return BodyCollector(
+            url: url,
             maximumSize: configuration.maximumBodySize,
             judge: { [self] response in
                 transfer.timeline.withLock { timeline in
                     timeline.firstByte = timeline.firstByte ?? .now
                     timeline.httpVersion = "HTTP/\(response.version.major).\(response.version.minor)"
                 }
-                announce(.receivedResponse(url, statusCode: Int(response.status.code)))
+                announce(.receivedResponse(transfer.key.url, statusCode: Int(response.status.code)))
                 var head = DownloadResponseHead(
                     statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
                 if transfer.key.handleCookies { Self.storeCookies(from: head, for: url) }
@@ -419,12 +506,16 @@ public final class ImageDownloader: ImageLoader {
             let credentials = Data("\(username):\(password)".utf8).base64EncodedString()
             headers.append(("Authorization", "Basic \(credentials)"))
         }
-        if transfer.key.handleCookies, let cookies = HTTPCookieStorage.shared.cookies(for: transfer.key.url), !cookies.isEmpty {
-            headers.append(contentsOf: HTTPCookie.requestHeaderFields(with: cookies).map { ($0.key, $0.value) })
-        }
+        if transfer.key.handleCookies { headers += Self.cookieHeaders(for: transfer.key.url) }
         if let etag = transfer.key.validators?.etag { headers.append(("If-None-Match", etag)) }
         if let lastModified = transfer.key.validators?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
         return headers
+    }
+
+    /// The `Cookie` header for `url` from Foundation's shared cookie storage.
+    private static func cookieHeaders(for url: URL) -> [(name: String, value: String)] {
+        guard let cookies = HTTPCookieStorage.shared.cookies(for: url), !cookies.isEmpty else { return [] }
+        return HTTPCookie.requestHeaderFields(with: cookies).map { ($0.key, $0.value) }
     }
 
     /// Keeps the response's cookies in Foundation's shared cookie storage, as URLSession would.

@@ -1,4 +1,5 @@
 public import Foundation
+public import NIOSSL
 
 /// Limits, headers and policies of an ``ImageDownloader``, with SDWebImage's defaults.
 public struct ImageDownloaderConfiguration: Sendable {
@@ -27,8 +28,32 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var password: String?
     /// The most body bytes accepted, with or without a `Content-Length`. Default 50 MiB.
     public var maximumBodySize: Int
-    /// Redirects followed before giving up. Default 5.
+    /// Redirects followed before giving up with ``WebImageError/Code/tooManyRedirects``.
+    /// Default 10 (imgproxy's and curl's browsers' usual limit; SDWebImage leaves it to
+    /// URLSession, which allows 16).
     public var maximumRedirects: Int
+    /// Decides each redirect hop: follow it, refuse it (the load fails with
+    /// ``WebImageError/Code/rejected``), or follow another URL instead. Nil follows every hop.
+    /// The downloader follows redirects itself, so the hook, the address policy and the proxy
+    /// choice see every hop; with a client of your own
+    /// (``ImageDownloader/init(configuration:httpClient:telemetry:)``) hops that client follows
+    /// by its own configuration are not seen.
+    public var redirectHandler: (@Sendable (RedirectHop) -> RedirectDecision)?
+    /// Which addresses connections may go to (the SSRF guard); nil, the default, connects
+    /// anywhere, as SDWebImage does. With a policy every connection goes through an in-process
+    /// guard that resolves names itself and judges the address actually connected to, on every
+    /// redirect hop and every new connection; a refusal fails the load with
+    /// ``WebImageError/Code/refusedAddress``. See ``AddressPolicy``.
+    public var addressPolicy: AddressPolicy?
+    /// Resolves host names for the address guard (used only with an ``addressPolicy``). Default
+    /// the system's resolver.
+    public var hostResolver: any HostResolver
+    /// The proxies to go through, by URL scheme, and the hosts that bypass them; nil connects
+    /// directly. ``ProxySettings/fromEnvironment(_:)`` reads curl's variables.
+    public var proxy: ProxySettings?
+    /// TLS for HTTPS: extra trusted certificate authorities, a client certificate for mutual
+    /// TLS, protocol versions. Nil uses NIOSSL's defaults (the system's trust store).
+    public var tlsConfiguration: TLSConfiguration?
     /// Status codes that carry an image. Default 200 to 299.
     public var acceptableStatusCodes: Range<Int>
     /// Media types accepted; nil accepts any `image/*` type, and `application/octet-stream` or a
@@ -63,7 +88,12 @@ public struct ImageDownloaderConfiguration: Sendable {
         username: String? = nil,
         password: String? = nil,
         maximumBodySize: Int = 50 * 1024 * 1024,
-        maximumRedirects: Int = 5,
+        maximumRedirects: Int = 10,
+        redirectHandler: (@Sendable (RedirectHop) -> RedirectDecision)? = nil,
+        addressPolicy: AddressPolicy? = nil,
+        hostResolver: any HostResolver = SystemHostResolver(),
+        proxy: ProxySettings? = nil,
+        tlsConfiguration: TLSConfiguration? = nil,
         acceptableStatusCodes: Range<Int> = 200..<300,
         acceptableContentTypes: Set<String>? = nil,
         retryPolicy: RetryPolicy = RetryPolicy(),
@@ -79,7 +109,12 @@ public struct ImageDownloaderConfiguration: Sendable {
         self.username = username
         self.password = password
         self.maximumBodySize = maximumBodySize
-        self.maximumRedirects = maximumRedirects
+        self.maximumRedirects = max(0, maximumRedirects)
+        self.redirectHandler = redirectHandler
+        self.addressPolicy = addressPolicy
+        self.hostResolver = hostResolver
+        self.proxy = proxy
+        self.tlsConfiguration = tlsConfiguration
         self.acceptableStatusCodes = acceptableStatusCodes
         self.acceptableContentTypes = acceptableContentTypes
         self.retryPolicy = retryPolicy

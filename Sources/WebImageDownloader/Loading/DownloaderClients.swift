@@ -1,0 +1,114 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// The HTTP clients a downloader sends through, one per way out: direct or through a proxy,
+/// verifying certificates or not (a lax connection is never reused for a strict request). Its
+/// own are made on first use from one base configuration; a client the application handed over
+/// serves every request, is never shut down here, and gets a lax request's TLS per request.
+///
+/// With an address policy every own client goes through the ``EgressGuard``; if the guard could
+/// not start, no client is handed out and every request fails with the reason (fail closed).
+final class DownloaderClients: Sendable {
+    private struct Key: Hashable {
+        let proxy: URL?
+        let lax: Bool
+    }
+
+    private let base: HTTPClient.Configuration
+    private let laxTLS: TLSConfiguration
+    private let proxies: ProxySettings?
+    private let external: HTTPClient?
+    private let made = Locked<[Key: HTTPClient]>([:])
+    /// The address guard, when the configuration has a policy and the guard started.
+    let egress: EgressGuard?
+    /// Why no request may be sent, when the guard was asked for and could not be had.
+    private let unavailable: WebImageError?
+
+    init(configuration: ImageDownloaderConfiguration, base: HTTPClient.Configuration, external: HTTPClient?) {
+        var base = base
+        let tls = configuration.tlsConfiguration ?? TLSConfiguration.makeClientConfiguration()
+        var lax = tls
+        lax.certificateVerification = .none
+        laxTLS = lax
+        self.external = external
+        var egress: EgressGuard?
+        var unavailable: WebImageError?
+        if let policy = configuration.addressPolicy {
+            if external != nil {
+                unavailable = WebImageError(
+                    .refusedAddress, "the address policy needs the downloader's own HTTP clients, not one handed to it")
+            } else {
+                do {
+                    egress = try EgressGuard.start(
+                        policy: policy, resolver: configuration.hostResolver, connectTimeout: base.timeout.connect ?? .seconds(10))
+                } catch {
+                    unavailable = WebImageError(.refusedAddress, "the address guard could not start: \(error)", underlying: error)
+                }
+            }
+        }
+        if let egress { base.proxy = .socksServer(host: "127.0.0.1", port: egress.port) }
+        base.tlsConfiguration = tls
+        self.base = base
+        self.egress = egress
+        self.unavailable = unavailable
+        // Behind the guard the client's only way out is the guard.
+        proxies = egress == nil ? configuration.proxy : nil
+    }
+
+    /// The client for a request to `url`, and the TLS configuration to set on the request itself
+    /// (only for a lax request through a client that is not the downloader's own).
+    func client(for url: URL, allowInvalidCertificates lax: Bool) throws(WebImageError) -> (HTTPClient, TLSConfiguration?) {
+        if let unavailable { throw unavailable }
+        if let external { return (external, lax ? laxTLS : nil) }
+        let key = Key(proxy: proxies?.proxy(for: url), lax: lax)
+        let client = try made.withLock { clients throws(WebImageError) in
+            if let client = clients[key] { return client }
+            var configuration = base
+            if lax { configuration.tlsConfiguration = laxTLS }
+            if let proxy = key.proxy { configuration.proxy = try Self.proxy(proxy) }
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            clients[key] = client
+            return client
+        }
+        return (client, nil)
+    }
+
+    /// The event loops the clients run on, for timers.
+    var eventLoopGroup: any EventLoopGroup {
+        external?.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
+    }
+
+    /// Shuts down the clients this made (never a handed-over one), then the guard.
+    func shutdown() async throws {
+        let clients = made.withLock { clients in
+            defer { clients.removeAll() }
+            return Array(clients.values)
+        }
+        for client in clients { try await client.shutdown() }
+        await egress?.shutdown()
+    }
+
+    deinit {
+        // AsyncHTTPClient traps when a client is released without a shutdown; clients left
+        // running are released in the background instead.
+        for client in made.withLock({ Array($0.values) }) { client.shutdown { _ in } }
+        if let egress { Task { await egress.shutdown() } }
+    }
+
+    /// AsyncHTTPClient's form of a proxy URL.
+    private static func proxy(_ url: URL) throws(WebImageError) -> HTTPClient.Configuration.Proxy {
+        guard let host = url.host else { throw WebImageError(.invalidArgument, "the proxy \(url.absoluteString) has no host") }
+        switch url.scheme?.lowercased() {
+        case "http":
+            let authorization = url.user.map { HTTPClient.Authorization.basic(username: $0, password: url.password ?? "") }
+            return .server(host: host, port: url.port ?? 1080, authorization: authorization)
+        case "socks5", "socks5h":
+            return .socksServer(host: host, port: url.port ?? 1080)
+        default:
+            throw WebImageError(.invalidArgument, "the proxy \(url.absoluteString) is neither http:// nor socks5://")
+        }
+    }
+}

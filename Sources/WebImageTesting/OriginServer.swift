@@ -59,13 +59,24 @@ public final class OriginServer: Sendable {
     /// Without `keepsLog` the server keeps only per-path request counts, not the requests and
     /// events themselves, so that a long run (`scripts/soak.sh`) does not grow with them; then
     /// ``requests`` is empty and ``waitFor(timeout:_:where:)`` sees nothing.
-    public static func start(tls: Bool = false, http2: Bool = false, keepsLog: Bool = true) async throws -> OriginServer {
+    ///
+    /// A TLS server presents `certificate` (``TestCertificate/Kind/expiredServer`` to test an
+    /// expired one); with `requiresClientCertificate` it refuses clients that do not present
+    /// ``TestCertificate/Kind/client`` (mutual TLS).
+    public static func start(
+        tls: Bool = false, http2: Bool = false, keepsLog: Bool = true, certificate: TestCertificate.Kind = .server,
+        requiresClientCertificate: Bool = false
+    ) async throws -> OriginServer {
         precondition(!http2 || tls, "HTTP/2 is negotiated through TLS (ALPN)")
         let box = ServerBox()
-        let identity = try TestCertificate.serverIdentity()
+        let identity = try TestCertificate.serverIdentity(certificate)
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(identity.certificate)], privateKey: .privateKey(identity.privateKey)
         )
+        if requiresClientCertificate {
+            configuration.certificateVerification = .noHostnameVerification
+            configuration.trustRoots = .certificates([try TestCertificate.certificate(.client)])
+        }
         if http2 { configuration.applicationProtocols = ["h2", "http/1.1"] }
         let sslContext = tls ? try NIOSSLContext(configuration: configuration) : nil
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

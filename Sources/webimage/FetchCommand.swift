@@ -16,13 +16,17 @@ struct FetchCommand: AsyncParsableCommand {
 
             Each image gets one line: where it came from (memory, disk or network), format, size, \
             frames, bytes and time. With --json, one JSON object per image instead (fields: url, \
-            source, format, width, height, frames, bytes, milliseconds, output, error).
+            finalURL, source, format, width, height, frames, bytes, milliseconds, output, error).
 
             Examples:
               webimage fetch https://example.com/a.jpg -o a.jpg
               webimage fetch https://example.com/a.jpg https://example.com/b.png -o images/ --format webp
               webimage fetch https://example.com/a.jpg --thumbnail 300x300 --transform round:16 -o thumb.png
               webimage fetch https://example.com/a.jpg --options refresh-cached,retry-failed --json
+              webimage fetch https://example.com/a.jpg --block-private-addresses --proxy http://proxy:3128 --cacert ca.pem
+
+            Proxies come from $https_proxy, $http_proxy, $all_proxy and $no_proxy (or their \
+            upper-case forms) as curl reads them, unless --proxy or --noproxy is given.
             """
     )
 
@@ -47,6 +51,8 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var cache: CacheOptions
 
+    @OptionGroup(title: "Network") var network: NetworkOptions
+
     @Flag(help: "Use no disk cache (memory only, for this run).")
     var noCache = false
 
@@ -61,6 +67,8 @@ struct FetchCommand: AsyncParsableCommand {
 
     struct Report: Encodable {
         var url: String
+        /// Where the bytes came from after redirects, when they came from the network.
+        var finalURL: String?
         var source: String?
         var format: String?
         var width: Int?
@@ -74,7 +82,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         outputOptions.bootstrapLogging()
-        let session = try LoadSession(cache: cache, memoryOnly: noCache)
+        let session = try LoadSession(cache: cache, memoryOnly: noCache, network: network)
         let loadOptions = try LoadOptions(parsing: options ?? "").union([.queryMemoryData, .queryMemoryDataSync, .waitStoreCache])
         let context = try shaping.context()
         let writer = ImageOutput(format: try ImageOutput.parseFormat(format), quality: quality)
@@ -110,6 +118,7 @@ struct FetchCommand: AsyncParsableCommand {
             let result = try await session.manager.image(for: url, options: options, context: context)
             let original = context.imageTransformer == nil && context.imageThumbnailPixelSize == nil ? result.data : nil
             let sourceFormat = result.image?.sourceFormat ?? result.data.flatMap { ImageFormat(sniffing: $0) }
+            report.finalURL = result.finalURL?.absoluteString
             report.source = ["memory", "disk", "network"][result.cacheType == .memory ? 0 : result.cacheType == .disk ? 1 : 2]
             report.format = sourceFormat?.rawValue
             report.width = result.image?.pixelWidth

@@ -8,8 +8,10 @@ struct LoadSession {
     let cache: ImageCache
     private let downloader: ImageDownloader
 
-    init(cache options: CacheOptions, memoryOnly: Bool, concurrency: Int = 6) throws {
-        downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency))
+    init(cache options: CacheOptions, memoryOnly: Bool, network: NetworkOptions, concurrency: Int = 6) throws {
+        var configuration = ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency)
+        try network.apply(to: &configuration, environment: ProcessInfo.processInfo.environment)
+        downloader = ImageDownloader(configuration: configuration)
         cache = ImageCache(disk: memoryOnly ? nil : try options.openDiskCache())
         manager = ImageManager(cache: cache, loader: LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), downloader]))
     }

@@ -29,6 +29,7 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     @OptionGroup var cache: CacheOptions
     @OptionGroup var shaping: ImageShapingOptions
+    @OptionGroup(title: "Network") var network: NetworkOptions
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Also save each image into this directory, in its source format.", valueName: "DIR"))
     var output: String?
@@ -60,7 +61,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     func run() async throws {
         outputOptions.bootstrapLogging()
         let urls = try readList()
-        let session = try LoadSession(cache: cache, memoryOnly: false, concurrency: jobs)
+        let session = try LoadSession(cache: cache, memoryOnly: false, network: network, concurrency: jobs)
         let context = try shaping.context()
         let directory = try output.map { path -> URL in
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)

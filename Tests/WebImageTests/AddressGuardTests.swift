@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOSSL
 import Testing
 import WebImageTesting
 @testable import WebImageDownloader
@@ -124,6 +125,31 @@ struct AddressGuardTests {
             #expect(unknown?.message?.contains("cannot resolve nowhere.test") == true)
             #expect(connections(origin) == 0)
         }
+    }
+
+    @Test("TLS is end to end through the guard: the certificate is checked against the host name")
+    func tlsThroughTheGuard() async throws {
+        let origin = try await OriginServer.start(tls: true)
+        origin.route("/a.png", .ok(png, contentType: "image/png"))
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.additionalTrustRoots = [
+            .certificates([try NIOSSLCertificate(bytes: Array(try TestCertificate.certificatePEM().utf8), format: .pem)])
+        ]
+        let resolver = StaticHostResolver(["localhost": [IPAddress("127.0.0.1")!], "wrong.test": [IPAddress("127.0.0.1")!]], fallback: nil)
+        let downloader = ImageDownloader(
+            configuration: ImageDownloaderConfiguration(
+                addressPolicy: AddressPolicy(allowedNetworks: [IPNetwork("127.0.0.1/32")!]), hostResolver: resolver, tlsConfiguration: tls,
+                retryPolicy: .none))
+        let named = try await downloader.loadData(URL(string: "https://localhost:\(origin.port)/a.png")!)
+        #expect(named.data == Data(png))
+        let mismatch = await refusal { () async throws(WebImageError) in
+            try await downloader.loadData(URL(string: "https://wrong.test:\(origin.port)/a.png")!)
+        }
+        #expect(mismatch?.code == .insecureConnection)
+        #expect(mismatch?.message == "the certificate of wrong.test does not name it (name mismatch)")
+        #expect(mismatch?.isTransient == false)
+        try await downloader.shutdown()
+        try await origin.shutdown()
     }
 
     @Test("a downloader on an application's own client refuses to load unguarded when given a policy")

@@ -1,8 +1,9 @@
+import Foundation
 import NIOCore
 import NIOPosix
 import NIOSOCKS
 
-/// The address guard: an in-process SOCKS5 listener on 127.0.0.1 that the downloader's HTTP
+/// The address guard: an in-process SOCKS5 listener on a loopback address that the downloader's HTTP
 /// clients use as their proxy, so that every connection they open (the first request's, each
 /// redirect hop's, each new pooled connection's) is made here, after DNS, to an address the
 /// ``AddressPolicy`` allowed.
@@ -17,10 +18,18 @@ import NIOSOCKS
 ///
 /// The listener serves only the downloader that made it, but any local process could connect
 /// to it; it would gain nothing, as the guard connects nowhere the policy refuses.
+///
+/// It listens on a random address of 127.0.0.0/8 rather than 127.0.0.1: NIOSSL accepts a
+/// certificate whose IP address entry matches the socket's peer, whatever the host name, and
+/// through the guard that peer is the guard. A certificate made for 127.0.0.1 (a development CA
+/// makes those) would otherwise pass for any host; one for a random 127.x.y.z will not exist.
 final class EgressGuard: Sendable {
-    /// The port the guard listens on, on 127.0.0.1.
+    /// The loopback address and port the guard listens on.
+    let host: String
     let port: Int
     let policy: AddressPolicy
+    /// The proxies connections are tunnelled through (with `CONNECT` to the allowed address).
+    private let upstream: ProxySettings?
     private let resolver: any HostResolver
     private let connectTimeout: TimeAmount
     private let listener: any Channel
@@ -28,19 +37,26 @@ final class EgressGuard: Sendable {
     /// downloader to report instead of the SOCKS reply code AsyncHTTPClient sees.
     private let failures = Locked<[String: WebImageError]>([:])
 
-    private init(listener: any Channel, policy: AddressPolicy, resolver: any HostResolver, connectTimeout: TimeAmount) {
+    private init(
+        listener: any Channel, policy: AddressPolicy, upstream: ProxySettings?, resolver: any HostResolver, connectTimeout: TimeAmount
+    ) {
         self.listener = listener
-        self.port = listener.localAddress?.port ?? 0
+        host = listener.localAddress?.ipAddress ?? "127.0.0.1"
+        port = listener.localAddress?.port ?? 0
         self.policy = policy
+        self.upstream = upstream
         self.resolver = resolver
         self.connectTimeout = connectTimeout
     }
 
-    /// Starts listening on 127.0.0.1 with a port the system picks. It blocks for the bind (tens
-    /// of microseconds), so that the downloader's initializer can stay synchronous.
-    static func start(policy: AddressPolicy, resolver: any HostResolver, connectTimeout: TimeAmount) throws -> EgressGuard {
+    /// Starts listening on a random loopback address (127.0.0.1 where no other can be bound)
+    /// with a port the system picks. It blocks for the bind (tens of microseconds), so that the
+    /// downloader's initializer can stay synchronous.
+    static func start(policy: AddressPolicy, upstream: ProxySettings?, resolver: any HostResolver, connectTimeout: TimeAmount) throws
+        -> EgressGuard
+    {
         let box = Locked<EgressGuard?>(nil)
-        let listener = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
@@ -51,9 +67,10 @@ final class EgressGuard: Sendable {
                     try channel.pipeline.syncOperations.addHandler(GuardHandshakeHandler(egress: egress), name: GuardHandshakeHandler.name)
                 }
             }
-            .bind(host: "127.0.0.1", port: 0)
-            .wait()
-        let egress = EgressGuard(listener: listener, policy: policy, resolver: resolver, connectTimeout: connectTimeout)
+        let random = "127.\(UInt8.random(in: 1...254)).\(UInt8.random(in: 0...255)).\(UInt8.random(in: 1...254))"
+        let listener = try (try? bootstrap.bind(host: random, port: 0).wait()) ?? bootstrap.bind(host: "127.0.0.1", port: 0).wait()
+        let egress = EgressGuard(
+            listener: listener, policy: policy, upstream: upstream, resolver: resolver, connectTimeout: connectTimeout)
         box.withLock { $0 = egress }
         return egress
     }
@@ -125,7 +142,14 @@ final class EgressGuard: Sendable {
         case .success(let allowed):
             addresses = allowed
         }
-        connect(to: addresses, on: client.eventLoop).whenComplete { result in
+        let (host, _) = Self.hostAndPort(target)
+        let connected =
+            if let proxy = upstream?.tunnelProxy(forHost: host) {
+                tunnel(through: proxy, to: addresses[0], on: client.eventLoop)
+            } else {
+                connect(to: addresses, on: client.eventLoop)
+            }
+        connected.whenComplete { result in
             switch result {
             case .success(let upstream): Self.splice(client, upstream)
             case .failure(let error):
@@ -163,6 +187,8 @@ final class EgressGuard: Sendable {
             }
             let bound = upstream.localAddress ?? (try! SocketAddress(ipAddress: "0.0.0.0", port: 0))
             client.writeAndFlush(ServerMessage.response(SOCKSResponse(reply: .succeeded, boundAddress: .address(bound))), promise: nil)
+            // A proxy tunnel's handler kept what came after the proxy's answer; it hands it on too.
+            upstream.pipeline.syncOperations.removeHandler(name: ProxyTunnelHandler.name, promise: nil)
             let pipeline = client.pipeline.syncOperations
             pipeline.removeHandler(name: GuardHandshakeHandler.name, promise: nil)
             if let socks = try? pipeline.handler(type: SOCKSServerHandshakeHandler.self) { pipeline.removeHandler(socks, promise: nil) }
@@ -181,6 +207,26 @@ final class EgressGuard: Sendable {
             .channelOption(.allowRemoteHalfClosure, value: true)
             .connect(to: first)
             .flatMapError { error in rest.isEmpty ? eventLoop.makeFailedFuture(error) : self.connect(to: rest, on: eventLoop) }
+    }
+
+    /// Connects to an HTTP proxy and asks it for a tunnel to `address`.
+    private func tunnel(through proxy: URL, to address: SocketAddress, on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
+        let established = eventLoop.makePromise(of: Void.self)
+        let target =
+            address.protocol == .inet6
+            ? "[\(address.ipAddress ?? "")]:\(address.port ?? 0)" : "\(address.ipAddress ?? ""):\(address.port ?? 0)"
+        return ClientBootstrap(group: eventLoop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ProxyTunnelHandler(target: target, proxy: proxy, established: established), name: ProxyTunnelHandler.name)
+                }
+            }
+            .connect(host: proxy.host ?? "", port: proxy.port ?? 1080)
+            .flatMap { channel in established.futureResult.map { channel } }
     }
 
     /// Records a connection that failed after its addresses were allowed.

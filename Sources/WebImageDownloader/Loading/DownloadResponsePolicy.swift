@@ -113,6 +113,13 @@ struct DownloadResponsePolicy: Sendable {
         }
     }
 
+    /// Whether a TLS failure is the server's certificate failing to verify (BoringSSL names no
+    /// more detail than that).
+    static func isCertificateVerificationFailure(_ error: WebImageError) -> Bool {
+        guard error.code == .insecureConnection, let underlying = error.underlyingError else { return false }
+        return String(describing: underlying).contains("CERTIFICATE_VERIFY_FAILED")
+    }
+
     /// Maps a transport error to the library's codes.
     static func classify(_ error: any Error, url: URL) -> WebImageError {
         if let error = error as? WebImageError { return error }
@@ -139,7 +146,10 @@ struct DownloadResponsePolicy: Sendable {
             let lost = parser == .invalidEOFState || parser == .closedConnection
             return WebImageError(lost ? .connectionLost : .badServerResponse, detail, underlying: parser)
         }
-        if error is NIOSSLError || error is BoringSSLError {
+        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
+            return WebImageError(.insecureConnection, CertificateDiagnosis.nameMismatch(host: url.host ?? "?"), underlying: extra)
+        }
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
             return WebImageError(.insecureConnection, detail, underlying: error)
         }
         if let io = error as? IOError {

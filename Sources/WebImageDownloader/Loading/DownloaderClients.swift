@@ -37,19 +37,24 @@ final class DownloaderClients: Sendable {
         var egress: EgressGuard?
         var unavailable: WebImageError?
         if let policy = configuration.addressPolicy {
+            let proxies = [configuration.proxy?.httpProxy, configuration.proxy?.httpsProxy].compactMap { $0 }
             if external != nil {
                 unavailable = WebImageError(
                     .refusedAddress, "the address policy needs the downloader's own HTTP clients, not one handed to it")
+            } else if let socks = proxies.first(where: { $0.scheme?.lowercased() != "http" }) {
+                unavailable = WebImageError(
+                    .refusedAddress, "behind the address guard only HTTP proxies can carry connections, not \(socks.absoluteString)")
             } else {
                 do {
                     egress = try EgressGuard.start(
-                        policy: policy, resolver: configuration.hostResolver, connectTimeout: base.timeout.connect ?? .seconds(10))
+                        policy: policy, upstream: configuration.proxy, resolver: configuration.hostResolver,
+                        connectTimeout: base.timeout.connect ?? .seconds(10))
                 } catch {
                     unavailable = WebImageError(.refusedAddress, "the address guard could not start: \(error)", underlying: error)
                 }
             }
         }
-        if let egress { base.proxy = .socksServer(host: "127.0.0.1", port: egress.port) }
+        if let egress { base.proxy = .socksServer(host: egress.host, port: egress.port) }
         base.tlsConfiguration = tls
         self.base = base
         self.egress = egress
@@ -74,6 +79,23 @@ final class DownloaderClients: Sendable {
             return client
         }
         return (client, nil)
+    }
+
+    /// Why the certificate of `url`'s host did not verify, found by a second handshake that
+    /// goes out the same way the request did; nil when that cannot be told.
+    func explainCertificateFailure(for url: URL) async -> String? {
+        guard let host = url.host else { return nil }
+        let port = url.port ?? 443
+        let route: CertificateDiagnosis.Route =
+            if let egress {
+                .socks(host: egress.host, port: egress.port)
+            } else if external == nil, let proxy = proxies?.proxy(for: url) {
+                proxy.scheme?.lowercased() == "http" ? .tunnel(proxy: proxy) : .direct
+            } else {
+                .direct
+            }
+        if case .direct = route, external != nil || proxies?.proxy(for: url) != nil { return nil }
+        return await CertificateDiagnosis.explain(host: host, port: port, route: route, timeout: base.timeout.connect ?? .seconds(10))
     }
 
     /// The event loops the clients run on, for timers.

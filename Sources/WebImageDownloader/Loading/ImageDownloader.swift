@@ -326,7 +326,15 @@ public final class ImageDownloader: ImageLoader {
                 return
             }
             if let accepted = collector.accepted { keepPartial(collector.receivedSoFar, of: transfer, head: accepted.head) }
-            attemptFailed(transfer, classify(error, url: url), retryAfter: nil, attempt: number)
+            let failure = classify(error, url: url)
+            guard DownloadResponsePolicy.isCertificateVerificationFailure(failure) else {
+                return attemptFailed(transfer, failure, retryAfter: nil, attempt: number)
+            }
+            Task {
+                let reason = await clients.explainCertificateFailure(for: url)
+                let explained = reason.map { WebImageError(.insecureConnection, $0, underlying: failure.underlyingError) } ?? failure
+                attemptFailed(transfer, explained, retryAfter: nil, attempt: number)
+            }
         }
     }
 

@@ -59,6 +59,13 @@ public struct ProxySettings: Sendable, Hashable {
         }
     }
 
+    /// The proxy the address guard tunnels a connection to `host` through (it sees a host and a
+    /// port, not a scheme): the HTTPS proxy, else the HTTP one; nil for a host on the no-proxy
+    /// list.
+    func tunnelProxy(forHost host: String) -> URL? {
+        bypasses(host) ? nil : httpsProxy ?? httpProxy
+    }
+
     /// Whether `host` is on the no-proxy list.
     public func bypasses(_ host: String) -> Bool {
         let name = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))

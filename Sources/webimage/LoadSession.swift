@@ -8,8 +8,10 @@ struct LoadSession {
     let cache: ImageCache
     private let downloader: ImageDownloader
 
-    init(cache options: CacheOptions, memoryOnly: Bool, network: NetworkOptions, concurrency: Int = 6) throws {
-        var configuration = ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency)
+    init(
+        cache options: CacheOptions, memoryOnly: Bool, network: NetworkOptions, concurrency: Int = 6, politeness: HostPoliteness? = nil
+    ) throws {
+        var configuration = ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency, hostPoliteness: politeness)
         try network.apply(to: &configuration, environment: ProcessInfo.processInfo.environment)
         downloader = ImageDownloader(configuration: configuration)
         cache = ImageCache(disk: memoryOnly ? nil : try options.openDiskCache())

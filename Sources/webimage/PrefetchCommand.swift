@@ -18,6 +18,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             Examples:
               webimage prefetch -i urls.txt -j 16
               cat urls.txt | webimage prefetch -i - --thumbnail 256x256 -o thumbs/ --json
+              webimage prefetch -i urls.txt -j 32 --per-host 4 --per-host-rate 10 --block-private-addresses
             """
     )
 
@@ -26,6 +27,12 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     @Option(name: .short, help: ArgumentHelp("How many images load at once.", valueName: "N"))
     var jobs: Int = 8
+
+    @Option(help: ArgumentHelp("At most N downloads at once from one host; hosts take turns (default: no per-host limit).", valueName: "N"))
+    var perHost: Int?
+
+    @Option(help: ArgumentHelp("At most R downloads started per second from one host.", valueName: "R"))
+    var perHostRate: Double?
 
     @OptionGroup var cache: CacheOptions
     @OptionGroup var shaping: ImageShapingOptions
@@ -44,8 +51,17 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...256).contains(jobs) else { throw ValidationError("-j takes 1 to 256, not \(jobs)") }
+        if let perHost, perHost < 1 { throw ValidationError("--per-host takes a whole number from 1, not \(perHost)") }
+        if let perHostRate, !(perHostRate > 0) { throw ValidationError("--per-host-rate takes a positive number, not \(perHostRate)") }
         guard progressInterval > 0 else { throw ValidationError("--progress-interval must be positive") }
         try shaping.check()
+    }
+
+    /// Per-host limits, when either option asks for them; a 429 or 503 with `Retry-After` then
+    /// also holds that host's queue.
+    private var politeness: HostPoliteness? {
+        guard perHost != nil || perHostRate != nil else { return nil }
+        return HostPoliteness(maximumConcurrentDownloadsPerHost: perHost ?? jobs, requestsPerSecond: perHostRate)
     }
 
     struct Summary: Encodable {
@@ -61,7 +77,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     func run() async throws {
         outputOptions.bootstrapLogging()
         let urls = try readList()
-        let session = try LoadSession(cache: cache, memoryOnly: false, network: network, concurrency: jobs)
+        let session = try LoadSession(cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness)
         let context = try shaping.context()
         let directory = try output.map { path -> URL in
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)

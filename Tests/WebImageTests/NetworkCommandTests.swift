@@ -167,4 +167,34 @@ struct NetworkCommandTests {
         try await proxy.shutdown()
         try await origin.shutdown()
     }
+
+    @Test("prefetch --per-host 1: the origin sees each response end before the host's next request")
+    func prefetchPerHost() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try Workspace()
+        // Each answer waits 50 ms, so that without the limit the four requests would overlap.
+        var slow = OriginResponse.ok(png, contentType: "image/png")
+        slow.headerDelay = .milliseconds(50)
+        for index in 0..<4 { origin.route("/\(index).png", slow) }
+        try write((0..<4).map { origin.url("/\($0).png").absoluteString }.joined(separator: "\n"), to: workspace.path("urls.txt"))
+        let run = try await workspace.run(
+            ["prefetch", "-i", workspace.path("urls.txt"), "-j", "8", "--per-host", "1", "--per-host-rate", "100", "--json"],
+            environment: Self.noProxyEnvironment)
+        #expect(run.status == 0, "\(run.standardError)")
+        var running = 0
+        var most = 0
+        for event in origin.events {
+            switch event {
+            case .requestReceived: running += 1
+            case .responseFinished: running -= 1
+            default: continue
+            }
+            most = max(most, running)
+        }
+        #expect(origin.requests.count == 4)
+        #expect(most == 1, "one request at a time for the one host, though -j allowed 8")
+        let usage = try await workspace.run(["prefetch", "-i", workspace.path("urls.txt"), "--per-host", "0"])
+        #expect(usage.status == 2)
+        try await origin.shutdown()
+    }
 }

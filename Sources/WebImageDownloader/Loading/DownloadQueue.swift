@@ -11,6 +11,11 @@ struct DownloadQueue {
         lanes.indices.allSatisfy { lanes[$0].count == taken[$0] }
     }
 
+    /// The highest priority with a transfer waiting (as the lane's raw value), if any.
+    var highestPriority: Int? {
+        lanes.indices.reversed().first { lanes[$0].count > taken[$0] }
+    }
+
     mutating func append(_ transfer: DownloadTransfer, priority: LoadRequestOptions.Priority) {
         insert(transfer, into: priority.rawValue)
     }

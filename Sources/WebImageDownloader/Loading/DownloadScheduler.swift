@@ -3,9 +3,14 @@
 /// end or lose their last caller. What a transfer does once started is the downloader's, moved
 /// on by ``DownloadTransferStateMachine``.
 final class DownloadScheduler: Sendable {
-    private struct State {
+    fileprivate struct State {
         var transfers = CoalescingTable<DownloadTransfer.Key, DownloadTransfer>()
+        /// Where transfers wait without a politeness policy.
         var waiting = DownloadQueue()
+        /// Where they wait with one, per host.
+        var perHost: HostQueue?
+        /// When a timer will look at the queue again (a rate or a hold keeps something waiting).
+        var pendingWake: ContinuousClock.Instant?
         var running = 0
         var lastSequence = 0
         var isSuspended = false
@@ -17,9 +22,10 @@ final class DownloadScheduler: Sendable {
     private let slots: Int
     private let lifo: Bool
 
-    init(slots: Int, order: ImageDownloaderConfiguration.ExecutionOrder) {
+    init(slots: Int, order: ImageDownloaderConfiguration.ExecutionOrder, politeness: HostPoliteness? = nil) {
         self.slots = slots
         lifo = order == .lifo
+        state.withLock { $0.perHost = politeness.map(HostQueue.init) }
     }
 
     /// Adds a caller to the transfer for `key`, made and queued if there is none; a caller with
@@ -33,9 +39,9 @@ final class DownloadScheduler: Sendable {
             let (id, previous, current) = transfer.state.withLock { $0.subscribers.add(subscriber) }
             if isNew {
                 state.lastSequence = sequence
-                state.waiting.append(transfer, priority: current)
+                state.enqueue(transfer, priority: current)
             } else if let previous, current != previous {
-                state.waiting.move(transfer, to: current)
+                state.move(transfer, to: current)
             }
             return (transfer, id)
         }
@@ -44,7 +50,7 @@ final class DownloadScheduler: Sendable {
     /// Changes a caller's priority; a waiting transfer moves to its callers' new highest.
     func setPriority(_ priority: LoadRequestOptions.Priority, of id: Int, in transfer: DownloadTransfer) {
         let updated = transfer.state.withLock { $0.subscribers.setPriority(priority, of: id) ?? priority }
-        state.withLock { $0.waiting.move(transfer, to: updated) }
+        state.withLock { $0.move(transfer, to: updated) }
     }
 
     /// Removes a caller; true when it was the transfer's last, which is then forgotten (and
@@ -54,7 +60,7 @@ final class DownloadScheduler: Sendable {
         guard wasLast else { return false }
         state.withLock { state in
             state.transfers.remove(transfer, for: transfer.key)
-            if wasQueued { state.waiting.remove(transfer) }
+            if wasQueued { state.dequeue(transfer) }
         }
         return true
     }
@@ -62,7 +68,10 @@ final class DownloadScheduler: Sendable {
     /// Forgets every transfer and empties the queue; returns the transfers, to cancel.
     func removeAll() -> [DownloadTransfer] {
         state.withLock { state in
-            defer { state.waiting = DownloadQueue() }
+            defer {
+                state.waiting = DownloadQueue()
+                state.perHost = state.perHost.map { HostQueue($0.politeness) }
+            }
             return state.transfers.removeAll()
         }
     }
@@ -72,6 +81,20 @@ final class DownloadScheduler: Sendable {
         state.withLock { state in
             state.running -= 1
             state.transfers.remove(transfer, for: transfer.key)
+            state.perHost?.ended(host: HostQueue.key(for: transfer), now: .now)
+        }
+    }
+
+    /// Holds the waiting transfers of `transfer`'s host for `duration` (a `Retry-After`), when
+    /// there is a politeness policy.
+    func hold(hostOf transfer: DownloadTransfer, for duration: Duration) {
+        state.withLock { $0.perHost?.hold(HostQueue.key(for: transfer), for: duration, now: .now) }
+    }
+
+    /// A timer set for `instant` went off.
+    func wakeDue(_ instant: ContinuousClock.Instant) {
+        state.withLock { state in
+            if state.pendingWake == instant { state.pendingWake = nil }
         }
     }
 
@@ -86,29 +109,79 @@ final class DownloadScheduler: Sendable {
     /// Starts queued transfers with `start` while there are free slots. One thread at a time
     /// does it: a transfer that ends at once (a URL the client refuses) calls back in here as it
     /// ends, and without this would nest one call deeper for every transfer behind it.
-    func startWaiting(_ start: (DownloadTransfer) -> Void) {
+    ///
+    /// Returns when to call again if a host's rate or hold keeps a transfer waiting and no timer
+    /// is set for that time or earlier yet (the caller sets one, then calls ``wakeDue(_:)``).
+    func startWaiting(_ start: (DownloadTransfer) -> Void) -> ContinuousClock.Instant? {
         let isFirst = state.withLock { state in
             defer { state.isStarting = true }
             return !state.isStarting
         }
-        guard isFirst else { return }
-        while let transfer = next() {
+        guard isFirst else { return nil }
+        var wake: ContinuousClock.Instant?
+        while true {
+            let (transfer, due) = next()
+            wake = due
+            guard let transfer else { break }
             transfer.state.withLock { $0.isQueued = false }
             start(transfer)
         }
+        return wake
     }
 
     /// Takes the next transfer off the queue when a slot is free: highest priority, then the
-    /// oldest (FIFO) or newest (LIFO) of that priority. When there is none, the caller stops
-    /// being the thread that starts transfers, in the same critical section.
-    private func next() -> DownloadTransfer? {
+    /// oldest (FIFO) or newest (LIFO) of that priority; with a politeness policy, also within
+    /// each host's limits, hosts taking turns. When there is none, the caller stops being the
+    /// thread that starts transfers, in the same critical section, and learns when a timer
+    /// should look again.
+    private func next() -> (DownloadTransfer?, wake: ContinuousClock.Instant?) {
         state.withLock { state in
-            guard !state.isSuspended, state.running < slots, let next = state.waiting.next(lifo: lifo) else {
+            guard !state.isSuspended, state.running < slots else {
                 state.isStarting = false
-                return nil
+                return (nil, nil)
+            }
+            var transfer: DownloadTransfer?
+            var wake: ContinuousClock.Instant?
+            if state.perHost != nil {
+                (transfer, wake) = state.perHost!.next(lifo: lifo, now: .now)
+            } else {
+                transfer = state.waiting.next(lifo: lifo)
+            }
+            guard let transfer else {
+                state.isStarting = false
+                guard let wake else { return (nil, nil) }
+                if let pending = state.pendingWake, pending <= wake { return (nil, nil) }
+                state.pendingWake = wake
+                return (nil, wake)
             }
             state.running += 1
-            return next
+            return (transfer, nil)
+        }
+    }
+}
+
+extension DownloadScheduler.State {
+    fileprivate mutating func enqueue(_ transfer: DownloadTransfer, priority: LoadRequestOptions.Priority) {
+        if perHost != nil {
+            perHost!.append(transfer, priority: priority, host: HostQueue.key(for: transfer))
+        } else {
+            waiting.append(transfer, priority: priority)
+        }
+    }
+
+    fileprivate mutating func move(_ transfer: DownloadTransfer, to priority: LoadRequestOptions.Priority) {
+        if perHost != nil {
+            perHost!.move(transfer, to: priority, host: HostQueue.key(for: transfer))
+        } else {
+            waiting.move(transfer, to: priority)
+        }
+    }
+
+    fileprivate mutating func dequeue(_ transfer: DownloadTransfer) {
+        if perHost != nil {
+            perHost!.remove(transfer, host: HostQueue.key(for: transfer), now: .now)
+        } else {
+            waiting.remove(transfer)
         }
     }
 }

@@ -69,7 +69,8 @@ public final class ImageDownloader: ImageLoader {
     private init(configuration: ImageDownloaderConfiguration, external: HTTPClient?, telemetry: Telemetry) {
         self.configuration = configuration
         responsePolicy = DownloadResponsePolicy(configuration)
-        scheduler = DownloadScheduler(slots: configuration.maximumConcurrentDownloads, order: configuration.executionOrder)
+        scheduler = DownloadScheduler(
+            slots: configuration.maximumConcurrentDownloads, order: configuration.executionOrder, politeness: configuration.hostPoliteness)
         headers = Locked(configuration.headers)
         partials = PartialDownloads(maximumTotalBytes: configuration.maximumResumableBytes)
         instruments = DownloaderInstruments(telemetry)
@@ -182,7 +183,12 @@ public final class ImageDownloader: ImageLoader {
     // MARK: - Scheduling
 
     private func startWaitingTransfers() {
-        scheduler.startWaiting { start($0) }
+        guard let wake = scheduler.startWaiting({ start($0) }) else { return }
+        // A host's rate or hold keeps a transfer waiting: look again when it is over.
+        clients.eventLoopGroup.any().scheduleTask(in: TimeAmount(max(.zero, wake - .now))) { [self] in
+            scheduler.wakeDue(wake)
+            startWaitingTransfers()
+        }
     }
 
     // MARK: - The transfer
@@ -402,6 +408,9 @@ public final class ImageDownloader: ImageLoader {
     /// Reports a failed attempt; the state machine ends the transfer or asks for a retry after
     /// the retry policy's delay.
     private func attemptFailed(_ transfer: DownloadTransfer, _ error: WebImageError, retryAfter: Duration?, attempt number: Int) {
+        if let retryAfter, error.code == .badStatus(429) || error.code == .badStatus(503) {
+            scheduler.hold(hostOf: transfer, for: retryAfter)
+        }
         let delay = responsePolicy.retryDelay(
             after: error, attempt: number, idempotent: transfer.key.request.isIdempotent, retryAfter: retryAfter)
         let action = transfer.step { $0.attemptFailed(attempt: number, error: error, retryDelay: delay) }

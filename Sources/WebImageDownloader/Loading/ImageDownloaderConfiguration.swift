@@ -13,6 +13,10 @@ public struct ImageDownloaderConfiguration: Sendable {
 
     /// Downloads running at once. Default 6.
     public var maximumConcurrentDownloads: Int
+    /// Per-host limits for crawlers: downloads at once and starts per second per host, and
+    /// holding a host that answered `Retry-After`; hosts take turns for free slots. Nil, the
+    /// default, leaves only the global limit, as SDWebImage does.
+    public var hostPoliteness: HostPoliteness?
     /// How long to wait for the response to start, and between two pieces of its body; zero
     /// means the default, 15 s.
     public var timeout: Duration
@@ -80,6 +84,7 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// Creates a configuration.
     public init(
         maximumConcurrentDownloads: Int = 6,
+        hostPoliteness: HostPoliteness? = nil,
         timeout: Duration = .seconds(15),
         executionOrder: ExecutionOrder = .fifo,
         headers: [(name: String, value: String)] = [
@@ -103,6 +108,7 @@ public struct ImageDownloaderConfiguration: Sendable {
         decryptor: (@Sendable (Data, DownloadResponseHead) -> Data?)? = nil
     ) {
         self.maximumConcurrentDownloads = max(1, maximumConcurrentDownloads)
+        self.hostPoliteness = hostPoliteness
         self.timeout = timeout == .zero ? .seconds(15) : timeout
         self.executionOrder = executionOrder
         self.headers = headers

@@ -11,11 +11,14 @@ struct LoadSession {
     init(
         cache options: CacheOptions, memoryOnly: Bool, network: NetworkOptions, concurrency: Int = 6, politeness: HostPoliteness? = nil
     ) throws {
+        let freshness: CacheFreshnessPolicy = network.respectCacheControl ? .respectCacheControl() : .useCachedAsIs
         var configuration = ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency, hostPoliteness: politeness)
         try network.apply(to: &configuration, environment: ProcessInfo.processInfo.environment)
         downloader = ImageDownloader(configuration: configuration)
         cache = ImageCache(disk: memoryOnly ? nil : try options.openDiskCache())
-        manager = ImageManager(cache: cache, loader: LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), downloader]))
+        manager = ImageManager(
+            cache: cache, loader: LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), downloader]),
+            configuration: ImageManagerConfiguration(cacheFreshness: freshness))
     }
 
     func shutdown() async throws {

@@ -4,7 +4,7 @@ import NIOSSL
 import WebImage
 
 /// How `fetch` and `prefetch` reach the network: the address guard, proxies as curl reads them,
-/// and TLS trust and client certificates.
+/// TLS trust and client certificates, and whether the origin's caching headers are obeyed.
 struct NetworkOptions: ParsableArguments {
     @Flag(
         help: ArgumentHelp(
@@ -27,6 +27,11 @@ struct NetworkOptions: ParsableArguments {
         name: .customLong("noproxy"),
         help: ArgumentHelp("Hosts to reach directly, comma-separated (instead of $no_proxy).", valueName: "LIST"))
     var noProxy: String?
+
+    @Flag(
+        help: ArgumentHelp(
+            "Use a cached image only while the origin's Cache-Control/Expires say it is fresh; revalidate it (If-None-Match) once stale."))
+    var respectCacheControl = false
 
     @Option(help: ArgumentHelp("Trust the certificate authorities in this PEM file too.", valueName: "FILE"))
     var cacert: String?

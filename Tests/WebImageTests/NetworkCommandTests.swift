@@ -197,4 +197,24 @@ struct NetworkCommandTests {
         #expect(usage.status == 2)
         try await origin.shutdown()
     }
+
+    @Test("fetch --respect-cache-control revalidates a stale cached image; without it the cached image is used as is")
+    func respectCacheControl() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try Workspace()
+        origin.route(
+            "/a.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Cache-Control", "no-cache")], body: png, etag: "\"v1\""))
+        let url = origin.url("/a.png").absoluteString
+        for _ in 0..<2 {
+            let run = try await workspace.run(["fetch", url, "--json"], environment: Self.noProxyEnvironment)
+            #expect(run.status == 0)
+        }
+        #expect(origin.requestCount("/a.png") == 1, "SDWebImage's rule: the cached image is used")
+        let revalidated = try await workspace.run(
+            ["fetch", url, "--json", "--respect-cache-control"], environment: Self.noProxyEnvironment)
+        #expect(revalidated.status == 0, "\(revalidated.standardError)")
+        #expect(origin.requests(to: "/a.png").last?.header("If-None-Match") == "\"v1\"")
+        #expect(try #require(revalidated.jsonLines().first)["source"] as? String == "disk", "the 304 kept the cached copy")
+        try await origin.shutdown()
+    }
 }

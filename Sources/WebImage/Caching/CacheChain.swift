@@ -98,6 +98,12 @@ public final class CacheChain: ImageCaching {
         return nil
     }
 
+    /// Updates the metadata in every cache the query policy selects: whichever answers
+    /// ``metadata(for:)`` next must see the new value.
+    public func updateMetadata(_ metadata: DiskCacheMetadata, for key: CacheKey) async {
+        for cache in selected(queryPolicy) { await cache.updateMetadata(metadata, for: key) }
+    }
+
     public func remove(_ key: CacheKey, cacheType: ImageCacheType) async {
         _ = await forEach(policy: removePolicy) { await $0.remove(key, cacheType: cacheType) }
     }

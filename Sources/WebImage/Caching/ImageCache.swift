@@ -89,6 +89,12 @@ public final class ImageCache: ImageCaching {
         disk?.metadata(for: key.stringValue)
     }
 
+    /// Replaces the disk entry's metadata for `key`, keeping its bytes; a failed write leaves the
+    /// old metadata (a revalidation then happens once more).
+    public func updateMetadata(_ metadata: DiskCacheMetadata, for key: CacheKey) async {
+        try? disk?.updateMetadata(metadata, for: key.stringValue)
+    }
+
     /// Whether the disk holds `key`.
     public func diskImageExists(for key: CacheKey) -> Bool {
         disk?.contains(key.stringValue) ?? false

@@ -40,6 +40,9 @@ public protocol ImageCaching: Sendable {
     /// ``store(_:data:for:cacheType:)`` with the metadata to keep beside the bytes.
     func store(_ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata)
         async throws(WebImageError)
+    /// Replaces the metadata kept beside `key`'s bytes, keeping the bytes (a revalidation that
+    /// found them current refreshes their freshness).
+    func updateMetadata(_ metadata: DiskCacheMetadata, for key: CacheKey) async
 }
 
 extension ImageCaching {
@@ -51,6 +54,8 @@ extension ImageCaching {
     public func storedData(for key: CacheKey) -> Data? { nil }
     /// No metadata is kept.
     public func metadata(for key: CacheKey) -> DiskCacheMetadata? { nil }
+    /// No metadata is kept: nothing to update.
+    public func updateMetadata(_ metadata: DiskCacheMetadata, for key: CacheKey) async {}
     /// Stores without the metadata.
     public func store(_ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType, metadata: DiskCacheMetadata)
         async throws(WebImageError)

@@ -90,6 +90,7 @@ extension ImageManager {
     /// load needs the full path.
     func memoryHit(_ url: URL, options: LoadOptions, context: LoadContext) -> ImageResult? {
         guard optionsProcessor == nil, options.isDisjoint(with: [.fromLoaderOnly, .refreshCached, .queryMemoryData]),
+            !configuration.cacheFreshness.respectsCacheControl,
             (context.queryCacheType ?? .all).includesMemory,
             options.contains(.retryFailed) || !failedURLs.contains(url),
             let image = (context.imageCache ?? cache).memoryImage(for: variantKey(for: url, context: context))

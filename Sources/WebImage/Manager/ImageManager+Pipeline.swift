@@ -18,10 +18,23 @@ extension ImageManager {
     private func run(_ request: Request, load: SharedLoad) async throws(WebImageError) -> ImageResult? {
         let options = request.options
         var cached: ImageResult?
+        /// A cached image too stale to use before the origin confirms it.
+        var isStale = false
         if !options.contains(.fromLoaderOnly), request.queryCacheType != .none, let result = try await cachedImage(request) {
-            guard options.contains(.refreshCached) else { return result }
-            cached = result
-            load.broadcast(.image(result, isPartial: false))
+            if options.contains(.refreshCached) {
+                cached = result
+                load.broadcast(.image(result, isPartial: false))
+            } else {
+                switch freshness(of: request) {
+                case .fresh: return result
+                case .staleWhileRevalidate:
+                    revalidateInBackground(request)
+                    return result
+                case .stale:
+                    cached = result
+                    isStale = true
+                }
+            }
         }
         if cached == nil, let fromOriginal = try await fromOriginalBytes(request) {
             return fromOriginal
@@ -40,7 +53,8 @@ extension ImageManager {
             loaded = try await loadData(request, load: load, validators: validators)
             image = try await decodeAndTransform(loaded.data, request)
         } catch  where error.code == .notModified && cached != nil {
-            return nil
+            await renewFreshness(request, after: error)
+            return isStale ? cached : nil
         } catch {
             blockIfNeeded(request.url, error: error)
             throw error
@@ -101,6 +115,11 @@ extension ImageManager {
         guard request.key.isVariant, !options.contains(.fromLoaderOnly), !options.contains(.refreshCached),
             request.originalQueryCacheType != .none
         else { return nil }
+        switch freshness(of: request) {
+        case .fresh: break
+        case .staleWhileRevalidate: revalidateInBackground(request)
+        case .stale: return nil
+        }
         let original = await request.cache.query(
             request.key.originalKey, options: [.avoidDecodeImage], cacheType: request.originalQueryCacheType)
         guard let data = original.data else { return nil }
@@ -114,6 +133,68 @@ extension ImageManager {
     private func storedValidators(_ request: Request) -> HTTPValidators? {
         guard let metadata = request.cache.metadata(for: request.key.originalKey) else { return nil }
         return HTTPValidators(etag: metadata.etag, lastModified: metadata.lastModified)
+    }
+
+    // MARK: - Freshness
+
+    /// Where the cached entry stands by the origin's caching headers: always fresh unless the
+    /// manager respects them and the entry (the original's, else the variant's) has a stored
+    /// freshness.
+    func freshness(of request: Request) -> HTTPFreshness.State {
+        let policy = configuration.cacheFreshness
+        guard policy.respectsCacheControl,
+            let freshness = (request.cache.metadata(for: request.key.originalKey) ?? request.cache.metadata(for: request.key))?.freshness
+        else { return .fresh }
+        return freshness.state(at: policy.now())
+    }
+
+    /// Renews the stored freshness from a 304's headers (RFC 9111 4.3.4), keeping the bytes.
+    private func renewFreshness(_ request: Request, after error: WebImageError) async {
+        guard let head = (error.underlyingError as? NotModifiedResponse)?.head else { return }
+        let received = configuration.cacheFreshness.now()
+        for key in Set([request.key.originalKey, request.key]) {
+            guard var metadata = request.cache.metadata(for: key) else { continue }
+            let headers = (head.header("Cache-Control"), head.header("Expires"), head.header("Date"), head.header("Age"))
+            metadata.freshness =
+                metadata.freshness?.renewed(
+                    cacheControl: headers.0, expires: headers.1, date: headers.2, age: headers.3, lastModified: metadata.lastModified,
+                    receivedAt: received)
+                ?? HTTPFreshness(
+                    cacheControl: headers.0, expires: headers.1, date: headers.2, age: headers.3, lastModified: metadata.lastModified,
+                    receivedAt: received)
+            await request.cache.updateMetadata(metadata, for: key)
+        }
+    }
+
+    /// Revalidates a stale entry behind the load that used it (`stale-while-revalidate`): a
+    /// conditional request at low priority; a 304 renews the freshness, a 200 replaces the
+    /// entry. One at a time per original key.
+    func revalidateInBackground(_ request: Request) {
+        let key = request.key.originalKey
+        revalidations.withLock { running in
+            guard running[key] == nil else { return }
+            // Started under the lock: its own removal, at its end, waits until it is recorded.
+            running[key] = Task.detached(priority: .utility) { [self] in
+                await revalidate(request)
+                revalidations.withLock { _ = $0.removeValue(forKey: key) }
+            }
+        }
+    }
+
+    private func revalidate(_ request: Request) async {
+        var options = request.requestOptions
+        options.validators = storedValidators(request)
+        options.priority = .low
+        do throws(WebImageError) {
+            let loaded = try await request.loader.loadData(request.url, options: options)
+            let image = try await decodeAndTransform(loaded.data, request)
+            let result = ImageResult(image: image, data: loaded.data, cacheType: .none, url: request.url, finalURL: loaded.url)
+            try await store(result, loaded: loaded, request: request)
+        } catch  where error.code == .notModified {
+            await renewFreshness(request, after: error)
+        } catch {
+            logger.notice("a background revalidation failed", metadata: ["key": "\(request.key)", "error": "\(error)"])
+        }
     }
 
     private func blockIfNeeded(_ url: URL, error: WebImageError) {
@@ -190,7 +271,14 @@ extension ImageManager {
     /// memory tier is filled now and the disk written in the background. `no-store` stores nothing.
     private func store(_ result: ImageResult, loaded: LoadedData, request: Request) async throws(WebImageError) {
         guard loaded.isStorable else { return }
-        let metadata = DiskCacheMetadata(contentType: loaded.contentType, etag: loaded.etag, lastModified: loaded.lastModified)
+        // Only an HTTP response has caching headers; bytes from a file or a data: URL have none.
+        let freshness = loaded.statusCode.map { _ in
+            HTTPFreshness(
+                cacheControl: loaded.cacheControl, expires: loaded.expires, date: loaded.date, age: loaded.age,
+                lastModified: loaded.lastModified, receivedAt: configuration.cacheFreshness.now())
+        }
+        let metadata = DiskCacheMetadata(
+            contentType: loaded.contentType, etag: loaded.etag, lastModified: loaded.lastModified, freshness: freshness)
         if request.key.isVariant, request.originalStoreCacheType != .none {
             let original = request.key.originalKey
             try await write(request) { () async throws(WebImageError) in

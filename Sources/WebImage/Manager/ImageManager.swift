@@ -46,6 +46,9 @@ public final class ImageManager: Sendable {
 
     let workPool: WorkPool
     let logger: Logger
+    /// The background revalidations running (`stale-while-revalidate`), by original key, so that
+    /// a burst of hits on a stale entry sends one conditional request.
+    let revalidations = Locked<[CacheKey: Task<Void, Never>]>([:])
     /// Counts the cache stores that failed (``MetricName/cacheStoreFailures``).
     let storeFailures: Counter
     let sharedLoads = Locked(CoalescingTable<SharedLoadKey, SharedLoad>())
@@ -290,6 +293,13 @@ public final class ImageManager: Sendable {
     private func synchronousHit(_ request: Request) -> ImageResult? {
         let options = request.options
         guard !options.contains(.fromLoaderOnly), !options.contains(.refreshCached) else { return nil }
+        if configuration.cacheFreshness.respectsCacheControl {
+            switch freshness(of: request) {
+            case .fresh: break
+            case .staleWhileRevalidate: revalidateInBackground(request)
+            case .stale: return nil
+            }
+        }
         if request.queryCacheType.includesMemory, !shouldQueryMemoryData(request), let image = request.cache.memoryImage(for: request.key) {
             return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
         }

@@ -17,6 +17,9 @@ public struct ImageManagerConfiguration: Sendable {
     public var delegate: (any ImageManagerDelegate)?
     /// Bounds checked before decoding. Default ``DecodeLimits/init()``.
     public var decodeLimits: DecodeLimits
+    /// Whether the origin's caching headers decide when a cached image is revalidated. Default
+    /// ``CacheFreshnessPolicy/useCachedAsIs``.
+    public var cacheFreshness: CacheFreshnessPolicy
 
     /// Creates a configuration; every default is SDWebImage's.
     public init(
@@ -25,7 +28,8 @@ public struct ImageManagerConfiguration: Sendable {
         cacheSerializer: CacheSerializer? = nil,
         optionsProcessor: OptionsProcessor? = nil,
         delegate: (any ImageManagerDelegate)? = nil,
-        decodeLimits: DecodeLimits = DecodeLimits()
+        decodeLimits: DecodeLimits = DecodeLimits(),
+        cacheFreshness: CacheFreshnessPolicy = .useCachedAsIs
     ) {
         self.transformer = transformer
         self.cacheKeyFilter = cacheKeyFilter
@@ -33,5 +37,6 @@ public struct ImageManagerConfiguration: Sendable {
         self.optionsProcessor = optionsProcessor
         self.delegate = delegate
         self.decodeLimits = decodeLimits
+        self.cacheFreshness = cacheFreshness
     }
 }

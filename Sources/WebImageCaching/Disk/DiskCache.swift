@@ -249,6 +249,19 @@ public final class DiskCache: Sendable {
         bytesWritten.increment(by: Int64(data.count))
     }
 
+    /// Replaces the metadata of the entry for `key`, keeping its bytes (a revalidation that
+    /// found them current refreshes their freshness this way); nothing when there is no entry.
+    public func updateMetadata(_ metadata: DiskCacheMetadata, for key: String) throws(WebImageError) {
+        guard !isReadOnly else { return }
+        let id = FileID(key: key)
+        try state.withLock { (state) throws(WebImageError) in
+            guard !state.isClosed, state.index.peek(id) != nil else { return }
+            state.index.update(id) { $0.metadata = metadata }
+            guard let updated = state.index.peek(id) else { return }
+            try state.log([.entry(updated)], synchronously: false)
+        }
+    }
+
     /// Removes the entry for `key`, if any.
     public func remove(_ key: String) throws(WebImageError) {
         guard !isReadOnly else { return }

@@ -12,7 +12,7 @@ public struct DiskCacheEntry: Sendable, Equatable {
     /// When the entry was last read or written.
     public internal(set) var lastAccess: Date
     /// The HTTP facts and extended data stored with the entry.
-    public let metadata: DiskCacheMetadata
+    public internal(set) var metadata: DiskCacheMetadata
     /// The file's name inside its fan-out folder: the SHA-256 of the key in hex, with the key's
     /// extension when it is short and safe.
     public let fileName: String

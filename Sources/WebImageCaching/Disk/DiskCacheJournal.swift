@@ -205,6 +205,13 @@ struct DiskCacheJournal {
         writer.write(optional: entry.metadata.lastModified)
         writer.write(entry.metadata.expires?.timeIntervalSince1970 ?? .nan)
         writer.write(optional: entry.metadata.extendedData)
+        // Added after the first release: a journal written before has entries that end here.
+        if let freshness = entry.metadata.freshness {
+            writer.write(freshness.freshUntil.timeIntervalSince1970)
+            writer.write(freshness.staleWhileRevalidate)
+            writer.write(UInt8(freshness.mustRevalidate ? 1 : 0))
+            writer.write(freshness.lifetime)
+        }
     }
 
     private static func checksum(_ bytes: some Collection<UInt8>) -> UInt32 {
@@ -309,9 +316,15 @@ struct DiskCacheJournal {
         let lastModified = try reader.readOptionalString()
         let expires = try reader.readDouble()
         let extended = try reader.readOptionalBytes().map { Data($0) }
+        var freshness: HTTPFreshness?
+        if reader.remaining > 0 {
+            freshness = HTTPFreshness(
+                freshUntil: Date(timeIntervalSince1970: try reader.readDouble()), staleWhileRevalidate: try reader.readDouble(),
+                mustRevalidate: try reader.readByte() == 1, lifetime: try reader.readDouble())
+        }
         let metadata = DiskCacheMetadata(
             contentType: contentType, etag: etag, lastModified: lastModified,
-            expires: expires.isNaN ? nil : Date(timeIntervalSince1970: expires), extendedData: extended
+            expires: expires.isNaN ? nil : Date(timeIntervalSince1970: expires), extendedData: extended, freshness: freshness
         )
         var entry = DiskCacheEntry(
             key: key, fileID: id, fileName: fileName, size: size,

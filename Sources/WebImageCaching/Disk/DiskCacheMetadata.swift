@@ -14,6 +14,9 @@ public struct DiskCacheMetadata: Sendable, Equatable {
     public var expires: Date?
     /// Caller-defined bytes stored with the entry.
     public var extendedData: Data?
+    /// How long the response may be used without asking the origin, from its caching headers;
+    /// consulted only by a manager that respects them.
+    public var freshness: HTTPFreshness?
 
     /// Creates metadata; every field is optional.
     public init(
@@ -21,12 +24,14 @@ public struct DiskCacheMetadata: Sendable, Equatable {
         etag: String? = nil,
         lastModified: String? = nil,
         expires: Date? = nil,
-        extendedData: Data? = nil
+        extendedData: Data? = nil,
+        freshness: HTTPFreshness? = nil
     ) {
         self.contentType = contentType
         self.etag = etag
         self.lastModified = lastModified
         self.expires = expires
         self.extendedData = extendedData
+        self.freshness = freshness
     }
 }

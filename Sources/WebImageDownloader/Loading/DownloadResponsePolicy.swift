@@ -53,7 +53,8 @@ struct DownloadResponsePolicy: Sendable {
     > {
         let status = head.statusCode
         if status == 304, conditional {
-            return .failure(.init(error: WebImageError(.notModified, "\(url.absoluteString) has not changed"), retryAfter: nil))
+            let error = WebImageError(.notModified, "\(url.absoluteString) has not changed", underlying: NotModifiedResponse(head: head))
+            return .failure(.init(error: error, retryAfter: nil))
         }
         guard acceptableStatusCodes.contains(status) else {
             let error = WebImageError(.badStatus(status), "\(status) from \(url.absoluteString)")

@@ -505,7 +505,8 @@ public final class ImageDownloader: ImageLoader {
         try responsePolicy.checkIsImage(body, contentType: contentType, url: url)
         return LoadedData(
             data: body, url: finalURL, statusCode: head.statusCode, contentType: contentType,
-            etag: head.header("ETag"), lastModified: head.header("Last-Modified"), cacheControl: head.header("Cache-Control")
+            etag: head.header("ETag"), lastModified: head.header("Last-Modified"), cacheControl: head.header("Cache-Control"),
+            expires: head.header("Expires"), date: head.header("Date"), age: head.header("Age")
         )
     }
 

@@ -16,6 +16,12 @@ public struct LoadedData: Sendable {
     public var lastModified: String?
     /// The response's `Cache-Control`.
     public var cacheControl: String?
+    /// The response's `Expires`.
+    public var expires: String?
+    /// The response's `Date`.
+    public var date: String?
+    /// The response's `Age`.
+    public var age: String?
     /// How the download went; nil for loaders that do not measure.
     public var metrics: DownloadMetrics?
 
@@ -28,7 +34,8 @@ public struct LoadedData: Sendable {
     /// Creates a result.
     public init(
         data: Data, url: URL, statusCode: Int? = nil, contentType: String? = nil,
-        etag: String? = nil, lastModified: String? = nil, cacheControl: String? = nil
+        etag: String? = nil, lastModified: String? = nil, cacheControl: String? = nil, expires: String? = nil, date: String? = nil,
+        age: String? = nil
     ) {
         self.data = data
         self.url = url
@@ -37,5 +44,8 @@ public struct LoadedData: Sendable {
         self.etag = etag
         self.lastModified = lastModified
         self.cacheControl = cacheControl
+        self.expires = expires
+        self.date = date
+        self.age = age
     }
 }

@@ -51,11 +51,7 @@ public struct RetryPolicy: Sendable, Equatable {
     public static func retryAfter(_ header: String?, now: Date = Date()) -> Duration? {
         guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
         if let seconds = Int(header) { return .seconds(max(0, seconds)) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: header) else { return nil }
+        guard let date = HTTPDate.parse(header) else { return nil }
         return .milliseconds(max(0, Int(date.timeIntervalSince(now) * 1000)))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 import Logging
 import Testing
 import WebImage
@@ -103,6 +104,20 @@ func previews(of pieces: [Data]) -> [Image] {
     }
 }
 
+func makeServerDownloader(trusting internalCA: String) throws -> ImageDownloader {
+    var tls = TLSConfiguration.makeClientConfiguration()
+    tls.additionalTrustRoots = [.file(internalCA)]  // a private PKI's root
+    let configuration = ImageDownloaderConfiguration(
+        maximumConcurrentDownloads: 32,
+        hostPoliteness: HostPoliteness(maximumConcurrentDownloadsPerHost: 4, requestsPerSecond: 10),
+        redirectHandler: { hop in hop.to.scheme == "https" ? .follow : .refuse },
+        addressPolicy: AddressPolicy(deniedHosts: [".internal.example"]),  // and every non-public address
+        proxy: ProxySettings.fromEnvironment(),  // $https_proxy, $no_proxy, as curl
+        tlsConfiguration: tls
+    )
+    return ImageDownloader(configuration: configuration)
+}
+
 func fetchAvatar(_ url: URL, cachedETag: String?) async throws -> Data? {
     let downloader = ImageDownloader.shared
     let options = LoadRequestOptions(priority: .high, validators: HTTPValidators(etag: cachedETag, lastModified: nil))
@@ -173,6 +188,20 @@ struct ReadmeExamplesTests {
         #expect(try await fetchAvatar(origin.url("/me.png"), cachedETag: nil) == Data(png))
         #expect(try await fetchAvatar(origin.url("/me.png"), cachedETag: "\"7\"") == nil)
         #expect(origin.requests(to: "/me.png").last?.header("If-None-Match") == "\"7\"")
+        try await origin.shutdown()
+    }
+
+    @Test("makeServerDownloader(trusting:) refuses the loopback origin and a plain-HTTP redirect")
+    func serverDownloaderExample() async throws {
+        let directory = try TemporaryDirectory()
+        let ca = directory.url.appendingPathComponent("ca.pem")
+        try Data(try TestCertificate.certificatePEM().utf8).write(to: ca)
+        let downloader = try makeServerDownloader(trusting: ca.path)
+        let origin = try await OriginServer.start()
+        origin.route("/a.png", .ok(Array(try Fixture.data("gradient-rgba.png")), contentType: "image/png"))
+        await #expect(throws: WebImageError(.refusedAddress)) { try await downloader.loadData(origin.url("/a.png")) }
+        #expect(origin.requestCount("/a.png") == 0)
+        try await downloader.shutdown()
         try await origin.shutdown()
     }
 

@@ -264,6 +264,13 @@ COMPARISONS = [
         extra_peers=(
             Side("wrk -c16 -t1 (loopback limit)", lambda urls: [sys.executable, str(PEERS / "wrk_rate.py"), str(urls), "16"]),
             Side("AsyncHTTPClient alone, 16 worker tasks", lambda urls: [str(WORKLOADS), "download-ahc", str(urls), "16"]),
+            Side("FoundationNetworking URLSession, 16 tasks", lambda urls: [str(WORKLOADS), "download-urlsession", str(urls), "16"]),
+            Side("ImageDownloader behind the address guard", lambda urls: [str(WORKLOADS), "download-guarded", str(urls), "16"]),
+            Side("ImageDownloader, a new connection each", lambda urls: [str(WORKLOADS), "download-new-connections", str(urls), "16"]),
+            Side(
+                "ImageDownloader, a new guarded connection each",
+                lambda urls: [str(WORKLOADS), "download-new-connections-guarded", str(urls), "16"],
+            ),
         ),
         system_packages=("nginx", "wrk", "curl"),
     ),

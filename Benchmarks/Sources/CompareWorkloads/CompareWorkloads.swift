@@ -34,6 +34,19 @@ enum CompareWorkloads {
                     rounds: rounds))
         case "download":
             report(try await downloadWorkload(urlList: input, concurrency: rounds))
+        case "download-guarded":
+            // Loopback is where the benchmark's nginx is: allowed, so that every connection goes
+            // through the guard and is judged, and succeeds.
+            let policy = AddressPolicy(allowedNetworks: [IPNetwork("127.0.0.0/8")!])
+            report(try await downloadWorkload(urlList: input, concurrency: rounds, addressPolicy: policy))
+        case "download-new-connections":
+            report(try await downloadWorkload(urlList: input, concurrency: rounds, newConnectionEach: true))
+        case "download-new-connections-guarded":
+            let policy = AddressPolicy(allowedNetworks: [IPNetwork("127.0.0.0/8")!])
+            report(try await downloadWorkload(urlList: input, concurrency: rounds, addressPolicy: policy, newConnectionEach: true))
+        case "download-urlsession":
+            let urls = String(decoding: input, as: UTF8.self).split(separator: "\n").compactMap { URL(string: String($0)) }
+            report(try await URLSessionWorkload.run(urls: urls, concurrency: rounds))
         case "download-ahc":
             let urls = String(decoding: input, as: UTF8.self).split(separator: "\n").compactMap { URL(string: String($0)) }
             report(try await RawClientWorkload.run(urls: urls, concurrency: rounds))
@@ -126,16 +139,23 @@ enum CompareWorkloads {
     /// The `download` workload: every URL of the list (one per line) through one
     /// `ImageDownloader` with `concurrency` downloads in flight, started through the callback API
     /// all at once (the downloader queues them); each body is checked non-empty.
-    private static func downloadWorkload(urlList: [UInt8], concurrency: Int) async throws -> (operations: Int, seconds: Double) {
+    /// Downloads every URL of the list, `concurrency` at a time; with `newConnectionEach`, each
+    /// request asks for `Connection: close`, so that every download opens a connection (the
+    /// cost of connecting, with or without the address guard).
+    private static func downloadWorkload(
+        urlList: [UInt8], concurrency: Int, addressPolicy: AddressPolicy? = nil, newConnectionEach: Bool = false
+    ) async throws -> (operations: Int, seconds: Double) {
         let urls = String(decoding: urlList, as: UTF8.self).split(separator: "\n").compactMap { URL(string: String($0)) }
         let downloader = ImageDownloader(
-            configuration: ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency, retryPolicy: .none))
+            configuration: ImageDownloaderConfiguration(
+                maximumConcurrentDownloads: concurrency, addressPolicy: addressPolicy, retryPolicy: .none))
+        let options = LoadRequestOptions(headers: newConnectionEach ? [("Connection", "close")] : [])
         let clock = ContinuousClock()
         let start = clock.now
         let failures: Int = await withCheckedContinuation { continuation in
             let remaining = Counter(urls.count, whenZero: continuation)
             for url in urls {
-                _ = downloader.load(url, options: LoadRequestOptions()) { event in
+                _ = downloader.load(url, options: options) { event in
                     guard case .finished(let result) = event else { return }
                     remaining.countDown(failed: (try? result.get().data.isEmpty) != false)
                 }

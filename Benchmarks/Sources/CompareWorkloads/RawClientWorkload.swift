@@ -32,7 +32,7 @@ enum RawClientWorkload {
     }
 
     /// Hands out 0, 1, 2, ... to the workers.
-    private final class NextIndex: Sendable {
+    final class NextIndex: Sendable {
         private let counter = Mutex(0)
 
         func take(below count: Int) -> Int? {

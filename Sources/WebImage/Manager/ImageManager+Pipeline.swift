@@ -46,18 +46,21 @@ extension ImageManager {
         guard delegate?.imageManager(self, shouldDownloadImageFor: request.url) ?? true else {
             throw WebImageError(.rejected, "the manager's delegate declined to download \(request.url.absoluteString)")
         }
-        let loaded: LoadedData
-        let image: Image?
+        var loaded: LoadedData
+        var image: Image?
         do throws(WebImageError) {
             let validators = cached == nil ? nil : storedValidators(request)
-            loaded = try await loadData(request, load: load, validators: validators)
+            loaded = try await loadData(request, from: request.url, load: load, validators: validators)
             image = try await decodeAndTransform(loaded.data, request)
         } catch  where error.code == .notModified && cached != nil {
             await renewFreshness(request, after: error)
             return isStale ? cached : nil
         } catch {
-            blockIfNeeded(request.url, error: error)
-            throw error
+            guard error.code != .cancelled, let recovered = await fromAlternativeSources(request, load: load) else {
+                blockIfNeeded(request.url, error: error)
+                throw error
+            }
+            (loaded, image) = recovered
         }
         let result = ImageResult(image: image, data: loaded.data, cacheType: .none, url: request.url, finalURL: loaded.url)
         // Outside the block above: a store that fails is the cache's trouble, never a reason to
@@ -205,8 +208,26 @@ extension ImageManager {
 
     // MARK: - Loading
 
-    /// Loads the bytes, passing progress to every caller and partial images to those who asked.
-    private func loadData(_ request: Request, load: SharedLoad, validators: HTTPValidators?) async throws(WebImageError) -> LoadedData {
+    /// The bytes and image from the first of the context's alternative sources that loads and
+    /// decodes; nil when there are none or all fail (each failure is logged).
+    private func fromAlternativeSources(_ request: Request, load: SharedLoad) async -> (LoadedData, Image?)? {
+        for source in request.context.alternativeSources {
+            do throws(WebImageError) {
+                let loaded = try await loadData(request, from: source, load: load, validators: nil)
+                return (loaded, try await decodeAndTransform(loaded.data, request))
+            } catch {
+                if error.code == .cancelled { return nil }
+                logger.notice("an alternative source failed", metadata: ["url": "\(source)", "error": "\(error)"])
+            }
+        }
+        return nil
+    }
+
+    /// Loads the bytes from `url` (the request's own, or an alternative source), passing progress
+    /// to every caller and partial images to those who asked.
+    private func loadData(_ request: Request, from url: URL, load: SharedLoad, validators: HTTPValidators?) async throws(WebImageError)
+        -> LoadedData
+    {
         var requestOptions = request.requestOptions
         requestOptions.priority = load.priority
         requestOptions.validators = validators
@@ -214,7 +235,7 @@ extension ImageManager {
         requestOptions.progressive = validators == nil && load.wantsPartialImages
         let partials = PartialImageDecoder(manager: self, request: request, load: load)
         let result = await withCancellableCallback(cancelled: .failure(WebImageError(.cancelled))) { resume in
-            let token = request.loader.load(request.url, options: requestOptions) { event in
+            let token = request.loader.load(url, options: requestOptions) { event in
                 switch event {
                 case .progress(let received, let expected):
                     load.broadcast(.progress(received: received, expected: expected))

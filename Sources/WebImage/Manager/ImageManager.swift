@@ -387,7 +387,7 @@ public final class ImageManager: Sendable {
                 request.context.queryCacheType, request.context.storeCacheType, request.context.originalQueryCacheType,
                 request.context.originalStoreCacheType,
             ],
-            request: requestOptions, components: components,
+            request: requestOptions, alternativeSources: request.context.alternativeSources, components: components,
             uniqueness: comparable
                 ? 0
                 : uniqueLoads.withLock {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What a load needs beyond its options: SDWebImage 5's `SDWebImageContext`, with a typed
 /// property per key. A value here wins over the manager's default of the same kind.
@@ -49,6 +49,11 @@ public struct LoadContext: Sendable {
     public var animatedImageClass: String?
     /// Where callbacks run; default ``CallbackQueue/inline``.
     public var callbackQueue: CallbackQueue?
+    /// URLs tried in order when the load's own URL fails (Kingfisher's `alternativeSources`): a
+    /// mirror, a lower-resolution copy. The image is cached under the load's own key, and
+    /// ``ImageResult/finalURL`` says where it came from; when every one fails, the load fails
+    /// with the first URL's error. Default none.
+    public var alternativeSources: [URL] = []
 
     /// The application's own values (``subscript(_:)``), which reach the options processor,
     /// the loader (``LoadRequestOptions/values``) and the coders (``DecodeOptions/values``).

@@ -17,6 +17,7 @@ struct SharedLoadKey: Hashable, Sendable {
     let options: LoadOptions
     let cacheTypes: [ImageCacheType?]
     let request: LoadRequestOptions
+    let alternativeSources: [URL]
     /// The identities of the cache, loader and coders in use; a unique number instead when one
     /// of them (or a context serializer) cannot be compared, so that such loads never share.
     let components: [ObjectIdentifier]

@@ -41,10 +41,13 @@ struct DownloadResponsePolicy: Sendable {
 
     /// The wait before trying a failed attempt (number `attempt`, from 0) again, or nil to give
     /// up: when the retries are spent, the request is not idempotent, or the failure is not
-    /// one a retry can fix.
-    func retryDelay(after error: WebImageError, attempt: Int, idempotent: Bool, retryAfter: Duration?) -> Duration? {
-        guard attempt < retryPolicy.maximumRetries, idempotent, retryPolicy.shouldRetry(error) else { return nil }
-        return retryPolicy.delay(beforeRetry: attempt, retryAfter: retryAfter)
+    /// one a retry can fix; by the request's own `policy` when it has one, else the downloader's.
+    func retryDelay(
+        after error: WebImageError, attempt: Int, idempotent: Bool, retryAfter: Duration?, policy: RetryPolicy? = nil
+    ) -> Duration? {
+        let policy = policy ?? retryPolicy
+        guard attempt < policy.maximumRetries, idempotent, policy.shouldRetry(error, attempt: attempt) else { return nil }
+        return policy.delay(beforeRetry: attempt, retryAfter: retryAfter)
     }
 
     /// Whether a response head carries an image this download can use.

@@ -412,7 +412,8 @@ public final class ImageDownloader: ImageLoader {
             scheduler.hold(hostOf: transfer, for: retryAfter)
         }
         let delay = responsePolicy.retryDelay(
-            after: error, attempt: number, idempotent: transfer.key.request.isIdempotent, retryAfter: retryAfter)
+            after: error, attempt: number, idempotent: transfer.key.request.isIdempotent, retryAfter: retryAfter,
+            policy: transfer.key.request.retryPolicy)
         let action = transfer.step { $0.attemptFailed(attempt: number, error: error, retryDelay: delay) }
         if case .scheduleRetry = action {
             logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(number + 1)"])
@@ -450,6 +451,7 @@ public final class ImageDownloader: ImageLoader {
     /// The delegate that reads one attempt's response, with the downloader's rules for its head.
     private func makeCollector(for transfer: DownloadTransfer, url: URL, resumable: PartialDownloads.Partial?) -> BodyCollector {
         let configuration = configuration
+        let pacer = ProgressPacer(minimumInterval: configuration.minimumProgressInterval)
         return BodyCollector(
             url: url,
             maximumSize: configuration.maximumBodySize,
@@ -472,6 +474,7 @@ public final class ImageDownloader: ImageLoader {
                 return responsePolicy.judge(head, url: url, conditional: transfer.key.validators != nil, resumable: resumable)
             },
             progress: { received, expected, snapshot in
+                guard pacer.shouldReport(received: received, expected: expected) else { return }
                 transfer.broadcast(.progress(received: Int64(received), expected: expected))
                 if transfer.state.withLock({ $0.subscribers.wantsPartial }) {
                     transfer.broadcast(.partialData(LoadedData(data: snapshot(), url: url)))
@@ -550,5 +553,27 @@ extension TimeAmount {
     init(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
+
+/// Leaves out progress reports closer than `minimumInterval` (a fraction of the expected length)
+/// to the last one sent, as SDWebImage's `minimumProgressInterval`; the first and the last
+/// (all bytes in) are always sent, and so is every report when the length is unknown.
+final class ProgressPacer: Sendable {
+    private let minimumInterval: Double
+    private let lastReported = Locked<Double?>(nil)
+
+    init(minimumInterval: Double) {
+        self.minimumInterval = minimumInterval
+    }
+
+    func shouldReport(received: Int, expected: Int64?) -> Bool {
+        guard minimumInterval > 0, let expected, expected > 0 else { return true }
+        let fraction = Double(received) / Double(expected)
+        return lastReported.withLock { last in
+            guard last == nil || fraction >= 1 || fraction - last! >= minimumInterval else { return false }
+            last = fraction
+            return true
+        }
     }
 }

@@ -65,6 +65,10 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var acceptableContentTypes: Set<String>?
     /// When to try a failed download again. Default: 2 retries with backoff.
     public var retryPolicy: RetryPolicy
+    /// The least progress, as a fraction of the expected length (0 to 1), between two progress
+    /// reports (and partial data) to a download's callers; the first and the last always come.
+    /// Default 0: every piece is reported (SDWebImage's default).
+    public var minimumProgressInterval: Double
     /// The bytes of interrupted downloads kept, in all, for resuming them with `Range` and
     /// `If-Range`. Default 64 MiB; 0 turns resuming off.
     public var maximumResumableBytes: Int
@@ -102,6 +106,7 @@ public struct ImageDownloaderConfiguration: Sendable {
         acceptableStatusCodes: Range<Int> = 200..<300,
         acceptableContentTypes: Set<String>? = nil,
         retryPolicy: RetryPolicy = RetryPolicy(),
+        minimumProgressInterval: Double = 0,
         maximumResumableBytes: Int = 64 * 1024 * 1024,
         requestModifier: (@Sendable (DownloadRequest) async -> DownloadRequest?)? = nil,
         responseModifier: (@Sendable (DownloadResponseHead) -> DownloadResponseHead?)? = nil,
@@ -124,6 +129,7 @@ public struct ImageDownloaderConfiguration: Sendable {
         self.acceptableStatusCodes = acceptableStatusCodes
         self.acceptableContentTypes = acceptableContentTypes
         self.retryPolicy = retryPolicy
+        self.minimumProgressInterval = min(1, max(0, minimumProgressInterval))
         self.maximumResumableBytes = maximumResumableBytes
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier

@@ -41,6 +41,9 @@ public struct LoadRequestOptions: Sendable, Hashable {
     /// The most one attempt may take, from sending the request to the body's last byte; nil
     /// leaves it to the downloader's timeouts (connect, and between two pieces of the response).
     public var timeout: Duration?
+    /// When this load's failed attempts are retried, instead of the downloader's
+    /// ``ImageDownloaderConfiguration/retryPolicy``; nil uses the downloader's.
+    public var retryPolicy: RetryPolicy?
     /// The application's own values for this load (the manager passes its context's), for a
     /// loader that needs them; a downloader's transfer is shared only by loads with equal values.
     public var values: CustomValues
@@ -59,9 +62,11 @@ public struct LoadRequestOptions: Sendable, Hashable {
         headers: [(name: String, value: String)] = [],
         body: Data? = nil,
         timeout: Duration? = nil,
+        retryPolicy: RetryPolicy? = nil,
         values: CustomValues = CustomValues()
     ) {
         self.values = values
+        self.retryPolicy = retryPolicy
         self.priority = priority
         self.progressive = progressive
         self.handleCookies = handleCookies
@@ -81,7 +86,7 @@ public struct LoadRequestOptions: Sendable, Hashable {
             && lhs.allowInvalidCertificates == rhs.allowInvalidCertificates && lhs.validators == rhs.validators
             && lhs.requestModifier == rhs.requestModifier && lhs.responseModifier == rhs.responseModifier
             && lhs.decryptor == rhs.decryptor && lhs.method == rhs.method && lhs.body == rhs.body && lhs.timeout == rhs.timeout
-            && lhs.values == rhs.values
+            && lhs.retryPolicy == rhs.retryPolicy && lhs.values == rhs.values
             && lhs.headers.elementsEqual(rhs.headers) { $0.name == $1.name && $0.value == $1.value }
     }
 
@@ -97,6 +102,7 @@ public struct LoadRequestOptions: Sendable, Hashable {
         hasher.combine(method)
         hasher.combine(body)
         hasher.combine(timeout)
+        hasher.combine(retryPolicy)
         hasher.combine(values)
         for header in headers {
             hasher.combine(header.name)

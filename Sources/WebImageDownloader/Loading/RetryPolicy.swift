@@ -3,9 +3,11 @@ public import Foundation
 /// When and how long to wait before trying a failed download again: exponential backoff with
 /// full jitter, honouring a server's `Retry-After` up to a cap.
 ///
-/// Retried: connection failures, timeouts, 502, 503, 504 and 429. Never retried: other 4xx,
-/// bodies that are not images, cancellations.
-public struct RetryPolicy: Sendable, Equatable {
+/// Retried by default: connection failures, timeouts, 502, 503, 504 and 429. Never retried:
+/// other 4xx, bodies that are not images, cancellations, refused addresses. A ``decision`` of
+/// your own replaces that rule. Set per downloader (``ImageDownloaderConfiguration/retryPolicy``)
+/// or per request (``LoadRequestOptions/retryPolicy``).
+public struct RetryPolicy: Sendable, Hashable {
     /// Attempts after the first. Default 2.
     public var maximumRetries: Int
     /// The backoff before the first retry, doubled for each later one. Default 250 ms.
@@ -14,6 +16,8 @@ public struct RetryPolicy: Sendable, Equatable {
     public var maximumDelay: Duration
     /// The longest `Retry-After` obeyed; a longer one is cut to this. Default 30 s.
     public var maximumRetryAfter: Duration
+    /// Decides which failures are retried, instead of the default rule; nil keeps the default.
+    public var decision: RetryDecision?
 
     /// No retries.
     public static let none = RetryPolicy(maximumRetries: 0)
@@ -23,16 +27,19 @@ public struct RetryPolicy: Sendable, Equatable {
         maximumRetries: Int = 2,
         baseDelay: Duration = .milliseconds(250),
         maximumDelay: Duration = .seconds(8),
-        maximumRetryAfter: Duration = .seconds(30)
+        maximumRetryAfter: Duration = .seconds(30),
+        decision: RetryDecision? = nil
     ) {
         self.maximumRetries = max(0, maximumRetries)
         self.baseDelay = baseDelay
         self.maximumDelay = maximumDelay
         self.maximumRetryAfter = maximumRetryAfter
+        self.decision = decision
     }
 
-    /// Whether a failure is worth another attempt.
-    public func shouldRetry(_ error: WebImageError) -> Bool {
+    /// Whether a failure (of attempt number `attempt`, from 0) is worth another attempt.
+    public func shouldRetry(_ error: WebImageError, attempt: Int = 0) -> Bool {
+        if let decision { return decision.shouldRetry(error, attempt) }
         if let status = error.code.httpStatus { return [429, 502, 503, 504].contains(status) }
         return error.code == .cannotConnect || error.code == .timedOut
     }
@@ -53,5 +60,25 @@ public struct RetryPolicy: Sendable, Equatable {
         if let seconds = Int(header) { return .seconds(max(0, seconds)) }
         guard let date = HTTPDate.parse(header) else { return nil }
         return .milliseconds(max(0, Int(date.timeIntervalSince(now) * 1000)))
+    }
+}
+
+/// A rule for which failures are retried, for ``RetryPolicy/decision``. Loads share a transfer
+/// only when they carry the same instance, so the type compares by identity.
+public final class RetryDecision: Sendable, Hashable {
+    /// Given the failure and the attempt it ended (from 0), whether to try again.
+    public let shouldRetry: @Sendable (WebImageError, _ attempt: Int) -> Bool
+
+    /// Wraps a closure.
+    public init(_ shouldRetry: @escaping @Sendable (WebImageError, _ attempt: Int) -> Bool) {
+        self.shouldRetry = shouldRetry
+    }
+
+    public static func == (lhs: RetryDecision, rhs: RetryDecision) -> Bool {
+        lhs === rhs
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
     }
 }

@@ -3,6 +3,7 @@ import Testing
 import WebImageTesting
 @testable import WebImage
 @testable import WebImageCaching
+@testable import WebImageCodecs
 
 /// HTTP freshness: the headers' arithmetic as values, then a manager that respects it against
 /// the origin, with a clock the test moves (no sleeping).
@@ -50,6 +51,20 @@ struct FreshnessTests {
         let renewed = freshness("max-age=60").renewed(
             cacheControl: nil, expires: nil, date: nil, age: nil, lastModified: nil, receivedAt: received.addingTimeInterval(100))
         #expect(renewed.freshUntil == received.addingTimeInterval(160), "a 304 without caching headers renews the old lifetime")
+    }
+
+    @Test("HTTP dates are parsed by hand, exactly, and anything but an IMF-fixdate is refused")
+    func httpDates() {
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT")?.timeIntervalSince1970 == 784_111_777)
+        #expect(HTTPDate.parse("Tue, 29 Feb 2028 23:59:59 GMT")?.timeIntervalSince1970 == 1_835_481_599)
+        #expect(HTTPDate.parse("Wed, 31 Dec 1969 23:59:59 GMT")?.timeIntervalSince1970 == -1)
+        for text in [
+            "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37 PST", "0", "-1", "",
+            "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nox 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT",
+        ] {
+            #expect(HTTPDate.parse(text) == nil, "\(text)")
+        }
+        #expect(HTTPDate.parse(http(0)) == received, "agrees with Foundation's formatter")
     }
 
     @Test("freshness is kept in the journal and survives reopening; updating it keeps the bytes")

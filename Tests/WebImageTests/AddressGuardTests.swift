@@ -21,22 +21,11 @@ struct AddressGuardTests {
         ["images.test": [IPAddress("127.0.0.1")!], "rebound.test": [IPAddress("127.0.0.1")!], "other.test": [IPAddress("127.0.0.1")!]],
         fallback: nil)
 
-    private func withGuardedDownloader(
-        _ policy: AddressPolicy, _ body: (OriginServer, ImageDownloader) async throws -> Void
-    ) async throws {
-        let origin = try await OriginServer.start()
-        let downloader = ImageDownloader(
-            configuration: ImageDownloaderConfiguration(
-                addressPolicy: policy, hostResolver: resolver, retryPolicy: .none))
-        do {
-            try await body(origin, downloader)
-        } catch {
-            try? await downloader.shutdown()
-            try? await origin.shutdown()
-            throw error
-        }
-        try await downloader.shutdown()
-        try await origin.shutdown()
+    private func withGuardedDownloader(_ policy: AddressPolicy, _ body: (OriginServer, ImageDownloader) async throws -> Void)
+        async throws
+    {
+        try await withDownloader(
+            ImageDownloaderConfiguration(addressPolicy: policy, hostResolver: resolver, retryPolicy: .none), body)
     }
 
     private func refusal(_ load: () async throws(WebImageError) -> LoadedData) async -> WebImageError? {

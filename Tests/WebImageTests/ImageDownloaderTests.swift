@@ -46,26 +46,6 @@ struct ImageDownloaderTests {
         png = [UInt8](try Fixture.data("gradient-rgba.png"))
     }
 
-    private func withDownloader(
-        _ configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(),
-        telemetry: Telemetry = .default,
-        tls: Bool = false,
-        http2: Bool = false,
-        _ body: (OriginServer, ImageDownloader) async throws -> Void
-    ) async throws {
-        let origin = try await OriginServer.start(tls: tls, http2: http2)
-        let downloader = ImageDownloader(configuration: configuration, telemetry: telemetry)
-        do {
-            try await body(origin, downloader)
-        } catch {
-            try? await downloader.shutdown()
-            try? await origin.shutdown()
-            throw error
-        }
-        try await downloader.shutdown()
-        try await origin.shutdown()
-    }
-
     private func failure(_ result: Result<LoadedData, WebImageError>?) -> WebImageError.Code? {
         guard case .failure(let error)? = result else { return nil }
         return error.code

@@ -14,22 +14,6 @@ struct RedirectTests {
         png = [UInt8](try Fixture.data("gradient-rgba.png"))
     }
 
-    private func withDownloader(
-        _ configuration: ImageDownloaderConfiguration, _ body: (OriginServer, ImageDownloader) async throws -> Void
-    ) async throws {
-        let origin = try await OriginServer.start()
-        let downloader = ImageDownloader(configuration: configuration)
-        do {
-            try await body(origin, downloader)
-        } catch {
-            try? await downloader.shutdown()
-            try? await origin.shutdown()
-            throw error
-        }
-        try await downloader.shutdown()
-        try await origin.shutdown()
-    }
-
     @Test("the hook sees every hop and can follow, refuse or rewrite it; the final URL is reported")
     func hook() async throws {
         let hops = Locked<[RedirectHop]>([])

@@ -22,6 +22,8 @@ final class DownloaderClients: Sendable {
     private let proxies: ProxySettings?
     private let external: HTTPClient?
     private let made = Locked<[Key: HTTPClient]>([:])
+    /// The direct, verifying client of our own, made at once: most requests use it.
+    private let direct: HTTPClient?
     /// The address guard, when the configuration has a policy and the guard started.
     let egress: EgressGuard?
     /// Why no request may be sent, when the guard was asked for and could not be had.
@@ -61,6 +63,8 @@ final class DownloaderClients: Sendable {
         self.unavailable = unavailable
         // Behind the guard the client's only way out is the guard.
         proxies = egress == nil ? configuration.proxy : nil
+        direct = external == nil ? HTTPClient(eventLoopGroupProvider: .singleton, configuration: base) : nil
+        if let direct { made.withLock { $0[Key(proxy: nil, lax: false)] = direct } }
     }
 
     /// The client for a request to `url`, and the TLS configuration to set on the request itself
@@ -68,6 +72,8 @@ final class DownloaderClients: Sendable {
     func client(for url: URL, allowInvalidCertificates lax: Bool) throws(WebImageError) -> (HTTPClient, TLSConfiguration?) {
         if let unavailable { throw unavailable }
         if let external { return (external, lax ? laxTLS : nil) }
+        // The common case, no proxy and a verifying client, without the table's lock.
+        if let direct, proxies == nil, !lax { return (direct, nil) }
         let key = Key(proxy: proxies?.proxy(for: url), lax: lax)
         let client = try made.withLock { clients throws(WebImageError) in
             if let client = clients[key] { return client }

@@ -450,8 +450,10 @@ public final class ImageDownloader: ImageLoader {
 
     /// The delegate that reads one attempt's response, with the downloader's rules for its head.
     private func makeCollector(for transfer: DownloadTransfer, url: URL, resumable: PartialDownloads.Partial?) -> BodyCollector {
-        let configuration = configuration
-        let pacer = ProgressPacer(minimumInterval: configuration.minimumProgressInterval)
+        // Only what the closures need: the whole configuration (TLS, proxies, resolver, hooks)
+        // would be copied and retained for every request.
+        let responseModifier = configuration.responseModifier
+        let pacer = configuration.minimumProgressInterval > 0 ? ProgressPacer(minimumInterval: configuration.minimumProgressInterval) : nil
         return BodyCollector(
             url: url,
             maximumSize: configuration.maximumBodySize,
@@ -464,7 +466,7 @@ public final class ImageDownloader: ImageLoader {
                 var head = DownloadResponseHead(
                     statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
                 if transfer.key.handleCookies { Self.storeCookies(from: head, for: url) }
-                if let modifier = transfer.key.responseModifier?.modify ?? configuration.responseModifier {
+                if let modifier = transfer.key.responseModifier?.modify ?? responseModifier {
                     guard let modified = modifier(head) else {
                         return .failure(
                             .init(error: WebImageError(.rejected, "the response modifier refused \(url.absoluteString)"), retryAfter: nil))
@@ -474,7 +476,7 @@ public final class ImageDownloader: ImageLoader {
                 return responsePolicy.judge(head, url: url, conditional: transfer.key.validators != nil, resumable: resumable)
             },
             progress: { received, expected, snapshot in
-                guard pacer.shouldReport(received: received, expected: expected) else { return }
+                if let pacer, !pacer.shouldReport(received: received, expected: expected) { return }
                 transfer.broadcast(.progress(received: Int64(received), expected: expected))
                 if transfer.state.withLock({ $0.subscribers.wantsPartial }) {
                     transfer.broadcast(.partialData(LoadedData(data: snapshot(), url: url)))
@@ -558,7 +560,8 @@ extension TimeAmount {
 
 /// Leaves out progress reports closer than `minimumInterval` (a fraction of the expected length)
 /// to the last one sent, as SDWebImage's `minimumProgressInterval`; the first and the last
-/// (all bytes in) are always sent, and so is every report when the length is unknown.
+/// (all bytes in) are always sent, and so is every report when the length is unknown. Made only
+/// when the interval is set.
 final class ProgressPacer: Sendable {
     private let minimumInterval: Double
     private let lastReported = Locked<Double?>(nil)
@@ -568,7 +571,7 @@ final class ProgressPacer: Sendable {
     }
 
     func shouldReport(received: Int, expected: Int64?) -> Bool {
-        guard minimumInterval > 0, let expected, expected > 0 else { return true }
+        guard let expected, expected > 0 else { return true }
         let fraction = Double(received) / Double(expected)
         return lastReported.withLock { last in
             guard last == nil || fraction >= 1 || fraction - last! >= minimumInterval else { return false }

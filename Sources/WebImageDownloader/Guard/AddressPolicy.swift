@@ -61,6 +61,14 @@ public struct AddressPolicy: Sendable, Hashable {
         return nil
     }
 
+    /// The refusal that needs no lookup: of a host that is itself a refused address, or a denied
+    /// name; nil when the addresses a name resolves to must decide.
+    func refusalBeforeLookup(of host: String) -> WebImageError? {
+        let decision = IPAddress(host).map { self.decision(for: $0) } ?? decision(forHost: host)
+        guard case .refuse(let rule)? = decision else { return nil }
+        return WebImageError(.refusedAddress, "\(IPAddress(host)?.description ?? host) is refused: \(rule)")
+    }
+
     /// The decision for connecting to `address`, reached through the name `host` (nil when the
     /// URL named the address itself).
     public func decision(for address: IPAddress, host: String? = nil) -> Decision {

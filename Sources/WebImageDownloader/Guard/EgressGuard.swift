@@ -103,13 +103,8 @@ final class EgressGuard: Sendable {
 
     private func judge(_ target: SOCKSAddress) async -> Result<[SocketAddress], WebImageError> {
         let (host, port) = Self.hostAndPort(target)
-        if let literal = IPAddress(host) {
-            if case .refuse(let rule) = policy.decision(for: literal) { return .failure(Self.refusal(literal, host: nil, rule: rule)) }
-            return Self.socketAddresses([literal], port: port)
-        }
-        if case .refuse(let rule)? = policy.decision(forHost: host) {
-            return .failure(WebImageError(.refusedAddress, "\(host) is refused: \(rule)"))
-        }
+        if let refusal = policy.refusalBeforeLookup(of: host) { return .failure(refusal) }
+        if let literal = IPAddress(host) { return Self.socketAddresses([literal], port: port) }
         let resolved: [IPAddress]
         do {
             resolved = try await resolver.addresses(of: host)
@@ -121,7 +116,8 @@ final class EgressGuard: Sendable {
         for address in resolved {
             switch policy.decision(for: address, host: host) {
             case .allow: allowed.append(address)
-            case .refuse(let rule): firstRefusal = firstRefusal ?? Self.refusal(address, host: host, rule: rule)
+            case .refuse(let rule):
+                firstRefusal = firstRefusal ?? WebImageError(.refusedAddress, "\(address) (\(host)) is refused: \(rule)")
             }
         }
         guard !allowed.isEmpty else {
@@ -151,7 +147,9 @@ final class EgressGuard: Sendable {
             }
         connected.whenComplete { result in
             switch result {
-            case .success(let upstream): Self.splice(client, upstream)
+            case .success(let upstream):
+                self.forgetFailure(of: target)
+                Self.splice(client, upstream)
             case .failure(let error):
                 self.recordConnectFailure(error, target: target)
                 Self.reply(.refused, on: client)
@@ -229,15 +227,17 @@ final class EgressGuard: Sendable {
             .flatMap { channel in established.futureResult.map { channel } }
     }
 
+    /// A connection to `target` was made: an older failure no longer explains a later one.
+    private func forgetFailure(of target: SOCKSAddress) {
+        let (host, port) = Self.hostAndPort(target)
+        failures.withLock { _ = $0.removeValue(forKey: Self.key(host, port)) }
+    }
+
     /// Records a connection that failed after its addresses were allowed.
     func recordConnectFailure(_ error: any Error, target: SOCKSAddress) {
         let (host, port) = Self.hostAndPort(target)
         let failure = WebImageError(.cannotConnect, "cannot connect to \(host):\(port): \(error)", underlying: error)
         failures.withLock { $0[Self.key(host, port)] = failure }
-    }
-
-    private static func refusal(_ address: IPAddress, host: String?, rule: String) -> WebImageError {
-        WebImageError(.refusedAddress, "\(address)\(host.map { " (\($0))" } ?? "") is refused: \(rule)")
     }
 
     private static func socketAddresses(_ addresses: [IPAddress], port: Int) -> Result<[SocketAddress], WebImageError> {

@@ -13,6 +13,7 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
     static let name = "webimage.proxy-tunnel"
 
     private let request: String
+    /// Completed at most once in effect: NIO keeps a promise's first result and ignores later ones.
     private let established: EventLoopPromise<Void>
     private var received = ByteBuffer()
     private var isOpen = false
@@ -56,35 +57,31 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
             return fail(context, "the proxy answered CONNECT with \(head.prefix { $0 != "\r" })")
         }
         isOpen = true
-        settle(.success(()))
+        established.succeed(())
     }
 
     /// Bytes that came after the proxy's answer belong to the tunnel: they go on as the handler
     /// leaves the pipeline.
     func handlerRemoved(context: ChannelHandlerContext) {
         if received.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(received)) }
-        settle(.failure(WebImageError(.cannotConnect, "the proxy tunnel closed before it opened")))
+        established.fail(WebImageError(.cannotConnect, "the proxy tunnel closed before it opened"))
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        settle(.failure(WebImageError(.cannotConnect, "the proxy closed the connection before answering CONNECT")))
+        established.fail(WebImageError(.cannotConnect, "the proxy closed the connection before answering CONNECT"))
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        settle(.failure(error))
+        established.fail(error)
         context.close(promise: nil)
     }
 
     private func fail(_ context: ChannelHandlerContext, _ reason: String) {
-        settle(.failure(WebImageError(.cannotConnect, reason)))
+        established.fail(WebImageError(.cannotConnect, reason))
         context.close(promise: nil)
     }
 
-    /// Completes the promise; later completions do nothing (NIO keeps the first).
-    private func settle(_ result: Result<Void, any Error>) {
-        established.completeWith(result)
-    }
 }
 
 @available(*, unavailable)

@@ -90,18 +90,19 @@ final class DownloaderClients: Sendable {
     /// Why the certificate of `url`'s host did not verify, found by a second handshake that
     /// goes out the same way the request did; nil when that cannot be told.
     func explainCertificateFailure(for url: URL) async -> String? {
-        guard let host = url.host else { return nil }
-        let port = url.port ?? 443
-        let route: CertificateDiagnosis.Route =
-            if let egress {
-                .socks(host: egress.host, port: egress.port)
-            } else if external == nil, let proxy = proxies?.proxy(for: url) {
-                proxy.scheme?.lowercased() == "http" ? .tunnel(proxy: proxy) : .direct
-            } else {
-                .direct
-            }
-        if case .direct = route, external != nil || proxies?.proxy(for: url) != nil { return nil }
-        return await CertificateDiagnosis.explain(host: host, port: port, route: route, timeout: base.timeout.connect ?? .seconds(10))
+        guard let host = url.host, external == nil else { return nil }  // a handed-over client's way out is its own
+        let route: CertificateDiagnosis.Route
+        if let egress {
+            route = .socks(host: egress.host, port: egress.port)
+        } else if let proxy = proxies?.proxy(for: url) {
+            // A SOCKS proxy is not tunnelled through here: the reason stays untold.
+            guard proxy.scheme?.lowercased() == "http" else { return nil }
+            route = .tunnel(proxy: proxy)
+        } else {
+            route = .direct
+        }
+        return await CertificateDiagnosis.explain(
+            host: host, port: url.effectivePort, route: route, timeout: base.timeout.connect ?? .seconds(10))
     }
 
     /// The event loops the clients run on, for timers.

@@ -302,8 +302,7 @@ public final class ImageDownloader: ImageLoader {
     /// whose host is a refused address; the guard judges names after resolving them.
     private func checkAddressPolicy(_ url: URL) throws(WebImageError) {
         guard let policy = configuration.addressPolicy, let host = url.host else { return }
-        let decision = IPAddress(host).map { policy.decision(for: $0) } ?? policy.decision(forHost: host)
-        if case .refuse(let rule)? = decision { throw WebImageError(.refusedAddress, "\(host) is refused: \(rule)") }
+        if let refusal = policy.refusalBeforeLookup(of: host) { throw refusal }
     }
 
     /// Judges the end of one hop: a redirect to follow, a complete image, or a failure that may
@@ -348,7 +347,7 @@ public final class ImageDownloader: ImageLoader {
     /// not make is reported with the guard's reason, not the SOCKS reply code the client saw.
     private func classify(_ error: any Error, url: URL) -> WebImageError {
         if error is SOCKSError.ConnectionFailed, let egress = clients.egress, let host = url.host,
-            let failure = egress.failure(host: host, port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))
+            let failure = egress.failure(host: host, port: url.effectivePort)
         {
             return failure
         }

@@ -66,10 +66,13 @@ struct RedirectRule {
 
     static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
         lhs.scheme?.lowercased() == rhs.scheme?.lowercased() && lhs.host?.lowercased() == rhs.host?.lowercased()
-            && effectivePort(lhs) == effectivePort(rhs)
+            && lhs.effectivePort == rhs.effectivePort
     }
+}
 
-    private static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+extension URL {
+    /// The port a connection to this URL goes to: the explicit one, else the scheme's.
+    var effectivePort: Int {
+        port ?? (scheme?.lowercased() == "https" ? 443 : 80)
     }
 }

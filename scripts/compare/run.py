@@ -264,6 +264,14 @@ COMPARISONS = [
         extra_peers=(
             Side("wrk -c16 -t1 (loopback limit)", lambda urls: [sys.executable, str(PEERS / "wrk_rate.py"), str(urls), "16"]),
             Side("AsyncHTTPClient alone, 16 worker tasks", lambda urls: [str(WORKLOADS), "download-ahc", str(urls), "16"]),
+            Side(
+                "AsyncHTTPClient alone, configured as the downloader's",
+                lambda urls: [str(WORKLOADS), "download-ahc-configured", str(urls), "16"],
+            ),
+            Side(
+                "AsyncHTTPClient alone through a delegate, as the downloader reads",
+                lambda urls: [str(WORKLOADS), "download-ahc-delegate", str(urls), "16"],
+            ),
             Side("FoundationNetworking URLSession, 16 tasks", lambda urls: [str(WORKLOADS), "download-urlsession", str(urls), "16"]),
             Side("ImageDownloader behind the address guard", lambda urls: [str(WORKLOADS), "download-guarded", str(urls), "16"]),
             Side("ImageDownloader, a new connection each", lambda urls: [str(WORKLOADS), "download-new-connections", str(urls), "16"]),

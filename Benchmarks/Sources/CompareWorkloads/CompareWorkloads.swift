@@ -50,6 +50,12 @@ enum CompareWorkloads {
         case "download-ahc":
             let urls = String(decoding: input, as: UTF8.self).split(separator: "\n").compactMap { URL(string: String($0)) }
             report(try await RawClientWorkload.run(urls: urls, concurrency: rounds))
+        case "download-ahc-configured":
+            let urls = String(decoding: input, as: UTF8.self).split(separator: "\n").compactMap { URL(string: String($0)) }
+            report(try await RawClientWorkload.run(urls: urls, concurrency: rounds, downloaderSettings: true))
+        case "download-ahc-delegate":
+            let urls = String(decoding: input, as: UTF8.self).split(separator: "\n").compactMap { URL(string: String($0)) }
+            report(try await RawClientWorkload.runWithDelegate(urls: urls, concurrency: rounds))
         case "diskcache":
             report(try diskCacheWorkload(spec: input, rounds: rounds))
         case "decode":

@@ -130,7 +130,7 @@ package struct CoalescingTable<Key: Hashable & Sendable, Work: AnyObject & Senda
     /// key may have replaced it).
     @inlinable
     package mutating func remove(_ work: Work, for key: Key) {
-        if let kept = works[key], kept === work { works[key] = nil }
+        if let index = works.index(forKey: key), works[index].value === work { works.remove(at: index) }
     }
 
     /// Forgets every work; returns them.

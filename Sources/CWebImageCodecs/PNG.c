@@ -60,34 +60,76 @@ int cwi_png_read_header(const uint8_t *data, size_t size, cwi_header_info *info)
     return 0;
 }
 
+typedef struct {
+    cwi_png_source source;
+    cwi_png_outcome *outcome;
+    /// The read callback ran out of data (as opposed to the data being wrong).
+    int ended;
+} cwi_png_decode_context;
+
+static void cwi_png_decode_read(png_structp png, png_bytep out, size_t length) {
+    cwi_png_decode_context *context = (cwi_png_decode_context *)png_get_io_ptr(png);
+    if (context->source.size - context->source.offset < length) {
+        context->ended = 1;
+        png_error(png, "unexpected end of data");
+    }
+    memcpy(out, context->source.data + context->source.offset, length);
+    context->source.offset += length;
+}
+
+static void cwi_png_decode_error(png_structp png, png_const_charp message) {
+    cwi_png_outcome *outcome = (cwi_png_outcome *)png_get_error_ptr(png);
+    snprintf(outcome->message, sizeof(outcome->message), "%s", message);
+    png_longjmp(png, 1);
+}
+
+static void cwi_png_decode_warning(png_structp png, png_const_charp message) {
+    cwi_png_outcome *outcome = (cwi_png_outcome *)png_get_error_ptr(png);
+    size_t used = strlen(outcome->warnings);
+    if (used + 3 < sizeof(outcome->warnings)) {
+        snprintf(outcome->warnings + used, sizeof(outcome->warnings) - used, "%s%s", used > 0 ? "; " : "", message);
+    }
+}
+
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
-                        uint32_t width, uint32_t height, int32_t *has_alpha, char *message) {
-    message[0] = 0;
+                        uint32_t width, uint32_t height, int32_t accept_truncated, cwi_png_outcome *outcome) {
+    memset(outcome, 0, sizeof(*outcome));
     if (size < 8 || png_sig_cmp(data, 0, 8) != 0 || out_size != (size_t)width * height * 4) {
-        snprintf(message, 200, "not a PNG, or the buffer does not fit it");
+        snprintf(outcome->message, sizeof(outcome->message), "not a PNG, or the buffer does not fit it");
         return -1;
     }
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, message, cwi_png_error, cwi_png_warning);
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, outcome, cwi_png_decode_error, cwi_png_decode_warning);
     if (png == NULL) {
-        snprintf(message, 200, "libpng could not start");
+        snprintf(outcome->message, sizeof(outcome->message), "libpng could not start");
         return -1;
     }
     png_infop png_info = png_create_info_struct(png);
-    // volatile: the error path after longjmp must see the pointer as last set.
-    png_bytep *volatile rows = NULL;
-    cwi_png_source source = {data, size, 0};
+    cwi_png_decode_context context = {{data, size, 0}, outcome, 0};
+    // volatile: the error path after longjmp must see the values as last set.
+    volatile uint32_t rows_read = 0;
+    volatile int passes = 1;
     if (png_info == NULL || setjmp(png_jmpbuf(png))) {
-        free(rows);
         png_destroy_read_struct(&png, &png_info, NULL);
+        // The data ran out inside the image: what was decoded is an image, if it was asked for.
+        int truncated = context.ended || strstr(outcome->message, "Not enough image data") != NULL;
+        if (accept_truncated && truncated && (rows_read > 0 || passes > 1)) {
+            outcome->partial = 1;
+            return 0;
+        }
         return -1;
     }
-    png_set_read_fn(png, &source, cwi_png_read);
+    png_set_read_fn(png, &context, cwi_png_decode_read);
+    // As browsers do: a damaged ancillary chunk (text, colour profile, ...) is dropped with a
+    // warning, a damaged critical one (IHDR, PLTE, IDAT) is an error; libpng's "benign" errors
+    // (an iCCP it cannot read) are warnings.
+    png_set_crc_action(png, PNG_CRC_DEFAULT, PNG_CRC_WARN_DISCARD);
+    png_set_benign_errors(png, 1);
     png_read_info(png, png_info);
     if (png_get_image_width(png, png_info) != width || png_get_image_height(png, png_info) != height) {
         png_error(png, "the size changed since the header was read");
     }
     int color_type = png_get_color_type(png, png_info);
-    *has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, png_info, PNG_INFO_tRNS) != 0;
+    outcome->has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, png_info, PNG_INFO_tRNS) != 0;
     // Palette, low bit depths and tRNS become 8-bit RGBA; 16-bit samples keep their high byte,
     // as Pillow reads them; no gamma is applied (the simplified API would treat 16-bit data as
     // linear light and brighten it).
@@ -95,21 +137,21 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     png_set_strip_16(png);
     png_set_gray_to_rgb(png);
     png_set_add_alpha(png, 0xFF, PNG_FILLER_AFTER);
-    png_set_interlace_handling(png);
+    int pass_count = png_set_interlace_handling(png);
     png_read_update_info(png, png_info);
     if (png_get_rowbytes(png, png_info) != (size_t)width * 4) {
         png_error(png, "unexpected row layout after expansion");
     }
-    rows = malloc(sizeof(png_bytep) * height);
-    if (rows == NULL) {
-        png_error(png, "out of memory for row pointers");
+    // Row by row, not png_read_image, so that a file cut short knows how far it got.
+    for (int pass = 0; pass < pass_count; pass++) {
+        passes = pass + 1;
+        for (uint32_t y = 0; y < height; y++) {
+            png_read_row(png, out + (size_t)y * width * 4, NULL);
+            if (pass == 0) {
+                rows_read = y + 1;
+            }
+        }
     }
-    for (uint32_t y = 0; y < height; y++) {
-        rows[y] = out + (size_t)y * width * 4;
-    }
-    png_read_image(png, rows);
-    free(rows);
-    rows = NULL;
     png_destroy_read_struct(&png, &png_info, NULL);
     return 0;
 }

@@ -37,6 +37,9 @@ struct ConvertCommand: AsyncParsableCommand {
     @Flag(help: "Keep the stored pixels and their EXIF orientation instead of turning the image upright.")
     var keepOrientation = false
 
+    @Flag(help: "Convert what arrived of an image whose data ends early (the rest grey or transparent) instead of failing.")
+    var acceptTruncated = false
+
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
@@ -53,7 +56,8 @@ struct ConvertCommand: AsyncParsableCommand {
         var image: Image
         let thumbnail = try shaping.thumbnail().map { CacheKey.Thumbnail(width: $0.width, height: $0.height) }
         do {
-            image = try CodersManager.shared.decode(data, options: DecodeOptions(thumbnail: thumbnail))
+            image = try CodersManager.shared.decode(
+                data, options: DecodeOptions(thumbnail: thumbnail, acceptTruncatedImages: acceptTruncated))
         } catch {
             throw CommandFailure("cannot decode \(input): \(error.message ?? "\(error.code)")")
         }
@@ -73,14 +77,19 @@ struct ConvertCommand: AsyncParsableCommand {
             throw CommandFailure("cannot write \(output): \(error.localizedDescription)")
         }
         if outputOptions.json {
-            struct Report: Encodable { let input: String, output: String, format: String, width: Int, height: Int, frames: Int, bytes: Int }
+            struct Report: Encodable {
+                let input: String, output: String, format: String, width: Int, height: Int, frames: Int, bytes: Int
+                let warnings: [String], partial: Bool
+            }
             print(
                 jsonLine(
                     Report(
                         input: input, output: output, format: target.rawValue, width: image.pixelWidth, height: image.pixelHeight,
-                        frames: target == .gif || target == .webP ? image.frames.count : 1, bytes: bytes.count)))
+                        frames: target == .gif || target == .webP ? image.frames.count : 1, bytes: bytes.count, warnings: image.warnings,
+                        partial: image.isPartial)))
         } else {
-            print("\(input) -> \(output): \(target.rawValue) \(image.pixelWidth)x\(image.pixelHeight), \(bytes.count) bytes")
+            let partial = image.isPartial ? " (partial: the data ends before the image)" : ""
+            print("\(input) -> \(output): \(target.rawValue) \(image.pixelWidth)x\(image.pixelHeight), \(bytes.count) bytes\(partial)")
         }
     }
 }

@@ -16,7 +16,9 @@ struct FetchCommand: AsyncParsableCommand {
 
             Each image gets one line: where it came from (memory, disk or network), format, size, \
             frames, bytes and time. With --json, one JSON object per image instead (fields: url, \
-            finalURL, source, format, width, height, frames, bytes, milliseconds, output, error).
+            finalURL, source, format, width, height, frames, bytes, milliseconds, output, warnings, \
+            partial, error; warnings when the decoder worked around damage, partial with \
+            --accept-truncated when the data ended before the image).
 
             Examples:
               webimage fetch https://example.com/a.jpg -o a.jpg
@@ -56,6 +58,12 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "Use no disk cache (memory only, for this run).")
     var noCache = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Keep what arrived of an image whose data ends early (never cached) instead of failing; the same as --options accept-truncated-images."
+        ))
+    var acceptTruncated = false
+
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
@@ -77,13 +85,18 @@ struct FetchCommand: AsyncParsableCommand {
         var bytes: Int?
         var milliseconds: Double
         var output: String?
+        /// What the decoder worked around (as browsers do), when anything.
+        var warnings: [String]?
+        /// Whether the data ended before the image (with --accept-truncated).
+        var partial: Bool?
         var error: String?
     }
 
     func run() async throws {
         outputOptions.bootstrapLogging()
         let session = try LoadSession(cache: cache, memoryOnly: noCache, network: network)
-        let loadOptions = try LoadOptions(parsing: options ?? "").union([.queryMemoryData, .queryMemoryDataSync, .waitStoreCache])
+        var loadOptions = try LoadOptions(parsing: options ?? "").union([.queryMemoryData, .queryMemoryDataSync, .waitStoreCache])
+        if acceptTruncated { loadOptions.insert(.acceptTruncatedImages) }
         let context = try shaping.context()
         let writer = ImageOutput(format: try ImageOutput.parseFormat(format), quality: quality)
         let directory = try outputDirectory()
@@ -116,7 +129,9 @@ struct FetchCommand: AsyncParsableCommand {
         do {
             guard let url = URL(string: text), url.scheme != nil else { throw CommandFailure("not a URL: \(text)") }
             let result = try await session.manager.image(for: url, options: options, context: context)
-            let original = context.imageTransformer == nil && context.imageThumbnailPixelSize == nil ? result.data : nil
+            // A partial image is written as decoded, not as the bytes that stop short.
+            let isPartial = result.image?.isPartial == true
+            let original = context.imageTransformer == nil && context.imageThumbnailPixelSize == nil && !isPartial ? result.data : nil
             let sourceFormat = result.image?.sourceFormat ?? result.data.flatMap { ImageFormat(sniffing: $0) }
             report.finalURL = result.finalURL?.absoluteString
             report.source = ["memory", "disk", "network"][result.cacheType == .memory ? 0 : result.cacheType == .disk ? 1 : 2]
@@ -125,6 +140,8 @@ struct FetchCommand: AsyncParsableCommand {
             report.height = result.image?.pixelHeight
             report.frames = result.image?.frames.count
             report.bytes = result.data?.count
+            if let warnings = result.image?.warnings, !warnings.isEmpty { report.warnings = warnings }
+            if isPartial { report.partial = true }
             if let path = outputPath(for: url, index: index, directory: directory, writer: writer, sourceFormat: sourceFormat) {
                 let (bytes, _) = try writer.bytes(for: result.image, original: original, sourceFormat: sourceFormat, path: path)
                 try bytes.write(to: URL(fileURLWithPath: path))

@@ -9,7 +9,10 @@ struct InfoCommand: AsyncParsableCommand {
         abstract: "Show an image's format, size, frames, loop count, frame durations and EXIF orientation.",
         discussion: """
             With --json the fields are: source, format, width, height, frames, loopCount, \
-            durations (milliseconds per frame), orientation (EXIF value 1-8), bytes.
+            durations (milliseconds per frame), orientation (EXIF value 1-8), bytes, warnings \
+            (what the decoder worked around, as browsers do: stray bytes in a JPEG, a damaged \
+            ancillary PNG chunk, a GIF without its trailer) and partial (with --accept-truncated, \
+            whether the data ended before the image).
 
             Examples:
               webimage info photo.jpg
@@ -19,6 +22,9 @@ struct InfoCommand: AsyncParsableCommand {
 
     @Argument(help: "A file path or a URL.")
     var source: String
+
+    @Flag(help: "Show what arrived of an image whose data ends early, instead of failing.")
+    var acceptTruncated = false
 
     @OptionGroup var outputOptions: OutputOptions
 
@@ -32,6 +38,8 @@ struct InfoCommand: AsyncParsableCommand {
         let durations: [Double]
         let orientation: Int
         let bytes: Int
+        let warnings: [String]
+        let partial: Bool
     }
 
     func run() async throws {
@@ -39,7 +47,7 @@ struct InfoCommand: AsyncParsableCommand {
         let data = try await load()
         let image: Image
         do {
-            image = try CodersManager.shared.decode(data)
+            image = try CodersManager.shared.decode(data, options: DecodeOptions(acceptTruncatedImages: acceptTruncated))
         } catch {
             throw CommandFailure("cannot decode \(source): \(error.message ?? "\(error.code)")")
         }
@@ -47,7 +55,7 @@ struct InfoCommand: AsyncParsableCommand {
             source: source, format: (image.sourceFormat ?? ImageFormat(sniffing: data))?.rawValue ?? "unknown",
             width: image.pixelWidth, height: image.pixelHeight, frames: image.frames.count, loopCount: image.loopCount,
             durations: image.isAnimated ? image.frames.map { $0.duration.milliseconds } : [], orientation: image.orientation.rawValue,
-            bytes: data.count
+            bytes: data.count, warnings: image.warnings, partial: image.isPartial
         )
         if outputOptions.json {
             print(jsonLine(report))
@@ -63,6 +71,8 @@ struct InfoCommand: AsyncParsableCommand {
         }
         print("orientation: \(report.orientation) (\(image.orientation))")
         print("bytes:       \(report.bytes)")
+        if report.partial { print("partial:     yes, the data ends before the image") }
+        for warning in report.warnings { print("warning:     \(warning)") }
     }
 
     private func load() async throws -> Data {

@@ -34,11 +34,19 @@ struct GIFCoderTests {
         let tight = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 32 * 24 * 2))
         #expect(throws: WebImageError(.tooLarge), "three frames exceed a two-frame budget") { try GIFCoder().decode(data, options: tight) }
         #expect(try GIFCoder().decode(data, options: DecodeOptions(limits: tight.limits, firstFrameOnly: true)).frames.count == 1)
-        for length in [10, 100, data.count / 2, data.count - 2] {
+        // Cut inside the header, the first frame, the second frame's colour table, the last
+        // frame's data: truncation.
+        for length in [10, 100, data.count / 2, data.count - 10] {
             #expect(throws: WebImageError(.decodeFailed), "cut to \(length)") {
                 try GIFCoder().decode(data.prefix(length), options: DecodeOptions())
             }
         }
+        // Without the last frame's block terminator and the trailer: every frame is there.
+        let unterminated = try GIFCoder().decode(data.prefix(data.count - 2), options: DecodeOptions())
+        #expect(unterminated.frames.count == 3 && !unterminated.isPartial && !unterminated.warnings.isEmpty)
+        // Accepted when cut inside the last frame: the frames before it, and the rows that arrived.
+        let cut = try GIFCoder().decode(data.prefix(data.count - 10), options: DecodeOptions(acceptTruncatedImages: true))
+        #expect(cut.frames.count == 3 && cut.isPartial)
         #expect(try CodersManager().decode(data).frames.count == 3)
     }
 

@@ -20,7 +20,7 @@ private struct RefusingCache: ImageCaching {
 }
 
 /// Log entries recorded in an event log, so a test can wait for one.
-private struct EventLogHandler: LogHandler {
+struct EventLogHandler: LogHandler {
     let entries: EventLog<String>
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .trace

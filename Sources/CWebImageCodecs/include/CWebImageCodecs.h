@@ -26,13 +26,28 @@ int cwi_jpeg_read_header(const uint8_t *data, size_t size, cwi_header_info *info
 /// Returns 0 on success, -1 on failure.
 int cwi_png_read_header(const uint8_t *data, size_t size, cwi_header_info *info);
 
+/// What a PNG decode found besides the pixels.
+typedef struct {
+    /// 1 when the file has an alpha channel or tRNS.
+    int32_t has_alpha;
+    /// 1 when the data ended before the image did and the rows decoded so far were kept.
+    int32_t partial;
+    /// A short reason when the call failed; empty on success.
+    char message[200];
+    /// What libpng warned about and worked around (a CRC error in an ancillary chunk, which is
+    /// dropped; a benign error such as an iCCP chunk it cannot read), "; "-separated.
+    char warnings[400];
+} cwi_png_outcome;
+
 /// Decodes a PNG of `width` x `height` (read first with cwi_png_read_header) into `out`, which
-/// holds exactly width * height * 4 bytes of straight RGBA: every colour type and bit depth,
-/// palette and tRNS expanded, 16-bit samples reduced to their high byte, Adam7 deinterlaced, no
-/// gamma applied. Sets *has_alpha when the file has an alpha channel or tRNS. Returns 0 on
-/// success, -1 with a reason in `message` (200 bytes).
+/// holds exactly width * height * 4 bytes of straight RGBA, zeroed by the caller: every colour
+/// type and bit depth, palette and tRNS expanded, 16-bit samples reduced to their high byte,
+/// Adam7 deinterlaced, no gamma applied. Damaged ancillary chunks are dropped with a warning;
+/// critical ones fail. With `accept_truncated`, data that ends before the image does keeps the
+/// rows decoded (the rest stays transparent) and sets `partial`. Returns 0 on success, -1 with a
+/// reason in the outcome's message.
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
-                        uint32_t width, uint32_t height, int32_t *has_alpha, char *message);
+                        uint32_t width, uint32_t height, int32_t accept_truncated, cwi_png_outcome *outcome);
 
 /// The pixels a stream has decoded so far: width * height * 4 bytes, rows not yet decoded zero.
 typedef struct {

@@ -264,6 +264,7 @@ extension ImageManager {
         let priority = request.workPriority
         let image = try await workPool.run(priority: priority) { () throws(WebImageError) in try coders.decode(data, options: decodeOptions)
         }
+        reportWarnings(of: image, request)
         guard let transformer = request.transformer, !image.isAnimated || options.contains(.transformAnimatedImage) else { return image }
         try Task.checkCancellation(as: WebImageError.self)
         let key = request.key.original
@@ -281,8 +282,18 @@ extension ImageManager {
             limits: decodeLimits, thumbnail: request.key.thumbnail, firstFrameOnly: options.contains(.decodeFirstFrameOnly) || partial,
             scale: request.context.imageScaleFactor ?? Image.scale(forKey: request.key.original),
             scaleDownLargeImages: options.contains(.scaleDownLargeImages) && !options.contains(.progressiveLoad),
-            allowsTruncatedData: partial, values: request.context.customValues
+            acceptTruncatedImages: partial || options.contains(.acceptTruncatedImages), values: request.context.customValues
         )
+    }
+
+    /// A decode that worked around damage is logged at debug level and counted
+    /// (``MetricName/decodeWarnings``); it is a success all the same.
+    private func reportWarnings(of image: Image, _ request: Request) {
+        guard !image.warnings.isEmpty else { return }
+        (image.isPartial ? partialDecodes : decodesWithWarnings).increment()
+        logger.debug(
+            "decoded with warnings",
+            metadata: ["url": "\(request.url)", "partial": "\(image.isPartial)", "warnings": "\(image.warnings.joined(separator: "; "))"])
     }
 
     // MARK: - Storing
@@ -291,7 +302,8 @@ extension ImageManager {
     /// the original bytes under the original key. `.waitStoreCache` waits for it; otherwise the
     /// memory tier is filled now and the disk written in the background. `no-store` stores nothing.
     private func store(_ result: ImageResult, loaded: LoadedData, request: Request) async throws(WebImageError) {
-        guard loaded.isStorable else { return }
+        // Part of an image is never kept as if it were the image: the next load asks again.
+        guard loaded.isStorable, result.image?.isPartial != true else { return }
         // Only an HTTP response has caching headers; bytes from a file or a data: URL have none.
         let freshness = loaded.statusCode.map { _ in
             HTTPFreshness(

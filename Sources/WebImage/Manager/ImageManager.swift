@@ -51,6 +51,9 @@ public final class ImageManager: Sendable {
     let revalidations = Locked<[CacheKey: Task<Void, Never>]>([:])
     /// Counts the cache stores that failed (``MetricName/cacheStoreFailures``).
     let storeFailures: Counter
+    /// ``MetricName/decodeWarnings``, complete images and partial ones.
+    let decodesWithWarnings: Counter
+    let partialDecodes: Counter
     let sharedLoads = Locked(CoalescingTable<SharedLoadKey, SharedLoad>())
     private let running = Locked(Set<LoadOperation>())
     private let uniqueLoads = Locked(0)
@@ -74,6 +77,8 @@ public final class ImageManager: Sendable {
         workPool = .shared
         logger = telemetry.logger("manager")
         storeFailures = telemetry.counter(.cacheStoreFailures)
+        decodesWithWarnings = telemetry.counter(.decodeWarnings, dimensions: [("partial", "false")])
+        partialDecodes = telemetry.counter(.decodeWarnings, dimensions: [("partial", "true")])
     }
 
     /// A manager over the given parts with each policy given apart (SDWebImage's properties):

@@ -69,6 +69,10 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     public static let matchAnimatedImageClass = LoadOptions(rawValue: 1 << 21)
     /// Deliver the result only after it is stored in the caches.
     public static let waitStoreCache = LoadOptions(rawValue: 1 << 22)
+    /// Show what arrived of an image whose data ends early (``DecodeOptions/acceptTruncatedImages``):
+    /// the result is marked ``Image/isPartial``, is never cached, and the URL is not put on the
+    /// failed list. Off by default, as in SDWebImage: a file cut short fails the load.
+    public static let acceptTruncatedImages = LoadOptions(rawValue: 1 << 23)
 
     /// Every flag with its SDWebImage name in kebab case (`retry-failed`), for command lines.
     public static let names: [(name: String, option: LoadOptions)] = [
@@ -81,7 +85,7 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
         ("query-memory-data-sync", .queryMemoryDataSync), ("query-disk-data-sync", .queryDiskDataSync),
         ("from-cache-only", .fromCacheOnly), ("from-loader-only", .fromLoaderOnly),
         ("avoid-decode-image", .avoidDecodeImage), ("decode-first-frame-only", .decodeFirstFrameOnly),
-        ("wait-store-cache", .waitStoreCache),
+        ("wait-store-cache", .waitStoreCache), ("accept-truncated-images", .acceptTruncatedImages),
     ]
 
     /// Parses a comma-separated list of ``names``.

@@ -9,8 +9,11 @@ extension AnimationFrameSource {
         for index in 0..<count {
             frames.append(ImageFrame(pixels: try next(), duration: durations[index]))
         }
-        return Image(
+        var image = Image(
             frames: frames, loopCount: loopCount, scale: options.scale, sourceFormat: format,
             hasAlpha: frames.contains { !$0.pixels.isOpaque })
+        image.warnings = warnings
+        image.isPartial = isPartial
+        return image
     }
 }

@@ -5,8 +5,17 @@ protocol AnimationFrameSource {
     var canvasHeight: Int { get }
     var loopCount: Int { get }
     var durations: [Duration] { get }
+    /// What reading the file worked around (``Image/warnings``).
+    var warnings: [String] { get }
+    /// Whether the data ended inside a frame and only part of it was read (``Image/isPartial``).
+    var isPartial: Bool { get }
     /// Starts again from the first frame.
     mutating func rewind() throws(WebImageError)
     /// The next frame, composed.
     mutating func next() throws(WebImageError) -> PixelBuffer
+}
+
+extension AnimationFrameSource {
+    var warnings: [String] { [] }
+    var isPartial: Bool { false }
 }

@@ -13,9 +13,12 @@ public struct DecodeOptions: Sendable, Equatable {
     /// ``CodersManager/scaleDownLimitBytes`` at a size that fits it (SDWebImage's
     /// `scaleDownLargeImages`).
     public var scaleDownLargeImages: Bool
-    /// Accept data that ends early and show what arrived (the rows or scans so far), as a
-    /// progressive download's partial image does. Coders that cannot, fail as usual.
-    public var allowsTruncatedData: Bool
+    /// Accept data that ends early and show what arrived (the rows or scans so far), as
+    /// browsers do and as a progressive download's partial image does: the missing rows are
+    /// grey for JPEG (what libjpeg fills in) and transparent for PNG, and the image is marked
+    /// ``Image/isPartial``. Off by default, as in SDWebImage: a file cut short is an error.
+    /// Coders that cannot show part of an image fail as usual.
+    public var acceptTruncatedImages: Bool
     /// The application's own values for this load (``LoadContext/subscript(_:)``), for a
     /// plugin coder that needs them.
     public var values: CustomValues
@@ -23,7 +26,7 @@ public struct DecodeOptions: Sendable, Equatable {
     /// Creates options; the defaults decode everything at full size with the default limits.
     public init(
         limits: DecodeLimits = DecodeLimits(), thumbnail: ThumbnailSize? = nil, firstFrameOnly: Bool = false, scale: Double = 1,
-        scaleDownLargeImages: Bool = false, allowsTruncatedData: Bool = false, values: CustomValues = CustomValues()
+        scaleDownLargeImages: Bool = false, acceptTruncatedImages: Bool = false, values: CustomValues = CustomValues()
     ) {
         self.values = values
         self.limits = limits
@@ -31,6 +34,6 @@ public struct DecodeOptions: Sendable, Equatable {
         self.firstFrameOnly = firstFrameOnly
         self.scale = scale
         self.scaleDownLargeImages = scaleDownLargeImages
-        self.allowsTruncatedData = allowsTruncatedData
+        self.acceptTruncatedImages = acceptTruncatedImages
     }
 }

@@ -3,8 +3,10 @@ import CGIF
 
 /// GIF through giflib: every frame composed onto the canvas with its disposal method and
 /// transparency, frame delays by SDWebImage's rule (under 0.011 s becomes 0.1 s), the loop count
-/// from the NETSCAPE2.0 extension (1 when absent), and first-frame-only decoding. A file that
-/// ends early is a ``WebImageError/Code/decodeFailed``. The canvas and every frame's declared
+/// from the NETSCAPE2.0 extension (1 when absent), and first-frame-only decoding. Files browsers
+/// show are read (``GIFRecordReader``: empty extensions, no trailer, frames past the screen
+/// clipped, no colour table read as a grey ramp); a file that ends inside a frame is a
+/// ``WebImageError/Code/decodeFailed`` unless truncated images are accepted. The canvas and every frame's declared
 /// size are checked against the limits before any frame is read (giflib allocates each frame at
 /// its declared size, however small the canvas), and all frames together count toward the pixel
 /// budget.
@@ -24,7 +26,7 @@ public struct GIFCoder: ImageCoder {
     }
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
-        var source = try GIFFrameSource(data, limits: options.limits)
+        var source = try GIFFrameSource(data, limits: options.limits, acceptTruncated: options.acceptTruncatedImages)
         return try source.image(options: options, inputSize: data.count, format: .gif)
     }
 }
@@ -36,6 +38,7 @@ extension GIFCoder: AnimatedImageCoding {
     {
         guard format == .gif else { return nil }
         return AnimatedImageDecoder.ifAnimated(
-            try GIFFrameSource(data, limits: options.limits), maximumBufferedFrames: maximumBufferedFrames)
+            try GIFFrameSource(data, limits: options.limits, acceptTruncated: options.acceptTruncatedImages),
+            maximumBufferedFrames: maximumBufferedFrames)
     }
 }

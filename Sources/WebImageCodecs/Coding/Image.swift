@@ -18,6 +18,13 @@ public struct Image: Sendable, Equatable {
     /// Whether the source had an alpha channel (or transparency), so that saving it as JPEG
     /// would lose information.
     public var hasAlpha: Bool
+    /// What the decoder worked around and reported without failing (libjpeg's "Corrupt JPEG
+    /// data: 3 extraneous bytes before marker 0xdb", libpng's CRC warning on an ancillary chunk,
+    /// a GIF without its trailer): the image is complete and as a browser shows it.
+    public var warnings: [String] = []
+    /// Whether the data ended before the image did and only part of it was decoded
+    /// (``DecodeOptions/acceptTruncatedImages``). A partial image is never cached.
+    public var isPartial = false
 
     /// A still image.
     public init(

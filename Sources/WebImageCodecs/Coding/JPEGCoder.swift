@@ -6,9 +6,10 @@ import CTurboJPEG
 /// how to turn them), DCT-domain scaling for thumbnails, and encoding at a quality.
 ///
 /// CMYK and YCCK files (Photoshop's, with Adobe's inverted ink) are converted to RGB without a
-/// colour profile, as Pillow does. A file that ends before its image data does is a ``WebImageError/Code/decodeFailed``, not a
-/// grey-filled success; other recoverable corruption that libjpeg works around (stray bytes
-/// between markers) still decodes.
+/// colour profile, as Pillow does. What libjpeg only warns about (stray bytes between markers,
+/// padding after a segment) decodes as browsers show it, the warnings in ``Image/warnings``. A
+/// file that ends before its image data does is a ``WebImageError/Code/decodeFailed``, not a
+/// grey-filled success, unless ``DecodeOptions/acceptTruncatedImages`` asks for what arrived.
 public struct JPEGCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
@@ -29,8 +30,11 @@ public struct JPEGCoder: ImageCoder {
         var height: Int32 = 0
         var subsampling: Int32 = 0
         var colorspace: Int32 = 0
-        guard tjDecompressHeader3(handle, source, UInt(bytes.count), &width, &height, &subsampling, &colorspace) == 0 else {
-            throw WebImageError(.decodeFailed, "JPEG header: \(Self.message(handle))")
+        var warnings: [String] = []
+        if tjDecompressHeader3(handle, source, UInt(bytes.count), &width, &height, &subsampling, &colorspace) != 0 {
+            // A warning in the header (junk before a marker) leaves it read: libjpeg goes on.
+            guard Self.isWarning(handle) else { throw WebImageError(.decodeFailed, "JPEG header: \(Self.message(handle))") }
+            warnings.append(Self.message(handle))
         }
         guard width > 0, height > 0 else { throw WebImageError(.decodeFailed, "JPEG header ends before the frame size") }
         try options.limits.check(width: Int(width), height: Int(height), inputSize: bytes.count)
@@ -46,18 +50,25 @@ public struct JPEGCoder: ImageCoder {
                 handle, source, UInt(bytes.count), buffer.baseAddress, Int32(outputWidth), 0, Int32(outputHeight),
                 Int32(format.rawValue), 0)
         }
+        // A warning leaves a complete image (libjpeg worked around the damage), except the end
+        // of the data before the end of the image: libjpeg fills the rest with grey, which is an
+        // image only when truncated images are accepted.
+        var isPartial = false
         if status != 0 {
             let message = Self.message(handle)
-            let isWarning = tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue)
-            guard isWarning, options.allowsTruncatedData || !message.contains("Premature end") else {
-                throw WebImageError(.decodeFailed, "JPEG: \(message)")
-            }
+            guard Self.isWarning(handle) else { throw WebImageError(.decodeFailed, "JPEG: \(message)") }
+            isPartial = message.contains("Premature end")
+            if isPartial && !options.acceptTruncatedImages { throw WebImageError(.decodeFailed, "JPEG: \(message)") }
+            if !warnings.contains(message) { warnings.append(message) }
         }
         if isCMYK { Self.convertCMYKToRGBA(&pixels, inverted: JPEGSegments.hasAdobeMarker(bytes)) }
-        return Image(
+        var image = Image(
             pixels: PixelBuffer(width: outputWidth, height: outputHeight, premultipliedRGBA: pixels),
             scale: options.scale, orientation: ExifReader.orientation(inJPEG: bytes) ?? .up, sourceFormat: .jpeg, hasAlpha: false
         )
+        image.warnings = warnings
+        image.isPartial = isPartial
+        return image
     }
 
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
@@ -120,6 +131,10 @@ public struct JPEGCoder: ImageCoder {
 
     private static func scaled(_ dimension: Int32, _ factor: tjscalingfactor) -> Int32 {
         (dimension * factor.num + factor.denom - 1) / factor.denom
+    }
+
+    private static func isWarning(_ handle: tjhandle) -> Bool {
+        tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue)
     }
 
     private static func message(_ handle: tjhandle) -> String {

@@ -42,24 +42,28 @@ public struct PNGCoder: ImageCoder {
         let width = Int(header.width)
         let height = Int(header.height)
         try options.limits.check(width: width, height: height, inputSize: bytes.count)
-        var hasAlpha: Int32 = 0
-        var reason = [CChar](repeating: 0, count: 200)
+        var outcome = cwi_png_outcome()
         var status: Int32 = -1
         let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
             buffer.initialize(repeating: 0)
             initialized = buffer.count
             status = cwi_png_decode_rgba(
-                source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height, &hasAlpha, &reason)
+                source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height,
+                options.acceptTruncatedImages ? 1 : 0, &outcome)
         }
-        guard status == 0 else {
-            throw WebImageError(
-                .decodeFailed, "PNG: \(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
-        }
+        guard status == 0 else { throw WebImageError(.decodeFailed, "PNG: \(Self.message(outcome.message))") }
+        // The rows a file cut short never reached are transparent.
+        let hasAlpha = outcome.has_alpha != 0 || outcome.partial != 0
         let buffer =
-            hasAlpha != 0
+            hasAlpha
             ? PixelBuffer(width: width, height: height, straightRGBA: pixels)
             : PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
-        return Image(pixels: buffer, scale: options.scale, sourceFormat: .png, hasAlpha: hasAlpha != 0)
+        var image = Image(pixels: buffer, scale: options.scale, sourceFormat: .png, hasAlpha: hasAlpha)
+        let warnings = Self.message(outcome.warnings)
+        image.warnings = warnings.isEmpty ? [] : warnings.components(separatedBy: "; ")
+        image.isPartial = outcome.partial != 0
+        if image.isPartial { image.warnings.append("the data ended before the image: \(Self.message(outcome.message))") }
+        return image
     }
 
     private static func message<Message>(_ tuple: Message) -> String {

@@ -1,0 +1,201 @@
+import CGIF
+import Foundation
+
+/// A GIF read record by record with giflib's lower-level calls, tolerant of what browsers
+/// tolerate and `DGifSlurp` refuses:
+/// - an extension whose first sub-block is empty (`21 FE 00`): the slurp reads one sub-block
+///   more, takes the next record's first byte as a length and fails with "Wrong record type";
+/// - a file that ends after its last frame, without the trailer or the frame's block
+///   terminator: the frames read are kept, with a warning;
+/// - unknown extensions, skipped; an unknown record after a frame, where reading stops.
+///
+/// Data that ends inside a frame is truncation: an error, or with
+/// ``DecodeOptions/acceptTruncatedImages`` the rows that arrived (the rest left undrawn) and a
+/// partial image. The frame sizes are checked against the limits before this runs
+/// (``GIFFrameSource``), so giflib is never asked for more than they allow.
+struct GIFRecordReader {
+    /// One frame as stored.
+    struct Frame {
+        let left: Int
+        let top: Int
+        let width: Int
+        let height: Int
+        /// The local colour table as opaque RGBA entries, if the frame has one.
+        let palette: [UInt32]?
+        /// A palette index per pixel, row by row.
+        let indices: [UInt8]
+        /// Which rows arrived, for a frame the data ended inside; nil when all did.
+        let decodedRows: [Bool]?
+        let control: GraphicsControlBlock
+    }
+
+    private(set) var frames: [Frame] = []
+    /// The global colour table as opaque RGBA entries, if the file has one.
+    private(set) var globalPalette: [UInt32]?
+    /// The NETSCAPE2.0 loop count (0 = forever), or 1 when the file has none.
+    private(set) var loopCount = 1
+    private(set) var warnings: [String] = []
+    private(set) var isPartial = false
+
+    /// Reads every record of `data` up to the trailer, or as far as it goes.
+    init(_ data: Data, acceptTruncated: Bool) throws(WebImageError) {
+        let source = Source(data)
+        var status: Int32 = 0
+        let context = Unmanaged.passUnretained(source).toOpaque()
+        guard let gif = DGifOpen(context, Source.read, &status) else {
+            throw WebImageError(.decodeFailed, "GIF: \(Self.message(status))")
+        }
+        defer { _ = DGifCloseFile(gif, &status) }
+        globalPalette = Self.palette(gif.pointee.SColorMap)
+        try withExtendedLifetime(source) { () throws(WebImageError) in try readRecords(gif, acceptTruncated: acceptTruncated) }
+        guard !frames.isEmpty else { throw WebImageError(.decodeFailed, "GIF: no frame") }
+    }
+
+    private mutating func readRecords(_ gif: UnsafeMutablePointer<GifFileType>, acceptTruncated: Bool) throws(WebImageError) {
+        var control: GraphicsControlBlock?
+        while true {
+            var type = UNDEFINED_RECORD_TYPE
+            guard DGifGetRecordType(gif, &type) == GIF_OK else { return try stop(gif, "the file ends without its trailer") }
+            switch type {
+            case IMAGE_DESC_RECORD_TYPE:
+                guard DGifGetImageDesc(gif) == GIF_OK else {
+                    return try endInsideFrame(
+                        gif, "the data ends inside frame \(frames.count)'s descriptor", acceptTruncated: acceptTruncated)
+                }
+                let complete = try readFrame(gif, control: control ?? Self.noControl, acceptTruncated: acceptTruncated)
+                control = nil
+                guard complete else { return }
+            case EXTENSION_RECORD_TYPE:
+                var code: Int32 = 0
+                var block: UnsafeMutablePointer<GifByteType>?
+                guard DGifGetExtension(gif, &code, &block) == GIF_OK else { return try stop(gif, "an extension is unreadable") }
+                var isFirst = true
+                // A first sub-block of length zero comes back as nil: that was the terminator,
+                // and there is nothing more to read.
+                while let current = block {
+                    if isFirst, code == GRAPHICS_EXT_FUNC_CODE {
+                        var parsed = Self.noControl
+                        if DGifExtensionToGCB(Int(current[0]), current + 1, &parsed) == GIF_OK { control = parsed }
+                    }
+                    if code == APPLICATION_EXT_FUNC_CODE, !isFirst, current[0] >= 3, current[1] == 1 {
+                        loopCount = Int(current[2]) | Int(current[3]) << 8
+                    }
+                    isFirst = false
+                    guard DGifGetExtensionNext(gif, &block) == GIF_OK else { return try stop(gif, "an extension is cut short") }
+                }
+            case TERMINATE_RECORD_TYPE:
+                return
+            default:
+                return try stop(gif, "an unknown record follows")
+            }
+        }
+    }
+
+    /// Reading cannot go on: after at least one frame, the frames so far are the image.
+    private mutating func stop(_ gif: UnsafeMutablePointer<GifFileType>, _ what: String) throws(WebImageError) {
+        let detail = "\(what) (giflib: \(Self.message(gif.pointee.Error)))"
+        guard !frames.isEmpty else { throw WebImageError(.decodeFailed, "GIF: \(detail)") }
+        warnings.append("after frame \(frames.count): \(detail)")
+    }
+
+    /// The data ended inside a frame: truncation, an error unless truncated images are accepted.
+    private mutating func endInsideFrame(_ gif: UnsafeMutablePointer<GifFileType>, _ what: String, acceptTruncated: Bool)
+        throws(WebImageError)
+    {
+        let message = "\(what) (giflib: \(Self.message(gif.pointee.Error)))"
+        guard acceptTruncated else { throw WebImageError(.decodeFailed, "GIF: \(message)") }
+        isPartial = true
+        warnings.append(message)
+    }
+
+    /// Reads one frame's pixels; false when reading has to stop after it.
+    private mutating func readFrame(_ gif: UnsafeMutablePointer<GifFileType>, control: GraphicsControlBlock, acceptTruncated: Bool)
+        throws(WebImageError) -> Bool
+    {
+        let descriptor = gif.pointee.Image
+        let width = Int(descriptor.Width)
+        let height = Int(descriptor.Height)
+        let palette = Self.palette(descriptor.ColorMap)
+        var indices = [UInt8](repeating: 0, count: width * height)
+        var decodedRows: [Bool]?
+        var goesOn = true
+        if width == 0 || height == 0 {
+            goesOn = Self.skipImageData(gif)
+        } else {
+            let order = descriptor.Interlace ? Self.interlacedRows(height) : Array(0..<height)
+            for (position, row) in order.enumerated() {
+                let read = indices.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress! + row * width, Int32(width)) }
+                if read == GIF_OK { continue }
+                goesOn = false
+                // The last row decoded; only the skip to the frame's block terminator failed.
+                if position == order.count - 1 {
+                    warnings.append("frame \(frames.count) has no block terminator (giflib: \(Self.message(gif.pointee.Error)))")
+                    break
+                }
+                try endInsideFrame(gif, "the data ends inside frame \(frames.count)", acceptTruncated: acceptTruncated)
+                var rows = [Bool](repeating: false, count: height)
+                for arrived in order.prefix(position) { rows[arrived] = true }
+                decodedRows = rows
+                break
+            }
+        }
+        frames.append(
+            Frame(
+                left: Int(descriptor.Left), top: Int(descriptor.Top), width: width, height: height, palette: palette, indices: indices,
+                decodedRows: decodedRows, control: control))
+        return goesOn
+    }
+
+    /// Skips the compressed data of an empty frame.
+    private static func skipImageData(_ gif: UnsafeMutablePointer<GifFileType>) -> Bool {
+        var codeSize: Int32 = 0
+        var block: UnsafeMutablePointer<GifByteType>?
+        guard DGifGetCode(gif, &codeSize, &block) == GIF_OK else { return false }
+        while block != nil {
+            guard DGifGetCodeNext(gif, &block) == GIF_OK else { return false }
+        }
+        return true
+    }
+
+    /// The order an interlaced frame's rows are stored in: every 8th from 0, every 8th from 4,
+    /// every 4th from 2, every 2nd from 1.
+    private static func interlacedRows(_ height: Int) -> [Int] {
+        [(0, 8), (4, 8), (2, 4), (1, 2)].flatMap { start, step in Array(stride(from: start, to: height, by: step)) }
+    }
+
+    private static func palette(_ map: UnsafeMutablePointer<ColorMapObject>?) -> [UInt32]? {
+        guard let map, let colors = map.pointee.Colors else { return nil }
+        return (0..<min(Int(map.pointee.ColorCount), 256)).map { index in
+            let color = colors[index]
+            return UInt32(color.Red) | UInt32(color.Green) << 8 | UInt32(color.Blue) << 16 | 0xFF00_0000
+        }
+    }
+
+    private static let noControl = GraphicsControlBlock(
+        DisposalMode: DISPOSAL_UNSPECIFIED, UserInputFlag: false, DelayTime: 0, TransparentColor: NO_TRANSPARENT_COLOR)
+
+    static func message(_ code: Int32) -> String {
+        GifErrorString(code).map { String(cString: $0) } ?? "error \(code)"
+    }
+
+    /// The bytes giflib reads from, through its read callback.
+    private final class Source {
+        let bytes: Data
+        var offset = 0
+
+        init(_ bytes: Data) {
+            self.bytes = bytes
+        }
+
+        static let read: InputFunc = { file, buffer, length in
+            guard let file, let buffer, let user = file.pointee.UserData else { return 0 }
+            let source = Unmanaged<Source>.fromOpaque(user).takeUnretainedValue()
+            let count = min(Int(length), source.bytes.count - source.offset)
+            guard count > 0 else { return 0 }
+            let start = source.bytes.startIndex + source.offset
+            source.bytes.copyBytes(to: UnsafeMutableRawBufferPointer(start: buffer, count: count), from: start..<(start + count))
+            source.offset += count
+            return Int32(count)
+        }
+    }
+}

@@ -17,6 +17,12 @@ func describe(_ bytes: [UInt8]) -> String {
     }
 }
 
+func decodeLeniently(_ bytes: Data) throws -> (Image, isComplete: Bool) {
+    let image = try CodersManager.shared.decode(bytes, options: DecodeOptions(acceptTruncatedImages: true))
+    for warning in image.warnings { print("worked around:", warning) }  // "Corrupt JPEG data: 3 extraneous bytes before marker 0xdb"
+    return (image, !image.isPartial)
+}
+
 func cacheThumbnail(_ bytes: Data, for url: String) throws -> Data? {
     let cache = try DiskCache(
         namespace: "thumbnails",
@@ -153,6 +159,14 @@ struct ReadmeExamplesTests {
         #expect(describe(Array(try Fixture.data("gradient.jpg"))) == "image/jpeg, 64x48")
         #expect(describe(Array("<html>".utf8)) == "not an image")
         #expect(describe([0x89, 0x50, 0x4E, 0x47]) == "png: decodeFailed")
+    }
+
+    @Test("decodeLeniently() decodes a JPEG with stray bytes whole, and what arrived of one cut short")
+    func lenientExample() throws {
+        let (junk, junkComplete) = try decodeLeniently(try Fixture.data("quirks/jpeg-junk-before-dqt.jpg"))
+        #expect(junkComplete && junk.warnings.first?.contains("extraneous bytes before marker 0xdb") == true)
+        let (cut, cutComplete) = try decodeLeniently(try Fixture.data("quirks/jpeg-truncated.jpg"))
+        #expect(!cutComplete && cut.pixelWidth == 40)
     }
 
     @Test("cacheThumbnail() stores in the namespace's directory and reads back")

@@ -130,11 +130,11 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     }
     int color_type = png_get_color_type(png, png_info);
     outcome->has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, png_info, PNG_INFO_tRNS) != 0;
-    // Palette, low bit depths and tRNS become 8-bit RGBA; 16-bit samples keep their high byte,
-    // as Pillow reads them; no gamma is applied (the simplified API would treat 16-bit data as
-    // linear light and brighten it).
+    // Palette, low bit depths and tRNS become 8-bit RGBA; 16-bit samples are scaled with
+    // rounding (value x 255 / 65535), not cut to their high byte as Pillow does; no gamma is
+    // applied (the simplified API would treat 16-bit data as linear light and brighten it).
     png_set_expand(png);
-    png_set_strip_16(png);
+    png_set_scale_16(png);
     png_set_gray_to_rgb(png);
     png_set_add_alpha(png, 0xFF, PNG_FILLER_AFTER);
     int pass_count = png_set_interlace_handling(png);
@@ -171,7 +171,7 @@ static void cwi_png_stream_info(png_structp png, png_infop png_info) {
         png_error(png, "the size changed since the header was read");
     }
     png_set_expand(png);
-    png_set_strip_16(png);
+    png_set_scale_16(png);
     png_set_gray_to_rgb(png);
     png_set_add_alpha(png, 0xFF, PNG_FILLER_AFTER);
     stream->interlaced = png_set_interlace_handling(png) > 1;

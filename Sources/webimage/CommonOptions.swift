@@ -105,6 +105,49 @@ struct ImageShapingOptions: ParsableArguments {
     }
 }
 
+/// How `convert` and `fetch` encode what they re-encode: `--quality` is each command's own; these
+/// are the rest of ``EncodeOptions``. Read as text or numbers and checked by check(), as
+/// ``ImageShapingOptions`` is.
+struct EncodingOptions: ParsableArguments {
+    @Flag(help: "JPEG: write a progressive file instead of a baseline one.")
+    var progressive = false
+
+    @Option(
+        name: .customLong("subsampling"),
+        help: ArgumentHelp("JPEG chroma subsampling: 444, 422 or 420 (the default).", valueName: "MODE"))
+    var subsamplingText: String?
+
+    @Option(help: ArgumentHelp("JPEG and lossy WebP: the highest quality whose file fits in BYTES.", valueName: "BYTES"))
+    var maxFileSize: Int?
+
+    @Option(name: .customLong("webp-method"), help: ArgumentHelp("WebP effort, 0 (fastest) to 6 (smallest; default 4).", valueName: "N"))
+    var webPMethod: Int?
+
+    /// Checks the values, for a command's `validate()`.
+    func check() throws {
+        if let subsamplingText, EncodeOptions.ChromaSubsampling(rawValue: subsamplingText) == nil {
+            throw ValidationError("--subsampling takes 444, 422 or 420, not \"\(subsamplingText)\"")
+        }
+        if let maxFileSize, maxFileSize < 1 { throw ValidationError("--max-file-size takes a number of bytes, not \(maxFileSize)") }
+        if let webPMethod, !(0...6).contains(webPMethod) { throw ValidationError("--webp-method takes 0 to 6, not \(webPMethod)") }
+    }
+
+    /// The encoder options with `quality` (1 to 100); nil when nothing was asked for, so that an
+    /// image can be written as its original bytes.
+    func options(quality: Int?) -> EncodeOptions? {
+        guard quality != nil || progressive || subsamplingText != nil || maxFileSize != nil || webPMethod != nil else { return nil }
+        var options = EncodeOptions()
+        if let quality { options.quality = Double(quality) / 100 }
+        options.progressive = progressive
+        if let subsampling = subsamplingText.flatMap(EncodeOptions.ChromaSubsampling.init(rawValue:)) {
+            options.chromaSubsampling = subsampling
+        }
+        options.maximumFileSize = maxFileSize
+        if let webPMethod { options.webPMethod = webPMethod }
+        return options
+    }
+}
+
 /// A failure of the work (exit status 1) with its reason, printed on stderr.
 struct CommandFailure: Error, CustomStringConvertible {
     let description: String

@@ -34,6 +34,8 @@ struct ConvertCommand: AsyncParsableCommand {
 
     @OptionGroup var shaping: ImageShapingOptions
 
+    @OptionGroup(title: "Encoding") var encoding: EncodingOptions
+
     @Flag(help: "Keep the stored pixels and their EXIF orientation instead of turning the image upright.")
     var keepOrientation = false
 
@@ -48,6 +50,7 @@ struct ConvertCommand: AsyncParsableCommand {
             throw ValidationError("cannot tell the output format from \"\(output)\": give --format png|jpeg|webp|gif")
         }
         try shaping.check()
+        try encoding.check()
     }
 
     func run() async throws {
@@ -68,7 +71,7 @@ struct ConvertCommand: AsyncParsableCommand {
             }
             image = transformed
         }
-        let writer = ImageOutput(format: try ImageOutput.parseFormat(format), quality: quality)
+        let writer = ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options(quality: quality))
         let target = writer.format ?? ImageOutput.format(forExtension: output)!
         let bytes = try writer.encode(image, as: target)
         do {

@@ -46,6 +46,8 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var shaping: ImageShapingOptions
 
+    @OptionGroup(title: "Encoding") var encoding: EncodingOptions
+
     @Option(
         help: ArgumentHelp(
             "SDWebImage options in kebab case, comma-separated (retry-failed,refresh-cached,from-cache-only,...).", valueName: "LIST"))
@@ -70,6 +72,7 @@ struct FetchCommand: AsyncParsableCommand {
         if let quality, !(1...100).contains(quality) { throw ValidationError("--quality takes 1 to 100, not \(quality)") }
         _ = try ImageOutput.parseFormat(format)
         try shaping.check()
+        try encoding.check()
         do { _ = try LoadOptions(parsing: options ?? "") } catch { throw ValidationError("--options: \(error.message ?? "\(error)")") }
     }
 
@@ -98,7 +101,7 @@ struct FetchCommand: AsyncParsableCommand {
         var loadOptions = try LoadOptions(parsing: options ?? "").union([.queryMemoryData, .queryMemoryDataSync, .waitStoreCache])
         if acceptTruncated { loadOptions.insert(.acceptTruncatedImages) }
         let context = try shaping.context()
-        let writer = ImageOutput(format: try ImageOutput.parseFormat(format), quality: quality)
+        let writer = ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options(quality: quality))
         let directory = try outputDirectory()
         var failures = 0
         for (index, text) in urls.enumerated() {

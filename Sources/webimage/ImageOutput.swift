@@ -10,7 +10,9 @@ struct ImageOutput {
     static let formats: [String: ImageFormat] = ["png": .png, "jpeg": .jpeg, "jpg": .jpeg, "webp": .webP, "gif": .gif]
 
     let format: ImageFormat?
-    let quality: Int?
+    /// The encoder options asked for; nil when none were, and an unchanged image in its own
+    /// format is written as its original bytes.
+    let options: EncodeOptions?
 
     static func parseFormat(_ name: String?) throws -> ImageFormat? {
         guard let name else { return nil }
@@ -27,7 +29,7 @@ struct ImageOutput {
     /// The bytes to write for `image`, whose original bytes are `original` when unchanged.
     func bytes(for image: Image?, original: Data?, sourceFormat: ImageFormat?, path: String?) throws -> (Data, ImageFormat) {
         let wanted = format ?? path.flatMap(Self.format(forExtension:))
-        if let original, wanted == nil || wanted == sourceFormat, quality == nil {
+        if let original, wanted == nil || wanted == sourceFormat, options == nil {
             return (original, sourceFormat ?? ImageFormat(sniffing: original) ?? .png)
         }
         guard let image else { throw CommandFailure("no decoded image to encode") }
@@ -45,10 +47,8 @@ struct ImageOutput {
     func encode(_ image: Image, as format: ImageFormat) throws -> Data {
         var still = image
         if format != .gif && format != .webP { still.frames = [image.frames[0]] }
-        var options = EncodeOptions()
-        if let quality { options.quality = Double(quality) / 100 }
         do {
-            return try CodersManager.shared.encode(still, as: format, options: options)
+            return try CodersManager.shared.encode(still, as: format, options: options ?? EncodeOptions())
         } catch {
             throw CommandFailure("cannot encode as \(format.rawValue): \(error)")
         }

@@ -144,7 +144,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             let result = try await session.manager.image(
                 for: url, options: [.waitStoreCache, .queryMemoryData, .queryMemoryDataSync], context: context)
             if let target {
-                let (bytes, _) = try ImageOutput(format: nil, quality: nil).bytes(
+                let (bytes, _) = try ImageOutput(format: nil, options: nil).bytes(
                     for: result.image,
                     original: context.imageTransformer == nil && context.imageThumbnailPixelSize == nil ? result.data : nil,
                     sourceFormat: result.image?.sourceFormat, path: nil)

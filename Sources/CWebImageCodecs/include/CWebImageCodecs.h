@@ -41,7 +41,7 @@ typedef struct {
 
 /// Decodes a PNG of `width` x `height` (read first with cwi_png_read_header) into `out`, which
 /// holds exactly width * height * 4 bytes of straight RGBA, zeroed by the caller: every colour
-/// type and bit depth, palette and tRNS expanded, 16-bit samples reduced to their high byte,
+/// type and bit depth, palette and tRNS expanded, 16-bit samples scaled to 8 bits with rounding,
 /// Adam7 deinterlaced, no gamma applied. Damaged ancillary chunks are dropped with a warning;
 /// critical ones fail. With `accept_truncated`, data that ends before the image does keeps the
 /// rows decoded (the rest stays transparent) and sets `partial`. Returns 0 on success, -1 with a

@@ -113,6 +113,40 @@ public final class CodersManager: Sendable {
         guard let coder = all.last(where: { $0.canEncode(to: format) }) else {
             throw WebImageError(.unsupportedFormat, "no coder encodes \(format.rawValue)")
         }
-        return try coder.encode(image, as: format, options: options)
+        guard let maximum = options.maximumFileSize, !options.lossless, format == .jpeg || format == .webP else {
+            return try coder.encode(image, as: format, options: options)
+        }
+        return try encode(image, as: format, options: options, by: coder, fittingIn: maximum)
+    }
+
+    /// SDWebImage's `encodeMaxFileSize`: the highest whole-percent quality up to the asked one
+    /// whose file fits in `maximum` bytes, by bisection (at most 7 encodes for 100 qualities);
+    /// the lowest quality's file when none fits.
+    private func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions, by coder: any ImageCoder, fittingIn maximum: Int)
+        throws(WebImageError) -> Data
+    {
+        func attempt(_ percent: Int) throws(WebImageError) -> Data {
+            var attempt = options
+            attempt.quality = Double(percent) / 100
+            return try coder.encode(image, as: format, options: attempt)
+        }
+        var high = max(1, Int((options.quality * 100).rounded()))
+        let best = try attempt(high)
+        guard best.count > maximum else { return best }
+        var low = 1
+        var fitting: Data?
+        high -= 1
+        while low <= high {
+            let middle = (low + high) / 2
+            let candidate = try attempt(middle)
+            if candidate.count <= maximum {
+                fitting = candidate
+                low = middle + 1
+            } else {
+                high = middle - 1
+            }
+        }
+        if let fitting { return fitting }
+        return try attempt(1)
     }
 }

@@ -1,13 +1,42 @@
 /// How to encode.
 public struct EncodeOptions: Sendable, Equatable {
+    /// How much colour detail JPEG keeps against brightness.
+    public enum ChromaSubsampling: String, Sendable, CaseIterable {
+        /// 4:4:4: colour at full resolution (sharp coloured edges, text, graphics).
+        case none = "444"
+        /// 4:2:2: colour at half the horizontal resolution.
+        case horizontal = "422"
+        /// 4:2:0: colour at half the resolution both ways (photographs; the smallest files).
+        case both = "420"
+    }
+
     /// Lossy quality from 0 (smallest) to 1 (best). Default 0.9. Lossless formats ignore it.
     public var quality: Double
     /// Encode losslessly where the format can choose (WebP). Default false.
     public var lossless: Bool
+    /// JPEG's chroma subsampling. Default ``ChromaSubsampling/both`` (4:2:0), as most encoders.
+    public var chromaSubsampling: ChromaSubsampling
+    /// JPEG: write a progressive file (scans of increasing detail) instead of a baseline one.
+    /// Default false.
+    public var progressive: Bool
+    /// The largest file wanted, in bytes (SDWebImage's `encodeMaxFileSize`): for a lossy
+    /// encoding, the highest quality up to ``quality`` whose file fits is used, and when none
+    /// does, the lowest. Nil (the default) encodes at ``quality`` whatever the size. Lossless
+    /// encodings are not searched.
+    public var maximumFileSize: Int?
+    /// WebP's effort, 0 (fastest) to 6 (smallest files). Default 4, libwebp's own.
+    public var webPMethod: Int
 
     /// Creates options.
-    public init(quality: Double = 0.9, lossless: Bool = false) {
+    public init(
+        quality: Double = 0.9, lossless: Bool = false, chromaSubsampling: ChromaSubsampling = .both, progressive: Bool = false,
+        maximumFileSize: Int? = nil, webPMethod: Int = 4
+    ) {
         self.quality = min(1, max(0, quality))
         self.lossless = lossless
+        self.chromaSubsampling = chromaSubsampling
+        self.progressive = progressive
+        self.maximumFileSize = maximumFileSize
+        self.webPMethod = min(6, max(0, webPMethod))
     }
 }

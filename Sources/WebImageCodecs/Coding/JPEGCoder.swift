@@ -3,7 +3,8 @@ import CTurboJPEG
 
 /// JPEG through libjpeg-turbo's TurboJPEG API: decoding to premultiplied RGBA (alpha is always
 /// opaque) with the EXIF orientation read (the pixels stay as stored; ``Image/orientation`` says
-/// how to turn them), DCT-domain scaling for thumbnails, and encoding at a quality.
+/// how to turn them), DCT-domain scaling for thumbnails, and encoding at a quality, with the
+/// chroma subsampling asked for (4:2:0 by default), baseline or progressive.
 ///
 /// CMYK and YCCK files (Photoshop's, with Adobe's inverted ink) are converted to RGB without a
 /// colour profile, as Pillow does. What libjpeg only warns about (stray bytes between markers,
@@ -81,10 +82,17 @@ public struct JPEGCoder: ImageCoder {
         var output: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
         let quality = Int32(max(1, min(100, (options.quality * 100).rounded())))
+        let subsampling: TJSAMP =
+            switch options.chromaSubsampling {
+            case .none: TJSAMP_444
+            case .horizontal: TJSAMP_422
+            case .both: TJSAMP_420
+            }
+        let flags = options.progressive ? TJFLAG_PROGRESSIVE : 0
         let status = pixels.bytes.withUnsafeBufferPointer { buffer in
             tjCompress2(
                 handle, buffer.baseAddress, Int32(pixels.width), 0, Int32(pixels.height), Int32(TJPF_RGBA.rawValue),
-                &output, &size, Int32(TJSAMP_420.rawValue), quality, 0)
+                &output, &size, Int32(subsampling.rawValue), quality, flags)
         }
         defer { tjFree(output) }
         guard status == 0, let output else { throw WebImageError(.encodeFailed, "JPEG: \(Self.message(handle))") }

@@ -22,17 +22,41 @@ public struct WebPCoder: ImageCoder {
         return image.isAnimated ? try encodeAnimation(image, options: options) : try encodeStill(image.pixels, options: options)
     }
 
+    /// A still through libwebp's advanced API, for the options the simple one has no room for
+    /// (the method).
     private func encodeStill(_ pixels: PixelBuffer, options: EncodeOptions) throws(WebImageError) -> Data {
+        var config = try Self.config(options)
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
+        defer { WebPPictureFree(&picture) }
+        picture.use_argb = 1
+        picture.width = Int32(pixels.width)
+        picture.height = Int32(pixels.height)
+        var writer = WebPMemoryWriter()
+        WebPMemoryWriterInit(&writer)
+        defer { WebPMemoryWriterClear(&writer) }
         let straight = pixels.straightRGBA()
-        var output: UnsafeMutablePointer<UInt8>?
-        let size =
-            options.lossless
-            ? WebPEncodeLosslessRGBA(straight, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bytesPerRow), &output)
-            : WebPEncodeRGBA(
-                straight, Int32(pixels.width), Int32(pixels.height), Int32(pixels.bytesPerRow), Float(options.quality * 100), &output)
-        defer { WebPFree(output) }
-        guard size > 0, let output else { throw WebImageError(.encodeFailed, "libwebp could not encode \(pixels.width)x\(pixels.height)") }
-        return Data(bytes: output, count: size)
+        let encoded = withUnsafeMutablePointer(to: &writer) { writer in
+            picture.writer = WebPMemoryWrite
+            picture.custom_ptr = UnsafeMutableRawPointer(writer)
+            return WebPPictureImportRGBA(&picture, straight, Int32(pixels.bytesPerRow)) != 0 && WebPEncode(&config, &picture) != 0
+        }
+        guard encoded, let memory = writer.mem, writer.size > 0 else {
+            throw WebImageError(
+                .encodeFailed, "libwebp could not encode \(pixels.width)x\(pixels.height) (error \(picture.error_code.rawValue))")
+        }
+        return Data(bytes: memory, count: writer.size)
+    }
+
+    /// libwebp's configuration for `options`.
+    private static func config(_ options: EncodeOptions) throws(WebImageError) -> WebPConfig {
+        var config = WebPConfig()
+        guard WebPConfigInit(&config) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
+        config.lossless = options.lossless ? 1 : 0
+        config.quality = Float(options.quality * 100)
+        config.method = Int32(options.webPMethod)
+        guard WebPValidateConfig(&config) != 0 else { throw WebImageError(.encodeFailed, "libwebp refused the options") }
+        return config
     }
 
     private func encodeAnimation(_ image: Image, options: EncodeOptions) throws(WebImageError) -> Data {
@@ -43,10 +67,7 @@ public struct WebPCoder: ImageCoder {
             throw WebImageError(.encodeFailed, "libwebp could not start an animation")
         }
         defer { WebPAnimEncoderDelete(encoder) }
-        var config = WebPConfig()
-        guard WebPConfigInit(&config) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
-        config.lossless = options.lossless ? 1 : 0
-        config.quality = Float(options.quality * 100)
+        var config = try Self.config(options)
         var timestamp = 0
         for frame in image.frames {
             try add(frame.pixels, to: encoder, at: timestamp, config: &config)

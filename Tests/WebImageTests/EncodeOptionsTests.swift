@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import WebImage
+
+/// The encoder options users of `convert`, the cache serializer and the proxy need: JPEG chroma
+/// subsampling and progressive output, WebP's method, and SDWebImage's maximum file size.
+@Suite("Encode options")
+struct EncodeOptionsTests {
+    let photo: Image
+
+    init() throws {
+        photo = try CodersManager.shared.decode(try Fixture.data("gradient.jpg"))
+    }
+
+    /// The start-of-frame marker's type (0xC0 baseline, 0xC2 progressive) and the first
+    /// component's sampling factors (0x22 for 4:2:0, 0x21 for 4:2:2, 0x11 for 4:4:4).
+    private func frameHeader(_ jpeg: Data) throws -> (marker: UInt8, sampling: UInt8) {
+        let bytes = [UInt8](jpeg)
+        var offset = 2
+        while offset + 4 < bytes.count {
+            #expect(bytes[offset] == 0xFF)
+            let marker = bytes[offset + 1]
+            if marker == 0xC0 || marker == 0xC2 { return (marker, bytes[offset + 11]) }
+            offset += 2 + (Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3]))
+        }
+        throw WebImageError(.decodeFailed, "no start of frame")
+    }
+
+    private func largestDifference(_ image: Image, _ reference: Image) -> Int {
+        zip(image.pixels.bytes, reference.pixels.bytes).map { abs(Int($0) - Int($1)) }.max() ?? 255
+    }
+
+    @Test("JPEG: 4:4:4, 4:2:2 and 4:2:0, baseline or progressive, each decoding close to the source")
+    func jpegSubsamplingAndProgressive() throws {
+        let expected: [EncodeOptions.ChromaSubsampling: UInt8] = [.none: 0x11, .horizontal: 0x21, .both: 0x22]
+        for subsampling in EncodeOptions.ChromaSubsampling.allCases {
+            for progressive in [false, true] {
+                let options = EncodeOptions(quality: 1, chromaSubsampling: subsampling, progressive: progressive)
+                let jpeg = try CodersManager.shared.encode(photo, as: .jpeg, options: options)
+                let header = try frameHeader(jpeg)
+                #expect(header.marker == (progressive ? 0xC2 : 0xC0), "\(subsampling) progressive \(progressive)")
+                #expect(header.sampling == expected[subsampling], "\(subsampling)")
+                let decoded = try CodersManager.shared.decode(jpeg)
+                #expect(largestDifference(decoded, photo) <= (subsampling == .none ? 8 : 40), "\(subsampling)")
+            }
+        }
+        #expect(try frameHeader(try CodersManager.shared.encode(photo, as: .jpeg)).sampling == 0x22, "4:2:0 by default")
+    }
+
+    @Test("WebP: the method changes the encoding, not what it decodes to")
+    func webPMethod() throws {
+        let fastest = try CodersManager.shared.encode(photo, as: .webP, options: EncodeOptions(quality: 0.8, webPMethod: 0))
+        let smallest = try CodersManager.shared.encode(photo, as: .webP, options: EncodeOptions(quality: 0.8, webPMethod: 6))
+        #expect(fastest != smallest)
+        for data in [fastest, smallest] {
+            let decoded = try CodersManager.shared.decode(data)
+            #expect(decoded.pixelWidth == 64 && largestDifference(decoded, photo) <= 48)
+        }
+        let lossless = try CodersManager.shared.encode(photo, as: .webP, options: EncodeOptions(lossless: true, webPMethod: 6))
+        #expect(try CodersManager.shared.decode(lossless).pixels == photo.pixels)
+    }
+
+    @Test("a maximum file size picks the highest quality that fits, the lowest when none does")
+    func maximumFileSize() throws {
+        func jpeg(_ percent: Int) throws -> Data {
+            try CodersManager.shared.encode(photo, as: .jpeg, options: EncodeOptions(quality: Double(percent) / 100))
+        }
+        let sizes = try (1...90).map { try jpeg($0).count }
+        let limit = sizes[49]  // quality 50's size
+        let fitted = try CodersManager.shared.encode(photo, as: .jpeg, options: EncodeOptions(quality: 0.9, maximumFileSize: limit))
+        #expect(fitted.count <= limit)
+        let chosen = try #require((1...90).last { sizes[$0 - 1] == fitted.count && (try? jpeg($0)) == fitted })
+        #expect(chosen >= 50, "quality \(chosen) where 50 fits")
+        let roomy = try CodersManager.shared.encode(photo, as: .jpeg, options: EncodeOptions(quality: 0.9, maximumFileSize: 1 << 30))
+        #expect(roomy == (try jpeg(90)), "when the asked quality fits, it is used")
+        let tiny = try CodersManager.shared.encode(photo, as: .jpeg, options: EncodeOptions(quality: 0.9, maximumFileSize: 10))
+        #expect(tiny == (try jpeg(1)), "when nothing fits, the lowest quality")
+        let webP = try CodersManager.shared.encode(photo, as: .webP, options: EncodeOptions(quality: 0.9, maximumFileSize: limit))
+        #expect(webP.count <= limit)
+    }
+
+    @Test("convert takes --progressive, --subsampling, --max-file-size and --webp-method; bad values are usage errors")
+    func commandLine() async throws {
+        let workspace = try WebImageCommandTests.Workspace()
+        let source = Fixture.url("gradient.jpg").path
+        let run = try await workspace.run(["convert", source, workspace.path("a.jpg"), "--progressive", "--subsampling", "444"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let header = try frameHeader(try #require(FileManager.default.contents(atPath: workspace.path("a.jpg"))))
+        #expect(header.marker == 0xC2 && header.sampling == 0x11)
+        let small = try await workspace.run(["convert", source, workspace.path("b.webp"), "--max-file-size", "600", "--webp-method", "6"])
+        #expect(small.status == 0, "\(small.standardError)")
+        let written = try #require(FileManager.default.contents(atPath: workspace.path("b.webp")))
+        let decoded = try CodersManager.shared.decode(written)
+        #expect(written.count <= 600 && decoded.pixelWidth == 64)
+        for bad in [["--subsampling", "411"], ["--webp-method", "9"], ["--max-file-size", "0"]] {
+            let refused = try await workspace.run(["convert", source, workspace.path("c.jpg")] + bad)
+            #expect(refused.status == 2, "\(bad): \(refused.status) \(refused.standardError)")
+        }
+    }
+}

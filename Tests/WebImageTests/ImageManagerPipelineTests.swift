@@ -324,6 +324,23 @@ struct ImageManagerPipelineTests {
             #expect(image.pixelWidth == 2100 && image.pixelHeight == 2000)
         }
     }
+
+    @Test("imageScaleDownLimitBytes scales down to its own limit, with or without .scaleDownLargeImages")
+    func scaleDownLimit() async throws {
+        try await ManagerHarness.run { harness in
+            harness.origin.route("/photo.jpg", .ok([UInt8](harness.jpeg), contentType: "image/jpeg"))
+            let manager = try harness.makeManager()
+            var context = LoadContext()
+            context.imageScaleDownLimitBytes = 64 * 48 * 4 / 4  // a quarter of the 64x48 bitmap
+            let scaled = try await manager.image(for: harness.origin.url("/photo.jpg"), options: .fromLoaderOnly, context: context)
+            #expect(scaled.image?.pixelWidth == 32 && scaled.image?.pixelHeight == 24)
+            context.imageScaleDownLimitBytes = 64 * 48 * 4 / 16 - 1  // just under a sixteenth: an eighth each way
+            let smaller = try await manager.image(for: harness.origin.url("/photo.jpg"), options: .fromLoaderOnly, context: context)
+            #expect(smaller.image?.pixelWidth == 8 && smaller.image?.pixelHeight == 6)
+            let whole = try CodersManager.shared.decode(harness.jpeg, options: DecodeOptions(scaleDownLimitBytes: 64 * 48 * 4))
+            #expect(whole.pixelWidth == 64, "an image within the limit is left as it is")
+        }
+    }
 }
 
 /// A transformer built from a spec, for tests that need a second, different transformer.

@@ -282,6 +282,7 @@ extension ImageManager {
             limits: decodeLimits, thumbnail: request.key.thumbnail, firstFrameOnly: options.contains(.decodeFirstFrameOnly) || partial,
             scale: request.context.imageScaleFactor ?? Image.scale(forKey: request.key.original),
             scaleDownLargeImages: options.contains(.scaleDownLargeImages) && !options.contains(.progressiveLoad),
+            scaleDownLimitBytes: request.context.imageScaleDownLimitBytes,
             acceptTruncatedImages: partial || options.contains(.acceptTruncatedImages), values: request.context.customValues
         )
     }

@@ -25,6 +25,11 @@ public struct LoadContext: Sendable {
     public var imagePreserveAspectRatio: Bool?
     /// Decode at this pixel size (through the codec's own scaling where there is one).
     public var imageThumbnailPixelSize: (width: Int, height: Int)?
+    /// Decode an image whose RGBA bitmap would pass this many bytes at a size that fits it, by
+    /// halvings, with or without ``LoadOptions/scaleDownLargeImages`` (which uses 60 MB). As in
+    /// SDWebImage, the cache key does not change: the scaled image is what the memory tier keeps
+    /// for the URL.
+    public var imageScaleDownLimitBytes: Int?
     /// Which caches to query; default all.
     public var queryCacheType: ImageCacheType?
     /// Which caches to store the result in; default all.

@@ -51,8 +51,9 @@ public final class CodersManager: Sendable {
             throw WebImageError(.unsupportedFormat, "no coder decodes \(format.rawValue)")
         }
         var options = options
-        if options.scaleDownLargeImages, options.thumbnail == nil, let header = try? ImageHeader(data: data) {
-            options.thumbnail = Self.scaledDownSize(width: header.width, height: header.height)
+        let limit = options.scaleDownLimitBytes ?? (options.scaleDownLargeImages ? Self.scaleDownLimitBytes : nil)
+        if let limit, options.thumbnail == nil, let header = try? ImageHeader(data: data) {
+            options.thumbnail = Self.scaledDownSize(width: header.width, height: header.height, limitBytes: limit)
         }
         return Self.fitted(try coder.decode(data, options: options), into: options.thumbnail)
     }
@@ -82,13 +83,14 @@ public final class CodersManager: Sendable {
     }
 
     /// The largest bitmap `.scaleDownLargeImages` lets a decode make: 60 MB, SDWebImage's figure.
+    /// ``DecodeOptions/scaleDownLimitBytes`` sets another for one decode.
     public static let scaleDownLimitBytes = 60 * 1024 * 1024
 
-    /// The size that keeps a width × height image's RGBA bitmap within ``scaleDownLimitBytes``,
-    /// or nil when it already fits: the largest halving (1/2, 1/4, ...) that fits, so that a JPEG
-    /// decodes straight to it in the DCT and other formats resample by a clean factor.
-    static func scaledDownSize(width: Int, height: Int) -> ThumbnailSize? {
-        let limit = scaleDownLimitBytes / 4
+    /// The size that keeps a width × height image's RGBA bitmap within `limitBytes`, or nil when
+    /// it already fits: the largest halving (1/2, 1/4, ...) that fits, so that a JPEG decodes
+    /// straight to it in the DCT and other formats resample by a clean factor.
+    static func scaledDownSize(width: Int, height: Int, limitBytes: Int = scaleDownLimitBytes) -> ThumbnailSize? {
+        let limit = max(1, limitBytes / 4)
         guard width * height > limit else { return nil }
         var divisor = 2
         while ((width + divisor - 1) / divisor) * ((height + divisor - 1) / divisor) > limit { divisor *= 2 }

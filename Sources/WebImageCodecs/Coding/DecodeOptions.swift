@@ -13,6 +13,11 @@ public struct DecodeOptions: Sendable, Equatable {
     /// ``CodersManager/scaleDownLimitBytes`` at a size that fits it (SDWebImage's
     /// `scaleDownLargeImages`).
     public var scaleDownLargeImages: Bool
+    /// Without a thumbnail: decode images whose RGBA bitmap would pass this many bytes at a
+    /// size that fits it, whether or not ``scaleDownLargeImages`` is set (SDWebImage's
+    /// `imageScaleDownLimitBytes`). Nil (the default) leaves the limit to
+    /// ``scaleDownLargeImages``, which uses ``CodersManager/scaleDownLimitBytes``.
+    public var scaleDownLimitBytes: Int?
     /// Accept data that ends early and show what arrived (the rows or scans so far), as
     /// browsers do and as a progressive download's partial image does: the missing rows are
     /// grey for JPEG (what libjpeg fills in) and transparent for PNG, and the image is marked
@@ -26,7 +31,8 @@ public struct DecodeOptions: Sendable, Equatable {
     /// Creates options; the defaults decode everything at full size with the default limits.
     public init(
         limits: DecodeLimits = DecodeLimits(), thumbnail: ThumbnailSize? = nil, firstFrameOnly: Bool = false, scale: Double = 1,
-        scaleDownLargeImages: Bool = false, acceptTruncatedImages: Bool = false, values: CustomValues = CustomValues()
+        scaleDownLargeImages: Bool = false, scaleDownLimitBytes: Int? = nil, acceptTruncatedImages: Bool = false,
+        values: CustomValues = CustomValues()
     ) {
         self.values = values
         self.limits = limits
@@ -34,6 +40,7 @@ public struct DecodeOptions: Sendable, Equatable {
         self.firstFrameOnly = firstFrameOnly
         self.scale = scale
         self.scaleDownLargeImages = scaleDownLargeImages
+        self.scaleDownLimitBytes = scaleDownLimitBytes
         self.acceptTruncatedImages = acceptTruncatedImages
     }
 }

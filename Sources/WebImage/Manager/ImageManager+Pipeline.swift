@@ -106,7 +106,7 @@ extension ImageManager {
     /// Decodes a cache entry's bytes on this thread (they are the variant's own: no transform)
     /// and puts the image in the cache's memory tier.
     func decodeCachedNow(_ data: Data, _ request: Request) throws(WebImageError) -> Image {
-        let image = try request.coders.decode(data, options: decodeOptions(for: request))
+        let image = try decodeVariantAware(data, request, coders: request.coders, options: decodeOptions(for: request))
         request.cache.storeInMemory(image, for: request.key)
         return image
     }
@@ -262,7 +262,8 @@ extension ImageManager {
         let decodeOptions = decodeOptions(for: request)
         let coders = request.coders
         let priority = request.workPriority
-        let image = try await workPool.run(priority: priority) { () throws(WebImageError) in try coders.decode(data, options: decodeOptions)
+        let image = try await workPool.run(priority: priority) { () throws(WebImageError) in
+            try self.decodeVariantAware(data, request, coders: coders, options: decodeOptions)
         }
         reportWarnings(of: image, request)
         guard let transformer = request.transformer, !image.isAnimated || options.contains(.transformAnimatedImage) else { return image }
@@ -274,6 +275,23 @@ extension ImageManager {
             }
             return transformed
         }
+    }
+
+    /// Decodes; a variant (a thumbnail or a transform) is made from the upright image and is
+    /// itself upright (``ExifOrientation/up``), so that the copy in memory, the one the cache
+    /// encodes to disk (which keeps no orientation) and the one a later process decodes are the
+    /// same image. The thumbnail's box applies to the upright image. Originals keep their bytes
+    /// and their orientation flag.
+    func decodeVariantAware(_ data: Data, _ request: Request, coders: CodersManager, options: DecodeOptions)
+        throws(WebImageError) -> Image
+    {
+        guard request.key.isVariant else { return try coders.decode(data, options: options) }
+        var options = options
+        if let box = options.thumbnail, (try? ImageHeader(data: data))?.orientation.swapsDimensions == true {
+            options.thumbnail = ThumbnailSize(width: box.height, height: box.width, preservesAspectRatio: box.preservesAspectRatio)
+        }
+        let image = try coders.decode(data, options: options)
+        return OrientationTransformer().transform(image, forKey: "") ?? image
     }
 
     func decodeOptions(for request: Request, partial: Bool = false) -> DecodeOptions {

@@ -17,6 +17,9 @@ public struct ImageHeader: Sendable, Equatable {
     public let height: Int
     /// A progressive JPEG, or an Adam7-interlaced PNG: one that can show a coarse image early.
     public let isProgressive: Bool
+    /// How to turn the stored pixels upright: a JPEG's EXIF orientation, ``ExifOrientation/up``
+    /// for the other formats. ``width`` and ``height`` are the stored size.
+    public var orientation: ExifOrientation = .up
 
     /// The number of pixels, `width × height`.
     public var pixelCount: Int { width * height }
@@ -46,7 +49,9 @@ public struct ImageHeader: Sendable, Equatable {
     private static func read(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer) throws(WebImageError) -> ImageHeader {
         switch format {
         case .jpeg:
-            return try probe(format, bytes, cwi_jpeg_read_header)
+            var header = try probe(format, bytes, cwi_jpeg_read_header)
+            header.orientation = ExifReader.orientation(inJPEG: bytes) ?? .up
+            return header
         case .png:
             return try probe(format, bytes, cwi_png_read_header)
         case .gif:

@@ -98,3 +98,34 @@ struct EncodeOptionsTests {
         }
     }
 }
+
+/// The pixel limit bounds what a decoder allocates: a JPEG scaled in the DCT, or a lossy WebP
+/// scaled as it decodes, is checked at its output size; the declared size has its own larger cap.
+@Suite("Limits on what is allocated")
+struct AllocatedLimitTests {
+    @Test("a JPEG over the pixel limit decodes as a thumbnail the DCT brings under it; the declared cap still refuses")
+    func jpeg() throws {
+        let jpeg = try Fixture.data("gradient.jpg")  // 64x48: 3,072 pixels
+        let limits = DecodeLimits(maximumPixelCount: 1_000, maximumDeclaredPixelCount: 4_000)
+        #expect(throws: WebImageError(.tooLarge)) { try CodersManager.shared.decode(jpeg, options: DecodeOptions(limits: limits)) }
+        let thumbnail = DecodeOptions(limits: limits, thumbnail: ThumbnailSize(width: 16, height: 12))
+        let small = try CodersManager.shared.decode(jpeg, options: thumbnail)
+        #expect(small.pixelWidth == 16 && small.pixelHeight == 12)
+        var capped = thumbnail
+        capped.limits.maximumDeclaredPixelCount = 2_000
+        #expect(throws: WebImageError(.tooLarge)) { try CodersManager.shared.decode(jpeg, options: capped) }
+        let progressive = try #require(CodersManager.shared.progressiveCoder(for: jpeg, options: thumbnail))
+        #expect(progressive.update(jpeg)?.pixelWidth == 16)
+    }
+
+    @Test("a lossy WebP is checked at its scaled size, a lossless one at its whole size")
+    func webP() throws {
+        let image = try CodersManager.shared.decode(try Fixture.data("gradient.jpg"))
+        let limits = DecodeLimits(maximumPixelCount: 1_000)
+        let thumbnail = DecodeOptions(limits: limits, thumbnail: ThumbnailSize(width: 16, height: 12))
+        let lossy = try CodersManager.shared.encode(image, as: .webP, options: EncodeOptions(quality: 0.8))
+        #expect(try CodersManager.shared.decode(lossy, options: thumbnail).pixelWidth == 16)
+        let lossless = try CodersManager.shared.encode(image, as: .webP, options: EncodeOptions(lossless: true))
+        #expect(throws: WebImageError(.tooLarge)) { try CodersManager.shared.decode(lossless, options: thumbnail) }
+    }
+}

@@ -6,11 +6,31 @@ public struct DecodeLimits: Sendable, Equatable {
     public var maximumPixelCount: Int
     /// The most input bytes a decoder accepts. Default 256 MiB.
     public var maximumInputSize: Int
+    /// The most pixels a file may declare when it is decoded smaller than it is stored (a JPEG
+    /// scaled in the DCT, a still WebP scaled as it decodes, for a thumbnail): those decoders
+    /// allocate only for the smaller size, which ``maximumPixelCount`` bounds, so a 100 MP photo
+    /// can make a 300 px thumbnail; this hard cap still refuses sizes no one should process.
+    /// Default 400 MP (20000 x 20000); never below ``maximumPixelCount``.
+    public var maximumDeclaredPixelCount: Int
 
     /// Creates limits.
-    public init(maximumPixelCount: Int = 64_000_000, maximumInputSize: Int = 256 * 1024 * 1024) {
+    public init(
+        maximumPixelCount: Int = 64_000_000, maximumInputSize: Int = 256 * 1024 * 1024, maximumDeclaredPixelCount: Int = 400_000_000
+    ) {
         self.maximumPixelCount = maximumPixelCount
         self.maximumInputSize = maximumInputSize
+        self.maximumDeclaredPixelCount = maximumDeclaredPixelCount
+    }
+
+    /// Throws ``WebImageError/Code/tooLarge`` when a file declares more than
+    /// ``maximumDeclaredPixelCount`` pixels (or ``maximumPixelCount``, if that is larger), for a
+    /// decoder that will allocate for a smaller size than the declared one.
+    public func checkDeclared(width: Int, height: Int) throws(WebImageError) {
+        let cap = max(maximumDeclaredPixelCount, maximumPixelCount)
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, pixels <= cap else {
+            throw WebImageError(.tooLarge, "\(width)x\(height) is over the \(cap)-pixel limit on declared sizes")
+        }
     }
 
     /// Throws ``WebImageError/Code/tooLarge`` when `width × height` pixels, or `inputSize`

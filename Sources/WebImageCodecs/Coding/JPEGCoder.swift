@@ -38,10 +38,13 @@ public struct JPEGCoder: ImageCoder {
             warnings.append(Self.message(handle))
         }
         guard width > 0, height > 0 else { throw WebImageError(.decodeFailed, "JPEG header ends before the frame size") }
-        try options.limits.check(width: Int(width), height: Int(height), inputSize: bytes.count)
+        // The pixel limit applies to what is allocated, the size after DCT scaling; the declared
+        // size has its own, larger cap.
+        try options.limits.checkDeclared(width: Int(width), height: Int(height))
         let factor = Self.scalingFactor(width: Int(width), height: Int(height), thumbnail: options.thumbnail)
         let outputWidth = Int(Self.scaled(width, factor))
         let outputHeight = Int(Self.scaled(height, factor))
+        try options.limits.check(width: outputWidth, height: outputHeight, inputSize: bytes.count)
         // libjpeg cannot turn CMYK or YCCK into RGB: take CMYK (YCCK converted by libjpeg) and convert here.
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
         var pixels = [UInt8](repeating: 0, count: outputWidth * outputHeight * 4)

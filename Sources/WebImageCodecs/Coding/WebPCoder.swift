@@ -121,7 +121,10 @@ public struct WebPCoder: ImageCoder {
         guard WebPGetFeatures(bytes.baseAddress, bytes.count, &features) == VP8_STATUS_OK else {
             throw WebImageError(.decodeFailed, "WebP header unreadable")
         }
-        try options.limits.check(width: Int(features.width), height: Int(features.height), inputSize: bytes.count)
+        try options.limits.checkDeclared(width: Int(features.width), height: Int(features.height))
+        if features.has_animation != 0 {
+            try options.limits.check(width: Int(features.width), height: Int(features.height), inputSize: bytes.count)
+        }
         if features.has_animation != 0 && !options.firstFrameOnly {
             return try decodeAnimation(bytes, options: options)
         }
@@ -137,6 +140,11 @@ public struct WebPCoder: ImageCoder {
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else { throw WebImageError(.decodeFailed, "libwebp version mismatch") }
         let (width, height) = Self.outputSize(Int(features.width), Int(features.height), thumbnail: options.thumbnail)
+        // libwebp scales a lossy still row by row as it decodes, so only the output is allocated;
+        // a lossless one (and a lossy one's alpha plane) is decoded whole first.
+        let decodesWhole = features.format != 1 || features.has_alpha != 0
+        try options.limits.check(
+            width: decodesWhole ? Int(features.width) : width, height: decodesWhole ? Int(features.height) : height, inputSize: bytes.count)
         if (width, height) != (Int(features.width), Int(features.height)) {
             config.options.use_scaling = 1
             config.options.scaled_width = Int32(width)

@@ -91,10 +91,48 @@ static void cwi_png_decode_warning(png_structp png, png_const_charp message) {
     }
 }
 
+// Adds one decoded row to the sums of its band of `reduction` rows: per output pixel, each
+// colour weighted by its alpha, and the alpha.
+static void cwi_png_accumulate(const uint8_t *row, uint32_t width, uint32_t reduction, uint64_t *sums) {
+    for (uint32_t x = 0; x < width; x++) {
+        const uint8_t *pixel = row + (size_t)x * 4;
+        uint64_t *sum = sums + (size_t)(x / reduction) * 4;
+        uint64_t alpha = pixel[3];
+        sum[0] += pixel[0] * alpha;
+        sum[1] += pixel[1] * alpha;
+        sum[2] += pixel[2] * alpha;
+        sum[3] += alpha;
+    }
+}
+
+// Writes a band's averages as one output row of straight RGBA, and clears the sums.
+static void cwi_png_emit(uint64_t *sums, uint32_t width, uint32_t reduction, uint32_t band_rows, uint8_t *out_row) {
+    uint32_t out_width = (width + reduction - 1) / reduction;
+    for (uint32_t ox = 0; ox < out_width; ox++) {
+        uint64_t *sum = sums + (size_t)ox * 4;
+        uint32_t columns = ox + 1 < out_width ? reduction : width - ox * reduction;
+        uint64_t count = (uint64_t)columns * band_rows;
+        uint8_t *pixel = out_row + (size_t)ox * 4;
+        for (int channel = 0; channel < 3; channel++) {
+            pixel[channel] = sum[3] == 0 ? 0 : (uint8_t)((sum[channel] + sum[3] / 2) / sum[3]);
+        }
+        pixel[3] = (uint8_t)((sum[3] + count / 2) / count);
+        memset(sum, 0, 4 * sizeof(uint64_t));
+    }
+}
+
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                         uint32_t width, uint32_t height, int32_t accept_truncated, cwi_png_outcome *outcome) {
+    return cwi_png_decode_reduced(data, size, out, out_size, width, height, 1, accept_truncated, outcome);
+}
+
+int cwi_png_decode_reduced(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+                           uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
+                           cwi_png_outcome *outcome) {
     memset(outcome, 0, sizeof(*outcome));
-    if (size < 8 || png_sig_cmp(data, 0, 8) != 0 || out_size != (size_t)width * height * 4) {
+    uint32_t out_width = reduction == 0 ? 0 : (width + reduction - 1) / reduction;
+    uint32_t out_height = reduction == 0 ? 0 : (height + reduction - 1) / reduction;
+    if (size < 8 || png_sig_cmp(data, 0, 8) != 0 || reduction == 0 || out_size != (size_t)out_width * out_height * 4) {
         snprintf(outcome->message, sizeof(outcome->message), "not a PNG, or the buffer does not fit it");
         return -1;
     }
@@ -108,7 +146,11 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     // volatile: the error path after longjmp must see the values as last set.
     volatile uint32_t rows_read = 0;
     volatile int passes = 1;
+    uint8_t *volatile row = NULL;
+    uint64_t *volatile sums = NULL;
     if (png_info == NULL || setjmp(png_jmpbuf(png))) {
+        free(row);
+        free(sums);
         png_destroy_read_struct(&png, &png_info, NULL);
         // The data ran out inside the image: what was decoded is an image, if it was asked for.
         int truncated = context.ended || strstr(outcome->message, "Not enough image data") != NULL;
@@ -142,13 +184,40 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     if (png_get_rowbytes(png, png_info) != (size_t)width * 4) {
         png_error(png, "unexpected row layout after expansion");
     }
-    // Row by row, not png_read_image, so that a file cut short knows how far it got.
-    for (int pass = 0; pass < pass_count; pass++) {
-        passes = pass + 1;
+    if (reduction > 1) {
+        // Reduced: each band of `reduction` rows is averaged into one output row as it arrives,
+        // so only a row and the band's sums are held, never the whole image. Adam7 revisits
+        // every row on each pass, so an interlaced file cannot be reduced this way.
+        if (pass_count > 1) {
+            png_error(png, "an interlaced PNG cannot be reduced while it is read");
+        }
+        row = malloc((size_t)width * 4);
+        sums = calloc((size_t)out_width * 4, sizeof(uint64_t));
+        if (row == NULL || sums == NULL) {
+            png_error(png, "out of memory for a row");
+        }
         for (uint32_t y = 0; y < height; y++) {
-            png_read_row(png, out + (size_t)y * width * 4, NULL);
-            if (pass == 0) {
-                rows_read = y + 1;
+            png_read_row(png, row, NULL);
+            rows_read = y + 1;
+            cwi_png_accumulate(row, width, reduction, sums);
+            if ((y + 1) % reduction == 0 || y + 1 == height) {
+                uint32_t band = y / reduction;
+                cwi_png_emit(sums, width, reduction, y + 1 - band * reduction, out + (size_t)band * out_width * 4);
+            }
+        }
+        free(row);
+        free(sums);
+        row = NULL;
+        sums = NULL;
+    } else {
+        // Row by row, not png_read_image, so that a file cut short knows how far it got.
+        for (int pass = 0; pass < pass_count; pass++) {
+            passes = pass + 1;
+            for (uint32_t y = 0; y < height; y++) {
+                png_read_row(png, out + (size_t)y * width * 4, NULL);
+                if (pass == 0) {
+                    rows_read = y + 1;
+                }
             }
         }
     }

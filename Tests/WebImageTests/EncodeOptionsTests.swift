@@ -129,3 +129,61 @@ struct AllocatedLimitTests {
         #expect(throws: WebImageError(.tooLarge)) { try CodersManager.shared.decode(lossless, options: thumbnail) }
     }
 }
+
+/// A PNG thumbnail is reduced while the rows are read: each block averaged (colour weighted by
+/// alpha), then resampled the rest of the way; only a row of the source is held.
+@Suite("PNG thumbnails reduced while read")
+struct ReducedPNGTests {
+    /// 640x480 with a gradient, a hard edge and translucency.
+    private func source() throws -> (png: Data, straight: [UInt8]) {
+        var straight = [UInt8](repeating: 0, count: 640 * 480 * 4)
+        for y in 0..<480 {
+            for x in 0..<640 {
+                let offset = (y * 640 + x) * 4
+                straight[offset] = UInt8(x * 255 / 639)
+                straight[offset + 1] = UInt8(y * 255 / 479)
+                straight[offset + 2] = x > 320 ? 250 : 10
+                straight[offset + 3] = UInt8((x + y) % 256)
+            }
+        }
+        let image = Image(pixels: PixelBuffer(width: 640, height: 480, straightRGBA: straight))
+        return (try CodersManager.shared.encode(image, as: .png), straight)
+    }
+
+    @Test("each pixel is its 10x10 block's alpha-weighted average, and the pixel limit counts the reduced size")
+    func blockAverages() throws {
+        let (png, _) = try source()
+        let whole = try CodersManager.shared.decode(png).pixels.straightRGBA()
+        let options = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 5_000), thumbnail: ThumbnailSize(width: 64, height: 48))
+        let reduced = try CodersManager.shared.decode(png, options: options)
+        #expect(reduced.pixelWidth == 64 && reduced.pixelHeight == 48)
+        var expected = [UInt8](repeating: 0, count: 64 * 48 * 4)
+        for by in 0..<48 {
+            for bx in 0..<64 {
+                var sums = [0, 0, 0, 0]
+                for y in (by * 10)..<(by * 10 + 10) {
+                    for x in (bx * 10)..<(bx * 10 + 10) {
+                        let offset = (y * 640 + x) * 4
+                        let alpha = Int(whole[offset + 3])
+                        for channel in 0..<3 { sums[channel] += Int(whole[offset + channel]) * alpha }
+                        sums[3] += alpha
+                    }
+                }
+                let offset = (by * 64 + bx) * 4
+                for channel in 0..<3 { expected[offset + channel] = UInt8(sums[3] == 0 ? 0 : (sums[channel] + sums[3] / 2) / sums[3]) }
+                expected[offset + 3] = UInt8((sums[3] + 50) / 100)
+            }
+        }
+        #expect(reduced.pixels == PixelBuffer(width: 64, height: 48, straightRGBA: expected))
+        #expect(throws: WebImageError(.tooLarge), "without a thumbnail the whole image is over the limit") {
+            try CodersManager.shared.decode(png, options: DecodeOptions(limits: options.limits))
+        }
+    }
+
+    @Test("a box that is not a whole fraction is reached by resampling the rest of the way")
+    func resampledTheRest() throws {
+        let (png, _) = try source()
+        let thumbnail = try CodersManager.shared.decode(png, options: DecodeOptions(thumbnail: ThumbnailSize(width: 100, height: 100)))
+        #expect(thumbnail.pixelWidth == 100 && thumbnail.pixelHeight == 75)
+    }
+}

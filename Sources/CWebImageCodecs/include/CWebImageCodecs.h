@@ -49,6 +49,15 @@ typedef struct {
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                         uint32_t width, uint32_t height, int32_t accept_truncated, cwi_png_outcome *outcome);
 
+/// As cwi_png_decode_rgba, reduced by a whole factor while it reads: `out` holds
+/// ceil(width / reduction) x ceil(height / reduction) pixels of straight RGBA, each the average of
+/// its reduction x reduction block (colour weighted by alpha), and only one row of the source is
+/// held at a time. Interlaced files fail (Adam7 needs the whole image); reduction 1 is
+/// cwi_png_decode_rgba.
+int cwi_png_decode_reduced(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+                           uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
+                           cwi_png_outcome *outcome);
+
 /// The pixels a stream has decoded so far: width * height * 4 bytes, rows not yet decoded zero.
 typedef struct {
     uint8_t *pixels;

@@ -4,7 +4,9 @@ import CWebImageCodecs
 
 /// PNG through libpng's simplified API: every colour type and bit depth decoded to 8-bit
 /// premultiplied RGBA (16-bit samples are reduced to 8), transparency from an alpha channel or
-/// tRNS kept, and encoding from straight RGBA (RGB when the image is opaque). Animated PNG
+/// tRNS kept, and encoding from straight RGBA (RGB when the image is opaque). For a thumbnail, a
+/// non-interlaced file is reduced by a whole factor while its rows are read, so a 10000x10000
+/// PNG never holds its full 400 MB of pixels. Animated PNG
 /// (APNG) is read and written through ``APNGReader`` and ``APNGWriter``, with libpng decoding
 /// and encoding each frame.
 public struct PNGCoder: ImageCoder {
@@ -27,7 +29,11 @@ public struct PNGCoder: ImageCoder {
     /// Decodes one frame of an APNG, rebuilt as a still PNG.
     static func frameDecoder(_ options: DecodeOptions) -> @Sendable (Data) throws(WebImageError) -> PixelBuffer {
         { (frame: Data) throws(WebImageError) -> PixelBuffer in
-            try frame.withTypedBytes { bytes throws(WebImageError) in try PNGCoder().decodeStill(bytes, options: options).pixels }
+            // A frame is composed at its own size; only the composed image may be made smaller.
+            var frameOptions = options
+            frameOptions.thumbnail = nil
+            return try frame.withTypedBytes { bytes throws(WebImageError) in try PNGCoder().decodeStill(bytes, options: frameOptions).pixels
+            }
         }
     }
 
@@ -39,16 +45,20 @@ public struct PNGCoder: ImageCoder {
         guard cwi_png_read_header(source, bytes.count, &header) == 0 else {
             throw WebImageError(.decodeFailed, "PNG: \(Self.message(header.message))")
         }
-        let width = Int(header.width)
-        let height = Int(header.height)
+        let reduction =
+            header.progressive == 0 ? Self.reduction(width: Int(header.width), height: Int(header.height), thumbnail: options.thumbnail) : 1
+        let width = (Int(header.width) + reduction - 1) / reduction
+        let height = (Int(header.height) + reduction - 1) / reduction
+        // The pixel limit applies to what is allocated: a reduced decode holds one source row.
+        if reduction > 1 { try options.limits.checkDeclared(width: Int(header.width), height: Int(header.height)) }
         try options.limits.check(width: width, height: height, inputSize: bytes.count)
         var outcome = cwi_png_outcome()
         var status: Int32 = -1
         let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
             buffer.initialize(repeating: 0)
             initialized = buffer.count
-            status = cwi_png_decode_rgba(
-                source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height,
+            status = cwi_png_decode_reduced(
+                source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height, UInt32(reduction),
                 options.acceptTruncatedImages ? 1 : 0, &outcome)
         }
         guard status == 0 else { throw WebImageError(.decodeFailed, "PNG: \(Self.message(outcome.message))") }
@@ -64,6 +74,21 @@ public struct PNGCoder: ImageCoder {
         image.isPartial = outcome.partial != 0
         if image.isPartial { image.warnings.append("the data ended before the image: \(Self.message(outcome.message))") }
         return image
+    }
+
+    /// The whole factor a thumbnail lets a non-interlaced PNG be reduced by while it is read (a
+    /// box average of each block), keeping the result at least the size the thumbnail needs:
+    /// the fitted size when the aspect ratio is kept, the box otherwise. The rest of the way is
+    /// resampled by ``CodersManager``, as after JPEG's DCT scaling. 1 without a thumbnail.
+    static func reduction(width: Int, height: Int, thumbnail: ThumbnailSize?) -> Int {
+        guard let thumbnail, thumbnail.width > 0, thumbnail.height > 0, width > 0, height > 0 else { return 1 }
+        var needed = (width: Double(thumbnail.width), height: Double(thumbnail.height))
+        if thumbnail.preservesAspectRatio {
+            let ratio = min(needed.width / Double(width), needed.height / Double(height))
+            needed = ((Double(width) * ratio).rounded(.up), (Double(height) * ratio).rounded(.up))
+        }
+        let factor = min(Double(width) / max(1, needed.width), Double(height) / max(1, needed.height))
+        return max(1, Int(factor.rounded(.down)))
     }
 
     private static func message<Message>(_ tuple: Message) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import WebImageTesting
 @testable import WebImageDownloader
@@ -29,6 +30,12 @@ struct PolitenessTests {
         }
         try await outcomes.waitForResults(3)
         #expect(outcomes.all.allSatisfy { (try? $0.get()) != nil }, "the other host's downloads all finished")
+        // The first host's two may still be on their way to the origin: wait for their arrival.
+        let arrived = Atomic(0)
+        try await origin.waitFor("two requests to the stalling host") { event in
+            guard case .requestReceived(let request) = event, request.path.hasPrefix("/stall") else { return false }
+            return arrived.add(1, ordering: .relaxed).newValue == 2
+        }
         let stalledPaths = Set(origin.requests.map(\.path).filter { $0.hasPrefix("/stall") })
         #expect(stalledPaths.count == 2, "two of the first host's five reached the origin: \(stalledPaths)")
         for token in stalled + other { token.cancel() }

@@ -50,6 +50,20 @@ struct GIFCoderTests {
         #expect(try CodersManager().decode(data).frames.count == 3)
     }
 
+    @Test("only a NETSCAPE2.0 or ANIMEXTS1.0 extension sets the loop count, not another application's data")
+    func loopCountNeedsItsExtension() throws {
+        let still = Image(pixels: PixelBuffer(width: 4, height: 4, straightRGBA: [UInt8](repeating: 200, count: 64)))
+        let gif = [UInt8](try GIFCoder().encode(still, as: .gif, options: EncodeOptions()))
+        let table = gif[10] & 0x80 != 0 ? 3 * (1 << (Int(gif[10] & 7) + 1)) : 0
+        let start = 13 + table
+        func with(_ application: String) -> Data {
+            let block: [UInt8] = [0x21, 0xFF, 11] + Array(application.utf8) + [3, 1, 5, 0, 0]
+            return Data(gif[..<start] + block + gif[start...])
+        }
+        #expect(try GIFCoder().decode(with("XMP DataXMP"), options: DecodeOptions()).loopCount == 1)
+        #expect(try GIFCoder().decode(with("NETSCAPE2.0"), options: DecodeOptions()).loopCount == 5)
+    }
+
     /// giflib allocates each frame at the size its descriptor declares, however small the canvas.
     @Test("frames are checked as declared before giflib reads them: one frame over the limit, or all over four times it")
     func declaredFrameSizes() throws {

@@ -70,6 +70,7 @@ struct GIFRecordReader {
                 var block: UnsafeMutablePointer<GifByteType>?
                 guard DGifGetExtension(gif, &code, &block) == GIF_OK else { return try stop(gif, "an extension is unreadable") }
                 var isFirst = true
+                var isLoopExtension = false
                 // A first sub-block of length zero comes back as nil: that was the terminator,
                 // and there is nothing more to read.
                 while let current = block {
@@ -77,7 +78,9 @@ struct GIFRecordReader {
                         var parsed = Self.noControl
                         if DGifExtensionToGCB(Int(current[0]), current + 1, &parsed) == GIF_OK { control = parsed }
                     }
-                    if code == APPLICATION_EXT_FUNC_CODE, !isFirst, current[0] >= 3, current[1] == 1 {
+                    if isFirst, code == APPLICATION_EXT_FUNC_CODE {
+                        isLoopExtension = Self.loopExtensionNames.contains { Self.bytes(current, equal: $0) }
+                    } else if isLoopExtension, current[0] >= 3, current[1] == 1 {
                         loopCount = Int(current[2]) | Int(current[3]) << 8
                     }
                     isFirst = false
@@ -169,6 +172,15 @@ struct GIFRecordReader {
             let color = colors[index]
             return UInt32(color.Red) | UInt32(color.Green) << 8 | UInt32(color.Blue) << 16 | 0xFF00_0000
         }
+    }
+
+    /// The application extensions that carry a loop count in their first data sub-block.
+    private static let loopExtensionNames = ["NETSCAPE2.0", "ANIMEXTS1.0"]
+
+    /// Whether a sub-block (its length, then its bytes) holds exactly `text`.
+    private static func bytes(_ block: UnsafeMutablePointer<GifByteType>, equal text: String) -> Bool {
+        let expected = Array(text.utf8)
+        return Int(block[0]) == expected.count && expected.indices.allSatisfy { block[$0 + 1] == expected[$0] }
     }
 
     private static let noControl = GraphicsControlBlock(

@@ -65,7 +65,7 @@ struct GIFCoderTests {
     }
 
     /// giflib allocates each frame at the size its descriptor declares, however small the canvas.
-    @Test("frames are checked as declared before giflib reads them: one frame over the limit, or all over four times it")
+    @Test("frames are checked as declared before their pixels are read: one frame over the limit, or all over four times it")
     func declaredFrameSizes() throws {
         let frames = (0..<5).map { index in
             ImageFrame(

@@ -1,8 +1,8 @@
 /// Bounds a decoder checks before it allocates, against decompression bombs.
 public struct DecodeLimits: Sendable, Equatable {
     /// The most pixels an image may have (for an animation, all frames together). Default 64 MP.
-    /// A GIF's frames are also checked as their descriptors declare them, before giflib reads
-    /// them: each within this limit, all together within four times it.
+    /// A GIF's frames are also checked as their descriptors declare them, before their pixels are
+    /// read: each within this limit, all together within four times it.
     public var maximumPixelCount: Int
     /// The most input bytes a decoder accepts. Default 256 MiB.
     public var maximumInputSize: Int

@@ -20,16 +20,16 @@ struct GIFFrameSource: AnimationFrameSource {
     private var canvas: [UInt8]
     private var position = 0
 
-    /// Opens and reads the file, checking the canvas and each declared frame against `limits`
-    /// before giflib reads anything (the composed frames are counted by the caller).
+    /// Opens and reads the file, checking the canvas against `limits` first and each frame as
+    /// its descriptor is read, before its pixels are (the composed frames are counted by the
+    /// caller).
     init(_ data: Data, limits: DecodeLimits, acceptTruncated: Bool = false) throws(WebImageError) {
         guard data.count >= 13 else { throw WebImageError(.decodeFailed, "GIF: the header is incomplete") }
         let width = Int(data[data.startIndex + 6]) | Int(data[data.startIndex + 7]) << 8
         let height = Int(data[data.startIndex + 8]) | Int(data[data.startIndex + 9]) << 8
         try limits.check(width: width, height: height, inputSize: data.count)
         guard width > 0, height > 0 else { throw WebImageError(.decodeFailed, "GIF canvas is empty") }
-        try Self.checkFrames(data, limits: limits)
-        file = try GIFRecordReader(data, acceptTruncated: acceptTruncated)
+        file = try GIFRecordReader(data, limits: limits, acceptTruncated: acceptTruncated)
         canvasWidth = width
         canvasHeight = height
         canvas = [UInt8](repeating: 0, count: width * height * 4)
@@ -40,22 +40,6 @@ struct GIFFrameSource: AnimationFrameSource {
         loopCount = file.loopCount
         warnings = file.warnings
         isPartial = file.isPartial
-    }
-
-    /// giflib holds every frame's palette indices (a byte per pixel) from the start, at the size
-    /// each frame declares: each must be within the pixel limit, and all of them together within
-    /// four times it, the memory the limit allows for the same pixels composed as RGBA.
-    private static func checkFrames(_ data: Data, limits: DecodeLimits) throws(WebImageError) {
-        var total = 0
-        for frame in GIFFrameScan.frameSizes(data) {
-            try limits.check(width: frame.width, height: frame.height, inputSize: data.count)
-            total += frame.width * frame.height
-        }
-        let (budget, overflow) = limits.maximumPixelCount.multipliedReportingOverflow(by: 4)
-        guard overflow || total <= budget else {
-            throw WebImageError(
-                .tooLarge, "the frames of this GIF declare \(total) pixels, over four times the \(limits.maximumPixelCount)-pixel limit")
-        }
     }
 
     mutating func rewind() throws(WebImageError) {

@@ -11,8 +11,13 @@ import Foundation
 ///
 /// Data that ends inside a frame is truncation: an error, or with
 /// ``DecodeOptions/acceptTruncatedImages`` the rows that arrived (the rest left undrawn) and a
-/// partial image. The frame sizes are checked against the limits before this runs
-/// (``GIFFrameSource``), so giflib is never asked for more than they allow.
+/// partial image.
+///
+/// Each frame's palette indices (a byte per pixel) are held at the size its descriptor declares,
+/// whatever the canvas: a small file can declare frames far larger than its canvas. So each
+/// descriptor is checked before its pixels are read: every frame within the pixel limit, all of
+/// them together within four times it, the memory the limit allows for the same pixels composed
+/// as RGBA.
 struct GIFRecordReader {
     /// One frame as stored.
     struct Frame {
@@ -36,9 +41,15 @@ struct GIFRecordReader {
     private(set) var loopCount = 1
     private(set) var warnings: [String] = []
     private(set) var isPartial = false
+    private let limits: DecodeLimits
+    private let inputSize: Int
+    /// The pixels the frames read so far declare.
+    private var declaredPixels = 0
 
     /// Reads every record of `data` up to the trailer, or as far as it goes.
-    init(_ data: Data, acceptTruncated: Bool) throws(WebImageError) {
+    init(_ data: Data, limits: DecodeLimits, acceptTruncated: Bool) throws(WebImageError) {
+        self.limits = limits
+        inputSize = data.count
         let source = Source(data)
         var status: Int32 = 0
         let context = Unmanaged.passUnretained(source).toOpaque()
@@ -118,6 +129,7 @@ struct GIFRecordReader {
         let descriptor = gif.pointee.Image
         let width = Int(descriptor.Width)
         let height = Int(descriptor.Height)
+        try checkDeclared(width: width, height: height)
         let palette = Self.palette(descriptor.ColorMap)
         var indices = [UInt8](repeating: 0, count: width * height)
         var decodedRows: [Bool]?
@@ -147,6 +159,18 @@ struct GIFRecordReader {
                 left: Int(descriptor.Left), top: Int(descriptor.Top), width: width, height: height, palette: palette, indices: indices,
                 decodedRows: decodedRows, control: control))
         return goesOn
+    }
+
+    /// A frame within the pixel limit, and all frames so far within four times it.
+    private mutating func checkDeclared(width: Int, height: Int) throws(WebImageError) {
+        try limits.check(width: width, height: height, inputSize: inputSize)
+        declaredPixels += width * height
+        let (budget, overflow) = limits.maximumPixelCount.multipliedReportingOverflow(by: 4)
+        guard overflow || declaredPixels <= budget else {
+            throw WebImageError(
+                .tooLarge,
+                "the frames of this GIF declare \(declaredPixels) pixels, over four times the \(limits.maximumPixelCount)-pixel limit")
+        }
     }
 
     /// Skips the compressed data of an empty frame.

@@ -12,11 +12,14 @@ typedef struct {
     const uint8_t *data;
     size_t size;
     size_t offset;
+    /// The data ran out (as opposed to being wrong).
+    int ended;
 } cwi_png_source;
 
 static void cwi_png_read(png_structp png, png_bytep out, size_t length) {
     cwi_png_source *source = (cwi_png_source *)png_get_io_ptr(png);
     if (source->size - source->offset < length) {
+        source->ended = 1;
         png_error(png, "unexpected end of data");
     }
     memcpy(out, source->data + source->offset, length);
@@ -44,7 +47,7 @@ int cwi_png_read_header(const uint8_t *data, size_t size, cwi_header_info *info)
         return -1;
     }
     png_infop png_info = png_create_info_struct(png);
-    cwi_png_source source = {data, size, 0};
+    cwi_png_source source = {data, size, 0, 0};
     if (png_info == NULL || setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &png_info, NULL);
         return -1;
@@ -58,23 +61,6 @@ int cwi_png_read_header(const uint8_t *data, size_t size, cwi_header_info *info)
     info->progressive = png_get_interlace_type(png, png_info) == PNG_INTERLACE_ADAM7 ? 1 : 0;
     png_destroy_read_struct(&png, &png_info, NULL);
     return 0;
-}
-
-typedef struct {
-    cwi_png_source source;
-    cwi_png_outcome *outcome;
-    /// The read callback ran out of data (as opposed to the data being wrong).
-    int ended;
-} cwi_png_decode_context;
-
-static void cwi_png_decode_read(png_structp png, png_bytep out, size_t length) {
-    cwi_png_decode_context *context = (cwi_png_decode_context *)png_get_io_ptr(png);
-    if (context->source.size - context->source.offset < length) {
-        context->ended = 1;
-        png_error(png, "unexpected end of data");
-    }
-    memcpy(out, context->source.data + context->source.offset, length);
-    context->source.offset += length;
 }
 
 static void cwi_png_decode_error(png_structp png, png_const_charp message) {
@@ -122,13 +108,8 @@ static void cwi_png_emit(uint64_t *sums, uint32_t width, uint32_t reduction, uin
 }
 
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
-                        uint32_t width, uint32_t height, int32_t accept_truncated, cwi_png_outcome *outcome) {
-    return cwi_png_decode_reduced(data, size, out, out_size, width, height, 1, accept_truncated, outcome);
-}
-
-int cwi_png_decode_reduced(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
-                           uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
-                           cwi_png_outcome *outcome) {
+                        uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
+                        cwi_png_outcome *outcome) {
     memset(outcome, 0, sizeof(*outcome));
     uint32_t out_width = reduction == 0 ? 0 : (width + reduction - 1) / reduction;
     uint32_t out_height = reduction == 0 ? 0 : (height + reduction - 1) / reduction;
@@ -142,7 +123,7 @@ int cwi_png_decode_reduced(const uint8_t *data, size_t size, uint8_t *out, size_
         return -1;
     }
     png_infop png_info = png_create_info_struct(png);
-    cwi_png_decode_context context = {{data, size, 0}, outcome, 0};
+    cwi_png_source source = {data, size, 0, 0};
     // volatile: the error path after longjmp must see the values as last set.
     volatile uint32_t rows_read = 0;
     volatile int passes = 1;
@@ -153,14 +134,14 @@ int cwi_png_decode_reduced(const uint8_t *data, size_t size, uint8_t *out, size_
         free(sums);
         png_destroy_read_struct(&png, &png_info, NULL);
         // The data ran out inside the image: what was decoded is an image, if it was asked for.
-        int truncated = context.ended || strstr(outcome->message, "Not enough image data") != NULL;
+        int truncated = source.ended || strstr(outcome->message, "Not enough image data") != NULL;
         if (accept_truncated && truncated && (rows_read > 0 || passes > 1)) {
             outcome->partial = 1;
             return 0;
         }
         return -1;
     }
-    png_set_read_fn(png, &context, cwi_png_decode_read);
+    png_set_read_fn(png, &source, cwi_png_read);
     // As browsers do: a damaged ancillary chunk (text, colour profile, ...) is dropped with a
     // warning, a damaged critical one (IHDR, PLTE, IDAT) is an error; libpng's "benign" errors
     // (an iCCP it cannot read) are warnings.

@@ -105,10 +105,12 @@ struct ImageShapingOptions: ParsableArguments {
     }
 }
 
-/// How `convert` and `fetch` encode what they re-encode: `--quality` is each command's own; these
-/// are the rest of ``EncodeOptions``. Read as text or numbers and checked by check(), as
-/// ``ImageShapingOptions`` is.
+/// How `convert` and `fetch` encode what they re-encode (``EncodeOptions``). Read as text or
+/// numbers and checked by check(), as ``ImageShapingOptions`` is.
 struct EncodingOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Lossy quality, 1 to 100.", valueName: "N"))
+    var quality: Int?
+
     @Flag(help: "JPEG: write a progressive file instead of a baseline one.")
     var progressive = false
 
@@ -125,6 +127,7 @@ struct EncodingOptions: ParsableArguments {
 
     /// Checks the values, for a command's `validate()`.
     func check() throws {
+        if let quality, !(1...100).contains(quality) { throw ValidationError("--quality takes 1 to 100, not \(quality)") }
         if let subsamplingText, EncodeOptions.ChromaSubsampling(rawValue: subsamplingText) == nil {
             throw ValidationError("--subsampling takes 444, 422 or 420, not \"\(subsamplingText)\"")
         }
@@ -132,9 +135,9 @@ struct EncodingOptions: ParsableArguments {
         if let webPMethod, !(0...6).contains(webPMethod) { throw ValidationError("--webp-method takes 0 to 6, not \(webPMethod)") }
     }
 
-    /// The encoder options with `quality` (1 to 100); nil when nothing was asked for, so that an
-    /// image can be written as its original bytes.
-    func options(quality: Int?) -> EncodeOptions? {
+    /// The encoder options asked for; nil when none were, so that an image can be written as
+    /// its original bytes.
+    func options() -> EncodeOptions? {
         guard quality != nil || progressive || subsamplingText != nil || maxFileSize != nil || webPMethod != nil else { return nil }
         var options = EncodeOptions()
         if let quality { options.quality = Double(quality) / 100 }

@@ -29,9 +29,6 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Output format: png, jpeg, webp or gif (default: from OUT's extension).", valueName: "FORMAT"))
     var format: String?
 
-    @Option(help: ArgumentHelp("Lossy quality, 1 to 100.", valueName: "N"))
-    var quality: Int?
-
     @OptionGroup var shaping: ImageShapingOptions
 
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
@@ -45,7 +42,6 @@ struct ConvertCommand: AsyncParsableCommand {
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
-        if let quality, !(1...100).contains(quality) { throw ValidationError("--quality takes 1 to 100, not \(quality)") }
         guard try ImageOutput.parseFormat(format) != nil || ImageOutput.format(forExtension: output) != nil else {
             throw ValidationError("cannot tell the output format from \"\(output)\": give --format png|jpeg|webp|gif")
         }
@@ -71,7 +67,7 @@ struct ConvertCommand: AsyncParsableCommand {
             }
             image = transformed
         }
-        let writer = ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options(quality: quality))
+        let writer = ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options())
         let target = writer.format ?? ImageOutput.format(forExtension: output)!
         let bytes = try writer.encode(image, as: target)
         do {

@@ -41,9 +41,6 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Output format: png, jpeg, webp or gif.", valueName: "FORMAT"))
     var format: String?
 
-    @Option(help: ArgumentHelp("Lossy quality, 1 to 100.", valueName: "N"))
-    var quality: Int?
-
     @OptionGroup var shaping: ImageShapingOptions
 
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions
@@ -69,7 +66,6 @@ struct FetchCommand: AsyncParsableCommand {
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
-        if let quality, !(1...100).contains(quality) { throw ValidationError("--quality takes 1 to 100, not \(quality)") }
         _ = try ImageOutput.parseFormat(format)
         try shaping.check()
         try encoding.check()
@@ -101,7 +97,7 @@ struct FetchCommand: AsyncParsableCommand {
         var loadOptions = try LoadOptions(parsing: options ?? "").union([.queryMemoryData, .queryMemoryDataSync, .waitStoreCache])
         if acceptTruncated { loadOptions.insert(.acceptTruncatedImages) }
         let context = try shaping.context()
-        let writer = ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options(quality: quality))
+        let writer = ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options())
         let directory = try outputDirectory()
         var failures = 0
         for (index, text) in urls.enumerated() {

@@ -113,11 +113,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         outputOptions.bootstrapLogging()
         let (urls, names) = try selectedList()
         let session = try LoadSession(cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness)
-        var context = try shaping.context()
-        // The process exits when the list is done: a decoded image is checked and dropped, never
-        // kept in the memory cache (2,000 50 KB JPEGs held 633 MB of them at the end of a run).
-        context.storeCacheType = .disk
-        let loadContext = context
+        let context = try loadContext()
         let directory = try output.map { path -> URL in
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             return URL(fileURLWithPath: path, isDirectory: true)
@@ -136,7 +132,7 @@ struct PrefetchCommand: AsyncParsableCommand {
                 next += 1
                 group.addTask {
                     await prefetch(
-                        urls[index], name: names[index], session: session, context: loadContext, directory: directory, counts: counts,
+                        urls[index], name: names[index], session: session, context: context, directory: directory, counts: counts,
                         reporter: reporter)
                 }
             }
@@ -196,6 +192,15 @@ struct PrefetchCommand: AsyncParsableCommand {
             counts.update { $0.failed += 1 }
             reporter.message("webimage: \(text): \(error)")
         }
+    }
+
+    /// The shaping options' context, storing on disk only: the process exits when the list is
+    /// done, so a decoded image is checked and dropped, never kept in the memory cache (2,000
+    /// 50 KB JPEGs held 633 MB of them at the end of a run).
+    private func loadContext() throws -> LoadContext {
+        var context = try shaping.context()
+        context.storeCacheType = .disk
+        return context
     }
 
     /// The URLs this run takes (all, or its shard's) and the file name of each. Names come from

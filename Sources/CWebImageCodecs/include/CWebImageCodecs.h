@@ -39,24 +39,21 @@ typedef struct {
     char warnings[400];
 } cwi_png_outcome;
 
-/// Decodes a PNG of `width` x `height` (read first with cwi_png_read_header) into `out`, which
-/// holds exactly width * height * 4 bytes of straight RGBA, zeroed by the caller: every colour
-/// type and bit depth, palette and tRNS expanded, 16-bit samples scaled to 8 bits with rounding,
-/// Adam7 deinterlaced, no gamma applied. Damaged ancillary chunks are dropped with a warning;
-/// critical ones fail. With `accept_truncated`, data that ends before the image does keeps the
-/// rows decoded (the rest stays transparent) and sets `partial`. Returns 0 on success, -1 with a
-/// reason in the outcome's message.
+/// Decodes a PNG of `width` x `height` (read first with cwi_png_read_header) into `out`, zeroed by
+/// the caller, as straight RGBA: every colour type and bit depth, palette and tRNS expanded,
+/// 16-bit samples scaled to 8 bits with rounding, Adam7 deinterlaced, no gamma applied. Damaged
+/// ancillary chunks are dropped with a warning; critical ones fail. With `accept_truncated`,
+/// data that ends before the image does keeps the rows decoded (the rest stays transparent) and
+/// sets `partial`.
+///
+/// `reduction` above 1 reduces by that whole factor while reading: `out` then holds
+/// ceil(width / reduction) x ceil(height / reduction) pixels, each the average of its block
+/// (colour weighted by alpha), and only one source row is held at a time; interlaced files fail
+/// then (Adam7 needs the whole image). `out` holds exactly the output's pixels x 4 bytes.
+/// Returns 0 on success, -1 with a reason in the outcome's message.
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
-                        uint32_t width, uint32_t height, int32_t accept_truncated, cwi_png_outcome *outcome);
-
-/// As cwi_png_decode_rgba, reduced by a whole factor while it reads: `out` holds
-/// ceil(width / reduction) x ceil(height / reduction) pixels of straight RGBA, each the average of
-/// its reduction x reduction block (colour weighted by alpha), and only one row of the source is
-/// held at a time. Interlaced files fail (Adam7 needs the whole image); reduction 1 is
-/// cwi_png_decode_rgba.
-int cwi_png_decode_reduced(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
-                           uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
-                           cwi_png_outcome *outcome);
+                        uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
+                        cwi_png_outcome *outcome);
 
 /// The pixels a stream has decoded so far: width * height * 4 bytes, rows not yet decoded zero.
 typedef struct {

@@ -133,10 +133,12 @@ public final class CodersManager: Sendable {
             return try coder.encode(image, as: format, options: attempt)
         }
         var high = max(1, Int((options.quality * 100).rounded()))
-        let best = try attempt(high)
-        guard best.count > maximum else { return best }
+        let asked = try attempt(high)
+        guard asked.count > maximum, high > 1 else { return asked }
         var low = 1
         var fitting: Data?
+        // When nothing fits, the search ends by trying quality 1: that file is the answer.
+        var lowest: Data?
         high -= 1
         while low <= high {
             let middle = (low + high) / 2
@@ -145,10 +147,10 @@ public final class CodersManager: Sendable {
                 fitting = candidate
                 low = middle + 1
             } else {
+                if middle == 1 { lowest = candidate }
                 high = middle - 1
             }
         }
-        if let fitting { return fitting }
-        return try attempt(1)
+        return fitting ?? lowest ?? asked
     }
 }

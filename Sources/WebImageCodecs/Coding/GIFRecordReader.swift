@@ -42,6 +42,7 @@ struct GIFRecordReader {
     private(set) var warnings: [String] = []
     private(set) var isPartial = false
     private let limits: DecodeLimits
+    private let acceptTruncated: Bool
     private let inputSize: Int
     /// The pixels the frames read so far declare.
     private var declaredPixels = 0
@@ -49,6 +50,7 @@ struct GIFRecordReader {
     /// Reads every record of `data` up to the trailer, or as far as it goes.
     init(_ data: Data, limits: DecodeLimits, acceptTruncated: Bool) throws(WebImageError) {
         self.limits = limits
+        self.acceptTruncated = acceptTruncated
         inputSize = data.count
         let source = Source(data)
         var status: Int32 = 0
@@ -58,11 +60,11 @@ struct GIFRecordReader {
         }
         defer { _ = DGifCloseFile(gif, &status) }
         globalPalette = Self.palette(gif.pointee.SColorMap)
-        try withExtendedLifetime(source) { () throws(WebImageError) in try readRecords(gif, acceptTruncated: acceptTruncated) }
+        try withExtendedLifetime(source) { () throws(WebImageError) in try readRecords(gif) }
         guard !frames.isEmpty else { throw WebImageError(.decodeFailed, "GIF: no frame") }
     }
 
-    private mutating func readRecords(_ gif: UnsafeMutablePointer<GifFileType>, acceptTruncated: Bool) throws(WebImageError) {
+    private mutating func readRecords(_ gif: UnsafeMutablePointer<GifFileType>) throws(WebImageError) {
         var control: GraphicsControlBlock?
         while true {
             var type = UNDEFINED_RECORD_TYPE
@@ -70,10 +72,9 @@ struct GIFRecordReader {
             switch type {
             case IMAGE_DESC_RECORD_TYPE:
                 guard DGifGetImageDesc(gif) == GIF_OK else {
-                    return try endInsideFrame(
-                        gif, "the data ends inside frame \(frames.count)'s descriptor", acceptTruncated: acceptTruncated)
+                    return try endInsideFrame(gif, "the data ends inside frame \(frames.count)'s descriptor")
                 }
-                let complete = try readFrame(gif, control: control ?? Self.noControl, acceptTruncated: acceptTruncated)
+                let complete = try readFrame(gif, control: control ?? Self.noControl)
                 control = nil
                 guard complete else { return }
             case EXTENSION_RECORD_TYPE:
@@ -113,9 +114,7 @@ struct GIFRecordReader {
     }
 
     /// The data ended inside a frame: truncation, an error unless truncated images are accepted.
-    private mutating func endInsideFrame(_ gif: UnsafeMutablePointer<GifFileType>, _ what: String, acceptTruncated: Bool)
-        throws(WebImageError)
-    {
+    private mutating func endInsideFrame(_ gif: UnsafeMutablePointer<GifFileType>, _ what: String) throws(WebImageError) {
         let message = "\(what) (giflib: \(Self.message(gif.pointee.Error)))"
         guard acceptTruncated else { throw WebImageError(.decodeFailed, "GIF: \(message)") }
         isPartial = true
@@ -123,9 +122,7 @@ struct GIFRecordReader {
     }
 
     /// Reads one frame's pixels; false when reading has to stop after it.
-    private mutating func readFrame(_ gif: UnsafeMutablePointer<GifFileType>, control: GraphicsControlBlock, acceptTruncated: Bool)
-        throws(WebImageError) -> Bool
-    {
+    private mutating func readFrame(_ gif: UnsafeMutablePointer<GifFileType>, control: GraphicsControlBlock) throws(WebImageError) -> Bool {
         let descriptor = gif.pointee.Image
         let width = Int(descriptor.Width)
         let height = Int(descriptor.Height)
@@ -147,7 +144,7 @@ struct GIFRecordReader {
                     warnings.append("frame \(frames.count) has no block terminator (giflib: \(Self.message(gif.pointee.Error)))")
                     break
                 }
-                try endInsideFrame(gif, "the data ends inside frame \(frames.count)", acceptTruncated: acceptTruncated)
+                try endInsideFrame(gif, "the data ends inside frame \(frames.count)")
                 var rows = [Bool](repeating: false, count: height)
                 for arrived in order.prefix(position) { rows[arrived] = true }
                 decodedRows = rows

@@ -123,11 +123,7 @@ public struct JPEGCoder: ImageCoder {
     static func scalingFactor(width: Int, height: Int, thumbnail: ThumbnailSize?) -> tjscalingfactor {
         let identity = tjscalingfactor(num: 1, denom: 1)
         guard let thumbnail, thumbnail.width > 0 || thumbnail.height > 0 else { return identity }
-        var needed = (width: thumbnail.width, height: thumbnail.height)
-        if thumbnail.preservesAspectRatio, thumbnail.width > 0, thumbnail.height > 0 {
-            let ratio = min(Double(thumbnail.width) / Double(width), Double(thumbnail.height) / Double(height))
-            needed = (Int((Double(width) * ratio).rounded(.up)), Int((Double(height) * ratio).rounded(.up)))
-        }
+        let needed = thumbnail.neededSize(forWidth: width, height: height)
         var count: Int32 = 0
         guard let factors = tjGetScalingFactors(&count) else { return identity }
         var best = identity
@@ -140,7 +136,8 @@ public struct JPEGCoder: ImageCoder {
         return best
     }
 
-    private static func scaled(_ dimension: Int32, _ factor: tjscalingfactor) -> Int32 {
+    /// A dimension scaled by a TurboJPEG factor, as libjpeg rounds it (up).
+    static func scaled(_ dimension: Int32, _ factor: tjscalingfactor) -> Int32 {
         (dimension * factor.num + factor.denom - 1) / factor.denom
     }
 

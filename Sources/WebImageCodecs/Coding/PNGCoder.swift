@@ -57,7 +57,7 @@ public struct PNGCoder: ImageCoder {
         let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
             buffer.initialize(repeating: 0)
             initialized = buffer.count
-            status = cwi_png_decode_reduced(
+            status = cwi_png_decode_rgba(
                 source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height, UInt32(reduction),
                 options.acceptTruncatedImages ? 1 : 0, &outcome)
         }
@@ -82,13 +82,8 @@ public struct PNGCoder: ImageCoder {
     /// resampled by ``CodersManager``, as after JPEG's DCT scaling. 1 without a thumbnail.
     static func reduction(width: Int, height: Int, thumbnail: ThumbnailSize?) -> Int {
         guard let thumbnail, thumbnail.width > 0, thumbnail.height > 0, width > 0, height > 0 else { return 1 }
-        var needed = (width: Double(thumbnail.width), height: Double(thumbnail.height))
-        if thumbnail.preservesAspectRatio {
-            let ratio = min(needed.width / Double(width), needed.height / Double(height))
-            needed = ((Double(width) * ratio).rounded(.up), (Double(height) * ratio).rounded(.up))
-        }
-        let factor = min(Double(width) / max(1, needed.width), Double(height) / max(1, needed.height))
-        return max(1, Int(factor.rounded(.down)))
+        let needed = thumbnail.neededSize(forWidth: width, height: height)
+        return max(1, min(width / max(1, needed.width), height / max(1, needed.height)))
     }
 
     private static func message<Message>(_ tuple: Message) -> String {

@@ -65,12 +65,10 @@ public final class ProgressiveJPEGDecoder: ProgressiveImageCoder {
         let width = Int(header.width)
         let height = Int(header.height)
         let factor = JPEGCoder.scalingFactor(width: width, height: height, thumbnail: options.thumbnail)
-        let scaled = (
-            width: (width * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom),
-            height: (height * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
-        )
+        let scaledWidth = Int(JPEGCoder.scaled(Int32(width), factor))
+        let scaledHeight = Int(JPEGCoder.scaled(Int32(height), factor))
         guard (try? options.limits.checkDeclared(width: width, height: height)) != nil,
-            (try? options.limits.check(width: scaled.width, height: scaled.height, inputSize: bytes.count)) != nil
+            (try? options.limits.check(width: scaledWidth, height: scaledHeight, inputSize: bytes.count)) != nil
         else { return .refused }
         guard let handle = cwi_jpeg_stream_create(UInt32(factor.num), UInt32(factor.denom)) else { return .refused }
         return .ready(

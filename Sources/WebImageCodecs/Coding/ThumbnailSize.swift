@@ -16,4 +16,14 @@ public struct ThumbnailSize: Hashable, Sendable {
         self.height = height
         self.preservesAspectRatio = preservesAspectRatio
     }
+
+    /// The least size a decoder that scales by its own steps (JPEG's DCT, PNG's whole-factor
+    /// reduction) must reach for this thumbnail of a `width` x `height` image: the fitted size,
+    /// rounded up, when the aspect ratio is kept; the box itself otherwise. The rest of the way
+    /// is resampled.
+    func neededSize(forWidth width: Int, height: Int) -> (width: Int, height: Int) {
+        guard preservesAspectRatio, self.width > 0, self.height > 0 else { return (self.width, self.height) }
+        let ratio = min(Double(self.width) / Double(width), Double(self.height) / Double(height))
+        return (Int((Double(width) * ratio).rounded(.up)), Int((Double(height) * ratio).rounded(.up)))
+    }
 }

@@ -26,26 +26,36 @@ public struct WebPCoder: ImageCoder {
     /// (the method).
     private func encodeStill(_ pixels: PixelBuffer, options: EncodeOptions) throws(WebImageError) -> Data {
         var config = try Self.config(options)
+        var writer = WebPMemoryWriter()
+        WebPMemoryWriterInit(&writer)
+        defer { WebPMemoryWriterClear(&writer) }
+        let error = try Self.withPicture(of: pixels) { picture in
+            withUnsafeMutablePointer(to: &writer) { writer in
+                picture.pointee.writer = WebPMemoryWrite
+                picture.pointee.custom_ptr = UnsafeMutableRawPointer(writer)
+                return WebPEncode(&config, picture) != 0 ? nil : picture.pointee.error_code.rawValue
+            }
+        }
+        guard error == nil, let memory = writer.mem, writer.size > 0 else {
+            throw WebImageError(.encodeFailed, "libwebp could not encode \(pixels.width)x\(pixels.height) (error \(error ?? 0))")
+        }
+        return Data(bytes: memory, count: writer.size)
+    }
+
+    /// Runs `body` with a libwebp picture holding `pixels` (straight RGBA), freed afterwards.
+    private static func withPicture<Result>(of pixels: PixelBuffer, _ body: (UnsafeMutablePointer<WebPPicture>) -> Result)
+        throws(WebImageError) -> Result
+    {
         var picture = WebPPicture()
         guard WebPPictureInit(&picture) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
         defer { WebPPictureFree(&picture) }
         picture.use_argb = 1
         picture.width = Int32(pixels.width)
         picture.height = Int32(pixels.height)
-        var writer = WebPMemoryWriter()
-        WebPMemoryWriterInit(&writer)
-        defer { WebPMemoryWriterClear(&writer) }
-        let straight = pixels.straightRGBA()
-        let encoded = withUnsafeMutablePointer(to: &writer) { writer in
-            picture.writer = WebPMemoryWrite
-            picture.custom_ptr = UnsafeMutableRawPointer(writer)
-            return WebPPictureImportRGBA(&picture, straight, Int32(pixels.bytesPerRow)) != 0 && WebPEncode(&config, &picture) != 0
+        guard WebPPictureImportRGBA(&picture, pixels.straightRGBA(), Int32(pixels.bytesPerRow)) != 0 else {
+            throw WebImageError(.encodeFailed, "libwebp could not take \(pixels.width)x\(pixels.height) pixels")
         }
-        guard encoded, let memory = writer.mem, writer.size > 0 else {
-            throw WebImageError(
-                .encodeFailed, "libwebp could not encode \(pixels.width)x\(pixels.height) (error \(picture.error_code.rawValue))")
-        }
-        return Data(bytes: memory, count: writer.size)
+        return body(&picture)
     }
 
     /// libwebp's configuration for `options`.
@@ -84,18 +94,10 @@ public struct WebPCoder: ImageCoder {
     }
 
     private func add(_ pixels: PixelBuffer, to encoder: OpaquePointer, at timestamp: Int, config: inout WebPConfig) throws(WebImageError) {
-        var picture = WebPPicture()
-        guard WebPPictureInit(&picture) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
-        defer { WebPPictureFree(&picture) }
-        picture.use_argb = 1
-        picture.width = Int32(pixels.width)
-        picture.height = Int32(pixels.height)
-        let straight = pixels.straightRGBA()
-        guard WebPPictureImportRGBA(&picture, straight, Int32(pixels.bytesPerRow)) != 0,
-            WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config) != 0
-        else {
-            throw WebImageError(.encodeFailed, "libwebp could not add a frame")
+        let added = try Self.withPicture(of: pixels) { picture in
+            WebPAnimEncoderAdd(encoder, picture, Int32(clamping: timestamp), &config) != 0
         }
+        guard added else { throw WebImageError(.encodeFailed, "libwebp could not add a frame") }
     }
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {

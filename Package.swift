@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "WebImageCodecs", targets: ["WebImageCodecs"]),
         .library(name: "WebImageCaching", targets: ["WebImageCaching"]),
         .library(name: "WebImageDownloader", targets: ["WebImageDownloader"]),
+        // The image proxy (imgproxy's URL format) on Hummingbird: the only module that links it.
+        .library(name: "WebImageServer", targets: ["WebImageServer"]),
         // The test kit: a scripted origin server on 127.0.0.1 for testing code that loads images.
         .library(name: "WebImageTesting", targets: ["WebImageTesting"]),
         .executable(name: "webimage", targets: ["webimage"]),
@@ -31,6 +33,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // No traits: the default ones bring swift-configuration and full Foundation, which the
+        // server does not use.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -91,6 +99,23 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The image proxy server: imgproxy-compatible URLs, signing, policy and HTTP semantics.
+        .target(
+            name: "WebImageServer",
+            dependencies: [
+                "WebImage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSwift
+        ),
         .target(
             name: "WebImageTesting",
             dependencies: [
@@ -111,7 +136,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage",
+                "WebImage", "WebImageServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -132,7 +157,7 @@ let package = Package(
             name: "WebImageTests",
             dependencies: [
                 "WebImage", "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
-                "WebImageTesting", "CWebImageCodecs", "WebImageTestChild", "webimage",
+                "WebImageTesting", "CWebImageCodecs", "WebImageTestChild", "webimage", "WebImageServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -16,6 +16,11 @@
 /// | `orient` | | ``OrientationTransformer`` |
 /// | `tint:COLOR` | `#rrggbb[aa]` | ``TintTransformer`` |
 /// | `blur:R` | standard deviation in pixels | ``BlurTransformer`` |
+/// | `sharpen:SIGMA[:AMOUNT]` | unsharp mask's standard deviation; amount (default 1) | ``SharpeningTransformer`` |
+/// | `pixelate:N` | block side in pixels | ``PixelatingTransformer`` |
+/// | `canvas:WxH+X+Y[:COLOR]` | canvas size, the image's offset on it, fill (default transparent) | ``CanvasTransformer`` |
+/// | `smartcrop:WxH` | result size | ``SmartCroppingTransformer`` |
+/// | `background:COLOR` | `#rrggbb[aa]` | ``BackgroundTransformer`` |
 ///
 /// Every built-in transformer's ``ImageTransformer/transformerKey`` is its canonical spec, so a
 /// key parses back to an equal transformer.
@@ -91,10 +96,26 @@ public enum TransformSpec {
         case "blur":
             try expectCount(arguments, 1...1, usage: "blur:R")
             return BlurTransformer(radius: try number(arguments[0], "radius", 0...maximumBlurRadius))
+        case "sharpen":
+            try expectCount(arguments, 1...2, usage: "sharpen:SIGMA[:AMOUNT]")
+            return SharpeningTransformer(
+                sigma: try number(arguments[0], "sigma", 0...maximumBlurRadius),
+                amount: arguments.count > 1 ? try number(arguments[1], "amount", 0...100) : 1)
+        case "pixelate":
+            try expectCount(arguments, 1...1, usage: "pixelate:N")
+            return PixelatingTransformer(blockSize: try integer(arguments[0], "block size", 1...maximumDimension))
+        case "canvas": return try canvas(arguments)
+        case "smartcrop":
+            try expectCount(arguments, 1...1, usage: "smartcrop:WxH")
+            let (width, height) = try size(arguments[0])
+            return SmartCroppingTransformer(width: width, height: height)
+        case "background":
+            try expectCount(arguments, 1...1, usage: "background:#rrggbb")
+            return BackgroundTransformer(color: try color(arguments[0]))
         case "":
             throw StepError("empty step")
         default:
-            throw StepError("unknown transform \"\(parts[0])\" (known: resize, crop, centercrop, round, flip, rotate, orient, tint, blur)")
+            throw StepError("unknown transform \"\(parts[0])\" (known: \(knownSteps))")
         }
     }
 
@@ -115,6 +136,20 @@ public enum TransformSpec {
             }
         }
         return ResizingTransformer(width: width, height: height, mode: mode, filter: filter)
+    }
+
+    /// The step names, as error messages list them.
+    static let knownSteps = "resize, crop, centercrop, round, flip, rotate, orient, tint, blur, sharpen, pixelate, canvas, smartcrop, background"
+
+    private static func canvas(_ arguments: [String]) throws(StepError) -> any ImageTransformer {
+        try expectCount(arguments, 1...2, usage: "canvas:WxH+X+Y[:COLOR]")
+        let pieces = arguments[0].split(separator: "+", omittingEmptySubsequences: false).map(String.init)
+        guard pieces.count == 3 else { throw StepError("canvas takes WxH+X+Y, not \"\(arguments[0])\"") }
+        let (width, height) = try size(pieces[0])
+        let offsets = -maximumDimension...maximumDimension
+        return CanvasTransformer(
+            width: width, height: height, x: try integer(pieces[1], "x", offsets), y: try integer(pieces[2], "y", offsets),
+            color: arguments.count > 1 ? try color(arguments[1]) : .clear)
     }
 
     private static func crop(_ arguments: [String]) throws(StepError) -> any ImageTransformer {

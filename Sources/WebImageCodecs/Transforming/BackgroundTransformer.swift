@@ -1,0 +1,36 @@
+/// Flattens transparency onto a colour: each pixel is composited over the background, so the
+/// result is opaque when the background is (imgproxy's `background`, and what saving a
+/// translucent image as JPEG needs).
+///
+/// Key: `background:COLOR`, for example `background:#ffffff`.
+public struct BackgroundTransformer: ImageTransformer, Hashable {
+    /// The colour behind the image.
+    public var color: RGBAColor
+
+    /// Creates a background.
+    public init(color: RGBAColor) {
+        self.color = color
+    }
+
+    public var transformerKey: String { "background:\(color.hexString)" }
+
+    public func transform(_ image: Image, forKey key: String) -> Image? {
+        guard image.hasAlpha else { return image }
+        let backdrop = color.premultiplied
+        var result = image.mappingFrames { pixels in
+            var output = pixels.bytes
+            output.withUnsafeMutableBytes { bytes in
+                for offset in stride(from: 0, to: bytes.count, by: 4) {
+                    let pixel = bytes.load(fromByteOffset: offset, as: SIMD4<UInt8>.self)
+                    guard pixel[3] != 255 else { continue }
+                    // Source over, premultiplied: out = source + backdrop × (1 − source alpha).
+                    let over = SIMD4<Float>(pixel) + backdrop * (1 - Float(pixel[3]) / 255)
+                    bytes.storeBytes(of: Resampler.rounded(over), toByteOffset: offset, as: SIMD4<UInt8>.self)
+                }
+            }
+            return PixelBuffer(width: pixels.width, height: pixels.height, premultipliedRGBA: output)
+        }
+        if color.alpha == 255 { result?.hasAlpha = false }
+        return result
+    }
+}

@@ -1,0 +1,54 @@
+/// Places the image on a canvas of another size, filled with a colour: padding, or extending an
+/// image to the size asked for (imgproxy's `padding` and `extend`). The image's top-left corner
+/// goes to (x, y) on the canvas; whatever falls outside the canvas is cut off.
+///
+/// Key: `canvas:WxH+X+Y:COLOR`, for example `canvas:300x200+10+0:#ffffff00`.
+public struct CanvasTransformer: ImageTransformer, Hashable {
+    /// The canvas width.
+    public var width: Int
+    /// The canvas height.
+    public var height: Int
+    /// Where the image's left edge goes on the canvas; negative cuts the image's left side off.
+    public var x: Int
+    /// Where the image's top edge goes on the canvas.
+    public var y: Int
+    /// What the canvas shows where the image does not cover it. Default transparent.
+    public var color: RGBAColor
+
+    /// Creates a canvas; sizes below 1 are raised to 1.
+    public init(width: Int, height: Int, x: Int, y: Int, color: RGBAColor = .clear) {
+        self.width = max(1, width)
+        self.height = max(1, height)
+        self.x = x
+        self.y = y
+        self.color = color
+    }
+
+    public var transformerKey: String { "canvas:\(width)x\(height)+\(x)+\(y):\(color.hexString)" }
+
+    public func transform(_ image: Image, forKey key: String) -> Image? {
+        var result = image.mappingFrames(place)
+        if color.alpha < 255, width > image.pixelWidth || height > image.pixelHeight { result?.hasAlpha = true }
+        return result
+    }
+
+    func place(_ pixels: PixelBuffer) -> PixelBuffer {
+        let fill = Resampler.rounded(color.premultiplied)
+        var output = [UInt8](repeating: 0, count: width * height * 4)
+        output.withUnsafeMutableBytes { canvas in
+            if fill != SIMD4<UInt8>() {
+                for offset in stride(from: 0, to: canvas.count, by: 4) { canvas.storeBytes(of: fill, toByteOffset: offset, as: SIMD4<UInt8>.self) }
+            }
+            let columns = max(0, x)..<min(width, x + pixels.width)
+            guard !columns.isEmpty else { return }
+            pixels.bytes.withUnsafeBytes { source in
+                for row in max(0, y)..<min(height, y + pixels.height) {
+                    let from = ((row - y) * pixels.width + (columns.lowerBound - x)) * 4
+                    let to = (row * width + columns.lowerBound) * 4
+                    canvas.baseAddress!.advanced(by: to).copyMemory(from: source.baseAddress!.advanced(by: from), byteCount: columns.count * 4)
+                }
+            }
+        }
+        return PixelBuffer(width: width, height: height, premultipliedRGBA: output)
+    }
+}

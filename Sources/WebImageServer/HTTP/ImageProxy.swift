@@ -1,0 +1,261 @@
+import Crypto
+public import Foundation
+import Logging
+import WebImage
+
+/// The proxy's request handling, apart from the wire: path → signature → options → result
+/// cache → (fetch → process → store) → response with HTTP caching headers. ``ImageServer`` puts
+/// it behind Hummingbird; it owns no image logic of its own.
+public final class ImageProxy: Sendable {
+    let configuration: ImageServerConfiguration
+    let parser: OptionsParser
+    let signer: URLSigner?
+    let fetcher: SourceFetcher
+    let results: DiskCache
+    let processor: ImageProcessor
+    let gate: AdmissionGate
+    let metrics: ServerMetrics
+    private let inFlight = InFlight<ProcessedResult>()
+    private let logger: Logger
+
+    /// A processed result, as stored and served.
+    struct ProcessedResult: Sendable {
+        var data: Data
+        var contentType: String
+        var etag: String
+        var lastModified: String?
+        var fetchSeconds: Double?
+        var processSeconds: Double?
+    }
+
+    /// The output format a request gets: named in the URL, negotiated from `Accept`, or the
+    /// source's own.
+    enum FormatChoice: Equatable {
+        case explicit(ImageFormat)
+        case negotiated(ImageFormat)
+        case source
+
+        var key: String {
+            switch self {
+            case .explicit(let format), .negotiated(let format): format.rawValue
+            case .source: "source"
+            }
+        }
+    }
+
+    init(configuration: ImageServerConfiguration, telemetry: Telemetry, metrics: ServerMetrics) throws(WebImageError) {
+        self.configuration = configuration
+        let coders = CodersManager.shared
+        let encodable = Set(ImageFormat.allCases.filter { format in coders.all.contains { $0.canEncode(to: format) } })
+        parser = OptionsParser(
+            presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable)
+        signer = configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys, signatureSize: configuration.signatureSize)
+        fetcher = try SourceFetcher(configuration: configuration, telemetry: telemetry)
+        results = try DiskCache(
+            directory: configuration.resolvedCacheDirectory.appendingPathComponent("results"),
+            configuration: DiskCacheConfiguration(sizeLimit: configuration.resultCacheBytes), telemetry: telemetry)
+        processor = ImageProcessor(
+            coders: coders, maximumSourcePixels: Int(configuration.maximumSourceMegapixels * 1_000_000),
+            maximumAnimationFrames: configuration.maximumAnimationFrames, defaultQuality: configuration.defaultQuality)
+        gate = AdmissionGate(concurrency: configuration.concurrency, queueLength: configuration.queueLength)
+        self.metrics = metrics
+        logger = telemetry.logger("server")
+    }
+
+    /// Closes the caches and the downloader.
+    func shutdown() async {
+        await fetcher.shutdown()
+        try? results.flush()
+        results.close()
+    }
+
+    /// The answer to a `GET` or `HEAD` of a proxy path.
+    public func respond(method: String, path: Substring, accept: String?, ifNoneMatch: String?) async -> ProxyResponse {
+        var response: ProxyResponse
+        do throws(ProxyError) {
+            response = try await process(path: path, accept: accept, ifNoneMatch: ifNoneMatch)
+        } catch {
+            response = errorResponse(error)
+        }
+        metrics.countRequest(status: response.status)
+        if method == "HEAD" { response.body = Data() } else { metrics.bytesOut.increment(by: Int64(response.body.count)) }
+        return response
+    }
+
+    private func process(path: Substring, accept: String?, ifNoneMatch: String?) async throws(ProxyError) -> ProxyResponse {
+        let parsed = try ProxyPath(parsing: path)
+        try checkSignature(parsed)
+        let options = try parser.parse(parsed.options, extensionName: parsed.extensionName)
+        try fetcher.checkAllowed(parsed.source)
+        let choice = formatChoice(options: options, accept: accept)
+        let key = [parsed.source.absoluteString, options.canonical, choice.key].joined(separator: "\n")
+        let negotiates = configuration.autoWebP || configuration.autoAVIF
+        let vary = negotiates && !(options.format != nil)
+
+        if let hit = cachedResult(for: key) {
+            metrics.resultHits.increment()
+            return success(hit, options: options, vary: vary, ifNoneMatch: ifNoneMatch, timing: "cache;desc=\"result\"")
+        }
+        metrics.resultMisses.increment()
+        try await gate.enter()
+        defer { gate.leave() }
+        metrics.running.record(gate.running)
+        metrics.queued.record(gate.queued)
+        let result = try await withDeadline(
+            configuration.requestTimeout, error: ProxyError(status: 504, "the request took longer than \(configuration.requestTimeout)")
+        ) { () async throws(ProxyError) -> ProcessedResult in
+            if let ifNoneMatch, let etag = try await self.sourceETag(for: parsed.source, options: options, choice: choice),
+                Self.matches(ifNoneMatch, etag)
+            {
+                return ProcessedResult(data: Data(), contentType: "", etag: etag)
+            }
+            return try await self.inFlight.run(key) { () async throws(ProxyError) -> ProcessedResult in
+                try await self.produce(source: parsed.source, options: options, choice: choice, key: key)
+            }.value
+        }
+        var timing: [String] = []
+        if let fetch = result.fetchSeconds { timing.append("fetch;dur=\(Self.milliseconds(fetch))") }
+        if let process = result.processSeconds { timing.append("process;dur=\(Self.milliseconds(process))") }
+        return success(result, options: options, vary: vary, ifNoneMatch: ifNoneMatch, timing: timing.joined(separator: ", "))
+    }
+
+    private func checkSignature(_ path: ProxyPath) throws(ProxyError) {
+        if let signer, signer.isValid(path.signature, for: path.signedPath) { return }
+        guard configuration.allowsUnsigned else {
+            throw .forbidden(signer == nil ? "unsigned URLs are not allowed" : "invalid signature")
+        }
+    }
+
+    private func formatChoice(options: ProcessingOptions, accept: String?) -> FormatChoice {
+        if let format = options.format { return .explicit(format) }
+        let accepted = (accept ?? "").lowercased()
+        if configuration.autoAVIF, accepted.contains("image/avif"), parser.encodableFormats.contains(.avif) { return .negotiated(.avif) }
+        if configuration.autoWebP, accepted.contains("image/webp") { return .negotiated(.webP) }
+        return .source
+    }
+
+    /// The stored result for `key`, if the result cache has it whole.
+    private func cachedResult(for key: String) -> ProcessedResult? {
+        guard let metadata = results.metadata(for: key), let etag = metadata.etag, let contentType = metadata.contentType,
+            let data = try? results.data(for: key)
+        else { return nil }
+        return ProcessedResult(data: data, contentType: contentType, etag: etag, lastModified: metadata.lastModified)
+    }
+
+    /// Fetches, processes in the work pool, stores and returns one result.
+    private func produce(source: URL, options: ProcessingOptions, choice: FormatChoice, key: String) async throws(ProxyError) -> ProcessedResult {
+        let fetchStart = ContinuousClock.now
+        let (data, fromCache) = try await fetcher.fetch(source)
+        let fetchSeconds = Self.seconds(since: fetchStart)
+        if fromCache { metrics.sourceHits.increment() } else { metrics.bytesIn.increment(by: Int64(data.count)) }
+        metrics.fetchDuration.recordSeconds(fetchSeconds)
+        let format = outputFormat(choice, source: data)
+        let processStart = ContinuousClock.now
+        let processor = self.processor
+        let outcome: Result<Data, ProxyError>
+        do {
+            outcome = try await WorkPool.shared.run { () throws(WebImageError) -> Result<Data, ProxyError> in
+                Result { () throws(ProxyError) in try processor.process(data, options: options, format: format) }
+            }
+        } catch {
+            outcome = .failure(.unprocessable("processing failed: \(error.detail)"))
+        }
+        let encoded = try outcome.get()
+        let processSeconds = Self.seconds(since: processStart)
+        metrics.processingDuration.recordSeconds(processSeconds)
+        let result = ProcessedResult(
+            data: encoded, contentType: format.mimeType, etag: Self.etag(source: data, options: options, choice: choice),
+            lastModified: fetcher.cache.disk?.metadata(for: source.absoluteString)?.lastModified,
+            fetchSeconds: fetchSeconds, processSeconds: processSeconds)
+        do {
+            try results.store(
+                encoded, for: key,
+                metadata: DiskCacheMetadata(contentType: result.contentType, etag: result.etag, lastModified: result.lastModified))
+        } catch {
+            logger.warning("the result cache could not store a result", metadata: ["error": "\(error)"])
+        }
+        return result
+    }
+
+    /// The ETag a result of `source` would have, from the source alone: answers a revalidation
+    /// without processing when the result is not cached.
+    private func sourceETag(for source: URL, options: ProcessingOptions, choice: FormatChoice) async throws(ProxyError) -> String? {
+        let (data, _) = try await fetcher.fetch(source)
+        return Self.etag(source: data, options: options, choice: choice)
+    }
+
+    /// The format to write: the choice, or for `.source` the source's own when there is an
+    /// encoder for it, else PNG.
+    private func outputFormat(_ choice: FormatChoice, source: Data) -> ImageFormat {
+        switch choice {
+        case .explicit(let format), .negotiated(let format): return format
+        case .source:
+            let format = ImageFormat(sniffing: source)
+            return format.flatMap { parser.encodableFormats.contains($0) ? $0 : nil } ?? .png
+        }
+    }
+
+    /// A strong validator: the source's bytes (hashed), the canonical options and the format.
+    static func etag(source: Data, options: ProcessingOptions, choice: FormatChoice) -> String {
+        var hash = SHA256()
+        hash.update(data: SHA256.hash(data: source).withUnsafeBytes { Data($0) })
+        hash.update(data: Data("\n\(options.canonical)\n\(choice.key)".utf8))
+        return "\"" + URLSigner.base64URL(Array(hash.finalize()).prefix(18).map { $0 }) + "\""
+    }
+
+    /// Whether an `If-None-Match` list names `etag` (or is `*`); weak forms compare equal.
+    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
+        ifNoneMatch.split(separator: ",").contains { candidate in
+            let tag = candidate.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == etag || tag == "W/" + etag
+        }
+    }
+
+    private func success(_ result: ProcessedResult, options: ProcessingOptions, vary: Bool, ifNoneMatch: String?, timing: String) -> ProxyResponse {
+        var headers: [(name: String, value: String)] = [
+            ("ETag", result.etag), ("Cache-Control", "public, max-age=\(configuration.resultTTL)"),
+        ]
+        if vary { headers.append(("Vary", "Accept")) }
+        if let lastModified = result.lastModified { headers.append(("Last-Modified", lastModified)) }
+        if !timing.isEmpty { headers.append(("Server-Timing", timing)) }
+        if let ifNoneMatch, Self.matches(ifNoneMatch, result.etag) {
+            return ProxyResponse(status: 304, headers: headers)
+        }
+        headers.append(("Content-Type", result.contentType))
+        headers.append(("Content-Length", String(result.data.count)))
+        headers.append(("Content-Disposition", contentDisposition(options, contentType: result.contentType)))
+        return ProxyResponse(status: 200, headers: headers, body: result.data)
+    }
+
+    /// `inline` or `attachment`, with the file name from `filename` or the source's and the
+    /// result's extension.
+    private func contentDisposition(_ options: ProcessingOptions, contentType: String) -> String {
+        let format = ImageFormat.allCases.first { $0.mimeType == contentType }
+        let name = (options.filename ?? "image").replacingOccurrences(of: "\"", with: "").replacingOccurrences(of: "\\", with: "")
+        let fileName = name + "." + (format == .jpeg ? "jpg" : format?.rawValue ?? "bin")
+        let ascii = String(fileName.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "_" })
+        var value = (options.returnAttachment ? "attachment" : "inline") + "; filename=\"\(ascii)\""
+        if ascii != fileName, let encoded = fileName.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
+            value += "; filename*=UTF-8''\(encoded)"
+        }
+        return value
+    }
+
+    func errorResponse(_ error: ProxyError) -> ProxyResponse {
+        var headers: [(name: String, value: String)] = [("Content-Type", "text/plain; charset=utf-8")]
+        let transient = error.status == 503 || error.status == 504 || error.status == 499
+        headers.append(("Cache-Control", transient ? "no-store" : "public, max-age=\(configuration.errorTTL)"))
+        if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
+        if error.status >= 500 { logger.notice("request failed", metadata: ["status": "\(error.status)", "reason": "\(error.reason)"]) }
+        return ProxyResponse(status: error.status, headers: headers, body: Data((error.reason + "\n").utf8))
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    private static func milliseconds(_ seconds: Double) -> String {
+        String(format: "%.1f", seconds * 1000)
+    }
+}

@@ -1,0 +1,157 @@
+public import Foundation
+import Hummingbird
+public import Logging
+import HTTPTypes
+import HummingbirdCore
+import Metrics
+import NIOCore
+public import Prometheus
+public import ServiceLifecycle
+import Synchronization
+public import WebImage
+
+/// The image proxy as a service: ``ImageProxy`` behind Hummingbird 2, with `/health`, `/ready`
+/// and Prometheus `/metrics`. Run it in a `ServiceGroup` (``run()``), which
+/// `webimage serve` does with SIGTERM and SIGINT as graceful shutdown: the listener closes,
+/// requests in flight finish, then the caches are flushed.
+///
+/// ```swift
+/// var configuration = ImageServerConfiguration()
+/// configuration.signingKeys = [SigningKey(hexKey: "736563726574", hexSalt: "68656C6C6F")!]
+/// let server = try ImageServer(configuration: configuration)
+/// try await server.run()
+/// ```
+public final class ImageServer: Service, Sendable {
+    /// The configuration it runs with.
+    public let configuration: ImageServerConfiguration
+    /// The request handling.
+    public let proxy: ImageProxy
+    /// Where `/metrics` reads from: the server's and the library's metrics.
+    public let registry: PrometheusCollectorRegistry
+    private let boundPort = Mutex<Int?>(nil)
+    private let portWaiters = Mutex<[CheckedContinuation<Int, Never>]>([])
+    private let draining = Mutex(false)
+    private let logger: Logger
+
+    /// A server; nothing listens until ``run()``.
+    /// - Throws: ``WebImageError`` when a cache directory cannot be opened, or
+    ///   ``WebImageError/Code/invalidArgument`` when neither a key nor `allowsUnsigned` is given.
+    public init(configuration: ImageServerConfiguration, logger: Logger = Logger(label: "webimage.server")) throws(WebImageError) {
+        guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {
+            throw WebImageError(.invalidArgument, "give a signing key (--key and --salt) or allow unsigned URLs (--allow-unsigned)")
+        }
+        self.configuration = configuration
+        self.logger = logger
+        registry = PrometheusCollectorRegistry()
+        let factory = PrometheusMetricsFactory(registry: registry)
+        let telemetry = Telemetry(metricsFactory: factory)
+        proxy = try ImageProxy(configuration: configuration, telemetry: telemetry, metrics: ServerMetrics(factory: factory))
+        if configuration.allowsUnsigned {
+            logger.warning("unsigned URLs are allowed: anyone can make this server fetch and process any allowed source")
+        }
+    }
+
+    /// The port the server listens on, once it does (for a configuration with port 0).
+    public var port: Int {
+        get async {
+            if let port = boundPort.withLock({ $0 }) { return port }
+            return await withCheckedContinuation { continuation in
+                let port = boundPort.withLock { port in
+                    if port == nil { portWaiters.withLock { $0.append(continuation) } }
+                    return port
+                }
+                if let port { continuation.resume(returning: port) }
+            }
+        }
+    }
+
+    /// Listens until the service group is told to stop, then drains and closes the caches.
+    public func run() async throws {
+        let http = HTTP1Channel.Configuration(
+            idleTimeout: .seconds(Int64(configuration.idleTimeout)),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: configuration.maximumRequestHeaderBytes, maxHeaderListSize: configuration.maximumRequestHeaderBytes))
+        let application = Application(
+            responder: ProxyResponder(server: self),
+            server: .http1(configuration: http),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
+            onServerRunning: { [self] channel in bound(channel.localAddress?.port ?? configuration.port) },
+            logger: logger)
+        try await cancelWhenGracefulShutdown {
+            try await withGracefulShutdownHandler {
+                try await application.runService()
+            } onGracefulShutdown: { [self] in
+                draining.withLock { $0 = true }
+            }
+        }
+        await proxy.shutdown()
+    }
+
+    /// Runs the server in its own service group that stops on SIGTERM or SIGINT.
+    public func runUntilSignalled() async throws {
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    /// Whether the server takes new work: false once shutdown has begun.
+    var isReady: Bool { !draining.withLock { $0 } }
+
+    private func bound(_ port: Int) {
+        boundPort.withLock { $0 = port }
+        let waiters = portWaiters.withLock { waiters in
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: port) }
+    }
+
+    /// The answer to any request: the operational routes, else the proxy.
+    func respond(method: String, path: Substring, accept: String?, ifNoneMatch: String?) async -> ProxyResponse {
+        guard method == "GET" || method == "HEAD" else {
+            return ProxyResponse(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "text/plain; charset=utf-8")], body: Data("use GET or HEAD\n".utf8))
+        }
+        switch path {
+        case "/health":
+            return ProxyResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("ok\n".utf8))
+        case "/ready":
+            return isReady
+                ? ProxyResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("ready\n".utf8))
+                : ProxyResponse(status: 503, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("shutting down\n".utf8))
+        case "/metrics":
+            proxy.metrics.running.record(proxy.gate.running)
+            proxy.metrics.queued.record(proxy.gate.queued)
+            return ProxyResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Data(registry.emitToBuffer()))
+        default:
+            return await proxy.respond(method: method, path: path, accept: accept, ifNoneMatch: ifNoneMatch)
+        }
+    }
+}
+
+/// Hummingbird's side: reads the method, the raw path and two headers, writes the
+/// ``ProxyResponse`` back, and logs one line per request with its id.
+struct ProxyResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let server: ImageServer
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let start = ContinuousClock.now
+        let method = request.method.rawValue
+        let answer = await server.respond(
+            method: method, path: Substring(request.uri.path), accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
+        var headers = HTTPFields()
+        for (name, value) in answer.headers {
+            if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
+        }
+        let requestID = context.id
+        headers.append(HTTPField(name: HTTPField.Name("X-Request-Id")!, value: requestID))
+        context.logger.info(
+            "request",
+            metadata: [
+                "method": "\(method)", "path": "\(request.uri.path.prefix(200))", "status": "\(answer.status)",
+                "bytes": "\(answer.body.count)", "ms": "\(Int((ContinuousClock.now - start) / .milliseconds(1)))",
+            ])
+        let body = answer.body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
+        return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: body)
+    }
+}

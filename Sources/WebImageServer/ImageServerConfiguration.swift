@@ -1,0 +1,85 @@
+public import Foundation
+public import WebImage
+
+/// Everything `webimage serve` takes, with imgproxy's defaults where it has one and safer ones
+/// where it does not (private addresses are refused too). Each property is a flag and a
+/// `WEBIMAGE_*` variable of the command; the README's table lists them.
+public struct ImageServerConfiguration: Sendable {
+    /// The address to listen on. Default `127.0.0.1`.
+    public var host = "127.0.0.1"
+    /// The port; 0 picks a free one (``ImageServer/port`` tells which). Default 8080.
+    public var port = 8080
+    /// Key and salt pairs whose signatures are accepted; the first signs. Default none.
+    public var signingKeys: [SigningKey] = []
+    /// Bytes of the digest a signature keeps, 1...32. Default 32.
+    public var signatureSize = 32
+    /// Accept any signature segment (`unsafe`). Must be asked for; default false.
+    public var allowsUnsigned = false
+    /// Fetch sources on loopback addresses (tests, demos). Default false.
+    public var allowsLoopbackSources = false
+    /// Source URL prefixes allowed; empty allows every public http(s) source. A prefix without a
+    /// path (`https://a.com`) is read as `https://a.com/`, so that it cannot match
+    /// `https://a.com@evil.com` or `https://a.com.evil.com`. Default empty.
+    public var allowedSources: [String] = []
+    /// Answer WebP to clients whose `Accept` lists it when the URL names no format. Default false.
+    public var autoWebP = false
+    /// Answer AVIF likewise. No AVIF encoder is built in yet, so this changes nothing until one
+    /// is added to the coders. Default false.
+    public var autoAVIF = false
+    /// Where processed results (`results/`) and fetched sources (`sources/`) are kept. Default
+    /// `~/.cache/webimage/serve`.
+    public var cacheDirectory: URL?
+    /// The most bytes the result cache keeps. Default 1 GiB.
+    public var resultCacheBytes = 1024 * 1024 * 1024
+    /// The most bytes the source cache keeps. Default 1 GiB.
+    public var sourceCacheBytes = 1024 * 1024 * 1024
+    /// The most pixels a source may declare, in megapixels (an animation's frames together).
+    /// Default 50, imgproxy's.
+    public var maximumSourceMegapixels = 50.0
+    /// The most bytes read from a source, stopped while streaming. Default 50 MiB.
+    public var maximumSourceBytes = 50 * 1024 * 1024
+    /// The most frames of an animated source. Default 100.
+    public var maximumAnimationFrames = 100
+    /// The largest width or height of a result. Default 8192.
+    public var maximumResultDimension = 8192
+    /// Requests fetched and processed at once. Default the number of cores.
+    public var concurrency = ProcessInfo.processInfo.activeProcessorCount
+    /// Requests that wait for a free slot; one more is answered 503 with `Retry-After`.
+    /// Default 64.
+    public var queueLength = 64
+    /// `Cache-Control: max-age` of a result, in seconds. Default one year (URLs are immutable).
+    public var resultTTL = 31_536_000
+    /// `Cache-Control: max-age` of an error. Default 10 seconds.
+    public var errorTTL = 10
+    /// Named option lists for `preset`/`pr` (`thumb` → `rs:fill:150:150/q:70`); `default` applies
+    /// to every URL first. Default none.
+    public var presets: [String: String] = [:]
+    /// The most a source download may take, redirects included. Default 10 seconds.
+    public var downloadTimeout: Duration = .seconds(10)
+    /// The most a whole request may take before it is answered 504. Default 30 seconds.
+    public var requestTimeout: Duration = .seconds(30)
+    /// Redirects followed per source. Default 10.
+    public var maximumRedirects = 10
+    /// Seconds a client connection may sit idle before it is closed. Default 60.
+    public var idleTimeout = 60
+    /// The most bytes of request headers a client may send. Default 16 KiB.
+    public var maximumRequestHeaderBytes = 16 * 1024
+    /// Quality of lossy results when the URL gives none, 1...100. Default 80, imgproxy's.
+    public var defaultQuality = 80
+
+    /// The defaults.
+    public init() {}
+
+    /// Where the caches live.
+    var resolvedCacheDirectory: URL {
+        cacheDirectory ?? DiskCache.defaultDirectory(namespace: "serve")
+    }
+
+    /// The allow-list with each path-less prefix closed by `/`.
+    var normalizedAllowedSources: [String] {
+        allowedSources.map { prefix in
+            guard let url = URL(string: prefix), url.host != nil, url.path.isEmpty, !prefix.hasSuffix("/") else { return prefix }
+            return prefix + "/"
+        }
+    }
+}

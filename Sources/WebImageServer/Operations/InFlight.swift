@@ -1,0 +1,30 @@
+import Synchronization
+
+/// Concurrent identical requests share one piece of work: the first starts it, the others wait
+/// for the same result, and the entry is gone once it finishes (the result cache keeps it
+/// after that).
+final class InFlight<Value: Sendable>: Sendable {
+    private let tasks = Mutex([String: Task<Result<Value, ProxyError>, Never>]())
+
+    /// The result of the work running for `key`, or of `work` started now; `joined` is true for
+    /// a caller that found the work already running.
+    func run(_ key: String, _ work: @escaping @Sendable () async throws(ProxyError) -> Value) async throws(ProxyError) -> (
+        value: Value, joined: Bool
+    ) {
+        let (task, joined) = tasks.withLock { tasks in
+            if let running = tasks[key] { return (running, true) }
+            let task = Task { () -> Result<Value, ProxyError> in
+                let result: Result<Value, ProxyError>
+                do throws(ProxyError) { result = .success(try await work()) } catch { result = .failure(error) }
+                _ = self.tasks.withLock { $0.removeValue(forKey: key) }
+                return result
+            }
+            tasks[key] = task
+            return (task, false)
+        }
+        return (try await task.value.get(), joined)
+    }
+
+    /// Work running now.
+    var count: Int { tasks.withLock { $0.count } }
+}

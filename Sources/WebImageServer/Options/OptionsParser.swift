@@ -1,0 +1,317 @@
+public import Foundation
+public import WebImage
+
+/// Turns the option segments of a proxy path into ``ProcessingOptions``, with imgproxy's names
+/// (full and short), argument order and defaults. Empty arguments keep the default
+/// (`rs:fit::300`); booleans are `1`/`t`/`true` or `0`/`f`/`false`. Every mistake is a 400 whose
+/// reason names the option: an unknown name, too many arguments, a number that is not one or is
+/// negative, a size over the output limit, an unknown format. Presets (`pr:NAME`) expand in
+/// place; a preset named `default` applies before every URL's own options.
+public struct OptionsParser: Sendable {
+    /// Named option lists (`thumb` → `rs:fill:150:150/q:70`), parsed at start-up.
+    public let presets: [String: [Substring]]
+    /// The largest width or height a result may have (after `dpr` and `zoom`).
+    public let maximumResultDimension: Int
+    /// The formats the server can write.
+    public let encodableFormats: Set<ImageFormat>
+
+    /// A parser with the given presets and limit.
+    public init(presets: [String: String] = [:], maximumResultDimension: Int = 8192, encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif]) {
+        self.presets = presets.mapValues { $0.split(separator: "/") }
+        self.maximumResultDimension = maximumResultDimension
+        self.encodableFormats = encodableFormats
+    }
+
+    /// The options `segments` ask for; `extensionName` is the path's extension, which sets the
+    /// format unless a `format` option does.
+    public func parse(_ segments: [Substring], extensionName: String? = nil, now: Date = Date()) throws(ProxyError) -> ProcessingOptions {
+        var options = ProcessingOptions()
+        if let defaults = presets["default"] { try apply(defaults, to: &options, depth: 1) }
+        if let extensionName { options.format = try format(extensionName, option: "extension") }
+        try apply(segments, to: &options, depth: 0)
+        if let expires = options.expires, Double(expires) < now.timeIntervalSince1970 {
+            throw ProxyError(status: 404, "the URL expired at \(expires) (expires)")
+        }
+        try checkResultSize(options)
+        return options
+    }
+
+    private func apply(_ segments: [Substring], to options: inout ProcessingOptions, depth: Int) throws(ProxyError) {
+        for segment in segments {
+            let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            let arguments = Array(parts.dropFirst())
+            if name == "preset" || name == "pr" {
+                guard depth == 0 else { throw .badRequest("presets cannot name presets (\(segment))") }
+                for presetName in arguments where !presetName.isEmpty {
+                    guard let preset = presets[String(presetName)] else { throw .badRequest("unknown preset \"\(presetName)\" (preset)") }
+                    try apply(preset, to: &options, depth: depth + 1)
+                }
+                continue
+            }
+            var reader = ArgumentReader(option: name, arguments: arguments)
+            try apply(name, &reader, to: &options)
+        }
+    }
+
+    // One long switch keeps the table of names in one place, as imgproxy's docs list them.
+    // swiftlint:disable:next cyclomatic_complexity function_body_length
+    private func apply(_ name: String, _ reader: inout ArgumentReader, to options: inout ProcessingOptions) throws(ProxyError) {
+        switch name {
+        case "resize", "rs":
+            try reader.expect(at: 5)
+            if let type = try reader.resizingType(0) { options.resizingType = type }
+            try readSize(&reader, from: 1, into: &options)
+        case "size", "s":
+            try reader.expect(at: 4)
+            try readSize(&reader, from: 0, into: &options)
+        case "resizing_type", "rt":
+            try reader.expect(at: 1)
+            if let type = try reader.resizingType(0) { options.resizingType = type }
+        case "width", "w":
+            try reader.expect(at: 1)
+            options.width = try reader.integer(0) ?? options.width
+        case "height", "h":
+            try reader.expect(at: 1)
+            options.height = try reader.integer(0) ?? options.height
+        case "min-width", "mw":
+            try reader.expect(at: 1)
+            options.minWidth = try reader.integer(0) ?? options.minWidth
+        case "min-height", "mh":
+            try reader.expect(at: 1)
+            options.minHeight = try reader.integer(0) ?? options.minHeight
+        case "zoom", "z":
+            try reader.expect(at: 2)
+            let x = try reader.positive(0)
+            options.zoomX = x ?? options.zoomX
+            options.zoomY = try reader.positive(1) ?? x ?? options.zoomY
+        case "dpr":
+            try reader.expect(at: 1)
+            options.dpr = try reader.positive(0) ?? options.dpr
+        case "enlarge", "el":
+            try reader.expect(at: 1)
+            options.enlarge = try reader.boolean(0) ?? options.enlarge
+        case "extend", "ex":
+            try reader.expect(at: 4)
+            options.extend = try reader.boolean(0) ?? options.extend
+            options.extendGravity = try reader.gravity(from: 1) ?? options.extendGravity
+        case "gravity", "g":
+            try reader.expect(at: 3)
+            options.gravity = try reader.gravity(from: 0) ?? options.gravity
+        case "crop", "c":
+            try reader.expect(at: 5)
+            let width = try reader.number(0) ?? 0
+            let height = try reader.number(1) ?? 0
+            options.crop = width == 0 && height == 0 ? nil : ProcessingOptions.Crop(width: width, height: height, gravity: try reader.gravity(from: 2))
+        case "padding", "pd":
+            try reader.expect(at: 4)
+            options.padding = try reader.padding()
+        case "rotate", "rot":
+            try reader.expect(at: 1)
+            let degrees = try reader.signedInteger(0) ?? 0
+            guard degrees % 90 == 0 else { throw reader.failure("the angle must be a multiple of 90, not \(degrees)") }
+            options.rotate = (degrees % 360 + 360) % 360
+        case "auto_rotate", "ar":
+            try reader.expect(at: 1)
+            options.autoRotate = try reader.boolean(0) ?? options.autoRotate
+        case "flip", "fl":
+            try reader.expect(at: 2)
+            options.flipHorizontally = try reader.boolean(0) ?? options.flipHorizontally
+            options.flipVertically = try reader.boolean(1) ?? options.flipVertically
+        case "background", "bg":
+            try reader.expect(at: 3)
+            options.background = try reader.color()
+        case "blur", "bl":
+            try reader.expect(at: 1)
+            options.blur = try reader.number(0, maximum: TransformSpec.maximumBlurRadius) ?? 0
+        case "sharpen", "sh":
+            try reader.expect(at: 1)
+            options.sharpen = try reader.number(0, maximum: TransformSpec.maximumBlurRadius) ?? 0
+        case "pixelate", "pix":
+            try reader.expect(at: 1)
+            options.pixelate = try reader.integer(0) ?? 0
+        case "quality", "q":
+            try reader.expect(at: 1)
+            options.quality = try reader.integer(0, maximum: 100) ?? 0
+        case "format_quality", "fq":
+            guard reader.arguments.count.isMultiple(of: 2) else { throw reader.failure("takes pairs of format and quality") }
+            for index in stride(from: 0, to: reader.arguments.count, by: 2) {
+                let format = try format(String(reader.arguments[index]), option: name)
+                options.formatQuality[format] = try reader.integer(index + 1, maximum: 100) ?? 0
+            }
+        case "format", "f", "ext":
+            try reader.expect(at: 1)
+            options.format = reader.arguments.first.flatMap { $0.isEmpty ? nil : $0 } == nil ? nil : try format(String(reader.arguments[0]), option: name)
+        case "strip_metadata", "sm":
+            // Results never carry the source's metadata: the encoders write pixels only. The
+            // option is accepted so that URLs made for imgproxy work.
+            try reader.expect(at: 1)
+            _ = try reader.boolean(0)
+        case "cachebuster", "cb":
+            try reader.expect(at: 1)
+            options.cacheBuster = String(reader.arguments.first ?? "")
+        case "expires", "exp":
+            try reader.expect(at: 1)
+            options.expires = try reader.integer(0)
+        case "filename", "fn":
+            try reader.expect(at: 2)
+            options.filename = try reader.filename()
+        case "return_attachment", "att":
+            try reader.expect(at: 1)
+            options.returnAttachment = try reader.boolean(0) ?? options.returnAttachment
+        default:
+            throw .badRequest("unknown option \"\(name)\"")
+        }
+    }
+
+    /// Width, height, enlarge and extend from `start`: `size`'s arguments, and `resize`'s after the type.
+    private func readSize(_ reader: inout ArgumentReader, from start: Int, into options: inout ProcessingOptions) throws(ProxyError) {
+        options.width = try reader.integer(start) ?? options.width
+        options.height = try reader.integer(start + 1) ?? options.height
+        options.enlarge = try reader.boolean(start + 2) ?? options.enlarge
+        options.extend = try reader.boolean(start + 3) ?? options.extend
+    }
+
+    private func format(_ text: String, option: String) throws(ProxyError) -> ImageFormat {
+        let name = text.lowercased()
+        guard let format = ImageFormat(rawValue: name == "jpg" ? "jpeg" : name) else {
+            throw .badRequest("unknown format \"\(text)\" (\(option))")
+        }
+        guard encodableFormats.contains(format) else {
+            throw ProxyError(status: 415, "this server cannot write \(format.rawValue) (\(option))")
+        }
+        return format
+    }
+
+    private func checkResultSize(_ options: ProcessingOptions) throws(ProxyError) {
+        let sizes = [
+            ("width", Double(options.width) * options.dpr * options.zoomX), ("height", Double(options.height) * options.dpr * options.zoomY),
+            ("min-width", Double(options.minWidth) * options.dpr), ("min-height", Double(options.minHeight) * options.dpr),
+        ]
+        for (name, value) in sizes where value > Double(maximumResultDimension) {
+            throw ProxyError(status: 400, "\(name) \(Int(value)) (after dpr and zoom) is over the result limit of \(maximumResultDimension)")
+        }
+    }
+}
+
+/// The arguments of one option, read by position, each mistake naming the option.
+struct ArgumentReader {
+    let option: String
+    let arguments: [Substring]
+
+    init(option: String, arguments: [Substring]) {
+        self.option = option
+        self.arguments = arguments
+    }
+
+    func failure(_ reason: String) -> ProxyError { .badRequest("\(option): \(reason)") }
+
+    func expect(at most: Int) throws(ProxyError) {
+        guard arguments.count <= most else { throw failure("takes at most \(most) argument\(most == 1 ? "" : "s"), not \(arguments.count)") }
+    }
+
+    /// The argument at `index`, nil when absent or empty.
+    func text(_ index: Int) -> Substring? {
+        index < arguments.count && !arguments[index].isEmpty ? arguments[index] : nil
+    }
+
+    func integer(_ index: Int, maximum: Int = 1_000_000_000) throws(ProxyError) -> Int? {
+        guard let text = text(index) else { return nil }
+        guard let value = Int(text), value >= 0, value <= maximum else {
+            throw failure("\"\(text)\" is not a whole number in 0...\(maximum)")
+        }
+        return value
+    }
+
+    func signedInteger(_ index: Int) throws(ProxyError) -> Int? {
+        guard let text = text(index) else { return nil }
+        guard let value = Int(text), abs(value) <= 1_000_000 else { throw failure("\"\(text)\" is not a whole number") }
+        return value
+    }
+
+    func number(_ index: Int, maximum: Double = 1_000_000_000) throws(ProxyError) -> Double? {
+        guard let text = text(index) else { return nil }
+        guard let value = Double(text), value.isFinite, value >= 0, value <= maximum else {
+            throw failure("\"\(text)\" is not a number in 0...\(format(maximum))")
+        }
+        return value
+    }
+
+    func positive(_ index: Int) throws(ProxyError) -> Double? {
+        guard let value = try number(index, maximum: 100) else { return nil }
+        guard value > 0 else { throw failure("must be above 0") }
+        return value
+    }
+
+    func boolean(_ index: Int) throws(ProxyError) -> Bool? {
+        guard let text = text(index) else { return nil }
+        switch text.lowercased() {
+        case "1", "t", "true": return true
+        case "0", "f", "false": return false
+        default: throw failure("\"\(text)\" is not a boolean (1, t, true, 0, f, false)")
+        }
+    }
+
+    func resizingType(_ index: Int) throws(ProxyError) -> ProcessingOptions.ResizingType? {
+        guard let text = text(index) else { return nil }
+        guard let type = ProcessingOptions.ResizingType(rawValue: String(text)) else {
+            throw failure("unknown resizing type \"\(text)\" (fit, fill, fill-down, force, auto)")
+        }
+        return type
+    }
+
+    /// A gravity from `start`: a type and two offsets (fractions for `fp`).
+    func gravity(from start: Int) throws(ProxyError) -> Gravity? {
+        guard let name = text(start) else { return nil }
+        guard let kind = Gravity.Kind(rawValue: String(name)) else {
+            throw failure("unknown gravity \"\(name)\" (\(Gravity.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        guard kind != .smart || text(start + 1) == nil else { throw failure("sm takes no offsets") }
+        let maximum = kind == .focusPoint ? 1.0 : 1_000_000
+        let x = try number(start + 1, maximum: maximum) ?? (kind == .focusPoint ? 0.5 : 0)
+        let y = try number(start + 2, maximum: maximum) ?? (kind == .focusPoint ? 0.5 : 0)
+        return Gravity(kind, x: x, y: y)
+    }
+
+    /// CSS shorthand: one value for all sides, two for vertical and horizontal, and so on.
+    func padding() throws(ProxyError) -> ProcessingOptions.Padding? {
+        var values: [Int] = []
+        for index in arguments.indices { values.append(try integer(index, maximum: 10_000) ?? 0) }
+        guard !values.isEmpty, values.contains(where: { $0 > 0 }) || arguments.count > 0 else { return nil }
+        let top = values[0]
+        let right = values.count > 1 ? values[1] : top
+        let bottom = values.count > 2 ? values[2] : top
+        let left = values.count > 3 ? values[3] : right
+        guard top + right + bottom + left > 0 else { return nil }
+        return ProcessingOptions.Padding(top: top, right: right, bottom: bottom, left: left)
+    }
+
+    /// `R:G:B` or a hex colour; no arguments (or empty ones) turn the background off.
+    func color() throws(ProxyError) -> RGBAColor? {
+        let given = arguments.filter { !$0.isEmpty }
+        switch given.count {
+        case 0: return nil
+        case 1:
+            guard given[0].count == 6, let color = RGBAColor(hex: String(given[0])) else {
+                throw failure("\"\(given[0])\" is not a hex colour (rrggbb)")
+            }
+            return color
+        case 3:
+            var channels: [UInt8] = []
+            for index in 0..<3 { channels.append(UInt8(try integer(index, maximum: 255) ?? 0)) }
+            return RGBAColor(red: channels[0], green: channels[1], blue: channels[2])
+        default:
+            throw failure("takes R:G:B or a hex colour")
+        }
+    }
+
+    /// A file name, base64url-encoded when the second argument is true.
+    func filename() throws(ProxyError) -> String? {
+        guard let name = text(0) else { return nil }
+        guard try boolean(1) == true else { return name.removingPercentEncoding ?? String(name) }
+        guard let bytes = URLSigner.bytes(base64URL: name), let decoded = String(bytes: bytes, encoding: .utf8) else {
+            throw failure("\"\(name)\" is not valid URL-safe base64")
+        }
+        return decoded
+    }
+}

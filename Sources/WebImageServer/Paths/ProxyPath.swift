@@ -1,0 +1,88 @@
+public import Foundation
+
+/// A request path in imgproxy's format, split into its parts:
+///
+/// ```
+/// /%signature/%options/plain/%source_url@%extension
+/// /%signature/%options/%base64url_source.%extension
+/// ```
+///
+/// Options are the segments that contain a `:` (base64url never does); `plain` starts a plain
+/// source, which runs to the end of the path, percent-escaped where it has `?`, `#` or `@`; any
+/// other segment starts a base64url source, which may be split by `/` into chunks. The extension
+/// is optional in both forms.
+public struct ProxyPath: Sendable, Equatable {
+    /// The first segment: the signature, or anything (`unsafe`) when signing is off.
+    public var signature: Substring
+    /// Everything after the signature segment, leading `/` included: what the signature signs.
+    public var signedPath: Substring
+    /// The option segments in order, as written (`rs:fill:300:200`).
+    public var options: [Substring]
+    /// The source image's URL.
+    public var source: URL
+    /// The extension the URL asks for (`webp`), lowercased; nil when it names none.
+    public var extensionName: String?
+
+    /// Splits a raw (still percent-encoded) request path.
+    /// - Throws: ``ProxyError`` 404 for a path without a signature and a source, 400 for a
+    ///   source that is not valid base64url, not a URL, or not http(s).
+    public init(parsing path: Substring) throws(ProxyError) {
+        guard path.first == "/" else { throw .notFound("a proxy path starts with /") }
+        let afterSlash = path.dropFirst()
+        guard let signatureEnd = afterSlash.firstIndex(of: "/"), signatureEnd > afterSlash.startIndex else {
+            throw .notFound("expected /SIGNATURE/OPTIONS/SOURCE")
+        }
+        signature = afterSlash[..<signatureEnd]
+        signedPath = afterSlash[signatureEnd...]
+        var options: [Substring] = []
+        var rest = signedPath.dropFirst()
+        var sourceText: String?
+        var extensionName: Substring?
+        while !rest.isEmpty {
+            let end = rest.firstIndex(of: "/") ?? rest.endIndex
+            let segment = rest[..<end]
+            if segment == "plain" {
+                let plain = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
+                let split = Self.splitExtension(plain, at: "@")
+                guard let decoded = split.body.removingPercentEncoding else { throw .badRequest("the plain source URL has a bad percent escape") }
+                sourceText = decoded
+                extensionName = split.extension
+                break
+            } else if segment.contains(":") {
+                options.append(segment)
+                rest = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
+            } else {
+                let split = Self.splitExtension(rest, at: ".")
+                let joined = split.body.split(separator: "/").joined()
+                guard let bytes = URLSigner.bytes(base64URL: joined), let text = String(bytes: bytes, encoding: .utf8) else {
+                    throw .badRequest("the source is not valid URL-safe base64")
+                }
+                sourceText = text
+                extensionName = split.extension
+                break
+            }
+        }
+        guard let sourceText, !sourceText.isEmpty else { throw .notFound("the path names no source image") }
+        guard let url = URL(string: sourceText), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            let host = url.host, !host.isEmpty
+        else {
+            throw .badRequest("the source \"\(Self.shortened(sourceText))\" is not an http(s) URL")
+        }
+        self.options = options
+        self.source = url
+        self.extensionName = extensionName.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The text before the last `separator` and what follows it, when what follows has no `/`.
+    private static func splitExtension(_ text: Substring, at separator: Character) -> (body: Substring, extension: Substring?) {
+        guard let index = text.lastIndex(of: separator) else { return (text, nil) }
+        let suffix = text[text.index(after: index)...]
+        guard !suffix.contains("/") else { return (text, nil) }
+        return (text[..<index], suffix)
+    }
+
+    /// At most 100 characters of a source, for error messages.
+    static func shortened(_ text: String) -> String {
+        text.count > 100 ? String(text.prefix(100)) + "…" : text
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import WebImage
+
+/// Turns a source's bytes into the result a request asks for, with the library's coders and
+/// transformers: header checked against the limits, decoded at the size the plan needs (JPEG
+/// by its DCT scaling, PNG by whole factors), turned upright, cut, resized, filtered, padded,
+/// flattened where the format has no alpha, and encoded. Synchronous CPU work: the server runs
+/// it in the library's bounded work pool.
+struct ImageProcessor: Sendable {
+    /// The coders that decode sources and encode results.
+    let coders: CodersManager
+    /// The most pixels a source may declare (all frames of an animation together).
+    let maximumSourcePixels: Int
+    /// The most frames an animated result keeps; a source with more is refused.
+    let maximumAnimationFrames: Int
+    /// Quality for lossy formats when the URL gives none, 1...100.
+    let defaultQuality: Int
+
+    /// The encoded result of `options` on `data`, as `format`.
+    func process(_ data: Data, options: ProcessingOptions, format: ImageFormat) throws(ProxyError) -> Data {
+        let header: ImageHeader
+        do { header = try ImageHeader(data: data) } catch { throw Self.proxyError(error) }
+        guard header.pixelCount <= maximumSourcePixels else {
+            throw .unprocessable(
+                "the source's \(header.width)x\(header.height) pixels are over the limit of \(Self.megapixels(maximumSourcePixels)) MP")
+        }
+        let orientation = options.autoRotate ? header.orientation : .up
+        let turnsSideways = orientation.swapsDimensions != (options.rotate % 180 != 0)
+        let (uprightWidth, uprightHeight) = turnsSideways ? (header.height, header.width) : (header.width, header.height)
+        let plan = ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight)
+
+        var decodeOptions = DecodeOptions(
+            limits: DecodeLimits(maximumPixelCount: maximumSourcePixels), firstFrameOnly: !(format == .gif || format == .webP))
+        if plan.crop == nil, plan.scaledWidth < uprightWidth, plan.scaledHeight < uprightHeight {
+            // The decoder scales by its own steps (DCT eighths, whole factors) to at least this
+            // box and resamples the rest of the way: one resampling in all.
+            let (width, height) = turnsSideways ? (plan.scaledHeight, plan.scaledWidth) : (plan.scaledWidth, plan.scaledHeight)
+            decodeOptions.thumbnail = ThumbnailSize(width: width, height: height, preservesAspectRatio: false)
+        }
+        var image: Image
+        do { image = try coders.decode(data, options: decodeOptions) } catch { throw Self.proxyError(error) }
+        guard image.frames.count <= maximumAnimationFrames else {
+            throw .unprocessable("the source has \(image.frames.count) frames, over the limit of \(maximumAnimationFrames)")
+        }
+        if !options.autoRotate { image.orientation = .up }
+        var steps: [any ImageTransformer] = [OrientationTransformer()]
+        if options.rotate != 0 { steps.append(RotationTransformer(degrees: Double(-options.rotate))) }
+        if options.flipHorizontally || options.flipVertically {
+            steps.append(FlippingTransformer(horizontal: options.flipHorizontally, vertical: options.flipVertically))
+        }
+        image = try Self.apply(steps, to: image)
+        let decodedSourceWidth = uprightWidth
+        steps = plan.transformers(options: options, decodedWidth: image.pixelWidth, decodedHeight: image.pixelHeight, sourceWidth: decodedSourceWidth)
+        if let background = options.background ?? (format == .jpeg ? .white : nil) { steps.append(BackgroundTransformer(color: background)) }
+        image = try Self.apply(steps, to: image)
+        let quality = Double(options.quality(for: format, fallback: defaultQuality)) / 100
+        do {
+            return try coders.encode(image, as: format, options: EncodeOptions(quality: quality))
+        } catch {
+            throw .unprocessable("the result could not be encoded as \(format.rawValue): \(error.detail)")
+        }
+    }
+
+    private static func apply(_ steps: [any ImageTransformer], to image: Image) throws(ProxyError) -> Image {
+        var image = image
+        for step in steps {
+            guard let transformed = step.transform(image, forKey: "") else {
+                throw .unprocessable("\(step.transformerKey) cannot apply to a \(image.pixelWidth)x\(image.pixelHeight) image")
+            }
+            image = transformed
+        }
+        return image
+    }
+
+    private static func megapixels(_ pixels: Int) -> String {
+        format(Double(pixels) / 1_000_000)
+    }
+
+    /// The status a decoding error answers with.
+    static func proxyError(_ error: WebImageError) -> ProxyError {
+        switch error.code {
+        case .notAnImage: .unsupported("the source is not an image (\(error.detail))")
+        case .unsupportedFormat: .unsupported("the source's format cannot be read here (\(error.detail))")
+        case .tooLarge: .unprocessable("the source is over a limit: \(error.detail)")
+        default: .unprocessable("the source could not be decoded: \(error.detail)")
+        }
+    }
+}
+
+extension WebImageError {
+    /// The message, or the code when there is none: what a one-line reason quotes.
+    var detail: String { message ?? code.description }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import WebImage
+
+/// Gets a source's bytes through the library: an ``ImageManager`` over a disk-only source cache
+/// that follows the origin's caching headers (revalidating stale entries with `If-None-Match`),
+/// and an ``ImageDownloader`` behind the address guard, with the byte cap enforced while
+/// streaming, the redirect limit checked hop by hop, and one transfer per URL however many
+/// requests want it.
+final class SourceFetcher: Sendable {
+    let manager: ImageManager
+    let cache: ImageCache
+    private let downloader: ImageDownloader
+    private let timeout: Duration
+    private let allowedPrefixes: [String]
+
+    init(configuration: ImageServerConfiguration, telemetry: Telemetry) throws(WebImageError) {
+        var loopback: [IPNetwork] = []
+        if configuration.allowsLoopbackSources { loopback = ["127.0.0.0/8", "::1/128"].compactMap { IPNetwork($0) } }
+        let downloads = ImageDownloaderConfiguration(
+            maximumConcurrentDownloads: max(configuration.concurrency * 2, 8), timeout: configuration.downloadTimeout,
+            maximumBodySize: configuration.maximumSourceBytes, maximumRedirects: configuration.maximumRedirects,
+            addressPolicy: AddressPolicy(allowedNetworks: loopback),
+            // A proxy answers now or not at all: the client retries, not the server.
+            retryPolicy: .none)
+        downloader = ImageDownloader(configuration: downloads, telemetry: telemetry)
+        let disk = try DiskCache(
+            directory: configuration.resolvedCacheDirectory.appendingPathComponent("sources"),
+            configuration: DiskCacheConfiguration(sizeLimit: configuration.sourceCacheBytes), telemetry: telemetry)
+        cache = ImageCache(memory: MemoryCache(configuration: MemoryCacheConfiguration(costLimit: 1)), disk: disk, telemetry: telemetry)
+        manager = ImageManager(
+            cache: cache, loader: downloader, configuration: ImageManagerConfiguration(cacheFreshness: .respectCacheControl()), telemetry: telemetry)
+        timeout = configuration.downloadTimeout
+        allowedPrefixes = configuration.normalizedAllowedSources
+    }
+
+    /// Throws 403 unless the allow-list is empty or a prefix matches `source`.
+    func checkAllowed(_ source: URL) throws(ProxyError) {
+        guard !allowedPrefixes.isEmpty else { return }
+        let text = source.absoluteString
+        guard allowedPrefixes.contains(where: { text.hasPrefix($0) }) else {
+            throw .forbidden("the source \(ProxyPath.shortened(text)) is not on the allowed list")
+        }
+    }
+
+    /// The source's bytes, from the source cache or the network, and whether the network was used.
+    func fetch(_ source: URL) async throws(ProxyError) -> (data: Data, fromCache: Bool) {
+        var request = ImageRequest(url: source, options: [.avoidDecodeImage, .retryFailed])
+        request.timeout = timeout
+        let result: ImageResult
+        do {
+            result = try await manager.image(for: request)
+        } catch let error as WebImageError {
+            throw Self.proxyError(error)
+        } catch {
+            throw ProxyError(status: 499, "the request was cancelled")
+        }
+        guard let data = result.data else { throw ProxyError(status: 502, "the source sent no bytes") }
+        return (data, result.cacheType != .none)
+    }
+
+    func shutdown() async {
+        try? await downloader.shutdown()
+        try? cache.disk?.flush()
+        cache.disk?.close()
+    }
+
+    /// The status a fetch error answers with: the source's own 404 as 404, its other failures
+    /// as 502 (bad gateway), a timeout as 504, a refused address as 403, a cap as 413.
+    static func proxyError(_ error: WebImageError) -> ProxyError {
+        if let status = error.code.httpStatus {
+            return status == 404 || status == 410
+                ? .notFound("the source answered \(status)") : ProxyError(status: 502, "the source answered \(status)")
+        }
+        switch error.code {
+        case .refusedAddress: return .forbidden("the source's address is not allowed: \(error.detail)")
+        case .timedOut: return ProxyError(status: 504, "the source did not answer in time")
+        case .tooLarge: return .tooLarge("the source is over the byte limit: \(error.detail)")
+        case .invalidURL: return .badRequest("the source URL is not valid")
+        case .notAnImage, .unsupportedFormat, .rejected: return .unsupported("the source is not an image: \(error.detail)")
+        case .cancelled: return ProxyError(status: 499, "the request was cancelled")
+        case .tooManyRedirects: return ProxyError(status: 502, "the source redirected too many times")
+        default: return ProxyError(status: 502, "the source could not be fetched: \(error.detail)")
+        }
+    }
+}

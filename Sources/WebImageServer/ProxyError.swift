@@ -1,0 +1,36 @@
+/// Why the proxy refused or failed a request: the HTTP status it answers with and a one-line
+/// reason that names the option, the limit or the source at fault. The reason is the response
+/// body, so a developer sees what to fix; it never carries a stack trace or a server path.
+public struct ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The status the response carries (4xx for the client's mistakes, 502/504 for the
+    /// source's, 503 when the server is full).
+    public var status: Int
+    /// One line saying what was wrong.
+    public var reason: String
+    /// Seconds a client should wait before trying again (503 only).
+    public var retryAfter: Int?
+
+    /// Creates an error.
+    public init(status: Int, _ reason: String, retryAfter: Int? = nil) {
+        self.status = status
+        self.reason = reason
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String { "\(status) \(reason)" }
+
+    /// 400: the URL or an option is malformed.
+    static func badRequest(_ reason: String) -> ProxyError { ProxyError(status: 400, reason) }
+    /// 403: the signature, the source or the expiry does not allow the request.
+    static func forbidden(_ reason: String) -> ProxyError { ProxyError(status: 403, reason) }
+    /// 404: no route.
+    static func notFound(_ reason: String) -> ProxyError { ProxyError(status: 404, reason) }
+    /// 410: `expires` has passed.
+    static func gone(_ reason: String) -> ProxyError { ProxyError(status: 410, reason) }
+    /// 413: the source or the result is larger than a limit.
+    static func tooLarge(_ reason: String) -> ProxyError { ProxyError(status: 413, reason) }
+    /// 415: the source is not an image the server can read.
+    static func unsupported(_ reason: String) -> ProxyError { ProxyError(status: 415, reason) }
+    /// 422: the source is an image, but not one that can be decoded or processed.
+    static func unprocessable(_ reason: String) -> ProxyError { ProxyError(status: 422, reason) }
+}

@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import Logging
+import WebImage
+import WebImageServer
+
+/// `webimage serve`: the image proxy (imgproxy's URL format) on Hummingbird.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the image proxy: imgproxy-compatible signed URLs, resized and converted on the fly.",
+        discussion: """
+            Every option can also be set by its environment variable, WEBIMAGE_ and the option's \
+            name in capitals with _ for - (--max-src-bytes: WEBIMAGE_MAX_SRC_BYTES); a flag given \
+            on the command line wins. Lists (--key, --salt, --allowed-sources, --preset) take \
+            commas in the variable; booleans take 1, true or yes. SIGTERM and SIGINT stop the \
+            server gracefully: requests in flight finish, new ones are refused.
+
+            Example:
+              webimage serve --key 736563726574 --salt 68656C6C6F --auto-webp
+              curl http://127.0.0.1:8080/oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png
+            """
+    )
+
+    @Option(help: ArgumentHelp("Listen on this address (default 127.0.0.1:8080).", valueName: "HOST:PORT"))
+    var bind: String?
+
+    @Option(help: ArgumentHelp("A signing key in hex (repeatable, paired with --salt in order, for rotation).", valueName: "HEX"))
+    var key: [String] = []
+
+    @Option(help: ArgumentHelp("A signing salt in hex (repeatable).", valueName: "HEX"))
+    var salt: [String] = []
+
+    @Option(help: ArgumentHelp("Bytes of the HMAC a signature keeps, 1-32 (default 32).", valueName: "N"))
+    var signatureSize: Int?
+
+    @Flag(help: "Accept URLs with any signature (such as /unsafe/...). Logs a warning at start-up.")
+    var allowUnsigned = false
+
+    @Flag(help: "Allow sources on 127.0.0.0/8 and ::1 (tests and demos); every other non-public address stays refused.")
+    var allowLoopbackSources = false
+
+    @Option(help: ArgumentHelp("Only fetch sources starting with one of these prefixes, comma-separated.", valueName: "PREFIX,..."))
+    var allowedSources: String?
+
+    @Flag(help: "Answer WebP when the URL names no format and Accept lists image/webp (with Vary: Accept).")
+    var autoWebp = false
+
+    @Flag(help: "Answer AVIF likewise, once an AVIF encoder is available.")
+    var autoAvif = false
+
+    @Option(help: ArgumentHelp("Where results and sources are cached (default ~/.cache/webimage/serve).", valueName: "DIR"))
+    var resultCacheDir: String?
+
+    @Option(help: ArgumentHelp("The most bytes the result cache keeps (default 1 GiB).", valueName: "BYTES"))
+    var resultCacheSize: Int?
+
+    @Option(help: ArgumentHelp("The most megapixels a source may declare, animation frames together (default 50).", valueName: "MP"))
+    var maxSrcResolution: Double?
+
+    @Option(help: ArgumentHelp("The most bytes read from a source (default 50 MiB).", valueName: "N"))
+    var maxSrcBytes: Int?
+
+    @Option(help: ArgumentHelp("The most frames of an animated source (default 100).", valueName: "N"))
+    var maxAnimationFrames: Int?
+
+    @Option(help: ArgumentHelp("The largest width or height of a result (default 8192).", valueName: "PIXELS"))
+    var maxResultDimension: Int?
+
+    @Option(help: ArgumentHelp("Requests fetched and processed at once (default: the number of cores).", valueName: "N"))
+    var concurrency: Int?
+
+    @Option(help: ArgumentHelp("Requests that may wait for a slot; more are answered 503 (default 64).", valueName: "N"))
+    var queue: Int?
+
+    @Option(help: ArgumentHelp("Cache-Control max-age of results (default 31536000, a year).", valueName: "SECONDS"))
+    var ttl: Int?
+
+    @Option(help: ArgumentHelp("A named option list for pr:NAME, e.g. thumb=rs:fill:150:150/q:70 (repeatable).", valueName: "NAME=OPTIONS"))
+    var preset: [String] = []
+
+    @Option(help: ArgumentHelp("The most seconds a source download may take (default 10).", valueName: "SECONDS"))
+    var downloadTimeout: Double?
+
+    @Option(help: ArgumentHelp("The most seconds a request may take before a 504 (default 30).", valueName: "SECONDS"))
+    var requestTimeout: Double?
+
+    @Option(help: ArgumentHelp("Redirects followed per source (default 10).", valueName: "N"))
+    var maxRedirects: Int?
+
+    @Option(help: ArgumentHelp("Seconds an idle client connection stays open (default 60).", valueName: "SECONDS"))
+    var idleTimeout: Int?
+
+    @Option(help: ArgumentHelp("Quality of lossy results when the URL gives none, 1-100 (default 80).", valueName: "Q"))
+    var quality: Int?
+
+    @Option(help: ArgumentHelp("trace, debug, info (default: one line per request), notice, warning or error.", valueName: "LEVEL"))
+    var logLevel: String?
+
+    func run() async throws {
+        let settings = try ServeSettings(command: self, environment: ProcessInfo.processInfo.environment)
+        let level = settings.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let server: ImageServer
+        do {
+            server = try ImageServer(configuration: settings.configuration)
+        } catch {
+            throw CommandFailure("cannot start: \(error.message ?? error.description)")
+        }
+        let logger = Logger(label: "webimage.server")
+        Task {
+            let port = await server.port
+            logger.notice("listening", metadata: ["address": "http://\(settings.configuration.host):\(port)"])
+        }
+        try await server.runUntilSignalled()
+    }
+}

@@ -1,0 +1,151 @@
+import ArgumentParser
+import Foundation
+import Logging
+import WebImage
+import WebImageServer
+
+/// `serve`'s flags over its `WEBIMAGE_*` variables, checked and turned into the server's
+/// configuration. A flag given wins; a variable fills in a flag not given.
+struct ServeSettings {
+    var configuration = ImageServerConfiguration()
+    var logLevel = Logger.Level.info
+
+    init(command: ServeCommand, environment: [String: String]) throws {
+        let read = EnvironmentReader(environment: environment)
+        if let bind = command.bind ?? read.text("BIND") { try setBind(bind) }
+        let keys = command.key.isEmpty ? read.list("KEY") : command.key
+        let salts = command.salt.isEmpty ? read.list("SALT") : command.salt
+        guard keys.count == salts.count else { throw ValidationError("give one --salt for each --key (\(keys.count) keys, \(salts.count) salts)") }
+        configuration.signingKeys = try zip(keys, salts).map { key, salt in
+            guard let pair = SigningKey(hexKey: key, hexSalt: salt) else { throw ValidationError("--key and --salt are hex; \"\(key)\" / \"\(salt)\" is not") }
+            return pair
+        }
+        if let size = try command.signatureSize ?? read.integer("SIGNATURE_SIZE") {
+            guard (1...32).contains(size) else { throw ValidationError("--signature-size is 1-32") }
+            configuration.signatureSize = size
+        }
+        configuration.allowsUnsigned = try command.allowUnsigned || read.boolean("ALLOW_UNSIGNED")
+        configuration.allowsLoopbackSources = try command.allowLoopbackSources || read.boolean("ALLOW_LOOPBACK_SOURCES")
+        configuration.allowedSources = (command.allowedSources.map { Self.split($0) } ?? read.list("ALLOWED_SOURCES"))
+        for prefix in configuration.allowedSources {
+            guard let url = URL(string: prefix), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                throw ValidationError("--allowed-sources: \"\(prefix)\" is not an http(s) URL prefix")
+            }
+        }
+        configuration.autoWebP = try command.autoWebp || read.boolean("AUTO_WEBP")
+        configuration.autoAVIF = try command.autoAvif || read.boolean("AUTO_AVIF")
+        if let directory = command.resultCacheDir ?? read.text("RESULT_CACHE_DIR") { configuration.cacheDirectory = URL(fileURLWithPath: directory) }
+        try positive(command.resultCacheSize ?? read.integer("RESULT_CACHE_SIZE"), "--result-cache-size") { configuration.resultCacheBytes = $0 }
+        if let megapixels = try command.maxSrcResolution ?? read.number("MAX_SRC_RESOLUTION") {
+            guard megapixels > 0, megapixels <= 1000 else { throw ValidationError("--max-src-resolution is above 0 and at most 1000") }
+            configuration.maximumSourceMegapixels = megapixels
+        }
+        try positive(command.maxSrcBytes ?? read.integer("MAX_SRC_BYTES"), "--max-src-bytes") { configuration.maximumSourceBytes = $0 }
+        try positive(command.maxAnimationFrames ?? read.integer("MAX_ANIMATION_FRAMES"), "--max-animation-frames") {
+            configuration.maximumAnimationFrames = $0
+        }
+        try positive(command.maxResultDimension ?? read.integer("MAX_RESULT_DIMENSION"), "--max-result-dimension") {
+            configuration.maximumResultDimension = $0
+        }
+        try positive(command.concurrency ?? read.integer("CONCURRENCY"), "--concurrency") { configuration.concurrency = $0 }
+        if let queue = try command.queue ?? read.integer("QUEUE") {
+            guard queue >= 0 else { throw ValidationError("--queue is 0 or more") }
+            configuration.queueLength = queue
+        }
+        try positive(command.ttl ?? read.integer("TTL"), "--ttl") { configuration.resultTTL = $0 }
+        for preset in command.preset.isEmpty ? read.list("PRESET") : command.preset {
+            guard let equals = preset.firstIndex(of: "="), equals > preset.startIndex else {
+                throw ValidationError("--preset is NAME=OPTIONS, not \"\(preset)\"")
+            }
+            configuration.presets[String(preset[..<equals])] = String(preset[preset.index(after: equals)...])
+        }
+        if let seconds = try command.downloadTimeout ?? read.number("DOWNLOAD_TIMEOUT") { configuration.downloadTimeout = try Self.duration(seconds, "--download-timeout") }
+        if let seconds = try command.requestTimeout ?? read.number("REQUEST_TIMEOUT") { configuration.requestTimeout = try Self.duration(seconds, "--request-timeout") }
+        if let redirects = try command.maxRedirects ?? read.integer("MAX_REDIRECTS") {
+            guard redirects >= 0 else { throw ValidationError("--max-redirects is 0 or more") }
+            configuration.maximumRedirects = redirects
+        }
+        try positive(command.idleTimeout ?? read.integer("IDLE_TIMEOUT"), "--idle-timeout") { configuration.idleTimeout = $0 }
+        if let quality = try command.quality ?? read.integer("QUALITY") {
+            guard (1...100).contains(quality) else { throw ValidationError("--quality is 1-100") }
+            configuration.defaultQuality = quality
+        }
+        if let level = command.logLevel ?? read.text("LOG_LEVEL") {
+            guard let parsed = Logger.Level(rawValue: level.lowercased()) else { throw ValidationError("--log-level: unknown level \"\(level)\"") }
+            logLevel = parsed
+        }
+        try checkPresets()
+        guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {
+            throw ValidationError("give a signing key (--key HEX --salt HEX) or --allow-unsigned")
+        }
+    }
+
+    private mutating func setBind(_ bind: String) throws {
+        guard let colon = bind.lastIndex(of: ":"), let port = Int(bind[bind.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ValidationError("--bind is HOST:PORT, not \"\(bind)\"")
+        }
+        configuration.host = String(bind[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        configuration.port = port
+    }
+
+    private func positive(_ value: Int?, _ name: String, _ set: (Int) -> Void) throws {
+        guard let value else { return }
+        guard value > 0 else { throw ValidationError("\(name) is above 0") }
+        set(value)
+    }
+
+    /// Presets are checked at start-up, so a typo fails the start rather than every request.
+    private func checkPresets() throws {
+        let parser = OptionsParser(presets: configuration.presets)
+        for (name, options) in configuration.presets {
+            do {
+                _ = try parser.parse(options.split(separator: "/"))
+            } catch {
+                throw ValidationError("--preset \(name): \(error.reason)")
+            }
+        }
+    }
+
+    private static func duration(_ seconds: Double, _ name: String) throws -> Duration {
+        guard seconds > 0, seconds <= 3600 else { throw ValidationError("\(name) is above 0 and at most 3600 seconds") }
+        return .milliseconds(Int64(seconds * 1000))
+    }
+
+    static func split(_ list: String) -> [String] {
+        list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+}
+
+/// `WEBIMAGE_*` variables, read and checked like the flags they stand for.
+struct EnvironmentReader {
+    let environment: [String: String]
+
+    func text(_ name: String) -> String? {
+        environment["WEBIMAGE_" + name].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    func list(_ name: String) -> [String] {
+        text(name).map { ServeSettings.split($0) } ?? []
+    }
+
+    func integer(_ name: String) throws -> Int? {
+        guard let text = text(name) else { return nil }
+        guard let value = Int(text) else { throw ValidationError("WEBIMAGE_\(name): \"\(text)\" is not a whole number") }
+        return value
+    }
+
+    func number(_ name: String) throws -> Double? {
+        guard let text = text(name) else { return nil }
+        guard let value = Double(text), value.isFinite else { throw ValidationError("WEBIMAGE_\(name): \"\(text)\" is not a number") }
+        return value
+    }
+
+    func boolean(_ name: String) throws -> Bool {
+        guard let text = text(name)?.lowercased() else { return false }
+        switch text {
+        case "1", "true", "yes": return true
+        case "0", "false", "no": return false
+        default: throw ValidationError("WEBIMAGE_\(name): \"\(text)\" is not 1, true, yes, 0, false or no")
+        }
+    }
+}

@@ -158,8 +158,11 @@ let package = Package(
             dependencies: [
                 "WebImage", "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
                 "WebImageTesting", "CWebImageCodecs", "WebImageTestChild", "webimage", "WebImageServer",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryLogging", package: "swift-log"),

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Hummingbird
 public import Logging
 import HTTPTypes
@@ -69,19 +69,21 @@ public final class ImageServer: Service, Sendable {
     public func run() async throws {
         let http = HTTP1Channel.Configuration(
             idleTimeout: .seconds(Int64(configuration.idleTimeout)),
-            httpDecoderConfiguration: .init(maxHeaderFieldSize: configuration.maximumRequestHeaderBytes, maxHeaderListSize: configuration.maximumRequestHeaderBytes))
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: configuration.maximumRequestHeaderBytes, maxHeaderListSize: configuration.maximumRequestHeaderBytes))
         let application = Application(
             responder: ProxyResponder(server: self),
             server: .http1(configuration: http),
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
             onServerRunning: { [self] channel in bound(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
-        try await cancelWhenGracefulShutdown {
-            try await withGracefulShutdownHandler {
-                try await application.runService()
-            } onGracefulShutdown: { [self] in
-                draining.withLock { $0 = true }
-            }
+        // The application is a Service too: run here, it hears this service's graceful shutdown,
+        // stops accepting, and returns once the requests in flight are answered.
+        try await withGracefulShutdownHandler {
+            try await application.run()
+        } onGracefulShutdown: { [self] in
+            draining.withLock { $0 = true }
         }
         await proxy.shutdown()
     }
@@ -108,7 +110,9 @@ public final class ImageServer: Service, Sendable {
     /// The answer to any request: the operational routes, else the proxy.
     func respond(method: String, path: Substring, accept: String?, ifNoneMatch: String?) async -> ProxyResponse {
         guard method == "GET" || method == "HEAD" else {
-            return ProxyResponse(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "text/plain; charset=utf-8")], body: Data("use GET or HEAD\n".utf8))
+            return ProxyResponse(
+                status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "text/plain; charset=utf-8")],
+                body: Data("use GET or HEAD\n".utf8))
         }
         switch path {
         case "/health":

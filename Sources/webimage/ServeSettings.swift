@@ -15,9 +15,13 @@ struct ServeSettings {
         if let bind = command.bind ?? read.text("BIND") { try setBind(bind) }
         let keys = command.key.isEmpty ? read.list("KEY") : command.key
         let salts = command.salt.isEmpty ? read.list("SALT") : command.salt
-        guard keys.count == salts.count else { throw ValidationError("give one --salt for each --key (\(keys.count) keys, \(salts.count) salts)") }
+        guard keys.count == salts.count else {
+            throw ValidationError("give one --salt for each --key (\(keys.count) keys, \(salts.count) salts)")
+        }
         configuration.signingKeys = try zip(keys, salts).map { key, salt in
-            guard let pair = SigningKey(hexKey: key, hexSalt: salt) else { throw ValidationError("--key and --salt are hex; \"\(key)\" / \"\(salt)\" is not") }
+            guard let pair = SigningKey(hexKey: key, hexSalt: salt) else {
+                throw ValidationError("--key and --salt are hex; \"\(key)\" / \"\(salt)\" is not")
+            }
             return pair
         }
         if let size = try command.signatureSize ?? read.integer("SIGNATURE_SIZE") {
@@ -34,8 +38,12 @@ struct ServeSettings {
         }
         configuration.autoWebP = try command.autoWebp || read.boolean("AUTO_WEBP")
         configuration.autoAVIF = try command.autoAvif || read.boolean("AUTO_AVIF")
-        if let directory = command.resultCacheDir ?? read.text("RESULT_CACHE_DIR") { configuration.cacheDirectory = URL(fileURLWithPath: directory) }
-        try positive(command.resultCacheSize ?? read.integer("RESULT_CACHE_SIZE"), "--result-cache-size") { configuration.resultCacheBytes = $0 }
+        if let directory = command.resultCacheDir ?? read.text("RESULT_CACHE_DIR") {
+            configuration.cacheDirectory = URL(fileURLWithPath: directory)
+        }
+        try positive(command.resultCacheSize ?? read.integer("RESULT_CACHE_SIZE"), "--result-cache-size") {
+            configuration.resultCacheBytes = $0
+        }
         if let megapixels = try command.maxSrcResolution ?? read.number("MAX_SRC_RESOLUTION") {
             guard megapixels > 0, megapixels <= 1000 else { throw ValidationError("--max-src-resolution is above 0 and at most 1000") }
             configuration.maximumSourceMegapixels = megapixels
@@ -59,8 +67,12 @@ struct ServeSettings {
             }
             configuration.presets[String(preset[..<equals])] = String(preset[preset.index(after: equals)...])
         }
-        if let seconds = try command.downloadTimeout ?? read.number("DOWNLOAD_TIMEOUT") { configuration.downloadTimeout = try Self.duration(seconds, "--download-timeout") }
-        if let seconds = try command.requestTimeout ?? read.number("REQUEST_TIMEOUT") { configuration.requestTimeout = try Self.duration(seconds, "--request-timeout") }
+        if let seconds = try command.downloadTimeout ?? read.number("DOWNLOAD_TIMEOUT") {
+            configuration.downloadTimeout = try Self.duration(seconds, "--download-timeout")
+        }
+        if let seconds = try command.requestTimeout ?? read.number("REQUEST_TIMEOUT") {
+            configuration.requestTimeout = try Self.duration(seconds, "--request-timeout")
+        }
         if let redirects = try command.maxRedirects ?? read.integer("MAX_REDIRECTS") {
             guard redirects >= 0 else { throw ValidationError("--max-redirects is 0 or more") }
             configuration.maximumRedirects = redirects
@@ -71,7 +83,9 @@ struct ServeSettings {
             configuration.defaultQuality = quality
         }
         if let level = command.logLevel ?? read.text("LOG_LEVEL") {
-            guard let parsed = Logger.Level(rawValue: level.lowercased()) else { throw ValidationError("--log-level: unknown level \"\(level)\"") }
+            guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
+                throw ValidationError("--log-level: unknown level \"\(level)\"")
+            }
             logLevel = parsed
         }
         try checkPresets()

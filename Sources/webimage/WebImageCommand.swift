@@ -13,7 +13,10 @@ struct WebImageCommand: AsyncParsableCommand {
             The cache lives in $WEBIMAGE_CACHE_DIR, else ~/.cache/webimage/default (XDG_CACHE_HOME is honoured). \
             Exit status: 0 success, 1 a failure of the work, 2 a usage error.
             """,
-        subcommands: [FetchCommand.self, PrefetchCommand.self, ConvertCommand.self, InfoCommand.self, CacheCommand.self, ServeCommand.self, DemoCommand.self]
+        subcommands: [
+            FetchCommand.self, PrefetchCommand.self, ConvertCommand.self, InfoCommand.self, CacheCommand.self, ServeCommand.self,
+            DemoCommand.self,
+        ]
     )
 
     /// Parses and runs, mapping ArgumentParser's usage-error status (64) to 2.

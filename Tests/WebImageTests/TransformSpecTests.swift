@@ -23,6 +23,13 @@ import WebImage
         ("orient", "orient"),
         ("tint:#11223380", "tint:#11223380"),
         ("blur:2.5", "blur:2.5"),
+        ("sharpen:1.5", "sharpen:1.5"),
+        ("sharpen:1:0.5", "sharpen:1:0.5"),
+        ("pixelate:8", "pixelate:8"),
+        ("canvas:30x20+-2+3", "canvas:30x20+-2+3:#00000000"),
+        ("canvas:30x20+0+0:#FFFFFF", "canvas:30x20+0+0:#ffffff"),
+        ("smartcrop:30x20", "smartcrop:30x20"),
+        ("background:#00ff00", "background:#00ff00"),
         (" resize:1x1 , blur:1 ", "resize:1x1:fill:lanczos3,blur:1"),
     ])
     func specsHaveCanonicalKeysThatParseBack(spec: String, key: String) throws {
@@ -45,7 +52,9 @@ import WebImage
         ("tint:#12345", "a colour is"),
         ("flip:x", "flip takes"),
         ("rotate:10:wide", "fit or crop"),
-        ("sharpen:2", "unknown transform \"sharpen\""),
+        ("emboss:2", "unknown transform \"emboss\""),
+        ("canvas:10x10", "canvas takes WxH+X+Y"),
+        ("pixelate:0", "block size must be a whole number"),
         ("resize:10x10,,blur:1", "step 2"),
         ("orient:1", "expected orient"),
     ])

@@ -37,7 +37,9 @@ public struct CanvasTransformer: ImageTransformer, Hashable {
         var output = [UInt8](repeating: 0, count: width * height * 4)
         output.withUnsafeMutableBytes { canvas in
             if fill != SIMD4<UInt8>() {
-                for offset in stride(from: 0, to: canvas.count, by: 4) { canvas.storeBytes(of: fill, toByteOffset: offset, as: SIMD4<UInt8>.self) }
+                for offset in stride(from: 0, to: canvas.count, by: 4) {
+                    canvas.storeBytes(of: fill, toByteOffset: offset, as: SIMD4<UInt8>.self)
+                }
             }
             let columns = max(0, x)..<min(width, x + pixels.width)
             guard !columns.isEmpty else { return }
@@ -45,7 +47,8 @@ public struct CanvasTransformer: ImageTransformer, Hashable {
                 for row in max(0, y)..<min(height, y + pixels.height) {
                     let from = ((row - y) * pixels.width + (columns.lowerBound - x)) * 4
                     let to = (row * width + columns.lowerBound) * 4
-                    canvas.baseAddress!.advanced(by: to).copyMemory(from: source.baseAddress!.advanced(by: from), byteCount: columns.count * 4)
+                    canvas.baseAddress!.advanced(by: to).copyMemory(
+                        from: source.baseAddress!.advanced(by: from), byteCount: columns.count * 4)
                 }
             }
         }

@@ -32,7 +32,8 @@ public struct PixelatingTransformer: ImageTransformer, Hashable {
                     for row in rows {
                         for column in columns {
                             let offset = (row * width + column) * 4
-                            sum &+= SIMD4(UInt32(output[offset]), UInt32(output[offset + 1]), UInt32(output[offset + 2]), UInt32(output[offset + 3]))
+                            sum &+= SIMD4(
+                                UInt32(output[offset]), UInt32(output[offset + 1]), UInt32(output[offset + 2]), UInt32(output[offset + 3]))
                         }
                     }
                     let count = UInt32(rows.count * columns.count)

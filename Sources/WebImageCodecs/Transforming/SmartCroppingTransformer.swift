@@ -25,7 +25,8 @@ public struct SmartCroppingTransformer: ImageTransformer, Hashable {
         // Every frame is cut at the window chosen on the first, so an animation does not jump.
         let origin = Self.origin(of: image.pixels, width: min(width, image.pixelWidth), height: min(height, image.pixelHeight))
         return image.mappingFrames { pixels in
-            pixels.cropped(x: origin.x, y: origin.y, width: min(width, pixels.width - origin.x), height: min(height, pixels.height - origin.y))
+            pixels.cropped(
+                x: origin.x, y: origin.y, width: min(width, pixels.width - origin.x), height: min(height, pixels.height - origin.y))
         }
     }
 

@@ -139,7 +139,8 @@ public enum TransformSpec {
     }
 
     /// The step names, as error messages list them.
-    static let knownSteps = "resize, crop, centercrop, round, flip, rotate, orient, tint, blur, sharpen, pixelate, canvas, smartcrop, background"
+    static let knownSteps =
+        "resize, crop, centercrop, round, flip, rotate, orient, tint, blur, sharpen, pixelate, canvas, smartcrop, background"
 
     private static func canvas(_ arguments: [String]) throws(StepError) -> any ImageTransformer {
         try expectCount(arguments, 1...2, usage: "canvas:WxH+X+Y[:COLOR]")

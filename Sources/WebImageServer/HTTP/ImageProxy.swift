@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+import Foundation
 import Logging
 import WebImage
 
@@ -49,7 +49,8 @@ public final class ImageProxy: Sendable {
         let encodable = Set(ImageFormat.allCases.filter { format in coders.all.contains { $0.canEncode(to: format) } })
         parser = OptionsParser(
             presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable)
-        signer = configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys, signatureSize: configuration.signatureSize)
+        signer =
+            configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys, signatureSize: configuration.signatureSize)
         fetcher = try SourceFetcher(configuration: configuration, telemetry: telemetry)
         results = try DiskCache(
             directory: configuration.resolvedCacheDirectory.appendingPathComponent("results"),
@@ -143,7 +144,9 @@ public final class ImageProxy: Sendable {
     }
 
     /// Fetches, processes in the work pool, stores and returns one result.
-    private func produce(source: URL, options: ProcessingOptions, choice: FormatChoice, key: String) async throws(ProxyError) -> ProcessedResult {
+    private func produce(source: URL, options: ProcessingOptions, choice: FormatChoice, key: String) async throws(ProxyError)
+        -> ProcessedResult
+    {
         let fetchStart = ContinuousClock.now
         let (data, fromCache) = try await fetcher.fetch(source)
         let fetchSeconds = Self.seconds(since: fetchStart)
@@ -211,7 +214,9 @@ public final class ImageProxy: Sendable {
         }
     }
 
-    private func success(_ result: ProcessedResult, options: ProcessingOptions, vary: Bool, ifNoneMatch: String?, timing: String) -> ProxyResponse {
+    private func success(_ result: ProcessedResult, options: ProcessingOptions, vary: Bool, ifNoneMatch: String?, timing: String)
+        -> ProxyResponse
+    {
         var headers: [(name: String, value: String)] = [
             ("ETag", result.etag), ("Cache-Control", "public, max-age=\(configuration.resultTTL)"),
         ]

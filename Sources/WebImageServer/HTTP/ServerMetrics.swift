@@ -20,9 +20,12 @@ struct ServerMetrics: Sendable {
         self.factory = factory
         fetchDuration = Timer(label: "webimage_server_fetch_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
         processingDuration = Timer(label: "webimage_server_processing_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
-        resultHits = Counter(label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result"), ("result", "hit")], factory: factory)
-        resultMisses = Counter(label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result"), ("result", "miss")], factory: factory)
-        sourceHits = Counter(label: "webimage_server_cache_lookups_total", dimensions: [("tier", "source"), ("result", "hit")], factory: factory)
+        resultHits = Counter(
+            label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result"), ("result", "hit")], factory: factory)
+        resultMisses = Counter(
+            label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result"), ("result", "miss")], factory: factory)
+        sourceHits = Counter(
+            label: "webimage_server_cache_lookups_total", dimensions: [("tier", "source"), ("result", "hit")], factory: factory)
         bytesIn = Counter(label: "webimage_server_source_bytes_total", factory: factory)
         bytesOut = Counter(label: "webimage_server_response_bytes_total", factory: factory)
         running = Gauge(label: "webimage_server_requests_running", factory: factory)

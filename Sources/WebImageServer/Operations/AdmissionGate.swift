@@ -28,7 +28,10 @@ final class AdmissionGate: Sendable {
     /// Waits for a slot. Throws 503 when the queue is full and 499 when the task is cancelled
     /// while it waits. Every successful call is matched by one ``leave()``.
     func enter() async throws(ProxyError) {
-        enum Admission { case now, full, wait(Int) }
+        enum Admission {
+            case now, full
+            case wait(Int)
+        }
         let admission: Admission = state.withLock { state in
             if state.running < concurrency {
                 state.running += 1

@@ -60,7 +60,8 @@ private final class Outcome<Value: Sendable>: Sendable {
     }
 
     func finish(_ result: Result<Value, ProxyError>) {
-        let (continuation, actions) = state.withLock { state -> (CheckedContinuation<Result<Value, ProxyError>, Never>?, [@Sendable () -> Void]) in
+        let (continuation, actions) = state.withLock {
+            state -> (CheckedContinuation<Result<Value, ProxyError>, Never>?, [@Sendable () -> Void]) in
             guard state.result == nil else { return (nil, []) }
             state.result = result
             defer {

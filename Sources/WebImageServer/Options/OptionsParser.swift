@@ -16,7 +16,10 @@ public struct OptionsParser: Sendable {
     public let encodableFormats: Set<ImageFormat>
 
     /// A parser with the given presets and limit.
-    public init(presets: [String: String] = [:], maximumResultDimension: Int = 8192, encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif]) {
+    public init(
+        presets: [String: String] = [:], maximumResultDimension: Int = 8192,
+        encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif]
+    ) {
         self.presets = presets.mapValues { $0.split(separator: "/") }
         self.maximumResultDimension = maximumResultDimension
         self.encodableFormats = encodableFormats
@@ -102,7 +105,8 @@ public struct OptionsParser: Sendable {
             try reader.expect(at: 5)
             let width = try reader.number(0) ?? 0
             let height = try reader.number(1) ?? 0
-            options.crop = width == 0 && height == 0 ? nil : ProcessingOptions.Crop(width: width, height: height, gravity: try reader.gravity(from: 2))
+            options.crop =
+                width == 0 && height == 0 ? nil : ProcessingOptions.Crop(width: width, height: height, gravity: try reader.gravity(from: 2))
         case "padding", "pd":
             try reader.expect(at: 4)
             options.padding = try reader.padding()
@@ -141,7 +145,9 @@ public struct OptionsParser: Sendable {
             }
         case "format", "f", "ext":
             try reader.expect(at: 1)
-            options.format = reader.arguments.first.flatMap { $0.isEmpty ? nil : $0 } == nil ? nil : try format(String(reader.arguments[0]), option: name)
+            options.format =
+                reader.arguments.first.flatMap { $0.isEmpty ? nil : $0 } == nil
+                ? nil : try format(String(reader.arguments[0]), option: name)
         case "strip_metadata", "sm":
             // Results never carry the source's metadata: the encoders write pixels only. The
             // option is accepted so that URLs made for imgproxy work.
@@ -185,11 +191,13 @@ public struct OptionsParser: Sendable {
 
     private func checkResultSize(_ options: ProcessingOptions) throws(ProxyError) {
         let sizes = [
-            ("width", Double(options.width) * options.dpr * options.zoomX), ("height", Double(options.height) * options.dpr * options.zoomY),
+            ("width", Double(options.width) * options.dpr * options.zoomX),
+            ("height", Double(options.height) * options.dpr * options.zoomY),
             ("min-width", Double(options.minWidth) * options.dpr), ("min-height", Double(options.minHeight) * options.dpr),
         ]
         for (name, value) in sizes where value > Double(maximumResultDimension) {
-            throw ProxyError(status: 400, "\(name) \(Int(value)) (after dpr and zoom) is over the result limit of \(maximumResultDimension)")
+            throw ProxyError(
+                status: 400, "\(name) \(Int(value)) (after dpr and zoom) is over the result limit of \(maximumResultDimension)")
         }
     }
 }
@@ -207,7 +215,9 @@ struct ArgumentReader {
     func failure(_ reason: String) -> ProxyError { .badRequest("\(option): \(reason)") }
 
     func expect(at most: Int) throws(ProxyError) {
-        guard arguments.count <= most else { throw failure("takes at most \(most) argument\(most == 1 ? "" : "s"), not \(arguments.count)") }
+        guard arguments.count <= most else {
+            throw failure("takes at most \(most) argument\(most == 1 ? "" : "s"), not \(arguments.count)")
+        }
     }
 
     /// The argument at `index`, nil when absent or empty.

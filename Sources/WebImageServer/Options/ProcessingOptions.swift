@@ -114,7 +114,9 @@ public struct ProcessingOptions: Sendable, Equatable {
         if dpr != 1 { parts.append("dpr:\(WebImageServer.format(dpr))") }
         if gravity != .center { parts.append("g:\(gravity.canonical)") }
         if let crop {
-            parts.append("c:\(WebImageServer.format(crop.width)):\(WebImageServer.format(crop.height))" + (crop.gravity.map { ":" + $0.canonical } ?? ""))
+            parts.append(
+                "c:\(WebImageServer.format(crop.width)):\(WebImageServer.format(crop.height))"
+                    + (crop.gravity.map { ":" + $0.canonical } ?? ""))
         }
         if let padding { parts.append("pd:\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)") }
         if rotate != 0 { parts.append("rot:\(rotate)") }
@@ -125,7 +127,9 @@ public struct ProcessingOptions: Sendable, Equatable {
         if sharpen > 0 { parts.append("sh:\(WebImageServer.format(sharpen))") }
         if pixelate > 1 { parts.append("pix:\(pixelate)") }
         if quality > 0 { parts.append("q:\(quality)") }
-        for (format, value) in formatQuality.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { parts.append("fq:\(format.rawValue):\(value)") }
+        for (format, value) in formatQuality.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            parts.append("fq:\(format.rawValue):\(value)")
+        }
         if !cacheBuster.isEmpty { parts.append("cb:\(cacheBuster)") }
         return parts.joined(separator: "/")
     }

@@ -44,7 +44,9 @@ public struct ProxyPath: Sendable, Equatable {
             if segment == "plain" {
                 let plain = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
                 let split = Self.splitExtension(plain, at: "@")
-                guard let decoded = split.body.removingPercentEncoding else { throw .badRequest("the plain source URL has a bad percent escape") }
+                guard let decoded = split.body.removingPercentEncoding else {
+                    throw .badRequest("the plain source URL has a bad percent escape")
+                }
                 sourceText = decoded
                 extensionName = split.extension
                 break

@@ -50,8 +50,11 @@ struct ImageProcessor: Sendable {
         }
         image = try Self.apply(steps, to: image)
         let decodedSourceWidth = uprightWidth
-        steps = plan.transformers(options: options, decodedWidth: image.pixelWidth, decodedHeight: image.pixelHeight, sourceWidth: decodedSourceWidth)
-        if let background = options.background ?? (format == .jpeg ? .white : nil) { steps.append(BackgroundTransformer(color: background)) }
+        steps = plan.transformers(
+            options: options, decodedWidth: image.pixelWidth, decodedHeight: image.pixelHeight, sourceWidth: decodedSourceWidth)
+        if let background = options.background ?? (format == .jpeg ? .white : nil) {
+            steps.append(BackgroundTransformer(color: background))
+        }
         image = try Self.apply(steps, to: image)
         let quality = Double(options.quality(for: format, fallback: defaultQuality)) / 100
         do {

@@ -53,7 +53,8 @@ struct ProcessingPlan: Equatable {
         }
         scaledWidth = max(1, Int((Double(width) * scaleX).rounded()))
         scaledHeight = max(1, Int((Double(height) * scaleY).rounded()))
-        fill = Self.fillCut(type, scaledWidth: scaledWidth, scaledHeight: scaledHeight, boxWidth: boxWidth, boxHeight: boxHeight, gravity: options.gravity)
+        fill = Self.fillCut(
+            type, scaledWidth: scaledWidth, scaledHeight: scaledHeight, boxWidth: boxWidth, boxHeight: boxHeight, gravity: options.gravity)
         let resultWidth = fill?.width ?? scaledWidth
         let resultHeight = fill?.height ?? scaledHeight
         if options.extend, boxWidth > resultWidth || boxHeight > resultHeight {

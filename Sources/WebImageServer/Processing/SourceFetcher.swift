@@ -28,7 +28,8 @@ final class SourceFetcher: Sendable {
             configuration: DiskCacheConfiguration(sizeLimit: configuration.sourceCacheBytes), telemetry: telemetry)
         cache = ImageCache(memory: MemoryCache(configuration: MemoryCacheConfiguration(costLimit: 1)), disk: disk, telemetry: telemetry)
         manager = ImageManager(
-            cache: cache, loader: downloader, configuration: ImageManagerConfiguration(cacheFreshness: .respectCacheControl()), telemetry: telemetry)
+            cache: cache, loader: downloader, configuration: ImageManagerConfiguration(cacheFreshness: .respectCacheControl()),
+            telemetry: telemetry)
         timeout = configuration.downloadTimeout
         allowedPrefixes = configuration.normalizedAllowedSources
     }

@@ -1,0 +1,284 @@
+import AsyncHTTPClient
+import Foundation
+import Testing
+import WebImage
+import WebImageTesting
+@testable import WebImageServer
+
+/// The proxy over real HTTP on 127.0.0.1, in front of the project's origin server.
+@Suite("Server over HTTP", .serialized)
+struct ServerHTTPTests {
+    let png: [UInt8]
+    let jpeg: [UInt8]
+
+    init() throws {
+        png = [UInt8](try Fixture.data("gradient-rgba.png"))
+        jpeg = [UInt8](try Fixture.data("large-progressive.jpg"))
+    }
+
+    @Test("a signed URL is processed; a wrong or missing signature is 403; /unsafe only with allowsUnsigned")
+    func signing() async throws {
+        try await ServerHarness.with { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let answer = try await harness.get(harness.signedPlain("rs:fill:100:50", "/photo.jpg", extension: "png"))
+            #expect(answer.status == 200)
+            #expect(answer.header("Content-Type") == "image/png")
+            let image = try CodersManager.shared.decode(answer.body)
+            #expect((image.pixelWidth, image.pixelHeight) == (100, 50))
+            let unsigned = try await harness.get("/unsafe/rs:fill:100:50/plain/\(harness.origin.url("/photo.jpg"))@png")
+            #expect(unsigned.status == 403)
+            #expect(unsigned.text == "invalid signature\n")
+            let signed = harness.signedPlain("w:10", "/photo.jpg")
+            let tampered = try await harness.get(signed.replacingOccurrences(of: "w:10", with: "w:11"))
+            #expect(tampered.status == 403)
+        }
+        var unsigned = ServerHarness.configuration()
+        unsigned.allowsUnsigned = true
+        try await ServerHarness.with(unsigned) { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let answer1 = try await harness.get("/unsafe/w:10/plain/\(harness.origin.url("/photo.jpg"))")
+            #expect(answer1.status == 200)
+        }
+    }
+
+    @Test("the result is the library's own transform of the same image, pixel for pixel")
+    func matchesLibrary() async throws {
+        try await ServerHarness.with { harness in
+            harness.origin.route("/a.png", .ok(png, contentType: "image/png"))
+            let options = "rs:fill:40:40/g:nowe/bl:1/sh:0.5/pix:2/pd:2:3/bg:ff0000"
+            let answer = try await harness.get(harness.signedPlain(options, "/a.png", extension: "png"))
+            #expect(answer.status == 200)
+            let served = try CodersManager.shared.decode(answer.body)
+
+            let source = try CodersManager.shared.decode(Data(png))
+            let steps: [any ImageTransformer] = [
+                ResizingTransformer(width: 53, height: 40, mode: .fill), CroppingTransformer(x: 0, y: 0, width: 40, height: 40),
+                BlurTransformer(radius: 1), SharpeningTransformer(sigma: 0.5), PixelatingTransformer(blockSize: 2),
+                CanvasTransformer(width: 46, height: 44, x: 3, y: 2, color: .clear),
+                BackgroundTransformer(color: RGBAColor(red: 255, green: 0, blue: 0)),
+            ]
+            let expected = try #require(PipelineTransformer(steps).transform(source, forKey: ""))
+            #expect((served.pixelWidth, served.pixelHeight) == (46, 44))
+            #expect(served.pixels == expected.pixels)
+        }
+    }
+
+    @Test("Accept negotiates WebP with Vary when the URL names no format; an explicit format wins without Vary")
+    func negotiation() async throws {
+        var negotiating = ServerHarness.configuration()
+        negotiating.autoWebP = true
+        try await ServerHarness.with(negotiating) { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let path = harness.signedPlain("w:50", "/photo.jpg")
+            let webp = try await harness.get(path, headers: [("Accept", "image/avif,image/webp,*/*")])
+            #expect(webp.header("Content-Type") == "image/webp")
+            #expect(webp.header("Vary") == "Accept")
+            let plain = try await harness.get(path, headers: [("Accept", "image/*")])
+            #expect(plain.header("Content-Type") == "image/jpeg")
+            #expect(plain.header("Vary") == "Accept")
+            #expect(webp.header("ETag") != plain.header("ETag"))
+            let explicit = try await harness.get(
+                harness.signedPlain("w:50", "/photo.jpg", extension: "png"), headers: [("Accept", "image/webp")])
+            #expect(explicit.header("Content-Type") == "image/png")
+            #expect(explicit.header("Vary") == nil)
+        }
+    }
+
+    @Test("ETag and If-None-Match: 304 from the result cache and, when the result is not cached, from the source alone")
+    func revalidation() async throws {
+        try await ServerHarness.with { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let path = harness.signedPlain("rs:fit:64:64/q:70", "/photo.jpg")
+            let first = try await harness.get(path)
+            let etag = try #require(first.header("ETag"))
+            #expect(etag.hasPrefix("\"") && !etag.hasPrefix("W/"))
+            #expect(first.header("Cache-Control") == "public, max-age=31536000")
+            #expect(first.header("Server-Timing")?.contains("process;dur=") == true)
+            let hit = try await harness.get(path, headers: [("If-None-Match", etag)])
+            #expect(hit.status == 304)
+            #expect(hit.body.isEmpty)
+            #expect(hit.header("Server-Timing")?.contains("cache") == true)
+
+            try harness.server.proxy.results.removeAll()
+            let processedBefore = harness.server.proxy.results.count
+            let revalidated = try await harness.get(path, headers: [("If-None-Match", "\"other\", \(etag)")])
+            #expect(revalidated.status == 304)
+            #expect(harness.server.proxy.results.count == processedBefore, "answered without processing or storing")
+            let answer2 = try await harness.get(path, headers: [("If-None-Match", "\"stale\"")])
+            #expect(answer2.status == 200)
+        }
+    }
+
+    @Test("HEAD has GET's headers and no body; filename and attachment set Content-Disposition")
+    func headAndDisposition() async throws {
+        try await ServerHarness.with { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let path = harness.signedPlain("w:32/fn:holiday/att:1", "/photo.jpg", extension: "webp")
+            let get = try await harness.get(path)
+            let head = try await harness.get(path, method: .HEAD)
+            #expect(head.status == 200 && head.body.isEmpty)
+            #expect(head.header("Content-Length") == String(get.body.count))
+            #expect(get.header("Content-Disposition") == "attachment; filename=\"holiday.webp\"")
+            #expect(head.header("ETag") == get.header("ETag"))
+        }
+    }
+
+    @Test("hostile sources get the right status in bounded time, and nothing is cached")
+    func hostileSources() async throws {
+        var limited = ServerHarness.configuration()
+        limited.maximumSourceBytes = 100_000
+        limited.downloadTimeout = .milliseconds(500)
+        try await ServerHarness.with(limited) { harness in
+            let origin = harness.origin
+            origin.route("/missing.jpg", .status(404))
+            origin.route("/broken.jpg", .status(500))
+            origin.route("/page.jpg", .htmlPage())
+            origin.route(
+                "/truncated.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: jpeg, delivery: .cutShort(after: 200)))
+            origin.route("/reset.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: jpeg, delivery: .reset(after: 200)))
+            origin.route(
+                "/stalled.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: jpeg, delivery: .stall(after: 100)))
+            origin.route(
+                "/huge.jpg",
+                OriginResponse(
+                    headers: [("Content-Type", "image/jpeg")], body: [], delivery: .generated(byteCount: 10_000_000, declaresLength: true)))
+            origin.route(
+                "/huge-chunked.jpg",
+                OriginResponse(
+                    headers: [("Content-Type", "image/jpeg")], body: [], delivery: .generated(byteCount: 10_000_000, declaresLength: false))
+            )
+            origin.route("/loop.jpg", .redirect(to: "/loop.jpg"))
+            origin.route("/bomb.png", .ok(Self.pngDeclaring(width: 100_000, height: 100_000), contentType: "image/png"))
+            origin.route("/garbage.jpg", .ok([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 7, count: 400), contentType: "image/jpeg"))
+            let expectations: [(String, Int)] = [
+                ("/missing.jpg", 404), ("/broken.jpg", 502), ("/page.jpg", 415), ("/truncated.jpg", 502), ("/reset.jpg", 502),
+                ("/stalled.jpg", 504), ("/huge.jpg", 413), ("/huge-chunked.jpg", 413), ("/loop.jpg", 502), ("/bomb.png", 422),
+                ("/garbage.jpg", 422),
+            ]
+            for (path, status) in expectations {
+                let answer = try await harness.get(harness.signedPlain("w:10", path))
+                #expect(answer.status == status, "\(path): \(answer.text)")
+                #expect(answer.header("Content-Type") == "text/plain; charset=utf-8")
+                #expect(!answer.text.isEmpty)
+            }
+            #expect(harness.server.proxy.results.count == 0)
+        }
+    }
+
+    @Test("loopback sources are refused before any connection unless allowed; the allow-list is checked first")
+    func addressPolicy() async throws {
+        var loopbackRefused = ServerHarness.configuration()
+        loopbackRefused.allowsLoopbackSources = false
+        try await ServerHarness.with(loopbackRefused) { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let answer = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
+            #expect(answer.status == 403)
+            #expect(answer.text.contains("address"))
+            #expect(harness.origin.requestCount("/photo.jpg") == 0)
+        }
+        let origin = try await OriginServer.start()
+        var allowingOrigin = ServerHarness.configuration()
+        allowingOrigin.allowedSources = ["http://127.0.0.1:\(origin.port)"]
+        try await ServerHarness.with(allowingOrigin, origin: origin) { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let sneaky = harness.signer.sign("/w:10/plain/http://127.0.0.1@localhost:\(harness.origin.port)/photo.jpg")
+            let answer3 = try await harness.get(sneaky)
+            #expect(answer3.status == 403)
+            let answer4 = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
+            #expect(answer4.status == 200)
+            #expect(harness.origin.requestCount("/photo.jpg") == 1)
+        }
+        var wrongPort = ServerHarness.configuration()
+        wrongPort.allowedSources = ["http://127.0.0.1:1/"]
+        try await ServerHarness.with(wrongPort) { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let answer = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
+            #expect(answer.status == 403)
+            #expect(answer.text.contains("allowed list"))
+            #expect(harness.origin.requestCount("/photo.jpg") == 0)
+        }
+    }
+
+    @Test("a full queue answers 503 with Retry-After at once")
+    func queueFull() async throws {
+        var oneAtATime = ServerHarness.configuration()
+        oneAtATime.concurrency = 1
+        oneAtATime.queueLength = 0
+        oneAtATime.downloadTimeout = .seconds(5)
+        try await ServerHarness.with(oneAtATime) { harness in
+            harness.origin.route(
+                "/stalled.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: jpeg, delivery: .stall(after: 100)))
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let blocking = Task { try await harness.get(harness.signedPlain("w:10", "/stalled.jpg")) }
+            _ = try await harness.origin.waitForRequests(1, to: "/stalled.jpg")
+            let refused = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
+            #expect(refused.status == 503)
+            #expect(refused.header("Retry-After") == "1")
+            #expect(refused.header("Cache-Control") == "no-store")
+            let answer5 = try await blocking.value
+            #expect(answer5.status == 504)
+            let answer6 = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
+            #expect(answer6.status == 200)
+        }
+    }
+
+    @Test("a source over the resolution limit is refused from its header; an animation's frames count")
+    func resolutionLimit() async throws {
+        var tinyResolution = ServerHarness.configuration()
+        tinyResolution.maximumSourceMegapixels = 0.05
+        try await ServerHarness.with(tinyResolution) { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let answer = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
+            #expect(answer.status == 422)
+            #expect(answer.text.contains("320x240"))
+        }
+        var fewFrames = ServerHarness.configuration()
+        fewFrames.maximumAnimationFrames = 2
+        try await ServerHarness.with(fewFrames) { harness in
+            harness.origin.route("/animated.gif", .ok([UInt8](try Fixture.data("animated.gif")), contentType: "image/gif"))
+            let answer = try await harness.get(harness.signedPlain("w:10", "/animated.gif"))
+            #expect(answer.status == 422)
+            #expect(answer.text.contains("frames"))
+            let answer7 = try await harness.get(harness.signedPlain("w:10", "/animated.gif", extension: "png"))
+            #expect(answer7.status == 200)
+        }
+    }
+
+    @Test("/health, /ready and /metrics; other methods are 405")
+    func operations() async throws {
+        try await ServerHarness.with { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let answer8 = try await harness.get("/health")
+            #expect(answer8.status == 200)
+            let answer9 = try await harness.get("/ready")
+            #expect(answer9.text == "ready\n")
+            _ = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
+            _ = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
+            let metrics = try await harness.get("/metrics").text
+            #expect(metrics.contains("webimage_server_requests_total{status=\"200\"} 2"))
+            #expect(metrics.contains("webimage_server_cache_lookups_total{tier=\"result\",result=\"hit\"} 1"))
+            #expect(metrics.contains("webimage_server_processing_duration_seconds_count 1"))
+            #expect(metrics.contains("webimage_downloads_total") || metrics.contains("webimage_download"))
+            let answer10 = try await harness.get("/health", method: .POST)
+            #expect(answer10.status == 405)
+        }
+    }
+
+    /// A PNG whose header declares `width` x `height` and which holds no pixels.
+    static func pngDeclaring(width: UInt32, height: UInt32) -> [UInt8] {
+        func bigEndian(_ value: UInt32) -> [UInt8] {
+            [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+        }
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(type.utf8) + data
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in body {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+            }
+            return bigEndian(UInt32(data.count)) + body + bigEndian(~crc)
+        }
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", bigEndian(width) + bigEndian(height) + [8, 6, 0, 0, 0])
+            + chunk("IEND", [])
+    }
+}

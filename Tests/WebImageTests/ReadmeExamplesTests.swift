@@ -3,6 +3,7 @@ import NIOSSL
 import Logging
 import Testing
 import WebImage
+import WebImageServer
 import WebImageTesting
 
 // The README's examples, verbatim, so that they keep compiling.
@@ -152,8 +153,24 @@ func exampleOrigin(png: [UInt8]) async throws {
     try await origin.shutdown()
 }
 
+func signedProxyPath() -> String {
+    let signer = URLSigner(keys: [SigningKey(hexKey: "736563726574", hexSalt: "68656C6C6F")!])
+    let path = signer.sign("/rs:fit:512:512/q:80/plain/https://cdn.example.org/a.jpg@webp")
+    return path
+}
+
 @Suite("README examples")
 struct ReadmeExamplesTests {
+    @Test("signedProxyPath() signs with the first key, as imgproxy does")
+    func signing() throws {
+        let path = signedProxyPath()
+        let parsed = try ProxyPath(parsing: Substring(path))
+        #expect(parsed.source.absoluteString == "https://cdn.example.org/a.jpg")
+        #expect(
+            URLSigner(keys: [SigningKey(hexKey: "736563726574", hexSalt: "68656C6C6F")!]).isValid(parsed.signature, for: parsed.signedPath))
+        #expect(parsed.signature.count == 43)
+    }
+
     @Test("describe() names the format and size")
     func describeExample() throws {
         #expect(describe(Array(try Fixture.data("gradient.jpg"))) == "image/jpeg, 64x48")

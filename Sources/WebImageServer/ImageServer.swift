@@ -28,8 +28,8 @@ public final class ImageServer: Service, Sendable {
     public let proxy: ImageProxy
     /// Where `/metrics` reads from: the server's and the library's metrics.
     public let registry: PrometheusCollectorRegistry
-    private let boundPort = Mutex<Int?>(nil)
-    private let portWaiters = Mutex<[CheckedContinuation<Int, Never>]>([])
+    /// The port once bound, and who waits for it until then.
+    private let listening = Mutex<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
     private let draining = Mutex(false)
     private let logger: Logger
 
@@ -54,11 +54,10 @@ public final class ImageServer: Service, Sendable {
     /// The port the server listens on, once it does (for a configuration with port 0).
     public var port: Int {
         get async {
-            if let port = boundPort.withLock({ $0 }) { return port }
-            return await withCheckedContinuation { continuation in
-                let port = boundPort.withLock { port in
-                    if port == nil { portWaiters.withLock { $0.append(continuation) } }
-                    return port
+            await withCheckedContinuation { continuation in
+                let port = listening.withLock { listening in
+                    if listening.port == nil { listening.waiters.append(continuation) }
+                    return listening.port
                 }
                 if let port { continuation.resume(returning: port) }
             }
@@ -99,10 +98,9 @@ public final class ImageServer: Service, Sendable {
     var isReady: Bool { !draining.withLock { $0 } }
 
     private func bound(_ port: Int) {
-        boundPort.withLock { $0 = port }
-        let waiters = portWaiters.withLock { waiters in
-            defer { waiters = [] }
-            return waiters
+        let waiters = listening.withLock { listening in
+            defer { listening = (port, []) }
+            return listening.waiters
         }
         for waiter in waiters { waiter.resume(returning: port) }
     }

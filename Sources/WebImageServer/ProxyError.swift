@@ -25,8 +25,6 @@ public struct ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     static func forbidden(_ reason: String) -> ProxyError { ProxyError(status: 403, reason) }
     /// 404: no route.
     static func notFound(_ reason: String) -> ProxyError { ProxyError(status: 404, reason) }
-    /// 410: `expires` has passed.
-    static func gone(_ reason: String) -> ProxyError { ProxyError(status: 410, reason) }
     /// 413: the source or the result is larger than a limit.
     static func tooLarge(_ reason: String) -> ProxyError { ProxyError(status: 413, reason) }
     /// 415: the source is not an image the server can read.

@@ -50,7 +50,7 @@ public enum TransformSpec {
     }
 
     /// A number as keys write it: no fraction when whole (`4`, not `4.0`).
-    static func format(_ value: Double) -> String {
+    package static func format(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 

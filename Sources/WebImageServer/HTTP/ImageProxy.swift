@@ -90,8 +90,7 @@ public final class ImageProxy: Sendable {
         try fetcher.checkAllowed(parsed.source)
         let choice = formatChoice(options: options, accept: accept)
         let key = [parsed.source.absoluteString, options.canonical, choice.key].joined(separator: "\n")
-        let negotiates = configuration.autoWebP || configuration.autoAVIF
-        let vary = negotiates && !(options.format != nil)
+        let vary = (configuration.autoWebP || configuration.autoAVIF) && options.format == nil
 
         if let hit = cachedResult(for: key) {
             metrics.resultHits.increment()
@@ -105,14 +104,20 @@ public final class ImageProxy: Sendable {
         let result = try await withDeadline(
             configuration.requestTimeout, error: ProxyError(status: 504, "the request took longer than \(configuration.requestTimeout)")
         ) { () async throws(ProxyError) -> ProcessedResult in
-            if let ifNoneMatch, let etag = try await self.sourceETag(for: parsed.source, options: options, choice: choice),
-                Self.matches(ifNoneMatch, etag)
-            {
-                return ProcessedResult(data: Data(), contentType: "", etag: etag)
+            // A revalidation of a result no longer cached: the source alone decides, and a
+            // changed source is processed from the bytes already fetched.
+            var fetched: FetchedSource?
+            if let ifNoneMatch {
+                let source = try await self.fetch(parsed.source)
+                let etag = Self.etag(source: source.data, options: options, choice: choice)
+                if Self.matches(ifNoneMatch, etag) { return ProcessedResult(data: Data(), contentType: "", etag: etag) }
+                fetched = source
             }
-            return try await self.inFlight.run(key) { () async throws(ProxyError) -> ProcessedResult in
-                try await self.produce(source: parsed.source, options: options, choice: choice, key: key)
-            }.value
+            return try await self.inFlight.run(key) { [fetched] () async throws(ProxyError) -> ProcessedResult in
+                let source: FetchedSource
+                if let fetched { source = fetched } else { source = try await self.fetch(parsed.source) }
+                return try await self.produce(source, from: parsed.source, options: options, choice: choice, key: key)
+            }
         }
         var timing: [String] = []
         if let fetch = result.fetchSeconds { timing.append("fetch;dur=\(Self.milliseconds(fetch))") }
@@ -143,15 +148,27 @@ public final class ImageProxy: Sendable {
         return ProcessedResult(data: data, contentType: contentType, etag: etag, lastModified: metadata.lastModified)
     }
 
-    /// Fetches, processes in the work pool, stores and returns one result.
-    private func produce(source: URL, options: ProcessingOptions, choice: FormatChoice, key: String) async throws(ProxyError)
-        -> ProcessedResult
-    {
-        let fetchStart = ContinuousClock.now
+    /// A source's bytes and how they were got.
+    struct FetchedSource: Sendable {
+        var data: Data
+        var seconds: Double
+    }
+
+    /// The source's bytes, timed and counted.
+    private func fetch(_ source: URL) async throws(ProxyError) -> FetchedSource {
+        let start = ContinuousClock.now
         let (data, fromCache) = try await fetcher.fetch(source)
-        let fetchSeconds = Self.seconds(since: fetchStart)
+        let seconds = Self.seconds(since: start)
         if fromCache { metrics.sourceHits.increment() } else { metrics.bytesIn.increment(by: Int64(data.count)) }
-        metrics.fetchDuration.recordSeconds(fetchSeconds)
+        metrics.fetchDuration.recordSeconds(seconds)
+        return FetchedSource(data: data, seconds: seconds)
+    }
+
+    /// Processes a fetched source in the work pool, stores and returns the result.
+    private func produce(_ fetched: FetchedSource, from source: URL, options: ProcessingOptions, choice: FormatChoice, key: String)
+        async throws(ProxyError) -> ProcessedResult
+    {
+        let data = fetched.data
         let format = outputFormat(choice, source: data)
         let processStart = ContinuousClock.now
         let processor = self.processor
@@ -169,7 +186,7 @@ public final class ImageProxy: Sendable {
         let result = ProcessedResult(
             data: encoded, contentType: format.mimeType, etag: Self.etag(source: data, options: options, choice: choice),
             lastModified: fetcher.cache.disk?.metadata(for: source.absoluteString)?.lastModified,
-            fetchSeconds: fetchSeconds, processSeconds: processSeconds)
+            fetchSeconds: fetched.seconds, processSeconds: processSeconds)
         do {
             try results.store(
                 encoded, for: key,
@@ -178,13 +195,6 @@ public final class ImageProxy: Sendable {
             logger.warning("the result cache could not store a result", metadata: ["error": "\(error)"])
         }
         return result
-    }
-
-    /// The ETag a result of `source` would have, from the source alone: answers a revalidation
-    /// without processing when the result is not cached.
-    private func sourceETag(for source: URL, options: ProcessingOptions, choice: FormatChoice) async throws(ProxyError) -> String? {
-        let (data, _) = try await fetcher.fetch(source)
-        return Self.etag(source: data, options: options, choice: choice)
     }
 
     /// The format to write: the choice, or for `.source` the source's own when there is an
@@ -203,7 +213,7 @@ public final class ImageProxy: Sendable {
         var hash = SHA256()
         hash.update(data: SHA256.hash(data: source).withUnsafeBytes { Data($0) })
         hash.update(data: Data("\n\(options.canonical)\n\(choice.key)".utf8))
-        return "\"" + URLSigner.base64URL(Array(hash.finalize()).prefix(18).map { $0 }) + "\""
+        return "\"" + URLSigner.base64URL(Array(Array(hash.finalize()).prefix(18))) + "\""
     }
 
     /// Whether an `If-None-Match` list names `etag` (or is `*`); weak forms compare equal.

@@ -10,7 +10,7 @@ func withDeadline<Value: Sendable>(
     let result: Result<Value, ProxyError> = await withTaskCancellationHandler {
         await withCheckedContinuation { continuation in
             outcome.attach(continuation)
-            let worker = Task {
+            Task {
                 do throws(ProxyError) {
                     outcome.finish(.success(try await work()))
                 } catch {
@@ -22,7 +22,6 @@ func withDeadline<Value: Sendable>(
                 if !Task.isCancelled { outcome.finish(.failure(error)) }
             }
             outcome.onFinish { timer.cancel() }
-            _ = worker
         }
     } onCancel: {
         outcome.finish(.failure(ProxyError(status: 499, "the client went away")))

@@ -6,13 +6,10 @@ import Synchronization
 final class InFlight<Value: Sendable>: Sendable {
     private let tasks = Mutex([String: Task<Result<Value, ProxyError>, Never>]())
 
-    /// The result of the work running for `key`, or of `work` started now; `joined` is true for
-    /// a caller that found the work already running.
-    func run(_ key: String, _ work: @escaping @Sendable () async throws(ProxyError) -> Value) async throws(ProxyError) -> (
-        value: Value, joined: Bool
-    ) {
-        let (task, joined) = tasks.withLock { tasks in
-            if let running = tasks[key] { return (running, true) }
+    /// The result of the work running for `key`, or of `work` started now.
+    func run(_ key: String, _ work: @escaping @Sendable () async throws(ProxyError) -> Value) async throws(ProxyError) -> Value {
+        let task = tasks.withLock { tasks in
+            if let running = tasks[key] { return running }
             let task = Task { () -> Result<Value, ProxyError> in
                 let result: Result<Value, ProxyError>
                 do throws(ProxyError) { result = .success(try await work()) } catch { result = .failure(error) }
@@ -20,11 +17,8 @@ final class InFlight<Value: Sendable>: Sendable {
                 return result
             }
             tasks[key] = task
-            return (task, false)
+            return task
         }
-        return (try await task.value.get(), joined)
+        return try await task.value.get()
     }
-
-    /// Work running now.
-    var count: Int { tasks.withLock { $0.count } }
 }

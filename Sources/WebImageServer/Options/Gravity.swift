@@ -1,3 +1,5 @@
+import WebImage
+
 /// Where a crop or an extension anchors the image (imgproxy's `gravity`): a compass point with
 /// offsets in pixels, a focus point given as fractions of the image, or `sm`, the most detailed
 /// region (``SmartCroppingTransformer``).
@@ -39,8 +41,8 @@ public struct Gravity: Sendable, Hashable {
     var canonical: String {
         switch kind {
         case .smart: kind.rawValue
-        case .focusPoint: "fp:\(format(x)):\(format(y))"
-        default: x == 0 && y == 0 ? kind.rawValue : "\(kind.rawValue):\(format(x)):\(format(y))"
+        case .focusPoint: "fp:\(TransformSpec.format(x)):\(TransformSpec.format(y))"
+        default: x == 0 && y == 0 ? kind.rawValue : "\(kind.rawValue):\(TransformSpec.format(x)):\(TransformSpec.format(y))"
         }
     }
 
@@ -52,28 +54,20 @@ public struct Gravity: Sendable, Hashable {
         let slackY = outerHeight - height
         let offsetX = Int(x.rounded())
         let offsetY = Int(y.rounded())
-        var left: Int
-        var top: Int
-        switch kind {
-        case .focusPoint:
+        let left: Int
+        let top: Int
+        if kind == .focusPoint {
             left = Int((x * Double(outerWidth) - Double(width) / 2).rounded())
             top = Int((y * Double(outerHeight) - Double(height) / 2).rounded())
-        default:
+        } else {
+            // The names spell the edges: `no`/`so` pin the top or bottom, `we`/`ea` the left or
+            // right; `ce` and `sm` pin neither and centre.
             let name = kind.rawValue
             left = name.hasSuffix("we") ? offsetX : name.hasSuffix("ea") ? slackX - offsetX : slackX / 2 + offsetX
             top = name.hasPrefix("no") ? offsetY : name.hasPrefix("so") ? slackY - offsetY : slackY / 2 + offsetY
-            if kind == .center || kind == .smart {
-                left = slackX / 2 + offsetX
-                top = slackY / 2 + offsetY
-            }
         }
         let clampedX = slackX >= 0 ? min(max(0, left), slackX) : slackX / 2
         let clampedY = slackY >= 0 ? min(max(0, top), slackY) : slackY / 2
         return (clampedX, clampedY)
     }
-}
-
-/// A number as canonical keys write it: no fraction when whole.
-func format(_ value: Double) -> String {
-    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
 }

@@ -145,9 +145,8 @@ public struct OptionsParser: Sendable {
             }
         case "format", "f", "ext":
             try reader.expect(at: 1)
-            options.format =
-                reader.arguments.first.flatMap { $0.isEmpty ? nil : $0 } == nil
-                ? nil : try format(String(reader.arguments[0]), option: name)
+            options.format = nil
+            if let text = reader.text(0) { options.format = try format(String(text), option: name) }
         case "strip_metadata", "sm":
             // Results never carry the source's metadata: the encoders write pixels only. The
             // option is accepted so that URLs made for imgproxy work.
@@ -242,7 +241,7 @@ struct ArgumentReader {
     func number(_ index: Int, maximum: Double = 1_000_000_000) throws(ProxyError) -> Double? {
         guard let text = text(index) else { return nil }
         guard let value = Double(text), value.isFinite, value >= 0, value <= maximum else {
-            throw failure("\"\(text)\" is not a number in 0...\(format(maximum))")
+            throw failure("\"\(text)\" is not a number in 0...\(TransformSpec.format(maximum))")
         }
         return value
     }
@@ -287,7 +286,7 @@ struct ArgumentReader {
     func padding() throws(ProxyError) -> ProcessingOptions.Padding? {
         var values: [Int] = []
         for index in arguments.indices { values.append(try integer(index, maximum: 10_000) ?? 0) }
-        guard !values.isEmpty, values.contains(where: { $0 > 0 }) || arguments.count > 0 else { return nil }
+        guard !values.isEmpty else { return nil }
         let top = values[0]
         let right = values.count > 1 ? values[1] : top
         let bottom = values.count > 2 ? values[2] : top

@@ -110,12 +110,12 @@ public struct ProcessingOptions: Sendable, Equatable {
         var parts = ["rs:\(resizingType.rawValue):\(width):\(height):\(enlarge ? 1 : 0):\(extend ? 1 : 0)"]
         if extend, extendGravity != .center { parts.append("exg:\(extendGravity.canonical)") }
         if minWidth > 0 || minHeight > 0 { parts.append("min:\(minWidth):\(minHeight)") }
-        if zoomX != 1 || zoomY != 1 { parts.append("z:\(WebImageServer.format(zoomX)):\(WebImageServer.format(zoomY))") }
-        if dpr != 1 { parts.append("dpr:\(WebImageServer.format(dpr))") }
+        if zoomX != 1 || zoomY != 1 { parts.append("z:\(TransformSpec.format(zoomX)):\(TransformSpec.format(zoomY))") }
+        if dpr != 1 { parts.append("dpr:\(TransformSpec.format(dpr))") }
         if gravity != .center { parts.append("g:\(gravity.canonical)") }
         if let crop {
             parts.append(
-                "c:\(WebImageServer.format(crop.width)):\(WebImageServer.format(crop.height))"
+                "c:\(TransformSpec.format(crop.width)):\(TransformSpec.format(crop.height))"
                     + (crop.gravity.map { ":" + $0.canonical } ?? ""))
         }
         if let padding { parts.append("pd:\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)") }
@@ -123,8 +123,8 @@ public struct ProcessingOptions: Sendable, Equatable {
         if !autoRotate { parts.append("ar:0") }
         if flipHorizontally || flipVertically { parts.append("fl:\(flipHorizontally ? 1 : 0):\(flipVertically ? 1 : 0)") }
         if let background { parts.append("bg:\(background.hexString.dropFirst())") }
-        if blur > 0 { parts.append("bl:\(WebImageServer.format(blur))") }
-        if sharpen > 0 { parts.append("sh:\(WebImageServer.format(sharpen))") }
+        if blur > 0 { parts.append("bl:\(TransformSpec.format(blur))") }
+        if sharpen > 0 { parts.append("sh:\(TransformSpec.format(sharpen))") }
         if pixelate > 1 { parts.append("pix:\(pixelate)") }
         if quality > 0 { parts.append("q:\(quality)") }
         for (format, value) in formatQuality.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {

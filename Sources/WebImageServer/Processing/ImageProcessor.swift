@@ -49,9 +49,8 @@ struct ImageProcessor: Sendable {
             steps.append(FlippingTransformer(horizontal: options.flipHorizontally, vertical: options.flipVertically))
         }
         image = try Self.apply(steps, to: image)
-        let decodedSourceWidth = uprightWidth
         steps = plan.transformers(
-            options: options, decodedWidth: image.pixelWidth, decodedHeight: image.pixelHeight, sourceWidth: decodedSourceWidth)
+            options: options, decodedWidth: image.pixelWidth, decodedHeight: image.pixelHeight, sourceWidth: uprightWidth)
         if let background = options.background ?? (format == .jpeg ? .white : nil) {
             steps.append(BackgroundTransformer(color: background))
         }
@@ -76,7 +75,7 @@ struct ImageProcessor: Sendable {
     }
 
     private static func megapixels(_ pixels: Int) -> String {
-        format(Double(pixels) / 1_000_000)
+        TransformSpec.format(Double(pixels) / 1_000_000)
     }
 
     /// The status a decoding error answers with.

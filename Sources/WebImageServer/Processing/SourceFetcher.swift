@@ -26,7 +26,7 @@ final class SourceFetcher: Sendable {
         let disk = try DiskCache(
             directory: configuration.resolvedCacheDirectory.appendingPathComponent("sources"),
             configuration: DiskCacheConfiguration(sizeLimit: configuration.sourceCacheBytes), telemetry: telemetry)
-        cache = ImageCache(memory: MemoryCache(configuration: MemoryCacheConfiguration(costLimit: 1)), disk: disk, telemetry: telemetry)
+        cache = ImageCache(disk: disk, telemetry: telemetry)
         manager = ImageManager(
             cache: cache, loader: downloader, configuration: ImageManagerConfiguration(cacheFreshness: .respectCacheControl()),
             telemetry: telemetry)
@@ -45,7 +45,11 @@ final class SourceFetcher: Sendable {
 
     /// The source's bytes, from the source cache or the network, and whether the network was used.
     func fetch(_ source: URL) async throws(ProxyError) -> (data: Data, fromCache: Bool) {
-        var request = ImageRequest(url: source, options: [.avoidDecodeImage, .retryFailed])
+        // Bytes only, on disk only: the server decodes them at the size each request needs.
+        var context = LoadContext()
+        context.queryCacheType = .disk
+        context.storeCacheType = .disk
+        var request = ImageRequest(url: source, options: [.avoidDecodeImage, .retryFailed], context: context)
         request.timeout = timeout
         let result: ImageResult
         do {

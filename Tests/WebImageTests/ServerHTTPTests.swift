@@ -64,6 +64,29 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("a JPEG the decoder scales by quarters is cut to the planned size, not resampled a second time")
+    func decoderRoundingIsCut() async throws {
+        // 400x265 at 1/4 is 100x66.25: the plan says 100x66, the DCT gives 100x67.
+        var straight: [UInt8] = []
+        for y in 0..<265 {
+            for x in 0..<400 { straight += [UInt8(x * 255 / 399), UInt8(y * 255 / 264), 90, 255] }
+        }
+        let photo = try CodersManager.shared.encode(Image(pixels: PixelBuffer(width: 400, height: 265, straightRGBA: straight)), as: .jpeg)
+        var quarter = DecodeOptions()
+        quarter.thumbnail = ThumbnailSize(width: 100, height: 66, preservesAspectRatio: false, resamples: false)
+        let decoded = try CodersManager.shared.decode(photo, options: quarter)
+        #expect((decoded.pixelWidth, decoded.pixelHeight) == (100, 67), "the decoder's step, left as it is")
+        let expected = try #require(CroppingTransformer(x: 0, y: 0, width: 100, height: 66).transform(decoded, forKey: ""))
+        try await ServerHarness.with { harness in
+            harness.origin.route("/photo.jpg", .ok([UInt8](photo), contentType: "image/jpeg"))
+            let answer = try await harness.get(harness.signedPlain("rs:fit:100:100", "/photo.jpg", extension: "png"))
+            #expect(answer.status == 200)
+            let served = try CodersManager.shared.decode(answer.body)
+            #expect((served.pixelWidth, served.pixelHeight) == (100, 66))
+            #expect(served.pixels == expected.pixels)
+        }
+    }
+
     @Test("Accept negotiates WebP with Vary when the URL names no format; an explicit format wins without Vary")
     func negotiation() async throws {
         var negotiating = ServerHarness.configuration()

@@ -99,9 +99,10 @@ public final class CodersManager: Sendable {
 
     /// A codec scales by its own steps (JPEG by eighths), so it may stop above the thumbnail:
     /// resample the rest of the way, never enlarging. With the aspect ratio kept the image fits
-    /// inside the size; otherwise it is the size exactly.
+    /// inside the size; otherwise it is the size exactly. A thumbnail that does not resample
+    /// leaves the decoder's step as it is.
     static func fitted(_ image: Image, into thumbnail: ThumbnailSize?) -> Image {
-        guard let thumbnail, thumbnail.width > 0, thumbnail.height > 0,
+        guard let thumbnail, thumbnail.resamples, thumbnail.width > 0, thumbnail.height > 0,
             image.pixelWidth > thumbnail.width || image.pixelHeight > thumbnail.height
         else { return image }
         let mode: ResizeMode = thumbnail.preservesAspectRatio ? .aspectFit : .fill

@@ -9,12 +9,18 @@ public struct ThumbnailSize: Hashable, Sendable {
     public var height: Int
     /// Keep the aspect ratio (fit inside the size), or stretch to it.
     public var preservesAspectRatio: Bool
+    /// Resample the rest of the way to the size after the decoder's own scaling (the default).
+    /// Without it, a decoder that scales by steps (JPEG's DCT eighths, PNG's whole factors)
+    /// returns its smallest step that still reaches the size, for a caller that resizes or
+    /// cuts the image itself and would otherwise resample twice: the image proxy does.
+    public var resamples: Bool
 
     /// Creates a thumbnail request.
-    public init(width: Int, height: Int, preservesAspectRatio: Bool = true) {
+    public init(width: Int, height: Int, preservesAspectRatio: Bool = true, resamples: Bool = true) {
         self.width = width
         self.height = height
         self.preservesAspectRatio = preservesAspectRatio
+        self.resamples = resamples
     }
 
     /// The least size a decoder that scales by its own steps (JPEG's DCT, PNG's whole-factor

@@ -33,9 +33,9 @@ struct ImageProcessor: Sendable {
             limits: DecodeLimits(maximumPixelCount: maximumSourcePixels), firstFrameOnly: !(format == .gif || format == .webP))
         if plan.crop == nil, plan.scaledWidth < uprightWidth, plan.scaledHeight < uprightHeight {
             // The decoder scales by its own steps (DCT eighths, whole factors) to at least this
-            // box and resamples the rest of the way: one resampling in all.
+            // box; the plan's transformers go the rest of the way: one resampling at most.
             let (width, height) = turnsSideways ? (plan.scaledHeight, plan.scaledWidth) : (plan.scaledWidth, plan.scaledHeight)
-            decodeOptions.thumbnail = ThumbnailSize(width: width, height: height, preservesAspectRatio: false)
+            decodeOptions.thumbnail = ThumbnailSize(width: width, height: height, preservesAspectRatio: false, resamples: false)
         }
         var image: Image
         do { image = try coders.decode(data, options: decodeOptions) } catch { throw Self.proxyError(error) }

@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""The image proxy beside its peers, in one run: `webimage serve` against thumbor 7 (PyPI, its
+default Pillow engine, two processes) and nginx's image_filter module (libgd), all on 127.0.0.1.
+
+Parts (all by default; name some to run only those):
+  throughput  a 2048x1365 photo-like JPEG q90 from a local nginx, fit into 512x512, JPEG q80,
+              every request processed (ours gets a cachebuster per request; thumbor keeps no
+              results; image_filter keeps nothing), `wrk -t1 -c16`, the three sides alternating
+              REPEATS times; requests/s, p50 and p99 latency, median of the repeats. Beside them,
+              the floor: what TurboJPEG alone takes to decode that file at 1/4 scale, on each core.
+  memory      peak RSS of a fresh server while `wrk -c4` asks for fit-500 thumbnails of a
+              7360x4912 JPEG, each request processed; thumbor's processes summed beside it.
+  cache       a result-cache hit against nginx serving the same bytes as a static file
+              (`wrk -t1 -c16`), and a 304 revalidation's latency on one connection.
+  soak        SOAK_MINUTES of `wrk -c16` over 1,000 distinct variants with a 50 MB result cache:
+              5xx count, the cache's size and the server's RSS sampled every 10 s.
+
+Usage: scripts/compare/serve.py [PART ...] [--repeats N] [--seconds S] [--soak-minutes M] [--json FILE]
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import ROOT, encoded_photo, free_port, machine, wait_for_listener  # noqa: E402
+
+WEBIMAGE = ROOT / ".build" / "release" / "webimage"
+IMAGE_FILTER_MODULE = "/usr/lib/nginx/modules/ngx_http_image_filter_module.so"
+PROCESSES: list = []
+
+
+def start(command: list, port: int, log: Path) -> subprocess.Popen:
+    process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+    PROCESSES.append(process)
+    wait_for_listener(port, attempts=400)
+    return process
+
+
+def stop(process: subprocess.Popen):
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def start_nginx(workdir: Path, root: Path) -> int:
+    """One nginx, two workers: the origin (static files) and image_filter under /resize/."""
+    port = free_port()
+    config = workdir / "nginx.conf"
+    config.write_text(f"""load_module {IMAGE_FILTER_MODULE};
+worker_processes 2;
+pid {workdir}/nginx.pid;
+error_log {workdir}/nginx-error.log;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    sendfile on;
+    keepalive_requests 1000000;
+    types {{ image/jpeg jpg jpeg; }}
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+        location /resize/ {{
+            alias {root}/;
+            image_filter resize 512 512;
+            image_filter_jpeg_quality 80;
+            image_filter_buffer 16M;
+        }}
+    }}
+}}
+""")
+    subprocess.run(["nginx", "-c", str(config), "-p", str(workdir)], check=True)
+    wait_for_listener(port)
+    PROCESSES.append(lambda: subprocess.run(["nginx", "-c", str(config), "-p", str(workdir), "-s", "stop"], check=False))
+    return port
+
+
+def start_ours(workdir: Path, name: str, *flags: str) -> tuple:
+    port = free_port()
+    process = start([str(WEBIMAGE), "serve", "--bind", f"127.0.0.1:{port}", "--allow-unsigned", "--allow-loopback-sources",
+                     "--result-cache-dir", str(workdir / name), "--log-level", "warning", *flags], port, workdir / f"{name}.log")
+    return process, port
+
+
+def start_thumbor(workdir: Path) -> tuple:
+    port = free_port()
+    config = workdir / "thumbor.conf"
+    config.write_text(f"ALLOW_UNSAFE_URL = True\nQUALITY = 80\nRESULT_STORAGE = None\n"
+                      f"STORAGE = 'thumbor.storages.file_storage'\nFILE_STORAGE_ROOT_PATH = '{workdir}/thumbor-storage'\n")
+    process = start(["thumbor", "--ip", "127.0.0.1", "--port", str(port), "--processes", "2", "-c", str(config), "-l", "warning"],
+                    port, workdir / "thumbor.log")
+    return process, port
+
+
+def wrk(url: str, seconds: float, connections: int = 16, script: str = None, headers: tuple = ()) -> dict:
+    """One wrk run: requests/s, p50 and p99 in ms, and the count of non-2xx/3xx answers."""
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency"]
+    for header in headers:
+        command += ["-H", header]
+    if script:
+        command += ["-s", script]
+    output = subprocess.run([*command, url], check=True, capture_output=True, text=True).stdout
+
+    def milliseconds(label):
+        value, unit = re.search(rf"{label}%\s+([\d.]+)(us|ms|s)\b", output).groups()
+        return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    return {"rate": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)), "p50": milliseconds("50"),
+            "p99": milliseconds("99"), "errors": int(errors.group(1)) if errors else 0}
+
+
+def lua_script(workdir: Path, name: str, body: str) -> str:
+    path = workdir / f"{name}.lua"
+    path.write_text(body)
+    return str(path)
+
+
+def cachebusting(workdir: Path, template: str) -> str:
+    """A wrk script whose every request has its own cachebuster in TEMPLATE's `{cb}`."""
+    before, after = template.split("{cb}")
+    return lua_script(workdir, "cachebust", f'counter = 0\nrequest = function()\n  counter = counter + 1\n'
+                      f'  return wrk.format("GET", "{before}" .. counter .. "-" .. math.random(1, 1000000000) .. "{after}")\nend\n')
+
+
+def median_of(runs: list) -> dict:
+    return {key: statistics.median(run[key] for run in runs) for key in ("rate", "p50", "p99")} | {"errors": sum(r["errors"] for r in runs)}
+
+
+def decode_floor(path: Path, rounds: int = 100) -> float:
+    """Milliseconds TurboJPEG alone takes to decode PATH at 1/4 scale to RGBA on one core."""
+    turbo = ctypes.CDLL("libturbojpeg.so.0")
+    turbo.tjInitDecompress.restype = ctypes.c_void_p
+    turbo.tjDecompress2.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p] + [ctypes.c_int] * 5
+    handle = turbo.tjInitDecompress()
+    data = path.read_bytes()
+    pixels = ctypes.create_string_buffer(512 * 342 * 4)
+    started = time.perf_counter()
+    for _ in range(rounds):
+        assert turbo.tjDecompress2(handle, data, len(data), pixels, 512, 0, 342, 7, 0) == 0
+    return (time.perf_counter() - started) / rounds * 1000
+
+
+def throughput(workdir: Path, args, report: dict):
+    photo = encoded_photo(2048, 1365, "JPEG", quality=90)(workdir / "www")
+    origin = start_nginx(workdir, workdir / "www")
+    ours, ours_port = start_ours(workdir, "throughput")
+    thumbor, thumbor_port = start_thumbor(workdir)
+    source = f"127.0.0.1:{origin}/{photo.name}"
+    sides = {
+        "webimage serve": (f"http://127.0.0.1:{ours_port}",
+                           cachebusting(workdir, f"/unsafe/rs:fit:512:512/q:80/cb:{{cb}}/plain/http://{source}@jpg")),
+        "thumbor 7 (2 processes)": (f"http://127.0.0.1:{thumbor_port}/unsafe/fit-in/512x512/filters:quality(80)/{source}", None),
+        "nginx image_filter (2 workers)": (f"http://127.0.0.1:{origin}/resize/{photo.name}", None),
+    }
+    for url, script in sides.values():
+        wrk(url, 2, script=script)  # warm-up: the source fetched and cached, the workers started
+    runs = {name: [] for name in sides}
+    for _ in range(args.repeats):
+        for name, (url, script) in sides.items():
+            runs[name].append(wrk(url, args.seconds, script=script))
+    floor = decode_floor(photo)
+    results = {name: median_of(values) for name, values in runs.items()}
+    print(f"\nthroughput: {photo.stat().st_size // 1024} KB 2048x1365 JPEG q90 -> fit 512x512, JPEG q80, every request processed, "
+          f"wrk -t1 -c16, {args.repeats} x {args.seconds} s alternating (medians)")
+    for name, result in results.items():
+        print(f"  {name:32} {result['rate']:8.1f} req/s   p50 {result['p50']:6.1f} ms   p99 {result['p99']:6.1f} ms   "
+              f"non-2xx {result['errors']}")
+    ours_rate = results["webimage serve"]["rate"]
+    for name in list(sides)[1:]:
+        print(f"  ratio ours / {name}: {ours_rate / results[name]['rate']:.2f}x")
+    print(f"  floor: TurboJPEG alone decodes the file at 1/4 in {floor:.2f} ms, so 2 cores decode at most "
+          f"{2000 / floor:.0f} images/s before any HTTP, resizing or encoding")
+    report["throughput"] = results | {"decode_floor_ms": floor}
+    for process in (ours, thumbor):
+        stop(process)
+
+
+def peak_rss_kb(pids: list) -> int:
+    """VmHWM (peak resident set) summed over PIDS."""
+    total = 0
+    for pid in pids:
+        status = Path(f"/proc/{pid}/status").read_text()
+        total += int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1))
+    return total
+
+
+def process_tree(pid: int) -> list:
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [pid] + [p for child in children for p in process_tree(int(child))]
+
+
+def memory(workdir: Path, args, report: dict):
+    big = encoded_photo(7360, 4912, "JPEG", quality=90)(workdir / "www")
+    origin = start_nginx(workdir, workdir / "www")
+    ours, ours_port = start_ours(workdir, "memory")
+    thumbor, thumbor_port = start_thumbor(workdir)
+    source = f"127.0.0.1:{origin}/{big.name}"
+    wrk(f"http://127.0.0.1:{ours_port}", args.seconds, connections=4,
+        script=cachebusting(workdir, f"/unsafe/rs:fit:500:500/cb:{{cb}}/plain/http://{source}@jpg"))
+    ours_peak = peak_rss_kb([ours.pid])
+    wrk(f"http://127.0.0.1:{thumbor_port}/unsafe/fit-in/500x500/{source}", args.seconds, connections=4)
+    thumbor_peak = peak_rss_kb(process_tree(thumbor.pid))
+    print(f"\nmemory: peak RSS serving fit-500 thumbnails of a {big.stat().st_size // 1024} KB 7360x4912 JPEG, 4 concurrent, "
+          f"{args.seconds} s each")
+    print(f"  webimage serve                   {ours_peak / 1024:8.1f} MB")
+    print(f"  thumbor 7 (2 processes, summed)  {thumbor_peak / 1024:8.1f} MB")
+    report["memory"] = {"ours_mb": ours_peak / 1024, "thumbor_mb": thumbor_peak / 1024}
+    for process in (ours, thumbor):
+        stop(process)
+
+
+def cache(workdir: Path, args, report: dict):
+    photo = encoded_photo(2048, 1365, "JPEG", quality=90)(workdir / "www")
+    origin = start_nginx(workdir, workdir / "www")
+    ours, ours_port = start_ours(workdir, "cache")
+    url = f"http://127.0.0.1:{ours_port}/unsafe/rs:fit:512:512/q:80/plain/http://127.0.0.1:{origin}/{photo.name}@jpg"
+    answer = subprocess.run(["curl", "-sf", "-D", "-", "-o", str(workdir / "www" / "result.jpg"), url],
+                            check=True, capture_output=True, text=True).stdout
+    etag = re.search(r"(?i)^etag:\s*(.+?)\s*$", answer, re.M).group(1)
+    static = f"http://127.0.0.1:{origin}/result.jpg"
+    hits, statics = [], []
+    for _ in range(args.repeats):
+        hits.append(wrk(url, args.seconds))
+        statics.append(wrk(static, args.seconds))
+    revalidation = median_of([wrk(url, args.seconds, connections=1, headers=(f"If-None-Match: {etag}",))
+                              for _ in range(args.repeats)])
+    hit, nginx = median_of(hits), median_of(statics)
+    size = (workdir / "www" / "result.jpg").stat().st_size
+    print(f"\ncache: the same {size // 1024} KB result, wrk -t1 -c16, {args.repeats} x {args.seconds} s alternating (medians)")
+    print(f"  webimage serve, result-cache hit  {hit['rate']:9.0f} req/s   p50 {hit['p50']:6.2f} ms   non-2xx {hit['errors']}")
+    print(f"  nginx, static file                {nginx['rate']:9.0f} req/s   p50 {nginx['p50']:6.2f} ms")
+    print(f"  ratio ours / nginx: {hit['rate'] / nginx['rate']:.2f}x")
+    print(f"  304 revalidation (If-None-Match, one connection): p50 {revalidation['p50']:.3f} ms, "
+          f"p99 {revalidation['p99']:.3f} ms, {revalidation['rate']:.0f} req/s")
+    report["cache"] = {"hit": hit, "nginx_static": nginx, "revalidation": revalidation}
+    stop(ours)
+
+
+def directory_bytes(path: Path) -> int:
+    return sum(entry.stat().st_size for entry in path.rglob("*") if entry.is_file())
+
+
+def soak(workdir: Path, args, report: dict):
+    photo = encoded_photo(2048, 1365, "JPEG", quality=90)(workdir / "www")
+    origin = start_nginx(workdir, workdir / "www")
+    limit = 50 * 1024 * 1024
+    ours, ours_port = start_ours(workdir, "soak", "--result-cache-size", str(limit))
+    # 1,000 sizes from 400 to 1399 px wide: about 65 MB of results, so the cache must evict.
+    script = lua_script(workdir, "variants", 'counter = 0\nrequest = function()\n  counter = counter % 1000 + 1\n'
+                        f'  return wrk.format("GET", "/unsafe/rs:fit:" .. (399 + counter) .. ":2000/q:80/plain/'
+                        f'http://127.0.0.1:{origin}/{photo.name}@jpg")\nend\n')
+    seconds = int(args.soak_minutes * 60)
+    load = subprocess.Popen(["wrk", "-t1", "-c16", f"-d{seconds}s", "-s", script, f"http://127.0.0.1:{ours_port}"],
+                            stdout=subprocess.PIPE, text=True)
+    samples = []
+    started = time.monotonic()
+    while load.poll() is None:
+        time.sleep(10)
+        status = Path(f"/proc/{ours.pid}/status").read_text()
+        rss = int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024
+        samples.append({"second": round(time.monotonic() - started), "rss_mb": rss,
+                        "cache_mb": directory_bytes(workdir / "soak" / "results") / 1024 / 1024})
+    output = load.stdout.read()
+    requests = int(re.search(r"(\d+) requests in", output).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    metrics = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{ours_port}/metrics"], capture_output=True, text=True).stdout
+    server_errors = sum(float(value) for value in re.findall(r'status="5\d\d"[^}]*}\s+([\d.e+]+)', metrics))
+    warm = [s for s in samples if s["second"] >= 60] or samples
+    growth = (warm[-1]["rss_mb"] - warm[0]["rss_mb"]) / warm[0]["rss_mb"] * 100
+    largest_cache = max(s["cache_mb"] for s in samples)
+    print(f"\nsoak: {args.soak_minutes} min of wrk -c16 over 1,000 variants, result cache limit 50 MB")
+    print(f"  {requests:,} requests, non-2xx {int(errors.group(1)) if errors else 0}, 5xx by the server's metrics {server_errors:.0f}")
+    print(f"  result cache: at most {largest_cache:.1f} MB over {len(samples)} samples (limit 50 MB)")
+    print(f"  RSS: {warm[0]['rss_mb']:.1f} MB at {warm[0]['second']} s, {warm[-1]['rss_mb']:.1f} MB at {warm[-1]['second']} s "
+          f"({growth:+.1f}%), peak {max(s['rss_mb'] for s in samples):.1f} MB")
+    report["soak"] = {"requests": requests, "server_errors": server_errors, "largest_cache_mb": largest_cache,
+                      "rss_growth_percent": growth, "samples": samples}
+    stop(ours)
+
+
+PARTS = {"throughput": throughput, "memory": memory, "cache": cache, "soak": soak}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("parts", nargs="*", help=f"parts to run: {', '.join(PARTS)} (default: all)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=8)
+    parser.add_argument("--soak-minutes", type=float, default=10)
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    args = parser.parse_args()
+    unknown = set(args.parts) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    subprocess.run(["swift", "build", "-c", "release", "--product", "webimage"], cwd=ROOT, check=True)
+    subprocess.run([str(ROOT / "scripts" / "install-deps.sh"), "nginx", "libnginx-mod-http-image-filter", "wrk", "curl"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "thumbor", "pillow"], check=True)
+    print(f"{date.today()} on {machine()}")
+    report = {"date": str(date.today()), "machine": machine()}
+    with tempfile.TemporaryDirectory() as temporary:
+        for name in args.parts or PARTS:
+            workdir = Path(temporary) / name
+            (workdir / "www").mkdir(parents=True)
+            # nginx's workers run as an unprivileged user when it starts as root.
+            for directory in (Path(temporary), workdir, workdir / "www"):
+                directory.chmod(0o755)
+            try:
+                PARTS[name](workdir, args, report)
+            finally:
+                while PROCESSES:
+                    process = PROCESSES.pop()
+                    process() if callable(process) else stop(process)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -2,7 +2,7 @@
 import Foundation
 import PackageDescription
 
-// libFuzzer targets, one per decoder, in a package of their own so that the library's build and
+// libFuzzer targets, one per decoder and one for the image proxy's request parsing, in a package of their own so that the library's build and
 // CI never link them (they have no `main`; libFuzzer supplies it). Build and run with
 // `scripts/fuzz.sh`. The library is the parent directory; its identity is its directory name.
 let libraryPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -20,6 +20,8 @@ let package = Package(
     name: "swift-web-image-fuzz",
     dependencies: [.package(path: "..")],
     targets: ["FuzzJPEG", "FuzzPNG", "FuzzGIF", "FuzzWebP"].map(fuzzTarget) + [
+        .executableTarget(
+            name: "FuzzProxyPath", dependencies: [.product(name: "WebImageServer", package: libraryIdentity)], path: "Sources/FuzzProxyPath"),
         .target(name: "FuzzSupport", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)], path: "Sources/FuzzSupport"),
     ],
     swiftLanguageModes: [.v6]

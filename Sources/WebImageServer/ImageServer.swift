@@ -136,6 +136,14 @@ struct ProxyResponder: HTTPResponder {
     typealias Context = BasicRequestContext
     let server: ImageServer
 
+    /// The names the proxy writes, made once: checking and lowercasing a name on every
+    /// response cost 1% of a result-cache hit.
+    private static let knownNames: [String: HTTPField.Name] = [
+        "ETag": .eTag, "Cache-Control": .cacheControl, "Vary": .vary, "Last-Modified": .lastModified,
+        "Server-Timing": HTTPField.Name("Server-Timing")!, "Content-Type": .contentType, "Content-Length": .contentLength,
+        "Content-Disposition": .contentDisposition, "Retry-After": .retryAfter,
+    ]
+
     func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
         let method = request.method.rawValue
@@ -143,7 +151,7 @@ struct ProxyResponder: HTTPResponder {
             method: method, path: Substring(request.uri.path), accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
         var headers = HTTPFields()
         for (name, value) in answer.headers {
-            if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
+            if let field = Self.knownNames[name] ?? HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
         let requestID = context.id
         headers.append(HTTPField(name: HTTPField.Name("X-Request-Id")!, value: requestID))

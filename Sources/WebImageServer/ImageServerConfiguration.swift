@@ -31,6 +31,9 @@ public struct ImageServerConfiguration: Sendable {
     public var cacheDirectory: URL?
     /// The most bytes the result cache keeps. Default 1 GiB.
     public var resultCacheBytes = 1024 * 1024 * 1024
+    /// The most bytes of recent results kept in memory in front of the result cache, so that a
+    /// hot result is served without a file read (0 keeps none). Default 64 MiB.
+    public var resultMemoryCacheBytes = 64 * 1024 * 1024
     /// The most bytes the source cache keeps. Default 1 GiB.
     public var sourceCacheBytes = 1024 * 1024 * 1024
     /// The most pixels a source may declare, in megapixels (an animation's frames together).

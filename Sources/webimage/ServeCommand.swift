@@ -55,6 +55,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The most bytes the result cache keeps (default 1 GiB).", valueName: "BYTES"))
     var resultCacheSize: Int?
 
+    @Option(help: ArgumentHelp("The most bytes of recent results also kept in memory, 0 for none (default 64 MiB).", valueName: "BYTES"))
+    var resultMemoryCacheSize: Int?
+
     @Option(help: ArgumentHelp("The most megapixels a source may declare, animation frames together (default 50).", valueName: "MP"))
     var maxSrcResolution: Double?
 

@@ -44,6 +44,10 @@ struct ServeSettings {
         try positive(command.resultCacheSize ?? read.integer("RESULT_CACHE_SIZE"), "--result-cache-size") {
             configuration.resultCacheBytes = $0
         }
+        if let bytes = try command.resultMemoryCacheSize ?? read.integer("RESULT_MEMORY_CACHE_SIZE") {
+            guard bytes >= 0 else { throw ValidationError("--result-memory-cache-size is 0 or more") }
+            configuration.resultMemoryCacheBytes = bytes
+        }
         if let megapixels = try command.maxSrcResolution ?? read.number("MAX_SRC_RESOLUTION") {
             guard megapixels > 0, megapixels <= 1000 else { throw ValidationError("--max-src-resolution is above 0 and at most 1000") }
             configuration.maximumSourceMegapixels = megapixels

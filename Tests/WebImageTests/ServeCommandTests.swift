@@ -16,6 +16,10 @@ struct ServeCommandTests {
             (["serve"], ["WEBIMAGE_ALLOW_UNSIGNED": "1", "WEBIMAGE_QUEUE": "many"], "WEBIMAGE_QUEUE: \"many\" is not a whole number"),
             (["serve"], ["WEBIMAGE_KEY": "736563726574"], "one --salt for each --key"),
             (["serve", "--allow-unsigned", "--allowed-sources", "ftp://a.test"], [:], "is not an http(s) URL prefix"),
+            (
+                ["serve"], ["WEBIMAGE_ALLOW_UNSIGNED": "1", "WEBIMAGE_RESULT_MEMORY_CACHE_SIZE": "-1"],
+                "--result-memory-cache-size is 0 or more"
+            ),
         ]
         for (arguments, environment, message) in cases {
             let run = try await workspace.run(arguments, environment: environment)

@@ -268,6 +268,30 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("recent results are served from memory in front of the disk; a memory size of 0 keeps none")
+    func resultsInMemory() async throws {
+        try await ServerHarness.with { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let path = harness.signedPlain("w:20", "/photo.jpg", extension: "png")
+            let first = try await harness.get(path)
+            try harness.server.proxy.results.removeAll()
+            let second = try await harness.get(path)
+            #expect(second.status == 200 && second.body == first.body, "served from memory with the disk emptied")
+            #expect(second.header("ETag") == first.header("ETag"))
+        }
+        var diskOnly = ServerHarness.configuration()
+        diskOnly.resultMemoryCacheBytes = 0
+        try await ServerHarness.with(diskOnly) { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let path = harness.signedPlain("w:20", "/photo.jpg", extension: "png")
+            _ = try await harness.get(path)
+            _ = try await harness.get(path)
+            let metrics = try await harness.get("/metrics").text
+            #expect(metrics.contains("webimage_server_cache_lookups_total{tier=\"result\",result=\"hit\"} 1"))
+            #expect(!metrics.contains("tier=\"result-memory\",result=\"hit\"} 1"))
+        }
+    }
+
     @Test("/health, /ready and /metrics; other methods are 405")
     func operations() async throws {
         try await ServerHarness.with { harness in
@@ -280,7 +304,7 @@ struct ServerHTTPTests {
             _ = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
             let metrics = try await harness.get("/metrics").text
             #expect(metrics.contains("webimage_server_requests_total{status=\"200\"} 2"))
-            #expect(metrics.contains("webimage_server_cache_lookups_total{tier=\"result\",result=\"hit\"} 1"))
+            #expect(metrics.contains("webimage_server_cache_lookups_total{tier=\"result-memory\",result=\"hit\"} 1"))
             #expect(metrics.contains("webimage_server_processing_duration_seconds_count 1"))
             #expect(metrics.contains("webimage_downloads_total"), "the library's metrics share the registry")
             let answer10 = try await harness.get("/health", method: .POST)

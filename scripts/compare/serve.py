@@ -11,7 +11,9 @@ Parts (all by default; name some to run only those):
   memory      peak RSS of a fresh server while `wrk -c4` asks for fit-500 thumbnails of a
               7360x4912 JPEG, each request processed; thumbor's processes summed beside it.
   cache       a result-cache hit against nginx serving the same bytes as a static file
-              (`wrk -t1 -c16`), and a 304 revalidation's latency on one connection.
+              (`wrk -t1 -c16`), with the floor beside them: Hummingbird alone answering with the
+              same bytes from memory (Benchmarks' HTTPFloor); and a 304 revalidation's latency on
+              one connection.
   soak        SOAK_MINUTES of `wrk -c16` over 1,000 distinct variants with a 50 MB result cache:
               5xx count, the cache's size and the server's RSS sampled every 10 s.
 
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from datetime import date
 from pathlib import Path
 
@@ -35,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import ROOT, encoded_photo, free_port, machine, wait_for_listener  # noqa: E402
 
 WEBIMAGE = ROOT / ".build" / "release" / "webimage"
+HTTP_FLOOR = ROOT / "Benchmarks" / ".build" / "release" / "HTTPFloor"
 IMAGE_FILTER_MODULE = "/usr/lib/nginx/modules/ngx_http_image_filter_module.so"
 PROCESSES: list = []
 
@@ -107,7 +111,7 @@ def start_thumbor(workdir: Path) -> tuple:
 
 def wrk(url: str, seconds: float, connections: int = 16, script: str = None, headers: tuple = ()) -> dict:
     """One wrk run: requests/s, p50 and p99 in ms, and the count of non-2xx/3xx answers."""
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency"]
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency"]
     for header in headers:
         command += ["-H", header]
     if script:
@@ -119,7 +123,8 @@ def wrk(url: str, seconds: float, connections: int = 16, script: str = None, hea
         return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
 
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-    return {"rate": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)), "p50": milliseconds("50"),
+    return {"requests": int(re.search(r"(\d+) requests in", output).group(1)),
+            "rate": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)), "p50": milliseconds("50"),
             "p99": milliseconds("99"), "errors": int(errors.group(1)) if errors else 0}
 
 
@@ -130,10 +135,12 @@ def lua_script(workdir: Path, name: str, body: str) -> str:
 
 
 def cachebusting(workdir: Path, template: str) -> str:
-    """A wrk script whose every request has its own cachebuster in TEMPLATE's `{cb}`."""
+    """A wrk script whose every request has its own cachebuster in TEMPLATE's `{cb}`, unique
+    across runs too (wrk's Lua random numbers repeat from run to run): a fresh script each call."""
     before, after = template.split("{cb}")
-    return lua_script(workdir, "cachebust", f'counter = 0\nrequest = function()\n  counter = counter + 1\n'
-                      f'  return wrk.format("GET", "{before}" .. counter .. "-" .. math.random(1, 1000000000) .. "{after}")\nend\n')
+    run = uuid.uuid4().hex[:12]
+    return lua_script(workdir, f"cachebust-{run}", f'counter = 0\nrequest = function()\n  counter = counter + 1\n'
+                      f'  return wrk.format("GET", "{before}{run}-" .. counter .. "{after}")\nend\n')
 
 
 def median_of(runs: list) -> dict:
@@ -160,26 +167,30 @@ def throughput(workdir: Path, args, report: dict):
     ours, ours_port = start_ours(workdir, "throughput")
     thumbor, thumbor_port = start_thumbor(workdir)
     source = f"127.0.0.1:{origin}/{photo.name}"
+    # Each side: its URL and a maker of its wrk script (ours busts its result cache per request;
+    # thumbor keeps no results and image_filter nothing, so they take the same URL every time).
     sides = {
         "webimage serve": (f"http://127.0.0.1:{ours_port}",
-                           cachebusting(workdir, f"/unsafe/rs:fit:512:512/q:80/cb:{{cb}}/plain/http://{source}@jpg")),
-        "thumbor 7 (2 processes)": (f"http://127.0.0.1:{thumbor_port}/unsafe/fit-in/512x512/filters:quality(80)/{source}", None),
-        "nginx image_filter (2 workers)": (f"http://127.0.0.1:{origin}/resize/{photo.name}", None),
+                           lambda: cachebusting(workdir, f"/unsafe/rs:fit:512:512/q:80/cb:{{cb}}/plain/http://{source}@jpg")),
+        "thumbor 7 (2 processes)": (f"http://127.0.0.1:{thumbor_port}/unsafe/fit-in/512x512/filters:quality(80)/{source}", lambda: None),
+        "nginx image_filter (2 workers)": (f"http://127.0.0.1:{origin}/resize/{photo.name}", lambda: None),
     }
-    for url, script in sides.values():
-        wrk(url, 2, script=script)  # warm-up: the source fetched and cached, the workers started
+    warm_ups = {name: wrk(url, 2, script=script()) for name, (url, script) in sides.items()}  # sources cached, workers started
     runs = {name: [] for name in sides}
     for _ in range(args.repeats):
         for name, (url, script) in sides.items():
-            runs[name].append(wrk(url, args.seconds, script=script))
+            runs[name].append(wrk(url, args.seconds, script=script()))
     floor = decode_floor(photo)
     results = {name: median_of(values) for name, values in runs.items()}
+    processed = processing_count(ours_port)
     print(f"\nthroughput: {photo.stat().st_size // 1024} KB 2048x1365 JPEG q90 -> fit 512x512, JPEG q80, every request processed, "
           f"wrk -t1 -c16, {args.repeats} x {args.seconds} s alternating (medians)")
     for name, result in results.items():
         print(f"  {name:32} {result['rate']:8.1f} req/s   p50 {result['p50']:6.1f} ms   p99 {result['p99']:6.1f} ms   "
               f"non-2xx {result['errors']}")
     ours_rate = results["webimage serve"]["rate"]
+    sent = warm_ups["webimage serve"]["requests"] + sum(run["requests"] for run in runs["webimage serve"])
+    print(f"  webimage serve processed {processed:,} images for {sent:,} requests (its own count, warm-up included)")
     for name in list(sides)[1:]:
         print(f"  ratio ours / {name}: {ours_rate / results[name]['rate']:.2f}x")
     print(f"  floor: TurboJPEG alone decodes the file at 1/4 in {floor:.2f} ms, so 2 cores decode at most "
@@ -187,6 +198,12 @@ def throughput(workdir: Path, args, report: dict):
     report["throughput"] = results | {"decode_floor_ms": floor}
     for process in (ours, thumbor):
         stop(process)
+
+
+def processing_count(port: int) -> int:
+    """How many images the server processed, by its own /metrics: every request, or a cache answered."""
+    metrics = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/metrics"], check=True, capture_output=True, text=True).stdout
+    return int(float(re.search(r"^webimage_server_processing_duration_seconds_count (\S+)$", metrics, re.M).group(1)))
 
 
 def peak_rss_kb(pids: list) -> int:
@@ -231,22 +248,27 @@ def cache(workdir: Path, args, report: dict):
     answer = subprocess.run(["curl", "-sf", "-D", "-", "-o", str(workdir / "www" / "result.jpg"), url],
                             check=True, capture_output=True, text=True).stdout
     etag = re.search(r"(?i)^etag:\s*(.+?)\s*$", answer, re.M).group(1)
-    static = f"http://127.0.0.1:{origin}/result.jpg"
-    hits, statics = [], []
+    floor_port = free_port()
+    start([str(HTTP_FLOOR), str(workdir / "www" / "result.jpg"), str(floor_port)], floor_port, workdir / "floor.log")
+    sides = {"webimage serve, result-cache hit": url, "nginx, static file": f"http://127.0.0.1:{origin}/result.jpg",
+             "Hummingbird alone, bytes in memory": f"http://127.0.0.1:{floor_port}/result.jpg"}
+    runs = {name: [] for name in sides}
     for _ in range(args.repeats):
-        hits.append(wrk(url, args.seconds))
-        statics.append(wrk(static, args.seconds))
+        for name, side in sides.items():
+            runs[name].append(wrk(side, args.seconds))
     revalidation = median_of([wrk(url, args.seconds, connections=1, headers=(f"If-None-Match: {etag}",))
                               for _ in range(args.repeats)])
-    hit, nginx = median_of(hits), median_of(statics)
+    results = {name: median_of(values) for name, values in runs.items()}
     size = (workdir / "www" / "result.jpg").stat().st_size
     print(f"\ncache: the same {size // 1024} KB result, wrk -t1 -c16, {args.repeats} x {args.seconds} s alternating (medians)")
-    print(f"  webimage serve, result-cache hit  {hit['rate']:9.0f} req/s   p50 {hit['p50']:6.2f} ms   non-2xx {hit['errors']}")
-    print(f"  nginx, static file                {nginx['rate']:9.0f} req/s   p50 {nginx['p50']:6.2f} ms")
-    print(f"  ratio ours / nginx: {hit['rate'] / nginx['rate']:.2f}x")
+    for name, result in results.items():
+        print(f"  {name:36} {result['rate']:9.0f} req/s   p50 {result['p50']:6.2f} ms   non-2xx {result['errors']}")
+    hit_rate = results["webimage serve, result-cache hit"]["rate"]
+    for name in list(sides)[1:]:
+        print(f"  ratio ours / {name}: {hit_rate / results[name]['rate']:.2f}x")
     print(f"  304 revalidation (If-None-Match, one connection): p50 {revalidation['p50']:.3f} ms, "
           f"p99 {revalidation['p99']:.3f} ms, {revalidation['rate']:.0f} req/s")
-    report["cache"] = {"hit": hit, "nginx_static": nginx, "revalidation": revalidation}
+    report["cache"] = results | {"revalidation": revalidation}
     stop(ours)
 
 
@@ -264,7 +286,7 @@ def soak(workdir: Path, args, report: dict):
                         f'  return wrk.format("GET", "/unsafe/rs:fit:" .. (399 + counter) .. ":2000/q:80/plain/'
                         f'http://127.0.0.1:{origin}/{photo.name}@jpg")\nend\n')
     seconds = int(args.soak_minutes * 60)
-    load = subprocess.Popen(["wrk", "-t1", "-c16", f"-d{seconds}s", "-s", script, f"http://127.0.0.1:{ours_port}"],
+    load = subprocess.Popen(["wrk", "-t1", "-c16", f"-d{seconds:g}s", "-s", script, f"http://127.0.0.1:{ours_port}"],
                             stdout=subprocess.PIPE, text=True)
     samples = []
     started = time.monotonic()
@@ -299,7 +321,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("parts", nargs="*", help=f"parts to run: {', '.join(PARTS)} (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=8)
+    parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--soak-minutes", type=float, default=10)
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     args = parser.parse_args()
@@ -307,6 +329,7 @@ def main():
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
     subprocess.run(["swift", "build", "-c", "release", "--product", "webimage"], cwd=ROOT, check=True)
+    subprocess.run(["swift", "build", "-c", "release", "--product", "HTTPFloor"], cwd=ROOT / "Benchmarks", check=True)
     subprocess.run([str(ROOT / "scripts" / "install-deps.sh"), "nginx", "libnginx-mod-http-image-filter", "wrk", "curl"], check=True)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "thumbor", "pillow"], check=True)
     print(f"{date.today()} on {machine()}")

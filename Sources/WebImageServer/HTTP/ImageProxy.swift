@@ -12,6 +12,9 @@ public final class ImageProxy: Sendable {
     let signer: URLSigner?
     let fetcher: SourceFetcher
     let results: DiskCache
+    /// The results served most recently, in front of the disk: a hit costs no file read. Nil
+    /// when configured to keep none.
+    let recentResults: MemoryCache<ProcessedResult>?
     let processor: ImageProcessor
     let gate: AdmissionGate
     let metrics: ServerMetrics
@@ -55,6 +58,11 @@ public final class ImageProxy: Sendable {
         results = try DiskCache(
             directory: configuration.resolvedCacheDirectory.appendingPathComponent("results"),
             configuration: DiskCacheConfiguration(sizeLimit: configuration.resultCacheBytes), telemetry: telemetry)
+        // A memory cache's cost limit of 0 means unlimited; the server's 0 means none.
+        recentResults =
+            configuration.resultMemoryCacheBytes > 0
+            ? MemoryCache(configuration: MemoryCacheConfiguration(costLimit: configuration.resultMemoryCacheBytes), telemetry: telemetry)
+            : nil
         processor = ImageProcessor(
             coders: coders, maximumSourcePixels: Int(configuration.maximumSourceMegapixels * 1_000_000),
             maximumAnimationFrames: configuration.maximumAnimationFrames, defaultQuality: configuration.defaultQuality)
@@ -93,7 +101,6 @@ public final class ImageProxy: Sendable {
         let vary = (configuration.autoWebP || configuration.autoAVIF) && options.format == nil
 
         if let hit = cachedResult(for: key) {
-            metrics.resultHits.increment()
             return success(hit, options: options, vary: vary, ifNoneMatch: ifNoneMatch, timing: "cache;desc=\"result\"")
         }
         metrics.resultMisses.increment()
@@ -142,10 +149,24 @@ public final class ImageProxy: Sendable {
 
     /// The stored result for `key`, if the result cache has it whole.
     private func cachedResult(for key: String) -> ProcessedResult? {
+        if let recent = recentResults?.value(for: CacheKey(key)) {
+            metrics.resultMemoryHits.increment()
+            return recent
+        }
         guard let metadata = results.metadata(for: key), let etag = metadata.etag, let contentType = metadata.contentType,
             let data = try? results.data(for: key)
         else { return nil }
-        return ProcessedResult(data: data, contentType: contentType, etag: etag, lastModified: metadata.lastModified)
+        let result = ProcessedResult(data: data, contentType: contentType, etag: etag, lastModified: metadata.lastModified)
+        remember(result, for: key)
+        metrics.resultHits.increment()
+        return result
+    }
+
+    /// Keeps a result in memory too, without the timings of the request that made it.
+    private func remember(_ result: ProcessedResult, for key: String) {
+        let stored = ProcessedResult(
+            data: result.data, contentType: result.contentType, etag: result.etag, lastModified: result.lastModified)
+        _ = recentResults?.insert(stored, for: CacheKey(key), cost: result.data.count)
     }
 
     /// A source's bytes and how they were got.
@@ -194,6 +215,7 @@ public final class ImageProxy: Sendable {
         } catch {
             logger.warning("the result cache could not store a result", metadata: ["error": "\(error)"])
         }
+        remember(result, for: key)
         return result
     }
 
@@ -246,7 +268,7 @@ public final class ImageProxy: Sendable {
     /// result's extension.
     private func contentDisposition(_ options: ProcessingOptions, contentType: String) -> String {
         let format = ImageFormat.allCases.first { $0.mimeType == contentType }
-        let name = (options.filename ?? "image").replacingOccurrences(of: "\"", with: "").replacingOccurrences(of: "\\", with: "")
+        let name = (options.filename ?? "image").filter { $0 != "\"" && $0 != "\\" }
         let fileName = name + "." + (format == .jpeg ? "jpg" : format?.rawValue ?? "bin")
         let ascii = String(fileName.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "_" })
         var value = (options.returnAttachment ? "attachment" : "inline") + "; filename=\"\(ascii)\""

@@ -1,20 +1,23 @@
 import CoreMetrics
+import Synchronization
 import WebImage
 
 /// The server's own metrics, beside the library's (which go to the same factory through
 /// ``Telemetry``): requests by status, fetch and processing durations, result-cache hits and
 /// misses, bytes in and out, work running and waiting.
-struct ServerMetrics: Sendable {
+final class ServerMetrics: Sendable {
     let factory: any MetricsFactory
     let fetchDuration: CoreMetrics.Timer
     let processingDuration: CoreMetrics.Timer
     let resultHits: Counter
+    let resultMemoryHits: Counter
     let resultMisses: Counter
     let sourceHits: Counter
     let bytesIn: Counter
     let bytesOut: Counter
     let running: Gauge
     let queued: Gauge
+    private let requestCounters = Mutex<[Int: Counter]>([:])
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -22,6 +25,8 @@ struct ServerMetrics: Sendable {
         processingDuration = Timer(label: "webimage_server_processing_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
         resultHits = Counter(
             label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result"), ("result", "hit")], factory: factory)
+        resultMemoryHits = Counter(
+            label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result-memory"), ("result", "hit")], factory: factory)
         resultMisses = Counter(
             label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result"), ("result", "miss")], factory: factory)
         sourceHits = Counter(
@@ -34,6 +39,13 @@ struct ServerMetrics: Sendable {
 
     /// Counts one answered request by its status.
     func countRequest(status: Int) {
-        Counter(label: "webimage_server_requests_total", dimensions: [("status", String(status))], factory: factory).increment()
+        // Made once per status: the factory's lookup by label and dimensions cost 1% of a cache hit.
+        let counter = requestCounters.withLock { counters in
+            if let counter = counters[status] { return counter }
+            let counter = Counter(label: "webimage_server_requests_total", dimensions: [("status", String(status))], factory: factory)
+            counters[status] = counter
+            return counter
+        }
+        counter.increment()
     }
 }

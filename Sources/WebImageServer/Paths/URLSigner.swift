@@ -53,16 +53,14 @@ public struct URLSigner: Sendable {
 
     /// URL-safe base64 without padding.
     static func base64URL(_ bytes: [UInt8]) -> String {
-        var text = Data(bytes).base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
+        // Character by character: Foundation's replacingOccurrences cost more than the HMAC.
+        String(Data(bytes).base64EncodedString().compactMap { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 == "=" ? nil : $0 })
     }
 
     /// The bytes of URL-safe base64 with or without padding; nil for anything else.
     static func bytes(base64URL text: some StringProtocol) -> [UInt8]? {
         guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") }) else { return nil }
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        var standard = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
         while standard.hasSuffix("=") { standard.removeLast() }
         guard standard.count % 4 != 1 else { return nil }
         standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)

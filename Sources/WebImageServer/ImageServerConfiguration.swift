@@ -17,6 +17,12 @@ public struct ImageServerConfiguration: Sendable {
     public var allowsUnsigned = false
     /// Fetch sources on loopback addresses (tests, demos). Default false.
     public var allowsLoopbackSources = false
+    /// The addresses sources may be fetched from, judged at connect time on every redirect hop:
+    /// by default every address that is not public unicast is refused. Add networks or host
+    /// names here for an internal image service; ``allowsLoopbackSources`` adds loopback.
+    public var sourceAddressPolicy = AddressPolicy()
+    /// Resolves source host names for the address guard. Default the system's resolver.
+    public var hostResolver: any HostResolver = SystemHostResolver()
     /// Source URL prefixes allowed; empty allows every public http(s) source. A prefix without a
     /// path (`https://a.com`) is read as `https://a.com/`, so that it cannot match
     /// `https://a.com@evil.com` or `https://a.com.evil.com`. Default empty.

@@ -117,7 +117,10 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "webimage.server")
         Task {
             let port = await server.port
-            logger.notice("listening", metadata: ["address": "http://\(settings.configuration.host):\(port)"])
+            let address = "http://\(settings.configuration.host):\(port)"
+            logger.notice("listening", metadata: ["address": "\(address)"])
+            // One line on standard output for scripts, which learn the port of `--bind HOST:0` here.
+            FileHandle.standardOutput.write(Data("listening on \(address)\n".utf8))
         }
         try await server.runUntilSignalled()
     }

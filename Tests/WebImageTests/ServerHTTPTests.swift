@@ -223,6 +223,27 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("a redirect from the one allowed origin to 127.0.0.1 is refused at the hop, before connecting")
+    func redirectHopRefused() async throws {
+        var namedOrigin = ServerHarness.configuration()
+        namedOrigin.allowsLoopbackSources = false
+        // Only the origin's name is allowed; it resolves to loopback, as DNS can make any name do.
+        namedOrigin.sourceAddressPolicy = AddressPolicy(allowedHosts: ["origin.test"])
+        namedOrigin.hostResolver = StaticHostResolver(["origin.test": [IPAddress("127.0.0.1")!]], fallback: nil)
+        try await ServerHarness.with(namedOrigin) { harness in
+            let port = harness.origin.port
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            harness.origin.route("/hop.jpg", .redirect(to: "http://127.0.0.1:\(port)/photo.jpg"))
+            let direct = try await harness.get(harness.signer.sign("/w:10/plain/http://origin.test:\(port)/photo.jpg"))
+            #expect(direct.status == 200, "the named origin itself is allowed")
+            let redirected = try await harness.get(harness.signer.sign("/w:12/plain/http://origin.test:\(port)/hop.jpg"))
+            #expect(redirected.status == 403)
+            #expect(redirected.text.contains("127.0.0.1"), "\(redirected.text)")
+            #expect(harness.origin.requestCount("/hop.jpg") == 1)
+            #expect(harness.origin.requestCount("/photo.jpg") == 1, "the hop to 127.0.0.1 never connected")
+        }
+    }
+
     @Test("a full queue answers 503 with Retry-After at once")
     func queueFull() async throws {
         var oneAtATime = ServerHarness.configuration()

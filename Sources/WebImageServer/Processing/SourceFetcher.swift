@@ -14,12 +14,12 @@ final class SourceFetcher: Sendable {
     private let allowedPrefixes: [String]
 
     init(configuration: ImageServerConfiguration, telemetry: Telemetry) throws(WebImageError) {
-        var loopback: [IPNetwork] = []
-        if configuration.allowsLoopbackSources { loopback = ["127.0.0.0/8", "::1/128"].compactMap { IPNetwork($0) } }
+        var policy = configuration.sourceAddressPolicy
+        if configuration.allowsLoopbackSources { policy.allowedNetworks += ["127.0.0.0/8", "::1/128"].compactMap { IPNetwork($0) } }
         let downloads = ImageDownloaderConfiguration(
             maximumConcurrentDownloads: max(configuration.concurrency * 2, 8), timeout: configuration.downloadTimeout,
             maximumBodySize: configuration.maximumSourceBytes, maximumRedirects: configuration.maximumRedirects,
-            addressPolicy: AddressPolicy(allowedNetworks: loopback),
+            addressPolicy: policy, hostResolver: configuration.hostResolver,
             // A proxy answers now or not at all: the client retries, not the server.
             retryPolicy: .none)
         downloader = ImageDownloader(configuration: downloads, telemetry: telemetry)

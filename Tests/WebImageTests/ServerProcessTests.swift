@@ -1,0 +1,103 @@
+import AsyncHTTPClient
+import Foundation
+import Synchronization
+import Testing
+import WebImage
+import WebImageTesting
+@testable import WebImageCaching
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `webimage serve` as its own process: what a crash leaves behind.
+@Suite("Server as a process", .serialized)
+struct ServerProcessTests {
+    @Test("kill -9 while results are written: no torn entry; after a restart every stored result is whole and served from the cache")
+    func killDuringResultWrites() async throws {
+        let origin = try await OriginServer.start()
+        origin.route("/photo.jpg", .ok([UInt8](try Fixture.data("large-progressive.jpg")), contentType: "image/jpeg"))
+        let directory = try TemporaryDirectory("serve-crash")
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let answered = try await Self.crash(directory: directory.path, origin: origin, client: client)
+        #expect(answered.count >= 20)
+
+        let results = try DiskCache(
+            directory: directory.url.appendingPathComponent("results"), configuration: DiskCacheConfiguration(sizeLimit: 0))
+        #expect(FileSystem.names(in: directory.path + "/results/tmp").isEmpty, "no temporary files after open")
+        #expect(FileSystem.names(in: directory.path + "/sources/tmp").isEmpty)
+        for entry in results.entries() {
+            let key = try #require(entry.key)
+            let image = try CodersManager.shared.decode(try #require(try results.data(for: key)))
+            #expect(image.pixelWidth == Self.width(inKey: key), "\(key)")
+            #expect(entry.metadata.etag != nil && entry.metadata.contentType == "image/png")
+        }
+        #expect(results.entries().count >= answered.count, "every answered result was stored before it was sent")
+        results.close()
+
+        let restarted = try await Self.start(directory: directory.path)
+        for (width, body) in answered.prefix(5) {
+            let url = "\(restarted.address)/unsafe/w:\(width)/plain/\(origin.url("/photo.jpg"))@png"
+            let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+            #expect(response.status == .ok)
+            #expect(response.headers.first(name: "Server-Timing")?.contains("result") == true, "from the result cache")
+            #expect(Data(buffer: try await response.body.collect(upTo: 1 << 24)) == body)
+        }
+        restarted.process.kill()
+        _ = try await restarted.process.waitForExit()
+        try await client.shutdown()
+        try await origin.shutdown()
+    }
+
+    /// Starts a server on `directory`, asks it for 200 distinct results with many in flight,
+    /// and kills it with SIGKILL once 20 are answered; returns the answered widths and bodies.
+    private static func crash(directory: String, origin: OriginServer, client: HTTPClient) async throws -> [(Int, Data)] {
+        let server = try await start(directory: directory)
+        let answers = Answers()
+        let (twentieth, reached) = AsyncStream<Void>.makeStream()
+        await withTaskGroup(of: Void.self) { group in
+            for width in 10..<210 {
+                group.addTask {
+                    let url = "\(server.address)/unsafe/w:\(width)/plain/\(origin.url("/photo.jpg"))@png"
+                    // Requests cut off by the kill fail; only whole answers count.
+                    guard let response = try? await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60)),
+                        response.status == .ok, let body = try? await response.body.collect(upTo: 1 << 24)
+                    else { return }
+                    let count = answers.list.withLock { answers in
+                        answers.append((width, Data(buffer: body)))
+                        return answers.count
+                    }
+                    if count == 20 { reached.yield() }
+                }
+            }
+            for await _ in twentieth { break }
+            server.process.kill()
+        }
+        let exit = try await server.process.waitForExit()
+        #expect(exit.signaled && exit.status == SIGKILL)
+        return answers.list.withLock { $0 }
+    }
+
+    /// The whole answers so far, shared by the request tasks.
+    private final class Answers: Sendable {
+        let list = Mutex<[(Int, Data)]>([])
+    }
+
+    private static func start(directory: String) async throws -> (process: ChildProcess, address: String) {
+        let arguments = [
+            "serve", "--bind", "127.0.0.1:0", "--allow-unsigned", "--allow-loopback-sources", "--result-cache-dir", directory,
+            "--concurrency", "2", "--queue", "1000", "--log-level", "error",
+        ]
+        let process = try ChildProcess(ChildProcess.builtProduct("webimage"), arguments)
+        let line = try await process.waitForLine { $0.hasPrefix("listening on ") }
+        return (process, String(line.dropFirst("listening on ".count)))
+    }
+
+    /// The width of a result-cache key: its second line is the canonical options, which start
+    /// `rs:TYPE:WIDTH:HEIGHT:…`.
+    private static func width(inKey key: String) -> Int? {
+        let options = key.split(separator: "\n").dropFirst().first ?? ""
+        let resize = options.split(separator: "/").first?.split(separator: ":") ?? []
+        return resize.count > 2 ? Int(resize[2]) : nil
+    }
+}

@@ -137,6 +137,7 @@ let package = Package(
             name: "webimage",
             dependencies: [
                 "WebImage", "WebImageServer",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,7 +1,10 @@
 import ArgumentParser
 import Foundation
+import Logging
+import ServiceLifecycle
 import Synchronization
 import WebImage
+import WebImageServer
 
 /// `webimage demo`: starts an origin server on 127.0.0.1 and shows the library at work.
 struct DemoCommand: AsyncParsableCommand {
@@ -12,7 +15,8 @@ struct DemoCommand: AsyncParsableCommand {
             Needs no network beyond loopback: a cold load of each format (network), the same \
             through a fresh manager (disk) and again (memory), 500 concurrent loads of one URL \
             (one origin request), a thumbnail, a transform, a progressive JPEG arriving scan by \
-            scan, and an animated GIF's frames. Example: webimage demo
+            scan, an animated GIF's frames, and the image proxy of `webimage serve` answering a \
+            signed URL. Example: webimage demo
             """
     )
 
@@ -84,6 +88,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await timed("transform", "gradient.jpg") { try await second.image(for: origin.url("/gradient.jpg"), context: transform) }
                 .line)
         try await progressive(second, origin: origin)
+        try await proxy(second, origin: origin, directory: directory)
         let gif = try await second.image(for: origin.url("/animated.gif"))
         let durations = gif.image?.frames.map { String(format: "%.0f", $0.duration.milliseconds) }.joined(separator: "/") ?? "-"
         print(
@@ -91,6 +96,35 @@ struct DemoCommand: AsyncParsableCommand {
                 step: "animated frames", path: "animated.gif", from: "memory",
                 result: "\(gif.image?.frames.count ?? 0) frames, \(durations) ms, loop \(gif.image?.loopCount ?? 0)", elapsed: .zero
             ).line)
+    }
+
+    /// `webimage serve` in this process over the same origin: one signed URL, fetched, resized,
+    /// encoded as WebP and stored by the proxy, then loaded like any image.
+    private func proxy(_ manager: ImageManager, origin: DemoOrigin, directory: URL) async throws {
+        let key = SigningKey(key: Array(UUID().uuidString.utf8), salt: Array("webimage demo".utf8))
+        var configuration = ImageServerConfiguration()
+        configuration.port = 0
+        configuration.signingKeys = [key]
+        configuration.allowsLoopbackSources = true
+        configuration.cacheDirectory = directory.appendingPathComponent("serve")
+        let logger = Logger(label: "webimage.demo.serve")
+        let server = try ImageServer(configuration: configuration, logger: logger)
+        let group = ServiceGroup(services: [server], logger: logger)
+        let running = Task { try await group.run() }
+        let row: Result<Row, any Error>
+        do {
+            let port = await server.port
+            let path = URLSigner(keys: [key]).sign("/rs:fill:64:48/q:80/plain/\(origin.url("/gradient.jpg").absoluteString)@webp")
+            let url = URL(string: "http://127.0.0.1:\(port)\(path)")!
+            row = .success(try await timed("image proxy", "gradient.jpg") { try await manager.image(for: url) })
+        } catch {
+            row = .failure(error)
+        }
+        await group.triggerGracefulShutdown()
+        try await running.value
+        var line = try row.get().line
+        line += "  (signed /rs:fill:64:48/q:80/plain/…@webp on 127.0.0.1)"
+        print(line)
     }
 
     private func concurrentLoads(_ manager: ImageManager, origin: DemoOrigin) async throws {

@@ -67,6 +67,10 @@ public struct ImageServerConfiguration: Sendable {
     public var downloadTimeout: Duration = .seconds(10)
     /// The most a whole request may take before it is answered 504. Default 30 seconds.
     public var requestTimeout: Duration = .seconds(30)
+    /// The most decoding, transforming and encoding one result may take before the request is
+    /// answered 504. The work itself runs to its end (a decoder cannot be stopped midway) and
+    /// its result is dropped. Default 20 seconds.
+    public var processingTimeout: Duration = .seconds(20)
     /// Redirects followed per source. Default 10.
     public var maximumRedirects = 10
     /// Seconds a client connection may sit idle before it is closed. Default 60.

@@ -88,6 +88,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The most seconds a request may take before a 504 (default 30).", valueName: "SECONDS"))
     var requestTimeout: Double?
 
+    @Option(help: ArgumentHelp("The most seconds processing one result may take before a 504 (default 20).", valueName: "SECONDS"))
+    var processingTimeout: Double?
+
     @Option(help: ArgumentHelp("Redirects followed per source (default 10).", valueName: "N"))
     var maxRedirects: Int?
 

@@ -77,6 +77,9 @@ struct ServeSettings {
         if let seconds = try command.requestTimeout ?? read.number("REQUEST_TIMEOUT") {
             configuration.requestTimeout = try Self.duration(seconds, "--request-timeout")
         }
+        if let seconds = try command.processingTimeout ?? read.number("PROCESSING_TIMEOUT") {
+            configuration.processingTimeout = try Self.duration(seconds, "--processing-timeout")
+        }
         if let redirects = try command.maxRedirects ?? read.integer("MAX_REDIRECTS") {
             guard redirects >= 0 else { throw ValidationError("--max-redirects is 0 or more") }
             configuration.maximumRedirects = redirects

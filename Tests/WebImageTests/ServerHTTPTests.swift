@@ -267,6 +267,20 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("processing past its timeout answers 504 and stores nothing")
+    func processingTimeout() async throws {
+        var impatient = ServerHarness.configuration()
+        // A millisecond against a blur of radius 20 in a debug build: tens of times too short.
+        impatient.processingTimeout = .milliseconds(1)
+        try await ServerHarness.with(impatient) { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let answer = try await harness.get(harness.signedPlain("bl:20", "/photo.jpg", extension: "png"))
+            #expect(answer.status == 504)
+            #expect(answer.text == "processing took longer than 0.001 seconds\n")
+            #expect(harness.server.proxy.results.entries().isEmpty)
+        }
+    }
+
     @Test("a source over the resolution limit is refused from its header; an animation's frames count")
     func resolutionLimit() async throws {
         var tinyResolution = ServerHarness.configuration()

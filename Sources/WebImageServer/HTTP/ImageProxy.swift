@@ -193,15 +193,19 @@ public final class ImageProxy: Sendable {
         let format = outputFormat(choice, source: data)
         let processStart = ContinuousClock.now
         let processor = self.processor
-        let outcome: Result<Data, ProxyError>
-        do {
-            outcome = try await WorkPool.shared.run { () throws(WebImageError) -> Result<Data, ProxyError> in
-                Result { () throws(ProxyError) in try processor.process(data, options: options, format: format) }
+        let limit = configuration.processingTimeout
+        let encoded = try await withDeadline(limit, error: ProxyError(status: 504, "processing took longer than \(limit)")) {
+            () async throws(ProxyError) -> Data in
+            let outcome: Result<Data, ProxyError>
+            do throws(WebImageError) {
+                outcome = try await WorkPool.shared.run { () throws(WebImageError) -> Result<Data, ProxyError> in
+                    Result { () throws(ProxyError) in try processor.process(data, options: options, format: format) }
+                }
+            } catch {
+                outcome = .failure(.unprocessable("processing failed: \(error.detail)"))
             }
-        } catch {
-            outcome = .failure(.unprocessable("processing failed: \(error.detail)"))
+            return try outcome.get()
         }
-        let encoded = try outcome.get()
         let processSeconds = Self.seconds(since: processStart)
         metrics.processingDuration.recordSeconds(processSeconds)
         let result = ProcessedResult(

@@ -63,6 +63,9 @@ public struct ImageServerConfiguration: Sendable {
     /// Named option lists for `preset`/`pr` (`thumb` → `rs:fill:150:150/q:70`); `default` applies
     /// to every URL first. Default none.
     public var presets: [String: String] = [:]
+    /// Source downloads running at once from one host, on top of the overall limit, so that a
+    /// page full of one site's images does not open dozens of connections to it. Default 8.
+    public var maximumDownloadsPerHost = 8
     /// The most a source download may take, redirects included. Default 10 seconds.
     public var downloadTimeout: Duration = .seconds(10)
     /// The most a whole request may take before it is answered 504. Default 30 seconds.

@@ -85,6 +85,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The most seconds a source download may take (default 10).", valueName: "SECONDS"))
     var downloadTimeout: Double?
 
+    @Option(help: ArgumentHelp("Source downloads at once from one host (default 8).", valueName: "N"))
+    var maxDownloadsPerHost: Int?
+
     @Option(help: ArgumentHelp("The most seconds a request may take before a 504 (default 30).", valueName: "SECONDS"))
     var requestTimeout: Double?
 

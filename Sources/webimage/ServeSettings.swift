@@ -74,6 +74,9 @@ struct ServeSettings {
         if let seconds = try command.downloadTimeout ?? read.number("DOWNLOAD_TIMEOUT") {
             configuration.downloadTimeout = try Self.duration(seconds, "--download-timeout")
         }
+        try positive(command.maxDownloadsPerHost ?? read.integer("MAX_DOWNLOADS_PER_HOST"), "--max-downloads-per-host") {
+            configuration.maximumDownloadsPerHost = $0
+        }
         if let seconds = try command.requestTimeout ?? read.number("REQUEST_TIMEOUT") {
             configuration.requestTimeout = try Self.duration(seconds, "--request-timeout")
         }

@@ -244,6 +244,30 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("one host gets at most its limit of source downloads at once while another host is served")
+    func downloadsPerHost() async throws {
+        var onePerHost = ServerHarness.configuration()
+        onePerHost.maximumDownloadsPerHost = 1
+        onePerHost.concurrency = 4
+        // The stalls end by this timeout, one after the other, when the server drains.
+        onePerHost.downloadTimeout = .seconds(2)
+        try await ServerHarness.with(onePerHost) { harness in
+            for index in 0..<2 { harness.origin.route("/stall\(index).jpg", OriginResponse(delivery: .neverRespond)) }
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let stalled = (0..<2).map { index in Task { try? await harness.get(harness.signedPlain("w:10", "/stall\(index).jpg")) } }
+            try await harness.origin.waitFor("a stalled download") { event in
+                guard case .requestReceived(let request) = event else { return false }
+                return request.path.hasPrefix("/stall")
+            }
+            // The same origin by another name is another host: it is not held behind the stalls.
+            let other = try await harness.get(harness.signer.sign("/w:10/plain/http://localhost:\(harness.origin.port)/photo.jpg"))
+            #expect(other.status == 200)
+            let stalls = harness.origin.requests.filter { $0.path.hasPrefix("/stall") }
+            #expect(stalls.count == 1, "the second download from 127.0.0.1 waits for the first")
+            for task in stalled { task.cancel() }
+        }
+    }
+
     @Test("a full queue answers 503 with Retry-After at once")
     func queueFull() async throws {
         var oneAtATime = ServerHarness.configuration()

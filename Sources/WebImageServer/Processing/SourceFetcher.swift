@@ -17,7 +17,11 @@ final class SourceFetcher: Sendable {
         var policy = configuration.sourceAddressPolicy
         if configuration.allowsLoopbackSources { policy.allowedNetworks += ["127.0.0.0/8", "::1/128"].compactMap { IPNetwork($0) } }
         let downloads = ImageDownloaderConfiguration(
-            maximumConcurrentDownloads: max(configuration.concurrency * 2, 8), timeout: configuration.downloadTimeout,
+            maximumConcurrentDownloads: max(configuration.concurrency * 2, 8),
+            // A proxy answers now: a source's 429 or 503 is a 502 at once, not a hold on its host.
+            hostPoliteness: HostPoliteness(
+                maximumConcurrentDownloadsPerHost: configuration.maximumDownloadsPerHost, honoursRetryAfter: false),
+            timeout: configuration.downloadTimeout,
             maximumBodySize: configuration.maximumSourceBytes, maximumRedirects: configuration.maximumRedirects,
             addressPolicy: policy, hostResolver: configuration.hostResolver,
             // A proxy answers now or not at all: the client retries, not the server.

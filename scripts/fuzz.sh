@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (Fuzz/, with AddressSanitizer) and runs each decoder's target for
-# SECONDS (default 300) with an RSS limit, starting from the small seed corpus in Fuzz/Corpus.
+# Builds the libFuzzer targets (Fuzz/, with AddressSanitizer) and runs each target (the decoders
+# and the image proxy's request parsing) for SECONDS (default 300) with an RSS limit, starting from
+# the small seed corpus in Fuzz/Corpus.
 # New inputs go to a scratch corpus, not to the committed seeds. Crashes, leaks and out-of-memory
 # stop a run with a non-zero status and leave the input in Fuzz/findings/.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET ...]   (targets: FuzzJPEG FuzzPNG FuzzGIF FuzzWebP FuzzProxyPath)
@@ -14,7 +15,10 @@ targets=("$@")
 rm -f Fuzz/.build/debug.yaml
 mkdir -p Fuzz/findings
 # Build every target first, so that the runs test one version of the library.
-(cd Fuzz && swift build --sanitize=fuzzer --sanitize=address)
+# swiftc's -sanitize=fuzzer links libFuzzer but instruments no Swift code for coverage: without
+# -sanitize-coverage the fuzzer sees only the C targets and cannot steer into the Swift parsers
+# (FuzzProxyPath reached 65 edges in 5 minutes without it, 1,100 within seconds with it).
+(cd Fuzz && swift build --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table)
 for target in "${targets[@]}"; do
   seeds=$(echo "${target#Fuzz}" | tr '[:upper:]' '[:lower:]')
   scratch=$(mktemp -d)

@@ -327,7 +327,7 @@ struct ServerHTTPTests {
         }
     }
 
-    @Test("recent results are served from memory in front of the disk; a memory size of 0 keeps none")
+    @Test("recent results are served from memory in front of the disk, repeated paths without parsing; a memory size of 0 keeps none")
     func resultsInMemory() async throws {
         try await ServerHarness.with { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
@@ -337,6 +337,15 @@ struct ServerHTTPTests {
             let second = try await harness.get(path)
             #expect(second.status == 200 && second.body == first.body, "served from memory with the disk emptied")
             #expect(second.header("ETag") == first.header("ETag"))
+            let revalidated = try await harness.get(path, headers: [("If-None-Match", first.header("ETag") ?? "")])
+            #expect(revalidated.status == 304)
+            // A path that expires is parsed every time, so that it stops working when it expires.
+            let expiring = harness.signedPlain("w:20/exp:4102444800", "/photo.jpg", extension: "png")
+            _ = try await harness.get(expiring)
+            _ = try await harness.get(expiring)
+            let metrics = try await harness.get("/metrics").text
+            #expect(
+                metrics.contains("webimage_server_cache_lookups_total{tier=\"path\",result=\"hit\"} 2"), "the repeats of the first path")
         }
         var diskOnly = ServerHarness.configuration()
         diskOnly.resultMemoryCacheBytes = 0

@@ -15,6 +15,10 @@ public final class ImageProxy: Sendable {
     /// The results served most recently, in front of the disk: a hit costs no file read. Nil
     /// when configured to keep none.
     let recentResults: MemoryCache<ProcessedResult>?
+    /// Paths already answered, by their raw text: a repeated path skips parsing, the signature
+    /// check and the options, which were most of a memory hit's own work. Kept with the memory
+    /// tier, in an eighth of its size.
+    private let resolvedPaths: MemoryCache<ResolvedPath>?
     let processor: ImageProcessor
     let gate: AdmissionGate
     let metrics: ServerMetrics
@@ -29,6 +33,13 @@ public final class ImageProxy: Sendable {
         var lastModified: String?
         var fetchSeconds: Double?
         var processSeconds: Double?
+    }
+
+    /// What a valid path resolved to. Only paths whose answer does not depend on the request's
+    /// headers (no `Vary`) or on the time (no `expires`) are kept.
+    struct ResolvedPath: Sendable {
+        var key: String
+        var options: ProcessingOptions
     }
 
     /// The output format a request gets: named in the URL, negotiated from `Accept`, or the
@@ -59,10 +70,12 @@ public final class ImageProxy: Sendable {
             directory: configuration.resolvedCacheDirectory.appendingPathComponent("results"),
             configuration: DiskCacheConfiguration(sizeLimit: configuration.resultCacheBytes), telemetry: telemetry)
         // A memory cache's cost limit of 0 means unlimited; the server's 0 means none.
+        let memoryBytes = configuration.resultMemoryCacheBytes
         recentResults =
-            configuration.resultMemoryCacheBytes > 0
-            ? MemoryCache(configuration: MemoryCacheConfiguration(costLimit: configuration.resultMemoryCacheBytes), telemetry: telemetry)
-            : nil
+            memoryBytes > 0 ? MemoryCache(configuration: MemoryCacheConfiguration(costLimit: memoryBytes), telemetry: telemetry) : nil
+        resolvedPaths =
+            memoryBytes > 0
+            ? MemoryCache(configuration: MemoryCacheConfiguration(costLimit: max(memoryBytes / 8, 1)), telemetry: telemetry) : nil
         processor = ImageProcessor(
             coders: coders, maximumSourcePixels: Int(configuration.maximumSourceMegapixels * 1_000_000),
             maximumAnimationFrames: configuration.maximumAnimationFrames, defaultQuality: configuration.defaultQuality)
@@ -92,6 +105,11 @@ public final class ImageProxy: Sendable {
     }
 
     private func process(path: Substring, accept: String?, ifNoneMatch: String?) async throws(ProxyError) -> ProxyResponse {
+        let pathKey = CacheKey(String(path))
+        if let resolved = resolvedPaths?.value(for: pathKey), let hit = cachedResult(for: resolved.key) {
+            metrics.resolvedPathHits.increment()
+            return success(hit, options: resolved.options, vary: false, ifNoneMatch: ifNoneMatch, timing: "cache;desc=\"result\"")
+        }
         let parsed = try ProxyPath(parsing: path)
         try checkSignature(parsed)
         let options = try parser.parse(parsed.options, extensionName: parsed.extensionName)
@@ -99,6 +117,9 @@ public final class ImageProxy: Sendable {
         let choice = formatChoice(options: options, accept: accept)
         let key = [parsed.source.absoluteString, options.canonical, choice.key].joined(separator: "\n")
         let vary = (configuration.autoWebP || configuration.autoAVIF) && options.format == nil
+        if !vary, options.expires == nil {
+            _ = resolvedPaths?.insert(ResolvedPath(key: key, options: options), for: pathKey, cost: path.utf8.count + key.utf8.count + 256)
+        }
 
         if let hit = cachedResult(for: key) {
             return success(hit, options: options, vary: vary, ifNoneMatch: ifNoneMatch, timing: "cache;desc=\"result\"")

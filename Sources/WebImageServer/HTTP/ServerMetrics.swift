@@ -11,6 +11,7 @@ final class ServerMetrics: Sendable {
     let processingDuration: CoreMetrics.Timer
     let resultHits: Counter
     let resultMemoryHits: Counter
+    let resolvedPathHits: Counter
     let resultMisses: Counter
     let sourceHits: Counter
     let bytesIn: Counter
@@ -27,6 +28,8 @@ final class ServerMetrics: Sendable {
             label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result"), ("result", "hit")], factory: factory)
         resultMemoryHits = Counter(
             label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result-memory"), ("result", "hit")], factory: factory)
+        resolvedPathHits = Counter(
+            label: "webimage_server_cache_lookups_total", dimensions: [("tier", "path"), ("result", "hit")], factory: factory)
         resultMisses = Counter(
             label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result"), ("result", "miss")], factory: factory)
         sourceHits = Counter(

@@ -162,11 +162,17 @@ def decode_floor(path: Path, rounds: int = 100) -> float:
     return (time.perf_counter() - started) / rounds * 1000
 
 
-def throughput(workdir: Path, args, report: dict):
-    photo = encoded_photo(2048, 1365, "JPEG", quality=90)(workdir / "www")
+def photo_with_servers(workdir: Path, name: str, width: int, height: int) -> tuple:
+    """A WIDTHxHEIGHT JPEG q90 on a fresh nginx, and fresh ours and thumbor beside it."""
+    photo = encoded_photo(width, height, "JPEG", quality=90)(workdir / "www")
     origin = start_nginx(workdir, workdir / "www")
-    ours, ours_port = start_ours(workdir, "throughput")
+    ours, ours_port = start_ours(workdir, name)
     thumbor, thumbor_port = start_thumbor(workdir)
+    return photo, origin, (ours, ours_port), (thumbor, thumbor_port)
+
+
+def throughput(workdir: Path, args, report: dict):
+    photo, origin, (ours, ours_port), (thumbor, thumbor_port) = photo_with_servers(workdir, "throughput", 2048, 1365)
     source = f"127.0.0.1:{origin}/{photo.name}"
     # Each side: its URL and a maker of its wrk script (ours busts its result cache per request;
     # thumbor keeps no results and image_filter nothing, so they take the same URL every time).
@@ -222,10 +228,7 @@ def process_tree(pid: int) -> list:
 
 
 def memory(workdir: Path, args, report: dict):
-    big = encoded_photo(7360, 4912, "JPEG", quality=90)(workdir / "www")
-    origin = start_nginx(workdir, workdir / "www")
-    ours, ours_port = start_ours(workdir, "memory")
-    thumbor, thumbor_port = start_thumbor(workdir)
+    big, origin, (ours, ours_port), (thumbor, thumbor_port) = photo_with_servers(workdir, "memory", 7360, 4912)
     source = f"127.0.0.1:{origin}/{big.name}"
     wrk(f"http://127.0.0.1:{ours_port}", args.seconds, connections=4,
         script=cachebusting(workdir, f"/unsafe/rs:fit:500:500/cb:{{cb}}/plain/http://{source}@jpg"))

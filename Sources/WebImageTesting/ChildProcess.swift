@@ -149,6 +149,11 @@ public final class ChildProcess: Sendable {
         }
     }
 
+    /// Sends SIGTERM: the child's request to stop gracefully.
+    public func terminate() {
+        Glibc.kill(processID, SIGTERM)
+    }
+
     /// Sends SIGKILL: the child stops wherever it is, as in a crash.
     public func kill() {
         Glibc.kill(processID, SIGKILL)

@@ -49,6 +49,32 @@ struct ServerProcessTests {
         try await origin.shutdown()
     }
 
+    @Test("a second server on a cache directory another one holds refuses to start and says why; the first keeps serving")
+    func cacheDirectoryIsNotShared() async throws {
+        let directory = try TemporaryDirectory("serve-shared")
+        let first = try await Self.start(directory: directory.path)
+        let errors = directory.url.appendingPathComponent("second.txt")
+        let arguments = ["serve", "--bind", "127.0.0.1:0", "--allow-unsigned", "--result-cache-dir", directory.path]
+        let second = try ChildProcess(ChildProcess.builtProduct("webimage"), arguments, standardError: errors)
+        let exit = try await second.waitForExit()
+        let message = try String(contentsOf: errors, encoding: .utf8)
+        #expect(!exit.signaled && exit.status == 1, "\(message)")
+        #expect(
+            message.contains("the cache directory \(directory.path) is in use by another process or not writable"),
+            "\(message)")
+        #expect(second.lines.isEmpty, "it never listened")
+
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let health = try await client.execute(HTTPClientRequest(url: first.address + "/health"), timeout: .seconds(10))
+        #expect(health.status == .ok)
+        first.process.terminate()
+        #expect(try await first.process.waitForExit().status == 0)
+        let third = try await Self.start(directory: directory.path)
+        third.process.kill()
+        _ = try await third.process.waitForExit()
+        try await client.shutdown()
+    }
+
     /// Starts a server on `directory`, asks it for 200 distinct results with many in flight,
     /// and kills it with SIGKILL once 20 are answered; returns the answered widths and bodies.
     private static func crash(directory: String, origin: OriginServer, client: HTTPClient) async throws -> [(Int, Data)] {

@@ -65,10 +65,11 @@ public final class ImageProxy: Sendable {
             presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable)
         signer =
             configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys, signatureSize: configuration.signatureSize)
-        fetcher = try SourceFetcher(configuration: configuration, telemetry: telemetry)
         results = try DiskCache(
             directory: configuration.resolvedCacheDirectory.appendingPathComponent("results"),
             configuration: DiskCacheConfiguration(sizeLimit: configuration.resultCacheBytes), telemetry: telemetry)
+        try Self.requireWritable(results)
+        fetcher = try SourceFetcher(configuration: configuration, telemetry: telemetry)
         // A memory cache's cost limit of 0 means unlimited; the server's 0 means none.
         let memoryBytes = configuration.resultMemoryCacheBytes
         recentResults =
@@ -82,6 +83,19 @@ public final class ImageProxy: Sendable {
         gate = AdmissionGate(concurrency: configuration.concurrency, queueLength: configuration.queueLength)
         self.metrics = metrics
         logger = telemetry.logger("server")
+    }
+
+    /// Refuses a cache directory this process cannot write. A second node opening a directory
+    /// another process holds would get a read-only cache (the disk cache's lock) and silently
+    /// process every miss again without storing it; nodes on one host each keep their own
+    /// directory (docs/deploy.md), so saying so at start-up is the useful answer.
+    private static func requireWritable(_ results: DiskCache) throws(WebImageError) {
+        guard results.isReadOnly else { return }
+        results.close()
+        throw WebImageError(
+            .cacheIO,
+            "the cache directory \(results.directory.deletingLastPathComponent().path) is in use by another process or not writable: "
+                + "give each server its own --result-cache-dir")
     }
 
     /// Closes the caches and the downloader.

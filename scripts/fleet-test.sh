@@ -5,6 +5,6 @@
 # Usage: scripts/fleet-test.sh [--webimage PATH] [--keep]   (about a minute; run by .ci/run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh nginx python3-pil
+scripts/install-deps.sh nginx python3-pil systemd
 if [[ " $* " != *" --webimage "* ]]; then swift build --product webimage; fi
 exec python3 scripts/fleet/fleet_test.py "$@"

@@ -95,6 +95,7 @@ struct ServerURLTests {
         #expect(reason(["f:bmp"])?.hasPrefix("415 this server cannot write bmp") == true)
         #expect(reason(["pr:missing"]) == "400 unknown preset \"missing\" (preset)")
         #expect(reason(["exp:1000"]) == "404 the URL expired at 1000 (expires)")
+        #expect(reason(["exp:4102444800"]) == nil, "a Unix time of 2100")
         #expect(reason(["bg:12"])?.hasPrefix("400 bg:") == true)
         #expect(reason(["pr:thumb"]) == nil)
     }

@@ -391,7 +391,22 @@ server {{
             f"access_log {self.work}/tier-access.log tier;\n" + text
         )
 
+    def verify_unit(self):
+        """`systemd-analyze verify` of the unit as instance webimage@PORT: unknown keys, bad values,
+        a command that is not there."""
+        directory = os.path.join(self.work, "units")
+        os.makedirs(directory)
+        with open(os.path.join(ROOT, "deploy/systemd/webimage@.service")) as file:
+            text = file.read().replace("/usr/local/bin/webimage", self.binary)
+        unit = os.path.join(directory, f"webimage@{self.nodes[0].port}.service")
+        with open(unit, "w") as file:
+            file.write(text)
+        result = subprocess.run(["systemd-analyze", "verify", "--man=no", unit], capture_output=True, text=True)
+        report = (result.stdout + result.stderr).strip()
+        self.check(result.returncode == 0 and not report, f"systemd-analyze verify accepts the unit{': ' + report if report else ''}")
+
     def start(self):
+        self.verify_unit()
         self.start_origin()
         for node in self.nodes:
             node.start()

@@ -277,6 +277,13 @@ public final class ImageProxy: Sendable {
         return "\"" + URLSigner.base64URL(Array(Array(hash.finalize()).prefix(18))) + "\""
     }
 
+    /// The `max-age` of a result: the TTL, cut to what is left of the URL's `expires` so that no
+    /// cache in front (the nginx tier, a CDN, a browser) serves an expired URL's image on.
+    static func maximumAge(ttl: Int, expires: Int?, now: Date = Date()) -> Int {
+        guard let expires else { return ttl }
+        return max(0, min(ttl, expires - Int(now.timeIntervalSince1970.rounded(.up))))
+    }
+
     /// Whether an `If-None-Match` list names `etag` (or is `*`); weak forms compare equal.
     static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
         ifNoneMatch.split(separator: ",").contains { candidate in
@@ -289,7 +296,8 @@ public final class ImageProxy: Sendable {
         -> ProxyResponse
     {
         var headers: [(name: String, value: String)] = [
-            ("ETag", result.etag), ("Cache-Control", "public, max-age=\(configuration.resultTTL)"),
+            ("ETag", result.etag),
+            ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))"),
         ]
         if vary { headers.append(("Vary", "Accept")) }
         if let lastModified = result.lastModified { headers.append(("Last-Modified", lastModified)) }

@@ -157,7 +157,8 @@ public struct OptionsParser: Sendable {
             options.cacheBuster = String(reader.arguments.first ?? "")
         case "expires", "exp":
             try reader.expect(at: 1)
-            options.expires = try reader.integer(0)
+            // Unix time up to the end of year 9999: every timestamp a client can mean.
+            options.expires = try reader.integer(0, maximum: 253_402_300_799)
         case "filename", "fn":
             try reader.expect(at: 2)
             options.filename = try reader.filename()

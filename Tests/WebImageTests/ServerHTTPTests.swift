@@ -42,6 +42,22 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("a source is on disk once its first answer leaves: the next variant of it is made without fetching it again")
+    func sourceStoredBeforeAnswering() async throws {
+        try await ServerHarness.with { harness in
+            harness.origin.route(
+                "/photo.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg"), ("Cache-Control", "max-age=3600")], body: jpeg))
+            let first = try await harness.get(harness.signedPlain("w:30", "/photo.jpg", extension: "png"))
+            #expect(first.status == 200)
+            #expect(harness.server.proxy.fetcher.cache.disk?.count == 1, "stored before the answer, not in the background")
+            let second = try await harness.get(harness.signedPlain("w:40", "/photo.jpg", extension: "png"))
+            #expect(second.status == 200)
+            #expect(harness.origin.requestCount("/photo.jpg") == 1)
+            let metrics = try await harness.get("/metrics").text
+            #expect(metrics.contains("webimage_server_cache_lookups_total{tier=\"source\",result=\"hit\"} 1"))
+        }
+    }
+
     @Test("the result is the library's own transform of the same image, pixel for pixel")
     func matchesLibrary() async throws {
         try await ServerHarness.with { harness in

@@ -231,6 +231,7 @@ class Node:
         self.log_directory = log_directory
         self.process = None
         self.starts = 0
+        self.peak_bytes = 0
 
     @property
     def log_path(self):
@@ -250,11 +251,22 @@ class Node:
         if not line.startswith("listening on"):
             raise RuntimeError(f"{self.name} did not start: {line!r}; see {self.log_path}")
 
+    def record_peak(self):
+        """Keeps the largest resident set any start of this node reached (VmHWM)."""
+        try:
+            with open(f"/proc/{self.process.pid}/status") as file:
+                kilobytes = int(next(line for line in file if line.startswith("VmHWM:")).split()[1])
+            self.peak_bytes = max(self.peak_bytes, kilobytes * 1024)
+        except (OSError, StopIteration):
+            pass
+
     def kill(self):
+        self.record_peak()
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
 
     def terminate(self):
+        self.record_peak()
         self.process.send_signal(signal.SIGTERM)
         return self.process.wait(timeout=60)
 
@@ -417,6 +429,7 @@ server {{
     def stop(self):
         for node in self.nodes:
             if node.process and node.process.poll() is None:
+                node.record_peak()
                 node.process.kill()
                 node.process.wait()
         for server in [getattr(self, "tier", None), getattr(self, "origin", None)]:
@@ -599,6 +612,8 @@ server {{
         print()
         print(f"{'phase':<12}{'requests':>9}{'200':>6}{'304':>5}{'5xx':>5}{'broken':>7}{'p50 ms':>8}{'p99 ms':>8}  processed per node   origin fetches")
         for report in self.reports:
+            if not report.answers:
+                continue
             times = sorted(answer.seconds * 1000 for answer in report.answers)
             count = lambda test: sum(1 for answer in report.answers if test(answer))  # noqa: E731
             p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
@@ -617,9 +632,11 @@ server {{
             self.phase_revalidation()
             self.phase_reload()
             self.phase_rolling_restart()
-            self.summary()
         finally:
             self.stop()
+        self.summary()
+        peaks = ", ".join(f"{node.name} {node.peak_bytes / 1e6:.0f} MB" for node in self.nodes)
+        print(f"peak resident set of each node over its starts: {peaks}")
         if self.failures:
             print(f"\nfleet test FAILED: {len(self.failures)} check(s); logs in {self.work}")
             return 1

@@ -49,7 +49,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Answer AVIF likewise, once an AVIF encoder is available.")
     var autoAvif = false
 
-    @Option(help: ArgumentHelp("Where results and sources are cached, one directory per server (default ~/.cache/webimage/serve).", valueName: "DIR"))
+    @Option(
+        help: ArgumentHelp(
+            "Where results and sources are cached, one directory per server (default ~/.cache/webimage/serve).", valueName: "DIR"))
     var resultCacheDir: String?
 
     @Option(help: ArgumentHelp("The most bytes the result cache keeps (default 1 GiB).", valueName: "BYTES"))

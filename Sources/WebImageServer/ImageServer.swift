@@ -28,6 +28,10 @@ public final class ImageServer: Service, Sendable {
     public let proxy: ImageProxy
     /// Where `/metrics` reads from: the server's and the library's metrics.
     public let registry: PrometheusCollectorRegistry
+    /// The release, shown by `/status` and the playground.
+    public static let version = "0.1"
+    /// `/playground` and `/status`.
+    let pages: ServerPages
     /// The port once bound, and who waits for it until then.
     private let listening = Mutex<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
     private let draining = Mutex(false)
@@ -45,7 +49,11 @@ public final class ImageServer: Service, Sendable {
         registry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: registry)
         let telemetry = Telemetry(metricsFactory: factory)
-        proxy = try ImageProxy(configuration: configuration, telemetry: telemetry, metrics: ServerMetrics(factory: factory))
+        let metrics = ServerMetrics(factory: factory)
+        let demos = configuration.playground ? try DemoSources() : nil
+        proxy = try ImageProxy(configuration: configuration, telemetry: telemetry, metrics: metrics, localSources: demos)
+        pages = try ServerPages(
+            configuration: configuration, demos: demos, metrics: metrics, encodableFormats: proxy.parser.encodableFormats)
         if configuration.allowsUnsigned {
             logger.warning("unsigned URLs are allowed: anyone can make this server fetch and process any allowed source")
         }
@@ -98,6 +106,7 @@ public final class ImageServer: Service, Sendable {
     var isReady: Bool { !draining.withLock { $0 } }
 
     private func bound(_ port: Int) {
+        pages.listening(on: port)
         let waiters = listening.withLock { listening in
             defer { listening = (port, []) }
             return listening.waiters
@@ -105,12 +114,40 @@ public final class ImageServer: Service, Sendable {
         for waiter in waiters { waiter.resume(returning: port) }
     }
 
-    /// The answer to any request: the operational routes, else the proxy.
-    func respond(method: String, path: Substring, accept: String?, ifNoneMatch: String?) async -> ProxyResponse {
+    /// What the server reads of a request.
+    struct Incoming: Sendable {
+        var method: String
+        var path: Substring
+        var query: String?
+        var accept: String?
+        var ifNoneMatch: String?
+        var clientAddress: String?
+        /// Whether `Forwarded` or `X-Forwarded-For` names a client beyond a proxy.
+        var forwarded = false
+        var playgroundToken: String?
+    }
+
+    /// The answer to any request: the operational routes and pages, else the proxy.
+    func respond(_ request: Incoming) async -> ProxyResponse {
+        var response = await answer(request)
+        if request.method == "HEAD" { response.body = Data() }
+        return response
+    }
+
+    private func answer(_ request: Incoming) async -> ProxyResponse {
+        let (method, path) = (request.method, request.path)
         guard method == "GET" || method == "HEAD" else {
             return ProxyResponse(
                 status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "text/plain; charset=utf-8")],
                 body: Data("use GET or HEAD\n".utf8))
+        }
+        let page = ServerPages.Request(
+            path: path, query: request.query, clientAddress: request.clientAddress, forwarded: request.forwarded,
+            tokenHeader: request.playgroundToken)
+        if let answer = pages.respond(
+            to: page, metrics: { MetricsReading(text: metricsText()) }, work: (proxy.gate.running, proxy.gate.queued))
+        {
+            return answer
         }
         switch path {
         case "/health":
@@ -120,20 +157,25 @@ public final class ImageServer: Service, Sendable {
                 ? ProxyResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("ready\n".utf8))
                 : ProxyResponse(status: 503, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("shutting down\n".utf8))
         case "/metrics":
-            proxy.metrics.running.record(proxy.gate.running)
-            proxy.metrics.queued.record(proxy.gate.queued)
             return ProxyResponse(
-                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Data(registry.emitToBuffer()))
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Data(metricsText().utf8))
         default:
-            return await proxy.respond(method: method, path: path, accept: accept, ifNoneMatch: ifNoneMatch)
+            return await proxy.respond(method: method, path: path, accept: request.accept, ifNoneMatch: request.ifNoneMatch)
         }
+    }
+
+    /// The registry's exposition, with the work gauges as of now.
+    private func metricsText() -> String {
+        proxy.metrics.running.record(proxy.gate.running)
+        proxy.metrics.queued.record(proxy.gate.queued)
+        return String(decoding: registry.emitToBuffer(), as: UTF8.self)
     }
 }
 
 /// Hummingbird's side: reads the method, the raw path and two headers, writes the
 /// ``ProxyResponse`` back, and logs one line per request with its id.
 struct ProxyResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = ServerRequestContext
     let server: ImageServer
 
     /// The names the proxy writes, made once: checking and lowercasing a name on every
@@ -144,11 +186,19 @@ struct ProxyResponder: HTTPResponder {
         "Content-Disposition": .contentDisposition, "Retry-After": .retryAfter,
     ]
 
+    private static let forwarded = HTTPField.Name("Forwarded")!
+    private static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+    private static let playgroundToken = HTTPField.Name("X-Playground-Token")!
+
     func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
         let method = request.method.rawValue
-        let answer = await server.respond(
-            method: method, path: Substring(request.uri.path), accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
+        let incoming = ImageServer.Incoming(
+            method: method, path: Substring(request.uri.path), query: request.uri.query, accept: request.headers[.accept],
+            ifNoneMatch: request.headers[.ifNoneMatch], clientAddress: context.remoteAddress?.ipAddress,
+            forwarded: request.headers[Self.forwarded] != nil || request.headers[Self.forwardedFor] != nil,
+            playgroundToken: request.headers[Self.playgroundToken])
+        let answer = await server.respond(incoming)
         var headers = HTTPFields()
         for (name, value) in answer.headers {
             if let field = Self.knownNames[name] ?? HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
@@ -163,5 +213,16 @@ struct ProxyResponder: HTTPResponder {
             ])
         let body = answer.body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
         return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: body)
+    }
+}
+
+/// Hummingbird's basic context plus the peer's address, which the playground's access rule reads.
+struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 }

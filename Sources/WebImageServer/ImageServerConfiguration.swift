@@ -82,6 +82,16 @@ public struct ImageServerConfiguration: Sendable {
     public var maximumRequestHeaderBytes = 16 * 1024
     /// Quality of lossy results when the URL gives none, 1...100. Default 80, imgproxy's.
     public var defaultQuality = 80
+    /// Serve `/playground`, a page to try options on the node's demo images or any source,
+    /// which signs the URLs it makes. It answers loopback clients only unless
+    /// ``playgroundToken`` is set and presented. Default false.
+    public var playground = false
+    /// A token that opens the playground to clients that are not on loopback (or that come
+    /// through a proxy): `?token=...` or the `X-Playground-Token` header. Default none.
+    public var playgroundToken: String?
+    /// Serve `/status`, a page of the node's figures that refreshes itself (the same counters as
+    /// `/metrics`, which is equally open). Default true.
+    public var statusPage = true
 
     /// The defaults.
     public init() {}

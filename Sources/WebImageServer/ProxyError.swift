@@ -9,6 +9,9 @@ public struct ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     public var reason: String
     /// Seconds a client should wait before trying again (503 only).
     public var retryAfter: Int?
+    /// For a source that could not be fetched, what went wrong (`http_404`, `timedOut`): the
+    /// `kind` of `webimage_server_source_errors_total`.
+    var sourceFailure: String?
 
     /// Creates an error.
     public init(status: Int, _ reason: String, retryAfter: Int? = nil) {

@@ -108,6 +108,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("trace, debug, info (default: one line per request), notice, warning or error.", valueName: "LEVEL"))
     var logLevel: String?
 
+    @Flag(help: "Serve /playground, a page to try options that signs the URLs it makes: loopback clients only, unless --playground-token.")
+    var playground = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Open the playground to other clients that present this token (?token= or X-Playground-Token).", valueName: "TOKEN"))
+    var playgroundToken: String?
+
+    @Flag(inversion: .prefixedNo, help: "Serve /status, a page of the node's figures (default on).")
+    var statusPage: Bool?
+
     func run() async throws {
         let settings = try ServeSettings(command: self, environment: ProcessInfo.processInfo.environment)
         let level = settings.logLevel

@@ -92,6 +92,12 @@ struct ServeSettings {
             guard (1...100).contains(quality) else { throw ValidationError("--quality is 1-100") }
             configuration.defaultQuality = quality
         }
+        configuration.playground = try command.playground || read.boolean("PLAYGROUND")
+        configuration.playgroundToken = command.playgroundToken ?? read.text("PLAYGROUND_TOKEN")
+        if configuration.playgroundToken != nil, !configuration.playground {
+            throw ValidationError("--playground-token needs --playground")
+        }
+        configuration.statusPage = try command.statusPage ?? (read.text("STATUS_PAGE") == nil ? true : read.boolean("STATUS_PAGE"))
         if let level = command.logLevel ?? read.text("LOG_LEVEL") {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw ValidationError("--log-level: unknown level \"\(level)\"")

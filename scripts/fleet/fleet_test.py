@@ -524,6 +524,11 @@ server {{
         self.check(again.status == 304 and not again.body, f"If-None-Match answered 304 ({again.status})")
         self.check(after - before <= 1, f"the revalidation reached the nodes {after - before} times (at most 1)")
 
+        # The nodes answer these themselves (/status is on by default); the tier must not.
+        hidden = {path: get(self.tier_port, path).status for path in ["/metrics", "/status", "/playground", "/playground/sign?path=/a"]}
+        direct = get(self.nodes[1].port, "/status").status
+        self.check(set(hidden.values()) == {404} and direct == 200, f"the tier hides the operational routes and pages ({hidden}; a node's own /status: {direct})")
+
         url = f"http://127.0.0.1:{self.origin_port}/src/07.jpg"
         negotiated = sign(f"/rs:fit:200:200/plain/{url}")
         browsers = [

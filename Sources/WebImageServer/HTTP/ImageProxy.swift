@@ -22,6 +22,8 @@ public final class ImageProxy: Sendable {
     let processor: ImageProcessor
     let gate: AdmissionGate
     let metrics: ServerMetrics
+    /// The playground's demo images, the only `local:///` sources; nil without the playground.
+    private let localSources: DemoSources?
     private let inFlight = InFlight<ProcessedResult>()
     private let logger: Logger
 
@@ -57,8 +59,11 @@ public final class ImageProxy: Sendable {
         }
     }
 
-    init(configuration: ImageServerConfiguration, telemetry: Telemetry, metrics: ServerMetrics) throws(WebImageError) {
+    init(configuration: ImageServerConfiguration, telemetry: Telemetry, metrics: ServerMetrics, localSources: DemoSources? = nil)
+        throws(WebImageError)
+    {
         self.configuration = configuration
+        self.localSources = localSources
         let coders = CodersManager.shared
         let encodable = Set(ImageFormat.allCases.filter { format in coders.all.contains { $0.canEncode(to: format) } })
         parser = OptionsParser(
@@ -107,15 +112,25 @@ public final class ImageProxy: Sendable {
 
     /// The answer to a `GET` or `HEAD` of a proxy path.
     public func respond(method: String, path: Substring, accept: String?, ifNoneMatch: String?) async -> ProxyResponse {
+        let start = ContinuousClock.now
         var response: ProxyResponse
         do throws(ProxyError) {
             response = try await process(path: path, accept: accept, ifNoneMatch: ifNoneMatch)
         } catch {
             response = errorResponse(error)
         }
-        metrics.countRequest(status: response.status)
         if method == "HEAD" { response.body = Data() } else { metrics.bytesOut.increment(by: Int64(response.body.count)) }
+        metrics.record(
+            status: response.status, seconds: Self.seconds(since: start), signedPath: Self.withoutSignature(path),
+            bytes: response.body.count)
         return response
+    }
+
+    /// The path after its first segment (the signature), which `/status` may show.
+    static func withoutSignature(_ path: Substring) -> Substring {
+        let afterSlash = path.dropFirst()
+        guard let end = afterSlash.firstIndex(of: "/") else { return path }
+        return afterSlash[end...]
     }
 
     private func process(path: Substring, accept: String?, ifNoneMatch: String?) async throws(ProxyError) -> ProxyResponse {
@@ -127,7 +142,7 @@ public final class ImageProxy: Sendable {
         let parsed = try ProxyPath(parsing: path)
         try checkSignature(parsed)
         let options = try parser.parse(parsed.options, extensionName: parsed.extensionName)
-        try fetcher.checkAllowed(parsed.source)
+        if parsed.source.scheme != ProxyPath.localScheme { try fetcher.checkAllowed(parsed.source) }
         let choice = formatChoice(options: options, accept: accept)
         let key = [parsed.source.absoluteString, options.canonical, choice.key].joined(separator: "\n")
         let vary = (configuration.autoWebP || configuration.autoAVIF) && options.format == nil
@@ -213,7 +228,20 @@ public final class ImageProxy: Sendable {
     /// The source's bytes, timed and counted.
     private func fetch(_ source: URL) async throws(ProxyError) -> FetchedSource {
         let start = ContinuousClock.now
-        let (data, fromCache) = try await fetcher.fetch(source)
+        if source.scheme == ProxyPath.localScheme {
+            guard let local = localSources?.source(path: source.path) else {
+                throw .notFound("no local source \(source.path) (only the playground's demo images are local)")
+            }
+            return FetchedSource(data: local.data, seconds: Self.seconds(since: start))
+        }
+        let data: Data
+        let fromCache: Bool
+        do throws(ProxyError) {
+            (data, fromCache) = try await fetcher.fetch(source)
+        } catch {
+            if let kind = error.sourceFailure { metrics.countSourceError(kind: kind) }
+            throw error
+        }
         let seconds = Self.seconds(since: start)
         if fromCache { metrics.sourceHits.increment() } else { metrics.bytesIn.increment(by: Int64(data.count)) }
         metrics.fetchDuration.recordSeconds(seconds)

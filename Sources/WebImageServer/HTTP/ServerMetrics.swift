@@ -18,7 +18,12 @@ final class ServerMetrics: Sendable {
     let bytesOut: Counter
     let running: Gauge
     let queued: Gauge
+    let requestDuration: CoreMetrics.Timer
+    /// The recent past of the same requests, for `/status`.
+    let board = StatusBoard()
+    private let started = ContinuousClock.now
     private let requestCounters = Mutex<[Int: Counter]>([:])
+    private let sourceErrorCounters = Mutex<[String: Counter]>([:])
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -38,10 +43,34 @@ final class ServerMetrics: Sendable {
         bytesOut = Counter(label: "webimage_server_response_bytes_total", factory: factory)
         running = Gauge(label: "webimage_server_requests_running", factory: factory)
         queued = Gauge(label: "webimage_server_requests_queued", factory: factory)
+        requestDuration = Timer(label: "webimage_server_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
 
-    /// Counts one answered request by its status.
-    func countRequest(status: Int) {
+    /// Seconds since the server started: the status board's clock.
+    var secondsSinceStart: Int { Int((ContinuousClock.now - started) / .seconds(1)) }
+
+    /// Counts one answered proxy request by its status, times it, and puts it on the board.
+    func record(status: Int, seconds: Double, signedPath: Substring, bytes: Int) {
+        countRequest(status: status)
+        requestDuration.recordSeconds(seconds)
+        board.record(
+            StatusBoard.Entry(
+                status: status, milliseconds: seconds * 1000, path: String(signedPath.prefix(300)), bytes: bytes,
+                second: secondsSinceStart))
+    }
+
+    /// Counts a source that could not be fetched, by what went wrong (`http_404`, `timedOut`).
+    func countSourceError(kind: String) {
+        let counter = sourceErrorCounters.withLock { counters in
+            if let counter = counters[kind] { return counter }
+            let counter = Counter(label: "webimage_server_source_errors_total", dimensions: [("kind", kind)], factory: factory)
+            counters[kind] = counter
+            return counter
+        }
+        counter.increment()
+    }
+
+    private func countRequest(status: Int) {
         // Made once per status: the factory's lookup by label and dimensions cost 1% of a cache hit.
         let counter = requestCounters.withLock { counters in
             if let counter = counters[status] { return counter }

@@ -23,9 +23,13 @@ public struct ProxyPath: Sendable, Equatable {
     /// The extension the URL asks for (`webp`), lowercased; nil when it names none.
     public var extensionName: String?
 
+    /// The scheme of sources the server holds itself rather than fetches (`local:///playground/
+    /// scene.jpg`, as imgproxy names local sources): the playground's demo images.
+    public static let localScheme = "local"
+
     /// Splits a raw (still percent-encoded) request path.
     /// - Throws: ``ProxyError`` 404 for a path without a signature and a source, 400 for a
-    ///   source that is not valid base64url, not a URL, or not http(s).
+    ///   source that is not valid base64url, not a URL, or not http(s) (or ``localScheme``).
     public init(parsing path: Substring) throws(ProxyError) {
         guard path.first == "/" else { throw .notFound("a proxy path starts with /") }
         let afterSlash = path.dropFirst()
@@ -66,8 +70,8 @@ public struct ProxyPath: Sendable, Equatable {
             }
         }
         guard let sourceText, !sourceText.isEmpty else { throw .notFound("the path names no source image") }
-        guard let url = URL(string: sourceText), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-            let host = url.host, !host.isEmpty
+        guard let url = URL(string: sourceText), let scheme = url.scheme?.lowercased(),
+            ["http", "https"].contains(scheme) ? !(url.host ?? "").isEmpty : scheme == Self.localScheme && !url.path.isEmpty
         else {
             throw .badRequest("the source \"\(Self.shortened(sourceText))\" is not an http(s) URL")
         }

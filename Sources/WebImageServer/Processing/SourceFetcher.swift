@@ -63,7 +63,9 @@ final class SourceFetcher: Sendable {
         do {
             result = try await manager.image(for: request)
         } catch let error as WebImageError {
-            throw Self.proxyError(error)
+            var failure = Self.proxyError(error)
+            if error.code != .cancelled { failure.sourceFailure = error.code.httpStatus.map { "http_\($0)" } ?? error.code.description }
+            throw failure
         } catch {
             throw ProxyError(status: 499, "the request was cancelled")
         }

@@ -100,6 +100,7 @@ struct ServerPagesTests {
             #expect(page.text.contains("<option value=\"local:///playground/scene.jpg\" data-original=\"/playground/demo/scene.jpg\">"))
             #expect(page.text.contains("<option value=\"webp\">webp</option>"), "the formats this node writes")
             #expect(!page.text.contains("{{"), "every tag rendered")
+            #expect(page.text.hasPrefix("<!DOCTYPE html>") && page.text.contains("<title>webimage playground</title>"))
             #expect(!page.text.contains("src=\"http"), "nothing loaded from elsewhere")
 
             let scene = try await harness.get("/playground/demo/scene.jpg")
@@ -157,7 +158,7 @@ struct ServerPagesTests {
 
             let page = try await harness.get("/status")
             #expect(page.status == 200)
-            #expect(page.text.contains("<main id=\"figures\">"))
+            #expect(page.text.contains("<main id=\"figures\">") && page.text.contains("<title>webimage status</title>"))
             let figures = try await harness.get("/status/figures").text
             let metrics = MetricsReading(text: try await harness.get("/metrics").text)
             for status in ["200", "400", "404"] {

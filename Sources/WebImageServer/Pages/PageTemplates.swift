@@ -2,8 +2,14 @@
 /// so that a `webimage` copied alone to a machine (as docs/deploy.md installs it) still has its
 /// pages; the pages load nothing from elsewhere (no CDN scripts, fonts or images).
 enum PageTemplates {
-    /// Shared look of both pages.
-    static let style = #"""
+    /// The start of both pages, with their shared look; the context's `title` names the page.
+    static let head = #"""
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>webimage {{title}}</title>
         <style>
           :root { color-scheme: light dark; --line: #8884; --muted: #888; --accent: #2f6fdd; --bad: #c0392b; }
           * { box-sizing: border-box; }
@@ -24,13 +30,7 @@ enum PageTemplates {
 
     /// `/playground`: controls on the left, the original and the result side by side.
     static let playground = #"""
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>webimage playground</title>
-        {{> style}}
+        {{> head}}
         <style>
           .layout { display: grid; grid-template-columns: 19em 1fr; gap: 1.5em; }
           form label { display: grid; grid-template-columns: 7em 1fr; align-items: center; gap: .5em; margin: .3em 0; }
@@ -229,13 +229,7 @@ enum PageTemplates {
 
     /// `/status`: the frame, which fetches `/status/figures` every two seconds.
     static let status = #"""
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>webimage status</title>
-        {{> style}}
+        {{> head}}
         <style>
           .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(22em, 1fr)); gap: 0 2em; }
           .big { font-size: 1.6em; font-variant-numeric: tabular-nums; }

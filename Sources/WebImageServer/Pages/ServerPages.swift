@@ -33,7 +33,7 @@ final class ServerPages: Sendable {
         self.metrics = metrics
         var library = MustacheLibrary()
         do {
-            try library.register(PageTemplates.style, named: "style")
+            try library.register(PageTemplates.head, named: "head")
             try library.register(PageTemplates.playground, named: "playground")
             try library.register(PageTemplates.status, named: "status")
             try library.register(PageTemplates.figures, named: "figures")
@@ -91,7 +91,8 @@ final class ServerPages: Sendable {
 
     private func playgroundContext() -> [String: Any] {
         [
-            "version": ImageServer.version, "signs": signer != nil, "unsafe": configuration.allowsUnsigned, "formats": formats,
+            "title": "playground", "version": ImageServer.version, "signs": signer != nil, "unsafe": configuration.allowsUnsigned,
+            "formats": formats,
             "demos": (demos?.sources ?? []).map { ["name": $0.name, "label": $0.label, "url": $0.url] },
         ]
     }
@@ -123,7 +124,7 @@ final class ServerPages: Sendable {
         let share = { (count: Double) in lookupCount > 0 ? String(format: "%.1f%%", count / lookupCount * 100) : "–" }
         let milliseconds = { (value: Double?) in value.map { String(format: "%.1f ms", $0) } ?? "–" }
         return [
-            "version": ImageServer.version, "uptime": Self.duration(now),
+            "title": "status", "version": ImageServer.version, "uptime": Self.duration(now),
             "listen": "\(configuration.host):\(boundPort.withLock { $0 } ?? configuration.port)",
             "configuration": summary,
             "perSecondLastMinute": String(format: "%.2f", snapshot.perSecondLastMinute),

@@ -7,7 +7,6 @@ import Metrics
 import NIOCore
 public import Prometheus
 public import ServiceLifecycle
-import Synchronization
 public import WebImage
 
 /// The image proxy as a service: ``ImageProxy`` behind Hummingbird 2, with `/health`, `/ready`
@@ -33,8 +32,8 @@ public final class ImageServer: Service, Sendable {
     /// `/playground` and `/status`.
     let pages: ServerPages
     /// The port once bound, and who waits for it until then.
-    private let listening = Mutex<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
-    private let draining = Mutex(false)
+    private let listening = Locked<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
+    private let draining = Locked(false)
     private let logger: Logger
 
     /// A server; nothing listens until ``run()``.

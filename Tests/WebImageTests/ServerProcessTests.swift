@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import Synchronization
 import Testing
 import WebImage
 import WebImageTesting
@@ -106,7 +105,7 @@ struct ServerProcessTests {
 
     /// The whole answers so far, shared by the request tasks.
     private final class Answers: Sendable {
-        let list = Mutex<[(Int, Data)]>([])
+        let list = Locked<[(Int, Data)]>([])
     }
 
     private static func start(directory: String) async throws -> (process: ChildProcess, address: String) {

@@ -1,5 +1,4 @@
 import CoreMetrics
-import Synchronization
 import WebImage
 
 /// The server's own metrics, beside the library's (which go to the same factory through
@@ -22,8 +21,8 @@ final class ServerMetrics: Sendable {
     /// The recent past of the same requests, for `/status`.
     let board = StatusBoard()
     private let started = ContinuousClock.now
-    private let requestCounters = Mutex<[Int: Counter]>([:])
-    private let sourceErrorCounters = Mutex<[String: Counter]>([:])
+    private let requestCounters = Locked<[Int: Counter]>([:])
+    private let sourceErrorCounters = Locked<[String: Counter]>([:])
 
     init(factory: any MetricsFactory) {
         self.factory = factory

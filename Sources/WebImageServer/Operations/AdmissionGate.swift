@@ -1,4 +1,4 @@
-import Synchronization
+import WebImage
 
 /// At most `concurrency` requests fetch and process at once; up to `queueLength` more wait in
 /// arrival order; beyond that a request is refused at once (503 with `Retry-After`), so that a
@@ -13,7 +13,7 @@ final class AdmissionGate: Sendable {
 
     let concurrency: Int
     let queueLength: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(concurrency: Int, queueLength: Int) {
         self.concurrency = max(1, concurrency)

@@ -1,4 +1,4 @@
-import Synchronization
+import WebImage
 
 /// Runs `work` and returns its result, or throws `error` once `limit` has passed, whichever
 /// comes first. The work is not stopped when the deadline wins: a fetch or an encode others share
@@ -37,7 +37,7 @@ private final class Outcome<Value: Sendable>: Sendable {
         var onFinish: [@Sendable () -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func attach(_ continuation: CheckedContinuation<Result<Value, ProxyError>, Never>) {
         let early = state.withLock { state in

@@ -1,10 +1,10 @@
-import Synchronization
+import WebImage
 
 /// Concurrent identical requests share one piece of work: the first starts it, the others wait
 /// for the same result, and the entry is gone once it finishes (the result cache keeps it
 /// after that).
 final class InFlight<Value: Sendable>: Sendable {
-    private let tasks = Mutex([String: Task<Result<Value, ProxyError>, Never>]())
+    private let tasks = Locked([String: Task<Result<Value, ProxyError>, Never>]())
 
     /// The result of the work running for `key`, or of `work` started now.
     func run(_ key: String, _ work: @escaping @Sendable () async throws(ProxyError) -> Value) async throws(ProxyError) -> Value {

@@ -1,6 +1,5 @@
 import Foundation
 import Mustache
-import Synchronization
 import WebImage
 
 /// The server's two pages: `/playground` (off unless configured, loopback or token only) and
@@ -23,7 +22,7 @@ final class ServerPages: Sendable {
     private let formats: [String]
     private let summary: [[String: String]]
     /// The port once bound (the configuration may say 0).
-    private let boundPort = Mutex<Int?>(nil)
+    private let boundPort = Locked<Int?>(nil)
 
     init(configuration: ImageServerConfiguration, demos: DemoSources?, metrics: ServerMetrics, encodableFormats: Set<ImageFormat>)
         throws(WebImageError)

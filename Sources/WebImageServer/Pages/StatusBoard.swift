@@ -1,4 +1,4 @@
-import Synchronization
+import WebImage
 
 /// What `/status` shows over time, from the same proxy requests `/metrics` counts: answers per
 /// second and by status class over the last minutes, latency percentiles, and the slowest
@@ -54,7 +54,7 @@ final class StatusBoard: Sendable {
         var slowest: [Entry] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Records an answered request.
     func record(_ entry: Entry) {

@@ -45,8 +45,21 @@ struct PrefetchCommand: AsyncParsableCommand {
     @OptionGroup var shaping: ImageShapingOptions
     @OptionGroup(title: "Network") var network: NetworkOptions
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Also save each image into this directory, in its source format.", valueName: "DIR"))
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp("Also save each image into this directory (in its source format unless --format).", valueName: "DIR"))
     var output: String?
+
+    @Option(help: ArgumentHelp("With -o: files (one per image) or tar (shards of samples for datasets).", valueName: "FORMAT"))
+    var outputFormat: String = "files"
+
+    @Option(help: ArgumentHelp("With --output-format tar: URLs per shard (default 10000).", valueName: "N"))
+    var shardSize: Int = 10_000
+
+    @Option(help: ArgumentHelp("With -o: write images as png, jpeg, webp or gif.", valueName: "FORMAT"))
+    var format: String?
+
+    @OptionGroup(title: "Encoding") var encoding: EncodingOptions
 
     @Flag(help: "Exit 0 even when some URLs failed.")
     var allowFailures = false
@@ -67,7 +80,14 @@ struct PrefetchCommand: AsyncParsableCommand {
         if let perHostRate, !(perHostRate > 0) { throw ValidationError("--per-host-rate takes a positive number, not \(perHostRate)") }
         guard progressInterval > 0 else { throw ValidationError("--progress-interval must be positive") }
         try shaping.check()
+        try encoding.check()
+        _ = try ImageOutput.parseFormat(format)
         _ = try shard()
+        guard ["files", "tar"].contains(outputFormat) else {
+            throw ValidationError("--output-format takes files or tar, not \(outputFormat)")
+        }
+        if outputFormat == "tar", output == nil { throw ValidationError("--output-format tar needs -o DIR") }
+        guard shardSize >= 1 else { throw ValidationError("--shard-size takes a whole number from 1, not \(shardSize)") }
     }
 
     /// Which slice of the list this run takes: (index, count), or nil for all of it. Read as
@@ -109,35 +129,41 @@ struct PrefetchCommand: AsyncParsableCommand {
         var imagesPerSecond: Double
     }
 
+    /// What a run shares between its loads.
+    private struct Run {
+        let session: LoadSession
+        let context: LoadContext
+        let writer: ImageOutput
+        let counts: PrefetchCounts
+        let reporter: ProgressReporter
+    }
+
     func run() async throws {
         outputOptions.bootstrapLogging()
-        let (urls, names) = try selectedList()
         let session = try LoadSession(cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness)
-        let context = try loadContext()
-        let directory = try output.map { path -> URL in
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            return URL(fileURLWithPath: path, isDirectory: true)
-        }
         let counts = PrefetchCounts()
+        let listed = try outputFormat == "tar" ? nil : selectedList()
         let reporter = ProgressReporter(
-            total: urls.count, counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
+            total: try listed?.urls.count ?? countSelected(), counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
             interval: .milliseconds(Int64(progressInterval * 1000)))
+        let run = Run(
+            session: session, context: try loadContext(),
+            writer: ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options()),
+            counts: counts, reporter: reporter)
         let display = Task { await reporter.run() }
         let start = ContinuousClock.now
-        await withTaskGroup(of: Void.self) { group in
-            var next = 0
-            func startNext() {
-                guard next < urls.count else { return }
-                let index = next
-                next += 1
-                group.addTask {
-                    await prefetch(
-                        urls[index], name: names[index], session: session, context: context, directory: directory, counts: counts,
-                        reporter: reporter)
-                }
+        let total: Int
+        do {
+            if let listed {
+                try await saveFiles(listed, run: run)
+                total = listed.urls.count
+            } else {
+                total = try await saveDataset(run: run)
             }
-            for _ in 0..<jobs { startNext() }
-            while await group.next() != nil { startNext() }
+        } catch {
+            display.cancel()
+            try? await session.shutdown()
+            throw error
         }
         display.cancel()
         _ = await display.value
@@ -146,7 +172,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let seconds = (ContinuousClock.now - start).milliseconds / 1000
         let final = counts.snapshot
         let summary = Summary(
-            total: urls.count, succeeded: final.succeeded, failed: final.failed, skipped: final.skipped,
+            total: total, succeeded: final.succeeded, failed: final.failed, skipped: final.skipped,
             bytes: final.bytes, seconds: seconds, imagesPerSecond: seconds > 0 ? Double(final.done) / seconds : 0)
         if outputOptions.json {
             print(jsonLine(summary))
@@ -159,39 +185,143 @@ struct PrefetchCommand: AsyncParsableCommand {
         if final.failed > 0 && !allowFailures { throw ExitCode.failure }
     }
 
-    private func prefetch(
-        _ text: String, name: String, session: LoadSession, context: LoadContext, directory: URL?,
-        counts: PrefetchCounts, reporter: ProgressReporter
-    ) async {
+    /// The whole list into the cache (and files in `-o`), `jobs` at a time.
+    private func saveFiles(_ listed: (urls: [String], names: [String]), run: Run) async throws {
+        let directory = try output.map { path -> URL in
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            return URL(fileURLWithPath: path, isDirectory: true)
+        }
+        await withTaskGroup(of: Void.self) { group in
+            var next = 0
+            func startNext() {
+                guard next < listed.urls.count else { return }
+                let index = next
+                next += 1
+                group.addTask { await prefetch(listed.urls[index], name: listed.names[index], directory: directory, run: run) }
+            }
+            for _ in 0..<jobs { startNext() }
+            while await group.next() != nil { startNext() }
+        }
+    }
+
+    private func prefetch(_ text: String, name: String, directory: URL?, run: Run) async {
         guard let url = URL(string: text), url.scheme != nil else {
-            counts.update { $0.failed += 1 }
-            reporter.message("webimage: \(text): not a URL")
+            run.counts.update { $0.failed += 1 }
+            run.reporter.message("webimage: \(text): not a URL")
             return
         }
-        let target = directory?.appendingPathComponent(name)
-        let cached = session.cache.diskImageExists(for: session.manager.variantKey(for: url, context: context))
+        let target = directory?.appendingPathComponent(fileName(name))
+        let cached = run.session.cache.diskImageExists(for: run.session.manager.variantKey(for: url, context: run.context))
         if cached, target.map({ FileManager.default.fileExists(atPath: $0.path) }) ?? true {
-            counts.update { $0.skipped += 1 }
+            run.counts.update { $0.skipped += 1 }
             return
         }
         do {
-            let result = try await session.manager.image(
-                for: url, options: [.waitStoreCache], context: context)
-            if let target {
-                let (bytes, _) = try ImageOutput(format: nil, options: nil).bytes(
-                    for: result.image,
-                    original: context.imageTransformer == nil && context.imageThumbnailPixelSize == nil ? result.data : nil,
-                    sourceFormat: result.image?.sourceFormat, path: nil)
-                try bytes.write(to: target)
-            }
-            counts.update {
+            let result = try await run.session.manager.image(for: url, options: [.waitStoreCache], context: run.context)
+            if let target { try encoded(result, run: run).bytes.write(to: target) }
+            run.counts.update {
                 $0.succeeded += 1
                 $0.bytes += Int64(result.data?.count ?? 0)
             }
         } catch {
-            counts.update { $0.failed += 1 }
-            reporter.message("webimage: \(text): \(error)")
+            run.counts.update { $0.failed += 1 }
+            run.reporter.message("webimage: \(text): \(error)")
         }
+    }
+
+    /// A name from the URL, with the extension of `--format` when one is given.
+    private func fileName(_ name: String) -> String {
+        guard let format = try? ImageOutput.parseFormat(format) else { return name }
+        return URL(fileURLWithPath: name).deletingPathExtension().lastPathComponent + "." + format.preferredFileExtension
+    }
+
+    /// The bytes to write for a loaded image: the original, untouched, unless a thumbnail, a
+    /// transform, `--format` or an encoding option asks for an encoding.
+    private func encoded(_ result: ImageResult, run: Run) throws -> (bytes: Data, format: ImageFormat) {
+        let untouched = run.context.imageTransformer == nil && run.context.imageThumbnailPixelSize == nil
+        return try run.writer.bytes(
+            for: result.image, original: untouched ? result.data : nil, sourceFormat: result.image?.sourceFormat, path: nil)
+    }
+
+    // MARK: - Datasets
+
+    /// `--output-format tar`: the list streamed line by line into shards; returns how many
+    /// URLs this run took (its slice of the list).
+    private func saveDataset(run: Run) async throws -> Int {
+        let reader = try URLListReader(path: input)
+        let slice = try shard()
+        let dataset = try DatasetWriter(
+            directory: URL(fileURLWithPath: output ?? ".", isDirectory: true), shardSize: shardSize, slice: slice ?? (0, 1))
+        var index = 0
+        var position = 0
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var running = 0
+            while let text = try reader.next() {
+                let key = DatasetWriter.key(forIndex: index)
+                index += 1
+                if let slice, Self.slice(of: text, count: slice.count) != slice.index { continue }
+                let place = position
+                position += 1
+                if dataset.isWritten(position: place) {
+                    run.counts.update { $0.skipped += 1 }
+                    continue
+                }
+                if running == jobs {
+                    try await group.next()
+                    running -= 1
+                }
+                group.addTask { try await sample(text, key: key, position: place, dataset: dataset, run: run) }
+                running += 1
+            }
+            try await group.waitForAll()
+        }
+        try dataset.finish(total: position)
+        return position
+    }
+
+    /// Loads one URL and adds it to its shard: the image and its record, or the record of the
+    /// failure. Only a failure to write the dataset ends the run.
+    private func sample(_ text: String, key: String, position: Int, dataset: DatasetWriter, run: Run) async throws {
+        var record = DatasetWriter.Record(key: key, url: text, status: "failed")
+        var written: (bytes: Data, format: ImageFormat)?
+        do {
+            guard let url = URL(string: text), url.scheme != nil else { throw CommandFailure("not a URL") }
+            let result = try await run.session.manager.image(for: url, options: [.waitStoreCache], context: run.context)
+            let output = try encoded(result, run: run)
+            let header = result.data.flatMap { try? ImageHeader(data: [UInt8]($0)) }
+            record.status = "success"
+            record.finalURL = result.finalURL?.absoluteString
+            record.format = output.format.rawValue
+            record.width = result.image?.pixelWidth
+            record.height = result.image?.pixelHeight
+            record.originalWidth = header?.width
+            record.originalHeight = header?.height
+            record.bytes = output.bytes.count
+            written = output
+            run.counts.update {
+                $0.succeeded += 1
+                $0.bytes += Int64(result.data?.count ?? 0)
+            }
+        } catch {
+            record.error = "\(error)"
+            run.counts.update { $0.failed += 1 }
+            run.reporter.message("webimage: \(text): \(error)")
+        }
+        try dataset.add(
+            position: position, image: written?.bytes, extension: written?.format.preferredFileExtension, record: record)
+    }
+
+    /// How many URLs this run will take, counted without keeping the list (0 for stdin).
+    private func countSelected() throws -> Int {
+        guard input != "-" else { return 0 }
+        let reader = try URLListReader(path: input)
+        let slice = try shard()
+        var count = 0
+        while let text = try reader.next() {
+            if let slice, Self.slice(of: text, count: slice.count) != slice.index { continue }
+            count += 1
+        }
+        return count
     }
 
     /// The shaping options' context, storing on disk only: the process exits when the list is
@@ -214,16 +344,10 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     private func readList() throws -> [String] {
-        let data: Data
-        if input == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: input) else { throw CommandFailure("cannot read \(input)") }
-            data = contents
-        }
-        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        let reader = try URLListReader(path: input)
+        var urls: [String] = []
+        while let url = try reader.next() { urls.append(url) }
+        return urls
     }
 
     /// A file name per URL from its last path component; repeats get the URL's position added.

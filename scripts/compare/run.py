@@ -329,11 +329,25 @@ COMPARISONS = [
         pip_requirements=("img2dataset", "pillow"),
         system_packages=("nginx", "curl"),
     ),
+    Comparison(
+        name="prefetch-tar",
+        description="10,000 distinct 50 KB JPEGs from a local nginx into tar shards (webdataset), 16 at a time, whole processes timed",
+        prepare=nginx_origin(10000, 50 * 1024, files=jpeg_files(10000, 50 * 1024), extension="jpg"),
+        ours=Side("webimage prefetch -j 16 --output-format tar",
+                  lambda urls: [sys.executable, str(PEERS / "prefetch_webimage.py"), str(urls), "16", "tar"]),
+        peer=Side("img2dataset --output_format webdataset (16 threads, no resize)",
+                  lambda urls: [sys.executable, str(PEERS / "prefetch_img2dataset.py"), str(urls), "16", "webdataset"]),
+        pip_requirements=("img2dataset", "pillow"),
+        system_packages=("nginx",),
+    ),
     *[diskcache_comparison(name, count, size) for name, count, size in (
         ("diskcache", 1000, 50 * 1024),
         ("diskcache-small", 5000, 2 * 1024),
     )],
 ]
+
+
+PEAKS: dict = {}
 
 
 def run_side(side: Side, data: Path) -> float:
@@ -342,6 +356,9 @@ def run_side(side: Side, data: Path) -> float:
         raise RuntimeError(f"{side.label} failed ({completed.returncode}): {completed.stderr.strip()[-2000:]}")
     output = completed.stdout
     result = json.loads(output.strip().splitlines()[-1])
+    # Sides that run whole processes also say their peak resident set; the largest over the runs is kept.
+    if "peak_rss_mb" in result:
+        PEAKS[side.label] = max(PEAKS.get(side.label, 0), result["peak_rss_mb"])
     return result["operations"] / result["seconds"]
 
 
@@ -401,7 +418,8 @@ def main():
             ours_rate = medians[comparison.ours.label]
             print(f"\n{comparison.name}: {comparison.description}")
             for side in sides:
-                print(f"  {side.label:40} {medians[side.label]:14,.0f} ops/s")
+                peak = f"   peak RSS {PEAKS[side.label]:,.0f} MB" if side.label in PEAKS else ""
+                print(f"  {side.label:40} {medians[side.label]:14,.0f} ops/s{peak}")
             for side in sides[1:]:
                 print(f"  ratio ours / {side.label}: {ours_rate / medians[side.label]:.2f}x (median of {args.repeats} alternating runs)")
             results.append({"name": comparison.name, "rates": medians, "machine": machine(), "date": str(date.today())})

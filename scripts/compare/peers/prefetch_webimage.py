@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Our side of the `prefetch` comparison: `webimage prefetch -j N` (release build) over the URL
-list into an empty cache directory. Prints {"operations": images loaded, "seconds": wall time of
-the whole process}."""
+"""Our side of the `prefetch` comparisons: `webimage prefetch -j N` (release build) over the URL
+list into an empty cache directory, and with `tar` as third argument also into tar shards
+(`--output-format tar -o DIR`). Prints {"operations": images loaded, "seconds": wall time of the
+whole process, "peak_rss_mb": the largest resident set of the process}."""
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -14,15 +16,18 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def main():
     url_list, parallel = Path(sys.argv[1]), int(sys.argv[2])
-    with tempfile.TemporaryDirectory() as cache:
+    tar = len(sys.argv) > 3 and sys.argv[3] == "tar"
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as output:
+        command = [str(ROOT / ".build" / "release" / "webimage"), "prefetch", "-i", str(url_list), "-j", str(parallel), "--cache-dir", cache, "--json"]
+        if tar:
+            command += ["-o", output, "--output-format", "tar"]
         start = time.perf_counter()
-        completed = subprocess.run(
-            [str(ROOT / ".build" / "release" / "webimage"), "prefetch", "-i", str(url_list), "-j", str(parallel), "--cache-dir", cache, "--json"],
-            check=True, capture_output=True, text=True)
+        completed = subprocess.run(command, check=True, capture_output=True, text=True)
         elapsed = time.perf_counter() - start
     summary = json.loads(completed.stdout.strip().splitlines()[-1])
     assert summary["failed"] == 0 and summary["succeeded"] == summary["total"], summary
-    print(json.dumps({"operations": summary["succeeded"], "seconds": elapsed}))
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(json.dumps({"operations": summary["succeeded"], "seconds": elapsed, "peak_rss_mb": round(peak, 1)}))
 
 
 if __name__ == "__main__":

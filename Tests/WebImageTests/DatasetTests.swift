@@ -108,6 +108,37 @@ struct DatasetTests {
         try await origin.shutdown()
     }
 
+    @Test("--no-cache keeps the images only in the shards; originals are checked by their header, so a page is a failure")
+    func withoutCache() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try WebImageCommandTests.Workspace()
+        let paths = (0..<5).map { "/n\($0).jpg" } + ["/page.jpg"]
+        for path in paths.dropLast() { origin.route(path, .ok(jpeg, contentType: "image/jpeg")) }
+        origin.route("/page.jpg", .htmlPage())
+        try paths.map { origin.url($0).absoluteString }.joined(separator: "\n")
+            .write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+        let arguments = [
+            "prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path("out"), "--output-format", "tar", "--no-cache",
+            "--allow-failures", "--json",
+        ]
+        let run = try await workspace.run(arguments)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.json["succeeded"] as? Int == 5 && run.json["failed"] as? Int == 1)
+        let members = try Self.members(ofTar: workspace.path("out/00000.tar"))
+        #expect(members.map(\.name).filter { $0.hasSuffix(".jpg") }.count == 5)
+        #expect(members.first { $0.name == "000000000.jpg" }?.data == Data(jpeg), "the original bytes")
+        let record = try #require(try JSONSerialization.jsonObject(with: members[1].data) as? [String: Any])
+        #expect(record["width"] as? Int == 64 && record["height"] as? Int == 48 && record["format"] as? String == "jpeg")
+        let failed = try Self.records(ofLines: workspace.path("out/00000.jsonl")).first { $0["status"] as? String == "failed" }
+        #expect((failed?["url"] as? String)?.hasSuffix("/page.jpg") == true)
+        let stats = try await workspace.run(["cache", "stats", "--json"])
+        #expect(stats.json["count"] as? Int == 0, "nothing in the disk cache: \(stats.lines)")
+        let again = try await workspace.run(arguments)
+        #expect(again.json["skipped"] as? Int == 6)
+        for path in paths { #expect(origin.requestCount(path) == 1) }
+        try await origin.shutdown()
+    }
+
     @Test("SIGKILL in the middle of a shard: no shard under its final name is torn; a rerun fetches only what is missing")
     func resumesAfterKill() async throws {
         let origin = try await OriginServer.start()

@@ -333,7 +333,7 @@ COMPARISONS = [
         name="prefetch-tar",
         description="10,000 distinct 50 KB JPEGs from a local nginx into tar shards (webdataset), 16 at a time, whole processes timed",
         prepare=nginx_origin(10000, 50 * 1024, files=jpeg_files(10000, 50 * 1024), extension="jpg"),
-        ours=Side("webimage prefetch -j 16 --output-format tar",
+        ours=Side("webimage prefetch -j 16 --output-format tar --no-cache",
                   lambda urls: [sys.executable, str(PEERS / "prefetch_webimage.py"), str(urls), "16", "tar"]),
         peer=Side("img2dataset --output_format webdataset (16 threads, no resize)",
                   lambda urls: [sys.executable, str(PEERS / "prefetch_img2dataset.py"), str(urls), "16", "webdataset"]),

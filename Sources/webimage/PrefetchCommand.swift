@@ -146,7 +146,8 @@ struct PrefetchCommand: AsyncParsableCommand {
         outputOptions.bootstrapLogging()
         let session = try LoadSession(cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness)
         let counts = PrefetchCounts()
-        let listed = try outputFormat == "tar" ? nil : selectedList()
+        // File names under -o are chosen over the whole list; everything else streams it.
+        let listed = try outputFormat == "files" && output != nil ? selectedList() : nil
         let reporter = ProgressReporter(
             total: try listed?.urls.count ?? countSelected(), counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
             interval: .milliseconds(Int64(progressInterval * 1000)))
@@ -161,8 +162,10 @@ struct PrefetchCommand: AsyncParsableCommand {
             if let listed {
                 try await saveFiles(listed, run: run)
                 total = listed.urls.count
-            } else {
+            } else if outputFormat == "tar" {
                 total = try await saveDataset(run: run)
+            } else {
+                total = try await streamList { text, _, _ in { await prefetch(text, name: "", directory: nil, run: run) } }
             }
         } catch {
             display.cancel()
@@ -258,34 +261,45 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// `--output-format tar`: the list streamed line by line into shards; returns how many
     /// URLs this run took (its slice of the list).
     private func saveDataset(run: Run) async throws -> Int {
+        let dataset = try DatasetWriter(
+            directory: URL(fileURLWithPath: output ?? ".", isDirectory: true), shardSize: shardSize, slice: try shard() ?? (0, 1))
+        let total = try await streamList { text, index, place in
+            if dataset.isWritten(position: place) {
+                run.counts.update { $0.skipped += 1 }
+                return nil
+            }
+            let key = DatasetWriter.key(forIndex: index)
+            return { try await sample(text, key: key, position: place, dataset: dataset, run: run) }
+        }
+        try dataset.finish(total: total)
+        return total
+    }
+
+    /// Reads the list a block at a time and runs this run's slice of it, `jobs` at a time, never
+    /// holding the list: `job` gets each URL with its index among the list's URLs and its place
+    /// in this run, and returns the work to do, or nil to skip it. Returns how many URLs the run
+    /// took.
+    private func streamList(_ job: (String, Int, Int) -> (@Sendable () async throws -> Void)?) async throws -> Int {
         let reader = try URLListReader(path: input)
         let slice = try shard()
-        let dataset = try DatasetWriter(
-            directory: URL(fileURLWithPath: output ?? ".", isDirectory: true), shardSize: shardSize, slice: slice ?? (0, 1))
-        var index = 0
+        var index = -1
         var position = 0
         try await withThrowingTaskGroup(of: Void.self) { group in
             var running = 0
             while let text = try reader.next() {
-                let key = DatasetWriter.key(forIndex: index)
                 index += 1
                 if let slice, Self.slice(of: text, count: slice.count) != slice.index { continue }
-                let place = position
                 position += 1
-                if dataset.isWritten(position: place) {
-                    run.counts.update { $0.skipped += 1 }
-                    continue
-                }
+                guard let work = job(text, index, position - 1) else { continue }
                 if running == jobs {
                     try await group.next()
                     running -= 1
                 }
-                group.addTask { try await sample(text, key: key, position: place, dataset: dataset, run: run) }
+                group.addTask(operation: work)
                 running += 1
             }
             try await group.waitForAll()
         }
-        try dataset.finish(total: position)
         return position
     }
 

@@ -6,7 +6,7 @@ A local nginx serves one small JPEG under N distinct URLs (a query string each; 
 the cache and the dataset do not); the release `webimage prefetch -j 16` runs over lists of each
 length with a fresh cache, in the mode given (`tar` writes shards, `cache` only warms the cache),
 and GNU time's %M gives the peak. Usage:
-    python3 scripts/compare/prefetch_memory.py [--mode tar|cache] 10000 100000
+    python3 scripts/compare/prefetch_memory.py [--mode tar|cache] [--no-cache] 10000 100000
 """
 import argparse
 import json
@@ -31,6 +31,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("lengths", nargs="+", type=int)
     parser.add_argument("--mode", choices=["tar", "cache"], default="tar")
+    parser.add_argument("--no-cache", action="store_true", help="with --mode tar: the shards are the only copy")
     arguments = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="prefetch-memory-"))
     work.chmod(0o755)
@@ -53,13 +54,13 @@ http {{ access_log off; keepalive_requests 1000000; server {{ listen 127.0.0.1:{
             cache, output = work / f"cache-{length}", work / f"out-{length}"
             command = [str(ROOT / ".build/release/webimage"), "prefetch", "-i", str(urls), "-j", "16", "--cache-dir", str(cache), "--json"]
             if arguments.mode == "tar":
-                command += ["-o", str(output), "--output-format", "tar"]
+                command += ["-o", str(output), "--output-format", "tar"] + (["--no-cache"] if arguments.no_cache else [])
             start = time.perf_counter()
             completed = subprocess.run(["/usr/bin/time", "-f", "%M", *command], capture_output=True, text=True, check=True)
             seconds = time.perf_counter() - start
             summary = json.loads(completed.stdout.strip().splitlines()[-1])
             peak = int(completed.stderr.strip().splitlines()[-1]) / 1024
-            print(json.dumps({"urls": length, "mode": arguments.mode, "peak_rss_mb": round(peak, 1), "seconds": round(seconds, 1),
+            print(json.dumps({"urls": length, "mode": arguments.mode + (" --no-cache" if arguments.no_cache else ""), "peak_rss_mb": round(peak, 1), "seconds": round(seconds, 1),
                               "succeeded": summary["succeeded"], "failed": summary["failed"]}), flush=True)
             shutil.rmtree(cache, ignore_errors=True)
             shutil.rmtree(output, ignore_errors=True)

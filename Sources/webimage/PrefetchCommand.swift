@@ -26,6 +26,13 @@ struct PrefetchCommand: AsyncParsableCommand {
             list, on one machine or many, share the work with no coordinator and no URL twice. \
             File names in -o are chosen over the whole list, so the N directories merge into one. \
             See docs/crawling.md.
+
+            With -o DIR --output-format tar the images go into shards for datasets, as \
+            img2dataset and webdataset lay them out: NNNNN.tar with KEY.ext and KEY.json per image \
+            (KEY is the URL's index in the list) and NNNNN.jsonl with a line per URL, failures \
+            included. A shard appears under its name only when whole; a rerun skips finished \
+            shards. The list is then read a block at a time, never whole.
+              webimage prefetch -i urls.txt -j 32 -o dataset/ --output-format tar --no-cache
             """
     )
 

@@ -27,8 +27,6 @@ public final class ImageServer: Service, Sendable {
     public let proxy: ImageProxy
     /// Where `/metrics` reads from: the server's and the library's metrics.
     public let registry: PrometheusCollectorRegistry
-    /// The release, shown by `/status` and the playground.
-    public static let version = "0.1"
     /// `/playground` and `/status`.
     let pages: ServerPages
     /// The port once bound, and who waits for it until then.
@@ -120,8 +118,9 @@ public final class ImageServer: Service, Sendable {
         var query: String?
         var accept: String?
         var ifNoneMatch: String?
+        /// The peer, whether `Forwarded` or `X-Forwarded-For` names a client beyond a proxy, and
+        /// the playground's token header: read only for the pages' paths.
         var clientAddress: String?
-        /// Whether `Forwarded` or `X-Forwarded-For` names a client beyond a proxy.
         var forwarded = false
         var playgroundToken: String?
     }
@@ -140,13 +139,11 @@ public final class ImageServer: Service, Sendable {
                 status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "text/plain; charset=utf-8")],
                 body: Data("use GET or HEAD\n".utf8))
         }
-        let page = ServerPages.Request(
-            path: path, query: request.query, clientAddress: request.clientAddress, forwarded: request.forwarded,
-            tokenHeader: request.playgroundToken)
-        if let answer = pages.respond(
-            to: page, metrics: { MetricsReading(text: metricsText()) }, work: (proxy.gate.running, proxy.gate.queued))
-        {
-            return answer
+        if ServerPages.mayHandle(path) {
+            let page = ServerPages.Request(
+                path: path, query: request.query, clientAddress: request.clientAddress, forwarded: request.forwarded,
+                tokenHeader: request.playgroundToken)
+            if let answer = pages.respond(to: page, metrics: { MetricsReading(text: metricsText()) }) { return answer }
         }
         switch path {
         case "/health":
@@ -192,11 +189,16 @@ struct ProxyResponder: HTTPResponder {
     func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
         let method = request.method.rawValue
-        let incoming = ImageServer.Incoming(
-            method: method, path: Substring(request.uri.path), query: request.uri.query, accept: request.headers[.accept],
-            ifNoneMatch: request.headers[.ifNoneMatch], clientAddress: context.remoteAddress?.ipAddress,
-            forwarded: request.headers[Self.forwarded] != nil || request.headers[Self.forwardedFor] != nil,
-            playgroundToken: request.headers[Self.playgroundToken])
+        let path = Substring(request.uri.path)
+        var incoming = ImageServer.Incoming(
+            method: method, path: path, query: request.uri.query, accept: request.headers[.accept],
+            ifNoneMatch: request.headers[.ifNoneMatch])
+        // Only the pages read these; a proxy request does not look for them.
+        if ServerPages.mayHandle(path) {
+            incoming.clientAddress = context.remoteAddress?.ipAddress
+            incoming.forwarded = request.headers[Self.forwarded] != nil || request.headers[Self.forwardedFor] != nil
+            incoming.playgroundToken = request.headers[Self.playgroundToken]
+        }
         let answer = await server.respond(incoming)
         var headers = HTTPFields()
         for (name, value) in answer.headers {

@@ -73,15 +73,15 @@ final class DatasetWriter: @unchecked Sendable {
 
     /// Adds the outcome of the URL at `position`: its image (nil when it failed) and its record.
     func add(position: Int, image: Data?, extension fileExtension: String?, record: Record) throws {
-        let line = try encoder.encode(record) + Data("\n".utf8)
+        let json = try encoder.encode(record)
         try lock.withLock {
             let shard = position / shardSize
             var current = try open[shard] ?? openShard(shard, position: position)
             if let image, let fileExtension {
                 try current.tar.append(name: record.key + "." + fileExtension, data: image)
-                try current.tar.append(name: record.key + ".json", data: try encoder.encode(record))
+                try current.tar.append(name: record.key + ".json", data: json)
             }
-            try current.lines.write(contentsOf: line)
+            try current.lines.write(contentsOf: json + Data("\n".utf8))
             current.written += 1
             open[shard] = current
             try closeIfComplete(shard)

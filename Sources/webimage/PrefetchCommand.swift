@@ -205,16 +205,28 @@ struct PrefetchCommand: AsyncParsableCommand {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             return URL(fileURLWithPath: path, isDirectory: true)
         }
-        await withTaskGroup(of: Void.self) { group in
-            var next = 0
-            func startNext() {
-                guard next < listed.urls.count else { return }
-                let index = next
-                next += 1
-                group.addTask { await prefetch(listed.urls[index], name: listed.names[index], directory: directory, run: run) }
+        var next = 0
+        try await runBounded {
+            guard next < listed.urls.count else { return nil }
+            let (url, name) = (listed.urls[next], listed.names[next])
+            next += 1
+            return { await prefetch(url, name: name, directory: directory, run: run) }
+        }
+    }
+
+    /// Runs the work `next` hands out, `jobs` at a time, until it hands out nil.
+    private func runBounded(_ next: () throws -> (@Sendable () async throws -> Void)?) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var running = 0
+            while let work = try next() {
+                if running == jobs {
+                    try await group.next()
+                    running -= 1
+                }
+                group.addTask(operation: work)
+                running += 1
             }
-            for _ in 0..<jobs { startNext() }
-            while await group.next() != nil { startNext() }
+            try await group.waitForAll()
         }
     }
 
@@ -224,7 +236,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             run.reporter.message("webimage: \(text): not a URL")
             return
         }
-        let target = directory?.appendingPathComponent(fileName(name))
+        let target = directory?.appendingPathComponent(fileName(name, format: run.writer.format))
         let cached = noCache || run.session.cache.diskImageExists(for: run.session.manager.variantKey(for: url, context: run.context))
         if cached, target.map({ FileManager.default.fileExists(atPath: $0.path) }) ?? true {
             run.counts.update { $0.skipped += 1 }
@@ -244,8 +256,8 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     /// A name from the URL, with the extension of `--format` when one is given.
-    private func fileName(_ name: String) -> String {
-        guard let format = try? ImageOutput.parseFormat(format) else { return name }
+    private func fileName(_ name: String, format: ImageFormat?) -> String {
+        guard let format else { return name }
         return URL(fileURLWithPath: name).deletingPathExtension().lastPathComponent + "." + format.preferredFileExtension
     }
 
@@ -291,21 +303,14 @@ struct PrefetchCommand: AsyncParsableCommand {
         let slice = try shard()
         var index = -1
         var position = 0
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var running = 0
+        try await runBounded {
             while let text = try reader.next() {
                 index += 1
                 if let slice, Self.slice(of: text, count: slice.count) != slice.index { continue }
                 position += 1
-                guard let work = job(text, index, position - 1) else { continue }
-                if running == jobs {
-                    try await group.next()
-                    running -= 1
-                }
-                group.addTask(operation: work)
-                running += 1
+                if let work = job(text, index, position - 1) { return work }
             }
-            try await group.waitForAll()
+            return nil
         }
         return position
     }

@@ -37,15 +37,6 @@ final class URLListReader {
         }
     }
 
-    /// Counts the URLs of a file without keeping them (nil for standard input, read once).
-    static func count(path: String) throws -> Int? {
-        guard path != "-" else { return nil }
-        let reader = try URLListReader(path: path)
-        var count = 0
-        while try reader.next() != nil { count += 1 }
-        return count
-    }
-
     private static func url(in line: Data) -> String? {
         let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty || text.hasPrefix("#") ? nil : text

@@ -37,12 +37,12 @@ struct ServerPagesTests {
     @Test("the status board: rates and the status mix over a sliding window, nearest-rank percentiles, the slowest ten")
     func statusBoard() {
         let board = StatusBoard()
-        func entry(_ status: Int, _ milliseconds: Double, at second: Int, path: String = "/p") -> StatusBoard.Entry {
-            StatusBoard.Entry(status: status, milliseconds: milliseconds, path: path, bytes: 10, second: second)
+        func record(_ status: Int, _ milliseconds: Double, at second: Int, path: Substring = "/p") {
+            board.record(status: status, milliseconds: milliseconds, path: path, bytes: 10, second: second)
         }
-        for index in 1...100 { board.record(entry(200, Double(index), at: 10)) }
-        for _ in 0..<20 { board.record(entry(404, 1, at: 70)) }
-        board.record(entry(503, 500, at: 100, path: "/slow"))
+        for index in 1...100 { record(200, Double(index), at: 10) }
+        for _ in 0..<20 { record(404, 1, at: 70) }
+        record(503, 500, at: 100, path: "/slow")
         var snapshot = board.snapshot(now: 100)
         #expect(snapshot.minutes.first == [0, 0, 0, 20, 1], "seconds 41...100: twenty 404s and a 503")
         #expect(snapshot.minutes[1] == [0, 100, 0, 0, 0], "seconds 0...40 form the minute before")

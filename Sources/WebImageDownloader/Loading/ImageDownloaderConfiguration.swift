@@ -83,7 +83,7 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var decryptor: (@Sendable (Data, DownloadResponseHead) -> Data?)?
 
     /// The `User-Agent` the downloader sends by default.
-    public static let userAgent = "swift-web-image/0.1 (Linux; AsyncHTTPClient)"
+    public static let userAgent = "swift-web-image/\(WebImageRelease.version) (Linux; AsyncHTTPClient)"
 
     /// Creates a configuration.
     public init(

@@ -52,10 +52,7 @@ final class ServerMetrics: Sendable {
     func record(status: Int, seconds: Double, signedPath: Substring, bytes: Int) {
         countRequest(status: status)
         requestDuration.recordSeconds(seconds)
-        board.record(
-            StatusBoard.Entry(
-                status: status, milliseconds: seconds * 1000, path: String(signedPath.prefix(300)), bytes: bytes,
-                second: secondsSinceStart))
+        board.record(status: status, milliseconds: seconds * 1000, path: signedPath, bytes: bytes, second: secondsSinceStart)
     }
 
     /// Counts a source that could not be fetched, by what went wrong (`http_404`, `timedOut`).

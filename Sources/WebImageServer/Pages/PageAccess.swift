@@ -1,3 +1,5 @@
+import WebImage
+
 /// Who may use the playground. Its page signs any path with the node's key, which on the
 /// internet would make the node a signing oracle: anyone could have it process anything. So it
 /// answers clients on a loopback address only, unless a separate token is configured and the
@@ -29,12 +31,11 @@ enum PageAccess {
 
     /// Whether a textual IP address is on loopback: 127.0.0.0/8, ::1, or 127/8 mapped into IPv6.
     static func isLoopback(_ address: String) -> Bool {
-        let lowered = address.lowercased()
-        if lowered == "::1" || lowered == "0:0:0:0:0:0:0:1" { return true }
-        let v4 = lowered.hasPrefix("::ffff:") ? String(lowered.dropFirst("::ffff:".count)) : lowered
-        let parts = v4.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+        guard let parsed = IPAddress(address) else { return false }
+        return loopbackNetworks.contains { $0.contains(parsed) }
     }
+
+    private static let loopbackNetworks = ["127.0.0.0/8", "::1/128", "::ffff:127.0.0.0/104"].compactMap { IPNetwork($0) }
 
     /// Compares without stopping at the first difference, so the time says nothing of the token.
     private static func matches(_ expected: String, _ given: String) -> Bool {

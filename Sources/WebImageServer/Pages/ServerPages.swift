@@ -46,8 +46,13 @@ final class ServerPages: Sendable {
         summary = Self.summary(configuration)
     }
 
+    /// Whether `path` may be a page's, so that every other request skips the pages' work.
+    static func mayHandle(_ path: Substring) -> Bool {
+        path.hasPrefix("/playground") || path.hasPrefix("/status")
+    }
+
     /// The answer for a page route, or nil when `path` is not one (the proxy takes it).
-    func respond(to request: Request, metrics: () -> MetricsReading, work: (running: Int, queued: Int)) -> ProxyResponse? {
+    func respond(to request: Request, metrics: () -> MetricsReading) -> ProxyResponse? {
         switch request.path {
         case "/playground", "/playground/":
             guard configuration.playground else { return nil }
@@ -57,10 +62,10 @@ final class ServerPages: Sendable {
             return guarded(request) { sign(query: request.query) }
         case "/status":
             guard configuration.statusPage else { return nil }
-            return html(render("status", statusContext(metrics(), work: work)))
+            return html(render("status", statusContext(metrics())))
         case "/status/figures":
             guard configuration.statusPage else { return nil }
-            return html(render("figures", statusContext(metrics(), work: work)))
+            return html(render("figures", statusContext(metrics())))
         default:
             guard configuration.playground, request.path.hasPrefix("/playground/demo/"), let demos else { return nil }
             guard let source = demos.source(path: "/playground/" + request.path.dropFirst("/playground/demo/".count)) else {
@@ -90,7 +95,7 @@ final class ServerPages: Sendable {
 
     private func playgroundContext() -> [String: Any] {
         [
-            "title": "playground", "version": ImageServer.version, "signs": signer != nil, "unsafe": configuration.allowsUnsigned,
+            "title": "playground", "version": WebImageRelease.version, "signs": signer != nil, "unsafe": configuration.allowsUnsigned,
             "formats": formats,
             "demos": (demos?.sources ?? []).map { ["name": $0.name, "label": $0.label, "url": $0.url] },
         ]
@@ -111,7 +116,7 @@ final class ServerPages: Sendable {
 
     // MARK: - Status
 
-    private func statusContext(_ reading: MetricsReading, work: (running: Int, queued: Int)) -> [String: Any] {
+    private func statusContext(_ reading: MetricsReading) -> [String: Any] {
         let now = metrics.secondsSinceStart
         let snapshot = metrics.board.snapshot(now: now)
         let statuses = reading.samples(named: "webimage_server_requests_total").filter { $0.value > 0 }
@@ -123,7 +128,7 @@ final class ServerPages: Sendable {
         let share = { (count: Double) in lookupCount > 0 ? String(format: "%.1f%%", count / lookupCount * 100) : "–" }
         let milliseconds = { (value: Double?) in value.map { String(format: "%.1f ms", $0) } ?? "–" }
         return [
-            "title": "status", "version": ImageServer.version, "uptime": Self.duration(now),
+            "title": "status", "version": WebImageRelease.version, "uptime": Self.duration(now),
             "listen": "\(configuration.host):\(boundPort.withLock { $0 } ?? configuration.port)",
             "configuration": summary,
             "perSecondLastMinute": String(format: "%.2f", snapshot.perSecondLastMinute),
@@ -137,7 +142,8 @@ final class ServerPages: Sendable {
                 ]
             },
             "p50": milliseconds(snapshot.p50), "p95": milliseconds(snapshot.p95), "p99": milliseconds(snapshot.p99),
-            "running": work.running, "queued": work.queued,
+            "running": Self.integer(reading.value("webimage_server_requests_running")),
+            "queued": Self.integer(reading.value("webimage_server_requests_queued")),
             "processed": Self.integer(reading.value("webimage_server_processing_duration_seconds_count")),
             "tiers": tierHits.map { ["tier": $0.0, "hits": Self.integer($0.1), "share": share($0.1)] }
                 + [sourceTier(reading)],

@@ -56,19 +56,24 @@ final class StatusBoard: Sendable {
 
     private let state = Locked(State())
 
-    /// Records an answered request.
-    func record(_ entry: Entry) {
+    /// Records an answered request; its path (as text) is kept only if it is among the slowest.
+    func record(status: Int, milliseconds: Double, path: Substring, bytes: Int, second: Int) {
         state.withLock { state in
-            let slot = entry.second % Self.window
-            if state.seconds[slot].second != entry.second { state.seconds[slot] = Second(second: entry.second) }
-            state.seconds[slot].classes[min(max(entry.status / 100 - 1, 0), 4)] += 1
+            let slot = second % Self.window
+            if state.seconds[slot].second != second { state.seconds[slot] = Second(second: second) }
+            state.seconds[slot].classes[min(max(status / 100 - 1, 0), 4)] += 1
             if state.latencies.count < Self.latencySamples {
-                state.latencies.append((entry.second, entry.milliseconds))
+                state.latencies.append((second, milliseconds))
             } else {
-                state.latencies[state.nextLatency] = (entry.second, entry.milliseconds)
+                state.latencies[state.nextLatency] = (second, milliseconds)
             }
             state.nextLatency = (state.nextLatency + 1) % Self.latencySamples
-            Self.keepIfSlow(entry, in: &state.slowest)
+            // Older entries give way first, so a slow request from long ago does not hold its place.
+            state.slowest.removeAll { $0.second < second - Self.window + 1 }
+            guard state.slowest.count < Self.slowestKept || milliseconds > (state.slowest.last?.milliseconds ?? 0) else { return }
+            let entry = Entry(status: status, milliseconds: milliseconds, path: String(path.prefix(300)), bytes: bytes, second: second)
+            state.slowest.insert(entry, at: state.slowest.firstIndex { $0.milliseconds < milliseconds } ?? state.slowest.endIndex)
+            if state.slowest.count > Self.slowestKept { state.slowest.removeLast() }
         }
     }
 
@@ -103,14 +108,5 @@ final class StatusBoard: Sendable {
         guard !sorted.isEmpty else { return nil }
         let rank = Int((fraction * Double(sorted.count)).rounded(.up))
         return sorted[min(max(rank, 1), sorted.count) - 1]
-    }
-
-    private static func keepIfSlow(_ entry: Entry, in slowest: inout [Entry]) {
-        // Older entries give way first, so a slow request from long ago does not hold its place.
-        slowest.removeAll { $0.second < entry.second - window + 1 }
-        guard slowest.count < slowestKept || entry.milliseconds > (slowest.last?.milliseconds ?? 0) else { return }
-        let index = slowest.firstIndex { $0.milliseconds < entry.milliseconds } ?? slowest.endIndex
-        slowest.insert(entry, at: index)
-        if slowest.count > slowestKept { slowest.removeLast() }
     }
 }

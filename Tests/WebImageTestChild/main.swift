@@ -13,10 +13,13 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-func openCache(_ path: String, policy: DiskCacheConfiguration.LockPolicy = .readOnly, synchronous: Bool = false) throws -> DiskCache {
+func openCache(
+    _ path: String, policy: DiskCacheConfiguration.LockPolicy = .readOnly, synchronous: Bool = false, packed: Bool = true
+) throws -> DiskCache {
     try DiskCache(
         directory: URL(fileURLWithPath: path),
-        configuration: DiskCacheConfiguration(sizeLimit: 0, synchronousWrites: synchronous, lockPolicy: policy)
+        configuration: DiskCacheConfiguration(
+            sizeLimit: 0, synchronousWrites: synchronous, lockPolicy: policy, packedEntryLimit: packed ? 32 * 1024 : 0)
     )
 }
 
@@ -43,9 +46,10 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
     case "write-loop":
-        // write-loop DIR COUNT: store entries 0..<COUNT, saying "stored N" after each, then store
-        // them again and again until killed, so a kill always lands in the middle of a write run.
-        let cache = try openCache(arguments[1], synchronous: true)
+        // write-loop DIR COUNT files|packed: store entries 0..<COUNT, saying "stored N" after each,
+        // then store them again and again until killed, so a kill always lands in the middle of a
+        // write run.
+        let cache = try openCache(arguments[1], synchronous: true, packed: arguments[3] == "packed")
         let count = Int(arguments[2])!
         for sequence in 0... {
             let index = sequence % count

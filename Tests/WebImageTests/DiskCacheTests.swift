@@ -4,12 +4,29 @@ import WebImageTesting
 @testable import WebImage
 @testable import WebImageCaching
 
+/// How a test's entries are stored: each a file, or packed into segments.
+enum DiskLayout: String, CaseIterable, CustomTestStringConvertible {
+    case files
+    case packed
+
+    var testDescription: String { rawValue }
+
+    func apply(_ configuration: DiskCacheConfiguration) -> DiskCacheConfiguration {
+        var configuration = configuration
+        configuration.packedEntryLimit = self == .files ? 0 : 32 * 1024
+        return configuration
+    }
+
+    /// The bytes an entry takes beyond its own: a packed frame's header.
+    var overhead: Int { self == .files ? 0 : DiskCacheSegments.headerSize }
+}
+
 @Suite("DiskCache")
 struct DiskCacheTests {
-    private func open(_ directory: TemporaryDirectory, _ configuration: DiskCacheConfiguration = DiskCacheConfiguration()) throws
-        -> DiskCache
-    {
-        try DiskCache(directory: directory.url, configuration: configuration)
+    private func open(
+        _ directory: TemporaryDirectory, _ layout: DiskLayout = .files, _ configuration: DiskCacheConfiguration = DiskCacheConfiguration()
+    ) throws -> DiskCache {
+        try DiskCache(directory: directory.url, configuration: layout.apply(configuration))
     }
 
     private func bytes(_ count: Int, seed: UInt8 = 1) -> Data {
@@ -25,13 +42,40 @@ struct DiskCacheTests {
         return files
     }
 
-    /// The index and the files name exactly the same entries with the same sizes.
+    /// The index and the disk name exactly the same entries with the same sizes: a file for each
+    /// file entry, a live frame of the right ID and size for each packed one; and the disk usage
+    /// the cache counts is what the files and segments take.
     private func expectIndexAgreesWithFiles(
         _ cache: DiskCache, _ directory: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation
     ) {
-        let indexed = Dictionary(uniqueKeysWithValues: cache.entries().map { ($0.folderName + "/" + $0.fileName, $0.size) })
-        #expect(indexed == entryFiles(directory), sourceLocation: sourceLocation)
-        #expect(cache.totalSize == indexed.values.reduce(0, +), sourceLocation: sourceLocation)
+        let entries = cache.entries()
+        let files = Dictionary(uniqueKeysWithValues: entries.filter { !$0.isPacked }.map { ($0.folderName + "/" + $0.fileName, $0.size) })
+        #expect(files == entryFiles(directory), sourceLocation: sourceLocation)
+        var segments: [UInt32: [UInt8]] = [:]
+        for entry in entries {
+            guard let location = entry.location else { continue }
+            if segments[location.segment] == nil {
+                segments[location.segment] = (try? FileSystem.contents(of: segmentPath(directory, location.segment))) ?? []
+            }
+            let frame = DiskCacheSegments.frames(in: segments[location.segment]!.dropFirst(location.offset)).first
+            #expect(frame?.id == entry.fileID && frame?.size == entry.size && frame?.offset == 0, sourceLocation: sourceLocation)
+        }
+        #expect(cache.totalSize == entries.reduce(0) { $0 + $1.storedSize }, sourceLocation: sourceLocation)
+        let onDisk = files.values.reduce(0, +) + segmentFiles(directory).values.reduce(0, +)
+        #expect(cache.diskUsage == onDisk, sourceLocation: sourceLocation)
+    }
+
+    private func segmentPath(_ directory: TemporaryDirectory, _ number: UInt32) -> String {
+        DiskCacheSegments(root: directory.path, capacity: 0, writable: false).path(of: number)
+    }
+
+    /// The segment files, with their sizes.
+    private func segmentFiles(_ directory: TemporaryDirectory) -> [String: Int] {
+        var files: [String: Int] = [:]
+        for name in FileSystem.names(in: directory.path + "/segments") {
+            files[name] = FileSystem.fileInfo(directory.path + "/segments/" + name)?.size ?? -1
+        }
+        return files
     }
 
     @Test("stores, reads, describes and removes entries")
@@ -79,23 +123,45 @@ struct DiskCacheTests {
         #expect(DiskCache.safeExtension(of: "x.com/dir.d/file") == nil)
     }
 
-    @Test("replacing a key keeps one entry with the new bytes and metadata")
-    func replace() throws {
+    @Test("replacing a key keeps one entry with the new bytes and metadata", arguments: DiskLayout.allCases)
+    func replace(layout: DiskLayout) throws {
         let directory = try TemporaryDirectory()
-        let cache = try open(directory)
+        let cache = try open(directory, layout)
         try cache.store(bytes(100), for: "k", metadata: DiskCacheMetadata(etag: "a"))
         try cache.store(bytes(300, seed: 7), for: "k", metadata: DiskCacheMetadata(etag: "b"))
         #expect(try cache.data(for: "k") == bytes(300, seed: 7))
         #expect(cache.metadata(for: "k")?.etag == "b")
-        #expect(cache.count == 1 && cache.totalSize == 300)
+        #expect(cache.count == 1 && cache.totalSize == 300 + layout.overhead)
         expectIndexAgreesWithFiles(cache, directory)
     }
 
-    @Test("the index, its metadata and its recency order survive a reopen")
-    func reopen() throws {
+    @Test("an entry that grows past the packing limit becomes a file, and a file that shrinks is packed")
+    func crossingThePackingLimit() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory, .packed)
+        let large = bytes(40 * 1024)
+        try cache.store(bytes(500), for: "k")
+        #expect(cache.entries().map(\.isPacked) == [true])
+        try cache.store(large, for: "k")
+        #expect(cache.entries().map(\.isPacked) == [false])
+        #expect(try cache.data(for: "k") == large)
+        expectIndexAgreesWithFiles(cache, directory)
+        try cache.store(bytes(700, seed: 3), for: "k")
+        #expect(cache.entries().map(\.isPacked) == [true])
+        #expect(entryFiles(directory).isEmpty, "the file version is gone")
+        #expect(try cache.data(for: "k") == bytes(700, seed: 3))
+        cache.close()
+        let reopened = try open(directory, .packed)
+        #expect(try reopened.data(for: "k") == bytes(700, seed: 3))
+        #expect(reopened.count == 1)
+        expectIndexAgreesWithFiles(reopened, directory)
+    }
+
+    @Test("the index, its metadata and its recency order survive a reopen", arguments: DiskLayout.allCases)
+    func reopen(layout: DiskLayout) throws {
         let directory = try TemporaryDirectory()
         do {
-            let cache = try open(directory)
+            let cache = try open(directory, layout)
             for index in 0..<20 {
                 try cache.store(
                     bytes(100 + index), for: "key-\(index)",
@@ -105,7 +171,7 @@ struct DiskCacheTests {
             try cache.remove("key-5")
             cache.close()
         }
-        let reopened = try open(directory)
+        let reopened = try open(directory, layout)
         #expect(reopened.count == 19)
         #expect(reopened.entries().last?.key == "key-3", "reading key-3 made it the most recently used")
         #expect(reopened.entries().first?.key == "key-0")
@@ -115,27 +181,31 @@ struct DiskCacheTests {
         expectIndexAgreesWithFiles(reopened, directory)
     }
 
-    @Test("the size limit holds after every store, evicting least recently used down to the low-water mark")
-    func sizeLimit() throws {
+    @Test(
+        "the size limit holds after every store, evicting least recently used down to the low-water mark",
+        arguments: DiskLayout.allCases)
+    func sizeLimit(layout: DiskLayout) throws {
         let directory = try TemporaryDirectory()
-        let cache = try open(directory, DiskCacheConfiguration(sizeLimit: 10_000))
-        for index in 0..<10 { try cache.store(bytes(1000), for: "k\(index)") }
+        let cache = try open(directory, layout, DiskCacheConfiguration(sizeLimit: 10_000))
+        let entrySize = 1000 - layout.overhead
+        for index in 0..<10 { try cache.store(bytes(entrySize), for: "k\(index)") }
         _ = try cache.data(for: "k0")
-        try cache.store(bytes(1000), for: "k10")
+        try cache.store(bytes(entrySize), for: "k10")
         #expect(cache.totalSize == 8000, "down to 80% of the limit")
+        #expect(cache.diskUsage <= 10_000, "evicted frames were compacted away")
         #expect(cache.contains("k0"), "k0 was used recently")
         #expect(!cache.contains("k1") && !cache.contains("k2") && !cache.contains("k3"))
         for index in 11..<60 {
             try cache.store(bytes(500 + index * 13), for: "k\(index)")
-            #expect(cache.totalSize <= 10_000)
+            #expect(cache.diskUsage <= 10_000)
         }
         expectIndexAgreesWithFiles(cache, directory)
     }
 
-    @Test("the count limit holds after every store")
-    func countLimit() throws {
+    @Test("the count limit holds after every store", arguments: DiskLayout.allCases)
+    func countLimit(layout: DiskLayout) throws {
         let directory = try TemporaryDirectory()
-        let cache = try open(directory, DiskCacheConfiguration(countLimit: 10))
+        let cache = try open(directory, layout, DiskCacheConfiguration(countLimit: 10))
         for index in 0..<35 {
             try cache.store(bytes(10), for: "k\(index)")
             #expect(cache.count <= 10)
@@ -143,23 +213,25 @@ struct DiskCacheTests {
         expectIndexAgreesWithFiles(cache, directory)
     }
 
-    @Test("an entry larger than the size limit is refused and its stale version removed")
-    func tooLarge() throws {
+    @Test("an entry larger than the size limit is refused and its stale version removed", arguments: DiskLayout.allCases)
+    func tooLarge(layout: DiskLayout) throws {
         let directory = try TemporaryDirectory()
-        let cache = try open(directory, DiskCacheConfiguration(sizeLimit: 1000))
+        let cache = try open(directory, layout, DiskCacheConfiguration(sizeLimit: 1000))
         try cache.store(bytes(10), for: "k")
         #expect(throws: WebImageError(.tooLarge)) { try cache.store(bytes(1001), for: "k") }
         #expect(try cache.data(for: "k") == nil)
         #expect(entryFiles(directory).isEmpty)
+        expectIndexAgreesWithFiles(cache, directory)
     }
 
-    @Test("an entry above the low-water mark but within the limit is kept, alone")
-    func largeButAllowed() throws {
+    @Test("an entry above the low-water mark but within the limit is kept, alone", arguments: DiskLayout.allCases)
+    func largeButAllowed(layout: DiskLayout) throws {
         let directory = try TemporaryDirectory()
-        let cache = try open(directory, DiskCacheConfiguration(sizeLimit: 1000))
+        let cache = try open(directory, layout, DiskCacheConfiguration(sizeLimit: 1000))
         try cache.store(bytes(300), for: "a")
         try cache.store(bytes(900), for: "b")
         #expect(cache.entries().map(\.key) == ["b"])
+        #expect(cache.diskUsage <= 1000)
     }
 
     @Test("ages count from the last access or from creation, and expiry dates end entries")
@@ -210,6 +282,105 @@ struct DiskCacheTests {
         #expect(cache.count == 0)
     }
 
+    @Test("a packed entry whose frame is damaged, cut short or gone is dropped, never served")
+    func damagedSegments() throws {
+        let directory = try TemporaryDirectory()
+        let cache = try open(directory, .packed)
+        for index in 0..<4 { try cache.store(bytes(300, seed: UInt8(index)), for: "k\(index)") }
+        let location = try #require(cache.entry(for: "k1")?.location)
+        let path = segmentPath(directory, location.segment)
+        var content = try #require(try FileSystem.contents(of: path))
+        content[location.offset + DiskCacheSegments.headerSize + 10] ^= 0xFF
+        try Data(content).write(to: URL(fileURLWithPath: path))
+        #expect(try cache.data(for: "k1") == nil, "a flipped byte fails the checksum")
+        #expect(!cache.contains("k1"))
+        #expect(try cache.data(for: "k0") == bytes(300, seed: 0))
+        cache.close()
+
+        let lastOffset = try #require(try open(directory, .packed).entry(for: "k3")?.location?.offset)
+        try FileHandle(forWritingTo: URL(fileURLWithPath: path)).truncate(atOffset: UInt64(lastOffset + 100))
+        let reopened = try open(directory, .packed)
+        #expect(!reopened.contains("k3"), "a frame past the end of its segment is dropped at open")
+        #expect(try reopened.data(for: "k2") == bytes(300, seed: 2))
+        expectIndexAgreesWithFiles(reopened, directory)
+        reopened.close()
+        try FileManager.default.removeItem(atPath: path)
+        let withoutSegment = try open(directory, .packed)
+        #expect(withoutSegment.count == 0, "entries of a deleted segment are dropped at open")
+        #expect(try withoutSegment.data(for: "k0") == nil)
+    }
+
+    @Test("bytes a crash left after the last frame are cut away at open, and stores go on")
+    func orphanedFrameTail() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let cache = try open(directory, .packed)
+            for index in 0..<5 { try cache.store(bytes(200 + index), for: "k\(index)") }
+            cache.close()
+        }
+        let segment = try #require(segmentFiles(directory).keys.first)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory.path + "/segments/" + segment))
+        try handle.seekToEnd()
+        // A frame written before its journal record, and the crash before the record.
+        try handle.write(contentsOf: Data("WIPK".utf8) + Data(repeating: 7, count: 80))
+        try handle.close()
+        let reopened = try open(directory, .packed)
+        #expect(reopened.count == 5)
+        expectIndexAgreesWithFiles(reopened, directory)
+        try reopened.store(bytes(321), for: "after")
+        reopened.close()
+        let again = try open(directory, .packed)
+        #expect(try again.data(for: "after") == bytes(321))
+        for index in 0..<5 { #expect(try again.data(for: "k\(index)") == bytes(200 + index)) }
+        expectIndexAgreesWithFiles(again, directory)
+    }
+
+    @Test("removed and replaced frames are marked dead: a reader holding an older index skips them")
+    func deadFramesForOlderReaders() throws {
+        let directory = try TemporaryDirectory()
+        let owner = try open(directory, .packed)
+        for index in 0..<3 { try owner.store(bytes(100), for: "k\(index)") }
+        let reader = try DiskCache(
+            directory: directory.url, configuration: DiskCacheConfiguration(), telemetry: .default, readOnly: true, now: { Date() })
+        #expect(reader.isReadOnly && reader.count == 3)
+        try owner.remove("k0")
+        try owner.store(bytes(150, seed: 9), for: "k1")
+        #expect(try reader.data(for: "k0") == nil, "removed since the reader opened")
+        #expect(try reader.data(for: "k1") == nil, "its frame was replaced; the reader's index points to the old one")
+        #expect(try reader.data(for: "k2") == bytes(100))
+        #expect(try owner.data(for: "k1") == bytes(150, seed: 9))
+    }
+
+    @Test("segments that become half waste are compacted: their live entries move, the file goes, and a reopen finds every entry")
+    func segmentCompaction() throws {
+        let directory = try TemporaryDirectory()
+        // A 2 MiB limit makes 256 KiB segments: 120 entries of 2 KiB to a segment.
+        let configuration = DiskCacheConfiguration(sizeLimit: 2 * 1024 * 1024)
+        let cache = try open(directory, .packed, configuration)
+        for index in 0..<600 { try cache.store(bytes(2048, seed: UInt8(index % 251)), for: "k\(index)") }
+        let firstSegment = try #require(cache.entry(for: "k0")?.location?.segment)
+        let inFirst = (0..<600).filter { cache.entry(for: "k\($0)")?.location?.segment == firstSegment }
+        #expect(inFirst.count > 100)
+        for index in inFirst.prefix(inFirst.count * 2 / 3) { try cache.remove("k\(index)") }
+        #expect(!FileManager.default.fileExists(atPath: segmentPath(directory, firstSegment)), "the half-waste segment is deleted")
+        #expect(cache.entries().allSatisfy { $0.location?.segment != firstSegment }, "the survivors moved out")
+        #expect(cache.diskUsage < cache.totalSize + 2 * 1024 * 1024 / 16, "waste stays under half a segment's worth")
+        for index in inFirst.suffix(inFirst.count - inFirst.count * 2 / 3) {
+            #expect(try cache.data(for: "k\(index)") == bytes(2048, seed: UInt8(index % 251)))
+        }
+        expectIndexAgreesWithFiles(cache, directory)
+        let count = cache.count
+        cache.close()
+        let reopened = try open(directory, .packed, configuration)
+        #expect(reopened.count == count)
+        for entry in reopened.entries() {
+            let key = try #require(entry.key)
+            let index = try #require(Int(key.dropFirst()))
+            #expect(try reopened.data(for: key) == bytes(2048, seed: UInt8(index % 251)))
+        }
+        expectIndexAgreesWithFiles(reopened, directory)
+    }
+
     @Test("a torn record at the end of the journal is cut away")
     func tornJournalTail() throws {
         let directory = try TemporaryDirectory()
@@ -231,12 +402,12 @@ struct DiskCacheTests {
         #expect(try open(directory).count == 6, "appends after the cut are read back")
     }
 
-    @Test("a broken or missing journal is rebuilt by one scan: data survives, keys do not")
-    func brokenJournal() throws {
+    @Test("a broken or missing journal is rebuilt by one scan: data survives, keys do not", arguments: DiskLayout.allCases)
+    func brokenJournal(layout: DiskLayout) throws {
         for damage in ["corrupt", "missing"] {
             let directory = try TemporaryDirectory()
             do {
-                let cache = try open(directory)
+                let cache = try open(directory, layout)
                 for index in 0..<5 { try cache.store(bytes(100 + index), for: "k\(index)") }
                 cache.close()
             }
@@ -248,7 +419,7 @@ struct DiskCacheTests {
                 content[20] ^= 0xFF
                 try content.write(to: journal)
             }
-            let rebuilt = try open(directory)
+            let rebuilt = try open(directory, layout)
             #expect(rebuilt.count == 5, "\(damage)")
             #expect(rebuilt.entries().allSatisfy { $0.key == nil })
             #expect(try rebuilt.data(for: "k3") == bytes(103), "found by the hash of its key")
@@ -256,8 +427,8 @@ struct DiskCacheTests {
         }
     }
 
-    @Test("hostile keys stay inside the directory and round-trip")
-    func hostileKeys() throws {
+    @Test("hostile keys stay inside the directory and round-trip", arguments: DiskLayout.allCases)
+    func hostileKeys(layout: DiskLayout) throws {
         let parent = try TemporaryDirectory()
         let directoryURL = parent.url.appendingPathComponent("cache")
         let keys = [
@@ -265,49 +436,49 @@ struct DiskCacheTests {
             String(decoding: [0xFF, 0xFE, 0x2E, 0x2E, 0x2F, 0xC3], as: UTF8.self), "", "{}%00\\..\\..",
         ]
         do {
-            let cache = try DiskCache(directory: directoryURL)
+            let cache = try DiskCache(directory: directoryURL, configuration: layout.apply(DiskCacheConfiguration()))
             for (index, key) in keys.enumerated() { try cache.store(bytes(10 + index), for: key) }
             for (index, key) in keys.enumerated() { #expect(try cache.data(for: key) == bytes(10 + index)) }
             cache.close()
         }
-        let reopened = try DiskCache(directory: directoryURL)
+        let reopened = try DiskCache(directory: directoryURL, configuration: layout.apply(DiskCacheConfiguration()))
         for (index, key) in keys.enumerated() { #expect(try reopened.data(for: key) == bytes(10 + index)) }
         #expect(Set(reopened.entries().compactMap(\.key)) == Set(keys))
         #expect(parent.files().allSatisfy { $0.hasPrefix("cache/") }, "nothing outside the cache directory")
     }
 
-    @Test("extra read-only directories are searched after a miss")
-    func readOnlyDirectories() throws {
+    @Test("extra read-only directories are searched after a miss", arguments: DiskLayout.allCases)
+    func readOnlyDirectories(layout: DiskLayout) throws {
         let shipped = try TemporaryDirectory("shipped")
         do {
-            let seed = try open(shipped)
+            let seed = try open(shipped, layout)
             try seed.store(bytes(42), for: "https://x.com/bundled.png")
             seed.close()
         }
         let directory = try TemporaryDirectory()
-        let cache = try open(directory, DiskCacheConfiguration(readOnlyDirectories: [shipped.url]))
+        let cache = try open(directory, layout, DiskCacheConfiguration(readOnlyDirectories: [shipped.url]))
         #expect(try cache.data(for: "https://x.com/bundled.png") == bytes(42))
         #expect(!cache.contains("https://x.com/bundled.png"), "read-only hits are not copied in")
         #expect(try cache.data(for: "https://x.com/other.png") == nil)
     }
 
-    @Test("removeAll empties the cache and its directory")
-    func removeAll() throws {
+    @Test("removeAll empties the cache and its directory", arguments: DiskLayout.allCases)
+    func removeAll(layout: DiskLayout) throws {
         let directory = try TemporaryDirectory()
-        let cache = try open(directory)
+        let cache = try open(directory, layout)
         for index in 0..<10 { try cache.store(bytes(10), for: "k\(index)") }
         try cache.removeAll()
-        #expect(cache.count == 0 && cache.totalSize == 0)
-        #expect(entryFiles(directory).isEmpty)
+        #expect(cache.count == 0 && cache.totalSize == 0 && cache.diskUsage == 0)
+        #expect(entryFiles(directory).isEmpty && segmentFiles(directory).isEmpty)
         try cache.store(bytes(10), for: "again")
         cache.close()
-        #expect(try open(directory).entries().map(\.key) == ["again"])
+        #expect(try open(directory, layout).entries().map(\.key) == ["again"])
     }
 
-    @Test("a cache whose directory is deleted keeps working and starts over")
-    func directoryDeleted() throws {
+    @Test("a cache whose directory is deleted keeps working and starts over", arguments: DiskLayout.allCases)
+    func directoryDeleted(layout: DiskLayout) throws {
         let directory = try TemporaryDirectory()
-        let cache = try open(directory)
+        let cache = try open(directory, layout)
         try cache.store(bytes(10), for: "old")
         try FileManager.default.removeItem(at: directory.url)
         #expect(try cache.data(for: "old") == nil)
@@ -315,13 +486,13 @@ struct DiskCacheTests {
         #expect(try cache.data(for: "new") == bytes(20))
         #expect(cache.count == 1)
         cache.close()
-        #expect(try open(directory).entries().map(\.key) == ["new"])
+        #expect(try open(directory, layout).entries().map(\.key) == ["new"])
     }
 
-    @Test("the journal is compacted once it holds more than twice the live entries")
-    func compaction() throws {
+    @Test("the journal is compacted once it holds more than twice the live entries", arguments: DiskLayout.allCases)
+    func compaction(layout: DiskLayout) throws {
         let directory = try TemporaryDirectory()
-        let cache = try open(directory, DiskCacheConfiguration(compactionThreshold: 50))
+        let cache = try open(directory, layout, DiskCacheConfiguration(compactionThreshold: 50))
         for round in 0..<20 {
             for index in 0..<10 { try cache.store(bytes(10 + round), for: "k\(index)") }
         }
@@ -329,15 +500,15 @@ struct DiskCacheTests {
         let journalSize = try FileManager.default.attributesOfItem(atPath: directory.path + "/journal")[.size] as? Int ?? 0
         // 400 records (about 43 KB) without compaction; at most 50 records (under 10 KB) with it.
         #expect(journalSize < 10_000)
-        let reopened = try open(directory)
+        let reopened = try open(directory, layout)
         #expect(reopened.count == 10)
         #expect(try reopened.data(for: "k4") == bytes(29))
     }
 
-    @Test("8 tasks of random stores, reads and removes: the limits hold at every observation")
-    func concurrentLimits() async throws {
+    @Test("8 tasks of random stores, reads and removes: the limits hold at every observation", arguments: DiskLayout.allCases)
+    func concurrentLimits(layout: DiskLayout) async throws {
         let directory = try TemporaryDirectory()
-        let cache = try open(directory, DiskCacheConfiguration(sizeLimit: 64 * 1024, countLimit: 60, compactionThreshold: 200))
+        let cache = try open(directory, layout, DiskCacheConfiguration(sizeLimit: 64 * 1024, countLimit: 60, compactionThreshold: 200))
         // Eight threads of their own, not tasks: blocking file I/O on the cooperative pool would
         // starve every other test that awaits in the meantime.
         let violations = Locked(0)
@@ -357,7 +528,7 @@ struct DiskCacheTests {
                         } catch {
                             failures.withLock { $0.append(error) }
                         }
-                        if cache.totalSize > 64 * 1024 || cache.count > 60 { violations.withLock { $0 += 1 } }
+                        if cache.diskUsage > 64 * 1024 || cache.count > 60 { violations.withLock { $0 += 1 } }
                     }
                 }
                 finished.resume()
@@ -368,6 +539,6 @@ struct DiskCacheTests {
         #expect(violationCount == 0)
         expectIndexAgreesWithFiles(cache, directory)
         cache.close()
-        expectIndexAgreesWithFiles(try open(directory, DiskCacheConfiguration(sizeLimit: 64 * 1024, countLimit: 60)), directory)
+        expectIndexAgreesWithFiles(try open(directory, layout, DiskCacheConfiguration(sizeLimit: 64 * 1024, countLimit: 60)), directory)
     }
 }

@@ -55,13 +55,16 @@ extension DiskCache {
         }
         try? FileSystem.unlink(root + "/journal.compacting")
         let (journal, replay) = try DiskCacheJournal.open(path: root + "/journal")
-        var state = DiskCacheState()
+        let segments = DiskCacheSegments(
+            root: root, capacity: DiskCacheSegments.capacity(forSizeLimit: configuration.sizeLimit), writable: true)
+        var state = DiskCacheState(segments: segments)
         state.journal = journal
         switch replay {
         case .success(var replay):
-            let changed = finishInterruptedOperations(&replay, root: root)
+            var changed = finishInterruptedOperations(&replay, root: root)
             state.index = replay.entries
             state.generation = replay.recordCount
+            changed = state.segments.load(index: &state.index) || changed
             if changed {
                 try state.journal?.compact(state.index.oldestFirst().map(\.value), synchronously: configuration.synchronousWrites)
             }
@@ -71,6 +74,7 @@ extension DiskCache {
                     "rebuilding the disk cache index by a scan", metadata: ["reason": "\(broken.reason)", "directory": "\(root)"])
             }
             state.index = scan(root: root)
+            _ = state.segments.load(index: &state.index)
             try state.journal?.compact(state.index.oldestFirst().map(\.value), synchronously: configuration.synchronousWrites)
         }
         return state
@@ -99,7 +103,7 @@ extension DiskCache {
                 try? FileSystem.unlink(folder + "/" + name)
             }
         }
-        if replay.trailingClear { removeFanOutFolders(root: root) }
+        if replay.trailingClear { removeEntryFiles(root: root) }
         return !replay.uncommitted.isEmpty || replay.trailingClear
     }
 
@@ -117,7 +121,7 @@ extension DiskCache {
             previous.map({ info.size != $0.size || info.modified > $0.created }) ?? true
         {
             _ = entries.remove(begun.fileID)
-            _ = entries.insert(begun, for: begun.fileID, cost: begun.size)
+            _ = entries.insert(begun, for: begun.fileID, cost: begun.storedSize)
         } else if let info, let previous, info.size == previous.size {
             return
         } else {
@@ -126,9 +130,10 @@ extension DiskCache {
         }
     }
 
-    /// Recovers the entries from the files themselves, oldest modification first. Keys and
-    /// metadata live only in the journal, so recovered entries have neither; their data is still
-    /// found by key, because the file name is the key's hash.
+    /// Recovers the entries from the files and segments themselves, oldest modification first.
+    /// Keys and metadata live only in the journal, so recovered entries have neither; their data
+    /// is still found by key, because the file name and the frame carry the key's hash. Of two
+    /// frames of one entry, the later wins.
     static func scan(root: String) -> LRUList<FileID, DiskCacheEntry> {
         var found: [DiskCacheEntry] = []
         for folder in FileSystem.names(in: root) where folder.count == 2 && FileID.isHexByte(folder) {
@@ -144,14 +149,20 @@ extension DiskCache {
                     ))
             }
         }
+        found += DiskCacheSegments.scan(root: root)
         var index = LRUList<FileID, DiskCacheEntry>()
-        for entry in found.sorted(by: { $0.lastAccess < $1.lastAccess }) {
-            _ = index.insert(entry, for: entry.fileID, cost: entry.size)
+        // Stable: frames of one segment keep their order, so the later of two frames wins.
+        for entry in found.enumerated().sorted(by: { ($0.element.lastAccess, $0.offset) < ($1.element.lastAccess, $1.offset) }) {
+            _ = index.remove(entry.element.fileID)
+            _ = index.insert(entry.element, for: entry.element.fileID, cost: entry.element.storedSize)
         }
         return index
     }
 
-    static func removeFanOutFolders(root: String) {
+    /// Deletes the entries' files and the segment files.
+    static func removeEntryFiles(root: String) {
+        var segments = DiskCacheSegments(root: root, capacity: 0, writable: true)
+        segments.removeAll()
         for folder in FileSystem.names(in: root) where folder.count == 2 && FileID.isHexByte(folder) {
             let path = root + "/" + folder
             for name in FileSystem.names(in: path) { try? FileSystem.unlink(path + "/" + name) }

@@ -9,11 +9,13 @@ import Glibc
 /// A directory of cached bytes with limits that hold after every write and an index that
 /// survives crashes.
 ///
-/// Each entry is one file, named by the SHA-256 of its key (plus the key's extension when it is
-/// 1 to 8 letters and digits) in a fan-out of 256 folders named by the first two hex digits. A
-/// store writes a temporary file under `tmp/`, optionally fsyncs it, and renames it into place,
-/// so no reader ever sees a torn file; of two writers of one key, the last rename wins and both
-/// files were whole.
+/// An entry larger than ``DiskCacheConfiguration/packedEntryLimit`` (32 KiB by default) is one
+/// file, named by the SHA-256 of its key (plus the key's extension when it is 1 to 8 letters and
+/// digits) in a fan-out of 256 folders named by the first two hex digits. A store writes a
+/// temporary file under `tmp/`, optionally fsyncs it, and renames it into place, so no reader
+/// ever sees a torn file; of two writers of one key, the last rename wins and both files were
+/// whole. Smaller entries are appended, with a checksum, to segment files under `segments/`
+/// (see `DiskCacheSegments.swift`): a store then creates no file, and a read checks the bytes.
 ///
 /// The index (size, creation, last access, expiry, content type, ETag, Last-Modified, extended
 /// data) lives in memory and in an append-only journal (see the journal's documentation in
@@ -23,8 +25,10 @@ import Glibc
 ///
 /// Limits on size, count and age (``DiskCacheConfiguration``) are enforced in every store: once a
 /// limit is passed, the least recently used entries go until size and count are under the
-/// low-water mark. Evicting costs no directory scan. Expired entries are dropped when read and by
-/// ``removeExpired()``.
+/// low-water mark. Evicting costs no directory scan. The size limit counts what is on disk
+/// (``diskUsage``): segments' bytes that no entry refers to any more count until compaction
+/// copies a segment's live entries out and deletes it, which every store does as soon as the
+/// limit needs it. Expired entries are dropped when read and by ``removeExpired()``.
 ///
 /// Two processes: the first to open a directory holds an advisory lock on `lock` for as long as
 /// its cache is open. A second opener gets a read-only cache (``isReadOnly``) by default: it reads
@@ -44,6 +48,8 @@ public final class DiskCache: Sendable {
 
     private let root: String
     private let lockDescriptor: Locked<Int32>
+    /// The ``DiskCacheConfiguration/readOnlyDirectories``, opened read-only at the first miss.
+    private let readOnlyCaches: Locked<[DiskCache]?>
     private let state: Locked<DiskCacheState>
     private let logger: Logger
     private let removals: [String: Counter]
@@ -85,13 +91,16 @@ public final class DiskCache: Sendable {
         try self.init(directory: directory, configuration: configuration, telemetry: telemetry, now: { Date() })
     }
 
+    /// `readOnly` opens the directory for reading only, without taking its lock or creating it.
     init(
         directory: URL,
         configuration: DiskCacheConfiguration,
         telemetry: Telemetry,
+        readOnly: Bool = false,
         now: @escaping @Sendable () -> Date
     ) throws(WebImageError) {
         self.now = now
+        readOnlyCaches = Locked(configuration.readOnlyDirectories.isEmpty ? [] : nil)
         self.directory = directory
         self.configuration = configuration
         root = directory.standardizedFileURL.path
@@ -107,11 +116,11 @@ public final class DiskCache: Sendable {
         bytesWritten = telemetry.counter(.diskCacheBytesWritten)
         errors = telemetry.counter(.diskCacheErrors)
 
-        try? FileSystem.makeDirectory(root)
-        let lock = Self.acquireLock(root: root, policy: configuration.lockPolicy)
+        if !readOnly { try? FileSystem.makeDirectory(root) }
+        let lock = readOnly ? nil : Self.acquireLock(root: root, policy: configuration.lockPolicy)
         lockDescriptor = Locked(lock ?? -1)
         isReadOnly = lock == nil
-        var initial = DiskCacheState()
+        var initial = DiskCacheState(segments: DiskCacheSegments(root: root, capacity: 0, writable: false))
         if isReadOnly {
             initial.index = try Self.readIndex(root: root, logger: logger)
         } else {
@@ -133,6 +142,7 @@ public final class DiskCache: Sendable {
             try? state.flushAccess()
             state.journal?.closeFile()
             state.journal = nil
+            state.segments.closeAll()
             state.isClosed = true
         }
         lockDescriptor.withLock { descriptor in
@@ -148,23 +158,45 @@ public final class DiskCache: Sendable {
     public func data(for key: String) throws(WebImageError) -> Data? {
         let id = FileID(key: key)
         let now = self.now()
-        let entry = try state.withLock { (state) throws(WebImageError) -> DiskCacheEntry? in
-            guard !state.isClosed, let entry = state.index.peek(id) else { return nil }
+        let found = try state.withLock { (state) throws(WebImageError) -> Lookup in
+            guard !state.isClosed, let entry = state.index.peek(id) else { return .absent }
             if isExpired(entry, at: now) {
                 try remove([id], reason: "expired", from: &state)
-                return nil
+                return .absent
+            }
+            guard let location = entry.location else {
+                try state.recordAccess(id, at: now)
+                return .file(entry)
+            }
+            // An open segment outlives its deleted directory; a file read would find nothing.
+            if state.journal?.isUnlinked == true {
+                try recoverIfDirectoryVanished(&state)
+                return .absent
             }
             try state.recordAccess(id, at: now)
-            return entry
+            // A packed entry is small: reading it under the lock costs a few microseconds and
+            // keeps compaction from deleting its segment mid-read.
+            guard let data = try state.segments.read(location, id: id, size: entry.size) else {
+                logger.notice("dropping entry", metadata: ["file": "\(entry.fileName)", "reason": "its frame is gone or damaged"])
+                try remove([id], reason: "invalid", from: &state)
+                return .absent
+            }
+            return .packed(data)
         }
-        guard let entry else {
-            let found = readOnlyDirectoryData(for: id, key: key)
-            (found == nil ? lookups.miss : lookups.hit).increment()
-            return found
+        let data: Data?
+        switch found {
+        case .absent: data = try readOnlyDirectoryData(for: key)
+        case .file(let entry): data = try readFile(of: entry)
+        case .packed(let bytes): data = bytes
         }
-        let data = try readFile(of: entry)
         (data == nil ? lookups.miss : lookups.hit).increment()
         return data
+    }
+
+    private enum Lookup {
+        case absent
+        case file(DiskCacheEntry)
+        case packed(Data)
     }
 
     /// The index entry for `key`, without marking it used; nil when absent or expired.
@@ -187,7 +219,8 @@ public final class DiskCache: Sendable {
         entry(for: key) != nil
     }
 
-    /// Where the file for `key` is, or would be.
+    /// Where the file for `key` is, or would be; a packed entry (``DiskCacheEntry/isPacked``) has
+    /// no file there.
     public func path(for key: String) -> URL {
         let id = FileID(key: key)
         let name = Self.fileName(for: id, key: key)
@@ -199,9 +232,15 @@ public final class DiskCache: Sendable {
         state.withLock { $0.index.oldestFirst().map(\.value) }
     }
 
-    /// The total size of the entries in bytes.
+    /// The bytes the entries take on disk (``DiskCacheEntry/storedSize``, summed).
     public var totalSize: Int {
         state.withLock { $0.index.totalCost }
+    }
+
+    /// What the size limit counts: ``totalSize`` and the bytes in segment files that no entry
+    /// refers to any more (removed or replaced packed entries, until compaction).
+    public var diskUsage: Int {
+        state.withLock { $0.diskUsage }
     }
 
     /// The number of entries.
@@ -228,6 +267,10 @@ public final class DiskCache: Sendable {
             throw WebImageError(.tooLarge, "\(data.count) bytes is over the disk cache's \(configuration.sizeLimit)-byte limit")
         }
         let fileName = Self.fileName(for: id, key: key)
+        if configuration.packs(data.count) {
+            try storePacked(data, id: id, key: key, fileName: fileName, metadata: metadata)
+            return
+        }
         let temporary = try writeTemporaryFile(data, id: id)
         do throws(WebImageError) {
             try state.withLock { (state) throws(WebImageError) in
@@ -249,6 +292,26 @@ public final class DiskCache: Sendable {
         bytesWritten.increment(by: Int64(data.count))
     }
 
+    private func storePacked(_ data: Data, id: FileID, key: String, fileName: String, metadata: DiskCacheMetadata) throws(WebImageError) {
+        do throws(WebImageError) {
+            try state.withLock { (state) throws(WebImageError) in
+                guard !state.isClosed else { throw WebImageError(.cacheIO, "the disk cache is closed") }
+                try recoverIfDirectoryVanished(&state)
+                let now = self.now()
+                var entry = DiskCacheEntry(
+                    key: key, fileID: id, fileName: fileName, size: data.count, created: now, lastAccess: now, metadata: metadata
+                )
+                entry.generation = state.nextGeneration()
+                try commitPacked(&entry, data, into: &state)
+            }
+        } catch {
+            errors.increment()
+            logger.warning("store failed", metadata: ["error": "\(error)"])
+            throw error
+        }
+        bytesWritten.increment(by: Int64(data.count))
+    }
+
     /// Replaces the metadata of the entry for `key`, keeping its bytes (a revalidation that
     /// found them current refreshes their freshness this way); nothing when there is no entry.
     public func updateMetadata(_ metadata: DiskCacheMetadata, for key: String) throws(WebImageError) {
@@ -258,7 +321,7 @@ public final class DiskCache: Sendable {
             guard !state.isClosed, state.index.peek(id) != nil else { return }
             state.index.update(id) { $0.metadata = metadata }
             guard let updated = state.index.peek(id) else { return }
-            try state.log([.entry(updated)], synchronously: false)
+            try state.log([.update(updated)], synchronously: false)
         }
     }
 
@@ -269,6 +332,7 @@ public final class DiskCache: Sendable {
         try state.withLock { (state) throws(WebImageError) in
             guard state.index.peek(id) != nil else { return }
             try remove([id], reason: nil, from: &state)
+            try reclaimSegments(&state)
         }
     }
 
@@ -278,7 +342,8 @@ public final class DiskCache: Sendable {
         try state.withLock { (state) throws(WebImageError) in
             try state.log([.clear], synchronously: configuration.synchronousWrites)
             state.index = LRUList()
-            Self.removeFanOutFolders(root: root)
+            state.segments.removeAll()
+            Self.removeEntryFiles(root: root)
             try state.journal?.reset()
         }
     }
@@ -291,6 +356,7 @@ public final class DiskCache: Sendable {
             let expired = state.index.oldestFirst().filter { isExpired($0.value, at: now) }.map(\.key)
             guard !expired.isEmpty else { return }
             try remove(expired, reason: "expired", from: &state)
+            try reclaimSegments(&state)
         }
     }
 
@@ -312,11 +378,30 @@ public final class DiskCache: Sendable {
             // The begin record stays uncommitted: the next open deletes whatever is at the
             // destination, and the old entry (if any) must not be served in the meantime.
             try? FileSystem.unlink(destination)
-            _ = state.index.remove(entry.fileID)
+            _ = state.removeEntry(entry.fileID)
             throw error
         }
-        _ = state.index.remove(entry.fileID)
-        _ = state.index.insert(entry, for: entry.fileID, cost: entry.size)
+        _ = state.removeEntry(entry.fileID)
+        _ = state.index.insert(entry, for: entry.fileID, cost: entry.storedSize)
+        try enforceLimits(&state, sparing: entry.fileID)
+        try state.compactIfNeeded(threshold: configuration.compactionThreshold, synchronously: sync)
+    }
+
+    /// Appends the frame, then logs the entry: a crash between leaves waste, never an entry
+    /// without its bytes. A previous version stored as a file is removed first.
+    private func commitPacked(_ entry: inout DiskCacheEntry, _ data: Data, into state: inout DiskCacheState) throws(WebImageError) {
+        let sync = configuration.synchronousWrites
+        if let previous = state.index.peek(entry.fileID), !previous.isPacked { try remove([entry.fileID], reason: nil, from: &state) }
+        let location = try state.segments.append(data, id: entry.fileID, synchronously: sync)
+        entry.location = location
+        do throws(WebImageError) {
+            try state.log([.entry(entry)], synchronously: sync)
+        } catch {
+            state.segments.release(location, size: data.count, markDead: true)
+            throw error
+        }
+        _ = state.removeEntry(entry.fileID)
+        _ = state.index.insert(entry, for: entry.fileID, cost: entry.storedSize)
         try enforceLimits(&state, sparing: entry.fileID)
         try state.compactIfNeeded(threshold: configuration.compactionThreshold, synchronously: sync)
     }
@@ -326,7 +411,7 @@ public final class DiskCache: Sendable {
         let countLimit = configuration.countLimit
         let overSize = sizeLimit > 0 && state.index.totalCost > sizeLimit
         let overCount = countLimit > 0 && state.index.count > countLimit
-        guard overSize || overCount else { return }
+        guard overSize || overCount else { return try reclaimSegments(&state) }
         let lowWater = configuration.lowWaterFraction
         let evicted = state.index.evict(
             downToCost: sizeLimit > 0 ? Int(Double(sizeLimit) * lowWater) : .max,
@@ -335,17 +420,66 @@ public final class DiskCache: Sendable {
         )
         // The entries are already out of the index; log their removal, then delete the files.
         try state.log(evicted.map { .delete($0.key) }, synchronously: configuration.synchronousWrites)
-        for evictedEntry in evicted { unlinkQuietly(filePath(evictedEntry.value)) }
+        for evictedEntry in evicted {
+            if evictedEntry.value.isPacked {
+                state.releaseFrame(of: evictedEntry.value)
+            } else {
+                unlinkQuietly(filePath(evictedEntry.value))
+            }
+        }
         removals[overSize ? "size" : "count"]?.increment(by: Int64(evicted.count))
+        try reclaimSegments(&state)
+    }
+
+    /// Compacts segments while their waste puts the cache over its size limit, and any sealed
+    /// segment that is half waste.
+    private func reclaimSegments(_ state: inout DiskCacheState) throws(WebImageError) {
+        let limit = configuration.sizeLimit
+        while let number = state.segments.segmentToCompact(overLimit: limit > 0 && state.diskUsage > limit) {
+            try compactSegment(number, &state)
+        }
+    }
+
+    /// Copies a segment's live frames to the active segment, logs their new places, and deletes
+    /// the segment. A crash before the log leaves the copies as waste; after it, the old file is
+    /// deleted at the next open, for no entry refers to it.
+    private func compactSegment(_ number: UInt32, _ state: inout DiskCacheState) throws(WebImageError) {
+        if number == state.segments.active { state.segments.sealActive() }
+        let (bytes, frames) = try state.segments.liveFrames(of: number)
+        let kept = frames.filter { frame in
+            state.index.peek(frame.id)?.location == PackedLocation(segment: number, offset: frame.offset, checksum: frame.checksum)
+        }
+        let keptBytes = kept.reduce(0) { $0 + $1.frameSize }
+        if keptBytes != state.segments.segments[number]?.live {
+            // The file lost frames the index has (damaged by hand): those entries cannot move.
+            let lost = state.index.oldestFirst().filter { $0.value.location?.segment == number }.map(\.key)
+                .filter { id in !kept.contains { $0.id == id } }
+            try remove(lost, reason: "invalid", from: &state)
+        }
+        let locations = try state.segments.copy(kept, from: bytes, synchronously: configuration.synchronousWrites)
+        var moved: [DiskCacheEntry] = []
+        for (frame, location) in zip(kept, locations) {
+            guard var entry = state.index.peek(frame.id) else { continue }
+            entry.location = location
+            moved.append(entry)
+        }
+        do throws(WebImageError) {
+            try state.log(moved.map { .update($0) }, synchronously: configuration.synchronousWrites)
+        } catch {
+            for entry in moved { state.segments.release(entry.location!, size: entry.size, markDead: false) }
+            throw error
+        }
+        for entry in moved { state.index.update(entry.fileID) { $0.location = entry.location } }
+        state.segments.remove(number)
     }
 
     private func remove(_ ids: [FileID], reason: String?, from state: inout DiskCacheState) throws(WebImageError) {
         let entries = ids.compactMap { state.index.peek($0) }
         if state.journal != nil {
             try state.log(ids.map { .delete($0) }, synchronously: configuration.synchronousWrites)
-            for entry in entries { unlinkQuietly(filePath(entry)) }
+            for entry in entries where !entry.isPacked { unlinkQuietly(filePath(entry)) }
         }
-        for id in ids { _ = state.index.remove(id) }
+        for id in ids { _ = state.removeEntry(id) }
         if let reason { removals[reason]?.increment(by: Int64(entries.count)) }
     }
 
@@ -379,15 +513,22 @@ public final class DiskCache: Sendable {
         }
     }
 
-    private func readOnlyDirectoryData(for id: FileID, key: String) -> Data? {
-        let name = Self.fileName(for: id, key: key)
-        for directory in configuration.readOnlyDirectories {
-            let folder = directory.appendingPathComponent(String(name.prefix(2)))
-            for candidate in Set([name, id.hex]) {
-                if let bytes = try? FileSystem.contents(of: folder.appendingPathComponent(candidate).path) {
-                    return Data(bytes)
+    /// Searches the read-only directories, each opened as a read-only cache at the first miss
+    /// (a directory without a journal is scanned once).
+    private func readOnlyDirectoryData(for key: String) throws(WebImageError) -> Data? {
+        let caches = readOnlyCaches.withLock { caches in
+            if caches == nil {
+                let quiet = Telemetry(metricsFactory: NOOPMetricsHandler.instance)
+                caches = configuration.readOnlyDirectories.compactMap { directory in
+                    try? DiskCache(
+                        directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0, maximumAge: nil),
+                        telemetry: quiet, readOnly: true, now: now)
                 }
             }
+            return caches ?? []
+        }
+        for cache in caches {
+            if let data = try cache.data(for: key) { return data }
         }
         return nil
     }
@@ -431,6 +572,7 @@ public final class DiskCache: Sendable {
         guard let journal = state.journal, journal.isUnlinked else { return }
         logger.notice("the cache directory was deleted; starting empty", metadata: ["directory": "\(root)"])
         journal.closeFile()
+        state.segments.closeAll()
         try FileSystem.makeDirectory(root)
         state = try Self.openWritable(root: root, configuration: configuration, logger: logger, clearTemporaryFiles: false)
         if let lock = Self.acquireLock(root: root, policy: .readOnly) {

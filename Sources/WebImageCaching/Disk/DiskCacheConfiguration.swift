@@ -19,7 +19,8 @@ public struct DiskCacheConfiguration: Sendable {
         case wait
     }
 
-    /// The total size of the entries allowed, in bytes; 0 means no limit. Default 512 MiB.
+    /// The bytes the cache may take on disk: the entries' files, and the segment files of packed
+    /// entries with their waste (``DiskCache/diskUsage``); 0 means no limit. Default 512 MiB.
     public var sizeLimit: Int
     /// The number of entries allowed; 0 means no limit. Default 0.
     public var countLimit: Int
@@ -41,6 +42,11 @@ public struct DiskCacheConfiguration: Sendable {
     /// The journal is compacted once it holds more than twice as many records as live entries,
     /// and at least this many. Default 1,000.
     public var compactionThreshold: Int
+    /// Entries of at most this many bytes are packed into shared segment files instead of a file
+    /// each; 0 stores every entry as a file. Default 32 KiB, where Python `diskcache` also stops
+    /// keeping values inside its database: below it, creating a file costs more than writing the
+    /// bytes. Capped at a quarter of a segment (at least 64 KiB).
+    public var packedEntryLimit: Int
 
     /// Creates a configuration; the defaults follow SDWebImage where it has one.
     public init(
@@ -52,7 +58,8 @@ public struct DiskCacheConfiguration: Sendable {
         synchronousWrites: Bool = false,
         readOnlyDirectories: [URL] = [],
         lockPolicy: LockPolicy = .readOnly,
-        compactionThreshold: Int = 1000
+        compactionThreshold: Int = 1000,
+        packedEntryLimit: Int = 32 * 1024
     ) {
         self.sizeLimit = sizeLimit
         self.countLimit = countLimit
@@ -63,5 +70,11 @@ public struct DiskCacheConfiguration: Sendable {
         self.readOnlyDirectories = readOnlyDirectories
         self.lockPolicy = lockPolicy
         self.compactionThreshold = compactionThreshold
+        self.packedEntryLimit = packedEntryLimit
+    }
+
+    /// Whether an entry of `size` bytes is packed.
+    func packs(_ size: Int) -> Bool {
+        size <= min(packedEntryLimit, DiskCacheSegments.capacity(forSizeLimit: sizeLimit) / 4)
     }
 }

@@ -5,7 +5,7 @@ public struct DiskCacheEntry: Sendable, Equatable {
     /// The key the entry was stored under; nil for an entry recovered by a directory scan after
     /// the journal was lost (its data is still found by key).
     public let key: String?
-    /// The size of the entry's file in bytes.
+    /// The size of the entry's bytes.
     public let size: Int
     /// When the entry was written.
     public let created: Date
@@ -14,12 +14,22 @@ public struct DiskCacheEntry: Sendable, Equatable {
     /// The HTTP facts and extended data stored with the entry.
     public internal(set) var metadata: DiskCacheMetadata
     /// The file's name inside its fan-out folder: the SHA-256 of the key in hex, with the key's
-    /// extension when it is short and safe.
+    /// extension when it is short and safe. A packed entry has no file of its own.
     public let fileName: String
 
     let fileID: FileID
+    /// Where a packed entry's frame is; nil for an entry stored as a file of its own.
+    var location: PackedLocation?
     /// Tells a replaced entry from its successor; not persisted.
     var generation = 0
+
+    /// Whether the entry is packed into a segment file with other small entries rather than
+    /// stored as a file of its own (see ``DiskCacheConfiguration/packedEntryLimit``).
+    public var isPacked: Bool { location != nil }
+
+    /// The bytes the entry takes on disk: its file, or its frame in a segment (its bytes and a
+    /// 44-byte header). What the size limit counts.
+    public var storedSize: Int { location == nil ? size : size + DiskCacheSegments.headerSize }
 
     init(key: String?, fileID: FileID, fileName: String, size: Int, created: Date, lastAccess: Date, metadata: DiskCacheMetadata) {
         self.key = key

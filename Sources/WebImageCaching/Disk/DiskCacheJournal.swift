@@ -16,6 +16,9 @@ import Glibc
 /// - `A` access: the entry was read at a time;
 /// - `D` delete: the entry is gone;
 /// - `E` entry: a committed entry, as compaction writes it;
+/// - `P` packed entry: an entry whose frame is in a segment, with its location (written after
+///   the frame, for a store, and by compaction);
+/// - `U` update: an entry's metadata or frame location changed; its place in the order does not;
 /// - `X` clear: every entry is gone.
 ///
 /// Replaying applies the records in order. A `B` without its `C` is a store that a crash
@@ -34,7 +37,9 @@ struct DiskCacheJournal {
         case commit(FileID)
         case access(FileID, Date)
         case delete(FileID)
+        /// `E`, or `P` for a packed entry.
         case entry(DiskCacheEntry)
+        case update(DiskCacheEntry)
         case clear
     }
 
@@ -170,7 +175,17 @@ struct DiskCacheJournal {
             writer.write(UInt8(ascii: "B"))
             encodeEntry(entry, &writer)
         case .entry(let entry):
-            writer.write(UInt8(ascii: "E"))
+            if let location = entry.location {
+                writer.write(UInt8(ascii: "P"))
+                encodeLocation(location, &writer)
+            } else {
+                writer.write(UInt8(ascii: "E"))
+            }
+            encodeEntry(entry, &writer)
+        case .update(let entry):
+            writer.write(UInt8(ascii: "U"))
+            writer.write(UInt8(entry.location == nil ? 0 : 1))
+            if let location = entry.location { encodeLocation(location, &writer) }
             encodeEntry(entry, &writer)
         case .commit(let id):
             writer.write(UInt8(ascii: "C"))
@@ -191,6 +206,18 @@ struct DiskCacheJournal {
         frame.write(raw: payload)
         frame.write(checksum(payload))
         buffer.append(contentsOf: frame.bytes)
+    }
+
+    private static func encodeLocation(_ location: PackedLocation, _ writer: inout BinaryWriter) {
+        writer.write(location.segment)
+        writer.write(UInt64(location.offset))
+        writer.write(location.checksum)
+    }
+
+    private static func decodeLocation(_ reader: inout BinaryReader) throws -> PackedLocation {
+        let segment = try reader.readUInt32()
+        let offset = Int(clamping: try reader.readUInt64())
+        return PackedLocation(segment: segment, offset: offset, checksum: try reader.readUInt32())
     }
 
     private static func encodeEntry(_ entry: DiskCacheEntry, _ writer: inout BinaryWriter) {
@@ -267,16 +294,23 @@ struct DiskCacheJournal {
             let entry = try decodeEntry(&reader, generation: generation)
             replay.uncommitted[entry.fileID] = entry
             replay.markStore()
-        case UInt8(ascii: "E"):
-            let entry = try decodeEntry(&reader, generation: generation)
+        case UInt8(ascii: "E"), UInt8(ascii: "P"):
+            let location = type == UInt8(ascii: "P") ? try decodeLocation(&reader) : nil
+            var entry = try decodeEntry(&reader, generation: generation)
+            entry.location = location
             _ = replay.entries.remove(entry.fileID)
-            _ = replay.entries.insert(entry, for: entry.fileID, cost: entry.size)
+            _ = replay.entries.insert(entry, for: entry.fileID, cost: entry.storedSize)
             replay.markStore()
+        case UInt8(ascii: "U"):
+            let location = try reader.readByte() == 1 ? try decodeLocation(&reader) : nil
+            var entry = try decodeEntry(&reader, generation: generation)
+            entry.location = location
+            replay.entries.update(entry.fileID) { $0 = entry }
         case UInt8(ascii: "C"):
             let id = try decodeID(&reader)
             if let entry = replay.uncommitted.removeValue(forKey: id) {
                 _ = replay.entries.remove(id)
-                _ = replay.entries.insert(entry, for: id, cost: entry.size)
+                _ = replay.entries.insert(entry, for: id, cost: entry.storedSize)
             }
             replay.markStore()
         case UInt8(ascii: "A"):

@@ -9,10 +9,32 @@ struct DiskCacheState {
     var index = LRUList<FileID, DiskCacheEntry>()
     /// Nil for a read-only cache.
     var journal: DiskCacheJournal?
+    var segments: DiskCacheSegments
     var pendingAccess: [UInt8] = []
     var pendingAccessCount = 0
     var generation = 0
     var isClosed = false
+
+    init(segments: DiskCacheSegments) {
+        self.segments = segments
+    }
+
+    /// What the size limit counts: the entries' stored bytes and the segments' waste.
+    var diskUsage: Int { index.totalCost + segments.waste }
+
+    /// Takes an entry out of the index; a packed entry's frame becomes waste, marked dead when
+    /// the cache is writable (its removal is logged by then).
+    mutating func removeEntry(_ id: FileID) -> DiskCacheEntry? {
+        guard let removed = index.remove(id)?.value else { return nil }
+        releaseFrame(of: removed)
+        return removed
+    }
+
+    /// A packed entry left the index some other way (eviction): its frame becomes waste.
+    mutating func releaseFrame(of entry: DiskCacheEntry) {
+        guard let location = entry.location else { return }
+        segments.release(location, size: entry.size, markDead: journal != nil)
+    }
 
     mutating func nextGeneration() -> Int {
         generation += 1

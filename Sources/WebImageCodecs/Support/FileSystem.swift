@@ -63,6 +63,38 @@ package enum FileSystem {
         return total == count ? data : nil
     }
 
+    /// Writes every byte at `offset`, retrying short writes and EINTR; the file position is not
+    /// used or moved.
+    package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, path: String) throws(WebImageError) {
+        var done = 0
+        while done < bytes.count {
+            let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw error("write", path)
+            }
+            done += written
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; returns how many were read (fewer only at the
+    /// end of the file).
+    package static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int, path: String)
+        throws(WebImageError) -> Int
+    {
+        var done = 0
+        while done < buffer.count {
+            let got = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw error("read", path)
+            }
+            if got == 0 { break }
+            done += got
+        }
+        return done
+    }
+
     /// The whole content of a file, or nil when it does not exist.
     package static func contents(of path: String) throws(WebImageError) -> [UInt8]? {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)

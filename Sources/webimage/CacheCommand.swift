@@ -37,13 +37,14 @@ struct CacheCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Entry count, bytes, directory and limits.",
             discussion:
-                "JSON fields: count, bytes, directory, sizeLimit, countLimit, maximumAgeSeconds (null when entries never expire). Example: webimage cache stats --json"
+                "JSON fields: count, bytes (what the size limit counts: files, and segment files of small entries with their waste), packedCount (entries packed into segment files), directory, sizeLimit, countLimit, maximumAgeSeconds (null when entries never expire). Example: webimage cache stats --json"
         )
         @OptionGroup var common: Common
 
         struct Report: Encodable {
             let count: Int
             let bytes: Int
+            let packedCount: Int
             let directory: String
             let sizeLimit: Int
             let countLimit: Int
@@ -54,13 +55,16 @@ struct CacheCommand: AsyncParsableCommand {
             try common.withDiskCache { disk in
                 let limits = disk.configuration
                 let report = Report(
-                    count: disk.count, bytes: disk.totalSize, directory: disk.directory.path, sizeLimit: limits.sizeLimit,
+                    count: disk.count, bytes: disk.diskUsage, packedCount: disk.entries().count(where: \.isPacked),
+                    directory: disk.directory.path, sizeLimit: limits.sizeLimit,
                     countLimit: limits.countLimit, maximumAgeSeconds: limits.maximumAge.map { $0.milliseconds / 1000 })
                 if common.output.json {
                     print(jsonLine(report))
                 } else {
                     print("directory:   \(report.directory)")
-                    print("entries:     \(report.count) (limit \(report.countLimit == 0 ? "none" : String(report.countLimit)))")
+                    print(
+                        "entries:     \(report.count) (limit \(report.countLimit == 0 ? "none" : String(report.countLimit))), \(report.packedCount) packed"
+                    )
                     print("bytes:       \(report.bytes) (limit \(report.sizeLimit == 0 ? "none" : String(report.sizeLimit)))")
                     print("maximum age: \(report.maximumAgeSeconds.map { String(format: "%.0f s", $0) } ?? "none")")
                 }

@@ -25,13 +25,13 @@ struct PrefetchCommand: AsyncParsableCommand {
             text) falls in slice I of N, whatever their order in the list: N runs over the same \
             list, on one machine or many, share the work with no coordinator and no URL twice. \
             File names in -o are chosen over the whole list, so the N directories merge into one. \
-            See docs/crawling.md.
+            The list is read a block at a time, never whole. See docs/crawling.md.
 
             With -o DIR --output-format tar the images go into shards for datasets, as \
             img2dataset and webdataset lay them out: NNNNN.tar with KEY.ext and KEY.json per image \
             (KEY is the URL's index in the list) and NNNNN.jsonl with a line per URL, failures \
             included. A shard appears under its name only when whole; a rerun skips finished \
-            shards. The list is then read a block at a time, never whole.
+            shards.
               webimage prefetch -i urls.txt -j 32 -o dataset/ --output-format tar --no-cache
             """
     )
@@ -153,10 +153,8 @@ struct PrefetchCommand: AsyncParsableCommand {
         outputOptions.bootstrapLogging()
         let session = try LoadSession(cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness)
         let counts = PrefetchCounts()
-        // File names under -o are chosen over the whole list; everything else streams it.
-        let listed = try outputFormat == "files" && output != nil ? selectedList() : nil
         let reporter = ProgressReporter(
-            total: try listed?.urls.count ?? countSelected(), counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
+            total: try countSelected(), counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
             interval: .milliseconds(Int64(progressInterval * 1000)))
         let run = Run(
             session: session, context: try loadContext(),
@@ -166,11 +164,10 @@ struct PrefetchCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         let total: Int
         do {
-            if let listed {
-                try await saveFiles(listed, run: run)
-                total = listed.urls.count
-            } else if outputFormat == "tar" {
+            if outputFormat == "tar" {
                 total = try await saveDataset(run: run)
+            } else if let output {
+                total = try await saveFiles(into: output, run: run)
             } else {
                 total = try await streamList { text, _, _ in { await prefetch(text, name: "", directory: nil, run: run) } }
             }
@@ -199,18 +196,17 @@ struct PrefetchCommand: AsyncParsableCommand {
         if final.failed > 0 && !allowFailures { throw ExitCode.failure }
     }
 
-    /// The whole list into the cache (and files in `-o`), `jobs` at a time.
-    private func saveFiles(_ listed: (urls: [String], names: [String]), run: Run) async throws {
-        let directory = try output.map { path -> URL in
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            return URL(fileURLWithPath: path, isDirectory: true)
-        }
-        var next = 0
-        try await runBounded {
-            guard next < listed.urls.count else { return nil }
-            let (url, name) = (listed.urls[next], listed.names[next])
-            next += 1
-            return { await prefetch(url, name: name, directory: directory, run: run) }
+    /// `-o DIR` with `--output-format files`: the list streamed into the cache and a file per
+    /// image. Names are chosen over every line, this run's slice or not, so that the directories
+    /// of N shards merge into one; returns how many URLs this run took.
+    private func saveFiles(into path: String, run: Run) async throws -> Int {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let directory = URL(fileURLWithPath: path, isDirectory: true)
+        var namer = FileNamer()
+        var name = ""
+        return try await streamList(everyLine: { text, index in name = namer.name(for: text, index: index) }) { text, _, _ in
+            let fileName = name
+            return { await prefetch(text, name: fileName, directory: directory, run: run) }
         }
     }
 
@@ -298,7 +294,10 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// holding the list: `job` gets each URL with its index among the list's URLs and its place
     /// in this run, and returns the work to do, or nil to skip it. Returns how many URLs the run
     /// took.
-    private func streamList(_ job: (String, Int, Int) -> (@Sendable () async throws -> Void)?) async throws -> Int {
+    /// `everyLine` sees each URL of the list, in this run's slice or not, with its index.
+    private func streamList(
+        everyLine: (String, Int) -> Void = { _, _ in }, _ job: (String, Int, Int) -> (@Sendable () async throws -> Void)?
+    ) async throws -> Int {
         let reader = try URLListReader(path: input)
         let slice = try shard()
         var index = -1
@@ -306,6 +305,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         try await runBounded {
             while let text = try reader.next() {
                 index += 1
+                everyLine(text, index)
                 if let slice, Self.slice(of: text, count: slice.count) != slice.index { continue }
                 position += 1
                 if let work = job(text, index, position - 1) { return work }
@@ -374,36 +374,29 @@ struct PrefetchCommand: AsyncParsableCommand {
         if noCache { context.originalStoreCacheType = ImageCacheType.none }
         return context
     }
+}
 
-    /// The URLs this run takes (all, or its shard's) and the file name of each. Names come from
-    /// the whole list, so that the directories of N shards merge into one.
-    private func selectedList() throws -> (urls: [String], names: [String]) {
-        let urls = try readList()
-        let names = Self.uniqueNames(urls)
-        guard let (index, count) = try shard() else { return (urls, names) }
-        let kept = urls.indices.filter { Self.slice(of: urls[$0], count: count) == index }
-        return (kept.map { urls[$0] }, kept.map { names[$0] })
-    }
+/// File names for `-o` in files mode, one URL at a time: the URL's last path component, with the
+/// URL's place in the list added when an earlier URL took the name. What it keeps is a 64-bit
+/// hash of each name given (about 11 bytes a URL, 110 MB for ten million), not the list; the
+/// hash is fixed (FNV-1a), so every shard of a list names every URL alike.
+struct FileNamer {
+    private var used: Set<UInt64> = []
 
-    private func readList() throws -> [String] {
-        let reader = try URLListReader(path: input)
-        var urls: [String] = []
-        while let url = try reader.next() { urls.append(url) }
-        return urls
-    }
-
-    /// A file name per URL from its last path component; repeats get the URL's position added.
-    static func uniqueNames(_ urls: [String]) -> [String] {
-        var used: Set<String> = []
-        return urls.enumerated().map { index, text in
-            let url = URL(string: text) ?? URL(fileURLWithPath: "image")
-            let stem = url.deletingPathExtension().lastPathComponent
-            let base = stem.isEmpty || stem == "/" ? "image" : stem
-            let ext = url.pathExtension.isEmpty ? "img" : url.pathExtension
-            var name = "\(base).\(ext)"
-            if used.contains(name) { name = "\(base)-\(index + 1).\(ext)" }
-            used.insert(name)
-            return name
+    mutating func name(for text: String, index: Int) -> String {
+        let url = URL(string: text) ?? URL(fileURLWithPath: "image")
+        let stem = url.deletingPathExtension().lastPathComponent
+        let base = stem.isEmpty || stem == "/" ? "image" : stem
+        let ext = url.pathExtension.isEmpty ? "img" : url.pathExtension
+        var name = "\(base).\(ext)"
+        if !used.insert(Self.hash(name)).inserted {
+            name = "\(base)-\(index + 1).\(ext)"
+            used.insert(Self.hash(name))
         }
+        return name
+    }
+
+    private static func hash(_ name: String) -> UInt64 {
+        name.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
     }
 }

@@ -36,4 +36,27 @@ struct ShardTests {
         let refused = try await workspace.run(["prefetch", "-i", workspace.path("urls-0.txt"), "--shard", "3/3"])
         #expect(refused.status == 2 && refused.standardError.contains("--shard"))
     }
+
+    @Test("URLs that share a file name get their place in the list added, alike in every shard, from a streamed list")
+    func repeatedNames() async throws {
+        let origin = try await OriginServer.start()
+        let png = [UInt8](try Fixture.data("gradient-rgba.png"))
+        let paths = ["/a/dup.png", "/other.png", "/b/dup.png", "/c/dup.png"]
+        for path in paths { origin.route(path, .ok(png, contentType: "image/png")) }
+        let workspace = try WebImageCommandTests.Workspace()
+        try paths.map { origin.url($0).absoluteString }.joined(separator: "\n")
+            .write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+        let whole = try await workspace.run(["prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path("whole"), "--no-cache"])
+        #expect(whole.status == 0, "\(whole.standardError)")
+        for shard in ["0/2", "1/2"] {
+            let run = try await workspace.run([
+                "prefetch", "-i", workspace.path("urls.txt"), "--shard", shard, "-o", workspace.path("merged"), "--no-cache",
+            ])
+            #expect(run.status == 0, "\(run.standardError)")
+        }
+        try await origin.shutdown()
+        let expected: Set = ["dup.png", "other.png", "dup-3.png", "dup-4.png"]
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: workspace.path("whole"))) == expected)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: workspace.path("merged"))) == expected)
+    }
 }

@@ -240,6 +240,7 @@ struct WebImageCommandTests {
             _ = try await workspace.run(["fetch", url])
             let stats = try await workspace.run(["cache", "stats", "--json"])
             #expect(stats.json["count"] as? Int == 1 && (stats.json["bytes"] as? Int ?? 0) > 0)
+            #expect(stats.json["packedCount"] as? Int == 1, "a small JPEG is packed into a segment")
             #expect(
                 stats.json["directory"] as? String == workspace.cacheDirectory.path && stats.json["sizeLimit"] is Int
                     && stats.json["countLimit"] is Int)

@@ -204,10 +204,12 @@ struct PrefetchCommand: AsyncParsableCommand {
         let directory = URL(fileURLWithPath: path, isDirectory: true)
         var namer = FileNamer()
         var name = ""
-        return try await streamList(everyLine: { text, index in name = namer.name(for: text, index: index) }) { text, _, _ in
-            let fileName = name
-            return { await prefetch(text, name: fileName, directory: directory, run: run) }
-        }
+        return try await streamList(
+            everyLine: { text, index in name = namer.name(for: text, index: index) },
+            { text, _, _ in
+                let fileName = name
+                return { await prefetch(text, name: fileName, directory: directory, run: run) }
+            })
     }
 
     /// Runs the work `next` hands out, `jobs` at a time, until it hands out nil.

@@ -173,6 +173,21 @@ struct WebImageCommandTests {
         }
     }
 
+    @Test("prefetch checks each image by its header: bytes that are no image fail and leave nothing in the cache")
+    func prefetchChecksHeaders() async throws {
+        try await withOrigin { origin, workspace in
+            origin.route("/page.png", .ok(Array("<html><body>not found</body></html>".utf8), contentType: "image/png"))
+            let list = ["/gradient.jpg", "/page.png"].map { origin.url($0).absoluteString }.joined(separator: "\n")
+            try list.write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+            let run = try await workspace.run(["prefetch", "-i", workspace.path("urls.txt"), "--json"])
+            #expect(run.status == 1 && run.json["succeeded"] as? Int == 1 && run.json["failed"] as? Int == 1, "\(run.standardError)")
+            #expect(run.standardError.contains("page.png"))
+            let listed = try await workspace.run(["cache", "ls", "--json"])
+            let entries = try #require((try JSONSerialization.jsonObject(with: Data(listed.lines.joined().utf8))) as? [[String: Any]])
+            #expect(entries.compactMap { $0["key"] as? String } == [origin.url("/gradient.jpg").absoluteString])
+        }
+    }
+
     @Test("prefetch draws a progress bar on a terminal")
     func prefetchBar() async throws {
         try await withOrigin { origin, workspace in

@@ -4,9 +4,9 @@ at most 150 MB for 100,000 URLs, flat in the list's length).
 
 A local nginx serves one small JPEG under N distinct URLs (a query string each; nginx ignores it,
 the cache and the dataset do not); the release `webimage prefetch -j 16` runs over lists of each
-length with a fresh cache, in the mode given (`tar` writes shards, `cache` only warms the cache),
-and GNU time's %M gives the peak. Usage:
-    python3 scripts/compare/prefetch_memory.py [--mode tar|cache] [--no-cache] 10000 100000
+length with a fresh cache, in the mode given (`tar` writes shards, `files` a file per image, `cache`
+only warms the cache), and GNU time's %M gives the peak. Usage:
+    python3 scripts/compare/prefetch_memory.py [--mode tar|files|cache] [--no-cache] 10000 100000
 """
 import argparse
 import json
@@ -30,8 +30,8 @@ def free_port():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("lengths", nargs="+", type=int)
-    parser.add_argument("--mode", choices=["tar", "cache"], default="tar")
-    parser.add_argument("--no-cache", action="store_true", help="with --mode tar: the shards are the only copy")
+    parser.add_argument("--mode", choices=["tar", "files", "cache"], default="tar")
+    parser.add_argument("--no-cache", action="store_true", help="with --mode tar or files: the output is the only copy")
     arguments = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="prefetch-memory-"))
     work.chmod(0o755)
@@ -53,8 +53,8 @@ http {{ access_log off; keepalive_requests 1000000; server {{ listen 127.0.0.1:{
                     file.write(f"http://127.0.0.1:{port}/a.jpg?i={index}\n")
             cache, output = work / f"cache-{length}", work / f"out-{length}"
             command = [str(ROOT / ".build/release/webimage"), "prefetch", "-i", str(urls), "-j", "16", "--cache-dir", str(cache), "--json"]
-            if arguments.mode == "tar":
-                command += ["-o", str(output), "--output-format", "tar"] + (["--no-cache"] if arguments.no_cache else [])
+            if arguments.mode != "cache":
+                command += ["-o", str(output), "--output-format", arguments.mode] + (["--no-cache"] if arguments.no_cache else [])
             start = time.perf_counter()
             completed = subprocess.run(["/usr/bin/time", "-f", "%M", *command], capture_output=True, text=True, check=True)
             seconds = time.perf_counter() - start

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Our side of the `prefetch` comparisons: `webimage prefetch -j N` (release build) over the URL
-list into an empty cache directory, or with `tar` as third argument into tar shards only
-(`--output-format tar -o DIR --no-cache`). Prints {"operations": images loaded, "seconds": wall time of the
+list into an empty cache directory, or with `tar` or `files` as third argument into tar shards or
+a file per image only (`-o DIR --output-format tar|files --no-cache`). Prints {"operations": images loaded, "seconds": wall time of the
 whole process, "peak_rss_mb": the largest resident set of the process}."""
 import json
 import resource
@@ -16,12 +16,12 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def main():
     url_list, parallel = Path(sys.argv[1]), int(sys.argv[2])
-    tar = len(sys.argv) > 3 and sys.argv[3] == "tar"
+    mode = sys.argv[3] if len(sys.argv) > 3 else "cache"
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as output:
         command = [str(ROOT / ".build" / "release" / "webimage"), "prefetch", "-i", str(url_list), "-j", str(parallel), "--cache-dir", cache, "--json"]
-        if tar:
-            # The shards are the only copy, as with img2dataset: nothing goes into the disk cache.
-            command += ["-o", output, "--output-format", "tar", "--no-cache"]
+        if mode in ("tar", "files"):
+            # The output is the only copy, as with img2dataset: nothing goes into the disk cache.
+            command += ["-o", output, "--output-format", mode, "--no-cache"]
         start = time.perf_counter()
         completed = subprocess.run(command, check=True, capture_output=True, text=True)
         elapsed = time.perf_counter() - start

@@ -174,20 +174,18 @@ public final class DiskCache: Sendable {
                 return .absent
             }
             try state.recordAccess(id, at: now)
-            // A packed entry is small: reading it under the lock costs a few microseconds and
-            // keeps compaction from deleting its segment mid-read.
-            guard let data = try state.segments.read(location, id: id, size: entry.size) else {
-                logger.notice("dropping entry", metadata: ["file": "\(entry.fileName)", "reason": "its frame is gone or damaged"])
+            guard let descriptor = try state.segments.readDescriptor(for: location.segment) else {
+                logger.notice("dropping entry", metadata: ["file": "\(entry.fileName)", "reason": "its segment is gone"])
                 try remove([id], reason: "invalid", from: &state)
                 return .absent
             }
-            return .packed(data)
+            return .packed(entry, descriptor, state.segments.path(of: location.segment))
         }
         let data: Data?
         switch found {
         case .absent: data = try readOnlyDirectoryData(for: key)
         case .file(let entry): data = try readFile(of: entry)
-        case .packed(let bytes): data = bytes
+        case .packed(let entry, let descriptor, let path): data = try readFrame(of: entry, through: descriptor, path: path)
         }
         (data == nil ? lookups.miss : lookups.hit).increment()
         return data
@@ -196,7 +194,8 @@ public final class DiskCache: Sendable {
     private enum Lookup {
         case absent
         case file(DiskCacheEntry)
-        case packed(Data)
+        /// A packed entry and a descriptor of its segment to read it through, outside the lock.
+        case packed(DiskCacheEntry, Int32, String)
     }
 
     /// The index entry for `key`, without marking it used; nil when absent or expired.
@@ -499,6 +498,17 @@ public final class DiskCache: Sendable {
             let data = try FileSystem.read(descriptor, count: entry.size, path: path)
         else {
             dropInvalid(entry, reason: "its file has the wrong size")
+            return nil
+        }
+        return data
+    }
+
+    private func readFrame(of entry: DiskCacheEntry, through descriptor: Int32, path: String) throws(WebImageError) -> Data? {
+        defer { Glibc.close(descriptor) }
+        guard let location = entry.location,
+            let data = try DiskCacheSegments.readFrame(descriptor, at: location, id: entry.fileID, size: entry.size, path: path)
+        else {
+            dropInvalid(entry, reason: "its frame is cut short, marked dead or damaged")
             return nil
         }
         return data

@@ -176,26 +176,36 @@ struct DiskCacheSegments {
         return PackedLocation(segment: number, offset: offset, checksum: checksum)
     }
 
-    /// The bytes of the entry at `location`, or nil when its frame is gone, marked dead, or is not
-    /// the entry's (another ID, length or checksum).
-    mutating func read(_ location: PackedLocation, id: FileID, size: Int) throws(WebImageError) -> Data? {
-        let descriptor: Int32
+    /// A descriptor of its own for reading a segment, or nil when the segment is gone. Frames are
+    /// never rewritten in place (only marked dead) and a deleted segment stays readable through
+    /// an open descriptor, so a read through it needs no lock; the caller closes it.
+    mutating func readDescriptor(for number: UInt32) throws(WebImageError) -> Int32? {
+        let shared: Int32
         do throws(WebImageError) {
-            descriptor = try self.descriptor(for: location.segment)
+            shared = try descriptor(for: number)
         } catch {
             guard (error.underlyingError as? POSIXError)?.code == .ENOENT else { throw error }
             return nil
         }
-        var frame = Data(count: Self.headerSize + size)
-        let path = path(of: location.segment)
+        let own = dup(shared)
+        guard own >= 0 else { throw FileSystem.error("dup", path(of: number)) }
+        return own
+    }
+
+    /// The bytes of the entry at `location`, read through `descriptor`, or nil when its frame is
+    /// cut short, marked dead, or is not the entry's (another ID, length or checksum).
+    static func readFrame(
+        _ descriptor: Int32, at location: PackedLocation, id: FileID, size: Int, path: String
+    ) throws(WebImageError) -> Data? {
+        var frame = Data(count: headerSize + size)
         let got = try frame.withUnsafeMutableBytes { buffer in
             Result { () throws(WebImageError) in try FileSystem.read(descriptor, into: buffer, at: location.offset, path: path) }
         }.get()
-        guard got == frame.count, let header = Self.frames(in: frame).first, header.offset == 0,
+        guard got == frame.count, let header = frames(in: frame).first, header.offset == 0,
             header.id == id, header.size == size, header.checksum == location.checksum
         else { return nil }
-        let bytes = frame.dropFirst(Self.headerSize)
-        guard Self.checksum(bytes) == location.checksum else { return nil }
+        let bytes = frame.dropFirst(headerSize)
+        guard checksum(bytes) == location.checksum else { return nil }
         return Data(bytes)
     }
 

@@ -346,6 +346,8 @@ COMPARISONS = [
                   lambda urls: [sys.executable, str(PEERS / "prefetch_webimage.py"), str(urls), "16", "files"]),
         peer=Side("img2dataset --output_format files (16 threads, no resize)",
                   lambda urls: [sys.executable, str(PEERS / "prefetch_img2dataset.py"), str(urls), "16"]),
+        extra_peers=(Side("the floor: 10,000 50 KB files created by 16 threads, nothing else",
+                          lambda urls: [sys.executable, str(PEERS / "write_files.py"), str(urls), "16"]),),
         pip_requirements=("img2dataset", "pillow"),
         system_packages=("nginx",),
     ),

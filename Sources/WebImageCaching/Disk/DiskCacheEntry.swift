@@ -15,9 +15,15 @@ public struct DiskCacheEntry: Sendable, Equatable {
     public internal(set) var metadata: DiskCacheMetadata
     /// The file's name inside its fan-out folder: the SHA-256 of the key in hex, with the key's
     /// extension when it is short and safe. A packed entry has no file of its own.
-    public let fileName: String
+    public var fileName: String {
+        fileExtension.map { fileID.hex + "." + $0 } ?? fileID.hex
+    }
 
     let fileID: FileID
+    /// Kept instead of the whole name: at most 8 characters, which a `String` holds without an
+    /// allocation; the 64 hex digits come from the ID. The index of a 100,000-entry cache is
+    /// about 10 MB smaller for it.
+    private let fileExtension: String?
     /// Where a packed entry's frame is; nil for an entry stored as a file of its own.
     var location: PackedLocation?
     /// Tells a replaced entry from its successor; not persisted.
@@ -34,7 +40,7 @@ public struct DiskCacheEntry: Sendable, Equatable {
     init(key: String?, fileID: FileID, fileName: String, size: Int, created: Date, lastAccess: Date, metadata: DiskCacheMetadata) {
         self.key = key
         self.fileID = fileID
-        self.fileName = fileName
+        fileExtension = fileName.count > 65 ? String(fileName.dropFirst(65)) : nil
         self.size = size
         self.created = created
         self.lastAccess = lastAccess
@@ -45,7 +51,8 @@ public struct DiskCacheEntry: Sendable, Equatable {
     public var folderName: String { String(fileName.prefix(2)) }
 
     public static func == (lhs: DiskCacheEntry, rhs: DiskCacheEntry) -> Bool {
-        lhs.key == rhs.key && lhs.fileName == rhs.fileName && lhs.size == rhs.size && lhs.created == rhs.created
+        lhs.key == rhs.key && lhs.fileID == rhs.fileID && lhs.fileExtension == rhs.fileExtension && lhs.size == rhs.size
+            && lhs.created == rhs.created
             && lhs.lastAccess == rhs.lastAccess && lhs.metadata == rhs.metadata
     }
 }

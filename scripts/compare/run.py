@@ -77,6 +77,23 @@ def diskcache_spec(count: int, size: int) -> Callable[[Path], Path]:
     return prepare
 
 
+def prefetch_comparison(name: str, count: int, into: str, mode: str, peer_format: str, extra_peers: tuple = ()) -> Comparison:
+    """`webimage prefetch -j 16` (into the cache, or with `-o DIR --no-cache` in files or tar mode)
+    against img2dataset writing the same URLs (16 threads, no resize, in files or webdataset)."""
+    ours = "webimage prefetch -j 16" + ("" if mode == "cache" else f" -o DIR --output-format {mode} --no-cache")
+    return Comparison(
+        name=name,
+        description=f"{count:,} distinct 50 KB JPEGs from a local nginx {into}, 16 at a time, whole processes timed",
+        prepare=nginx_origin(count, 50 * 1024, files=jpeg_files(count, 50 * 1024), extension="jpg"),
+        ours=Side(ours, lambda urls: [sys.executable, str(PEERS / "prefetch_webimage.py"), str(urls), "16", mode]),
+        peer=Side(f"img2dataset --output_format {peer_format} (16 threads, no resize)",
+                  lambda urls: [sys.executable, str(PEERS / "prefetch_img2dataset.py"), str(urls), "16", peer_format]),
+        extra_peers=extra_peers,
+        pip_requirements=("img2dataset", "pillow"),
+        system_packages=("nginx", "curl") if extra_peers else ("nginx",),
+    )
+
+
 def diskcache_comparison(name: str, count: int, size: int) -> Comparison:
     """Ours against Python's diskcache: COUNT sets then COUNT gets of SIZE-byte values, 3 rounds."""
     return Comparison(
@@ -319,49 +336,13 @@ COMPARISONS = [
         peer=Side("Pillow GaussianBlur(10)", lambda path: [sys.executable, str(PEERS / "transform_pillow.py"), "blur", str(path), "10"]),
         pip_requirements=("pillow",),
     ),
-    Comparison(
-        name="prefetch",
-        description="2,000 distinct 50 KB JPEGs from a local nginx into an empty cache (or folder), 16 at a time, whole processes timed",
-        prepare=nginx_origin(2000, 50 * 1024, files=jpeg_files(2000, 50 * 1024), extension="jpg"),
-        ours=Side("webimage prefetch -j 16", lambda urls: [sys.executable, str(PEERS / "prefetch_webimage.py"), str(urls), "16"]),
-        peer=Side("img2dataset (16 threads, no resize)", lambda urls: [sys.executable, str(PEERS / "prefetch_img2dataset.py"), str(urls), "16"]),
-        extra_peers=(Side("curl --parallel --parallel-max 16", lambda urls: [sys.executable, str(PEERS / "curl_parallel.py"), str(urls), "16"]),),
-        pip_requirements=("img2dataset", "pillow"),
-        system_packages=("nginx", "curl"),
-    ),
-    Comparison(
-        name="prefetch-10k",
-        description="10,000 distinct 50 KB JPEGs from a local nginx into an empty cache (or folder), 16 at a time, whole processes timed",
-        prepare=nginx_origin(10000, 50 * 1024, files=jpeg_files(10000, 50 * 1024), extension="jpg"),
-        ours=Side("webimage prefetch -j 16", lambda urls: [sys.executable, str(PEERS / "prefetch_webimage.py"), str(urls), "16"]),
-        peer=Side("img2dataset (16 threads, no resize)", lambda urls: [sys.executable, str(PEERS / "prefetch_img2dataset.py"), str(urls), "16"]),
-        pip_requirements=("img2dataset", "pillow"),
-        system_packages=("nginx",),
-    ),
-    Comparison(
-        name="prefetch-files",
-        description="10,000 distinct 50 KB JPEGs from a local nginx into a folder, a file per image on both sides, 16 at a time, whole processes timed",
-        prepare=nginx_origin(10000, 50 * 1024, files=jpeg_files(10000, 50 * 1024), extension="jpg"),
-        ours=Side("webimage prefetch -j 16 -o DIR --no-cache",
-                  lambda urls: [sys.executable, str(PEERS / "prefetch_webimage.py"), str(urls), "16", "files"]),
-        peer=Side("img2dataset --output_format files (16 threads, no resize)",
-                  lambda urls: [sys.executable, str(PEERS / "prefetch_img2dataset.py"), str(urls), "16"]),
-        extra_peers=(Side("the floor: 10,000 50 KB files created by 16 threads, nothing else",
-                          lambda urls: [sys.executable, str(PEERS / "write_files.py"), str(urls), "16"]),),
-        pip_requirements=("img2dataset", "pillow"),
-        system_packages=("nginx",),
-    ),
-    Comparison(
-        name="prefetch-tar",
-        description="10,000 distinct 50 KB JPEGs from a local nginx into tar shards (webdataset), 16 at a time, whole processes timed",
-        prepare=nginx_origin(10000, 50 * 1024, files=jpeg_files(10000, 50 * 1024), extension="jpg"),
-        ours=Side("webimage prefetch -j 16 --output-format tar --no-cache",
-                  lambda urls: [sys.executable, str(PEERS / "prefetch_webimage.py"), str(urls), "16", "tar"]),
-        peer=Side("img2dataset --output_format webdataset (16 threads, no resize)",
-                  lambda urls: [sys.executable, str(PEERS / "prefetch_img2dataset.py"), str(urls), "16", "webdataset"]),
-        pip_requirements=("img2dataset", "pillow"),
-        system_packages=("nginx",),
-    ),
+    prefetch_comparison("prefetch", 2000, "into an empty cache (or folder)", "cache", "files",
+                        extra_peers=(Side("curl --parallel --parallel-max 16", lambda urls: [sys.executable, str(PEERS / "curl_parallel.py"), str(urls), "16"]),)),
+    prefetch_comparison("prefetch-10k", 10000, "into an empty cache (or folder)", "cache", "files"),
+    prefetch_comparison("prefetch-files", 10000, "into a folder, a file per image on both sides", "files", "files",
+                        extra_peers=(Side("the floor: 10,000 50 KB files created by 16 threads, nothing else",
+                                          lambda urls: [sys.executable, str(PEERS / "write_files.py"), str(urls), "16"]),)),
+    prefetch_comparison("prefetch-tar", 10000, "into tar shards (webdataset)", "tar", "webdataset"),
     *[diskcache_comparison(name, count, size) for name, count, size in (
         ("diskcache", 1000, 50 * 1024),
         ("diskcache-small", 5000, 2 * 1024),

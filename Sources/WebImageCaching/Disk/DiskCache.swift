@@ -266,11 +266,8 @@ public final class DiskCache: Sendable {
             throw WebImageError(.tooLarge, "\(data.count) bytes is over the disk cache's \(configuration.sizeLimit)-byte limit")
         }
         let fileName = Self.fileName(for: id, key: key)
-        if configuration.packs(data.count) {
-            try storePacked(data, id: id, key: key, fileName: fileName, metadata: metadata)
-            return
-        }
-        let temporary = try writeTemporaryFile(data, id: id)
+        // A packed entry's frame is appended under the lock; a file is written before it.
+        let temporary = configuration.packs(data.count) ? nil : try writeTemporaryFile(data, id: id)
         do throws(WebImageError) {
             try state.withLock { (state) throws(WebImageError) in
                 guard !state.isClosed else { throw WebImageError(.cacheIO, "the disk cache is closed") }
@@ -280,30 +277,14 @@ public final class DiskCache: Sendable {
                     key: key, fileID: id, fileName: fileName, size: data.count, created: now, lastAccess: now, metadata: metadata
                 )
                 entry.generation = state.nextGeneration()
-                try commit(entry, temporary: temporary, into: &state)
+                if let temporary {
+                    try commit(entry, temporary: temporary, into: &state)
+                } else {
+                    try commitPacked(&entry, data, into: &state)
+                }
             }
         } catch {
-            try? FileSystem.unlink(temporary)
-            errors.increment()
-            logger.warning("store failed", metadata: ["error": "\(error)"])
-            throw error
-        }
-        bytesWritten.increment(by: Int64(data.count))
-    }
-
-    private func storePacked(_ data: Data, id: FileID, key: String, fileName: String, metadata: DiskCacheMetadata) throws(WebImageError) {
-        do throws(WebImageError) {
-            try state.withLock { (state) throws(WebImageError) in
-                guard !state.isClosed else { throw WebImageError(.cacheIO, "the disk cache is closed") }
-                try recoverIfDirectoryVanished(&state)
-                let now = self.now()
-                var entry = DiskCacheEntry(
-                    key: key, fileID: id, fileName: fileName, size: data.count, created: now, lastAccess: now, metadata: metadata
-                )
-                entry.generation = state.nextGeneration()
-                try commitPacked(&entry, data, into: &state)
-            }
-        } catch {
+            if let temporary { try? FileSystem.unlink(temporary) }
             errors.increment()
             logger.warning("store failed", metadata: ["error": "\(error)"])
             throw error

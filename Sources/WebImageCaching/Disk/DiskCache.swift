@@ -527,14 +527,7 @@ public final class DiskCache: Sendable {
     private func writeTemporaryFile(_ data: Data, id: FileID) throws(WebImageError) -> String {
         let folder = root + "/tmp"
         let path = folder + "/" + id.hex + "." + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        let descriptor: Int32
-        do throws(WebImageError) {
-            descriptor = try FileSystem.open(path, O_WRONLY | O_CREAT | O_EXCL)
-        } catch {
-            guard (error.underlyingError as? POSIXError)?.code == .ENOENT else { throw error }
-            try FileSystem.makeDirectory(folder)
-            descriptor = try FileSystem.open(path, O_WRONLY | O_CREAT | O_EXCL)
-        }
+        let descriptor = try FileSystem.create(path, in: folder, O_WRONLY | O_EXCL)
         defer { Glibc.close(descriptor) }
         do throws(WebImageError) {
             try data.withTypedBytes { bytes throws(WebImageError) in try FileSystem.writeAll(descriptor, bytes, path: path) }

@@ -77,6 +77,6 @@ public struct DiskCacheConfiguration: Sendable {
 
     /// Whether an entry of `size` bytes is packed.
     func packs(_ size: Int) -> Bool {
-        size <= min(packedEntryLimit, DiskCacheSegments.capacity(forSizeLimit: sizeLimit) / 4)
+        packedEntryLimit > 0 && size <= min(packedEntryLimit, DiskCacheSegments.capacity(forSizeLimit: sizeLimit) / 4)
     }
 }

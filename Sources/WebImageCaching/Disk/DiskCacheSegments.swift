@@ -329,14 +329,7 @@ struct DiskCacheSegments {
         }
         let number = nextNumber
         let path = path(of: number)
-        let descriptor: Int32
-        do throws(WebImageError) {
-            descriptor = try FileSystem.open(path, O_RDWR | O_CREAT | O_TRUNC)
-        } catch {
-            guard (error.underlyingError as? POSIXError)?.code == .ENOENT else { throw error }
-            try FileSystem.makeDirectory(folder)
-            descriptor = try FileSystem.open(path, O_RDWR | O_CREAT | O_TRUNC)
-        }
+        let descriptor = try FileSystem.create(path, in: folder, O_RDWR | O_TRUNC)
         nextNumber &+= 1
         keep(descriptor, for: number)
         segments[number] = Segment(length: 0, live: 0)

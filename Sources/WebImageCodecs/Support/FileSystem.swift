@@ -20,6 +20,18 @@ package enum FileSystem {
         return descriptor
     }
 
+    /// Opens `path` with `O_CREAT` and `flags`, creating `folder` (its directory) first when it
+    /// is missing: a deleted cache directory comes back on the next write.
+    package static func create(_ path: String, in folder: String, _ flags: Int32) throws(WebImageError) -> Int32 {
+        do throws(WebImageError) {
+            return try open(path, flags | O_CREAT)
+        } catch {
+            guard (error.underlyingError as? POSIXError)?.code == .ENOENT else { throw error }
+            try makeDirectory(folder)
+            return try open(path, flags | O_CREAT)
+        }
+    }
+
     /// Writes every byte, retrying short writes and EINTR.
     package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(WebImageError) {
         var offset = 0

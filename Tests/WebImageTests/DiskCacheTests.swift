@@ -57,8 +57,12 @@ struct DiskCacheTests {
             if segments[location.segment] == nil {
                 segments[location.segment] = (try? FileSystem.contents(of: segmentPath(directory, location.segment))) ?? []
             }
-            let frame = DiskCacheSegments.frames(in: segments[location.segment]!.dropFirst(location.offset)).first
-            #expect(frame?.id == entry.fileID && frame?.size == entry.size && frame?.offset == 0, sourceLocation: sourceLocation)
+            let bytes = segments[location.segment]!
+            let header = DiskCacheSegments.header(in: bytes, at: location.offset)
+            #expect(
+                header?.isLive == true && header?.frame.id == entry.fileID && header?.frame.size == entry.size,
+                sourceLocation: sourceLocation)
+            #expect(location.offset + entry.storedSize <= bytes.count, sourceLocation: sourceLocation)
         }
         #expect(cache.totalSize == entries.reduce(0) { $0 + $1.storedSize }, sourceLocation: sourceLocation)
         let onDisk = files.values.reduce(0, +) + segmentFiles(directory).values.reduce(0, +)

@@ -97,7 +97,7 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.startMeasurement()
         for index in 0..<1000 {
             try cache.store(payload, for: "https://x.com/\(index).jpg")
-            precondition(cache.totalSize <= limit, "the size limit must hold after every write")
+            precondition(cache.diskUsage <= limit, "the size limit must hold after every write")
         }
         benchmark.stopMeasurement()
         cache.close()

@@ -9,7 +9,7 @@ import Glibc
 /// A directory of cached bytes with limits that hold after every write and an index that
 /// survives crashes.
 ///
-/// An entry larger than ``DiskCacheConfiguration/packedEntryLimit`` (256 KiB by default) is one
+/// An entry larger than ``DiskCacheConfiguration/packedEntryLimit`` (64 KiB by default) is one
 /// file, named by the SHA-256 of its key (plus the key's extension when it is 1 to 8 letters and
 /// digits) in a fan-out of 256 folders named by the first two hex digits. A store writes a
 /// temporary file under `tmp/`, optionally fsyncs it, and renames it into place, so no reader

@@ -110,11 +110,11 @@ struct DiskCacheSegments {
         var live: [UInt32: Int] = [:]
         var liveEnd: [UInt32: Int] = [:]
         var dangling: [FileID] = []
-        for (id, entry) in index.oldestFirst() {
-            guard let location = entry.location else { continue }
+        index.forEachValue { entry in
+            guard let location = entry.location else { return }
             guard let length = lengths[location.segment], location.offset + entry.storedSize <= length else {
-                dangling.append(id)
-                continue
+                dangling.append(entry.fileID)
+                return
             }
             live[location.segment, default: 0] += entry.storedSize
             liveEnd[location.segment] = max(liveEnd[location.segment] ?? 0, location.offset + entry.storedSize)
@@ -197,16 +197,23 @@ struct DiskCacheSegments {
     static func readFrame(
         _ descriptor: Int32, at location: PackedLocation, id: FileID, size: Int, path: String
     ) throws(WebImageError) -> Data? {
-        var frame = Data(count: headerSize + size)
-        let got = try frame.withUnsafeMutableBytes { buffer in
+        // The header and the bytes are read apart, so the bytes land in the `Data` returned,
+        // copied once, and the checksum runs over them where they are.
+        var header = [UInt8](repeating: 0, count: headerSize)
+        let headerRead = try header.withUnsafeMutableBytes { buffer in
             Result { () throws(WebImageError) in try FileSystem.read(descriptor, into: buffer, at: location.offset, path: path) }
         }.get()
-        guard got == frame.count, let header = frames(in: frame).first, header.offset == 0,
-            header.id == id, header.size == size, header.checksum == location.checksum
+        guard headerRead == headerSize, let (isLive, frame) = Self.header(in: header, at: 0), isLive,
+            frame.id == id, frame.size == size, frame.checksum == location.checksum
         else { return nil }
-        let bytes = frame.dropFirst(headerSize)
-        guard checksum(bytes) == location.checksum else { return nil }
-        return Data(bytes)
+        var bytes = Data(count: size)
+        let got = try bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(WebImageError) in
+                try FileSystem.read(descriptor, into: buffer, at: location.offset + headerSize, path: path)
+            }
+        }.get()
+        guard got == size, bytes.withUnsafeBytes({ checksum($0) }) == location.checksum else { return nil }
+        return bytes
     }
 
     /// An entry's frame is no longer referred to: its bytes become waste, and its mark is
@@ -353,31 +360,28 @@ struct DiskCacheSegments {
 
     /// The frames at the start of `bytes`, live ones only, up to the first that is not whole or
     /// carries neither mark.
-    static func frames(in bytes: some RandomAccessCollection<UInt8>) -> [Frame] {
+    static func frames(in bytes: [UInt8]) -> [Frame] {
         var frames: [Frame] = []
         var offset = 0
-        let start = bytes.startIndex
-        func uint32(_ at: Int) -> UInt32 {
-            var value: UInt32 = 0
-            for index in 0..<4 { value |= UInt32(bytes[bytes.index(start, offsetBy: at + index)]) << (8 * index) }
-            return value
-        }
-        while offset + headerSize <= bytes.count {
-            let markStart = bytes.index(start, offsetBy: offset)
-            let mark = bytes[markStart..<bytes.index(markStart, offsetBy: 4)]
-            let isLive = mark.elementsEqual(liveMark)
-            guard isLive || mark.elementsEqual(deadMark) else { break }
-            let size = Int(uint32(offset + 36))
-            guard offset + headerSize + size <= bytes.count else { break }
-            if isLive {
-                let idBytes = Array(bytes[bytes.index(markStart, offsetBy: 4)..<bytes.index(markStart, offsetBy: 36)])
-                if let id = idBytes.withUnsafeBytes({ FileID(bytes: $0) }) {
-                    frames.append(Frame(id: id, offset: offset, size: size, checksum: uint32(offset + 40)))
-                }
-            }
-            offset += headerSize + size
+        while let (isLive, frame) = header(in: bytes, at: offset), offset + frame.frameSize <= bytes.count {
+            if isLive { frames.append(frame) }
+            offset += frame.frameSize
         }
         return frames
+    }
+
+    /// The frame header at `offset`: whether it is marked live, and what it says; nil when the
+    /// bytes end first or carry neither mark.
+    static func header(in bytes: [UInt8], at offset: Int) -> (isLive: Bool, frame: Frame)? {
+        guard offset >= 0, offset + headerSize <= bytes.count else { return nil }
+        let mark = bytes[offset..<(offset + 4)]
+        let isLive = mark.elementsEqual(liveMark)
+        guard isLive || mark.elementsEqual(deadMark) else { return nil }
+        func uint32(_ at: Int) -> UInt32 {
+            (0..<4).reduce(0) { $0 | UInt32(bytes[offset + at + $1]) << (8 * $1) }
+        }
+        guard let id = bytes[(offset + 4)..<(offset + 36)].withUnsafeBytes({ FileID(bytes: $0) }) else { return nil }
+        return (isLive, Frame(id: id, offset: offset, size: Int(uint32(36)), checksum: uint32(40)))
     }
 
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {

@@ -156,6 +156,11 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// The entries from least to most recently used.
+    /// Calls `body` with every value, in no particular order, copying none of them.
+    func forEachValue(_ body: (Value) -> Void) {
+        for slot in slots { if slot.key != nil, let value = slot.value { body(value) } }
+    }
+
     func oldestFirst() -> [(key: Key, value: Value)] {
         var result: [(key: Key, value: Value)] = []
         result.reserveCapacity(index.count)

@@ -42,8 +42,9 @@ private func temporaryDirectory(_ label: String) -> URL {
 }
 
 /// Fills a disk cache with `entries` small entries.
-private func populate(_ directory: URL, entries: Int) throws {
-    let cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0))
+private func populate(_ directory: URL, entries: Int, packed: Bool = true) throws {
+    let cache = try DiskCache(
+        directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0, packedEntryLimit: packed ? 64 * 1024 : 0))
     let payload = Data(repeating: 1, count: 64)
     for index in 0..<entries { try cache.store(payload, for: "https://images.example.com/photos/\(index)/large.jpg") }
     cache.close()
@@ -104,20 +105,22 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     for entries in [1_000, 100_000] {
-        let directory = temporaryDirectory("open-\(entries)")
-        Benchmark(
-            "DiskCache open with \(entries) entries",
-            configuration: .init(metrics: [.wallClock], maxDuration: .seconds(10), maxIterations: 20)
-        ) { benchmark in
-            for _ in benchmark.scaledIterations {
-                let cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0))
-                precondition(cache.count == entries)
-                cache.close()
+        for packed in [true, false] {
+            let directory = temporaryDirectory("open-\(entries)-\(packed)")
+            Benchmark(
+                "DiskCache open with \(entries) entries\(packed ? "" : ", a file each")",
+                configuration: .init(metrics: [.wallClock], maxDuration: .seconds(10), maxIterations: 20)
+            ) { benchmark in
+                for _ in benchmark.scaledIterations {
+                    let cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration(sizeLimit: 0))
+                    precondition(cache.count == entries)
+                    cache.close()
+                }
+            } setup: {
+                try populate(directory, entries: entries, packed: packed)
+            } teardown: {
+                try? FileManager.default.removeItem(at: directory)
             }
-        } setup: {
-            try populate(directory, entries: entries)
-        } teardown: {
-            try? FileManager.default.removeItem(at: directory)
         }
 
         // Each store evicts: the cost of an eviction must not grow with the entry count.

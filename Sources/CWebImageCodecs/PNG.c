@@ -99,10 +99,10 @@ static void cwi_png_emit(uint64_t *sums, uint32_t width, uint32_t reduction, uin
         uint32_t columns = ox + 1 < out_width ? reduction : width - ox * reduction;
         uint64_t count = (uint64_t)columns * band_rows;
         uint8_t *pixel = out_row + (size_t)ox * 4;
-        for (int channel = 0; channel < 3; channel++) {
-            pixel[channel] = sum[3] == 0 ? 0 : (uint8_t)((sum[channel] + sum[3] / 2) / sum[3]);
-        }
         pixel[3] = (uint8_t)((sum[3] + count / 2) / count);
+        for (int channel = 0; channel < 3; channel++) {
+            pixel[channel] = pixel[3] == 0 ? 0 : (uint8_t)((sum[channel] + sum[3] / 2) / sum[3]);
+        }
         memset(sum, 0, 4 * sizeof(uint64_t));
     }
 }

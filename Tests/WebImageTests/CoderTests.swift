@@ -9,7 +9,7 @@ struct CoderTests {
         (x * 255 / 63, y * 255 / 47, (x + y) * 255 / 110, 255 - x * 128 / 64)
     }
 
-    @Test("PNG decodes exactly to premultiplied RGBA")
+    @Test("PNG decodes exactly to straight RGBA")
     func pngExact() throws {
         for name in ["gradient-rgba.png", "gradient-interlaced.png"] {
             let image = try PNGCoder().decode(try Fixture.data(name), options: DecodeOptions())
@@ -19,9 +19,7 @@ struct CoderTests {
                 let (r, g, b, a) = gradient(x: x, y: y)
                 let pixel = image.pixels.pixel(x: x, y: y)
                 #expect(Int(pixel.alpha) == a, "\(name) alpha at \(x),\(y)")
-                #expect(Int(pixel.red) == (r * a + 127) / 255, "\(name) red at \(x),\(y)")
-                #expect(Int(pixel.green) == (g * a + 127) / 255)
-                #expect(Int(pixel.blue) == (b * a + 127) / 255)
+                #expect(Int(pixel.red) == r && Int(pixel.green) == g && Int(pixel.blue) == b, "\(name) colour at \(x),\(y)")
             }
         }
     }
@@ -140,13 +138,16 @@ struct CoderTests {
         #expect(CodersManager(coders: [PNGCoder()]).acceptHeader == "image/png,image/*;q=0.8")
     }
 
-    @Test("premultiplying and back keeps opaque pixels and zeroes transparent ones")
-    func premultiplication() {
-        let buffer = PixelBuffer(width: 3, height: 1, straightRGBA: [255, 0, 0, 128, 10, 20, 30, 255, 200, 100, 50, 0])
-        #expect(buffer.pixel(x: 0, y: 0) == (128, 0, 0, 128))
-        #expect(buffer.pixel(x: 2, y: 0) == (0, 0, 0, 0))
-        #expect(buffer.straightRGBA() == [255, 0, 0, 128, 10, 20, 30, 255, 0, 0, 0, 0])
+    @Test("pixels are kept straight; premultiplying rounds, and premultiplied input is divided back")
+    func straightAndPremultiplied() {
+        let buffer = PixelBuffer(width: 3, height: 1, straightRGBA: [255, 0, 0, 128, 10, 20, 30, 255, 200, 100, 50, 3])
+        #expect(buffer.pixel(x: 0, y: 0) == (255, 0, 0, 128))
+        #expect(buffer.pixel(x: 2, y: 0) == (200, 100, 50, 3))
+        #expect(buffer.premultipliedRGBA() == [128, 0, 0, 128, 10, 20, 30, 255, 2, 1, 1, 3])
+        let divided = PixelBuffer(width: 3, height: 1, premultipliedRGBA: [128, 0, 0, 128, 10, 20, 30, 255, 9, 9, 9, 0])
+        #expect(divided.bytes == [255, 0, 0, 128, 10, 20, 30, 255, 0, 0, 0, 0])
         #expect(!buffer.isOpaque)
+        #expect(PixelBuffer(width: 2, height: 1, straightRGBA: [1, 2, 3, 255, 4, 5, 6, 255]).isOpaque)
     }
 
     @Test("the @2x and @3x key rule")

@@ -153,7 +153,7 @@ struct ReducedPNGTests {
     @Test("each pixel is its 10x10 block's alpha-weighted average, and the pixel limit counts the reduced size")
     func blockAverages() throws {
         let (png, _) = try source()
-        let whole = try CodersManager.shared.decode(png).pixels.straightRGBA()
+        let whole = try CodersManager.shared.decode(png).pixels.bytes
         let options = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 5_000), thumbnail: ThumbnailSize(width: 64, height: 48))
         let reduced = try CodersManager.shared.decode(png, options: options)
         #expect(reduced.pixelWidth == 64 && reduced.pixelHeight == 48)

@@ -60,7 +60,7 @@ struct QuirksTests {
         #expect(image.frames.count == expected.frames.count, "\(name): \(image.frames.count) frames")
         for (reference, frames) in [("expected", expected.frames), ("Pillow's", expected.pillow ?? [])] {
             for (index, straight) in frames.enumerated() where index < image.frames.count {
-                let ours = image.frames[index].pixels.straightRGBA()
+                let ours = image.frames[index].pixels.bytes
                 guard ours.count == straight.count else {
                     Issue.record("\(name) frame \(index): \(ours.count / 4) pixels against \(straight.count / 4) in the \(reference)")
                     continue

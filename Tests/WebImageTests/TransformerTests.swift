@@ -69,7 +69,7 @@ import WebImage
         let source = PixelBuffer(width: 40, height: 40, straightRGBA: straight)
         for size in [(13, 13), (97, 61)] {
             let resized = try Self.apply(ResizingTransformer(width: size.0, height: size.1, filter: filter), to: source)
-            let pixels = resized.straightRGBA()
+            let pixels = resized.bytes
             for offset in stride(from: 0, to: pixels.count, by: 4) where pixels[offset + 3] > 0 {
                 #expect(
                     pixels[offset] >= 250 && pixels[offset + 1] == 0 && pixels[offset + 2] == 0,

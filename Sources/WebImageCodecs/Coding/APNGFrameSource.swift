@@ -2,7 +2,7 @@ import Foundation
 
 /// An animated PNG frame by frame: each frame rebuilt as a standalone PNG (its own `IHDR`, the
 /// file's colour chunks, its data as `IDAT`) for libpng, then composed on the canvas with its
-/// blend operation and disposed of as it asks, in premultiplied RGBA.
+/// blend operation and disposed of as it asks, in straight RGBA.
 struct APNGFrameSource: AnimationFrameSource {
     /// One frame as stored: its control chunk and its compressed data.
     struct StoredFrame {
@@ -21,7 +21,7 @@ struct APNGFrameSource: AnimationFrameSource {
     private var canvas: [UInt8]
     private var position = 0
 
-    /// Parses the chunks; `decodeFrame` decodes one standalone PNG to premultiplied pixels.
+    /// Parses the chunks; `decodeFrame` decodes one standalone PNG to straight pixels.
     init(
         _ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer
     ) throws(WebImageError) {
@@ -65,7 +65,7 @@ struct APNGFrameSource: AnimationFrameSource {
         let dispose = position == 0 && control.dispose == .previous ? .background : control.dispose
         let saved = dispose == .previous ? canvas : nil
         draw(pixels, at: control)
-        let composed = PixelBuffer(width: canvasWidth, height: canvasHeight, premultipliedRGBA: canvas)
+        let composed = PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: canvas)
         switch dispose {
         case .background: clear(control)
         case .previous: canvas = saved ?? canvas
@@ -110,8 +110,9 @@ struct APNGFrameSource: AnimationFrameSource {
         return Data(bytes)
     }
 
-    /// Puts a frame on the canvas: replacing the region, or composited over it (premultiplied
-    /// "over": source plus destination times what the source leaves uncovered).
+    /// Puts a frame on the canvas: replacing the region, or composited over it ("over" computed
+    /// premultiplied: source plus destination times what the source leaves uncovered, divided
+    /// back to straight; an opaque or transparent source pixel is copied or skipped exactly).
     private mutating func draw(_ pixels: PixelBuffer, at control: APNGFrameControl) {
         let canvasWidth = canvasWidth
         pixels.bytes.withUnsafeBufferPointer { source in
@@ -126,10 +127,13 @@ struct APNGFrameSource: AnimationFrameSource {
                     for pixel in 0..<control.width {
                         let s = from + pixel * 4
                         let d = to + pixel * 4
-                        let uncovered = 255 - Int(source[s + 3])
-                        for channel in 0..<4 {
-                            target[d + channel] = UInt8(
-                                min(255, Int(source[s + channel]) + (Int(target[d + channel]) * uncovered + 127) / 255))
+                        switch source[s + 3] {
+                        case 0: continue
+                        case 255: for channel in 0..<4 { target[d + channel] = source[s + channel] }
+                        default:
+                            let top = PremultipliedPixel.load(UnsafeRawPointer(source.baseAddress! + s))
+                            let bottom = PremultipliedPixel.load(UnsafeRawPointer(target.baseAddress! + d))
+                            PremultipliedPixel.store(top + bottom * (1 - top[3] / 255), to: target.baseAddress! + d)
                         }
                     }
                 }

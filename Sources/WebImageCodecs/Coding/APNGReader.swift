@@ -24,7 +24,7 @@ enum APNGReader {
     }
 
     /// Decodes every frame (or the first) and composes them. `decodeFrame` decodes one
-    /// standalone PNG to premultiplied pixels.
+    /// standalone PNG to straight pixels.
     static func decode(
         _ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
         decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer

@@ -8,6 +8,6 @@ public protocol AnimatedImageCoder: AnyObject, Sendable {
     var loopCount: Int { get }
     /// How long frame `index` shows (SDWebImage's rule: under 11 ms counts as 100 ms).
     func duration(at index: Int) -> Duration
-    /// Frame `index`, composed on the canvas, as premultiplied RGBA.
+    /// Frame `index`, composed on the canvas, as straight RGBA.
     func frame(at index: Int) throws(WebImageError) -> PixelBuffer
 }

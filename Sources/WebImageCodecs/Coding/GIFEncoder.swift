@@ -120,7 +120,7 @@ enum GIFEncoder {
 
     private static func quantise(_ pixels: PixelBuffer) throws(WebImageError) -> QuantisedFrame {
         let count = pixels.width * pixels.height
-        let straight = pixels.straightRGBA()
+        let straight = pixels.bytes
         var red = [UInt8](repeating: 0, count: count)
         var green = red
         var blue = red

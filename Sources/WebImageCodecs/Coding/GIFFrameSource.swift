@@ -55,7 +55,7 @@ struct GIFFrameSource: AnimationFrameSource {
         let previous = control.DisposalMode == DISPOSE_PREVIOUS ? canvas : nil
         let rect = Self.clippedRect(frame, width: canvasWidth, height: canvasHeight)
         draw(frame, palette: frame.palette ?? file.globalPalette ?? Self.greyRamp, transparent: Int(control.TransparentColor), rect: rect)
-        let composed = PixelBuffer(width: canvasWidth, height: canvasHeight, premultipliedRGBA: canvas)
+        let composed = PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: canvas)
         switch control.DisposalMode {
         case DISPOSE_BACKGROUND:
             for y in rect.y..<(rect.y + rect.height) {

@@ -1,4 +1,4 @@
-/// A decoded image: frames of premultiplied RGBA pixels, with what is needed to show them.
+/// A decoded image: frames of straight RGBA pixels, with what is needed to show them.
 ///
 /// A still image has one frame. An animated image has several, each with its duration, and a
 /// loop count. The scale says how many pixels make one point (2 for a `@2x` asset); the

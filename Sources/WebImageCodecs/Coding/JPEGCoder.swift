@@ -1,7 +1,7 @@
 public import Foundation
 import CTurboJPEG
 
-/// JPEG through libjpeg-turbo's TurboJPEG API: decoding to premultiplied RGBA (alpha is always
+/// JPEG through libjpeg-turbo's TurboJPEG API: decoding to RGBA (alpha is always
 /// opaque) with the EXIF orientation read (the pixels stay as stored; ``Image/orientation`` says
 /// how to turn them), DCT-domain scaling for thumbnails, and encoding at a quality, with the
 /// chroma subsampling asked for (4:2:0 by default), baseline or progressive.
@@ -67,7 +67,7 @@ public struct JPEGCoder: ImageCoder {
         }
         if isCMYK { Self.convertCMYKToRGBA(&pixels, inverted: JPEGSegments.hasAdobeMarker(bytes)) }
         var image = Image(
-            pixels: PixelBuffer(width: outputWidth, height: outputHeight, premultipliedRGBA: pixels),
+            pixels: PixelBuffer(width: outputWidth, height: outputHeight, straightRGBA: pixels),
             scale: options.scale, orientation: ExifReader.orientation(inJPEG: bytes) ?? .up, sourceFormat: .jpeg, hasAlpha: false
         )
         image.warnings = warnings
@@ -79,9 +79,10 @@ public struct JPEGCoder: ImageCoder {
         guard format == .jpeg else { throw WebImageError(.unsupportedFormat, "JPEGCoder encodes only JPEG") }
         guard let handle = tjInitCompress() else { throw WebImageError(.encodeFailed, "TurboJPEG could not start") }
         defer { tjDestroy(handle) }
-        // Premultiplied colour is the image composited over black, which is what a format with no
-        // alpha can keep of it.
+        // A format with no alpha keeps the image composited over black (its premultiplied
+        // colour), as SDWebImage's JPEG encoding of a translucent image does.
         let pixels = image.pixels
+        let bytes = pixels.isOpaque ? pixels.bytes : pixels.premultipliedRGBA()
         var output: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
         let quality = Int32(max(1, min(100, (options.quality * 100).rounded())))
@@ -92,7 +93,7 @@ public struct JPEGCoder: ImageCoder {
             case .both: TJSAMP_420
             }
         let flags = options.progressive ? TJFLAG_PROGRESSIVE : 0
-        let status = pixels.bytes.withUnsafeBufferPointer { buffer in
+        let status = bytes.withUnsafeBufferPointer { buffer in
             tjCompress2(
                 handle, buffer.baseAddress, Int32(pixels.width), 0, Int32(pixels.height), Int32(TJPF_RGBA.rawValue),
                 &output, &size, Int32(subsampling.rawValue), quality, flags)

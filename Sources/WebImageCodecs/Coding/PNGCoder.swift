@@ -3,7 +3,7 @@ import CPNG
 import CWebImageCodecs
 
 /// PNG through libpng's simplified API: every colour type and bit depth decoded to 8-bit
-/// premultiplied RGBA (16-bit samples are reduced to 8), transparency from an alpha channel or
+/// straight RGBA (16-bit samples are reduced to 8 with rounding), transparency from an alpha channel or
 /// tRNS kept, and encoding from straight RGBA (RGB when the image is opaque). For a thumbnail, a
 /// non-interlaced file is reduced by a whole factor while its rows are read, so a 10000x10000
 /// PNG never holds its full 400 MB of pixels. Animated PNG
@@ -64,11 +64,9 @@ public struct PNGCoder: ImageCoder {
         guard status == 0 else { throw WebImageError(.decodeFailed, "PNG: \(Self.message(outcome.message))") }
         // The rows a file cut short never reached are transparent.
         let hasAlpha = outcome.has_alpha != 0 || outcome.partial != 0
-        let buffer =
-            hasAlpha
-            ? PixelBuffer(width: width, height: height, straightRGBA: pixels)
-            : PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
-        var image = Image(pixels: buffer, scale: options.scale, sourceFormat: .png, hasAlpha: hasAlpha)
+        var image = Image(
+            pixels: PixelBuffer(width: width, height: height, straightRGBA: pixels), scale: options.scale, sourceFormat: .png,
+            hasAlpha: hasAlpha)
         let warnings = Self.message(outcome.warnings)
         image.warnings = warnings.isEmpty ? [] : warnings.components(separatedBy: "; ")
         image.isPartial = outcome.partial != 0
@@ -99,7 +97,7 @@ public struct PNGCoder: ImageCoder {
     }
 
     private func encode(_ pixels: PixelBuffer, opaque: Bool) throws(WebImageError) -> Data {
-        var source = pixels.straightRGBA()
+        var source = pixels.bytes
         if opaque { source = Self.droppingAlpha(source) }
         var png = png_image()
         png.version = UInt32(PNG_IMAGE_VERSION)

@@ -51,7 +51,7 @@ public final class ProgressiveJPEGDecoder: ProgressiveImageCoder {
             guard pixels.passes > 0 || rows == height || rows >= state.shownRows + max(1, height / 8) else { return nil }
             state.shownRows = rows
             return streamed.image(
-                format: .jpeg, premultiplied: true, inverted: stream.inverted, orientation: stream.orientation,
+                format: .jpeg, opaque: true, inverted: stream.inverted, orientation: stream.orientation,
                 options: options)
         }
     }

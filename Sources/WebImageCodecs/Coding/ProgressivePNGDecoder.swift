@@ -24,7 +24,7 @@ public final class ProgressivePNGDecoder: ProgressiveImageCoder {
                 feed.update(bytes, start: start) { stream, new -> (canGoOn: Bool, made: Image?) in
                     let status = cwi_png_stream_feed(stream, new.baseAddress, new.count)
                     guard status == 1, let pixels = cwi_png_stream_image(stream)?.pointee else { return (status >= 0, nil) }
-                    return (true, StreamedImage(pixels: pixels).image(format: .png, premultiplied: false, options: options))
+                    return (true, StreamedImage(pixels: pixels).image(format: .png, opaque: false, options: options))
                 }
             }
         }

@@ -66,8 +66,8 @@ public final class ProgressiveWebPDecoder: ProgressiveImageCoder {
         guard status == VP8_STATUS_OK else { return status == VP8_STATUS_NOT_ENOUGH_DATA ? .waiting : .refused }
         guard features.has_animation == 0,
             (try? options.limits.check(width: Int(features.width), height: Int(features.height), inputSize: bytes.count)) != nil,
-            // Straight RGBA premultiplied by PixelBuffer, as the full decode does, so the last
-            // partial image is the full one to the bit.
+            // Straight RGBA, as the full decode gives, so the last partial image is the full one
+            // to the bit.
             let decoder = WebPINewRGB(MODE_RGBA, nil, 0, 0)
         else { return .refused }
         return .ready(decoder)

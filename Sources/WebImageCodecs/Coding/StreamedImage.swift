@@ -8,10 +8,10 @@ struct StreamedImage {
     /// missing pixels of an early pass stay transparent), else those complete top down.
     var visibleRows: Int { pixels.passes > 0 ? Int(pixels.height) : Int(pixels.rows) }
 
-    /// The image, rows not yet decoded transparent. `premultiplied` is true for opaque sources
-    /// (JPEG), whose decoded rows are already valid premultiplied RGBA; CMYK is converted first.
+    /// The image, rows not yet decoded transparent. `opaque` is true for sources without alpha
+    /// (JPEG), so only missing rows make the image translucent; CMYK is converted first.
     func image(
-        format: ImageFormat, premultiplied: Bool, inverted: Bool = false, orientation: ExifOrientation = .up,
+        format: ImageFormat, opaque: Bool, inverted: Bool = false, orientation: ExifOrientation = .up,
         options: DecodeOptions
     ) -> Image {
         let width = Int(pixels.width)
@@ -23,13 +23,9 @@ struct StreamedImage {
             JPEGCoder.convertCMYKToRGBA(&ink, inverted: inverted)
             bytes.replaceSubrange(..<decoded, with: ink)
         }
-        let buffer =
-            premultiplied
-            ? PixelBuffer(width: width, height: height, premultipliedRGBA: bytes)
-            : PixelBuffer(width: width, height: height, straightRGBA: bytes)
         let image = Image(
-            pixels: buffer, scale: options.scale, orientation: orientation, sourceFormat: format,
-            hasAlpha: !premultiplied || visibleRows < height)
+            pixels: PixelBuffer(width: width, height: height, straightRGBA: bytes), scale: options.scale, orientation: orientation,
+            sourceFormat: format, hasAlpha: !opaque || visibleRows < height)
         return CodersManager.fitted(image, into: options.thumbnail)
     }
 }

@@ -1,8 +1,8 @@
 public import Foundation
 import CWebP
 
-/// WebP through libwebp: lossy, lossless and alpha, decoded to RGBA and premultiplied the same
-/// way as every other coder here (so lossless files match other decoders exactly), scaled in the
+/// WebP through libwebp: lossy, lossless and alpha, decoded to straight RGBA as every other coder
+/// here (so lossless files match other decoders exactly and re-encode bit for bit), scaled in the
 /// decoder for thumbnails; animations through `WebPAnimDecoder`,
 /// each frame the composed canvas, with durations (under 0.011 s becomes 0.1 s, as for GIF)
 /// and the loop count. Canvas size and frame count are checked against the limits first.
@@ -52,7 +52,7 @@ public struct WebPCoder: ImageCoder {
         picture.use_argb = 1
         picture.width = Int32(pixels.width)
         picture.height = Int32(pixels.height)
-        guard WebPPictureImportRGBA(&picture, pixels.straightRGBA(), Int32(pixels.bytesPerRow)) != 0 else {
+        guard WebPPictureImportRGBA(&picture, pixels.bytes, Int32(pixels.bytesPerRow)) != 0 else {
             throw WebImageError(.encodeFailed, "libwebp could not take \(pixels.width)x\(pixels.height) pixels")
         }
         return body(&picture)
@@ -165,12 +165,9 @@ public struct WebPCoder: ImageCoder {
             initialized = buffer.count
         }
         guard status == VP8_STATUS_OK else { throw WebImageError(.decodeFailed, "WebP: status \(status.rawValue)") }
-        // Without alpha there is nothing to premultiply: skip the pass over every pixel.
-        let buffer =
-            features.has_alpha != 0
-            ? PixelBuffer(width: width, height: height, straightRGBA: pixels)
-            : PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
-        return Image(pixels: buffer, scale: options.scale, sourceFormat: .webP, hasAlpha: features.has_alpha != 0)
+        return Image(
+            pixels: PixelBuffer(width: width, height: height, straightRGBA: pixels), scale: options.scale, sourceFormat: .webP,
+            hasAlpha: features.has_alpha != 0)
     }
 
     private func decodeAnimation(_ bytes: UnsafeBufferPointer<UInt8>, options: DecodeOptions, frameLimit: Int = .max) throws(WebImageError)

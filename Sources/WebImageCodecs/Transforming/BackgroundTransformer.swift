@@ -21,14 +21,14 @@ public struct BackgroundTransformer: ImageTransformer, Hashable {
             var output = pixels.bytes
             output.withUnsafeMutableBytes { bytes in
                 for offset in stride(from: 0, to: bytes.count, by: 4) {
-                    let pixel = bytes.load(fromByteOffset: offset, as: SIMD4<UInt8>.self)
-                    guard pixel[3] != 255 else { continue }
+                    guard bytes[offset + 3] != 255 else { continue }
+                    let pixel = PremultipliedPixel.load(bytes.baseAddress! + offset)
                     // Source over, premultiplied: out = source + backdrop × (1 − source alpha).
-                    let over = SIMD4<Float>(pixel) + backdrop * (1 - Float(pixel[3]) / 255)
-                    bytes.storeBytes(of: Resampler.rounded(over), toByteOffset: offset, as: SIMD4<UInt8>.self)
+                    let over = pixel + backdrop * (1 - pixel[3] / 255)
+                    PremultipliedPixel.store(over, to: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset)
                 }
             }
-            return PixelBuffer(width: pixels.width, height: pixels.height, premultipliedRGBA: output)
+            return PixelBuffer(width: pixels.width, height: pixels.height, straightRGBA: output)
         }
         if color.alpha == 255 { result?.hasAlpha = false }
         return result

@@ -6,11 +6,17 @@ import Foundation
 enum BoxBlur {
     static let passes = 3
 
-    /// Blurs premultiplied pixels with a Gaussian of standard deviation `sigma` pixels.
+    /// Blurs pixels with a Gaussian of standard deviation `sigma` pixels, premultiplied while
+    /// blurred when they have transparency.
     static func blur(_ source: PixelBuffer, sigma: Double) -> PixelBuffer {
         guard sigma > 0, source.width > 0, source.height > 0 else { return source }
         let box = ExtendedBox(sigma: sigma, passes: passes)
-        return blurRows(blurRows(source, box: box).transposed(), box: box).transposed()
+        return source.isOpaque
+            ? blur(source, box: box, access: OpaquePixelAccess.self) : blur(source, box: box, access: StraightPixelAccess.self)
+    }
+
+    private static func blur<Access: PixelAccess>(_ source: PixelBuffer, box: ExtendedBox, access: Access.Type) -> PixelBuffer {
+        blurRows(blurRows(source, box: box, access: access).transposed(), box: box, access: access).transposed()
     }
 
     /// The box of radius `whole + fraction`: full weight within `whole`, `fraction` weight one
@@ -30,7 +36,7 @@ enum BoxBlur {
         }
     }
 
-    private static func blurRows(_ source: PixelBuffer, box: ExtendedBox) -> PixelBuffer {
+    private static func blurRows<Access: PixelAccess>(_ source: PixelBuffer, box: ExtendedBox, access: Access.Type) -> PixelBuffer {
         let width = source.width
         let pad = box.whole + 1
         let output = ParallelRows.fill(rows: source.height, width: width) { y, outputRow in
@@ -38,18 +44,16 @@ enum BoxBlur {
             var line = [SIMD4<Float>](repeating: .zero, count: width + 2 * pad)
             var scratch = line
             source.bytes.withUnsafeBytes { input in
-                for x in 0..<width {
-                    line[pad + x] = SIMD4<Float>(input.loadUnaligned(fromByteOffset: (y * width + x) * 4, as: SIMD4<UInt8>.self))
-                }
+                for x in 0..<width { line[pad + x] = Access.load(input.baseAddress! + (y * width + x) * 4) }
             }
             for _ in 0..<passes {
                 padEnds(&line, pad: pad, count: width)
                 blurLine(line, into: &scratch, box: box, count: width)
                 swap(&line, &scratch)
             }
-            for x in 0..<width { Resampler.store(line[pad + x], to: outputRow + x * 4) }
+            for x in 0..<width { Access.store(line[pad + x], to: outputRow + x * 4) }
         }
-        return PixelBuffer(width: width, height: source.height, premultipliedRGBA: output)
+        return PixelBuffer(width: width, height: source.height, straightRGBA: output)
     }
 
     private static func padEnds(_ line: inout [SIMD4<Float>], pad: Int, count: Int) {

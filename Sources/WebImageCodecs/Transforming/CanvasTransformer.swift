@@ -33,7 +33,7 @@ public struct CanvasTransformer: ImageTransformer, Hashable {
     }
 
     func place(_ pixels: PixelBuffer) -> PixelBuffer {
-        let fill = Resampler.rounded(color.premultiplied)
+        let fill = color.alpha == 0 ? SIMD4<UInt8>() : SIMD4(color.red, color.green, color.blue, color.alpha)
         var output = [UInt8](repeating: 0, count: width * height * 4)
         output.withUnsafeMutableBytes { canvas in
             if fill != SIMD4<UInt8>() {
@@ -52,6 +52,6 @@ public struct CanvasTransformer: ImageTransformer, Hashable {
                 }
             }
         }
-        return PixelBuffer(width: width, height: height, premultipliedRGBA: output)
+        return PixelBuffer(width: width, height: height, straightRGBA: output)
     }
 }

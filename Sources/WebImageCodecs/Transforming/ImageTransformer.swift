@@ -5,7 +5,8 @@
 /// their canonical ``TransformSpec`` text as key (`resize:300x200:fill:lanczos3`), which
 /// ``TransformSpec/parse(_:)`` turns back into the same transformer.
 ///
-/// Transformers work in pixels, on premultiplied RGBA, and transform every frame they are
+/// Transformers work in pixels, on straight RGBA (premultiplying inside where they mix
+/// pixels, see ``PixelBuffer``), and transform every frame they are
 /// given. Whether an animated image is transformed at all is the manager's decision
 /// (`.transformAnimatedImage`), as in SDWebImage.
 public protocol ImageTransformer: Sendable {

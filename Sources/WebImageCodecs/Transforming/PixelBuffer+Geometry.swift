@@ -35,7 +35,7 @@ extension PixelBuffer {
                 }
             }
         }
-        return PixelBuffer(width: height, height: width, premultipliedRGBA: output)
+        return PixelBuffer(width: height, height: width, straightRGBA: output)
     }
 
     /// The pixels inside a rectangle that lies within the buffer.
@@ -47,7 +47,7 @@ extension PixelBuffer {
             let start = row * bytesPerRow + x * 4
             output.append(contentsOf: bytes[start..<start + width * 4])
         }
-        return PixelBuffer(width: width, height: height, premultipliedRGBA: output)
+        return PixelBuffer(width: width, height: height, straightRGBA: output)
     }
 
     /// The pixels shown upright for an EXIF orientation.
@@ -78,6 +78,6 @@ extension PixelBuffer {
                 }
             }
         }
-        return PixelBuffer(width: width, height: height, premultipliedRGBA: output)
+        return PixelBuffer(width: width, height: height, straightRGBA: output)
     }
 }

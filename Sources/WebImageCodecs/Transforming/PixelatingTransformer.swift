@@ -28,16 +28,18 @@ public struct PixelatingTransformer: ImageTransformer, Hashable {
                 let rows = top..<min(top + blockSize, height)
                 for left in stride(from: 0, to: width, by: blockSize) {
                     let columns = left..<min(left + blockSize, width)
-                    var sum = SIMD4<UInt32>()
+                    // Colour weighted by alpha (premultiplied), so transparent pixels add none.
+                    var sum = SIMD4<UInt64>()
                     for row in rows {
                         for column in columns {
                             let offset = (row * width + column) * 4
+                            let alpha = UInt64(output[offset + 3])
                             sum &+= SIMD4(
-                                UInt32(output[offset]), UInt32(output[offset + 1]), UInt32(output[offset + 2]), UInt32(output[offset + 3]))
+                                UInt64(output[offset]) * alpha, UInt64(output[offset + 1]) * alpha, UInt64(output[offset + 2]) * alpha,
+                                alpha)
                         }
                     }
-                    let count = UInt32(rows.count * columns.count)
-                    let average = SIMD4<UInt8>(truncatingIfNeeded: (sum &+ count / 2) / count)
+                    let average = Self.average(sum, count: UInt64(rows.count * columns.count))
                     for row in rows {
                         for column in columns {
                             let offset = (row * width + column) * 4
@@ -47,6 +49,17 @@ public struct PixelatingTransformer: ImageTransformer, Hashable {
                 }
             }
         }
-        return PixelBuffer(width: width, height: height, premultipliedRGBA: output)
+        return PixelBuffer(width: width, height: height, straightRGBA: output)
+    }
+
+    /// The straight pixel of alpha-weighted sums over `count` pixels: colour divided by the
+    /// alpha sum, alpha by the count, both rounded.
+    static func average(_ sum: SIMD4<UInt64>, count: UInt64) -> SIMD4<UInt8> {
+        let alphas = sum[3]
+        guard alphas > 0 else { return SIMD4() }
+        let alpha = UInt8((alphas + count / 2) / count)
+        guard alpha > 0 else { return SIMD4() }
+        @inline(__always) func colour(_ weighted: UInt64) -> UInt8 { UInt8((weighted + alphas / 2) / alphas) }
+        return SIMD4(colour(sum[0]), colour(sum[1]), colour(sum[2]), alpha)
     }
 }

@@ -1,19 +1,31 @@
-/// Resizes premultiplied RGBA pixels with a separable kernel: rows first, then columns, each
-/// pass split across cores for large images.
+/// Resizes RGBA pixels with a separable kernel: rows first, then columns, each pass split across
+/// cores for large images.
 ///
-/// Working on premultiplied pixels is what keeps transparent edges clean: a transparent pixel
-/// contributes nothing, whatever colour it nominally has. The row pass rounds to 8 bits, as
-/// Pillow does, which halves the memory of the intermediate image.
+/// Pixels with transparency are premultiplied as they are read (``PremultipliedPixel``), which
+/// keeps transparent edges clean: a transparent pixel contributes nothing, whatever colour it
+/// nominally has. Opaque images skip that (``OpaquePixelAccess``). The row pass rounds to 8
+/// bits (straight), as Pillow does between its passes, which keeps the intermediate image small;
+/// straight 8-bit keeps more colour precision at low alpha than Pillow's premultiplied 8 bits.
 enum Resampler {
     static func resize(_ source: PixelBuffer, width: Int, height: Int, filter: ResamplingFilter) -> PixelBuffer {
         precondition(width > 0 && height > 0, "a resize needs a positive size")
         guard width != source.width || height != source.height else { return source }
         if filter == .nearest { return nearest(source, width: width, height: height) }
-        let rows = width == source.width ? source : resizeRows(source, width: width, filter: filter)
-        return height == rows.height ? rows : resizeColumns(rows, height: height, filter: filter)
+        return source.isOpaque
+            ? resize(source, width: width, height: height, filter: filter, access: OpaquePixelAccess.self)
+            : resize(source, width: width, height: height, filter: filter, access: StraightPixelAccess.self)
     }
 
-    private static func resizeRows(_ source: PixelBuffer, width: Int, filter: ResamplingFilter) -> PixelBuffer {
+    private static func resize<Access: PixelAccess>(
+        _ source: PixelBuffer, width: Int, height: Int, filter: ResamplingFilter, access: Access.Type
+    ) -> PixelBuffer {
+        let rows = width == source.width ? source : resizeRows(source, width: width, filter: filter, access: access)
+        return height == rows.height ? rows : resizeColumns(rows, height: height, filter: filter, access: access)
+    }
+
+    private static func resizeRows<Access: PixelAccess>(
+        _ source: PixelBuffer, width: Int, filter: ResamplingFilter, access: Access.Type
+    ) -> PixelBuffer {
         let weights = ResamplingWeights(inputSize: source.width, outputSize: width, filter: filter)
         let output = ParallelRows.fill(rows: source.height, width: width) { y, outputRow in
             source.bytes.withUnsafeBytes { input in
@@ -24,17 +36,19 @@ enum Resampler {
                         let row = taps + x * weights.stride
                         var sum = SIMD4<Float>(repeating: 0)
                         for tap in 0..<counts[x] {
-                            sum += SIMD4<Float>(pixels.loadUnaligned(fromByteOffset: tap * 4, as: SIMD4<UInt8>.self)) * row[tap]
+                            sum += Access.load(pixels + tap * 4) * row[tap]
                         }
-                        store(sum, to: outputRow + x * 4)
+                        Access.store(sum, to: outputRow + x * 4)
                     }
                 }
             }
         }
-        return PixelBuffer(width: width, height: source.height, premultipliedRGBA: output)
+        return PixelBuffer(width: width, height: source.height, straightRGBA: output)
     }
 
-    private static func resizeColumns(_ source: PixelBuffer, height: Int, filter: ResamplingFilter) -> PixelBuffer {
+    private static func resizeColumns<Access: PixelAccess>(
+        _ source: PixelBuffer, height: Int, filter: ResamplingFilter, access: Access.Type
+    ) -> PixelBuffer {
         let weights = ResamplingWeights(inputSize: source.height, outputSize: height, filter: filter)
         let width = source.width
         let output = ParallelRows.fill(rows: height, width: width) { y, outputRow in
@@ -48,14 +62,14 @@ enum Resampler {
                         let weight = taps[y * weights.stride + tap]
                         let sourceRow = input.baseAddress! + (starts[y] + tap) * source.bytesPerRow
                         for x in 0..<width {
-                            sums[x] += SIMD4<Float>(sourceRow.loadUnaligned(fromByteOffset: x * 4, as: SIMD4<UInt8>.self)) * weight
+                            sums[x] += Access.load(sourceRow + x * 4) * weight
                         }
                     }
                 }
             }
-            for x in 0..<width { store(sums[x], to: outputRow + x * 4) }
+            for x in 0..<width { Access.store(sums[x], to: outputRow + x * 4) }
         }
-        return PixelBuffer(width: width, height: height, premultipliedRGBA: output)
+        return PixelBuffer(width: width, height: height, straightRGBA: output)
     }
 
     /// Each output pixel takes the source pixel under its centre.
@@ -75,19 +89,7 @@ enum Resampler {
                 }
             }
         }
-        return PixelBuffer(width: width, height: height, premultipliedRGBA: output)
-    }
-
-    /// Rounds and clamps to 8 bits; a colour channel never exceeds alpha, so the result stays
-    /// valid premultiplied RGBA after a kernel with negative lobes.
-    @inline(__always)
-    static func store(_ sum: SIMD4<Float>, to pointer: UnsafeMutablePointer<UInt8>) {
-        let pixel = rounded(sum)
-        let alpha = pixel[3]
-        pointer[0] = Swift.min(pixel[0], alpha)
-        pointer[1] = Swift.min(pixel[1], alpha)
-        pointer[2] = Swift.min(pixel[2], alpha)
-        pointer[3] = alpha
+        return PixelBuffer(width: width, height: height, straightRGBA: output)
     }
 
     /// The nearest 8-bit values, clamped to 0...255. Converts lane by lane: the generic SIMD

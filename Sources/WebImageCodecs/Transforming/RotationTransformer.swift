@@ -4,7 +4,7 @@ import Foundation
 /// SDWebImage and Pillow (SDWebImage's `SDImageRotationTransformer`, which takes radians).
 ///
 /// Multiples of 90° are exact pixel moves. Other angles sample bilinearly from premultiplied
-/// pixels; the corners the turned image leaves empty are transparent. With `fitsSize` the
+/// pixels (``PremultipliedPixel``), as Pillow's `rotate` does; the corners the turned image leaves empty are transparent. With `fitsSize` the
 /// canvas grows to hold the whole turned image; without, it keeps the original size and the
 /// corners are cut off.
 ///
@@ -54,11 +54,11 @@ public struct RotationTransformer: ImageTransformer, Hashable {
                     let sourceX = cosine * dx - sine * dy + sourceCentre.x
                     let sourceY = sine * dx + cosine * dy + sourceCentre.y
                     let sample = Self.bilinear(input, source.width, source.height, sourceX - 0.5, sourceY - 0.5)
-                    Resampler.store(sample, to: outputRow + x * 4)
+                    PremultipliedPixel.store(sample, to: outputRow + x * 4)
                 }
             }
         }
-        return PixelBuffer(width: width, height: height, premultipliedRGBA: output)
+        return PixelBuffer(width: width, height: height, straightRGBA: output)
     }
 
     /// The size that holds the turned rectangle: from the lowest to the highest corner, in whole
@@ -82,7 +82,7 @@ public struct RotationTransformer: ImageTransformer, Hashable {
         let fy = Float(y - Double(y0))
         @inline(__always) func pixel(_ px: Int, _ py: Int) -> SIMD4<Float> {
             guard px >= 0, py >= 0, px < width, py < height else { return .zero }
-            return SIMD4<Float>(input.loadUnaligned(fromByteOffset: (py * width + px) * 4, as: SIMD4<UInt8>.self))
+            return PremultipliedPixel.load(input.baseAddress! + (py * width + px) * 4)
         }
         let top = pixel(x0, y0) * (1 - fx) + pixel(x0 + 1, y0) * fx
         let bottom = pixel(x0, y0 + 1) * (1 - fx) + pixel(x0 + 1, y0 + 1) * fx

@@ -45,13 +45,13 @@ public struct RoundCornerTransformer: ImageTransformer, Hashable {
                     let inner = Float(min(max(0.5 - distance - borderWidth, 0), 1))
                     guard shape < 1 || inner < 1 else { continue }
                     let offset = (y * pixels.width + x) * 4
-                    let pixel = SIMD4<Float>(bytes.loadUnaligned(fromByteOffset: offset, as: SIMD4<UInt8>.self))
+                    let pixel = PremultipliedPixel.load(bytes.baseAddress! + offset)
                     let painted = pixel * inner + border * (shape - inner)
-                    bytes.storeBytes(of: Resampler.rounded(painted), toByteOffset: offset, as: SIMD4<UInt8>.self)
+                    PremultipliedPixel.store(painted, to: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset)
                 }
             }
         }
-        return PixelBuffer(width: pixels.width, height: pixels.height, premultipliedRGBA: output)
+        return PixelBuffer(width: pixels.width, height: pixels.height, straightRGBA: output)
     }
 
     /// Distance from a point (relative to the centre) to the edge of the rounded rectangle:

@@ -31,16 +31,18 @@ public struct SharpeningTransformer: ImageTransformer, Hashable {
                 blurred.withUnsafeBufferPointer { blurred in
                     for pixel in stride(from: 0, to: output.count, by: 4) {
                         let alpha = Float(output[pixel + 3])
+                        guard alpha > 0 else { continue }
+                        // Premultiplied, the blur's colour weighted by its own alpha; alpha itself is kept.
+                        let blurredAlpha = Float(blurred[pixel + 3])
                         for channel in pixel..<pixel + 3 {
-                            let value = Float(output[channel])
-                            let sharpened = value + weight * (value - Float(blurred[channel]))
-                            // Premultiplied: a colour channel never exceeds its pixel's alpha.
-                            output[channel] = UInt8(min(alpha, max(0, sharpened)).rounded())
+                            let value = Float(output[channel]) * alpha
+                            let sharpened = value + weight * (value - Float(blurred[channel]) * blurredAlpha)
+                            output[channel] = UInt8((min(255 * alpha, max(0, sharpened)) / alpha).rounded())
                         }
                     }
                 }
             }
-            return PixelBuffer(width: pixels.width, height: pixels.height, premultipliedRGBA: output)
+            return PixelBuffer(width: pixels.width, height: pixels.height, straightRGBA: output)
         }
     }
 }

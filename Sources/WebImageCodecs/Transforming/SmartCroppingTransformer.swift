@@ -37,8 +37,8 @@ public struct SmartCroppingTransformer: ImageTransformer, Hashable {
         var rows = [Int](repeating: 0, count: pixels.height)
         pixels.bytes.withUnsafeBufferPointer { bytes in
             func luminance(_ offset: Int) -> Int {
-                // Rec. 601 weights in integers; premultiplied, so transparent areas count as dark and flat.
-                (Int(bytes[offset]) * 299 + Int(bytes[offset + 1]) * 587 + Int(bytes[offset + 2]) * 114) / 1000
+                // Rec. 601 weights in integers, times alpha, so transparent areas count as dark and flat.
+                (Int(bytes[offset]) * 299 + Int(bytes[offset + 1]) * 587 + Int(bytes[offset + 2]) * 114) * Int(bytes[offset + 3]) / 255_000
             }
             let stride = pixels.bytesPerRow
             for y in 0..<pixels.height {

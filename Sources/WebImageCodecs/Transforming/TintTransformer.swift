@@ -21,11 +21,10 @@ public struct TintTransformer: ImageTransformer, Hashable {
             output.withUnsafeMutableBytes { bytes in
                 for offset in stride(from: 0, to: bytes.count, by: 4) {
                     let coverage = Float(bytes[offset + 3]) / 255
-                    let pixel = Resampler.rounded(paint * coverage)
-                    bytes.storeBytes(of: pixel, toByteOffset: offset, as: SIMD4<UInt8>.self)
+                    PremultipliedPixel.store(paint * coverage, to: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset)
                 }
             }
-            return PixelBuffer(width: pixels.width, height: pixels.height, premultipliedRGBA: output)
+            return PixelBuffer(width: pixels.width, height: pixels.height, straightRGBA: output)
         }
     }
 }

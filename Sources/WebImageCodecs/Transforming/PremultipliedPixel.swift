@@ -1,0 +1,63 @@
+/// Where transforms premultiply: pixels are stored straight (``PixelBuffer``), and every transform
+/// that mixes pixels reads them multiplied by alpha in floating point and writes the result back
+/// straight, dividing by the unrounded alpha. A transparent pixel then adds no colour to its
+/// neighbours, and the only rounding is the final one to 8 bits.
+enum PremultipliedPixel {
+    /// The straight 8-bit pixel at `pointer`, premultiplied: channels in 0...255.
+    @inline(__always)
+    static func load(_ pointer: UnsafeRawPointer) -> SIMD4<Float> {
+        premultiplied(SIMD4<Float>(pointer.loadUnaligned(as: SIMD4<UInt8>.self)))
+    }
+
+    /// A straight pixel in 0...255 multiplied by its alpha.
+    @inline(__always)
+    static func premultiplied(_ pixel: SIMD4<Float>) -> SIMD4<Float> {
+        let alpha = pixel[3] * (1 / 255)
+        return pixel * SIMD4(alpha, alpha, alpha, 1)
+    }
+
+    /// Writes a premultiplied value as a straight 8-bit pixel: alpha clamped and rounded, colour
+    /// divided by the alpha before rounding and clamped to 0...255 (kernels with negative lobes
+    /// can push colour past alpha). A pixel whose alpha rounds to 0 is `(0, 0, 0, 0)`.
+    @inline(__always)
+    static func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<UInt8>) {
+        let alpha = Swift.min(Swift.max(value[3], 0), 255)
+        guard alpha >= 0.5 else {
+            UnsafeMutableRawPointer(pointer).storeBytes(of: 0, as: UInt32.self)
+            return
+        }
+        let scale = 255 / alpha
+        let straight = Resampler.rounded(SIMD4(value[0] * scale, value[1] * scale, value[2] * scale, alpha))
+        UnsafeMutableRawPointer(pointer).storeBytes(of: straight, as: SIMD4<UInt8>.self)
+    }
+}
+
+/// How a pass reads and writes 8-bit pixels: ``OpaquePixelAccess`` when the source has no
+/// transparency (premultiplying would multiply by one), ``StraightPixelAccess`` otherwise. Generic passes are specialised
+/// for each, so an opaque image pays nothing for alpha.
+protocol PixelAccess {
+    static func load(_ pointer: UnsafeRawPointer) -> SIMD4<Float>
+    static func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<UInt8>)
+}
+
+/// Opaque pixels: straight and premultiplied are the same values.
+enum OpaquePixelAccess: PixelAccess {
+    @inline(__always)
+    static func load(_ pointer: UnsafeRawPointer) -> SIMD4<Float> {
+        SIMD4<Float>(pointer.loadUnaligned(as: SIMD4<UInt8>.self))
+    }
+
+    @inline(__always)
+    static func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(of: Resampler.rounded(value), as: SIMD4<UInt8>.self)
+    }
+}
+
+/// Pixels with transparency: premultiplied on load, divided out on store.
+enum StraightPixelAccess: PixelAccess {
+    @inline(__always)
+    static func load(_ pointer: UnsafeRawPointer) -> SIMD4<Float> { PremultipliedPixel.load(pointer) }
+
+    @inline(__always)
+    static func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<UInt8>) { PremultipliedPixel.store(value, to: pointer) }
+}

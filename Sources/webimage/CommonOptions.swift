@@ -114,6 +114,9 @@ struct EncodingOptions: ParsableArguments {
     @Flag(help: "JPEG: write a progressive file instead of a baseline one.")
     var progressive = false
 
+    @Flag(help: "WebP: lossless, every value kept (transparent pixels' colour too).")
+    var lossless = false
+
     @Option(
         name: .customLong("subsampling"),
         help: ArgumentHelp("JPEG chroma subsampling: 444, 422 or 420 (the default).", valueName: "MODE"))
@@ -138,10 +141,13 @@ struct EncodingOptions: ParsableArguments {
     /// The encoder options asked for; nil when none were, so that an image can be written as
     /// its original bytes.
     func options() -> EncodeOptions? {
-        guard quality != nil || progressive || subsamplingText != nil || maxFileSize != nil || webPMethod != nil else { return nil }
+        guard quality != nil || progressive || lossless || subsamplingText != nil || maxFileSize != nil || webPMethod != nil else {
+            return nil
+        }
         var options = EncodeOptions()
         if let quality { options.quality = Double(quality) / 100 }
         options.progressive = progressive
+        options.lossless = lossless
         if let subsampling = subsamplingText.flatMap(EncodeOptions.ChromaSubsampling.init(rawValue:)) {
             options.chromaSubsampling = subsampling
         }

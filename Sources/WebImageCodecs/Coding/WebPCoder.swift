@@ -63,6 +63,9 @@ public struct WebPCoder: ImageCoder {
         var config = WebPConfig()
         guard WebPConfigInit(&config) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
         config.lossless = options.lossless ? 1 : 0
+        // Lossless keeps the colour of transparent pixels too (libwebp would otherwise rewrite
+        // it to compress better), so decoding and re-encoding changes no value.
+        config.exact = options.lossless ? 1 : 0
         config.quality = Float(options.quality * 100)
         config.method = Int32(options.webPMethod)
         guard WebPValidateConfig(&config) != 0 else { throw WebImageError(.encodeFailed, "libwebp refused the options") }

@@ -36,12 +36,16 @@ enum PremultipliedPixel {
 /// transparency (premultiplying would multiply by one), ``StraightPixelAccess`` otherwise. Generic passes are specialised
 /// for each, so an opaque image pays nothing for alpha.
 protocol PixelAccess {
+    /// Bytes per pixel of the layout: 4, or 8 for ``Premultiplied16PixelAccess``.
+    static var bytesPerPixel: Int { get }
     static func load(_ pointer: UnsafeRawPointer) -> SIMD4<Float>
     static func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<UInt8>)
 }
 
 /// Opaque pixels: straight and premultiplied are the same values.
 enum OpaquePixelAccess: PixelAccess {
+    static var bytesPerPixel: Int { 4 }
+
     @inline(__always)
     static func load(_ pointer: UnsafeRawPointer) -> SIMD4<Float> {
         SIMD4<Float>(pointer.loadUnaligned(as: SIMD4<UInt8>.self))
@@ -55,9 +59,31 @@ enum OpaquePixelAccess: PixelAccess {
 
 /// Pixels with transparency: premultiplied on load, divided out on store.
 enum StraightPixelAccess: PixelAccess {
+    static var bytesPerPixel: Int { 4 }
+
     @inline(__always)
     static func load(_ pointer: UnsafeRawPointer) -> SIMD4<Float> { PremultipliedPixel.load(pointer) }
 
     @inline(__always)
     static func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<UInt8>) { PremultipliedPixel.store(value, to: pointer) }
+}
+
+/// Premultiplied pixels in 16 bits a channel (the 0...255 value times 257), each channel clamped
+/// to 0...255 on its own: the resampler's intermediate image, where Pillow keeps 8 bits.
+enum Premultiplied16PixelAccess: PixelAccess {
+    static var bytesPerPixel: Int { 8 }
+
+    @inline(__always)
+    static func load(_ pointer: UnsafeRawPointer) -> SIMD4<Float> {
+        SIMD4<Float>(pointer.loadUnaligned(as: SIMD4<UInt16>.self)) * (1 / 257)
+    }
+
+    @inline(__always)
+    static func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<UInt8>) {
+        @inline(__always) func lane(_ channel: Float) -> UInt16 {
+            UInt16(truncatingIfNeeded: Int32(Swift.min(Swift.max(channel, 0), 255) * 257 + 0.5))
+        }
+        let stored = SIMD4(lane(value[0]), lane(value[1]), lane(value[2]), lane(value[3]))
+        UnsafeMutableRawPointer(pointer).storeBytes(of: stored, as: SIMD4<UInt16>.self)
+    }
 }

@@ -3,73 +3,88 @@
 ///
 /// Pixels with transparency are premultiplied as they are read (``PremultipliedPixel``), which
 /// keeps transparent edges clean: a transparent pixel contributes nothing, whatever colour it
-/// nominally has. Opaque images skip that (``OpaquePixelAccess``). The row pass rounds to 8
-/// bits (straight), as Pillow does between its passes, which keeps the intermediate image small;
-/// straight 8-bit keeps more colour precision at low alpha than Pillow's premultiplied 8 bits.
+/// nominally has. Between the passes they stay premultiplied, each channel clamped to 0...255 as
+/// Pillow's 8-bit intermediate is, but in 16 bits (``Premultiplied16PixelAccess``), so low-alpha
+/// colour keeps its precision; the last pass divides alpha back out. Opaque images skip all of
+/// that (``OpaquePixelAccess``) and round to 8 bits between passes, as Pillow does.
 enum Resampler {
+    /// Pixels of one pass's input or output: `width * height` pixels of `Access`'s layout.
+    private struct Plane {
+        let bytes: [UInt8]
+        let width: Int
+        let height: Int
+    }
+
     static func resize(_ source: PixelBuffer, width: Int, height: Int, filter: ResamplingFilter) -> PixelBuffer {
         precondition(width > 0 && height > 0, "a resize needs a positive size")
         guard width != source.width || height != source.height else { return source }
         if filter == .nearest { return nearest(source, width: width, height: height) }
-        return source.isOpaque
-            ? resize(source, width: width, height: height, filter: filter, access: OpaquePixelAccess.self)
-            : resize(source, width: width, height: height, filter: filter, access: StraightPixelAccess.self)
+        let plane = Plane(bytes: source.bytes, width: source.width, height: source.height)
+        let output: [UInt8]
+        if source.isOpaque {
+            let rows =
+                width == source.width ? plane : pass(rowsOf: plane, to: width, filter, OpaquePixelAccess.self, OpaquePixelAccess.self)
+            output =
+                height == rows.height
+                ? rows.bytes : pass(columnsOf: rows, to: height, filter, OpaquePixelAccess.self, OpaquePixelAccess.self).bytes
+        } else if width == source.width {
+            output = pass(columnsOf: plane, to: height, filter, StraightPixelAccess.self, StraightPixelAccess.self).bytes
+        } else if height == source.height {
+            output = pass(rowsOf: plane, to: width, filter, StraightPixelAccess.self, StraightPixelAccess.self).bytes
+        } else {
+            let rows = pass(rowsOf: plane, to: width, filter, StraightPixelAccess.self, Premultiplied16PixelAccess.self)
+            output = pass(columnsOf: rows, to: height, filter, Premultiplied16PixelAccess.self, StraightPixelAccess.self).bytes
+        }
+        return PixelBuffer(width: width, height: height, straightRGBA: output)
     }
 
-    private static func resize<Access: PixelAccess>(
-        _ source: PixelBuffer, width: Int, height: Int, filter: ResamplingFilter, access: Access.Type
-    ) -> PixelBuffer {
-        let rows = width == source.width ? source : resizeRows(source, width: width, filter: filter, access: access)
-        return height == rows.height ? rows : resizeColumns(rows, height: height, filter: filter, access: access)
-    }
-
-    private static func resizeRows<Access: PixelAccess>(
-        _ source: PixelBuffer, width: Int, filter: ResamplingFilter, access: Access.Type
-    ) -> PixelBuffer {
+    private static func pass<Input: PixelAccess, Output: PixelAccess>(
+        rowsOf source: Plane, to width: Int, _ filter: ResamplingFilter, _ input: Input.Type, _ output: Output.Type
+    ) -> Plane {
         let weights = ResamplingWeights(inputSize: source.width, outputSize: width, filter: filter)
-        let output = ParallelRows.fill(rows: source.height, width: width) { y, outputRow in
-            source.bytes.withUnsafeBytes { input in
+        let bytes = ParallelRows.fill(rows: source.height, width: width * Output.bytesPerPixel / 4) { y, outputRow in
+            source.bytes.withUnsafeBytes { pixels in
                 weights.withPointers { starts, counts, taps in
-                    let sourceRow = input.baseAddress! + y * source.bytesPerRow
+                    let sourceRow = pixels.baseAddress! + y * source.width * Input.bytesPerPixel
                     for x in 0..<width {
-                        let pixels = sourceRow + starts[x] * 4
+                        let first = sourceRow + starts[x] * Input.bytesPerPixel
                         let row = taps + x * weights.stride
                         var sum = SIMD4<Float>(repeating: 0)
                         for tap in 0..<counts[x] {
-                            sum += Access.load(pixels + tap * 4) * row[tap]
+                            sum += Input.load(first + tap * Input.bytesPerPixel) * row[tap]
                         }
-                        Access.store(sum, to: outputRow + x * 4)
+                        Output.store(sum, to: outputRow + x * Output.bytesPerPixel)
                     }
                 }
             }
         }
-        return PixelBuffer(width: width, height: source.height, straightRGBA: output)
+        return Plane(bytes: bytes, width: width, height: source.height)
     }
 
-    private static func resizeColumns<Access: PixelAccess>(
-        _ source: PixelBuffer, height: Int, filter: ResamplingFilter, access: Access.Type
-    ) -> PixelBuffer {
+    private static func pass<Input: PixelAccess, Output: PixelAccess>(
+        columnsOf source: Plane, to height: Int, _ filter: ResamplingFilter, _ input: Input.Type, _ output: Output.Type
+    ) -> Plane {
         let weights = ResamplingWeights(inputSize: source.height, outputSize: height, filter: filter)
         let width = source.width
-        let output = ParallelRows.fill(rows: height, width: width) { y, outputRow in
+        let bytes = ParallelRows.fill(rows: height, width: width * Output.bytesPerPixel / 4) { y, outputRow in
             // One row of sums, filled tap by tap: each source row is read front to back.
             let sums = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: width)
             defer { sums.deallocate() }
             sums.initialize(repeating: .zero, count: width)
-            source.bytes.withUnsafeBytes { input in
+            source.bytes.withUnsafeBytes { pixels in
                 weights.withPointers { starts, counts, taps in
                     for tap in 0..<counts[y] {
                         let weight = taps[y * weights.stride + tap]
-                        let sourceRow = input.baseAddress! + (starts[y] + tap) * source.bytesPerRow
+                        let sourceRow = pixels.baseAddress! + (starts[y] + tap) * width * Input.bytesPerPixel
                         for x in 0..<width {
-                            sums[x] += Access.load(sourceRow + x * 4) * weight
+                            sums[x] += Input.load(sourceRow + x * Input.bytesPerPixel) * weight
                         }
                     }
                 }
             }
-            for x in 0..<width { Access.store(sums[x], to: outputRow + x * 4) }
+            for x in 0..<width { Output.store(sums[x], to: outputRow + x * Output.bytesPerPixel) }
         }
-        return PixelBuffer(width: width, height: height, straightRGBA: output)
+        return Plane(bytes: bytes, width: width, height: height)
     }
 
     /// Each output pixel takes the source pixel under its centre.

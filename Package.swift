@@ -47,6 +47,7 @@ let package = Package(
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .target(
             name: "CWebImageCodecs",
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]
@@ -55,7 +56,7 @@ let package = Package(
         .target(
             name: "WebImageCodecs",
             dependencies: [
-                "CTurboJPEG", "CPNG", "CGIF", "CWebP", "CWebImageCodecs", "CZlib",
+                "CTurboJPEG", "CPNG", "CGIF", "CWebP", "CWebImageCodecs", "CZlib", "CLCMS2",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

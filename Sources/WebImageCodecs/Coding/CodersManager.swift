@@ -55,7 +55,21 @@ public final class CodersManager: Sendable {
         if let limit, options.thumbnail == nil, let header = try? ImageHeader(data: data) {
             options.thumbnail = Self.scaledDownSize(width: header.width, height: header.height, limitBytes: limit)
         }
-        return Self.fitted(try coder.decode(data, options: options), into: options.thumbnail)
+        var image = Self.fitted(try coder.decode(data, options: options), into: options.thumbnail)
+        Self.applyMetadata(SourceMetadata(data, format: format), to: &image, options: options)
+        return image
+    }
+
+    /// Converts to sRGB (or keeps the profile) and keeps EXIF, as `options` say.
+    static func applyMetadata(_ metadata: SourceMetadata, to image: inout Image, options: DecodeOptions) {
+        if let colorSpace = metadata.colorSpace {
+            if options.keepsColorProfile {
+                image.colorProfile = ColorManagement.profileData(colorSpace)
+            } else {
+                ColorManagement.convertToSRGB(&image, from: colorSpace)
+            }
+        }
+        if options.keepsEXIF { image.exif = metadata.exif }
     }
 
     /// An animation decoded on demand (GIF, APNG or animated WebP with the built-in coders),
@@ -111,13 +125,15 @@ public final class CodersManager: Sendable {
         return resizer.transform(image, forKey: "") ?? image
     }
 
-    /// Encodes `image` as `format` with the newest coder for it.
+    /// Encodes `image` as `format` with the newest coder for it, with the image's colour profile,
+    /// EXIF and orientation written into the file where the format has room for them
+    /// (``MetadataWriter``).
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions = EncodeOptions()) throws(WebImageError) -> Data {
         guard let coder = all.last(where: { $0.canEncode(to: format) }) else {
             throw WebImageError(.unsupportedFormat, "no coder encodes \(format.rawValue)")
         }
         guard let maximum = options.maximumFileSize, !options.lossless, format == .jpeg || format == .webP else {
-            return try coder.encode(image, as: format, options: options)
+            return try MetadataWriter.embed(image, in: coder.encode(image, as: format, options: options), format: format)
         }
         return try encode(image, as: format, options: options, by: coder, fittingIn: maximum)
     }
@@ -131,7 +147,7 @@ public final class CodersManager: Sendable {
         func attempt(_ percent: Int) throws(WebImageError) -> Data {
             var attempt = options
             attempt.quality = Double(percent) / 100
-            return try coder.encode(image, as: format, options: attempt)
+            return try MetadataWriter.embed(image, in: coder.encode(image, as: format, options: attempt), format: format)
         }
         var high = max(1, Int((options.quality * 100).rounded()))
         let asked = try attempt(high)

@@ -24,6 +24,13 @@ public struct DecodeOptions: Sendable, Equatable {
     /// ``Image/isPartial``. Off by default, as in SDWebImage: a file cut short is an error.
     /// Coders that cannot show part of an image fail as usual.
     public var acceptTruncatedImages: Bool
+    /// Keep the pixels in the source's colour profile, set as ``Image/colorProfile``, instead of
+    /// converting them to sRGB (the default, as imgproxy's `strip_color_profile` and what a
+    /// browser shows). Off by default.
+    public var keepsColorProfile: Bool
+    /// Keep the source's EXIF as ``Image/exif`` (JPEG's APP1, PNG's `eXIf`, WebP's `EXIF`), for
+    /// encoders to write again. Off by default: results carry no metadata.
+    public var keepsEXIF: Bool
     /// The application's own values for this load (``LoadContext/subscript(_:)``), for a
     /// plugin coder that needs them.
     public var values: CustomValues
@@ -32,8 +39,10 @@ public struct DecodeOptions: Sendable, Equatable {
     public init(
         limits: DecodeLimits = DecodeLimits(), thumbnail: ThumbnailSize? = nil, firstFrameOnly: Bool = false, scale: Double = 1,
         scaleDownLargeImages: Bool = false, scaleDownLimitBytes: Int? = nil, acceptTruncatedImages: Bool = false,
-        values: CustomValues = CustomValues()
+        keepsColorProfile: Bool = false, keepsEXIF: Bool = false, values: CustomValues = CustomValues()
     ) {
+        self.keepsColorProfile = keepsColorProfile
+        self.keepsEXIF = keepsEXIF
         self.values = values
         self.limits = limits
         self.thumbnail = thumbnail

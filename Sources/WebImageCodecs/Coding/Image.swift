@@ -1,3 +1,5 @@
+public import Foundation
+
 /// A decoded image: frames of straight RGBA pixels, with what is needed to show them.
 ///
 /// A still image has one frame. An animated image has several, each with its duration, and a
@@ -25,6 +27,15 @@ public struct Image: Sendable, Equatable {
     /// Whether the data ended before the image did and only part of it was decoded
     /// (``DecodeOptions/acceptTruncatedImages``). A partial image is never cached.
     public var isPartial = false
+    /// The ICC profile the pixels are in; nil means sRGB. Decoding converts to sRGB and leaves
+    /// this nil unless ``DecodeOptions/keepsColorProfile`` asks to keep the source's profile
+    /// (a PNG's `gAMA`/`cHRM` chunks become a profile). Encoders embed it, so the colours stay
+    /// as they were.
+    public var colorProfile: Data?
+    /// The source's EXIF, as TIFF-structured bytes, when ``DecodeOptions/keepsEXIF`` asked for
+    /// it. Encoders write it with its Orientation entry set to ``orientation`` (1 once the pixels
+    /// are upright).
+    public var exif: Data?
 
     /// A still image.
     public init(
@@ -66,7 +77,7 @@ public struct Image: Sendable, Equatable {
     /// Whether there is more than one frame.
     public var isAnimated: Bool { frames.count > 1 }
     /// The bytes the decoded frames take: what a memory cache charges.
-    public var memoryCost: Int { frames.reduce(0) { $0 + $1.pixels.bytes.count } }
+    public var memoryCost: Int { frames.reduce(0) { $0 + $1.pixels.bytes.count } + (colorProfile?.count ?? 0) + (exif?.count ?? 0) }
 
     /// The scale SDWebImage gives an image from its key: 3 when the key contains `@3x.`, else
     /// 2 when it contains `@2x.`, for keys of at least 8 characters; otherwise 1 (Linux has no

@@ -5,19 +5,35 @@ enum JPEGSegments {
     static func first(_ marker: UInt8, in bytes: UnsafeRawBufferPointer, where matches: (UnsafeRawBufferPointer) -> Bool)
         -> UnsafeRawBufferPointer?
     {
-        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+        var found: UnsafeRawBufferPointer?
+        forEach(in: bytes) { current, segment in
+            guard current == marker, matches(segment) else { return true }
+            found = segment
+            return false
+        }
+        return found
+    }
+
+    /// Calls `body` with each segment's marker and payload, in file order, until it returns false.
+    static func forEach(in bytes: UnsafeRawBufferPointer, _ body: (UInt8, UnsafeRawBufferPointer) -> Bool) {
+        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return }
         var offset = 2
         while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
             let current = bytes[offset + 1]
             // Start of scan or end of image: the metadata segments are behind us.
-            if current == 0xDA || current == 0xD9 { return nil }
+            if current == 0xDA || current == 0xD9 { return }
             let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
-            let segment = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 2 + length)])
-            if current == marker, matches(segment) { return segment }
+            guard length >= 2, offset + 2 + length <= bytes.count else { return }
+            guard body(current, UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 2 + length)])) else { return }
             offset += 2 + length
         }
-        return nil
+    }
+
+    /// Where the metadata segments go in a file this library writes: after SOI and a JFIF APP0.
+    static func metadataInsertionOffset(in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+        guard bytes[2] == 0xFF, bytes[3] == 0xE0, bytes.count > 6 else { return 2 }
+        return 4 + (Int(bytes[4]) << 8 | Int(bytes[5]))
     }
 
     /// Whether the file has Adobe's APP14 segment: its CMYK values are then stored inverted

@@ -25,6 +25,21 @@ struct PNGChunk {
         return chunks
     }
 
+    /// Calls `body` with the type and data of each chunk before the first `IDAT` (where PNG's
+    /// metadata lives), without copying; stops at a wrong signature or length.
+    static func forEachBeforeImageData(in bytes: UnsafeRawBufferPointer, _ body: (String, UnsafeRawBufferPointer) -> Void) {
+        guard bytes.count >= 8, bytes.prefix(8).elementsEqual(signature) else { return }
+        var offset = 8
+        while offset + 12 <= bytes.count {
+            let length = Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard length <= bytes.count - offset - 12 else { return }
+            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            if type == "IDAT" || type == "IEND" { return }
+            body(type, UnsafeRawBufferPointer(rebasing: bytes[(offset + 8)..<(offset + 8 + length)]))
+            offset += 12 + length
+        }
+    }
+
     /// Length, type, data and CRC, ready to write.
     var encoded: [UInt8] {
         var output = Self.bigEndian(UInt32(data.count))

@@ -1,0 +1,170 @@
+import CLCMS2
+import Dispatch
+import Foundation
+
+/// Colour conversion to sRGB through Little CMS (the library Pillow's `ImageCms` and libvips
+/// use), with Pillow's defaults: perceptual intent, lcms2's precalculated 8-bit transform. Alpha
+/// is copied. Transforms are made once per profile and kept (a few, least recently made first
+/// out); a profile that describes sRGB itself (its description starts with "sRGB") converts
+/// nothing. A profile lcms cannot read, or one for another colour model than the pixels' (a
+/// CMYK profile: CMYK JPEGs are converted to RGB without it), leaves the pixels as they are
+/// with a warning, as browsers show such files.
+enum ColorManagement {
+    /// Converts every frame of `image` from `colorSpace` to sRGB.
+    static func convertToSRGB(_ image: inout Image, from colorSpace: SourceMetadata.ColorSpace) {
+        guard let profile = profileData(colorSpace) else {
+            image.warnings.append("the colour profile is unreadable; the pixels are shown as sRGB")
+            return
+        }
+        let conversion = cache.conversion(for: profile)
+        switch conversion {
+        case .identity: return
+        case .unusable(let reason):
+            image.warnings.append("the colour profile is not used (\(reason)); the pixels are shown as sRGB")
+        case .transform(let transform):
+            image.frames = image.frames.map { frame in
+                var frame = frame
+                frame.pixels = transform.apply(to: frame.pixels)
+                return frame
+            }
+        }
+    }
+
+    /// The ICC bytes of a colour space: the embedded profile, or one lcms makes from a PNG's
+    /// `gAMA` and `cHRM` chunks (sRGB's primaries and D65 white when there is no `cHRM`).
+    static func profileData(_ colorSpace: SourceMetadata.ColorSpace) -> Data? {
+        switch colorSpace {
+        case .icc(let data): return data
+        case .pngChunks(let gamma, let chromaticities):
+            let xy = chromaticities ?? [0.3127, 0.3290, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06]
+            var white = cmsCIExyY(x: xy[0], y: xy[1], Y: 1)
+            var primaries = cmsCIExyYTRIPLE(
+                Red: cmsCIExyY(x: xy[2], y: xy[3], Y: 1), Green: cmsCIExyY(x: xy[4], y: xy[5], Y: 1),
+                Blue: cmsCIExyY(x: xy[6], y: xy[7], Y: 1))
+            guard let curve = cmsBuildGamma(nil, 1 / gamma) else { return nil }
+            defer { cmsFreeToneCurve(curve) }
+            var curves: [OpaquePointer?] = [curve, curve, curve]
+            guard let profile = cmsCreateRGBProfile(&white, &primaries, &curves) else { return nil }
+            defer { cmsCloseProfile(profile) }
+            var size: cmsUInt32Number = 0
+            guard cmsSaveProfileToMem(profile, nil, &size) != 0, size > 0 else { return nil }
+            var data = Data(count: Int(size))
+            let saved = data.withUnsafeMutableBytes { cmsSaveProfileToMem(profile, $0.baseAddress, &size) }
+            return saved != 0 ? data : nil
+        }
+    }
+
+    /// What a profile asks of the pixels.
+    enum Conversion: Sendable {
+        case identity
+        case transform(Transform)
+        case unusable(String)
+    }
+
+    static let cache = ConversionCache()
+
+    /// The conversions made so far, by profile bytes.
+    final class ConversionCache: Sendable {
+        static let capacity = 16
+        private let entries = Locked<[(profile: Data, conversion: Conversion)]>([])
+
+        func conversion(for profile: Data) -> Conversion {
+            if let found = entries.withLock({ $0.first { $0.profile == profile }?.conversion }) { return found }
+            let made = Transform.make(from: profile)
+            entries.withLock { entries in
+                if entries.count >= Self.capacity { entries.removeFirst() }
+                entries.append((profile, made))
+            }
+            return made
+        }
+    }
+
+    /// An lcms transform to sRGB: RGBA to RGBA for an RGB profile, or for a grey profile a table
+    /// of the 256 grey levels' sRGB colours.
+    ///
+    /// `@unchecked Sendable`: the handle is made once, never changed, and freed in deinit;
+    /// `cmsDoTransform` on a transform made with `cmsFLAGS_NOCACHE` keeps no state between
+    /// calls, so threads may share it.
+    final class Transform: @unchecked Sendable {
+        private let handle: cmsHTRANSFORM?
+        private let greyLevels: [SIMD4<UInt8>]?
+
+        private init(handle: cmsHTRANSFORM?, greyLevels: [SIMD4<UInt8>]?) {
+            self.handle = handle
+            self.greyLevels = greyLevels
+        }
+
+        deinit { if let handle { cmsDeleteTransform(handle) } }
+
+        static func make(from profile: Data) -> Conversion {
+            let source = profile.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, cmsUInt32Number($0.count)) }
+            guard let source else { return .unusable("lcms cannot read it") }
+            defer { cmsCloseProfile(source) }
+            if describesSRGB(source) { return .identity }
+            guard let sRGB = cmsCreate_sRGBProfile() else { return .unusable("lcms cannot make sRGB") }
+            defer { cmsCloseProfile(sRGB) }
+            let flags = cmsUInt32Number(cmsFLAGS_NOCACHE | cmsFLAGS_COPY_ALPHA)
+            switch cmsGetColorSpace(source) {
+            case cmsSigRgbData:
+                guard
+                    let handle = cmsCreateTransform(
+                        source, cwi_lcms_type_rgba_8, sRGB, cwi_lcms_type_rgba_8, cmsUInt32Number(INTENT_PERCEPTUAL), flags)
+                else { return .unusable("lcms cannot convert it to sRGB") }
+                return .transform(Transform(handle: handle, greyLevels: nil))
+            case cmsSigGrayData:
+                guard
+                    let handle = cmsCreateTransform(
+                        source, cwi_lcms_type_gray_8, sRGB, cwi_lcms_type_rgb_8, cmsUInt32Number(INTENT_PERCEPTUAL),
+                        cmsUInt32Number(cmsFLAGS_NOCACHE))
+                else { return .unusable("lcms cannot convert it to sRGB") }
+                defer { cmsDeleteTransform(handle) }
+                let levels = [UInt8](0...255)
+                var colours = [UInt8](repeating: 0, count: 256 * 3)
+                cmsDoTransform(handle, levels, &colours, 256)
+                return .transform(
+                    Transform(
+                        handle: nil, greyLevels: (0..<256).map { SIMD4(colours[$0 * 3], colours[$0 * 3 + 1], colours[$0 * 3 + 2], 0) }))
+            default:
+                return .unusable("a profile for another colour model than RGB or grey")
+            }
+        }
+
+        private static func describesSRGB(_ profile: cmsHPROFILE) -> Bool {
+            var text = [CChar](repeating: 0, count: 64)
+            guard cmsGetProfileInfoASCII(profile, cmsInfoDescription, "en", "US", &text, cmsUInt32Number(text.count)) > 0 else {
+                return false
+            }
+            return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).hasPrefix("sRGB")
+        }
+
+        /// The pixels in sRGB, alpha unchanged. Large images are converted in bands on every core.
+        func apply(to pixels: PixelBuffer) -> PixelBuffer {
+            var bytes = pixels.bytes
+            let count = pixels.width * pixels.height
+            bytes.withUnsafeMutableBytes { buffer in
+                // An address, not a pointer, crosses into the bands: each converts its own range.
+                let base = Int(bitPattern: buffer.baseAddress!)
+                let bands = count >= ParallelRows.minimumPixelsToSplit ? ProcessInfo.processInfo.activeProcessorCount * 2 : 1
+                DispatchQueue.concurrentPerform(iterations: bands) { band in
+                    let start = count * band / bands
+                    let end = count * (band + 1) / bands
+                    convert(UnsafeMutableRawPointer(bitPattern: base + start * 4)!, pixelCount: end - start)
+                }
+            }
+            return PixelBuffer(width: pixels.width, height: pixels.height, straightRGBA: bytes)
+        }
+
+        private func convert(_ pixels: UnsafeMutableRawPointer, pixelCount: Int) {
+            if let handle {
+                cmsDoTransform(handle, pixels, pixels, cmsUInt32Number(pixelCount))
+            } else if let greyLevels {
+                for index in 0..<pixelCount {
+                    let pixel = pixels + index * 4
+                    var colour = greyLevels[Int(pixel.load(as: UInt8.self))]
+                    colour[3] = pixel.load(fromByteOffset: 3, as: UInt8.self)
+                    pixel.storeBytes(of: colour, as: SIMD4<UInt8>.self)
+                }
+            }
+        }
+    }
+}

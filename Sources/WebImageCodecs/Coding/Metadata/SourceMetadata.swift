@@ -1,0 +1,105 @@
+public import Foundation
+
+/// The colour and EXIF metadata of an encoded image, read from its container without decoding
+/// pixels: a JPEG's APP2 `ICC_PROFILE` segments (joined in sequence order) and APP1 EXIF, a PNG's
+/// `iCCP`, `sRGB`, `gAMA`, `cHRM` and `eXIf` chunks, a WebP's `ICCP` and `EXIF` chunks.
+/// Anything malformed is left out, never an error: browsers show such files as sRGB.
+struct SourceMetadata {
+    /// Where the pixels' colours are defined, when the file says.
+    enum ColorSpace: Equatable {
+        /// An embedded ICC profile.
+        case icc(Data)
+        /// A PNG's `gAMA` (and `cHRM`) chunks: the file's gamma (1/2.2 is 0.45455) and, when
+        /// given, its white point and primaries as CIE xy.
+        case pngChunks(gamma: Double, chromaticities: [Double]?)
+    }
+
+    var colorSpace: ColorSpace?
+    /// TIFF-structured EXIF bytes (without JPEG's `Exif\0\0` prefix).
+    var exif: Data?
+
+    init(_ data: Data, format: ImageFormat) {
+        data.withUnsafeBytes { bytes in
+            switch format {
+            case .jpeg: readJPEG(bytes)
+            case .png: readPNG(bytes)
+            case .webP: readWebP(bytes)
+            default: break
+            }
+        }
+    }
+
+    private mutating func readJPEG(_ bytes: UnsafeRawBufferPointer) {
+        let iccSignature = Array("ICC_PROFILE".utf8) + [0]
+        var pieces: [(sequence: UInt8, bytes: UnsafeRawBufferPointer)] = []
+        JPEGSegments.forEach(in: bytes) { marker, segment in
+            if marker == 0xE2, segment.count > 14, segment.prefix(12).elementsEqual(iccSignature) {
+                pieces.append((segment[12], UnsafeRawBufferPointer(rebasing: segment[14...])))
+            } else if marker == 0xE1, exif == nil, let tiff = ExifReader.tiff(inAPP1: segment) {
+                exif = Data(tiff)
+            }
+            return true
+        }
+        guard !pieces.isEmpty else { return }
+        // Sequence numbers run from 1 and must each appear once, or the profile is unusable.
+        let ordered = pieces.sorted { $0.sequence < $1.sequence }
+        guard ordered.enumerated().allSatisfy({ Int($0.element.sequence) == $0.offset + 1 }) else { return }
+        var profile = Data()
+        for piece in ordered { profile.append(contentsOf: piece.bytes) }
+        colorSpace = .icc(profile)
+    }
+
+    private mutating func readPNG(_ bytes: UnsafeRawBufferPointer) {
+        var gamma: Double?
+        var chromaticities: [Double]?
+        var isSRGB = false
+        PNGChunk.forEachBeforeImageData(in: bytes) { type, data in
+            switch type {
+            case "iCCP": if let profile = Self.inflatedProfile(data) { colorSpace = .icc(profile) }
+            case "sRGB": isSRGB = true
+            case "gAMA" where data.count == 4: gamma = Double(Self.bigEndian32(data, 0)) / 100_000
+            case "cHRM" where data.count == 32: chromaticities = (0..<8).map { Double(Self.bigEndian32(data, $0 * 4)) / 100_000 }
+            case "eXIf": exif = Data(data)
+            default: break
+            }
+        }
+        // iCCP wins over the others; sRGB means no conversion; gAMA 1/2.2 without primaries is
+        // how encoders label sRGB.
+        guard colorSpace == nil, !isSRGB, let gamma, gamma > 0 else { return }
+        guard chromaticities != nil || abs(gamma - 0.45455) > 0.0001 else { return }
+        colorSpace = .pngChunks(gamma: gamma, chromaticities: chromaticities)
+    }
+
+    private mutating func readWebP(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 12, bytes.prefix(4).elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WEBP".utf8) else { return }
+        var offset = 12
+        while offset + 8 <= bytes.count {
+            let size = Int(Self.littleEndian32(bytes, offset + 4))
+            guard size <= bytes.count - offset - 8 else { return }
+            let payload = UnsafeRawBufferPointer(rebasing: bytes[(offset + 8)..<(offset + 8 + size)])
+            switch String(decoding: bytes[offset..<(offset + 4)], as: UTF8.self) {
+            case "ICCP": colorSpace = .icc(Data(payload))
+            case "EXIF": exif = Data(ExifReader.tiff(inAPP1: payload) ?? payload)
+            default: break
+            }
+            offset += 8 + size + size % 2
+        }
+    }
+
+    /// An `iCCP` chunk's profile: a name of 1 to 79 bytes, a zero, compression method 0, then
+    /// zlib data, inflated within 16 MB.
+    private static func inflatedProfile(_ chunk: UnsafeRawBufferPointer) -> Data? {
+        guard let nameEnd = chunk.prefix(80).firstIndex(of: 0), nameEnd > 0, nameEnd + 2 < chunk.count, chunk[nameEnd + 1] == 0 else {
+            return nil
+        }
+        return Zlib.inflate(UnsafeRawBufferPointer(rebasing: chunk[(nameEnd + 2)...]), limit: 16 << 20)
+    }
+
+    private static func bigEndian32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
+        bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    private static func littleEndian32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
+        bytes[offset..<(offset + 4)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+}

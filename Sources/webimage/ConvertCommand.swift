@@ -36,6 +36,12 @@ struct ConvertCommand: AsyncParsableCommand {
     @Flag(help: "Keep the stored pixels and their EXIF orientation instead of turning the image upright.")
     var keepOrientation = false
 
+    @Flag(help: "Keep the source's colour profile (embedded in the output) instead of converting to sRGB.")
+    var keepColorProfile = false
+
+    @Flag(help: "Write the source's EXIF into the output (JPEG, PNG, WebP), its orientation set to the output's.")
+    var keepExif = false
+
     @Flag(help: "Convert what arrived of an image whose data ends early (the rest grey or transparent) instead of failing.")
     var acceptTruncated = false
 
@@ -56,7 +62,9 @@ struct ConvertCommand: AsyncParsableCommand {
         let thumbnail = try shaping.thumbnail().map { CacheKey.Thumbnail(width: $0.width, height: $0.height) }
         do {
             image = try CodersManager.shared.decode(
-                data, options: DecodeOptions(thumbnail: thumbnail, acceptTruncatedImages: acceptTruncated))
+                data,
+                options: DecodeOptions(
+                    thumbnail: thumbnail, acceptTruncatedImages: acceptTruncated, keepsColorProfile: keepColorProfile, keepsEXIF: keepExif))
         } catch {
             throw CommandFailure("cannot decode \(input): \(error.message ?? "\(error.code)")")
         }

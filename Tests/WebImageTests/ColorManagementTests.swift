@@ -62,6 +62,25 @@ struct ColorManagementTests {
         #expect(try CodersManager.shared.decode(jpeg, options: DecodeOptions(keepsColorProfile: true)).colorProfile == large.colorProfile)
     }
 
+    @Test("progressive partial images and an animated coder's frames are converted as a whole decode is")
+    func progressiveAndAnimatedConvert() throws {
+        let data = try Fixture.data("color/p3.jpg")
+        let whole = try CodersManager.shared.decode(data)
+        let coder = try #require(CodersManager.shared.progressiveCoder(for: data.prefix(64)))
+        var last: Image?
+        for end in stride(from: 256, through: data.count, by: 256) + [data.count] {
+            if let image = coder.update(data.prefix(end)) { last = image }
+        }
+        #expect(last?.pixels == whole.pixels)
+        let animation = try Fixture.data("color/p3-animated.webp")
+        let frames = try CodersManager.shared.decode(animation).frames
+        let animated = try #require(try CodersManager.shared.animatedCoder(for: animation))
+        #expect(animated.frameCount == 2)
+        for index in 0..<2 { #expect(try animated.frame(at: index) == frames[index].pixels) }
+        let reference = try Self.decode("p3.webp.srgb.png").pixels
+        #expect(Self.difference(frames[0].pixels, reference) <= 1)
+    }
+
     @Test("a profile lcms cannot read leaves the pixels as they are, with a warning")
     func unreadableProfile() throws {
         let image = try Self.decode("bad-profile.jpg")

@@ -80,6 +80,27 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("results are sRGB without metadata by default; scp:0 keeps and embeds the profile, sm:0 writes the EXIF")
+    func colorProfileAndMetadata() async throws {
+        try await ServerHarness.with { harness in
+            harness.origin.route("/p3.jpg", .ok([UInt8](try Fixture.data("color/p3.jpg")), contentType: "image/jpeg"))
+            harness.origin.route("/turned.jpg", .ok([UInt8](try Fixture.data("oriented-right.jpg")), contentType: "image/jpeg"))
+            let keep = DecodeOptions(keepsColorProfile: true, keepsEXIF: true)
+            let plain = try await harness.get(harness.signedPlain("rs:fit:32:32", "/p3.jpg", extension: "png"))
+            let stripped = try CodersManager.shared.decode(plain.body, options: keep)
+            #expect(plain.status == 200 && stripped.colorProfile == nil && stripped.exif == nil)
+            let kept = try await harness.get(harness.signedPlain("rs:fit:32:32/scp:0", "/p3.jpg", extension: "png"))
+            #expect(try CodersManager.shared.decode(kept.body, options: keep).colorProfile == (try Fixture.data("color/display-p3.icc")))
+            // Converted either way: the server's sRGB result and a browser's conversion of the kept one agree.
+            let difference = ColorManagementTests.difference(
+                try CodersManager.shared.decode(kept.body).pixels, try CodersManager.shared.decode(plain.body).pixels)
+            #expect(difference <= 2)
+            let exif = try await harness.get(harness.signedPlain("rs:fit:32:32/sm:0", "/turned.jpg", extension: "jpg"))
+            let written = try CodersManager.shared.decode(exif.body, options: keep)
+            #expect(written.exif != nil && written.orientation == .up)
+        }
+    }
+
     @Test("a JPEG the decoder scales by quarters is cut to the planned size, not resampled a second time")
     func decoderRoundingIsCut() async throws {
         // 400x265 at 1/4 is 100x66.25: the plan says 100x66, the DCT gives 100x67.

@@ -222,6 +222,15 @@ struct WebImageCommandTests {
             "convert", oriented, workspace.path("kept.jpg"), "--keep-orientation", "--quality", "50", "--json",
         ])
         #expect(kept.json["width"] as? Int == 64 && kept.json["height"] as? Int == 48)
+        let keptImage = try CodersManager.shared.decode(try #require(FileManager.default.contents(atPath: workspace.path("kept.jpg"))))
+        #expect(keptImage.orientation == .right, "the JPEG written with --keep-orientation says how to turn it")
+        let profiled = try await workspace.run([
+            "convert", Fixture.url("color/p3.jpg").path, workspace.path("p3.png"), "--keep-color-profile", "--keep-exif",
+        ])
+        #expect(profiled.status == 0)
+        let p3 = try CodersManager.shared.decode(
+            try #require(FileManager.default.contents(atPath: workspace.path("p3.png"))), options: DecodeOptions(keepsColorProfile: true))
+        #expect(p3.colorProfile == (try Fixture.data("color/display-p3.icc")))
         let poster = try await workspace.run(["convert", Fixture.url("animated.gif").path, workspace.path("poster.png")])
         #expect(poster.status == 0)
         #expect(

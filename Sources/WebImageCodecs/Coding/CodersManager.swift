@@ -80,7 +80,11 @@ public final class CodersManager: Sendable {
         throws(WebImageError) -> (any AnimatedImageCoder)?
     {
         guard let format = ImageFormat(sniffing: data), let coder = newest(for: format) as? any AnimatedImageCoding else { return nil }
-        return try coder.animatedCoder(for: data, format: format, options: options, maximumBufferedFrames: maximumBufferedFrames)
+        guard
+            let animated = try coder.animatedCoder(
+                for: data, format: format, options: options, maximumBufferedFrames: maximumBufferedFrames)
+        else { return nil }
+        return ColorManagedAnimatedCoder.wrapping(animated, data: data, format: format, options: options)
     }
 
     /// A decoder for one download whose first bytes are `data`, showing partial images as more
@@ -88,7 +92,9 @@ public final class CodersManager: Sendable {
     /// built-in coders; nil for a format whose newest coder has no ``ProgressiveImageCoding``.
     public func progressiveCoder(for data: Data, options: DecodeOptions = DecodeOptions()) -> (any ProgressiveImageCoder)? {
         guard let format = ImageFormat(sniffing: data), let coder = newest(for: format) as? any ProgressiveImageCoding else { return nil }
-        return coder.progressiveCoder(for: format, options: options)
+        return coder.progressiveCoder(for: format, options: options).map {
+            ColorManagedProgressiveCoder($0, format: format, options: options)
+        }
     }
 
     /// The coder added last that decodes `format`.

@@ -148,10 +148,11 @@ public struct OptionsParser: Sendable {
             options.format = nil
             if let text = reader.text(0) { options.format = try format(String(text), option: name) }
         case "strip_metadata", "sm":
-            // Results never carry the source's metadata: the encoders write pixels only. The
-            // option is accepted so that URLs made for imgproxy work.
             try reader.expect(at: 1)
-            _ = try reader.boolean(0)
+            options.stripMetadata = try reader.boolean(0) ?? true
+        case "strip_color_profile", "scp":
+            try reader.expect(at: 1)
+            options.stripColorProfile = try reader.boolean(0) ?? true
         case "cachebuster", "cb":
             try reader.expect(at: 1)
             options.cacheBuster = String(reader.arguments.first ?? "")

@@ -95,6 +95,12 @@ public struct ProcessingOptions: Sendable, Equatable {
     public var filename: String?
     /// `Content-Disposition: attachment` instead of `inline`.
     public var returnAttachment = false
+    /// `strip_metadata`: leave the source's EXIF out of the result (imgproxy's default, true);
+    /// false writes it, its orientation set to the result's.
+    public var stripMetadata = true
+    /// `strip_color_profile`: convert to sRGB and drop the profile (imgproxy's default, true);
+    /// false keeps the source's pixels and embeds its profile.
+    public var stripColorProfile = true
 
     /// imgproxy's defaults.
     public init() {}
@@ -130,6 +136,8 @@ public struct ProcessingOptions: Sendable, Equatable {
         for (format, value) in formatQuality.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             parts.append("fq:\(format.rawValue):\(value)")
         }
+        if !stripMetadata { parts.append("sm:0") }
+        if !stripColorProfile { parts.append("scp:0") }
         if !cacheBuster.isEmpty { parts.append("cb:\(cacheBuster)") }
         return parts.joined(separator: "/")
     }

@@ -30,7 +30,8 @@ struct ImageProcessor: Sendable {
         let plan = ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight)
 
         var decodeOptions = DecodeOptions(
-            limits: DecodeLimits(maximumPixelCount: maximumSourcePixels), firstFrameOnly: !(format == .gif || format == .webP))
+            limits: DecodeLimits(maximumPixelCount: maximumSourcePixels), firstFrameOnly: !(format == .gif || format == .webP),
+            keepsColorProfile: !options.stripColorProfile, keepsEXIF: !options.stripMetadata)
         if plan.crop == nil, plan.scaledWidth < uprightWidth, plan.scaledHeight < uprightHeight {
             // The decoder scales by its own steps (DCT eighths, whole factors) to at least this
             // box; the plan's transformers go the rest of the way: one resampling at most.

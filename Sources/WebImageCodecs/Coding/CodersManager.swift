@@ -92,9 +92,9 @@ public final class CodersManager: Sendable {
     /// built-in coders; nil for a format whose newest coder has no ``ProgressiveImageCoding``.
     public func progressiveCoder(for data: Data, options: DecodeOptions = DecodeOptions()) -> (any ProgressiveImageCoder)? {
         guard let format = ImageFormat(sniffing: data), let coder = newest(for: format) as? any ProgressiveImageCoding else { return nil }
-        return coder.progressiveCoder(for: format, options: options).map {
-            ColorManagedProgressiveCoder($0, format: format, options: options)
-        }
+        guard let progressive = coder.progressiveCoder(for: format, options: options) else { return nil }
+        return SourceMetadata.formats.contains(format)
+            ? ColorManagedProgressiveCoder(progressive, format: format, options: options) : progressive
     }
 
     /// The coder added last that decodes `format`.

@@ -14,6 +14,9 @@ struct SourceMetadata {
         case pngChunks(gamma: Double, chromaticities: [Double]?)
     }
 
+    /// The formats whose metadata is read.
+    static let formats: Set<ImageFormat> = [.jpeg, .png, .webP]
+
     var colorSpace: ColorSpace?
     /// TIFF-structured EXIF bytes (without JPEG's `Exif\0\0` prefix).
     var exif: Data?

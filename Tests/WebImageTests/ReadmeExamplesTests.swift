@@ -24,6 +24,13 @@ func decodeLeniently(_ bytes: Data) throws -> (Image, isComplete: Bool) {
     return (image, !image.isPartial)
 }
 
+func reencodeKeepingEverything(_ bytes: Data, as format: ImageFormat) throws -> Data {
+    let options = DecodeOptions(keepsColorProfile: true, keepsEXIF: true)
+    let image = try CodersManager.shared.decode(bytes, options: options)
+    print(image.colorProfile?.count ?? 0, "bytes of ICC profile;", image.exif?.count ?? 0, "of EXIF")
+    return try CodersManager.shared.encode(image, as: format, options: EncodeOptions(lossless: true))
+}
+
 func cacheThumbnail(_ bytes: Data, for url: String) throws -> Data? {
     let cache = try DiskCache(
         namespace: "thumbnails",
@@ -176,6 +183,17 @@ struct ReadmeExamplesTests {
         #expect(describe(Array(try Fixture.data("gradient.jpg"))) == "image/jpeg, 64x48")
         #expect(describe(Array("<html>".utf8)) == "not an image")
         #expect(describe([0x89, 0x50, 0x4E, 0x47]) == "png: decodeFailed")
+    }
+
+    @Test("reencodeKeepingEverything() keeps translucent pixels, the colour profile and the EXIF")
+    func reencodeKeepsEverything() throws {
+        let translucent = try Fixture.data("alpha/translucent-rgba.png")
+        let webP = try reencodeKeepingEverything(translucent, as: .webP)
+        #expect(try CodersManager.shared.decode(webP).pixels == (try CodersManager.shared.decode(translucent)).pixels)
+        let p3 = try reencodeKeepingEverything(try Fixture.data("color/p3.jpg"), as: .png)
+        #expect(try CodersManager.shared.decode(p3, options: DecodeOptions(keepsColorProfile: true)).colorProfile != nil)
+        let turned = try reencodeKeepingEverything(try Fixture.data("oriented-right.jpg"), as: .png)
+        #expect(try CodersManager.shared.decode(turned, options: DecodeOptions(keepsEXIF: true)).exif != nil)
     }
 
     @Test("decodeLeniently() decodes a JPEG with stray bytes whole, and what arrived of one cut short")

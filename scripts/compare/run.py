@@ -119,6 +119,36 @@ def photo(width: int, height: int) -> Callable[[Path], Path]:
     return prepare
 
 
+def translucent_photo(width: int, height: int) -> Callable[[Path], Path]:
+    """photo() with an alpha channel: a gradient from transparent to opaque, with noise, so that
+    every alpha level is there (the straight-alpha path of a transform)."""
+    def prepare(workdir: Path) -> Path:
+        from PIL import Image
+        path = photo(width, height)(workdir)
+        image = Image.open(path)
+        alpha = Image.linear_gradient("L").transpose(Image.Transpose.ROTATE_90).resize((width, height))
+        noise = Image.effect_noise((width, height), 30).convert("L")
+        image.putalpha(Image.blend(alpha, noise, 0.3))
+        translucent = workdir / f"translucent-{width}x{height}.png"
+        image.save(translucent, compress_level=1)
+        return translucent
+    return prepare
+
+
+def display_p3_photo(width: int, height: int) -> Callable[[Path], Path]:
+    """A WIDTHxHEIGHT photo-like JPEG (q90) with a Display P3 profile, as phones write them."""
+    def prepare(workdir: Path) -> Path:
+        from PIL import Image
+        sys.path.insert(0, str(ROOT / "scripts" / "fixtures"))
+        import make_color
+        source = encoded_photo(width, height, "PNG")(workdir)
+        path = workdir / f"p3-{width}x{height}.jpg"
+        profile = make_color.icc_profile("Display P3", make_color.P3, make_color.D65, make_color.SRGB_CURVE)
+        Image.open(source).convert("RGB").save(path, quality=90, icc_profile=profile)
+        return path
+    return prepare
+
+
 def encoded_photo(width: int, height: int, format: str, **save) -> Callable[[Path], Path]:
     """A WIDTHxHEIGHT photograph-like image (smooth gradients, noise, hard edges) in FORMAT."""
     def prepare(workdir: Path) -> Path:
@@ -329,6 +359,28 @@ COMPARISONS = [
         system_packages=("libvips42",),
     ),
     Comparison(
+        name="resize-rgba",
+        description="resize a translucent 3000x2000 RGBA image (every alpha level) to 300x200 with Lanczos3, decoded beforehand, 10 rounds",
+        prepare=translucent_photo(3000, 2000),
+        ours=Side("swift-web-image ResizingTransformer", lambda path: [str(WORKLOADS), "resize", str(path), "10"]),
+        peer=Side("Pillow resize LANCZOS", lambda path: [sys.executable, str(PEERS / "transform_pillow.py"), "resize", str(path), "10"]),
+        pip_requirements=("pillow",),
+    ),
+    Comparison(
+        name="color",
+        description="convert a 1920x1280 Display P3 JPEG's pixels to sRGB (perceptual), decoded beforehand, 20 rounds",
+        prepare=display_p3_photo(1920, 1280),
+        ours=Side("swift-web-image convertingToSRGB (lcms2)", lambda path: [str(WORKLOADS), "color", str(path), "20"]),
+        peer=Side("Pillow ImageCms.profileToProfile",
+                  lambda path: [sys.executable, str(PEERS / "color_pillow.py"), "profile-to-profile", str(path), "20"]),
+        extra_peers=(
+            Side("the floor: Pillow applying a transform built beforehand",
+                 lambda path: [sys.executable, str(PEERS / "color_pillow.py"), "transform", str(path), "20"]),
+            Side("swift-web-image on one core", lambda path: ["taskset", "-c", "0", str(WORKLOADS), "color", str(path), "20"]),
+        ),
+        pip_requirements=("pillow",),
+    ),
+    Comparison(
         name="blur",
         description="Gaussian blur, radius 10, of a 1000x1000 RGBA image, decoded beforehand, 10 rounds",
         prepare=photo(1000, 1000),
@@ -365,6 +417,12 @@ def run_side(side: Side, data: Path) -> float:
     return result["operations"] / result["seconds"]
 
 
+def baseline_side(ours: Side, binary: Path, data: Path) -> Side:
+    """Ours with an earlier build's CompareWorkloads in place of this one's."""
+    return Side(f"before: {ours.label} (--baseline)",
+                lambda path: [str(binary) if argument == str(WORKLOADS) else argument for argument in ours.command(path)])
+
+
 def ensure_built():
     # SwiftPM keeps the build plan of a path dependency and misses source files added to it
     # since; dropping the plan makes it look again.
@@ -397,6 +455,9 @@ def main():
     parser.add_argument("names", nargs="*", help="comparisons to run (default: all)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument("--baseline", type=Path,
+                        help="a CompareWorkloads binary built from an earlier commit: run beside ours, as 'before', "
+                             "in every comparison whose workload it has")
     args = parser.parse_args()
     chosen = [c for c in COMPARISONS if not args.names or c.name in args.names]
     ensure_built()
@@ -410,6 +471,13 @@ def main():
             try:
                 data = comparison.prepare(workspace)
                 sides = [comparison.ours, comparison.peer, *comparison.extra_peers]
+                if args.baseline:
+                    baseline = baseline_side(comparison.ours, args.baseline, data)
+                    try:
+                        run_side(baseline, data)
+                        sides.append(baseline)
+                    except RuntimeError as error:
+                        print(f"{comparison.name}: the baseline cannot run it ({str(error)[:120]})")
                 rates = {side.label: [] for side in sides}
                 for _ in range(args.repeats):
                     for side in sides:

@@ -68,6 +68,8 @@ enum CompareWorkloads {
             report(try transformWorkload(input, ResizingTransformer(width: 300, height: 200, filter: .lanczos3), rounds: rounds))
         case "blur":
             report(try transformWorkload(input, BlurTransformer(radius: 10), rounds: rounds))
+        case "color":
+            report(try colorWorkload(input, rounds: rounds))
         default:
             FileHandle.standardError.write(Data("unknown workload \(workload)\n".utf8))
             exit(2)
@@ -237,6 +239,17 @@ enum CompareWorkloads {
         let image = try CodersManager.shared.decode(Data(input))
         return measure(rounds: rounds) {
             precondition(transformer.transform(image, forKey: "benchmark") != nil, "the transform gave no image")
+            return 1
+        }
+    }
+
+    /// Decodes the input keeping its colour profile (not timed), then converts it to sRGB
+    /// `rounds` times: the conversion alone, on the same pixels as the peer's.
+    private static func colorWorkload(_ input: [UInt8], rounds: Int) throws -> (operations: Int, seconds: Double) {
+        let image = try CodersManager.shared.decode(Data(input), options: DecodeOptions(keepsColorProfile: true))
+        precondition(image.colorProfile != nil, "the input has no colour profile")
+        return measure(rounds: rounds) {
+            precondition(image.convertingToSRGB().colorProfile == nil, "the conversion kept the profile")
             return 1
         }
     }

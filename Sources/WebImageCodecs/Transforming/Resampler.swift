@@ -43,18 +43,22 @@ enum Resampler {
     ) -> Plane {
         let weights = ResamplingWeights(inputSize: source.width, outputSize: width, filter: filter)
         let bytes = ParallelRows.fill(rows: source.height, width: width * Output.bytesPerPixel / 4) { y, outputRow in
+            // The source row read (and premultiplied) once into floats: a shrinking kernel reads
+            // each source pixel several times (about 6 for Lanczos3 at a tenth), and premultiplying
+            // at every read made translucent resizing 2.4 times slower than opaque.
+            let line = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: source.width)
+            defer { line.deallocate() }
             source.bytes.withUnsafeBytes { pixels in
-                weights.withPointers { starts, counts, taps in
-                    let sourceRow = pixels.baseAddress! + y * source.width * Input.bytesPerPixel
-                    for x in 0..<width {
-                        let first = sourceRow + starts[x] * Input.bytesPerPixel
-                        let row = taps + x * weights.stride
-                        var sum = SIMD4<Float>(repeating: 0)
-                        for tap in 0..<counts[x] {
-                            sum += Input.load(first + tap * Input.bytesPerPixel) * row[tap]
-                        }
-                        Output.store(sum, to: outputRow + x * Output.bytesPerPixel)
-                    }
+                let sourceRow = pixels.baseAddress! + y * source.width * Input.bytesPerPixel
+                for x in 0..<source.width { line[x] = Input.load(sourceRow + x * Input.bytesPerPixel) }
+            }
+            weights.withPointers { starts, counts, taps in
+                for x in 0..<width {
+                    let first = line + starts[x]
+                    let row = taps + x * weights.stride
+                    var sum = SIMD4<Float>(repeating: 0)
+                    for tap in 0..<counts[x] { sum += first[tap] * row[tap] }
+                    Output.store(sum, to: outputRow + x * Output.bytesPerPixel)
                 }
             }
         }

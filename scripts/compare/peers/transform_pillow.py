@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Peer side of the `resize` and `blur` comparisons: Pillow on an image decoded beforehand."""
+"""Peer side of the `resize`, `resize-rgba` and `blur` comparisons: Pillow on an image decoded
+beforehand (Pillow premultiplies RGBA inside resize, opaque or not)."""
 import json
 import sys
 import time

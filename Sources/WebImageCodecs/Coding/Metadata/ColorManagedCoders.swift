@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A progressive coder whose partial images are converted to sRGB as ``CodersManager/decode(_:options:)``
 /// converts the whole image, from the profile in the bytes so far (a JPEG's, PNG's or WebP's

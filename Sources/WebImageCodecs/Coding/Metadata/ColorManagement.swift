@@ -2,6 +2,19 @@ import CLCMS2
 import Dispatch
 import Foundation
 
+extension Image {
+    /// The image with its pixels converted from ``colorProfile`` to sRGB and the profile
+    /// dropped: what decoding does by default, for an image decoded with
+    /// ``DecodeOptions/keepsColorProfile``. An image without a profile is returned as it is.
+    public func convertingToSRGB() -> Image {
+        guard let colorProfile else { return self }
+        var image = self
+        image.colorProfile = nil
+        ColorManagement.convertToSRGB(&image, from: .icc(colorProfile))
+        return image
+    }
+}
+
 /// Colour conversion to sRGB through Little CMS (the library Pillow's `ImageCms` and libvips
 /// use), with Pillow's defaults: perceptual intent, lcms2's precalculated 8-bit transform. Alpha
 /// is copied. Transforms are made once per profile and kept (a few, least recently made first

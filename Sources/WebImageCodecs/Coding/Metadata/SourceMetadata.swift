@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The colour and EXIF metadata of an encoded image, read from its container without decoding
 /// pixels: a JPEG's APP2 `ICC_PROFILE` segments (joined in sequence order) and APP1 EXIF, a PNG's

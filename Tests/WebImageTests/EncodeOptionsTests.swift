@@ -189,3 +189,28 @@ struct ReducedPNGTests {
         #expect(thumbnail.pixelWidth == 100 && thumbnail.pixelHeight == 75)
     }
 }
+
+/// Issue 16's huge files (scripts/fixtures/make_huge.py), both over the default 64 MP limit:
+/// thumbnails come out because the limit counts what is allocated (the JPEG decoded at 1/8, the
+/// PNG averaged while read); decoded whole they are refused. Peak memory is measured beside
+/// libvips in docs/benchmarks.md.
+@Suite("Thumbnails of huge images")
+struct HugeImageTests {
+    @Test(arguments: [("gradient-12000x9000.jpg", 300, 225, 3), ("gradient-10000x10000.png", 300, 300, 1)])
+    func thumbnailWithinTheDefaultLimits(name: String, width: Int, height: Int, tolerance: Int) throws {
+        let data = try Fixture.data("huge/" + name)
+        let image = try CodersManager.shared.decode(data, options: DecodeOptions(thumbnail: ThumbnailSize(width: 300, height: 300)))
+        #expect(image.pixelWidth == width && image.pixelHeight == height)
+        // Red runs across, green down, blue is 120: the thumbnail is the same picture.
+        for (x, y) in [(0, 0), (width / 2, height / 2), (width - 1, height - 1)] {
+            let pixel = image.pixels.pixel(x: x, y: y)
+            let red = (x * 2 + 1) * 255 / (width * 2)
+            let green = (y * 2 + 1) * 255 / (height * 2)
+            #expect(
+                abs(Int(pixel.red) - red) <= tolerance + 1 && abs(Int(pixel.green) - green) <= tolerance + 1,
+                "\(name) at \(x),\(y): \(pixel)")
+            #expect(abs(Int(pixel.blue) - 120) <= tolerance && pixel.alpha == 255)
+        }
+        #expect(throws: WebImageError(.tooLarge), "decoded whole, \(name) is over 64 MP") { try CodersManager.shared.decode(data) }
+    }
+}

@@ -216,6 +216,20 @@ def decode_comparison(name: str, format: str, **save) -> Comparison:
     )
 
 
+def resize_comparison(name: str, what: str, prepare: Callable[[Path], Path], extra_peers: tuple = (),
+                      pip_requirements: tuple = ("pillow",), system_packages: tuple = ()) -> Comparison:
+    return Comparison(
+        name=name,
+        description=f"resize {what} to 300x200 with Lanczos3, decoded beforehand, 10 rounds",
+        prepare=prepare,
+        ours=Side("swift-web-image ResizingTransformer", lambda path: [str(WORKLOADS), "resize", str(path), "10"]),
+        peer=Side("Pillow resize LANCZOS", lambda path: [sys.executable, str(PEERS / "transform_pillow.py"), "resize", str(path), "10"]),
+        extra_peers=extra_peers,
+        pip_requirements=pip_requirements,
+        system_packages=system_packages,
+    )
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -348,24 +362,11 @@ COMPARISONS = [
                          encoded_photo(3000, 2000, "JPEG", quality=90)),
     thumbnail_comparison("thumbnail-smooth", "a smooth 3000x2000 JPEG (q90, about 240 KB)",
                          smooth_photo(3000, 2000, quality=90)),
-    Comparison(
-        name="resize",
-        description="resize a 3000x2000 RGBA image to 300x200 with Lanczos3, decoded beforehand, 10 rounds",
-        prepare=photo(3000, 2000),
-        ours=Side("swift-web-image ResizingTransformer", lambda path: [str(WORKLOADS), "resize", str(path), "10"]),
-        peer=Side("Pillow resize LANCZOS", lambda path: [sys.executable, str(PEERS / "transform_pillow.py"), "resize", str(path), "10"]),
-        extra_peers=(Side("libvips resize lanczos3 (pyvips)", lambda path: [sys.executable, str(PEERS / "transform_pyvips.py"), "resize", str(path), "10"]),),
-        pip_requirements=("pillow", "pyvips"),
-        system_packages=("libvips42",),
-    ),
-    Comparison(
-        name="resize-rgba",
-        description="resize a translucent 3000x2000 RGBA image (every alpha level) to 300x200 with Lanczos3, decoded beforehand, 10 rounds",
-        prepare=translucent_photo(3000, 2000),
-        ours=Side("swift-web-image ResizingTransformer", lambda path: [str(WORKLOADS), "resize", str(path), "10"]),
-        peer=Side("Pillow resize LANCZOS", lambda path: [sys.executable, str(PEERS / "transform_pillow.py"), "resize", str(path), "10"]),
-        pip_requirements=("pillow",),
-    ),
+    resize_comparison("resize", "a 3000x2000 RGBA image", photo(3000, 2000),
+                      extra_peers=(Side("libvips resize lanczos3 (pyvips)",
+                                        lambda path: [sys.executable, str(PEERS / "transform_pyvips.py"), "resize", str(path), "10"]),),
+                      pip_requirements=("pillow", "pyvips"), system_packages=("libvips42",)),
+    resize_comparison("resize-rgba", "a translucent 3000x2000 RGBA image (every alpha level)", translucent_photo(3000, 2000)),
     Comparison(
         name="color",
         description="convert a 1920x1280 Display P3 JPEG's pixels to sRGB (perceptual), decoded beforehand, 20 rounds",

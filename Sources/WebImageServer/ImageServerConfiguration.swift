@@ -29,8 +29,7 @@ public struct ImageServerConfiguration: Sendable {
     public var allowedSources: [String] = []
     /// Answer WebP to clients whose `Accept` lists it when the URL names no format. Default false.
     public var autoWebP = false
-    /// Answer AVIF likewise. No AVIF encoder is built in yet, so this changes nothing until one
-    /// is added to the coders. Default false.
+    /// Answer AVIF likewise (preferred over WebP when both are accepted and on). Default false.
     public var autoAVIF = false
     /// Where processed results (`results/`) and fetched sources (`sources/`) are kept. Default
     /// `~/.cache/webimage/serve`.

@@ -7,7 +7,9 @@ import WebImage
 /// are written exactly as they came.
 struct ImageOutput {
     /// Formats the command writes, by the names `--format` takes.
-    static let formats: [String: ImageFormat] = ["png": .png, "jpeg": .jpeg, "jpg": .jpeg, "webp": .webP, "gif": .gif]
+    static let formats: [String: ImageFormat] = [
+        "png": .png, "jpeg": .jpeg, "jpg": .jpeg, "webp": .webP, "gif": .gif, "avif": .avif,
+    ]
 
     let format: ImageFormat?
     /// The encoder options asked for; nil when none were, and an unchanged image in its own
@@ -17,7 +19,7 @@ struct ImageOutput {
     static func parseFormat(_ name: String?) throws -> ImageFormat? {
         guard let name else { return nil }
         guard let format = formats[name.lowercased()] else {
-            throw ValidationError("--format takes png, jpeg, webp or gif, not \"\(name)\"")
+            throw ValidationError("--format takes png, jpeg, webp, gif or avif, not \"\(name)\"")
         }
         return format
     }

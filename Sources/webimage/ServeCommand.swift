@@ -46,7 +46,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Answer WebP when the URL names no format and Accept lists image/webp (with Vary: Accept).")
     var autoWebp = false
 
-    @Flag(help: "Answer AVIF likewise, once an AVIF encoder is available.")
+    @Flag(help: "Answer AVIF likewise (before WebP when a client takes both).")
     var autoAvif = false
 
     @Option(

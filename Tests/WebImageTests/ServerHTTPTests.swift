@@ -145,6 +145,25 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("--auto-avif answers AVIF to a client that takes it, WebP to one that takes only WebP")
+    func avifNegotiation() async throws {
+        var negotiating = ServerHarness.configuration()
+        negotiating.autoWebP = true
+        negotiating.autoAVIF = true
+        try await ServerHarness.with(negotiating) { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let path = harness.signedPlain("w:50", "/photo.jpg")
+            let avif = try await harness.get(path, headers: [("Accept", "image/avif,image/webp,*/*")])
+            #expect(avif.header("Content-Type") == "image/avif" && avif.header("Vary") == "Accept")
+            let image = try CodersManager.shared.decode(avif.body)
+            #expect(image.sourceFormat == .avif && image.pixelWidth == 50)
+            let webp = try await harness.get(path, headers: [("Accept", "image/webp,*/*")])
+            #expect(webp.header("Content-Type") == "image/webp")
+            let explicit = try await harness.get(harness.signedPlain("w:50", "/photo.jpg", extension: "avif"))
+            #expect(explicit.status == 200 && explicit.header("Content-Type") == "image/avif")
+        }
+    }
+
     @Test("a URL that expires is cached in front for no longer than it lives: max-age is cut to what is left of expires")
     func maximumAgeFollowsExpires() async throws {
         try await ServerHarness.with { harness in

@@ -4,7 +4,8 @@ public import WebImageCodecs
 /// What every fuzz target does with its input: it must decode through `coder` or fail with a
 /// WebImageError, never crash, leak or allocate past the limits — at full size, as a thumbnail
 /// and first frame only, with truncated data allowed, through the progressive coder (fed in ten
-/// pieces), and through the lazy animated coder.
+/// pieces), through the lazy animated coder, and through `CodersManager`'s decode with its colour
+/// conversion and metadata, re-encoded with the metadata kept.
 public func fuzzDecoding(_ bytes: UnsafePointer<UInt8>, _ count: Int, with coder: any ImageCoder) {
     let data = Data(bytes: bytes, count: count)
     let limits = DecodeLimits(maximumPixelCount: 4_000_000, maximumInputSize: 1 << 20)
@@ -16,6 +17,14 @@ public func fuzzDecoding(_ bytes: UnsafePointer<UInt8>, _ count: Int, with coder
         _ = try? coder.decode(data, options: options)
     }
     let manager = CodersManager(coders: [coder])
+    // The one decode path: colour metadata read and converted (or kept), EXIF kept, then written
+    // back by the encoder with the orientation set.
+    if let image = try? manager.decode(data, options: DecodeOptions(limits: limits)) { _ = image.convertingToSRGB() }
+    if let kept = try? manager.decode(data, options: DecodeOptions(limits: limits, keepsColorProfile: true, keepsEXIF: true)),
+        let format = kept.sourceFormat, coder.canEncode(to: format)
+    {
+        _ = try? manager.encode(kept, as: format)
+    }
     // The progressive coder keeps its codec's state between pieces: feed it ten of them.
     if let progressive = manager.progressiveCoder(for: data, options: DecodeOptions(limits: limits)) {
         for end in stride(from: max(1, count / 10), to: count, by: max(1, count / 10)) { _ = progressive.update(data.prefix(end)) }

@@ -10,7 +10,7 @@ public final class CodersManager: Sendable {
     private let coders: Locked<[any ImageCoder]>
 
     /// A manager with the given coders, the last one preferred; by default the built-in ones.
-    public init(coders: [any ImageCoder] = [PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder()]) {
+    public init(coders: [any ImageCoder] = [PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder()]) {
         self.coders = Locked(coders)
     }
 
@@ -31,7 +31,7 @@ public final class CodersManager: Sendable {
     }
 
     /// An `Accept` header that names exactly the formats these coders decode, then any other
-    /// image at a lower preference: `image/jpeg,image/png,image/gif,image/webp,image/*;q=0.8`
+    /// image at a lower preference: `image/jpeg,image/png,image/gif,image/webp,image/avif,image/*;q=0.8`
     /// with the built-in coders. A negotiating CDN serves a format such as AVIF only when it is
     /// named, so naming one no coder decodes would make every such image fail to decode; a
     /// plugin coder for a new format adds its media type here.
@@ -61,8 +61,11 @@ public final class CodersManager: Sendable {
     }
 
     /// Converts to sRGB (or keeps the profile) and keeps EXIF, as `options` say.
+    /// A coder that reads its container's profile itself (AVIF) leaves it in ``Image/colorProfile``.
     static func applyMetadata(_ metadata: SourceMetadata, to image: inout Image, options: DecodeOptions) {
-        if let colorSpace = metadata.colorSpace {
+        let fromCoder = image.colorProfile
+        image.colorProfile = nil
+        if let colorSpace = metadata.colorSpace ?? fromCoder.map(SourceMetadata.ColorSpace.icc) {
             if options.keepsColorProfile {
                 image.colorProfile = ColorManagement.profileData(colorSpace)
             } else {

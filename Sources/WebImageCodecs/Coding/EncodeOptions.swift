@@ -26,12 +26,16 @@ public struct EncodeOptions: Sendable, Equatable {
     public var maximumFileSize: Int?
     /// WebP's effort, 0 (fastest) to 6 (smallest files). Default 4, libwebp's own.
     public var webPMethod: Int
+    /// AVIF encoder speed, 0 (slowest, smallest) to 10 (fastest). Default 6, imgproxy's and
+    /// Pillow's default.
+    public var avifSpeed: Int
 
     /// Creates options.
     public init(
         quality: Double = 0.9, lossless: Bool = false, chromaSubsampling: ChromaSubsampling = .both, progressive: Bool = false,
-        maximumFileSize: Int? = nil, webPMethod: Int = 4
+        maximumFileSize: Int? = nil, webPMethod: Int = 4, avifSpeed: Int = 6
     ) {
+        self.avifSpeed = min(10, max(0, avifSpeed))
         self.quality = min(1, max(0, quality))
         self.lossless = lossless
         self.chromaSubsampling = chromaSubsampling

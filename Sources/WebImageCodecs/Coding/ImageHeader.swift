@@ -67,6 +67,13 @@ public struct ImageHeader: Sendable, Equatable {
                 throw WebImageError(.decodeFailed, "WebP header unreadable")
             }
             return ImageHeader(format: format, width: Int(width), height: Int(height))
+        case .avif:
+            // libavif parses the container only (no AV1 decoding); the size is the upright one,
+            // as decoding turns the pixels by the irot transform.
+            let decoder = try AVIFFrameSource.Decoder(Data(bytes), limits: DecodeLimits())
+            let (width, height) = (Int(decoder.image.width), Int(decoder.image.height))
+            return decoder.swapsDimensions
+                ? ImageHeader(format: format, width: height, height: width) : ImageHeader(format: format, width: width, height: height)
         default:
             throw WebImageError(.unsupportedFormat, "no header reader for \(format.rawValue)")
         }

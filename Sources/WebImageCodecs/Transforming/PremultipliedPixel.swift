@@ -35,7 +35,7 @@ enum PremultipliedPixel {
 /// How a pass reads and writes 8-bit pixels: ``OpaquePixelAccess`` when the source has no
 /// transparency (premultiplying would multiply by one), ``StraightPixelAccess`` otherwise. Generic passes are specialised
 /// for each, so an opaque image pays nothing for alpha.
-protocol PixelAccess {
+protocol PixelAccess: SendableMetatype {
     /// Bytes per pixel of the layout: 4, or 8 for ``Premultiplied16PixelAccess``.
     static var bytesPerPixel: Int { get }
     static func load(_ pointer: UnsafeRawPointer) -> SIMD4<Float>

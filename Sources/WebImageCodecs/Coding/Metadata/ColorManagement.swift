@@ -77,16 +77,42 @@ enum ColorManagement {
     static let cache = ConversionCache()
 
     /// The conversions made so far, by profile bytes.
+    ///
+    /// Entries are small classes with plain stored references: a `Data` or a multi-payload enum
+    /// kept in a long-lived static is stored with tag bits in its pointer, which LeakSanitizer
+    /// does not follow, so it reported every cached profile as leaked (found by FuzzJPEG).
     final class ConversionCache: Sendable {
         static let capacity = 16
-        private let entries = Locked<[(profile: Data, conversion: Conversion)]>([])
+
+        private final class Entry: Sendable {
+            let profile: [UInt8]
+            let transform: Transform?
+            let unusableReason: String?
+
+            init(profile: [UInt8], conversion: Conversion) {
+                self.profile = profile
+                switch conversion {
+                case .identity: (transform, unusableReason) = (nil, nil)
+                case .transform(let made): (transform, unusableReason) = (made, nil)
+                case .unusable(let reason): (transform, unusableReason) = (nil, reason)
+                }
+            }
+
+            var conversion: Conversion {
+                if let transform { return .transform(transform) }
+                return unusableReason.map(Conversion.unusable) ?? .identity
+            }
+        }
+
+        private let entries = Locked<[Entry]>([])
 
         func conversion(for profile: Data) -> Conversion {
-            if let found = entries.withLock({ $0.first { $0.profile == profile }?.conversion }) { return found }
+            let bytes = [UInt8](profile)
+            if let found = entries.withLock({ $0.first { $0.profile == bytes } }) { return found.conversion }
             let made = Transform.make(from: profile)
             entries.withLock { entries in
                 if entries.count >= Self.capacity { entries.removeFirst() }
-                entries.append((profile, made))
+                entries.append(Entry(profile: bytes, conversion: made))
             }
             return made
         }

@@ -347,6 +347,18 @@ COMPARISONS = [
     decode_comparison("png", "PNG"),
     decode_comparison("gif", "GIF"),
     decode_comparison("webp", "WEBP", quality=80),
+    decode_comparison("avif", "AVIF", quality=75, speed=6),
+    Comparison(
+        name="encode-avif",
+        description="encode a 1920x1280 photo to AVIF at quality 75 (quantizer 16), speed 6, 3 rounds, one thread each (megapixels per second)",
+        prepare=encoded_photo(1920, 1280, "PNG"),
+        ours=Side("swift-web-image AVIFCoder (libavif 0.11, aom)",
+                  lambda path: ["taskset", "-c", "0", str(WORKLOADS), "encode-avif", str(path), "3"]),
+        peer=Side("Pillow AVIF (its bundled libavif, aom)",
+                  lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "encode_pillow.py"), "AVIF", str(path), "3",
+                                "quality=75", "speed=6", "max_threads=1"]),
+        pip_requirements=("pillow",),
+    ),
     Comparison(
         name="progressive",
         description="a 1920x1280 progressive JPEG arriving in 16 KB pieces, 20 rounds, one thread each (megapixels per second)",

@@ -68,6 +68,8 @@ enum CompareWorkloads {
             report(try transformWorkload(input, ResizingTransformer(width: 300, height: 200, filter: .lanczos3), rounds: rounds))
         case "blur":
             report(try transformWorkload(input, BlurTransformer(radius: 10), rounds: rounds))
+        case "encode-avif":
+            report(try encodeWorkload(input, as: .avif, options: EncodeOptions(quality: 0.75, avifSpeed: 6), rounds: rounds))
         case "color":
             report(try colorWorkload(input, rounds: rounds))
         default:
@@ -241,6 +243,18 @@ enum CompareWorkloads {
             precondition(transformer.transform(image, forKey: "benchmark") != nil, "the transform gave no image")
             return 1
         }
+    }
+
+    /// Decodes the input once (not timed), then encodes it `rounds` times; operations are megapixels.
+    private static func encodeWorkload(_ input: [UInt8], as format: ImageFormat, options: EncodeOptions, rounds: Int) throws -> (
+        operations: Double, seconds: Double
+    ) {
+        let image = try CodersManager.shared.decode(Data(input))
+        let timed = try measure(rounds: rounds) {
+            precondition(!(try CodersManager.shared.encode(image, as: format, options: options)).isEmpty, "nothing encoded")
+            return 1
+        }
+        return (Double(timed.operations) * Double(image.pixelWidth * image.pixelHeight) / 1e6, timed.seconds)
     }
 
     /// Decodes the input keeping its colour profile (not timed), then converts it to sRGB

@@ -10,7 +10,7 @@ public final class CodersManager: Sendable {
     private let coders: Locked<[any ImageCoder]>
 
     /// A manager with the given coders, the last one preferred; by default the built-in ones.
-    public init(coders: [any ImageCoder] = [PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder()]) {
+    public init(coders: [any ImageCoder] = [PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), BMPCoder()]) {
         self.coders = Locked(coders)
     }
 

@@ -67,6 +67,13 @@ public struct ImageHeader: Sendable, Equatable {
                 throw WebImageError(.decodeFailed, "WebP header unreadable")
             }
             return ImageHeader(format: format, width: Int(width), height: Int(height))
+        case .bmp:
+            guard bytes.count >= 14 else { throw WebImageError(.decodeFailed, "BMP header truncated") }
+            let dib = try DIB(UnsafeRawBufferPointer(rebasing: bytes[14...]), pixelOffset: 0, hasMask: false)
+            return ImageHeader(format: format, width: dib.width, height: dib.height)
+        case .ico:
+            let largest = try ICOFile(bytes).entry(for: nil)
+            return ImageHeader(format: format, width: largest.width, height: largest.height)
         case .avif:
             // libavif parses the container only (no AV1 decoding); the size is the upright one,
             // as decoding turns the pixels by the irot transform.

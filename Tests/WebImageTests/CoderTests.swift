@@ -131,10 +131,11 @@ struct CoderTests {
             func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
         }
         let manager = CodersManager()
-        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .webP, .avif])
-        #expect(manager.acceptHeader == "image/jpeg,image/png,image/gif,image/webp,image/avif,image/*;q=0.8")
+        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .webP, .avif, .bmp, .ico])
+        let builtIn = "image/jpeg,image/png,image/gif,image/webp,image/avif,image/bmp,image/x-icon"
+        #expect(manager.acceptHeader == builtIn + ",image/*;q=0.8")
         manager.add(JXLDecoder())
-        #expect(manager.acceptHeader == "image/jpeg,image/png,image/gif,image/webp,image/avif,image/jxl,image/*;q=0.8")
+        #expect(manager.acceptHeader == builtIn + ",image/jxl,image/*;q=0.8")
         #expect(CodersManager(coders: [PNGCoder()]).acceptHeader == "image/png,image/*;q=0.8")
     }
 

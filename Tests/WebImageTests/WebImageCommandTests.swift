@@ -231,6 +231,10 @@ struct WebImageCommandTests {
         let p3 = try CodersManager.shared.decode(
             try #require(FileManager.default.contents(atPath: workspace.path("p3.png"))), options: DecodeOptions(keepsColorProfile: true))
         #expect(p3.colorProfile == (try Fixture.data("color/display-p3.icc")))
+        let avif = try await workspace.run(["convert", Fixture.url("bmp/mixed.ico").path, workspace.path("icon.avif"), "--json"])
+        #expect(avif.status == 0 && avif.json["format"] as? String == "avif" && avif.json["width"] as? Int == 32)
+        let info = try await workspace.run(["info", Fixture.url("avif/animated.avif").path, "--json"])
+        #expect(info.json["format"] as? String == "avif" && info.json["frames"] as? Int == 3)
         let poster = try await workspace.run(["convert", Fixture.url("animated.gif").path, workspace.path("poster.png")])
         #expect(poster.status == 0)
         #expect(

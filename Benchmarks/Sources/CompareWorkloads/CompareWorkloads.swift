@@ -251,7 +251,8 @@ enum CompareWorkloads {
     ) {
         let image = try CodersManager.shared.decode(Data(input))
         let timed = try measure(rounds: rounds) {
-            precondition(!(try CodersManager.shared.encode(image, as: format, options: options)).isEmpty, "nothing encoded")
+            let encoded = try CodersManager.shared.encode(image, as: format, options: options)
+            precondition(!encoded.isEmpty, "nothing encoded")
             return 1
         }
         return (Double(timed.operations) * Double(image.pixelWidth * image.pixelHeight) / 1e6, timed.seconds)

@@ -51,7 +51,7 @@ let package = Package(
         .systemLibrary(name: "CAVIF", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
         .target(
             name: "CWebImageCodecs",
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("tiff")]
         ),
         // Image model, coders, transformers and the C shims: no networking, no storage.
         .target(

@@ -114,7 +114,7 @@ struct CoderTests {
         #expect(try manager.decode(try Fixture.data("gradient-rgba.png")).pixelWidth == 1)
         #expect(try manager.decode(try Fixture.data("gradient.jpg")).pixelWidth == 64)
         #expect(throws: WebImageError(.notAnImage)) { try manager.decode(Data("<html>".utf8)) }
-        #expect(throws: WebImageError(.unsupportedFormat)) { try manager.decode(Data("II*\u{0}\u{8}\u{0}\u{0}\u{0}".utf8)) }
+        #expect(throws: WebImageError(.unsupportedFormat)) { try manager.decode(Data([0xFF, 0x0A, 0xFA, 0x7F, 0, 0, 0, 0])) }  // JPEG XL
         #expect(throws: WebImageError(.unsupportedFormat)) {
             try manager.encode(Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [0, 0, 0, 255])), as: .jpegXL)
         }
@@ -131,8 +131,8 @@ struct CoderTests {
             func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
         }
         let manager = CodersManager()
-        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .webP, .avif, .bmp, .ico])
-        let builtIn = "image/jpeg,image/png,image/gif,image/webp,image/avif,image/bmp,image/x-icon"
+        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .tiff, .webP, .avif, .bmp, .ico])
+        let builtIn = "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/avif,image/bmp,image/x-icon"
         #expect(manager.acceptHeader == builtIn + ",image/*;q=0.8")
         manager.add(JXLDecoder())
         #expect(manager.acceptHeader == builtIn + ",image/jxl,image/*;q=0.8")

@@ -66,7 +66,8 @@ struct ImageDownloaderTests {
                 loaded.etag == "\"v1\"" && loaded.lastModified == "Wed, 21 Oct 2026 07:28:00 GMT" && loaded.cacheControl == "max-age=60")
             let request = try #require(origin.requests(to: "/a.png").first)
             #expect(
-                request.header("Accept") == "image/jpeg,image/png,image/gif,image/webp,image/avif,image/bmp,image/x-icon,image/*;q=0.8")
+                request.header("Accept")
+                    == "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/avif,image/bmp,image/x-icon,image/*;q=0.8")
             #expect(request.header("User-Agent") == ImageDownloaderConfiguration.userAgent)
             #expect(request.header("Authorization") == "Basic dXNlcjpzZWNyZXQ=")
         }

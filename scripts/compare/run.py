@@ -348,6 +348,7 @@ COMPARISONS = [
     decode_comparison("gif", "GIF"),
     decode_comparison("webp", "WEBP", quality=80),
     decode_comparison("avif", "AVIF", quality=75, speed=6),
+    decode_comparison("tiff", "TIFF", compression="tiff_lzw"),
     Comparison(
         name="encode-avif",
         description="encode a 1920x1280 photo to AVIF at quality 75 (quantizer 16), speed 6, 3 rounds, one thread each (megapixels per second)",

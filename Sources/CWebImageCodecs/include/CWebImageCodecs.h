@@ -109,3 +109,38 @@ const char *cwi_jpeg_stream_message(const cwi_jpeg_stream *stream);
 void cwi_jpeg_stream_destroy(cwi_jpeg_stream *stream);
 
 #endif
+
+/// What a TIFF page declares: its size, TIFF orientation (1-8, the EXIF values), whether it has
+/// an alpha channel, and the number of pages (directories) in the file.
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    uint16_t orientation;
+    uint16_t has_alpha;
+    uint32_t pages;
+    char message[200];
+} cwi_tiff_info;
+
+/// Reads page `page`'s header from an in-memory TIFF, silently. Returns 0, or -1 with a message.
+int cwi_tiff_read_info(const uint8_t *data, size_t size, uint32_t page, cwi_tiff_info *info);
+
+/// Decodes page `page` into `raster` (width × height RGBA, premultiplied when the page has alpha,
+/// rows as stored: the orientation is the caller's to apply) through libtiff's RGBA interface:
+/// strips or tiles, 1-16 bits, palette, grey, CMYK, YCbCr, every compression libtiff was built
+/// with. Returns 0, or -1 with a message.
+int cwi_tiff_decode_page(const uint8_t *data, size_t size, uint32_t page, uint32_t *raster, uint32_t width, uint32_t height,
+                         cwi_tiff_info *info);
+
+/// A growable output buffer for cwi_tiff_encode; free its data with cwi_tiff_free.
+typedef struct {
+    uint8_t *data;
+    size_t size;
+    size_t capacity;
+    size_t position;
+} cwi_tiff_sink;
+
+/// Writes `count` pages of width × height straight RGBA (RGB when `alpha` is 0) as a TIFF with
+/// deflate compression. Returns 0, or -1.
+int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width, uint32_t height, int alpha, cwi_tiff_sink *sink);
+
+void cwi_tiff_free(cwi_tiff_sink *sink);

@@ -74,6 +74,14 @@ public struct ImageHeader: Sendable, Equatable {
         case .ico:
             let largest = try ICOFile(bytes).entry(for: nil)
             return ImageHeader(format: format, width: largest.width, height: largest.height)
+        case .tiff:
+            var info = cwi_tiff_info()
+            guard cwi_tiff_read_info(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, 0, &info) == 0 else {
+                throw WebImageError(.decodeFailed, "TIFF header unreadable")
+            }
+            var header = ImageHeader(format: format, width: Int(info.width), height: Int(info.height))
+            header.orientation = ExifOrientation(rawValue: Int(info.orientation)) ?? .up
+            return header
         case .avif:
             // libavif parses the container only (no AV1 decoding); the size is the upright one,
             // as decoding turns the pixels by the irot transform.

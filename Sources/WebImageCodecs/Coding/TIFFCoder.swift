@@ -1,0 +1,107 @@
+public import Foundation
+import CWebImageCodecs
+
+/// TIFF through libtiff's RGBA interface (in the C shim, on memory buffers, silent): strips and
+/// tiles, 1- to 16-bit samples (reduced to 8), palette, grey, CMYK and YCbCr, every compression
+/// Debian's libtiff is built with (none, LZW, deflate, PackBits, JPEG, ...), alpha (associated or
+/// not). The Orientation tag is kept as ``Image/orientation`` with the rows as stored, as a JPEG's
+/// EXIF orientation is. Pages of a multi-page file that share the first page's size become frames
+/// (without durations); others are left out with a warning.
+///
+/// Encoding: 8-bit RGB, or RGBA with unassociated alpha, deflate with the horizontal predictor;
+/// each frame a page.
+public struct TIFFCoder: ImageCoder {
+    /// Creates the coder.
+    public init() {}
+
+    public func canDecode(_ format: ImageFormat) -> Bool { format == .tiff }
+    public func canEncode(to format: ImageFormat) -> Bool { format == .tiff }
+
+    public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
+        try data.withTypedBytes { bytes throws(WebImageError) -> Image in
+            let base = bytes.baseAddress
+            var info = cwi_tiff_info()
+            guard cwi_tiff_read_info(base, bytes.count, 0, &info) == 0 else { throw Self.failure(info) }
+            let width = Int(info.width)
+            let height = Int(info.height)
+            try options.limits.checkDeclared(width: width, height: height)
+            try options.limits.check(width: width, height: height, inputSize: bytes.count)
+            let orientation = ExifOrientation(rawValue: Int(info.orientation)) ?? .up
+            var frames: [ImageFrame] = []
+            var warnings: [String] = []
+            var hasAlpha = false
+            let pages = options.firstFrameOnly ? 1 : max(1, Int(info.pages))
+            for page in 0..<pages {
+                var pageInfo = cwi_tiff_info()
+                if page > 0 {
+                    guard cwi_tiff_read_info(base, bytes.count, UInt32(page), &pageInfo) == 0 else {
+                        warnings.append("page \(page + 1) unreadable: \(Self.message(pageInfo))")
+                        continue
+                    }
+                    guard pageInfo.width == info.width, pageInfo.height == info.height else {
+                        warnings.append("page \(page + 1) is \(pageInfo.width)x\(pageInfo.height), not the first page's size: left out")
+                        continue
+                    }
+                    // Every kept page is allocated: together they must fit the pixel budget.
+                    try options.limits.check(width: width, height: height * (frames.count + 1), inputSize: bytes.count)
+                }
+                var failed = false
+                let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
+                    buffer.initialize(repeating: 0)
+                    initialized = buffer.count
+                    failed =
+                        buffer.withMemoryRebound(to: UInt32.self) { raster in
+                            cwi_tiff_decode_page(base, bytes.count, UInt32(page), raster.baseAddress, info.width, info.height, &pageInfo)
+                        } != 0
+                }
+                if failed {
+                    if page == 0 { throw Self.failure(pageInfo) }
+                    warnings.append("page \(page + 1) unreadable: \(Self.message(pageInfo))")
+                    continue
+                }
+                hasAlpha = hasAlpha || pageInfo.has_alpha != 0
+                // libtiff's RGBA interface premultiplies alpha.
+                let buffer =
+                    pageInfo.has_alpha != 0
+                    ? PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
+                    : PixelBuffer(width: width, height: height, straightRGBA: pixels)
+                frames.append(ImageFrame(pixels: buffer))
+            }
+            var image = Image(frames: frames, scale: options.scale, orientation: orientation, sourceFormat: .tiff, hasAlpha: hasAlpha)
+            image.warnings = warnings
+            return image
+        }
+    }
+
+    public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
+        guard format == .tiff else { throw WebImageError(.unsupportedFormat, "TIFFCoder encodes only TIFF") }
+        let frames = image.frames.filter { $0.pixels.width == image.pixelWidth && $0.pixels.height == image.pixelHeight }
+        let alpha = frames.contains { !$0.pixels.isOpaque }
+        var sink = cwi_tiff_sink()
+        defer { cwi_tiff_free(&sink) }
+        let status = Self.withBaseAddresses(frames.map(\.pixels.bytes)) { pages in
+            cwi_tiff_encode(pages, UInt32(pages.count), UInt32(image.pixelWidth), UInt32(image.pixelHeight), alpha ? 1 : 0, &sink)
+        }
+        guard status == 0, let bytes = sink.data else { throw WebImageError(.encodeFailed, "libtiff could not write the image") }
+        return Data(bytes: bytes, count: sink.size)
+    }
+
+    /// Calls `body` with a pointer to each array's bytes, all valid at once.
+    private static func withBaseAddresses<Result>(
+        _ arrays: [[UInt8]], _ body: ([UnsafePointer<UInt8>?]) -> Result
+    ) -> Result {
+        func nest(_ index: Int, _ pointers: [UnsafePointer<UInt8>?]) -> Result {
+            guard index < arrays.count else { return body(pointers) }
+            return arrays[index].withUnsafeBufferPointer { nest(index + 1, pointers + [$0.baseAddress]) }
+        }
+        return nest(0, [])
+    }
+
+    private static func message(_ info: cwi_tiff_info) -> String {
+        withUnsafeBytes(of: info.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
+    private static func failure(_ info: cwi_tiff_info) -> WebImageError {
+        WebImageError(.decodeFailed, "TIFF: \(message(info))")
+    }
+}

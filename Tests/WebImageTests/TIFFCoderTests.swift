@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import WebImage
+
+/// TIFF through libtiff (issue 17): scripts/fixtures/make_tiff.py's files beside Pillow's reading
+/// (libtiff's arithmetic for CMYK), pages as frames, the Orientation tag, encoding read back, and
+/// damaged copies failing cleanly.
+@Suite("TIFF")
+struct TIFFCoderTests {
+    struct Expectation: Decodable {
+        let width: Int
+        let height: Int
+        let pages: [[UInt8]]
+    }
+
+    static let manifest: [String: Expectation] = {
+        (try? JSONDecoder().decode([String: Expectation].self, from: Fixture.data("tiff/expected.json"))) ?? [:]
+    }()
+
+    /// Exact, but for JPEG compression (Pillow's wheel and Debian's libjpeg) and 16-bit samples
+    /// (libtiff takes the high byte, Pillow rounds).
+    static func tolerance(_ name: String) -> Int { name.contains("jpeg") ? 3 : name.contains("16") ? 1 : 0 }
+
+    @Test(arguments: manifest.keys.sorted())
+    func decodesLikePillow(name: String) throws {
+        let expected = try #require(Self.manifest[name])
+        let data = try Fixture.data("tiff/" + name)
+        let image = try CodersManager.shared.decode(data)
+        #expect(image.orientation == (name.hasPrefix("orientation-6") ? .right : .up))
+        let header = try ImageHeader(data: data)
+        #expect(header.width == image.pixelWidth && header.height == image.pixelHeight && header.orientation == image.orientation)
+        // The rows are as stored with the tag reported; Pillow's reading is upright.
+        let upright = try #require(OrientationTransformer().transform(image, forKey: name))
+        #expect(upright.sourceFormat == .tiff && upright.pixelWidth == expected.width && upright.pixelHeight == expected.height)
+        #expect(image.frames.count == expected.pages.count, "\(name): \(image.frames.count) frames")
+        for (frame, page) in zip(upright.frames, expected.pages) {
+            let ours = frame.pixels.bytes
+            let difference = CorpusTests.maximumDifference(ours, page)
+            // libtiff's RGBA interface premultiplies unassociated alpha in 8 bits, and we divide it
+            // back: at low alpha the straight colour moves, the shown colour (times alpha) within 1.
+            var visible = 0
+            for pixel in stride(from: 0, to: ours.count, by: 4) {
+                let alpha = Int(page[pixel + 3])
+                for channel in pixel..<pixel + 3 { visible = max(visible, abs(Int(ours[channel]) - Int(page[channel])) * alpha / 255) }
+            }
+            #expect(
+                name.contains("rgba") ? visible <= 1 : difference <= Self.tolerance(name),
+                "\(name): max channel difference \(difference), visible \(visible)")
+        }
+    }
+
+    @Test("encoding writes every page, alpha kept, and reads back exactly")
+    func encodesAndReadsBack() throws {
+        for name in ["rgba-lzw.tiff", "multi-page.tiff"] {
+            let original = try CodersManager.shared.decode(try Fixture.data("tiff/" + name))
+            let encoded = try CodersManager.shared.encode(original, as: .tiff)
+            #expect(ImageFormat(sniffing: encoded) == .tiff)
+            let decoded = try CodersManager.shared.decode(encoded)
+            #expect(decoded.frames.map(\.pixels) == original.frames.map(\.pixels), "\(name)")
+            #expect(decoded.hasAlpha == original.hasAlpha)
+        }
+        let firstOnly = try CodersManager.shared.decode(
+            try Fixture.data("tiff/multi-page.tiff"), options: DecodeOptions(firstFrameOnly: true))
+        #expect(firstOnly.frames.count == 1)
+    }
+
+    @Test("truncated and garbled copies fail with a typed error; sizes over the limit are refused from the header")
+    func damagedFiles() throws {
+        for name in Self.manifest.keys.sorted() {
+            let data = try Fixture.data("tiff/" + name)
+            for end in stride(from: 0, to: data.count, by: max(1, data.count / 30)) {
+                do { _ = try CodersManager.shared.decode(data.prefix(end)) } catch {}
+            }
+            var generator = SystemRandomNumberGenerator()
+            for _ in 0..<30 {
+                var garbled = data
+                for _ in 0..<6 {
+                    garbled[Int.random(in: 0..<garbled.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                }
+                do { _ = try CodersManager.shared.decode(garbled) } catch {}
+            }
+        }
+        #expect(throws: WebImageError.self) { try CodersManager.shared.decode(try Fixture.data("tiff/rgb-none.tiff").prefix(20)) }
+        #expect(throws: WebImageError(.tooLarge)) {
+            try CodersManager.shared.decode(
+                try Fixture.data("tiff/rgb-lzw.tiff"), options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 100)))
+        }
+    }
+}

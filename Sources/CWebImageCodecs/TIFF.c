@@ -11,14 +11,19 @@ typedef struct {
     size_t position;
 } cwi_tiff_source;
 
+// Copies up to `count` bytes from `data` at `*position` on; what reading a file does.
+static tmsize_t cwi_tiff_copy_out(const uint8_t *data, size_t size, size_t *position, void *buffer, tmsize_t count) {
+    if (count < 0 || *position >= size) return 0;
+    size_t available = size - *position;
+    size_t n = (size_t)count < available ? (size_t)count : available;
+    memcpy(buffer, data + *position, n);
+    *position += n;
+    return (tmsize_t)n;
+}
+
 static tmsize_t cwi_tiff_read(thandle_t handle, void *buffer, tmsize_t count) {
     cwi_tiff_source *source = handle;
-    if (count < 0 || source->position >= source->size) return 0;
-    size_t available = source->size - source->position;
-    size_t n = (size_t)count < available ? (size_t)count : available;
-    memcpy(buffer, source->data + source->position, n);
-    source->position += n;
-    return (tmsize_t)n;
+    return cwi_tiff_copy_out(source->data, source->size, &source->position, buffer, count);
 }
 
 static tmsize_t cwi_tiff_no_write(thandle_t handle, void *buffer, tmsize_t count) {
@@ -133,12 +138,7 @@ static tmsize_t cwi_tiff_sink_write(thandle_t handle, void *buffer, tmsize_t cou
 
 static tmsize_t cwi_tiff_sink_read(thandle_t handle, void *buffer, tmsize_t count) {
     cwi_tiff_sink *sink = handle;
-    if (count < 0 || sink->position >= sink->size) return 0;
-    size_t available = sink->size - sink->position;
-    size_t n = (size_t)count < available ? (size_t)count : available;
-    memcpy(buffer, sink->data + sink->position, n);
-    sink->position += n;
-    return (tmsize_t)n;
+    return cwi_tiff_copy_out(sink->data, sink->size, &sink->position, buffer, count);
 }
 
 static toff_t cwi_tiff_sink_seek(thandle_t handle, toff_t offset, int whence) {

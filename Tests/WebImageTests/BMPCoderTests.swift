@@ -44,18 +44,7 @@ struct BMPCoderTests {
     @Test("truncated and garbled copies fail with a typed error; sizes over the limit are refused from the header")
     func damagedFiles() throws {
         for name in Self.manifest.keys.sorted() {
-            let data = try Fixture.data("bmp/" + name)
-            for end in stride(from: 0, to: data.count, by: max(1, data.count / 50)) {
-                do { _ = try CodersManager.shared.decode(data.prefix(end)) } catch {}
-            }
-            var generator = SystemRandomNumberGenerator()
-            for _ in 0..<60 {
-                var garbled = data
-                for _ in 0..<6 {
-                    garbled[Int.random(in: 0..<garbled.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
-                }
-                do { _ = try CodersManager.shared.decode(garbled) } catch {}
-            }
+            DamagedCopies.decode(try Fixture.data("bmp/" + name), cuts: 50, garbles: 60, bytes: 6)
         }
         #expect(throws: WebImageError.self) { try CodersManager.shared.decode(try Fixture.data("bmp/24-bit.bmp").prefix(100)) }
         var huge = try Fixture.data("bmp/24-bit.bmp")

@@ -12,6 +12,9 @@ import CAVIF
 /// image becomes an image sequence with its frame durations; the image's colour profile is
 /// embedded. AVIF cannot be scaled while decoded: a thumbnail is resampled from the full size.
 public struct AVIFCoder: ImageCoder, AnimatedImageCoding {
+    /// The most frames a sequence may have. 10,000.
+    public static let maximumFrames = 10_000
+
     /// Creates the coder.
     public init() {}
 
@@ -108,6 +111,9 @@ struct AVIFFrameSource: AnimationFrameSource {
             _ = bytes.initialize(from: data)
             pointer.pointee.maxThreads = 1
             pointer.pointee.ignoreXMP = 1
+            // A sequence longer than this is refused at parse (libavif's default is 12 hours at
+            // 60 fps): every frame of a whole decode is decoded, however small.
+            pointer.pointee.imageCountLimit = UInt32(AVIFCoder.maximumFrames)
             // libavif refuses larger images itself before allocating; ours are checked below too.
             pointer.pointee.imageSizeLimit = UInt32(clamping: min(limits.maximumDeclaredPixelCount, 16384 * 16384))
             var result = avifDecoderSetIOMemory(pointer, bytes.baseAddress, data.count)

@@ -6,11 +6,15 @@ import CWebImageCodecs
 /// Debian's libtiff is built with (none, LZW, deflate, PackBits, JPEG, ...), alpha (associated or
 /// not). The Orientation tag is kept as ``Image/orientation`` with the rows as stored, as a JPEG's
 /// EXIF orientation is. Pages of a multi-page file that share the first page's size become frames
-/// (without durations); others are left out with a warning.
+/// (without durations); others are left out with a warning, as are pages past the first
+/// ``maximumPages`` (each page is found by walking the file's directory chain from the start).
 ///
 /// Encoding: 8-bit RGB, or RGBA with unassociated alpha, deflate with the horizontal predictor;
 /// each frame a page.
 public struct TIFFCoder: ImageCoder {
+    /// The most pages read from one file. 1,000.
+    public static let maximumPages = 1_000
+
     /// Creates the coder.
     public init() {}
 
@@ -30,7 +34,10 @@ public struct TIFFCoder: ImageCoder {
             var frames: [ImageFrame] = []
             var warnings: [String] = []
             var hasAlpha = false
-            let pages = options.firstFrameOnly ? 1 : max(1, Int(info.pages))
+            let pages = options.firstFrameOnly ? 1 : min(Self.maximumPages, max(1, Int(info.pages)))
+            if Int(info.pages) > pages, !options.firstFrameOnly {
+                warnings.append("\(info.pages) pages: only the first \(pages) are read")
+            }
             for page in 0..<pages {
                 var pageInfo = cwi_tiff_info()
                 if page > 0 {

@@ -69,6 +69,15 @@ struct AVIFCoderTests {
         #expect(
             try CodersManager.shared.decode(encoded, options: DecodeOptions(keepsColorProfile: true)).colorProfile == profiled.colorProfile)
         #expect(try CodersManager.shared.decode(encoded).colorProfile == nil, "converted to sRGB by default")
+        // An animation's frames from the lazy coder are converted as a whole decode's are.
+        var animation = try CodersManager.shared.decode(try Fixture.data("avif/animated.avif"))
+        animation.colorProfile = profiled.colorProfile
+        let sequence = try CodersManager.shared.encode(animation, as: .avif, options: EncodeOptions(avifSpeed: 9))
+        let whole = try CodersManager.shared.decode(sequence)
+        let lazy = try #require(try CodersManager.shared.animatedCoder(for: sequence))
+        #expect(try lazy.frame(at: 1) == whole.frames[1].pixels)
+        let kept = try CodersManager.shared.decode(sequence, options: DecodeOptions(keepsColorProfile: true))
+        #expect(kept.frames[1].pixels != whole.frames[1].pixels, "the conversion changed the frames")
     }
 
     @Test("a file over the pixel limit is refused before its pixels are decoded")

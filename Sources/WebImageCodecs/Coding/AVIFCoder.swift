@@ -23,9 +23,7 @@ public struct AVIFCoder: ImageCoder, AnimatedImageCoding {
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
         var source = try AVIFFrameSource(data, limits: options.limits)
-        var image = try source.image(options: options, inputSize: data.count, format: .avif)
-        image.colorProfile = source.decoder.colorProfile
-        return image
+        return try source.image(options: options, inputSize: data.count, format: .avif)
     }
 
     public func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)

@@ -61,11 +61,8 @@ public final class CodersManager: Sendable {
     }
 
     /// Converts to sRGB (or keeps the profile) and keeps EXIF, as `options` say.
-    /// A coder that reads its container's profile itself (AVIF) leaves it in ``Image/colorProfile``.
     static func applyMetadata(_ metadata: SourceMetadata, to image: inout Image, options: DecodeOptions) {
-        let fromCoder = image.colorProfile
-        image.colorProfile = nil
-        if let colorSpace = metadata.colorSpace ?? fromCoder.map(SourceMetadata.ColorSpace.icc) {
+        if let colorSpace = metadata.colorSpace {
             if options.keepsColorProfile {
                 image.colorProfile = ColorManagement.profileData(colorSpace)
             } else {

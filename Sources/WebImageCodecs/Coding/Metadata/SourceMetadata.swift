@@ -2,7 +2,8 @@ import Foundation
 
 /// The colour and EXIF metadata of an encoded image, read from its container without decoding
 /// pixels: a JPEG's APP2 `ICC_PROFILE` segments (joined in sequence order) and APP1 EXIF, a PNG's
-/// `iCCP`, `sRGB`, `gAMA`, `cHRM` and `eXIf` chunks, a WebP's `ICCP` and `EXIF` chunks.
+/// `iCCP`, `sRGB`, `gAMA`, `cHRM` and `eXIf` chunks, a WebP's `ICCP` and `EXIF` chunks, an AVIF's
+/// `colr` profile (through libavif).
 /// Anything malformed is left out, never an error: browsers show such files as sRGB.
 struct SourceMetadata {
     /// Where the pixels' colours are defined, when the file says.
@@ -15,7 +16,7 @@ struct SourceMetadata {
     }
 
     /// The formats whose metadata is read.
-    static let formats: Set<ImageFormat> = [.jpeg, .png, .webP]
+    static let formats: Set<ImageFormat> = [.jpeg, .png, .webP, .avif]
 
     var colorSpace: ColorSpace?
     /// TIFF-structured EXIF bytes (without JPEG's `Exif\0\0` prefix).
@@ -29,6 +30,10 @@ struct SourceMetadata {
             case .webP: readWebP(bytes)
             default: break
             }
+        }
+        // libavif parses the container (no AV1 decoding) and hands over its ICC profile.
+        if format == .avif, let profile = (try? AVIFFrameSource.Decoder(data, limits: DecodeLimits()))?.colorProfile {
+            colorSpace = .icc(profile)
         }
     }
 

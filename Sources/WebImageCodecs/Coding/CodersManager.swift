@@ -10,7 +10,9 @@ public final class CodersManager: Sendable {
     private let coders: Locked<[any ImageCoder]>
 
     /// A manager with the given coders, the last one preferred; by default the built-in ones.
-    public init(coders: [any ImageCoder] = [PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), BMPCoder(), TIFFCoder()]) {
+    public init(
+        coders: [any ImageCoder] = [PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), BMPCoder(), TIFFCoder(), HEIFCoder()]
+    ) {
         self.coders = Locked(coders)
     }
 

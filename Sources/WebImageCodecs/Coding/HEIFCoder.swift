@@ -1,0 +1,129 @@
+public import Foundation
+import CHEIF
+
+/// HEIC and HEIF through libheif (Debian's 1.15: libde265 decodes HEVC, x265 encodes): the primary
+/// image, grid (tiled) images, alpha, the `irot`/`imir` transforms applied by libheif so the pixels
+/// are upright, the embedded ICC profile through the colour management. For a thumbnail, the
+/// file's own thumbnail is used when it is at least the size asked for (iPhone photos carry a
+/// 320 px one), so the full image is never decoded.
+/// Decoding only, for now.
+public struct HEIFCoder: ImageCoder {
+    /// Creates the coder.
+    public init() {}
+
+    public func canDecode(_ format: ImageFormat) -> Bool { format == .heic || format == .heif }
+
+    public func canEncode(to format: ImageFormat) -> Bool { false }
+
+    public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
+        try data.withTypedBytes { bytes throws(WebImageError) -> Image in
+            let context = try HEIFContext(bytes.bindMemory(to: UInt8.self))
+            let primary = try context.primaryImage()
+            defer { heif_image_handle_release(primary) }
+            let width = Int(heif_image_handle_get_width(primary))
+            let height = Int(heif_image_handle_get_height(primary))
+            try options.limits.checkDeclared(width: width, height: height)
+            let chosen = Self.thumbnail(of: primary, atLeast: options.thumbnail) ?? primary
+            defer { if chosen != primary { heif_image_handle_release(chosen) } }
+            let chosenWidth = Int(heif_image_handle_get_width(chosen))
+            let chosenHeight = Int(heif_image_handle_get_height(chosen))
+            try options.limits.check(width: chosenWidth, height: chosenHeight, inputSize: bytes.count)
+            let hasAlpha = heif_image_handle_has_alpha_channel(chosen) != 0
+            var image = Image(
+                pixels: try Self.pixels(of: chosen, alpha: hasAlpha), scale: options.scale,
+                sourceFormat: ImageFormat(sniffing: bytes) ?? .heic, hasAlpha: hasAlpha)
+            image.colorProfile = Self.colorProfile(of: primary)
+            return image
+        }
+    }
+
+    /// The smallest embedded thumbnail at least `size`, if there is one.
+    private static func thumbnail(of primary: OpaquePointer, atLeast size: ThumbnailSize?) -> OpaquePointer? {
+        guard let size, size.width > 0, size.height > 0 else { return nil }
+        let count = Int(heif_image_handle_get_number_of_thumbnails(primary))
+        guard count > 0 else { return nil }
+        var ids = [heif_item_id](repeating: 0, count: count)
+        _ = heif_image_handle_get_list_of_thumbnail_IDs(primary, &ids, Int32(count))
+        var best: (handle: OpaquePointer, pixels: Int)?
+        for id in ids {
+            var handle: OpaquePointer?
+            guard heif_image_handle_get_thumbnail(primary, id, &handle).code == heif_error_Ok, let handle else { continue }
+            let width = Int(heif_image_handle_get_width(handle))
+            let height = Int(heif_image_handle_get_height(handle))
+            let fits = width >= size.width && height >= size.height
+            if fits, best == nil || width * height < best!.pixels {
+                if let previous = best { heif_image_handle_release(previous.handle) }
+                best = (handle, width * height)
+            } else {
+                heif_image_handle_release(handle)
+            }
+        }
+        return best?.handle
+    }
+
+    /// The image's pixels, decoded to interleaved 8-bit RGB(A) with its transforms applied.
+    private static func pixels(of handle: OpaquePointer, alpha: Bool) throws(WebImageError) -> PixelBuffer {
+        var decoded: OpaquePointer?
+        let error = heif_decode_image(
+            handle, &decoded, heif_colorspace_RGB, alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, nil)
+        guard error.code == heif_error_Ok, let decoded else { throw failure(error, "decode") }
+        defer { heif_image_release(decoded) }
+        let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
+        var stride: Int32 = 0
+        guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride) else {
+            throw WebImageError(.decodeFailed, "HEIF: no pixels")
+        }
+        let channels = alpha ? 4 : 3
+        var output = [UInt8](repeating: 255, count: width * height * 4)
+        output.withUnsafeMutableBufferPointer { target in
+            for y in 0..<height {
+                let row = plane + y * Int(stride)
+                for x in 0..<width {
+                    for channel in 0..<channels { target[(y * width + x) * 4 + channel] = row[x * channels + channel] }
+                }
+            }
+        }
+        return PixelBuffer(width: width, height: height, straightRGBA: output)
+    }
+
+    private static func colorProfile(of handle: OpaquePointer) -> Data? {
+        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        guard size > 0 else { return nil }
+        var profile = Data(count: size)
+        let error = profile.withUnsafeMutableBytes { heif_image_handle_get_raw_color_profile(handle, $0.baseAddress) }
+        return error.code == heif_error_Ok ? profile : nil
+    }
+
+    static func failure(_ error: heif_error, _ what: String) -> WebImageError {
+        let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
+        return WebImageError(.decodeFailed, "HEIF \(what): \(message)")
+    }
+
+    public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
+        throw WebImageError(.unsupportedFormat, "HEIFCoder only decodes")
+    }
+}
+
+/// A libheif context over bytes that outlive it (the caller's `withUnsafeBytes`).
+private final class HEIFContext {
+    let pointer: OpaquePointer
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) throws(WebImageError) {
+        guard let pointer = heif_context_alloc() else { throw WebImageError(.decodeFailed, "libheif could not start") }
+        self.pointer = pointer
+        // libheif refuses larger images itself before allocating; ours are checked after.
+        heif_context_set_maximum_image_size_limit(pointer, 32_768)
+        let error = heif_context_read_from_memory_without_copy(pointer, bytes.baseAddress, bytes.count, nil)
+        guard error.code == heif_error_Ok else { throw HEIFCoder.failure(error, "read") }
+    }
+
+    deinit { heif_context_free(pointer) }
+
+    func primaryImage() throws(WebImageError) -> OpaquePointer {
+        var handle: OpaquePointer?
+        let error = heif_context_get_primary_image_handle(pointer, &handle)
+        guard error.code == heif_error_Ok, let handle else { throw HEIFCoder.failure(error, "primary image") }
+        return handle
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import WebImage
+
+/// HEIC through libheif (issue 17): heif-enc's files beside pillow-heif's reading, the embedded
+/// thumbnail used for a small request, and damaged copies failing cleanly.
+@Suite("HEIF")
+struct HEIFCoderTests {
+    struct Expectation: Decodable {
+        let width: Int
+        let height: Int
+        let rgba: [UInt8]
+    }
+
+    static let manifest: [String: Expectation] = {
+        (try? JSONDecoder().decode([String: Expectation].self, from: Fixture.data("heif/expected.json"))) ?? [:]
+    }()
+
+    @Test(arguments: manifest.keys.sorted())
+    func decodesLikePillowHeif(name: String) throws {
+        let expected = try #require(Self.manifest[name])
+        let image = try CodersManager.shared.decode(try Fixture.data("heif/" + name))
+        #expect(image.sourceFormat == .heic && image.pixelWidth == expected.width && image.pixelHeight == expected.height)
+        let difference = CorpusTests.maximumDifference(image.pixels.bytes, expected.rgba)
+        // pillow-heif bundles libheif 1.23 and its own libde265: YCbCr to RGB rounds differently.
+        #expect(difference <= 3, "\(name): max channel difference \(difference)")
+        #expect(image.hasAlpha == name.hasPrefix("alpha"))
+    }
+
+    @Test("a thumbnail request small enough is answered from the file's own thumbnail")
+    func embeddedThumbnail() throws {
+        let data = try Fixture.data("heif/photo.heic")
+        let small = try CodersManager.shared.decode(data, options: DecodeOptions(thumbnail: ThumbnailSize(width: 16, height: 10)))
+        #expect(small.pixelWidth == 16, "the 16 px thumbnail, not the 48 px image resampled")
+        // Over the pixel limit whole, but the thumbnail fits it.
+        let limited = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 600), thumbnail: ThumbnailSize(width: 16, height: 10))
+        #expect(try CodersManager.shared.decode(data, options: limited).pixelWidth == 16)
+        #expect(throws: WebImageError(.tooLarge)) {
+            try CodersManager.shared.decode(data, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 600)))
+        }
+    }
+
+    @Test func damagedFiles() throws {
+        for name in Self.manifest.keys.sorted() {
+            DamagedCopies.decode(try Fixture.data("heif/" + name), cuts: 40, garbles: 40, bytes: 6)
+        }
+    }
+}

@@ -131,8 +131,8 @@ struct CoderTests {
             func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
         }
         let manager = CodersManager()
-        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .tiff, .webP, .avif, .bmp, .ico])
-        let builtIn = "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/avif,image/bmp,image/x-icon"
+        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .tiff, .webP, .heic, .heif, .avif, .bmp, .ico])
+        let builtIn = "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/avif,image/bmp,image/x-icon"
         #expect(manager.acceptHeader == builtIn + ",image/*;q=0.8")
         manager.add(JXLDecoder())
         #expect(manager.acceptHeader == builtIn + ",image/jxl,image/*;q=0.8")

@@ -25,6 +25,8 @@ struct HEIFCoderTests {
         // pillow-heif bundles libheif 1.23 and its own libde265: YCbCr to RGB rounds differently.
         #expect(difference <= 3, "\(name): max channel difference \(difference)")
         #expect(image.hasAlpha == name.hasPrefix("alpha"))
+        let header = try ImageHeader(data: try Fixture.data("heif/" + name))
+        #expect(header.format == .heic && header.width == expected.width && header.height == expected.height)
     }
 
     @Test("a thumbnail request small enough is answered from the file's own thumbnail")

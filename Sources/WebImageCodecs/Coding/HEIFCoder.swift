@@ -106,7 +106,7 @@ public struct HEIFCoder: ImageCoder {
 }
 
 /// A libheif context over bytes that outlive it (the caller's `withUnsafeBytes`).
-private final class HEIFContext {
+final class HEIFContext {
     let pointer: OpaquePointer
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) throws(WebImageError) {
@@ -119,6 +119,13 @@ private final class HEIFContext {
     }
 
     deinit { heif_context_free(pointer) }
+
+    /// The primary image's displayed size (after its transforms), from the container alone.
+    func primarySize() throws(WebImageError) -> (width: Int, height: Int) {
+        let handle = try primaryImage()
+        defer { heif_image_handle_release(handle) }
+        return (Int(heif_image_handle_get_width(handle)), Int(heif_image_handle_get_height(handle)))
+    }
 
     func primaryImage() throws(WebImageError) -> OpaquePointer {
         var handle: OpaquePointer?

@@ -82,6 +82,9 @@ public struct ImageHeader: Sendable, Equatable {
             var header = ImageHeader(format: format, width: Int(info.width), height: Int(info.height))
             header.orientation = ExifOrientation(rawValue: Int(info.orientation)) ?? .up
             return header
+        case .heic, .heif:
+            let size = try HEIFContext(bytes.bindMemory(to: UInt8.self)).primarySize()
+            return ImageHeader(format: format, width: size.width, height: size.height)
         case .avif:
             // libavif parses the container only (no AV1 decoding); the size is the upright one,
             // as decoding turns the pixels by the irot transform.

@@ -50,6 +50,7 @@ let package = Package(
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .systemLibrary(name: "CAVIF", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
         .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CJXL", pkgConfig: "libjxl", providers: [.apt(["libjxl-dev"])]),
         .target(
             name: "CWebImageCodecs",
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("tiff")]
@@ -58,7 +59,7 @@ let package = Package(
         .target(
             name: "WebImageCodecs",
             dependencies: [
-                "CTurboJPEG", "CPNG", "CGIF", "CWebP", "CWebImageCodecs", "CZlib", "CLCMS2", "CAVIF", "CHEIF",
+                "CTurboJPEG", "CPNG", "CGIF", "CWebP", "CWebImageCodecs", "CZlib", "CLCMS2", "CAVIF", "CHEIF", "CJXL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

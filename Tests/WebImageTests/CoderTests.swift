@@ -114,16 +114,16 @@ struct CoderTests {
         #expect(try manager.decode(try Fixture.data("gradient-rgba.png")).pixelWidth == 1)
         #expect(try manager.decode(try Fixture.data("gradient.jpg")).pixelWidth == 64)
         #expect(throws: WebImageError(.notAnImage)) { try manager.decode(Data("<html>".utf8)) }
-        #expect(throws: WebImageError(.unsupportedFormat)) { try manager.decode(Data([0xFF, 0x0A, 0xFA, 0x7F, 0, 0, 0, 0])) }  // JPEG XL
+        #expect(throws: WebImageError(.unsupportedFormat)) { try manager.decode(Data("%PDF-1.7\n".utf8)) }
         #expect(throws: WebImageError(.unsupportedFormat)) {
-            try manager.encode(Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [0, 0, 0, 255])), as: .jpegXL)
+            try manager.encode(Image(pixels: PixelBuffer(width: 1, height: 1, premultipliedRGBA: [0, 0, 0, 255])), as: .pdf)
         }
     }
 
     @Test("the Accept header names exactly the formats the coders decode")
     func acceptHeader() {
-        struct JXLDecoder: ImageCoder {
-            func canDecode(_ format: ImageFormat) -> Bool { format == .jpegXL }
+        struct PDFDecoder: ImageCoder {
+            func canDecode(_ format: ImageFormat) -> Bool { format == .pdf }
             func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
                 throw WebImageError(.decodeFailed)
             }
@@ -131,11 +131,13 @@ struct CoderTests {
             func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
         }
         let manager = CodersManager()
-        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .tiff, .webP, .heic, .heif, .avif, .bmp, .ico])
-        let builtIn = "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/avif,image/bmp,image/x-icon"
+        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .tiff, .webP, .heic, .heif, .avif, .bmp, .ico, .jpegXL])
+        let builtIn =
+            "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/avif,image/bmp,image/x-icon,image/jxl"
         #expect(manager.acceptHeader == builtIn + ",image/*;q=0.8")
-        manager.add(JXLDecoder())
-        #expect(manager.acceptHeader == builtIn + ",image/jxl,image/*;q=0.8")
+        manager.add(PDFDecoder())
+        let withPDF = builtIn.replacingOccurrences(of: "image/heif,", with: "image/heif,application/pdf,")
+        #expect(manager.acceptHeader == withPDF + ",image/*;q=0.8", "in the order of ImageFormat's cases")
         #expect(CodersManager(coders: [PNGCoder()]).acceptHeader == "image/png,image/*;q=0.8")
     }
 

@@ -51,13 +51,20 @@ struct ImageTargetTests {
     func delayedPlaceholder() async throws {
         try await ManagerHarness.run { harness in
             harness.origin.route("/bad.png", .status(404))
+            harness.origin.route("/never.png", OriginResponse(body: [], delivery: .neverRespond))
             let manager = try harness.makeManager()
+            // A load that cannot finish: nothing may have been shown when setImage returns.
+            let waiting = RecordingTarget()
+            let pending = waiting.setImage(
+                with: harness.origin.url("/never.png"), placeholder: Self.placeholder, options: .delayPlaceholder, context: context(manager)
+            )
+            #expect(waiting.shown.withLock { $0.isEmpty })
+            pending?.cancel()
             let target = RecordingTarget()
             let done = Deliveries()
             target.setImage(
                 with: harness.origin.url("/bad.png"), placeholder: Self.placeholder, options: .delayPlaceholder, context: context(manager),
                 completed: done.completion)
-            #expect(target.shown.withLock { $0.isEmpty })
             #expect(try await done.result().failure?.code == .badStatus(404))
             #expect(target.last?.image == Self.placeholder)
 

@@ -29,12 +29,15 @@ public struct EncodeOptions: Sendable, Equatable {
     /// AVIF encoder speed, 0 (slowest, smallest) to 10 (fastest). Default 6, imgproxy's and
     /// Pillow's default.
     public var avifSpeed: Int
+    /// JPEG XL encoder effort, 1 (fastest) to 9 (smallest files). Default 7, cjxl's own.
+    public var jxlEffort: Int
 
     /// Creates options.
     public init(
         quality: Double = 0.9, lossless: Bool = false, chromaSubsampling: ChromaSubsampling = .both, progressive: Bool = false,
-        maximumFileSize: Int? = nil, webPMethod: Int = 4, avifSpeed: Int = 6
+        maximumFileSize: Int? = nil, webPMethod: Int = 4, avifSpeed: Int = 6, jxlEffort: Int = 7
     ) {
+        self.jxlEffort = min(9, max(1, jxlEffort))
         self.avifSpeed = min(10, max(0, avifSpeed))
         self.quality = min(1, max(0, quality))
         self.lossless = lossless

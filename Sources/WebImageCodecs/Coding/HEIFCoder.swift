@@ -29,11 +29,9 @@ public struct HEIFCoder: ImageCoder {
             let chosenHeight = Int(heif_image_handle_get_height(chosen))
             try options.limits.check(width: chosenWidth, height: chosenHeight, inputSize: bytes.count)
             let hasAlpha = heif_image_handle_has_alpha_channel(chosen) != 0
-            var image = Image(
+            return Image(
                 pixels: try Self.pixels(of: chosen, alpha: hasAlpha), scale: options.scale,
                 sourceFormat: ImageFormat(sniffing: bytes) ?? .heic, hasAlpha: hasAlpha)
-            image.colorProfile = Self.colorProfile(of: primary)
-            return image
         }
     }
 
@@ -85,6 +83,17 @@ public struct HEIFCoder: ImageCoder {
             }
         }
         return PixelBuffer(width: width, height: height, straightRGBA: output)
+    }
+
+    /// The primary image's embedded ICC profile, read from the container (for `SourceMetadata`).
+    static func colorProfile(in data: Data) -> Data? {
+        data.withUnsafeBytes { bytes -> Data? in
+            guard let context = try? HEIFContext(bytes.bindMemory(to: UInt8.self)),
+                let primary = try? context.primaryImage()
+            else { return nil }
+            defer { heif_image_handle_release(primary) }
+            return colorProfile(of: primary)
+        }
     }
 
     private static func colorProfile(of handle: OpaquePointer) -> Data? {

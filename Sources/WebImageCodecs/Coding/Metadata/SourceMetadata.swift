@@ -3,7 +3,8 @@ import Foundation
 /// The colour and EXIF metadata of an encoded image, read from its container without decoding
 /// pixels: a JPEG's APP2 `ICC_PROFILE` segments (joined in sequence order) and APP1 EXIF, a PNG's
 /// `iCCP`, `sRGB`, `gAMA`, `cHRM` and `eXIf` chunks, a WebP's `ICCP` and `EXIF` chunks, an AVIF's
-/// `colr` profile (through libavif).
+/// `colr` profile (through libavif), a HEIF's `colr` profile (through libheif), the profile of a
+/// JPEG XL's decoded pixels (through libjxl; none for lossy files, which decode to sRGB).
 /// Anything malformed is left out, never an error: browsers show such files as sRGB.
 struct SourceMetadata {
     /// Where the pixels' colours are defined, when the file says.
@@ -16,7 +17,7 @@ struct SourceMetadata {
     }
 
     /// The formats whose metadata is read.
-    static let formats: Set<ImageFormat> = [.jpeg, .png, .webP, .avif]
+    static let formats: Set<ImageFormat> = [.jpeg, .png, .webP, .avif, .heic, .heif, .jpegXL]
 
     var colorSpace: ColorSpace?
     /// TIFF-structured EXIF bytes (without JPEG's `Exif\0\0` prefix).
@@ -33,6 +34,13 @@ struct SourceMetadata {
         }
         // libavif parses the container (no AV1 decoding) and hands over its ICC profile.
         if format == .avif, let profile = (try? AVIFFrameSource.Decoder(data, limits: DecodeLimits()))?.colorProfile {
+            colorSpace = .icc(profile)
+        }
+        // libheif likewise reads the profile from the container without decoding HEVC.
+        if format == .heic || format == .heif, let profile = HEIFCoder.colorProfile(in: data) {
+            colorSpace = .icc(profile)
+        }
+        if format == .jpegXL, let profile = JXLDecoder.colorProfile(in: data) {
             colorSpace = .icc(profile)
         }
     }

@@ -1,0 +1,171 @@
+import Foundation
+import CJXL
+
+/// A libjxl decoder over a copy of a JPEG XL file, stepped event by event.
+final class JXLDecoder {
+    let pointer: OpaquePointer
+    private let bytes: UnsafeMutableBufferPointer<UInt8>
+    /// The codestream's basic information, once ``JXL_DEC_BASIC_INFO`` has passed.
+    private(set) var info = JxlBasicInfo()
+
+    /// A decoder reporting `events` (basic information always).
+    init(_ data: Data, events: JxlDecoderStatus = JxlDecoderStatus(0)) throws(WebImageError) {
+        guard let pointer = JxlDecoderCreate(nil) else { throw WebImageError(.decodeFailed, "libjxl could not start a decoder") }
+        self.pointer = pointer
+        bytes = .allocate(capacity: max(1, data.count))
+        _ = bytes.initialize(from: data)
+        guard JxlDecoderSubscribeEvents(pointer, Int32(JXL_DEC_BASIC_INFO.rawValue | events.rawValue)) == JXL_DEC_SUCCESS,
+            JxlDecoderSetUnpremultiplyAlpha(pointer, 1) == JXL_DEC_SUCCESS
+        else { throw WebImageError(.decodeFailed, "libjxl refused the decoder's settings") }
+        try start(count: data.count)
+        guard try next() == JXL_DEC_BASIC_INFO else { throw WebImageError(.decodeFailed, "JPEG XL: no image header") }
+    }
+
+    deinit {
+        JxlDecoderDestroy(pointer)
+        bytes.deallocate()
+    }
+
+    /// Back to the start of the file; the events subscribed stay.
+    func rewind() throws(WebImageError) {
+        JxlDecoderRewind(pointer)
+        try start(count: bytes.count)
+    }
+
+    private func start(count: Int) throws(WebImageError) {
+        guard JxlDecoderSetInput(pointer, bytes.baseAddress, count) == JXL_DEC_SUCCESS else {
+            throw WebImageError(.decodeFailed, "libjxl refused the input")
+        }
+        JxlDecoderCloseInput(pointer)
+    }
+
+    /// The next event; errors and a file that ends early are thrown.
+    func next() throws(WebImageError) -> JxlDecoderStatus {
+        let status = JxlDecoderProcessInput(pointer)
+        switch status {
+        case JXL_DEC_ERROR: throw WebImageError(.decodeFailed, "JPEG XL: the file is malformed")
+        case JXL_DEC_NEED_MORE_INPUT: throw WebImageError(.decodeFailed, "JPEG XL: the file is truncated")
+        case JXL_DEC_BASIC_INFO:
+            guard JxlDecoderGetBasicInfo(pointer, &info) == JXL_DEC_SUCCESS else {
+                throw WebImageError(.decodeFailed, "JPEG XL: unreadable image header")
+            }
+        default: break
+        }
+        return status
+    }
+
+    /// The displayed size: orientations 5 to 8 exchange width and height.
+    var uprightSize: (width: Int, height: Int) {
+        info.orientation.rawValue >= JXL_ORIENT_TRANSPOSE.rawValue
+            ? (Int(info.ysize), Int(info.xsize)) : (Int(info.xsize), Int(info.ysize))
+    }
+
+    /// At ``JXL_DEC_COLOR_ENCODING``: a lossy (XYB) file is asked for sRGB, which libjxl converts
+    /// to exactly; any other keeps its own colour space.
+    func preferSRGB() {
+        guard info.uses_original_profile == 0 else { return }
+        var srgb = JxlColorEncoding()
+        JxlColorEncodingSetToSRGB(&srgb, info.num_color_channels == 1 ? 1 : 0)
+        _ = JxlDecoderSetPreferredColorProfile(pointer, &srgb)
+    }
+
+    /// At ``JXL_DEC_COLOR_ENCODING``: the ICC profile of the pixels decoded, nil when they are sRGB.
+    func dataProfile() -> Data? {
+        guard info.uses_original_profile != 0 else { return nil }
+        var encoding = JxlColorEncoding()
+        if JxlDecoderGetColorAsEncodedProfile(pointer, nil, JXL_COLOR_PROFILE_TARGET_DATA, &encoding) == JXL_DEC_SUCCESS,
+            encoding.white_point == JXL_WHITE_POINT_D65, encoding.transfer_function == JXL_TRANSFER_FUNCTION_SRGB,
+            encoding.color_space == JXL_COLOR_SPACE_GRAY || encoding.primaries == JXL_PRIMARIES_SRGB
+        {
+            return nil
+        }
+        var size = 0
+        guard JxlDecoderGetICCProfileSize(pointer, nil, JXL_COLOR_PROFILE_TARGET_DATA, &size) == JXL_DEC_SUCCESS, size > 0 else {
+            return nil
+        }
+        var profile = Data(count: size)
+        let status = profile.withUnsafeMutableBytes {
+            JxlDecoderGetColorAsICCProfile(pointer, nil, JXL_COLOR_PROFILE_TARGET_DATA, $0.bindMemory(to: UInt8.self).baseAddress, size)
+        }
+        return status == JXL_DEC_SUCCESS ? profile : nil
+    }
+
+    /// The colour profile of the pixels a decode gives (nil for sRGB), read from the header alone.
+    static func colorProfile(in data: Data) -> Data? {
+        guard let decoder = try? JXLDecoder(data, events: JXL_DEC_COLOR_ENCODING), (try? decoder.next()) == JXL_DEC_COLOR_ENCODING
+        else { return nil }
+        return decoder.dataProfile()
+    }
+}
+
+/// A JPEG XL's frames for ``AnimatedImageDecoder`` and whole decodes: composed by libjxl, as
+/// 8-bit RGBA, upright.
+struct JXLFrameSource: AnimationFrameSource {
+    private let decoder: JXLDecoder
+    let canvasWidth: Int
+    let canvasHeight: Int
+    let loopCount: Int
+    let durations: [Duration]
+
+    init(_ data: Data, limits: DecodeLimits, firstFrameOnly: Bool) throws(WebImageError) {
+        decoder = try JXLDecoder(data, events: JxlDecoderStatus(JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FULL_IMAGE.rawValue))
+        (canvasWidth, canvasHeight) = decoder.uprightSize
+        try limits.checkDeclared(width: canvasWidth, height: canvasHeight)
+        try limits.check(width: canvasWidth, height: canvasHeight, inputSize: data.count)
+        let info = decoder.info
+        loopCount = Int(info.animation.num_loops)
+        durations = info.have_animation != 0 && !firstFrameOnly ? try Self.durations(data, animation: info.animation) : [.zero]
+    }
+
+    /// Every shown frame's duration, from the frame headers (libjxl skips the pixels).
+    private static func durations(_ data: Data, animation: JxlAnimationHeader) throws(WebImageError) -> [Duration] {
+        let headers = try JXLDecoder(data, events: JXL_DEC_FRAME)
+        var durations: [Duration] = []
+        while try headers.next() != JXL_DEC_SUCCESS {
+            var header = JxlFrameHeader()
+            guard JxlDecoderGetFrameHeader(headers.pointer, &header) == JXL_DEC_SUCCESS else { continue }
+            guard durations.count < JXLCoder.maximumFrames else {
+                throw WebImageError(.tooLarge, "JPEG XL: more than \(JXLCoder.maximumFrames) frames")
+            }
+            let milliseconds = Double(header.duration) * 1000 * Double(animation.tps_denominator) / Double(max(1, animation.tps_numerator))
+            // As for GIF, WebP and AVIF: under 11 ms shows as 100 ms.
+            durations.append(milliseconds < 11 ? .milliseconds(100) : .milliseconds(Int(milliseconds.rounded())))
+        }
+        return durations.isEmpty ? [.zero] : durations
+    }
+
+    mutating func rewind() throws(WebImageError) {
+        try decoder.rewind()
+    }
+
+    mutating func next() throws(WebImageError) -> PixelBuffer {
+        var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        // libjxl writes into the buffer during later calls, so it is not an array's storage.
+        var buffer: UnsafeMutableRawBufferPointer?
+        defer { buffer?.deallocate() }
+        while true {
+            switch try decoder.next() {
+            case JXL_DEC_COLOR_ENCODING:
+                decoder.preferSRGB()
+            case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
+                var size = 0
+                guard JxlDecoderImageOutBufferSize(decoder.pointer, &format, &size) == JXL_DEC_SUCCESS,
+                    size == canvasWidth * canvasHeight * 4
+                else { throw WebImageError(.decodeFailed, "JPEG XL: unexpected frame size") }
+                buffer?.deallocate()
+                let output = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+                buffer = output
+                guard JxlDecoderSetImageOutBuffer(decoder.pointer, &format, output.baseAddress, size) == JXL_DEC_SUCCESS else {
+                    throw WebImageError(.decodeFailed, "libjxl refused the output buffer")
+                }
+            case JXL_DEC_FULL_IMAGE:
+                guard let buffer else { throw WebImageError(.decodeFailed, "JPEG XL: a frame without pixels") }
+                return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: [UInt8](buffer))
+            case JXL_DEC_SUCCESS:
+                throw WebImageError(.decodeFailed, "JPEG XL: no more frames")
+            default:
+                continue
+            }
+        }
+    }
+}

@@ -31,6 +31,8 @@ public struct ImageServerConfiguration: Sendable {
     public var autoWebP = false
     /// Answer AVIF likewise (preferred over WebP when both are accepted and on). Default false.
     public var autoAVIF = false
+    /// Answer JPEG XL likewise (preferred over AVIF and WebP, as imgproxy orders them). Default false.
+    public var autoJXL = false
     /// Where processed results (`results/`) and fetched sources (`sources/`) are kept. Default
     /// `~/.cache/webimage/serve`.
     public var cacheDirectory: URL?

@@ -26,7 +26,9 @@ struct ConvertCommand: AsyncParsableCommand {
     @Argument(help: "The file to write.")
     var output: String
 
-    @Option(help: ArgumentHelp("Output format: png, jpeg, webp, gif, avif or tiff (default: from OUT's extension).", valueName: "FORMAT"))
+    @Option(
+        help: ArgumentHelp(
+            "Output format: png, jpeg, webp, gif, avif, jxl, heic or tiff (default: from OUT's extension).", valueName: "FORMAT"))
     var format: String?
 
     @OptionGroup var shaping: ImageShapingOptions
@@ -49,7 +51,7 @@ struct ConvertCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard try ImageOutput.parseFormat(format) != nil || ImageOutput.format(forExtension: output) != nil else {
-            throw ValidationError("cannot tell the output format from \"\(output)\": give --format png|jpeg|webp|gif|avif|tiff")
+            throw ValidationError("cannot tell the output format from \"\(output)\": give --format png|jpeg|webp|gif|avif|jxl|heic|tiff")
         }
         try shaping.check()
         try encoding.check()

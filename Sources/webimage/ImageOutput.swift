@@ -8,7 +8,8 @@ import WebImage
 struct ImageOutput {
     /// Formats the command writes, by the names `--format` takes.
     static let formats: [String: ImageFormat] = [
-        "png": .png, "jpeg": .jpeg, "jpg": .jpeg, "webp": .webP, "gif": .gif, "avif": .avif, "tiff": .tiff, "tif": .tiff,
+        "png": .png, "jpeg": .jpeg, "jpg": .jpeg, "webp": .webP, "gif": .gif, "avif": .avif, "jxl": .jpegXL, "heic": .heic, "tiff": .tiff,
+        "tif": .tiff,
     ]
 
     let format: ImageFormat?
@@ -19,7 +20,7 @@ struct ImageOutput {
     static func parseFormat(_ name: String?) throws -> ImageFormat? {
         guard let name else { return nil }
         guard let format = formats[name.lowercased()] else {
-            throw ValidationError("--format takes png, jpeg, webp, gif, avif or tiff, not \"\(name)\"")
+            throw ValidationError("--format takes png, jpeg, webp, gif, avif, jxl, heic or tiff, not \"\(name)\"")
         }
         return format
     }

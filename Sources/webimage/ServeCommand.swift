@@ -49,6 +49,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Answer AVIF likewise (before WebP when a client takes both).")
     var autoAvif = false
 
+    @Flag(help: "Answer JPEG XL likewise (before AVIF and WebP when a client takes it).")
+    var autoJxl = false
+
     @Option(
         help: ArgumentHelp(
             "Where results and sources are cached, one directory per server (default ~/.cache/webimage/serve).", valueName: "DIR"))

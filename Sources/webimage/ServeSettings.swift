@@ -38,6 +38,7 @@ struct ServeSettings {
         }
         configuration.autoWebP = try command.autoWebp || read.boolean("AUTO_WEBP")
         configuration.autoAVIF = try command.autoAvif || read.boolean("AUTO_AVIF")
+        configuration.autoJXL = try command.autoJxl || read.boolean("AUTO_JXL")
         if let directory = command.resultCacheDir ?? read.text("RESULT_CACHE_DIR") {
             configuration.cacheDirectory = URL(fileURLWithPath: directory)
         }

@@ -131,9 +131,9 @@ struct CoderTests {
             func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
         }
         let manager = CodersManager()
-        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .tiff, .webP, .heic, .heif, .avif, .bmp, .ico, .jpegXL])
+        #expect(manager.decodableFormats == [.jpeg, .png, .gif, .tiff, .webP, .heic, .heif, .svg, .avif, .bmp, .ico, .jpegXL])
         let builtIn =
-            "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/avif,image/bmp,image/x-icon,image/jxl"
+            "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/svg+xml,image/avif,image/bmp,image/x-icon,image/jxl"
         #expect(manager.acceptHeader == builtIn + ",image/*;q=0.8")
         manager.add(PDFDecoder())
         let withPDF = builtIn.replacingOccurrences(of: "image/heif,", with: "image/heif,application/pdf,")

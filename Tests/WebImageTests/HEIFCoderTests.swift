@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import WebImage
 
-/// HEIC through libheif (issue 17): heif-enc's files beside pillow-heif's reading, the embedded
-/// thumbnail used for a small request, and damaged copies failing cleanly.
+/// HEIC through libheif (issue 17): heif-enc's and pillow-heif's files (a grid, an irot) beside
+/// pillow-heif's reading, the embedded thumbnail used for a small request, the colour profile,
+/// encoding read back, and damaged copies failing cleanly.
 @Suite("HEIF")
 struct HEIFCoderTests {
     struct Expectation: Decodable {
@@ -40,6 +41,27 @@ struct HEIFCoderTests {
         #expect(throws: WebImageError(.tooLarge)) {
             try CodersManager.shared.decode(data, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 600)))
         }
+    }
+
+    @Test("encoding through x265 keeps size, alpha and the profile, and colour within 4:2:0's error")
+    func encodesAndReadsBack() throws {
+        #expect(HEIFCoder().canEncode(to: .heic) && !HEIFCoder().canEncode(to: .heif))
+        for name in ["photo.heic", "alpha.heic"] {
+            let original = try CodersManager.shared.decode(try Fixture.data("heif/" + name))
+            let encoded = try CodersManager.shared.encode(original, as: .heic, options: EncodeOptions(quality: 0.95))
+            #expect(ImageFormat(sniffing: encoded) == .heic)
+            let decoded = try CodersManager.shared.decode(encoded)
+            #expect(decoded.pixelWidth == original.pixelWidth && decoded.hasAlpha == original.hasAlpha, "\(name)")
+            let differences = zip(decoded.pixels.bytes, original.pixels.bytes).map { abs(Int($0) - Int($1)) }
+            #expect(differences.reduce(0, +) / differences.count <= 3, "\(name): mean difference")
+        }
+        var profiled = try CodersManager.shared.decode(try Fixture.data("heif/photo.heic"))
+        profiled.colorProfile = try Fixture.data("color/display-p3.icc")
+        let encoded = try CodersManager.shared.encode(profiled, as: .heic)
+        let kept = try CodersManager.shared.decode(encoded, options: DecodeOptions(keepsColorProfile: true))
+        #expect(kept.colorProfile == profiled.colorProfile)
+        let converted = try CodersManager.shared.decode(encoded)
+        #expect(converted.colorProfile == nil && CorpusTests.maximumDifference(converted.pixels.bytes, kept.pixels.bytes) > 10)
     }
 
     @Test func damagedFiles() throws {

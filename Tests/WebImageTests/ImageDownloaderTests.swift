@@ -67,7 +67,7 @@ struct ImageDownloaderTests {
             let request = try #require(origin.requests(to: "/a.png").first)
             #expect(
                 request.header("Accept")
-                    == "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/avif,image/bmp,image/x-icon,image/jxl,"
+                    == "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/svg+xml,image/avif,image/bmp,image/x-icon,image/jxl,"
                     + "image/*;q=0.8")
             #expect(request.header("User-Agent") == ImageDownloaderConfiguration.userAgent)
             #expect(request.header("Authorization") == "Basic dXNlcjpzZWNyZXQ=")

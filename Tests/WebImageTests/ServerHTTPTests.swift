@@ -164,6 +164,25 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("--auto-jxl answers JPEG XL before AVIF to a client that takes both; the source's own format to one that takes neither")
+    func jxlNegotiation() async throws {
+        var negotiating = ServerHarness.configuration()
+        negotiating.autoAVIF = true
+        negotiating.autoJXL = true
+        try await ServerHarness.with(negotiating) { harness in
+            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let path = harness.signedPlain("w:50", "/photo.jpg")
+            let jxl = try await harness.get(path, headers: [("Accept", "image/jxl,image/avif,*/*")])
+            #expect(jxl.header("Content-Type") == "image/jxl" && jxl.header("Vary") == "Accept")
+            let image = try CodersManager.shared.decode(jxl.body)
+            #expect(image.sourceFormat == .jpegXL && image.pixelWidth == 50)
+            let avif = try await harness.get(path, headers: [("Accept", "image/avif,*/*")])
+            #expect(avif.header("Content-Type") == "image/avif")
+            let plain = try await harness.get(path, headers: [("Accept", "*/*")])
+            #expect(plain.header("Content-Type") == "image/jpeg" && plain.header("Vary") == "Accept")
+        }
+    }
+
     @Test("a URL that expires is cached in front for no longer than it lives: max-age is cut to what is left of expires")
     func maximumAgeFollowsExpires() async throws {
         try await ServerHarness.with { harness in

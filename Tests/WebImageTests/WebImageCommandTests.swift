@@ -235,6 +235,12 @@ struct WebImageCommandTests {
         #expect(avif.status == 0 && avif.json["format"] as? String == "avif" && avif.json["width"] as? Int == 32)
         let info = try await workspace.run(["info", Fixture.url("avif/animated.avif").path, "--json"])
         #expect(info.json["format"] as? String == "avif" && info.json["frames"] as? Int == 3)
+        let jxl = try await workspace.run(["convert", Fixture.url("svg/gradient.svg").path, workspace.path("drawn.jxl"), "--json"])
+        #expect(jxl.status == 0 && jxl.json["format"] as? String == "jxl" && jxl.json["width"] as? Int == 48)
+        let jxlInfo = try await workspace.run(["info", Fixture.url("jxl/animated.jxl").path, "--json"])
+        #expect(jxlInfo.json["format"] as? String == "jxl" && jxlInfo.json["frames"] as? Int == 3)
+        let heicInfo = try await workspace.run(["info", Fixture.url("heif/photo.heic").path, "--json"])
+        #expect(heicInfo.json["format"] as? String == "heic" && heicInfo.json["width"] as? Int == 48)
         let poster = try await workspace.run(["convert", Fixture.url("animated.gif").path, workspace.path("poster.png")])
         #expect(poster.status == 0)
         #expect(

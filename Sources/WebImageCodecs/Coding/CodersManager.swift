@@ -12,7 +12,7 @@ public final class CodersManager: Sendable {
     /// A manager with the given coders, the last one preferred; by default the built-in ones.
     public init(
         coders: [any ImageCoder] = [
-            PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), BMPCoder(), TIFFCoder(), HEIFCoder(), JXLCoder(),
+            PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), BMPCoder(), TIFFCoder(), HEIFCoder(), JXLCoder(), SVGCoder(),
         ]
     ) {
         self.coders = Locked(coders)
@@ -35,7 +35,7 @@ public final class CodersManager: Sendable {
     }
 
     /// An `Accept` header that names exactly the formats these coders decode, then any other
-    /// image at a lower preference: `image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/avif,image/bmp,image/x-icon,image/jxl,image/*;q=0.8`
+    /// image at a lower preference: `image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/svg+xml,image/avif,image/bmp,image/x-icon,image/jxl,image/*;q=0.8`
     /// with the built-in coders. A negotiating CDN serves a format such as AVIF only when it is
     /// named, so naming one no coder decodes would make every such image fail to decode; a
     /// plugin coder for a new format adds its media type here.

@@ -6,14 +6,21 @@ import CHEIF
 /// are upright, the embedded ICC profile through the colour management. For a thumbnail, the
 /// file's own thumbnail is used when it is at least the size asked for (iPhone photos carry a
 /// 320 px one), so the full image is never decoded.
-/// Decoding only, for now.
+///
+/// Encoding HEIC goes through libheif's HEVC encoder (x265 in Debian's libheif) when it has one
+/// (``canEncode(to:)`` says): 4:2:0 at ``EncodeOptions/quality`` (libheif's 0 to 100 scale), alpha,
+/// the colour profile; always lossy, and an animation keeps its first frame (libheif 1.15 writes
+/// no image sequences).
 public struct HEIFCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 
     public func canDecode(_ format: ImageFormat) -> Bool { format == .heic || format == .heif }
 
-    public func canEncode(to format: ImageFormat) -> Bool { false }
+    public func canEncode(to format: ImageFormat) -> Bool { format == .heic && Self.hasEncoder }
+
+    /// Whether libheif has an HEVC encoder (a plugin, x265 in Debian).
+    static let hasEncoder = heif_have_encoder_for_format(heif_compression_HEVC) != 0
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
         try data.withTypedBytes { bytes throws(WebImageError) -> Image in
@@ -110,8 +117,72 @@ public struct HEIFCoder: ImageCoder {
     }
 
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
-        throw WebImageError(.unsupportedFormat, "HEIFCoder only decodes")
+        guard canEncode(to: format) else { throw WebImageError(.unsupportedFormat, "libheif has no HEVC encoder here") }
+        guard let context = heif_context_alloc() else { throw WebImageError(.encodeFailed, "libheif could not start") }
+        defer { heif_context_free(context) }
+        var encoder: OpaquePointer?
+        try Self.check(heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder), "encoder")
+        defer { heif_encoder_release(encoder) }
+        try Self.check(heif_encoder_set_lossy_quality(encoder, Int32((options.quality * 100).rounded())), "quality")
+        let picture = try Self.heifImage(image.pixels, alpha: image.hasAlpha || !image.pixels.isOpaque, profile: image.colorProfile)
+        defer { heif_image_release(picture) }
+        var handle: OpaquePointer?
+        try Self.check(heif_context_encode_image(context, picture, encoder, nil, &handle), "image")
+        heif_image_handle_release(handle)
+        let output = HEIFOutput()
+        var writer = heif_writer(writer_api_version: 1) { _, bytes, count, box in
+            if let bytes, let box {
+                Unmanaged<HEIFOutput>.fromOpaque(box).takeUnretainedValue().data.append(
+                    bytes.assumingMemoryBound(to: UInt8.self), count: count)
+            }
+            return heif_error(code: heif_error_Ok, subcode: heif_suberror_Unspecified, message: nil)
+        }
+        try Self.check(heif_context_write(context, &writer, Unmanaged.passUnretained(output).toOpaque()), "file")
+        return withExtendedLifetime(output) { output.data }
     }
+
+    /// `pixels` as a libheif interleaved RGB(A) image.
+    private static func heifImage(_ pixels: PixelBuffer, alpha: Bool, profile: Data?) throws(WebImageError) -> OpaquePointer {
+        var image: OpaquePointer?
+        let chroma = alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB
+        try check(heif_image_create(Int32(pixels.width), Int32(pixels.height), heif_colorspace_RGB, chroma, &image), "image")
+        guard let image else { throw WebImageError(.encodeFailed, "libheif made no image") }
+        do throws(WebImageError) {
+            try check(heif_image_add_plane(image, heif_channel_interleaved, Int32(pixels.width), Int32(pixels.height), 8), "plane")
+            var stride: Int32 = 0
+            guard let plane = heif_image_get_plane(image, heif_channel_interleaved, &stride) else {
+                throw WebImageError(.encodeFailed, "libheif gave no plane")
+            }
+            let channels = alpha ? 4 : 3
+            pixels.bytes.withUnsafeBufferPointer { source in
+                for y in 0..<pixels.height {
+                    let row = plane + y * Int(stride)
+                    for x in 0..<pixels.width {
+                        for channel in 0..<channels { row[x * channels + channel] = source[(y * pixels.width + x) * 4 + channel] }
+                    }
+                }
+            }
+            if let profile {
+                try check(profile.withUnsafeBytes { heif_image_set_raw_color_profile(image, "prof", $0.baseAddress, $0.count) }, "profile")
+            }
+        } catch {
+            heif_image_release(image)
+            throw error
+        }
+        return image
+    }
+
+    private static func check(_ error: heif_error, _ what: String) throws(WebImageError) {
+        guard error.code == heif_error_Ok else {
+            let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
+            throw WebImageError(.encodeFailed, "libheif could not encode the \(what): \(message)")
+        }
+    }
+}
+
+/// Collects what libheif's writer callback hands over.
+private final class HEIFOutput {
+    var data = Data()
 }
 
 /// A libheif context over bytes that outlive it (the caller's `withUnsafeBytes`).

@@ -85,6 +85,9 @@ public struct ImageHeader: Sendable, Equatable {
         case .heic, .heif:
             let size = try HEIFContext(bytes.bindMemory(to: UInt8.self)).primarySize()
             return ImageHeader(format: format, width: size.width, height: size.height)
+        case .svg:
+            let size = SVGCoder.renderedSize(of: try SVGDocument(Data(bytes)).size, thumbnail: nil)
+            return ImageHeader(format: format, width: size.width, height: size.height)
         case .jpegXL:
             let size = try JXLDecoder(Data(bytes)).uprightSize
             return ImageHeader(format: format, width: size.width, height: size.height)

@@ -145,7 +145,7 @@ public final class ImageProxy: Sendable {
         if parsed.source.scheme != ProxyPath.localScheme { try fetcher.checkAllowed(parsed.source) }
         let choice = formatChoice(options: options, accept: accept)
         let key = [parsed.source.absoluteString, options.canonical, choice.key].joined(separator: "\n")
-        let vary = (configuration.autoWebP || configuration.autoAVIF) && options.format == nil
+        let vary = (configuration.autoWebP || configuration.autoAVIF || configuration.autoJXL) && options.format == nil
         if !vary, options.expires == nil {
             _ = resolvedPaths?.insert(ResolvedPath(key: key, options: options), for: pathKey, cost: path.utf8.count + key.utf8.count + 256)
         }
@@ -192,6 +192,9 @@ public final class ImageProxy: Sendable {
     private func formatChoice(options: ProcessingOptions, accept: String?) -> FormatChoice {
         if let format = options.format { return .explicit(format) }
         let accepted = (accept ?? "").lowercased()
+        if configuration.autoJXL, accepted.contains("image/jxl"), parser.encodableFormats.contains(.jpegXL) {
+            return .negotiated(.jpegXL)
+        }
         if configuration.autoAVIF, accepted.contains("image/avif"), parser.encodableFormats.contains(.avif) { return .negotiated(.avif) }
         if configuration.autoWebP, accepted.contains("image/webp") { return .negotiated(.webP) }
         return .source

@@ -180,7 +180,8 @@ final class ServerPages: Sendable {
             ("Loopback sources", configuration.allowsLoopbackSources ? "allowed" : "refused"),
             (
                 "Automatic formats",
-                [configuration.autoWebP ? "WebP" : nil, configuration.autoAVIF ? "AVIF" : nil].compactMap { $0 }.joined(separator: ", ")
+                [configuration.autoWebP ? "WebP" : nil, configuration.autoAVIF ? "AVIF" : nil, configuration.autoJXL ? "JPEG XL" : nil]
+                    .compactMap { $0 }.joined(separator: ", ")
                     .ifEmpty("off")
             ),
             ("Jobs at once / waiting", "\(configuration.concurrency) / \(configuration.queueLength)"),

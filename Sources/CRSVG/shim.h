@@ -1,0 +1,3 @@
+#define RSVG_DISABLE_DEPRECATION_WARNINGS
+#include <librsvg/rsvg.h>
+#include <cairo.h>

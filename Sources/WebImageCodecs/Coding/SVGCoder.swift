@@ -1,0 +1,133 @@
+public import Foundation
+import CRSVG
+
+/// SVG through librsvg (Debian's 2.54, drawing with cairo), rasterised once at the size wanted:
+/// a requested thumbnail's size (larger or smaller than the document's own: it is vector), else
+/// the document's `width` and `height` at 96 pixels per inch, else its `viewBox`, else 300x150
+/// (a browser's default for a replaced element). A size over the pixel limit is drawn smaller to
+/// fit it, with a warning, since nothing is lost by drawing a vector smaller.
+///
+/// Nothing outside the document is ever loaded: librsvg is given no base URL, so it resolves no
+/// `file:` or `http:` reference, XInclude or CSS `@import` (tested with a local file, `/etc/passwd`
+/// and a loopback server); `data:` URLs inside the document are drawn.
+/// Decoding only: nothing encodes SVG.
+public struct SVGCoder: ImageCoder {
+    /// What librsvg resolves lengths in inches, millimetres and points with: CSS's 96.
+    static let dotsPerInch = 96.0
+    /// The size a document without one is drawn at: CSS's default for replaced elements.
+    static let defaultSize = (width: 300.0, height: 150.0)
+
+    /// Creates the coder.
+    public init() {}
+
+    public func canDecode(_ format: ImageFormat) -> Bool { format == .svg }
+    public func canEncode(to format: ImageFormat) -> Bool { false }
+
+    public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
+        let document = try SVGDocument(data)
+        var (width, height) = Self.renderedSize(of: document.size, thumbnail: options.thumbnail)
+        var warnings: [String] = []
+        let pixels = width * height
+        if pixels > options.limits.maximumPixelCount {
+            let shrink = (Double(options.limits.maximumPixelCount) / Double(pixels)).squareRoot()
+            (width, height) = (max(1, Int(Double(width) * shrink)), max(1, Int(Double(height) * shrink)))
+            warnings.append("SVG drawn at \(width)x\(height), within the pixel limit")
+        }
+        try options.limits.check(width: width, height: height, inputSize: data.count)
+        var image = Image(
+            pixels: try document.render(width: width, height: height), scale: options.scale, sourceFormat: .svg, hasAlpha: true)
+        image.hasAlpha = !image.pixels.isOpaque
+        image.warnings = warnings
+        return image
+    }
+
+    /// The pixel size to draw at: the thumbnail's (fitted inside it when the aspect ratio is
+    /// kept), else the document's own, rounded up.
+    static func renderedSize(of size: (width: Double, height: Double), thumbnail: ThumbnailSize?) -> (width: Int, height: Int) {
+        guard let thumbnail, thumbnail.width > 0, thumbnail.height > 0 else {
+            return (max(1, Int(size.width.rounded(.up))), max(1, Int(size.height.rounded(.up))))
+        }
+        guard thumbnail.preservesAspectRatio else { return (thumbnail.width, thumbnail.height) }
+        let scale = min(Double(thumbnail.width) / size.width, Double(thumbnail.height) / size.height)
+        return (max(1, Int((size.width * scale).rounded())), max(1, Int((size.height * scale).rounded())))
+    }
+
+    public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
+        throw WebImageError(.unsupportedFormat, "SVGCoder only decodes")
+    }
+}
+
+/// A parsed SVG document (a librsvg handle) and its size in CSS pixels.
+final class SVGDocument {
+    private let handle: UnsafeMutablePointer<RsvgHandle>
+    let size: (width: Double, height: Double)
+
+    init(_ data: Data) throws(WebImageError) {
+        var error: UnsafeMutablePointer<GError>?
+        let handle = data.withUnsafeBytes { bytes in
+            rsvg_handle_new_from_data(bytes.bindMemory(to: guint8.self).baseAddress, gsize(bytes.count), &error)
+        }
+        guard let handle else { throw Self.failure(error, "unreadable") }
+        self.handle = handle
+        rsvg_handle_set_dpi(handle, SVGCoder.dotsPerInch)
+        size = Self.size(of: handle)
+        guard size.width.isFinite, size.height.isFinite, size.width > 0, size.height > 0 else {
+            g_object_unref(gpointer(handle))
+            throw WebImageError(.decodeFailed, "SVG: the document has no area")
+        }
+    }
+
+    deinit { g_object_unref(gpointer(handle)) }
+
+    private static func size(of handle: UnsafeMutablePointer<RsvgHandle>) -> (width: Double, height: Double) {
+        var width = 0.0
+        var height = 0.0
+        if rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height) != 0 { return (width, height) }
+        var hasWidth: gboolean = 0
+        var hasHeight: gboolean = 0
+        var hasViewBox: gboolean = 0
+        var lengths = (RsvgLength(), RsvgLength())
+        var viewBox = RsvgRectangle()
+        rsvg_handle_get_intrinsic_dimensions(handle, &hasWidth, &lengths.0, &hasHeight, &lengths.1, &hasViewBox, &viewBox)
+        return hasViewBox != 0 ? (viewBox.width, viewBox.height) : SVGCoder.defaultSize
+    }
+
+    /// The document drawn into `width` x `height` pixels (stretched if the ratio differs).
+    func render(width: Int, height: Int) throws(WebImageError) -> PixelBuffer {
+        guard let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(width), Int32(height)),
+            cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS
+        else { throw WebImageError(.decodeFailed, "cairo could not make a \(width)x\(height) surface") }
+        defer { cairo_surface_destroy(surface) }
+        let context = cairo_create(surface)
+        defer { cairo_destroy(context) }
+        cairo_scale(context, Double(width) / size.width, Double(height) / size.height)
+        var viewport = RsvgRectangle(x: 0, y: 0, width: size.width, height: size.height)
+        var error: UnsafeMutablePointer<GError>?
+        guard rsvg_handle_render_document(handle, context, &viewport, &error) != 0 else { throw Self.failure(error, "could not be drawn") }
+        cairo_surface_flush(surface)
+        let stride = Int(cairo_image_surface_get_stride(surface))
+        guard let data = cairo_image_surface_get_data(surface) else { throw WebImageError(.decodeFailed, "cairo drew no pixels") }
+        // cairo's ARGB32 is premultiplied, one native-endian 32-bit word per pixel: B, G, R, A in memory here.
+        let premultiplied = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
+            for y in 0..<height {
+                let row = data + y * stride
+                for x in 0..<width {
+                    let pixel = UInt32(littleEndian: UnsafeRawPointer(row + x * 4).loadUnaligned(as: UInt32.self))
+                    let target = (y * width + x) * 4
+                    buffer[target] = UInt8(truncatingIfNeeded: pixel >> 16)
+                    buffer[target + 1] = UInt8(truncatingIfNeeded: pixel >> 8)
+                    buffer[target + 2] = UInt8(truncatingIfNeeded: pixel)
+                    buffer[target + 3] = UInt8(truncatingIfNeeded: pixel >> 24)
+                }
+            }
+            initialized = width * height * 4
+        }
+        return PixelBuffer(width: width, height: height, premultipliedRGBA: premultiplied)
+    }
+
+    private static func failure(_ error: UnsafeMutablePointer<GError>?, _ what: String) -> WebImageError {
+        defer { if let error { g_error_free(error) } }
+        let message = error.flatMap { $0.pointee.message.map { String(cString: $0) } } ?? "no reason given"
+        return WebImageError(.decodeFailed, "SVG \(what): \(message)")
+    }
+}

@@ -19,7 +19,7 @@ func fuzzTarget(_ name: String) -> Target {
 let package = Package(
     name: "swift-web-image-fuzz",
     dependencies: [.package(path: "..")],
-    targets: ["FuzzJPEG", "FuzzPNG", "FuzzGIF", "FuzzWebP", "FuzzAVIF", "FuzzBMP", "FuzzTIFF", "FuzzHEIF"].map(fuzzTarget) + [
+    targets: ["FuzzJPEG", "FuzzPNG", "FuzzGIF", "FuzzWebP", "FuzzAVIF", "FuzzBMP", "FuzzTIFF", "FuzzHEIF", "FuzzJXL", "FuzzSVG"].map(fuzzTarget) + [
         .executableTarget(
             name: "FuzzProxyPath", dependencies: [.product(name: "WebImageServer", package: libraryIdentity)], path: "Sources/FuzzProxyPath"),
         .target(name: "FuzzSupport", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)], path: "Sources/FuzzSupport"),

@@ -64,6 +64,21 @@ struct HEIFCoderTests {
         #expect(converted.colorProfile == nil && CorpusTests.maximumDifference(converted.pixels.bytes, kept.pixels.bytes) > 10)
     }
 
+    @Test("a file whose HEVC stream declares a picture larger than its container says is refused before decoding")
+    func oversizedStream() throws {
+        let data = try Fixture.data("heif/oversized-stream.heic")
+        #expect(try ImageHeader(data: data).width == 64, "the container says 64x64")
+        let limits = DecodeLimits(maximumPixelCount: 100_000)
+        #expect {
+            try CodersManager.shared.decode(data, options: DecodeOptions(limits: limits))
+        } throws: { error in
+            (error as? WebImageError)?.code == .tooLarge && "\(error)".contains("declare 1048576 pixels")
+        }
+        // The fixtures' own streams are within it: photo.heic's 48x32 picture and 16 px thumbnail.
+        let photo = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 48 * 32))
+        #expect(try CodersManager.shared.decode(try Fixture.data("heif/photo.heic"), options: photo).pixelWidth == 48)
+    }
+
     @Test func damagedFiles() throws {
         for name in Self.manifest.keys.sorted() {
             DamagedCopies.decode(try Fixture.data("heif/" + name), cuts: 40, garbles: 40, bytes: 6)

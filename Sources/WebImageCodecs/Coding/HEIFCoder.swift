@@ -30,6 +30,7 @@ public struct HEIFCoder: ImageCoder {
             let width = Int(heif_image_handle_get_width(primary))
             let height = Int(heif_image_handle_get_height(primary))
             try options.limits.checkDeclared(width: width, height: height)
+            try Self.checkCodedPictures(in: bytes.bindMemory(to: UInt8.self), limits: options.limits)
             let chosen = Self.thumbnail(of: primary, atLeast: options.thumbnail) ?? primary
             defer { if chosen != primary { heif_image_handle_release(chosen) } }
             let chosenWidth = Int(heif_image_handle_get_width(chosen))
@@ -39,6 +40,23 @@ public struct HEIFCoder: ImageCoder {
             return Image(
                 pixels: try Self.pixels(of: chosen, alpha: hasAlpha), scale: options.scale,
                 sourceFormat: ImageFormat(sniffing: bytes) ?? .heic, hasAlpha: hasAlpha)
+        }
+    }
+
+    /// Refuses a file whose HEVC parameter sets declare a picture over the declared-size cap, or
+    /// more pixels together than four times the pixel limit (a primary image, its alpha and its
+    /// thumbnails fit easily) and 65,536 more (encoders pad small pictures to 64-pixel blocks:
+    /// heif-enc's 48x32 image and 16 px thumbnail declare 64x64 each), before libde265 decodes
+    /// any of them (``HEVCParameterSets``).
+    static func checkCodedPictures(in bytes: UnsafeBufferPointer<UInt8>, limits: DecodeLimits) throws(WebImageError) {
+        var total = 0
+        for size in HEVCParameterSets.pictureSizes(in: bytes) {
+            try limits.checkDeclared(width: size.width, height: size.height)
+            total += size.width * size.height
+        }
+        guard total <= 4 * limits.maximumPixelCount + 65_536 else {
+            throw WebImageError(
+                .tooLarge, "HEIF: its HEVC streams declare \(total) pixels, over four times the \(limits.maximumPixelCount)-pixel limit")
         }
     }
 

@@ -74,6 +74,10 @@ struct HEIFCoderTests {
         } throws: { error in
             (error as? WebImageError)?.code == .tooLarge && "\(error)".contains("declare 1048576 pixels")
         }
+        // Found by FuzzHEIF: 2 KB whose grid says 13568x8192 for a 48x32 image; libheif filled it
+        // for 33 s in 1.5 GB. libheif now refuses any image with a side over the primary's.
+        let fuzzed = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 4_000_000, maximumInputSize: 1 << 20))
+        #expect(throws: WebImageError(.tooLarge)) { try HEIFCoder().decode(try Fixture.data("heif/fuzz-slow.heic"), options: fuzzed) }
         // The fixtures' own streams are within it: photo.heic's 48x32 picture and 16 px thumbnail.
         let photo = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 48 * 32))
         #expect(try CodersManager.shared.decode(try Fixture.data("heif/photo.heic"), options: photo).pixelWidth == 48)

@@ -50,6 +50,7 @@ struct ImageHeaderTests {
     @Test("not an image, or no header reader for the format")
     func unreadable() {
         #expect(throws: WebImageError(.notAnImage)) { try ImageHeader(data: Array("<html>".utf8)) }
-        #expect(throws: WebImageError(.unsupportedFormat)) { try ImageHeader(data: [0xFF, 0x0A, 0xFA, 0x7F, 0, 0, 0, 0]) }  // JPEG XL
+        #expect(throws: WebImageError(.unsupportedFormat)) { try ImageHeader(data: Array("%PDF-1.7\n".utf8)) }
+        #expect(throws: WebImageError(.decodeFailed)) { try ImageHeader(data: [0xFF, 0x0A, 0xFA, 0x7F, 0, 0, 0, 0]) }  // a broken JPEG XL
     }
 }

@@ -95,6 +95,19 @@ struct JXLCoderTests {
         #expect(differences.reduce(0, +) / differences.count <= 2, "mean difference at distance 1")
     }
 
+    @Test("a colour profile libjxl could not use is refused with a typed error (libjxl aborts the process on it)")
+    func unusableProfile() throws {
+        // Found by FuzzJXL: a lossless file whose embedded profile lcms reads but cannot link.
+        let data = try Fixture.data("jxl/fuzz-unusable-profile.jxl")
+        let kept = try CodersManager.shared.decode(data, options: DecodeOptions(keepsColorProfile: true))
+        #expect(kept.colorProfile != nil)
+        #expect(throws: WebImageError(.encodeFailed)) { try CodersManager.shared.encode(kept, as: .jpegXL) }
+        var garbage = kept
+        garbage.colorProfile = Data("not a profile".utf8)
+        #expect(throws: WebImageError(.encodeFailed)) { try CodersManager.shared.encode(garbage, as: .jpegXL) }
+        #expect(try CodersManager.shared.decode(data).warnings.contains { $0.contains("colour profile") })
+    }
+
     @Test("a file over the pixel limit is refused before its pixels are decoded")
     func limits() throws {
         let data = try Fixture.data("jxl/photo.jxl")

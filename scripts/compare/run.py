@@ -163,7 +163,15 @@ def encoded_photo(width: int, height: int, format: str, **save) -> Callable[[Pat
             draw.rectangle((x, y, x + width // 10, y + height // 12), fill=((index * 40) % 256, 200, (index * 90) % 256))
         if format == "GIF":
             image = image.quantize(256)
+        if format == "HEIF":
+            import pillow_heif
+            pillow_heif.register_heif_opener()
         path = workdir / f"photo-{width}x{height}.{format.lower()}"
+        if format == "JXL":
+            # cjxl (libjxl-tools) at its defaults: distance 1, effort 7.
+            image.save(workdir / "photo-source.png")
+            subprocess.run(["cjxl", str(workdir / "photo-source.png"), str(path)], check=True, capture_output=True)
+            return path
         image.save(path, format, **save)
         return path
     return prepare
@@ -349,6 +357,26 @@ COMPARISONS = [
     decode_comparison("webp", "WEBP", quality=80),
     decode_comparison("avif", "AVIF", quality=75, speed=6),
     decode_comparison("tiff", "TIFF", compression="tiff_lzw"),
+    Comparison(
+        name="decode-heic",
+        description="decode a 1920x1280 HEIC (pillow-heif's x265 at quality 75) to pixels, 20 rounds, one core each (megapixels per second)",
+        prepare=encoded_photo(1920, 1280, "HEIF", quality=75),
+        ours=Side("swift-web-image HEIFCoder (Debian libheif 1.15, libde265 1.0.11)",
+                  lambda path: ["taskset", "-c", "0", str(WORKLOADS), "decode", str(path), "20"]),
+        peer=Side("pillow-heif Image.open + load (its libheif 1.23, libde265 1.1.3)",
+                  lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "decode_pillow.py"), "decode", str(path), "20"]),
+        pip_requirements=("pillow", "pillow-heif"),
+    ),
+    Comparison(
+        name="decode-jxl",
+        description="decode a 1920x1280 JPEG XL (cjxl's defaults: distance 1, effort 7) to pixels, 20 rounds, one core each (megapixels per second)",
+        prepare=encoded_photo(1920, 1280, "JXL"),
+        ours=Side("swift-web-image JXLCoder (libjxl 0.7, 8-bit RGBA out)",
+                  lambda path: ["taskset", "-c", "0", str(WORKLOADS), "decode", str(path), "20"]),
+        peer=Side("djxl --num_reps --num_threads=1 (the same libjxl, no output file)",
+                  lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "decode_djxl.py"), str(path), "20"]),
+        system_packages=("libjxl-tools",),
+    ),
     Comparison(
         name="encode-avif",
         description="encode a 1920x1280 photo to AVIF at quality 75 (quantizer 16), speed 6, 3 rounds, one thread each (megapixels per second)",

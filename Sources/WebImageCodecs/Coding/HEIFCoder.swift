@@ -30,6 +30,10 @@ public struct HEIFCoder: ImageCoder {
             let width = Int(heif_image_handle_get_width(primary))
             let height = Int(heif_image_handle_get_height(primary))
             try options.limits.checkDeclared(width: width, height: height)
+            // A grid states its own output size, which libheif allocates whatever the container's
+            // size (ispe) says: a fuzzed 2 KB file made it fill 13568x8192 for a 48x32 image. No
+            // image of this file may now be larger on a side than the primary image.
+            context.limitSides(to: max(width, height) + 1)
             try Self.checkCodedPictures(in: bytes.bindMemory(to: UInt8.self), limits: options.limits)
             let chosen = Self.thumbnail(of: primary, atLeast: options.thumbnail) ?? primary
             defer { if chosen != primary { heif_image_handle_release(chosen) } }
@@ -131,7 +135,8 @@ public struct HEIFCoder: ImageCoder {
 
     static func failure(_ error: heif_error, _ what: String) -> WebImageError {
         let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
-        return WebImageError(.decodeFailed, "HEIF \(what): \(message)")
+        let code: WebImageError.Code = error.subcode == heif_suberror_Security_limit_exceeded ? .tooLarge : .decodeFailed
+        return WebImageError(code, "HEIF \(what): \(message)")
     }
 
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
@@ -223,6 +228,11 @@ final class HEIFContext {
         let handle = try primaryImage()
         defer { heif_image_handle_release(handle) }
         return (Int(heif_image_handle_get_width(handle)), Int(heif_image_handle_get_height(handle)))
+    }
+
+    /// From now on libheif refuses to decode an image with a side of `pixels` or more.
+    func limitSides(to pixels: Int) {
+        heif_context_set_maximum_image_size_limit(pointer, Int32(clamping: pixels))
     }
 
     func primaryImage() throws(WebImageError) -> OpaquePointer {

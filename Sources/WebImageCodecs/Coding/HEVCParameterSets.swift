@@ -1,9 +1,9 @@
 /// The picture sizes the HEVC sequence parameter sets in a HEIF file declare, wherever they are:
 /// in each item's `hvcC` configuration and inline in the coded data. libheif hands both to
 /// libde265, which allocates and decodes a picture of the SPS's size whatever the container's
-/// `ispe` says, so a few hundred bytes of skipped blocks can make it decode 16384x16384 pictures
-/// (a fuzzed file took 33 s and 1.5 GB). ``HEIFCoder`` refuses files whose sets declare more than
-/// its budget before libheif decodes anything.
+/// `ispe` says, so a few hundred bytes of skipped blocks could make it decode 16384x16384 pictures
+/// for a file that says 64x64 (`oversized-stream.heic` in the tests). ``HEIFCoder`` refuses files
+/// whose sets declare more than its budget before libheif decodes anything.
 ///
 /// Sets are found by their NAL header (type 33, layer 0, temporal id 1: `42 01`) rather than by
 /// walking items, so the count is over the whole file, thumbnails and alpha included; a byte pair

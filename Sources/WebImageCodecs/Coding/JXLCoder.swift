@@ -84,6 +84,9 @@ private final class JXLEncoder {
         }
         try check(JxlEncoderSetBasicInfo(pointer, &info), "basic info")
         if let profile = image.colorProfile {
+            if let problem = ColorManagement.rgbProfileProblem(profile) {
+                throw WebImageError(.encodeFailed, "JPEG XL cannot carry this colour profile: \(problem)")
+            }
             try check(
                 profile.withUnsafeBytes { JxlEncoderSetICCProfile(pointer, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) },
                 "ICC profile")

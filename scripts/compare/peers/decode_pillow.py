@@ -14,6 +14,12 @@ import time
 
 from PIL import Image, ImageFile
 
+try:  # HEIC through pillow-heif, when it is installed (decode-heic).
+    import pillow_heif
+    pillow_heif.register_heif_opener()
+except ImportError:
+    pass
+
 
 def main():
     workload, path, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])

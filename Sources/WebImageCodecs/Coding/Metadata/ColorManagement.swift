@@ -43,6 +43,17 @@ enum ColorManagement {
         }
     }
 
+    /// Why `profile` cannot describe RGB pixels, or nil when it can: lcms reads it, it is an RGB
+    /// profile, and it converts to sRGB. An encoder that converts through the profile itself
+    /// (libjxl's lossy XYB) aborts the process on one it cannot use.
+    static func rgbProfileProblem(_ profile: Data) -> String? {
+        if case .unusable(let reason) = cache.conversion(for: profile) { return reason }
+        let source = profile.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, cmsUInt32Number($0.count)) }
+        guard let source else { return "lcms cannot read it" }
+        defer { cmsCloseProfile(source) }
+        return cmsGetColorSpace(source) == cmsSigRgbData ? nil : "not an RGB profile"
+    }
+
     /// The ICC bytes of a colour space: the embedded profile, or one lcms makes from a PNG's
     /// `gAMA` and `cHRM` chunks (sRGB's primaries and D65 white when there is no `cHRM`).
     static func profileData(_ colorSpace: SourceMetadata.ColorSpace) -> Data? {

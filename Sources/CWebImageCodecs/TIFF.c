@@ -82,6 +82,43 @@ static TIFF *cwi_tiff_open_page(cwi_tiff_source *source, uint32_t page, cwi_tiff
     return tif;
 }
 
+/// An 8-bit RGBA page with unassociated alpha, contiguous samples, in strips.
+static int cwi_tiff_is_straight_rgba(TIFF *tif) {
+    uint16_t bits = 0, samples = 0, photometric = 0, planar = PLANARCONFIG_CONTIG, extras = 0;
+    uint16_t *kinds = NULL;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &samples);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &extras, &kinds);
+    return TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric) && photometric == PHOTOMETRIC_RGB && bits == 8 && samples == 4 &&
+           planar == PLANARCONFIG_CONTIG && extras == 1 && kinds != NULL && kinds[0] == EXTRASAMPLE_UNASSALPHA && !TIFFIsTiled(tif);
+}
+
+static int cwi_tiff_read_scanlines(TIFF *tif, uint32_t width, uint32_t height, uint8_t *out) {
+    if (TIFFScanlineSize(tif) != (tmsize_t)width * 4) return -1;
+    for (uint32_t row = 0; row < height; row++) {
+        if (TIFFReadScanline(tif, out + (size_t)row * width * 4, row, 0) < 0) return -1;
+    }
+    return 0;
+}
+
+uint8_t *cwi_tiff_icc_profile(const uint8_t *data, size_t size, uint32_t *length) {
+    cwi_tiff_info info;
+    memset(&info, 0, sizeof(info));
+    cwi_tiff_source source = {data, size, 0};
+    TIFF *tif = cwi_tiff_open_page(&source, 0, &info);
+    if (tif == NULL) return NULL;
+    uint32_t count = 0;
+    void *profile = NULL;
+    uint8_t *copy = NULL;
+    if (TIFFGetField(tif, TIFFTAG_ICCPROFILE, &count, &profile) && profile != NULL && count > 0 && (copy = malloc(count)) != NULL) {
+        memcpy(copy, profile, count);
+        *length = count;
+    }
+    TIFFClose(tif);
+    return copy;
+}
+
 int cwi_tiff_read_info(const uint8_t *data, size_t size, uint32_t page, cwi_tiff_info *info) {
     memset(info, 0, sizeof(*info));
     cwi_tiff_source source = {data, size, 0};
@@ -101,6 +138,18 @@ int cwi_tiff_decode_page(const uint8_t *data, size_t size, uint32_t page, uint32
         snprintf(info->message, sizeof(info->message), "page %u is %ux%u, not %ux%u", page, info->width, info->height, width, height);
         TIFFClose(tif);
         return -1;
+    }
+    if (cwi_tiff_is_straight_rgba(tif)) {
+        // libtiff's RGBA interface would premultiply this alpha in 8 bits, losing the colour of
+        // faint pixels: the scanlines are read as stored instead.
+        int read = cwi_tiff_read_scanlines(tif, width, height, (uint8_t *)raster);
+        TIFFClose(tif);
+        if (read != 0) {
+            snprintf(info->message, sizeof(info->message), "page %u could not be read", page);
+            return -1;
+        }
+        info->straight = 1;
+        return 0;
     }
     char reason[1024] = "";
     if (!TIFFRGBAImageOK(tif, reason)) {
@@ -162,7 +211,8 @@ static toff_t cwi_tiff_sink_seek(thandle_t handle, toff_t offset, int whence) {
 
 static toff_t cwi_tiff_sink_size(thandle_t handle) { return ((cwi_tiff_sink *)handle)->size; }
 
-int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width, uint32_t height, int alpha, cwi_tiff_sink *sink) {
+int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width, uint32_t height, int alpha, const uint8_t *profile,
+                    uint32_t profile_length, cwi_tiff_sink *sink) {
     memset(sink, 0, sizeof(*sink));
     cwi_tiff_silence();
     TIFF *tif = TIFFClientOpen("memory", "w", sink, cwi_tiff_sink_read, cwi_tiff_sink_write, cwi_tiff_sink_seek, cwi_tiff_close,
@@ -186,6 +236,7 @@ int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width,
             uint16_t kind = EXTRASAMPLE_UNASSALPHA;
             TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, 1, &kind);
         }
+        if (profile != NULL && profile_length > 0) TIFFSetField(tif, TIFFTAG_ICCPROFILE, profile_length, profile);
         if (count > 1) {
             TIFFSetField(tif, TIFFTAG_SUBFILETYPE, FILETYPE_PAGE);
             TIFFSetField(tif, TIFFTAG_PAGENUMBER, (uint16_t)page, (uint16_t)count);

@@ -94,6 +94,23 @@ struct SVGCoderTests {
         try await origin.shutdown()
     }
 
+    @Test("font sizes librsvg cannot lay out are refused before it aborts the process on them")
+    func hugeFontSizes() throws {
+        func svg(_ body: String) -> Data {
+            Data(#"<svg xmlns="http://www.w3.org/2000/svg" width="80" height="24">\#(body)</svg>"#.utf8)
+        }
+        // Found by FuzzSVG: rsvg-convert itself dies on it ("assertion failed: h >= 0.0").
+        let found = svg(#"<text x="4" y="17" font-family="DejaVu Sans" font-size="14202080">Web 17</text>"#)
+        let nested = svg(#"<g font-size="50em"><g style="font-size: 40em"><text>x</text></g></g>"#)
+        let shorthand = svg(#"<style>text { font: bold 3000in serif; }</style><text>x</text>"#)
+        let exponent = svg(#"<text font-size="1.5e+7px">x</text>"#)
+        for document in [found, nested, shorthand, exponent] {
+            #expect(throws: WebImageError(.decodeFailed)) { try CodersManager.shared.decode(document) }
+        }
+        let ordinary = svg(#"<g font-size="2em"><text y="20" font-size="150%" font-weight="700">Web</text></g>"#)
+        #expect(try CodersManager.shared.decode(ordinary).pixelWidth == 80)
+    }
+
     @Test("truncated and garbled documents fail with a typed error, never a crash")
     func damagedFiles() throws {
         for name in ["viewbox.svg", "gradient.svg", "text.svg"] {

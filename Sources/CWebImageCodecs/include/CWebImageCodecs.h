@@ -118,19 +118,26 @@ typedef struct {
     uint16_t orientation;
     uint16_t has_alpha;
     uint32_t pages;
+    /// Set by cwi_tiff_decode_page when the raster holds straight RGBA bytes (an 8-bit RGBA page
+    /// with unassociated alpha in strips, read as stored) instead of libtiff's premultiplied RGBA.
+    uint16_t straight;
     char message[200];
 } cwi_tiff_info;
 
 /// Reads page `page`'s header from an in-memory TIFF, silently. Returns 0, or -1 with a message.
 int cwi_tiff_read_info(const uint8_t *data, size_t size, uint32_t page, cwi_tiff_info *info);
 
-/// Decodes page `page` into `raster` (width × height RGBA, premultiplied when the page has alpha,
-/// rows as stored: the orientation is the caller's to apply) through libtiff's RGBA interface:
+/// Decodes page `page` into `raster` (width × height RGBA, premultiplied when the page has alpha
+/// unless `info->straight` says otherwise, rows as stored: the orientation is the caller's to
+/// apply) through libtiff's RGBA interface:
 /// strips or tiles, 1-16 bits, palette, grey, CMYK, YCbCr, every compression libtiff was built
 /// with. Returns 0, or -1 with a message.
 int cwi_tiff_decode_page(const uint8_t *data, size_t size, uint32_t page, uint32_t *raster, uint32_t width, uint32_t height,
                          cwi_tiff_info *info);
 
+/// The first page's ICC profile (TIFFTAG_ICCPROFILE), copied into a buffer the caller frees with
+/// free(), or NULL when there is none or the file is unreadable.
+uint8_t *cwi_tiff_icc_profile(const uint8_t *data, size_t size, uint32_t *length);
 /// A growable output buffer for cwi_tiff_encode; free its data with cwi_tiff_free.
 typedef struct {
     uint8_t *data;
@@ -140,7 +147,8 @@ typedef struct {
 } cwi_tiff_sink;
 
 /// Writes `count` pages of width × height straight RGBA (RGB when `alpha` is 0) as a TIFF with
-/// deflate compression. Returns 0, or -1.
-int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width, uint32_t height, int alpha, cwi_tiff_sink *sink);
+/// deflate compression, each page with the ICC profile when one is given. Returns 0, or -1.
+int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width, uint32_t height, int alpha, const uint8_t *profile,
+                    uint32_t profile_length, cwi_tiff_sink *sink);
 
 void cwi_tiff_free(cwi_tiff_sink *sink);

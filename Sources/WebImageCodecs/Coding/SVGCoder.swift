@@ -63,6 +63,7 @@ final class SVGDocument {
     let size: (width: Double, height: Double)
 
     init(_ data: Data) throws(WebImageError) {
+        try SVGFontSizes.check(data)
         var error: UnsafeMutablePointer<GError>?
         let handle = data.withUnsafeBytes { bytes in
             rsvg_handle_new_from_data(bytes.bindMemory(to: guint8.self).baseAddress, gsize(bytes.count), &error)
@@ -129,5 +130,107 @@ final class SVGDocument {
         defer { if let error { g_error_free(error) } }
         let message = error.flatMap { $0.pointee.message.map { String(cString: $0) } } ?? "no reason given"
         return WebImageError(.decodeFailed, "SVG \(what): \(message)")
+    }
+}
+
+/// librsvg 2.54 aborts the whole process (a Rust panic it cannot unwind through C, "assertion
+/// failed: h >= 0.0" in its text layout) on text whose font size overflows Pango's units, about two
+/// million pixels: FuzzSVG found `font-size="14202080"`, and rsvg-convert dies on it too. So the
+/// document's font sizes are bounded before librsvg sees it, assuming the worst: the largest
+/// absolute size times every relative size above 1 (`em`, `%`, `larger`...) as if all were nested.
+enum SVGFontSizes {
+    /// The largest font size a document may reach, in pixels. Ten thousand: text far larger than
+    /// any image the limits allow, and far below the overflow.
+    static let maximum = 10_000.0
+
+    static func check(_ data: Data) throws(WebImageError) {
+        let text = String(decoding: data, as: UTF8.self).lowercased()
+        var largest = 16.0
+        var growth = 1.0
+        for value in values(in: text) {
+            switch value {
+            case .absolute(let pixels): largest = max(largest, pixels)
+            case .relative(let factor): growth *= max(1, factor)
+            }
+            guard largest * growth <= maximum else {
+                throw WebImageError(.decodeFailed, "SVG: font sizes reach over \(Int(maximum)) pixels, which librsvg cannot lay out")
+            }
+        }
+    }
+
+    enum Size {
+        case absolute(Double)
+        case relative(Double)
+    }
+
+    /// Every size given to `font-size` or inside a `font` shorthand, as an attribute or in CSS.
+    static func values(in text: String) -> [Size] {
+        var sizes: [Size] = []
+        var rest = Substring(text)
+        while let range = rest.range(of: "font") {
+            rest = rest[range.upperBound...]
+            var value = rest.drop { $0 != ":" && $0 != "=" && $0 != ">" && $0 != "<" }
+            guard value.first == ":" || value.first == "=" else { continue }
+            value = value.dropFirst().drop { $0 == " " || $0 == "\"" || $0 == "'" }
+            let end = value.firstIndex { $0 == ";" || $0 == "\"" || $0 == "'" || $0 == "}" || $0 == "<" || $0 == ">" } ?? value.endIndex
+            sizes += parse(value[..<end])
+        }
+        return sizes
+    }
+
+    /// Whether an `e` at `index` starts an exponent (`1e6`, `2e+3`) rather than a unit (`2em`).
+    static func isExponent(_ characters: [Character], at index: Int) -> Bool {
+        guard characters[index] == "e", index + 1 < characters.count else { return false }
+        let next = characters[index + 1]
+        if next.isNumber { return true }
+        return (next == "+" || next == "-") && index + 2 < characters.count && characters[index + 2].isNumber
+    }
+
+    /// The sizes in one property value: numbers with a unit, and the growing keywords.
+    static func parse(_ value: Substring) -> [Size] {
+        var sizes: [Size] = []
+        let larger = value.components(separatedBy: "larger").count - 1
+        sizes += Array(repeating: .relative(1.2), count: larger)
+        for keyword in ["xx-large": 2.0, "xxx-large": 3, "x-large": 1.5] where value.contains(keyword.key) {
+            sizes.append(.absolute(16 * keyword.value))
+        }
+        let characters = Array(value)
+        var index = 0
+        while index < characters.count {
+            guard characters[index].isNumber || characters[index] == "." else {
+                index += 1
+                continue
+            }
+            var number = ""
+            while index < characters.count, characters[index].isNumber || characters[index] == "." || isExponent(characters, at: index) {
+                number.append(characters[index])
+                if characters[index] == "e", characters[index + 1] == "+" || characters[index + 1] == "-" {
+                    index += 1
+                    number.append(characters[index])
+                }
+                index += 1
+            }
+            var unit = ""
+            while index < characters.count, characters[index].isLetter || characters[index] == "%" {
+                unit.append(characters[index])
+                index += 1
+            }
+            guard let amount = Double(number), amount.isFinite else {
+                sizes.append(.absolute(.infinity))
+                continue
+            }
+            switch unit {
+            case "em", "rem", "ex", "ch": sizes.append(.relative(amount))
+            case "%": sizes.append(.relative(amount / 100))
+            case "pt": sizes.append(.absolute(amount * 4 / 3))
+            case "pc": sizes.append(.absolute(amount * 16))
+            case "in": sizes.append(.absolute(amount * 96))
+            case "cm": sizes.append(.absolute(amount * 96 / 2.54))
+            case "mm": sizes.append(.absolute(amount * 96 / 25.4))
+            case "q": sizes.append(.absolute(amount * 96 / 101.6))
+            default: sizes.append(.absolute(amount))
+            }
+        }
+        return sizes
     }
 }

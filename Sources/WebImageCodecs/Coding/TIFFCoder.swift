@@ -67,9 +67,9 @@ public struct TIFFCoder: ImageCoder {
                     continue
                 }
                 hasAlpha = hasAlpha || pageInfo.has_alpha != 0
-                // libtiff's RGBA interface premultiplies alpha.
+                // libtiff's RGBA interface premultiplies alpha; pages read as stored are straight.
                 let buffer =
-                    pageInfo.has_alpha != 0
+                    pageInfo.has_alpha != 0 && pageInfo.straight == 0
                     ? PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
                     : PixelBuffer(width: width, height: height, straightRGBA: pixels)
                 frames.append(ImageFrame(pixels: buffer))
@@ -86,8 +86,11 @@ public struct TIFFCoder: ImageCoder {
         let alpha = frames.contains { !$0.pixels.isOpaque }
         var sink = cwi_tiff_sink()
         defer { cwi_tiff_free(&sink) }
+        let profile = [UInt8](image.colorProfile ?? Data())
         let status = Self.withBaseAddresses(frames.map(\.pixels.bytes)) { pages in
-            cwi_tiff_encode(pages, UInt32(pages.count), UInt32(image.pixelWidth), UInt32(image.pixelHeight), alpha ? 1 : 0, &sink)
+            cwi_tiff_encode(
+                pages, UInt32(pages.count), UInt32(image.pixelWidth), UInt32(image.pixelHeight), alpha ? 1 : 0, profile,
+                UInt32(profile.count), &sink)
         }
         guard status == 0, let bytes = sink.data else { throw WebImageError(.encodeFailed, "libtiff could not write the image") }
         return Data(bytes: bytes, count: sink.size)
@@ -106,6 +109,18 @@ public struct TIFFCoder: ImageCoder {
 
     private static func message(_ info: cwi_tiff_info) -> String {
         withUnsafeBytes(of: info.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
+    /// The first page's embedded ICC profile (for `SourceMetadata`).
+    static func colorProfile(in data: Data) -> Data? {
+        data.withUnsafeBytes { bytes -> Data? in
+            var length: UInt32 = 0
+            guard let profile = cwi_tiff_icc_profile(bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count, &length) else {
+                return nil
+            }
+            defer { free(profile) }
+            return Data(bytes: profile, count: Int(length))
+        }
     }
 
     private static func failure(_ info: cwi_tiff_info) -> WebImageError {

@@ -4,7 +4,8 @@ import Foundation
 /// pixels: a JPEG's APP2 `ICC_PROFILE` segments (joined in sequence order) and APP1 EXIF, a PNG's
 /// `iCCP`, `sRGB`, `gAMA`, `cHRM` and `eXIf` chunks, a WebP's `ICCP` and `EXIF` chunks, an AVIF's
 /// `colr` profile (through libavif), a HEIF's `colr` profile (through libheif), the profile of a
-/// JPEG XL's decoded pixels (through libjxl; none for lossy files, which decode to sRGB).
+/// JPEG XL's decoded pixels (through libjxl; none for lossy files, which decode to sRGB), a TIFF's
+/// first page's `ICCProfile` tag (through libtiff).
 /// Anything malformed is left out, never an error: browsers show such files as sRGB.
 struct SourceMetadata {
     /// Where the pixels' colours are defined, when the file says.
@@ -17,7 +18,7 @@ struct SourceMetadata {
     }
 
     /// The formats whose metadata is read.
-    static let formats: Set<ImageFormat> = [.jpeg, .png, .webP, .avif, .heic, .heif, .jpegXL]
+    static let formats: Set<ImageFormat> = [.jpeg, .png, .webP, .avif, .heic, .heif, .jpegXL, .tiff]
 
     var colorSpace: ColorSpace?
     /// TIFF-structured EXIF bytes (without JPEG's `Exif\0\0` prefix).
@@ -38,6 +39,9 @@ struct SourceMetadata {
         }
         // libheif likewise reads the profile from the container without decoding HEVC.
         if format == .heic || format == .heif, let profile = HEIFCoder.colorProfile(in: data) {
+            colorSpace = .icc(profile)
+        }
+        if format == .tiff, let profile = TIFFCoder.colorProfile(in: data) {
             colorSpace = .icc(profile)
         }
         if format == .jpegXL, let profile = JXLDecoder.colorProfile(in: data) {

@@ -19,6 +19,8 @@ mkdir -p Fuzz/findings
 # -sanitize-coverage the fuzzer sees only the C targets and cannot steer into the Swift parsers
 # (FuzzProxyPath reached 65 edges in 5 minutes without it, 1,100 within seconds with it).
 (cd Fuzz && swift build --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table)
+# The same LeakSanitizer suppressions as scripts/sanitize.sh (each says why it is there).
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
 for target in "${targets[@]}"; do
   seeds=$(echo "${target#Fuzz}" | tr '[:upper:]' '[:lower:]')
   scratch=$(mktemp -d)

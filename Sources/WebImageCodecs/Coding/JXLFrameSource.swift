@@ -139,33 +139,42 @@ struct JXLFrameSource: AnimationFrameSource {
     }
 
     mutating func next() throws(WebImageError) -> PixelBuffer {
-        var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
-        // libjxl writes into the buffer during later calls, so it is not an array's storage.
-        var buffer: UnsafeMutableRawBufferPointer?
-        defer { buffer?.deallocate() }
         while true {
             switch try decoder.next() {
             case JXL_DEC_COLOR_ENCODING:
                 decoder.preferSRGB()
             case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
-                var size = 0
-                guard JxlDecoderImageOutBufferSize(decoder.pointer, &format, &size) == JXL_DEC_SUCCESS,
-                    size == canvasWidth * canvasHeight * 4
-                else { throw WebImageError(.decodeFailed, "JPEG XL: unexpected frame size") }
-                buffer?.deallocate()
-                let output = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
-                buffer = output
-                guard JxlDecoderSetImageOutBuffer(decoder.pointer, &format, output.baseAddress, size) == JXL_DEC_SUCCESS else {
-                    throw WebImageError(.decodeFailed, "libjxl refused the output buffer")
-                }
-            case JXL_DEC_FULL_IMAGE:
-                guard let buffer else { throw WebImageError(.decodeFailed, "JPEG XL: a frame without pixels") }
-                return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: [UInt8](buffer))
+                return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: try decodeFrame())
             case JXL_DEC_SUCCESS:
                 throw WebImageError(.decodeFailed, "JPEG XL: no more frames")
             default:
                 continue
             }
         }
+    }
+
+    /// At ``JXL_DEC_NEED_IMAGE_OUT_BUFFER``: the frame decoded straight into the array that
+    /// becomes the pixels. Every libjxl call that writes to the array is made inside its
+    /// initializer, where its storage is ours to lend.
+    private func decodeFrame() throws(WebImageError) -> [UInt8] {
+        var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        var size = 0
+        guard JxlDecoderImageOutBufferSize(decoder.pointer, &format, &size) == JXL_DEC_SUCCESS, size == canvasWidth * canvasHeight * 4
+        else { throw WebImageError(.decodeFailed, "JPEG XL: unexpected frame size") }
+        var failure: WebImageError?
+        let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            initialized = size
+            guard JxlDecoderSetImageOutBuffer(decoder.pointer, &format, buffer.baseAddress, size) == JXL_DEC_SUCCESS else {
+                failure = WebImageError(.decodeFailed, "libjxl refused the output buffer")
+                return
+            }
+            do throws(WebImageError) {
+                while try decoder.next() != JXL_DEC_FULL_IMAGE {}
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return pixels
     }
 }

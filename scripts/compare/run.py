@@ -9,6 +9,7 @@ the ratio ours / peer. Later issues add comparisons to COMPARISONS.
 Usage: scripts/compare/run.py [NAME ...] [--repeats N] [--json FILE]
 """
 import argparse
+import functools
 import json
 import os
 import socket
@@ -213,6 +214,15 @@ def thumbnail_comparison(name: str, what: str, prepare: Callable[[Path], Path]) 
     )
 
 
+@functools.lru_cache(maxsize=None)
+def codec_floor() -> str:
+    """peers/codec_floor.c compiled against the system libheif and libjxl (once per run)."""
+    binary = Path(tempfile.gettempdir()) / "webimage-codec-floor"
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libheif", "libjxl"], check=True, capture_output=True, text=True).stdout
+    subprocess.run(["cc", "-O2", "-o", str(binary), str(PEERS / "codec_floor.c"), *flags.split()], check=True)
+    return str(binary)
+
+
 def decode_comparison(name: str, format: str, **save) -> Comparison:
     return Comparison(
         name=f"decode-{name}",
@@ -365,6 +375,8 @@ COMPARISONS = [
                   lambda path: ["taskset", "-c", "0", str(WORKLOADS), "decode", str(path), "20"]),
         peer=Side("pillow-heif Image.open + load (its libheif 1.23, libde265 1.1.3)",
                   lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "decode_pillow.py"), "decode", str(path), "20"]),
+        extra_peers=(Side("the floor: Debian's libheif 1.15 alone, from C, to RGBA",
+                          lambda path: ["taskset", "-c", "0", codec_floor(), "heif", str(path), "20"]),),
         pip_requirements=("pillow", "pillow-heif"),
     ),
     Comparison(
@@ -375,6 +387,8 @@ COMPARISONS = [
                   lambda path: ["taskset", "-c", "0", str(WORKLOADS), "decode", str(path), "20"]),
         peer=Side("djxl --num_reps --num_threads=1 (the same libjxl, no output file)",
                   lambda path: ["taskset", "-c", "0", sys.executable, str(PEERS / "decode_djxl.py"), str(path), "20"]),
+        extra_peers=(Side("the floor: libjxl 0.7 alone, from C, to 8-bit RGBA in a fresh buffer",
+                          lambda path: ["taskset", "-c", "0", codec_floor(), "jxl", str(path), "20"]),),
         system_packages=("libjxl-tools",),
     ),
     Comparison(

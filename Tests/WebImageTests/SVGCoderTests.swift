@@ -57,6 +57,13 @@ struct SVGCoderTests {
         #expect(image.pixelWidth * image.pixelHeight <= 20_000 && image.pixelWidth == 2 * image.pixelHeight)
         #expect(image.warnings.contains { $0.contains("pixel limit") })
         #expect(image.pixels.bytes.prefix(4) == [255, 0, 0, 255])
+        // Found by FuzzSVG: a height of 4.4 * 10^17 inches overflowed the conversion to whole pixels.
+        let absurd = Data(
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="1in" height="04444444444444444.5in" viewBox="0 0 10 5"><rect width="10" height="5"/></svg>"#
+                .utf8)
+        let drawn = try CodersManager.shared.decode(absurd)
+        #expect(drawn.pixelWidth >= 1 && drawn.pixelWidth * drawn.pixelHeight <= DecodeLimits().maximumPixelCount)
+        #expect(try ImageHeader(data: absurd).height == SVGCoder.maximumSide, "the header says the size it can be drawn at")
     }
 
     @Test("no file, network address, XInclude or stylesheet outside the document is loaded")

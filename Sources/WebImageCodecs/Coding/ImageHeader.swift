@@ -86,7 +86,9 @@ public struct ImageHeader: Sendable, Equatable {
             let size = try HEIFContext(bytes.bindMemory(to: UInt8.self)).primarySize()
             return ImageHeader(format: format, width: size.width, height: size.height)
         case .svg:
-            let size = SVGCoder.renderedSize(of: try SVGDocument(Data(bytes)).size, thumbnail: nil)
+            // The document's own size, within the largest a header can state (its pixel count
+            // must not overflow): a vector is drawn smaller to fit the limits anyway.
+            let size = SVGCoder.fitted(SVGCoder.renderedSize(of: try SVGDocument(Data(bytes)).size, thumbnail: nil), within: 1 << 52)
             return ImageHeader(format: format, width: size.width, height: size.height)
         case .jpegXL:
             let size = try JXLDecoder(Data(bytes)).uprightSize

@@ -25,32 +25,45 @@ public struct SVGCoder: ImageCoder {
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
         let document = try SVGDocument(data)
-        var (width, height) = Self.renderedSize(of: document.size, thumbnail: options.thumbnail)
-        var warnings: [String] = []
-        let pixels = width * height
-        if pixels > options.limits.maximumPixelCount {
-            let shrink = (Double(options.limits.maximumPixelCount) / Double(pixels)).squareRoot()
-            (width, height) = (max(1, Int(Double(width) * shrink)), max(1, Int(Double(height) * shrink)))
-            warnings.append("SVG drawn at \(width)x\(height), within the pixel limit")
-        }
+        let wanted = Self.renderedSize(of: document.size, thumbnail: options.thumbnail)
+        let (width, height) = Self.fitted(wanted, within: options.limits.maximumPixelCount)
         try options.limits.check(width: width, height: height, inputSize: data.count)
         var image = Image(
             pixels: try document.render(width: width, height: height), scale: options.scale, sourceFormat: .svg, hasAlpha: true)
         image.hasAlpha = !image.pixels.isOpaque
-        image.warnings = warnings
+        if (width, height) != (Int(wanted.width), Int(wanted.height)) {
+            image.warnings.append("SVG drawn at \(width)x\(height), within the pixel limit")
+        }
         return image
     }
 
-    /// The pixel size to draw at: the thumbnail's (fitted inside it when the aspect ratio is
+    /// The size to draw at, in pixels (not yet rounded, and as large as the document says: a
+    /// hostile one can say 10^19): the thumbnail's (fitted inside it when the aspect ratio is
     /// kept), else the document's own, rounded up.
-    static func renderedSize(of size: (width: Double, height: Double), thumbnail: ThumbnailSize?) -> (width: Int, height: Int) {
+    static func renderedSize(of size: (width: Double, height: Double), thumbnail: ThumbnailSize?) -> (width: Double, height: Double) {
         guard let thumbnail, thumbnail.width > 0, thumbnail.height > 0 else {
-            return (max(1, Int(size.width.rounded(.up))), max(1, Int(size.height.rounded(.up))))
+            return (max(1, size.width.rounded(.up)), max(1, size.height.rounded(.up)))
         }
-        guard thumbnail.preservesAspectRatio else { return (thumbnail.width, thumbnail.height) }
+        guard thumbnail.preservesAspectRatio else { return (Double(thumbnail.width), Double(thumbnail.height)) }
         let scale = min(Double(thumbnail.width) / size.width, Double(thumbnail.height) / size.height)
-        return (max(1, Int((size.width * scale).rounded())), max(1, Int((size.height * scale).rounded())))
+        return (max(1, (size.width * scale).rounded()), max(1, (size.height * scale).rounded()))
     }
+
+    /// `size` in whole pixels, shrunk (ratio kept) to at most `maximumPixels`.
+    static func fitted(_ size: (width: Double, height: Double), within maximumPixels: Int) -> (width: Int, height: Int) {
+        let pixels = size.width * size.height
+        guard pixels > Double(maximumPixels) || max(size.width, size.height) > Double(maximumSide) else {
+            return (Int(size.width), Int(size.height))
+        }
+        let shrink = (Double(maximumPixels) / pixels).squareRoot()
+        let side = { (length: Double) in max(1, Int(min(length * shrink, Double(maximumPixels)))) }
+        // A side that shrank below one pixel keeps one, so the other is cut to the limit.
+        let (width, height) = (side(size.width), side(size.height))
+        return (min(width, maximumPixels / height, maximumSide), min(height, maximumPixels / width, maximumSide))
+    }
+
+    /// The longest side an SVG is drawn with: cairo's largest image surface side.
+    public static let maximumSide = 32_767
 
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
         throw WebImageError(.unsupportedFormat, "SVGCoder only decodes")

@@ -13,9 +13,7 @@ struct AVIFCoderTests {
         let frames: [[UInt8]]
     }
 
-    static let manifest: [String: Expectation] = {
-        (try? JSONDecoder().decode([String: Expectation].self, from: Fixture.data("avif/expected.json"))) ?? [:]
-    }()
+    static let manifest: [String: Expectation] = Fixture.manifest("avif")
 
     /// Pillow's wheel bundles its own libavif and YUV conversion: a few levels apart.
     static let tolerance = 3

@@ -7,15 +7,7 @@ import WebImage
 /// picked, and damaged copies fail with a typed error.
 @Suite("BMP and ICO")
 struct BMPCoderTests {
-    struct Expectation: Decodable {
-        let width: Int
-        let height: Int
-        let rgba: [UInt8]
-    }
-
-    static let manifest: [String: Expectation] = {
-        (try? JSONDecoder().decode([String: Expectation].self, from: Fixture.data("bmp/expected.json"))) ?? [:]
-    }()
+    static let manifest: [String: RGBAExpectation] = Fixture.manifest("bmp")
 
     @Test(arguments: manifest.keys.sorted())
     func decodesLikePillow(name: String) throws {

@@ -10,4 +10,17 @@ enum Fixture {
     static func data(_ name: String) throws -> Data {
         try Data(contentsOf: url(name))
     }
+
+    /// A fixture directory's `expected.json`: each file's reference reading by name, empty when
+    /// unreadable (a test over its keys then has no arguments, and the file-level tests fail).
+    static func manifest<Expectation: Decodable>(_ directory: String) -> [String: Expectation] {
+        (try? JSONDecoder().decode([String: Expectation].self, from: data(directory + "/expected.json"))) ?? [:]
+    }
+}
+
+/// A reference decoder's reading of a still image, as straight RGBA (BMP, HEIF and SVG fixtures).
+struct RGBAExpectation: Decodable {
+    let width: Int
+    let height: Int
+    let rgba: [UInt8]
 }

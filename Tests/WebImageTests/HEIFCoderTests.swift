@@ -7,15 +7,7 @@ import WebImage
 /// encoding read back, and damaged copies failing cleanly.
 @Suite("HEIF")
 struct HEIFCoderTests {
-    struct Expectation: Decodable {
-        let width: Int
-        let height: Int
-        let rgba: [UInt8]
-    }
-
-    static let manifest: [String: Expectation] = {
-        (try? JSONDecoder().decode([String: Expectation].self, from: Fixture.data("heif/expected.json"))) ?? [:]
-    }()
+    static let manifest: [String: RGBAExpectation] = Fixture.manifest("heif")
 
     @Test(arguments: manifest.keys.sorted())
     func decodesLikePillowHeif(name: String) throws {

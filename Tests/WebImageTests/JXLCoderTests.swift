@@ -14,9 +14,7 @@ struct JXLCoderTests {
         let durations: [Double]
     }
 
-    static let manifest: [String: Expectation] = {
-        (try? JSONDecoder().decode([String: Expectation].self, from: Fixture.data("jxl/expected.json"))) ?? [:]
-    }()
+    static let manifest: [String: Expectation] = Fixture.manifest("jxl")
 
     /// djxl is the same libjxl: its pixels exactly. The Display P3 file's reference is Pillow's
     /// conversion of the source, as in the colour tests (lcms's 8-bit transforms round apart by 1).

@@ -8,15 +8,7 @@ import WebImageTesting
 /// documents, and proof that no reference outside the document is ever loaded.
 @Suite("SVG")
 struct SVGCoderTests {
-    struct Expectation: Decodable {
-        let width: Int
-        let height: Int
-        let rgba: [UInt8]
-    }
-
-    static let manifest: [String: Expectation] = {
-        (try? JSONDecoder().decode([String: Expectation].self, from: Fixture.data("svg/expected.json"))) ?? [:]
-    }()
+    static let manifest: [String: RGBAExpectation] = Fixture.manifest("svg")
 
     /// Compared premultiplied, as cairo draws (each side divides alpha out with its own rounding).
     static func expectLikeRsvgConvert(_ image: Image, _ key: String) throws {

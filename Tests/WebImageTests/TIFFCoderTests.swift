@@ -13,9 +13,7 @@ struct TIFFCoderTests {
         let pages: [[UInt8]]
     }
 
-    static let manifest: [String: Expectation] = {
-        (try? JSONDecoder().decode([String: Expectation].self, from: Fixture.data("tiff/expected.json"))) ?? [:]
-    }()
+    static let manifest: [String: Expectation] = Fixture.manifest("tiff")
 
     /// Exact, but for JPEG compression (Pillow's wheel and Debian's libjpeg) and 16-bit samples
     /// (libtiff takes the high byte, Pillow rounds).

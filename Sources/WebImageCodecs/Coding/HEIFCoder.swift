@@ -89,8 +89,7 @@ public struct HEIFCoder: ImageCoder {
     }
 
     /// The image's pixels, decoded to interleaved 8-bit RGBA with its transforms applied (libheif
-    /// gives alpha 255 to an image without an alpha plane), copied a row at a time: widening RGB
-    /// to RGBA here, a sample at a time, cost a fifth of the decode.
+    /// gives alpha 255 to an image without an alpha plane), copied a row at a time.
     private static func pixels(of handle: OpaquePointer) throws(WebImageError) -> PixelBuffer {
         var decoded: OpaquePointer?
         let error = heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, nil)

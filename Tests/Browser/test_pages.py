@@ -29,6 +29,7 @@ from PIL import Image
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -182,7 +183,9 @@ def status_page(driver, base, checks, artifacts):
         return int(float(next(line.rsplit(" ", 1)[1] for line in metrics.splitlines() if line.startswith(name + " "))))
 
     def shown(element_id):
-        return driver.find_element(By.ID, element_id).text
+        # The page replaces these elements every 2 s: read again when one went stale in between.
+        return WebDriverWait(driver, WAIT, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda d: d.find_element(By.ID, element_id).text)
 
     ok = metric('webimage_server_requests_total{status="200"}')
     checks(int(shown("status-200")) == ok, f"200s: page {shown('status-200')}, /metrics {ok}")
@@ -200,7 +203,10 @@ def status_page(driver, base, checks, artifacts):
         get(base + sign(f"/w:{width}/{source}.jpg"))
     expected = ok + 5
     try:
-        WebDriverWait(driver, WAIT, poll_frequency=0.1).until(lambda d: d.find_element(By.ID, "status-200").text == str(expected))
+        # Each refresh replaces the figures' HTML, so an element found just before it is stale when
+        # its text is read: that is a poll to repeat, not a failure (it failed a CI run at once).
+        WebDriverWait(driver, WAIT, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda d: d.find_element(By.ID, "status-200").text == str(expected))
         refreshed = True
     except Exception:  # noqa: BLE001
         refreshed = False

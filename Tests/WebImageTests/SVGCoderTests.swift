@@ -56,6 +56,18 @@ struct SVGCoderTests {
         let drawn = try CodersManager.shared.decode(absurd)
         #expect(drawn.pixelWidth >= 1 && drawn.pixelWidth * drawn.pixelHeight <= DecodeLimits().maximumPixelCount)
         #expect(try ImageHeader(data: absurd).height == SVGCoder.maximumSide, "the header says the size it can be drawn at")
+        // Past Int's range, and a long side within the pixel limit: cut to cairo's side, ratio kept.
+        for (height, expected) in [("1e30", (1, SVGCoder.maximumSide)), ("10", (SVGCoder.maximumSide, 8))] {
+            let width = height == "10" ? "40000" : "10"
+            let document = Data(
+                #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(width)" height="\#(height)"><rect width="100%" height="100%"/></svg>"#
+                    .utf8)
+            let image = try CodersManager.shared.decode(document)
+            #expect(
+                image.pixelWidth == expected.0 && image.pixelHeight == expected.1,
+                "\(width)x\(height): \(image.pixelWidth)x\(image.pixelHeight)")
+            #expect(image.warnings.contains { $0.contains("largest side") })
+        }
     }
 
     @Test("no file, network address, XInclude or stylesheet outside the document is loaded")

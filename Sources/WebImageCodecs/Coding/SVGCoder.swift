@@ -28,11 +28,11 @@ public struct SVGCoder: ImageCoder {
         let wanted = Self.renderedSize(of: document.size, thumbnail: options.thumbnail)
         let (width, height) = Self.fitted(wanted, within: options.limits.maximumPixelCount)
         try options.limits.check(width: width, height: height, inputSize: data.count)
-        var image = Image(
-            pixels: try document.render(width: width, height: height), scale: options.scale, sourceFormat: .svg, hasAlpha: true)
-        image.hasAlpha = !image.pixels.isOpaque
-        if (width, height) != (Int(wanted.width), Int(wanted.height)) {
-            image.warnings.append("SVG drawn at \(width)x\(height), within the pixel limit")
+        let pixels = try document.render(width: width, height: height)
+        var image = Image(pixels: pixels, scale: options.scale, sourceFormat: .svg, hasAlpha: !pixels.isOpaque)
+        // Compared as Doubles: the size wanted can be far past Int's range.
+        if Double(width) != wanted.width || Double(height) != wanted.height {
+            image.warnings.append("SVG drawn at \(width)x\(height), within the pixel limit and cairo's largest side")
         }
         return image
     }
@@ -49,14 +49,14 @@ public struct SVGCoder: ImageCoder {
         return (max(1, (size.width * scale).rounded()), max(1, (size.height * scale).rounded()))
     }
 
-    /// `size` in whole pixels, shrunk (ratio kept) to at most `maximumPixels`.
+    /// `size` in whole pixels, shrunk (ratio kept) to at most `maximumPixels` and sides of at most
+    /// ``maximumSide``.
     static func fitted(_ size: (width: Double, height: Double), within maximumPixels: Int) -> (width: Int, height: Int) {
         let pixels = size.width * size.height
-        guard pixels > Double(maximumPixels) || max(size.width, size.height) > Double(maximumSide) else {
-            return (Int(size.width), Int(size.height))
-        }
-        let shrink = (Double(maximumPixels) / pixels).squareRoot()
-        let side = { (length: Double) in max(1, Int(min(length * shrink, Double(maximumPixels)))) }
+        let longest = max(size.width, size.height)
+        guard pixels > Double(maximumPixels) || longest > Double(maximumSide) else { return (Int(size.width), Int(size.height)) }
+        let shrink = min((Double(maximumPixels) / pixels).squareRoot(), Double(maximumSide) / longest)
+        let side = { (length: Double) in max(1, Int(min(length * shrink, Double(maximumPixels)).rounded())) }
         // A side that shrank below one pixel keeps one, so the other is cut to the limit.
         let (width, height) = (side(size.width), side(size.height))
         return (min(width, maximumPixels / height, maximumSide), min(height, maximumPixels / width, maximumSide))

@@ -132,9 +132,10 @@ public struct HEIFCoder: ImageCoder {
         return error.code == heif_error_Ok ? profile : nil
     }
 
-    static func failure(_ error: heif_error, _ what: String) -> WebImageError {
+    /// libheif's error as ours: its security limits are `tooLarge`, anything else `otherwise`.
+    static func failure(_ error: heif_error, _ what: String, otherwise: WebImageError.Code = .decodeFailed) -> WebImageError {
         let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
-        let code: WebImageError.Code = error.subcode == heif_suberror_Security_limit_exceeded ? .tooLarge : .decodeFailed
+        let code: WebImageError.Code = error.subcode == heif_suberror_Security_limit_exceeded ? .tooLarge : otherwise
         return WebImageError(code, "HEIF \(what): \(message)")
     }
 
@@ -195,10 +196,7 @@ public struct HEIFCoder: ImageCoder {
     }
 
     private static func check(_ error: heif_error, _ what: String) throws(WebImageError) {
-        guard error.code == heif_error_Ok else {
-            let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
-            throw WebImageError(.encodeFailed, "libheif could not encode the \(what): \(message)")
-        }
+        guard error.code == heif_error_Ok else { throw failure(error, "could not encode the \(what)", otherwise: .encodeFailed) }
     }
 }
 

@@ -77,7 +77,9 @@ struct HEIFCoderTests {
 
     @Test func damagedFiles() throws {
         for name in Self.manifest.keys.sorted() {
-            DamagedCopies.decode(try Fixture.data("heif/" + name), cuts: 40, garbles: 40, bytes: 6)
+            let data = try Fixture.data("heif/" + name)
+            let prefixes = stride(from: 0, to: data.count, by: max(1, data.count / 40)).underestimatedCount
+            #expect(DamagedCopies.decode(data, cuts: 40, garbles: 40, bytes: 6) == prefixes, "\(name): every prefix fails")
         }
     }
 }

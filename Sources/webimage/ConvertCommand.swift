@@ -28,7 +28,7 @@ struct ConvertCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Output format: png, jpeg, webp, gif, avif, jxl, heic or tiff (default: from OUT's extension).", valueName: "FORMAT"))
+            "Output format: \(ImageOutput.formatNames) (default: from OUT's extension).", valueName: "FORMAT"))
     var format: String?
 
     @OptionGroup var shaping: ImageShapingOptions
@@ -51,7 +51,7 @@ struct ConvertCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard try ImageOutput.parseFormat(format) != nil || ImageOutput.format(forExtension: output) != nil else {
-            throw ValidationError("cannot tell the output format from \"\(output)\": give --format png|jpeg|webp|gif|avif|jxl|heic|tiff")
+            throw ValidationError("cannot tell the output format from \"\(output)\": give --format \(ImageOutput.formatNames)")
         }
         try shaping.check()
         try encoding.check()

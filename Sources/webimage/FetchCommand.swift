@@ -38,7 +38,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Where to write: a file for one URL, a directory for several.", valueName: "PATH"))
     var output: String?
 
-    @Option(help: ArgumentHelp("Output format: png, jpeg, webp, gif, avif, jxl, heic or tiff.", valueName: "FORMAT"))
+    @Option(help: ArgumentHelp("Output format: \(ImageOutput.formatNames).", valueName: "FORMAT"))
     var format: String?
 
     @OptionGroup var shaping: ImageShapingOptions

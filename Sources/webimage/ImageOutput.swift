@@ -12,6 +12,9 @@ struct ImageOutput {
         "tif": .tiff,
     ]
 
+    /// The names `--format` takes, for help and error messages.
+    static let formatNames = "png, jpeg, webp, gif, avif, jxl, heic or tiff"
+
     let format: ImageFormat?
     /// The encoder options asked for; nil when none were, and an unchanged image in its own
     /// format is written as its original bytes.
@@ -20,7 +23,7 @@ struct ImageOutput {
     static func parseFormat(_ name: String?) throws -> ImageFormat? {
         guard let name else { return nil }
         guard let format = formats[name.lowercased()] else {
-            throw ValidationError("--format takes png, jpeg, webp, gif, avif, jxl, heic or tiff, not \"\(name)\"")
+            throw ValidationError("--format takes \(formatNames), not \"\(name)\"")
         }
         return format
     }

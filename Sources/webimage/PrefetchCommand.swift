@@ -63,7 +63,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --output-format tar: URLs per shard (default 10000).", valueName: "N"))
     var shardSize: Int = 10_000
 
-    @Option(help: ArgumentHelp("With -o: write images as png, jpeg, webp, gif, avif, jxl, heic or tiff.", valueName: "FORMAT"))
+    @Option(help: ArgumentHelp("With -o: write images as \(ImageOutput.formatNames).", valueName: "FORMAT"))
     var format: String?
 
     @OptionGroup(title: "Encoding") var encoding: EncodingOptions

@@ -33,19 +33,18 @@ struct SourceMetadata {
             default: break
             }
         }
-        // libavif parses the container (no AV1 decoding) and hands over its ICC profile.
-        if format == .avif, let profile = (try? AVIFFrameSource.Decoder(data, limits: DecodeLimits()))?.colorProfile {
-            colorSpace = .icc(profile)
-        }
-        // libheif likewise reads the profile from the container without decoding HEVC.
-        if format == .heic || format == .heif, let profile = HEIFCoder.colorProfile(in: data) {
-            colorSpace = .icc(profile)
-        }
-        if format == .tiff, let profile = TIFFCoder.colorProfile(in: data) {
-            colorSpace = .icc(profile)
-        }
-        if format == .jpegXL, let profile = JXLDecoder.colorProfile(in: data) {
-            colorSpace = .icc(profile)
+        if let profile = Self.containerProfile(data, format: format) { colorSpace = .icc(profile) }
+    }
+
+    /// The ICC profile of a format whose codec library parses its container (no pixel decoding):
+    /// libavif, libheif, libtiff, libjxl (for JPEG XL, the profile of the pixels it will decode).
+    private static func containerProfile(_ data: Data, format: ImageFormat) -> Data? {
+        switch format {
+        case .avif: (try? AVIFFrameSource.Decoder(data, limits: DecodeLimits()))?.colorProfile
+        case .heic, .heif: HEIFCoder.colorProfile(in: data)
+        case .tiff: TIFFCoder.colorProfile(in: data)
+        case .jpegXL: JXLDecoder.colorProfile(in: data)
+        default: nil
         }
     }
 

@@ -50,8 +50,13 @@ public struct ImageServerConfiguration: Sendable {
     public var maximumSourceBytes = 50 * 1024 * 1024
     /// The most frames of an animated source. Default 100.
     public var maximumAnimationFrames = 100
-    /// The largest width or height of a result. Default 8192.
+    /// The largest width or height of a result. A request for more is scaled down to fit, as
+    /// imgproxy does. Default 8192.
     public var maximumResultDimension = 8192
+    /// The most pixels of a result, and of anything made on the way to it, in megapixels. A
+    /// request for more is scaled down to fit. With ``maximumSourceMegapixels`` it bounds a
+    /// request's memory (docs/deploy.md has the measured peaks). Default 40.
+    public var maximumResultMegapixels = 40.0
     /// Requests fetched and processed at once. Default the number of cores.
     public var concurrency = ProcessInfo.processInfo.activeProcessorCount
     /// Requests that wait for a free slot; one more is answered 503 with `Retry-After`.

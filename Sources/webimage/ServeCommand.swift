@@ -75,6 +75,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The largest width or height of a result (default 8192).", valueName: "PIXELS"))
     var maxResultDimension: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "The most pixels of a result, in megapixels; larger requests are scaled down to fit (default 40).", valueName: "MP"))
+    var maxResultResolution: Double?
+
     @Option(help: ArgumentHelp("Requests fetched and processed at once (default: the number of cores).", valueName: "N"))
     var concurrency: Int?
 

@@ -60,6 +60,10 @@ struct ServeSettings {
         try positive(command.maxResultDimension ?? read.integer("MAX_RESULT_DIMENSION"), "--max-result-dimension") {
             configuration.maximumResultDimension = $0
         }
+        if let megapixels = try command.maxResultResolution ?? read.number("MAX_RESULT_RESOLUTION") {
+            guard megapixels > 0, megapixels <= 400 else { throw ValidationError("--max-result-resolution is above 0 and at most 400") }
+            configuration.maximumResultMegapixels = megapixels
+        }
         try positive(command.concurrency ?? read.integer("CONCURRENCY"), "--concurrency") { configuration.concurrency = $0 }
         if let queue = try command.queue ?? read.integer("QUEUE") {
             guard queue >= 0 else { throw ValidationError("--queue is 0 or more") }

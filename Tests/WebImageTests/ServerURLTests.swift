@@ -113,7 +113,7 @@ struct ServerURLTests {
     func plan() throws {
         let parser = OptionsParser()
         func plan(_ options: String, _ width: Int = 2048, _ height: Int = 1365) throws -> ProcessingPlan {
-            ProcessingPlan(options: try parser.parse(options.split(separator: "/")), sourceWidth: width, sourceHeight: height)
+            try ProcessingPlan(options: try parser.parse(options.split(separator: "/")), sourceWidth: width, sourceHeight: height)
         }
         let fit = try plan("rs:fit:512:512")
         #expect((fit.scaledWidth, fit.scaledHeight) == (512, 341) && fit.fill == nil)

@@ -41,12 +41,12 @@ struct APNGFrameSource: AnimationFrameSource {
         self.header = header
         colourChunks = chunks.prefix { $0.type != "IDAT" && $0.type != "fdAT" }.filter { !["IHDR", "acTL", "fcTL"].contains($0.type) }
         self.decodeFrame = decodeFrame
-        canvas = [UInt8](repeating: 0, count: width * height * 4)
+        canvas = try PixelBuffer.zeroedBytes(width: width, height: height)
     }
 
     mutating func rewind() throws(WebImageError) {
         position = 0
-        canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
+        canvas = try PixelBuffer.zeroedBytes(width: canvasWidth, height: canvasHeight)
     }
 
     mutating func next() throws(WebImageError) -> PixelBuffer {

@@ -190,7 +190,7 @@ struct AVIFFrameSource: AnimationFrameSource {
         rgb.depth = 8
         rgb.rowBytes = UInt32(width * 4)
         var result = AVIF_RESULT_OK
-        let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
+        let pixels = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) { buffer, initialized in
             buffer.initialize(repeating: 255)
             initialized = buffer.count
             rgb.pixels = buffer.baseAddress

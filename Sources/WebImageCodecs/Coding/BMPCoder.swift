@@ -139,7 +139,7 @@ struct DIB {
 
     /// The straight RGBA pixels, top row first.
     func pixels() throws(WebImageError) -> PixelBuffer {
-        var output = [UInt8](repeating: 0, count: width * height * 4)
+        var output = try PixelBuffer.zeroedBytes(width: width, height: height)
         if compression == 1 || compression == 2 {
             try decodeRLE(into: &output)
         } else {

@@ -32,7 +32,7 @@ struct GIFFrameSource: AnimationFrameSource {
         file = try GIFRecordReader(data, limits: limits, acceptTruncated: acceptTruncated)
         canvasWidth = width
         canvasHeight = height
-        canvas = [UInt8](repeating: 0, count: width * height * 4)
+        canvas = try PixelBuffer.zeroedBytes(width: width, height: height)
         durations = file.frames.map { frame in
             let centiseconds = Int(frame.control.DelayTime)
             return centiseconds < 2 ? .milliseconds(100) : .milliseconds(centiseconds * 10)
@@ -44,7 +44,7 @@ struct GIFFrameSource: AnimationFrameSource {
 
     mutating func rewind() throws(WebImageError) {
         position = 0
-        canvas = [UInt8](repeating: 0, count: canvasWidth * canvasHeight * 4)
+        canvas = try PixelBuffer.zeroedBytes(width: canvasWidth, height: canvasHeight)
     }
 
     /// Draws the next frame, snapshots the canvas, then disposes of the frame as it asks.

@@ -128,7 +128,7 @@ struct GIFRecordReader {
         let height = Int(descriptor.Height)
         try checkDeclared(width: width, height: height)
         let palette = Self.palette(descriptor.ColorMap)
-        var indices = [UInt8](repeating: 0, count: width * height)
+        var indices = try PixelBuffer.zeroedBytes(width: width, height: height, bytesPerPixel: 1)
         var decodedRows: [Bool]?
         var goesOn = true
         if width == 0 || height == 0 {

@@ -104,7 +104,7 @@ public struct HEIFCoder: ImageCoder {
             throw WebImageError(.decodeFailed, "HEIF: no pixels")
         }
         let rowBytes = width * 4
-        let output = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { target, initialized in
+        let output = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) { target, initialized in
             for y in 0..<height {
                 (target.baseAddress! + y * rowBytes).update(from: plane + y * Int(stride), count: rowBytes)
             }

@@ -47,7 +47,7 @@ public struct JPEGCoder: ImageCoder {
         try options.limits.check(width: outputWidth, height: outputHeight, inputSize: bytes.count)
         // libjpeg cannot turn CMYK or YCCK into RGB: take CMYK (YCCK converted by libjpeg) and convert here.
         let isCMYK = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
-        var pixels = [UInt8](repeating: 0, count: outputWidth * outputHeight * 4)
+        var pixels = try PixelBuffer.zeroedBytes(width: outputWidth, height: outputHeight)
         let format = isCMYK ? TJPF_CMYK : TJPF_RGBA
         let status = pixels.withUnsafeMutableBufferPointer { buffer in
             tjDecompress2(

@@ -162,6 +162,7 @@ struct JXLFrameSource: AnimationFrameSource {
         var size = 0
         guard JxlDecoderImageOutBufferSize(decoder.pointer, &format, &size) == JXL_DEC_SUCCESS, size == canvasWidth * canvasHeight * 4
         else { throw WebImageError(.decodeFailed, "JPEG XL: unexpected frame size") }
+        _ = try PixelBuffer.byteCount(width: canvasWidth, height: canvasHeight)
         var failure: WebImageError?
         let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             initialized = size

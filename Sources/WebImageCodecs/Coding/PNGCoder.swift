@@ -54,7 +54,7 @@ public struct PNGCoder: ImageCoder {
         try options.limits.check(width: width, height: height, inputSize: bytes.count)
         var outcome = cwi_png_outcome()
         var status: Int32 = -1
-        let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
+        let pixels = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) { buffer, initialized in
             buffer.initialize(repeating: 0)
             initialized = buffer.count
             status = cwi_png_decode_rgba(

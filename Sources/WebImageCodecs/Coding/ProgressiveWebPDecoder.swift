@@ -47,7 +47,7 @@ public final class ProgressiveWebPDecoder: ProgressiveImageCoder {
         shownRows = Int(lastRow)
         // Only rows up to lastRow are written; the rest of libwebp's buffer is undefined.
         let rowBytes = Int(width) * 4
-        var straight = [UInt8](repeating: 0, count: rowBytes * Int(height))
+        guard var straight = try? PixelBuffer.zeroedBytes(width: Int(width), height: Int(height)) else { return nil }
         straight.withUnsafeMutableBytes { target in
             for row in 0..<Int(lastRow) {
                 target.baseAddress!.advanced(by: row * rowBytes).copyMemory(from: rows + row * Int(stride), byteCount: rowBytes)

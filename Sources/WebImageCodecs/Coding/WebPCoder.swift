@@ -157,7 +157,7 @@ public struct WebPCoder: ImageCoder {
         }
         var status = VP8_STATUS_OK
         // Every byte is written by the decoder, so the buffer is not zeroed first.
-        let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
+        let pixels = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) { buffer, initialized in
             config.output.colorspace = MODE_RGBA
             config.output.is_external_memory = 1
             config.output.u.RGBA.rgba = buffer.baseAddress

@@ -32,9 +32,10 @@ public struct CanvasTransformer: ImageTransformer, Hashable {
         return result
     }
 
-    func place(_ pixels: PixelBuffer) -> PixelBuffer {
+    /// The image on the canvas, or nil when the canvas is over ``PixelBuffer/maximumPixelCount``.
+    func place(_ pixels: PixelBuffer) -> PixelBuffer? {
         let fill = color.alpha == 0 ? SIMD4<UInt8>() : SIMD4(color.red, color.green, color.blue, color.alpha)
-        var output = [UInt8](repeating: 0, count: width * height * 4)
+        guard var output = try? PixelBuffer.zeroedBytes(width: width, height: height) else { return nil }
         output.withUnsafeMutableBytes { canvas in
             if fill != SIMD4<UInt8>() {
                 for offset in stride(from: 0, to: canvas.count, by: 4) {

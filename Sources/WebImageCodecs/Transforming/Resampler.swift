@@ -7,6 +7,10 @@
 /// Pillow's 8-bit intermediate is, but in 16 bits (``Premultiplied16PixelAccess``), so low-alpha
 /// colour keeps its precision; the last pass divides alpha back out. Opaque images skip all of
 /// that (``OpaquePixelAccess``) and round to 8 bits between passes, as Pillow does.
+///
+/// A resize can keep only a window of its output (a `fill` that is cut to its box right after):
+/// only the window's pixels are computed, from only the source rows and columns they read, so a
+/// 1x400 image filled to 1000x100 never holds its 1000x400000 scaled whole.
 enum Resampler {
     /// Pixels of one pass's input or output: `width * height` pixels of `Access`'s layout.
     private struct Plane {
@@ -15,46 +19,97 @@ enum Resampler {
         let height: Int
     }
 
-    static func resize(_ source: PixelBuffer, width: Int, height: Int, filter: ResamplingFilter) -> PixelBuffer {
+    /// `source` resized to `width` x `height`, of which only `window` (default all) is made.
+    /// - Throws: ``WebImageError/Code/tooLarge`` when the window, or the pass between the two
+    ///   passes, is over ``PixelBuffer/maximumPixelCount``.
+    static func resize(_ source: PixelBuffer, width: Int, height: Int, window: ResizeWindow? = nil, filter: ResamplingFilter) throws(WebImageError)
+        -> PixelBuffer
+    {
         precondition(width > 0 && height > 0, "a resize needs a positive size")
-        guard width != source.width || height != source.height else { return source }
-        if filter == .nearest { return nearest(source, width: width, height: height) }
+        var window = window ?? ResizeWindow(columns: 0..<width, rows: 0..<height)
+        precondition(
+            !window.columns.isEmpty && !window.rows.isEmpty && window.columns.clamped(to: 0..<width) == window.columns
+                && window.rows.clamped(to: 0..<height) == window.rows, "a window inside the resized size")
+        _ = try PixelBuffer.byteCount(width: window.columns.count, height: window.rows.count)
+        var (source, width, height) = (source, width, height)
+        // Along an axis whose size stays, the window is a plain cut, made first: exact, and the
+        // pass along the other axis then has less to do.
+        if width == source.width, window.columns.count < width {
+            source = source.cropped(x: window.columns.lowerBound, y: 0, width: window.columns.count, height: source.height)
+            (width, window.columns) = (window.columns.count, 0..<window.columns.count)
+        }
+        if height == source.height, window.rows.count < height {
+            source = source.cropped(x: 0, y: window.rows.lowerBound, width: source.width, height: window.rows.count)
+            (height, window.rows) = (window.rows.count, 0..<window.rows.count)
+        }
+        if width == source.width, height == source.height { return source }
+        if filter == .nearest { return try nearest(source, width: width, height: height, window: window) }
         let plane = Plane(bytes: source.bytes, width: source.width, height: source.height)
+        let rowWeights =
+            width == source.width ? nil : ResamplingWeights(inputSize: source.width, outputSize: width, window: window.columns, filter: filter)
+        let columnWeights =
+            height == source.height
+            ? nil : ResamplingWeights(inputSize: source.height, outputSize: height, window: window.rows, filter: filter)
         let output: [UInt8]
         if source.isOpaque {
-            let rows =
-                width == source.width ? plane : pass(rowsOf: plane, to: width, filter, OpaquePixelAccess.self, OpaquePixelAccess.self)
-            output =
-                height == rows.height
-                ? rows.bytes : pass(columnsOf: rows, to: height, filter, OpaquePixelAccess.self, OpaquePixelAccess.self).bytes
-        } else if width == source.width {
-            output = pass(columnsOf: plane, to: height, filter, StraightPixelAccess.self, StraightPixelAccess.self).bytes
-        } else if height == source.height {
-            output = pass(rowsOf: plane, to: width, filter, StraightPixelAccess.self, StraightPixelAccess.self).bytes
+            output = try passes(plane, rowWeights, columnWeights, OpaquePixelAccess.self, OpaquePixelAccess.self).bytes
+        } else if rowWeights == nil || columnWeights == nil {
+            output = try passes(plane, rowWeights, columnWeights, StraightPixelAccess.self, StraightPixelAccess.self).bytes
         } else {
-            let rows = pass(rowsOf: plane, to: width, filter, StraightPixelAccess.self, Premultiplied16PixelAccess.self)
-            output = pass(columnsOf: rows, to: height, filter, Premultiplied16PixelAccess.self, StraightPixelAccess.self).bytes
+            output = try passes(plane, rowWeights, columnWeights, StraightPixelAccess.self, Premultiplied16PixelAccess.self).bytes
         }
-        return PixelBuffer(width: width, height: height, straightRGBA: output)
+        return PixelBuffer(width: window.columns.count, height: window.rows.count, straightRGBA: output)
     }
 
+    /// One pass per axis that has weights, rows first, unless the rows-first intermediate would be
+    /// larger than both the source and the result and columns first makes a smaller one (a very
+    /// tall image stretched wide, where rows first would widen every one of its rows).
+    private static func passes<Input: PixelAccess, Between: PixelAccess>(
+        _ plane: Plane, _ rowWeights: ResamplingWeights?, _ columnWeights: ResamplingWeights?, _ input: Input.Type,
+        _ between: Between.Type
+    ) throws(WebImageError) -> Plane {
+        guard let rowWeights else {
+            guard let columnWeights else { return plane }
+            return pass(columnsOf: plane, columns: 0..<plane.width, columnWeights, firstRow: 0, Input.self, Input.self)
+        }
+        guard let columnWeights else {
+            return pass(rowsOf: plane, rows: 0..<plane.height, rowWeights, firstColumn: 0, Input.self, Input.self)
+        }
+        let rows = columnWeights.sourceRange
+        let columns = rowWeights.sourceRange
+        let rowsFirst = rows.count.multipliedReportingOverflow(by: rowWeights.count)
+        let columnsFirst = columns.count * columnWeights.count
+        let largest = max(plane.width * plane.height, rowWeights.count * columnWeights.count)
+        if rowsFirst.overflow || (rowsFirst.partialValue > largest && columnsFirst < rowsFirst.partialValue) {
+            _ = try PixelBuffer.byteCount(width: columns.count, height: columnWeights.count, bytesPerPixel: Between.bytesPerPixel)
+            let narrow = pass(columnsOf: plane, columns: columns, columnWeights, firstRow: 0, Input.self, Between.self)
+            return pass(rowsOf: narrow, rows: 0..<narrow.height, rowWeights, firstColumn: columns.lowerBound, Between.self, Input.self)
+        }
+        _ = try PixelBuffer.byteCount(width: rowWeights.count, height: rows.count, bytesPerPixel: Between.bytesPerPixel)
+        let wide = pass(rowsOf: plane, rows: rows, rowWeights, firstColumn: 0, Input.self, Between.self)
+        return pass(columnsOf: wide, columns: 0..<wide.width, columnWeights, firstRow: rows.lowerBound, Between.self, Input.self)
+    }
+
+    /// The source's `rows`, each resampled to the weights' positions; `firstColumn` is the source
+    /// column the plane's first column stands for.
     private static func pass<Input: PixelAccess, Output: PixelAccess>(
-        rowsOf source: Plane, to width: Int, _ filter: ResamplingFilter, _ input: Input.Type, _ output: Output.Type
+        rowsOf source: Plane, rows: Range<Int>, _ weights: ResamplingWeights, firstColumn: Int, _ input: Input.Type,
+        _ output: Output.Type
     ) -> Plane {
-        let weights = ResamplingWeights(inputSize: source.width, outputSize: width, filter: filter)
-        let bytes = ParallelRows.fill(rows: source.height, width: width * Output.bytesPerPixel / 4) { y, outputRow in
+        let width = weights.count
+        let bytes = ParallelRows.fill(rows: rows.count, width: width * Output.bytesPerPixel / 4) { index, outputRow in
             // The source row read (and premultiplied) once into floats: a shrinking kernel reads
             // each source pixel several times (about 6 for Lanczos3 at a tenth), and premultiplying
             // at every read made translucent resizing 2.4 times slower than opaque.
             let line = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: source.width)
             defer { line.deallocate() }
             source.bytes.withUnsafeBytes { pixels in
-                let sourceRow = pixels.baseAddress! + y * source.width * Input.bytesPerPixel
+                let sourceRow = pixels.baseAddress! + (rows.lowerBound + index) * source.width * Input.bytesPerPixel
                 for x in 0..<source.width { line[x] = Input.load(sourceRow + x * Input.bytesPerPixel) }
             }
             weights.withPointers { starts, counts, taps in
                 for x in 0..<width {
-                    let first = line + starts[x]
+                    let first = line + (starts[x] - firstColumn)
                     let row = taps + x * weights.stride
                     var sum = SIMD4<Float>(repeating: 0)
                     for tap in 0..<counts[x] { sum += first[tap] * row[tap] }
@@ -62,15 +117,17 @@ enum Resampler {
                 }
             }
         }
-        return Plane(bytes: bytes, width: width, height: source.height)
+        return Plane(bytes: bytes, width: width, height: rows.count)
     }
 
+    /// The source's `columns`, each resampled to the weights' positions; `firstRow` is the source
+    /// row the plane's first row stands for.
     private static func pass<Input: PixelAccess, Output: PixelAccess>(
-        columnsOf source: Plane, to height: Int, _ filter: ResamplingFilter, _ input: Input.Type, _ output: Output.Type
+        columnsOf source: Plane, columns: Range<Int>, _ weights: ResamplingWeights, firstRow: Int, _ input: Input.Type,
+        _ output: Output.Type
     ) -> Plane {
-        let weights = ResamplingWeights(inputSize: source.height, outputSize: height, filter: filter)
-        let width = source.width
-        let bytes = ParallelRows.fill(rows: height, width: width * Output.bytesPerPixel / 4) { y, outputRow in
+        let width = columns.count
+        let bytes = ParallelRows.fill(rows: weights.count, width: width * Output.bytesPerPixel / 4) { y, outputRow in
             // One row of sums, filled tap by tap: each source row is read front to back.
             let sums = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: width)
             defer { sums.deallocate() }
@@ -79,7 +136,8 @@ enum Resampler {
                 weights.withPointers { starts, counts, taps in
                     for tap in 0..<counts[y] {
                         let weight = taps[y * weights.stride + tap]
-                        let sourceRow = pixels.baseAddress! + (starts[y] + tap) * width * Input.bytesPerPixel
+                        let sourceRow =
+                            pixels.baseAddress! + ((starts[y] - firstRow + tap) * source.width + columns.lowerBound) * Input.bytesPerPixel
                         for x in 0..<width {
                             sums[x] += Input.load(sourceRow + x * Input.bytesPerPixel) * weight
                         }
@@ -88,27 +146,28 @@ enum Resampler {
             }
             for x in 0..<width { Output.store(sums[x], to: outputRow + x * Output.bytesPerPixel) }
         }
-        return Plane(bytes: bytes, width: width, height: height)
+        return Plane(bytes: bytes, width: width, height: weights.count)
     }
 
     /// Each output pixel takes the source pixel under its centre.
-    private static func nearest(_ source: PixelBuffer, width: Int, height: Int) -> PixelBuffer {
-        let columns = (0..<width).map { min(Int((Double($0) + 0.5) * Double(source.width) / Double(width)), source.width - 1) }
-        var output = [UInt8](repeating: 0, count: width * height * 4)
+    private static func nearest(_ source: PixelBuffer, width: Int, height: Int, window: ResizeWindow) throws(WebImageError) -> PixelBuffer {
+        let columns = window.columns.map { min(Int((Double($0) + 0.5) * Double(source.width) / Double(width)), source.width - 1) }
+        let outputWidth = window.columns.count
+        var output = try PixelBuffer.zeroedBytes(width: outputWidth, height: window.rows.count)
         source.bytes.withUnsafeBytes { input in
             output.withUnsafeMutableBytes { output in
-                for y in 0..<height {
+                for (index, y) in window.rows.enumerated() {
                     let sourceY = min(Int((Double(y) + 0.5) * Double(source.height) / Double(height)), source.height - 1)
                     let sourceRow = sourceY * source.bytesPerRow
-                    for x in 0..<width {
+                    for x in 0..<outputWidth {
                         output.storeBytes(
                             of: input.loadUnaligned(fromByteOffset: sourceRow + columns[x] * 4, as: UInt32.self),
-                            toByteOffset: (y * width + x) * 4, as: UInt32.self)
+                            toByteOffset: (index * outputWidth + x) * 4, as: UInt32.self)
                     }
                 }
             }
         }
-        return PixelBuffer(width: width, height: height, straightRGBA: output)
+        return PixelBuffer(width: outputWidth, height: window.rows.count, straightRGBA: output)
     }
 
     /// The nearest 8-bit values, clamped to 0...255. Converts lane by lane: the generic SIMD

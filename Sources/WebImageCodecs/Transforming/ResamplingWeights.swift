@@ -10,15 +10,19 @@ struct ResamplingWeights {
     let weights: [Float]
     let stride: Int
 
-    init(inputSize: Int, outputSize: Int, filter: ResamplingFilter) {
+    /// The weights for the output positions in `window` (all of `0..<outputSize` by default) of
+    /// a resize from `inputSize` to `outputSize`: entry 0 is position `window.lowerBound`, so a
+    /// resize that keeps only part of its output computes only that part.
+    init(inputSize: Int, outputSize: Int, window: Range<Int>? = nil, filter: ResamplingFilter) {
+        let window = window ?? 0..<outputSize
         let scale = Double(inputSize) / Double(outputSize)
         let filterScale = max(scale, 1)
         let support = filter.support * filterScale
         let stride = Int((support * 2).rounded(.up)) + 2
-        var starts = [Int](repeating: 0, count: outputSize)
-        var counts = [Int](repeating: 0, count: outputSize)
-        var weights = [Float](repeating: 0, count: outputSize * stride)
-        for position in 0..<outputSize {
+        var starts = [Int](repeating: 0, count: window.count)
+        var counts = [Int](repeating: 0, count: window.count)
+        var weights = [Float](repeating: 0, count: window.count * stride)
+        for (index, position) in window.enumerated() {
             let centre = (Double(position) + 0.5) * scale
             let first = max(Int(centre - support + 0.5), 0)
             let end = min(Int(centre + support + 0.5), inputSize)
@@ -29,16 +33,27 @@ struct ResamplingWeights {
                 taps = (first..<end).map { $0 == min(Int(centre), inputSize - 1) ? 1 : 0 }
                 total = 1
             }
-            starts[position] = first
-            counts[position] = taps.count
+            starts[index] = first
+            counts[index] = taps.count
             for (tap, weight) in taps.enumerated() {
-                weights[position * stride + tap] = Float(weight / total)
+                weights[index * stride + tap] = Float(weight / total)
             }
         }
         self.starts = starts
         self.counts = counts
         self.weights = weights
         self.stride = stride
+    }
+
+    /// How many output positions the tables hold.
+    var count: Int { starts.count }
+
+    /// The source pixels the positions read, together.
+    var sourceRange: Range<Int> {
+        guard let first = starts.first else { return 0..<0 }
+        var end = 0
+        for (start, taps) in zip(starts, counts) { end = max(end, start + taps) }
+        return first..<max(first, end)
     }
 
     /// The three tables as pointers, for inner loops without bounds checks.

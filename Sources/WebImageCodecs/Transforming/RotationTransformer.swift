@@ -27,7 +27,8 @@ public struct RotationTransformer: ImageTransformer, Hashable {
         image.mappingFrames(rotate)
     }
 
-    func rotate(_ pixels: PixelBuffer) -> PixelBuffer {
+    /// The turned pixels, or nil when the turned canvas is over ``PixelBuffer/maximumPixelCount``.
+    func rotate(_ pixels: PixelBuffer) -> PixelBuffer? {
         let turns = degrees / 90
         if turns == turns.rounded(), abs(turns) < Double(Int.max) {
             let quarterTurns = Int(turns)
@@ -37,12 +38,13 @@ public struct RotationTransformer: ImageTransformer, Hashable {
         return rotateFreely(pixels)
     }
 
-    private func rotateFreely(_ source: PixelBuffer) -> PixelBuffer {
+    private func rotateFreely(_ source: PixelBuffer) -> PixelBuffer? {
         let radians = degrees * .pi / 180
         let cosine = cos(radians)
         let sine = sin(radians)
         let (width, height) =
             fitsSize ? Self.boundingSize(source.width, source.height, cosine: cosine, sine: sine) : (source.width, source.height)
+        guard (try? PixelBuffer.byteCount(width: width, height: height)) != nil else { return nil }
         let sourceCentre = (x: Double(source.width) / 2, y: Double(source.height) / 2)
         let outputCentre = (x: Double(width) / 2, y: Double(height) / 2)
         let output = ParallelRows.fill(rows: height, width: width) { y, outputRow in

@@ -87,7 +87,10 @@ public final class ImageProxy: Sendable {
             ? MemoryCache(configuration: MemoryCacheConfiguration(costLimit: max(memoryBytes / 8, 1)), telemetry: telemetry) : nil
         processor = ImageProcessor(
             coders: coders, maximumSourcePixels: Int(configuration.maximumSourceMegapixels * 1_000_000),
-            maximumAnimationFrames: configuration.maximumAnimationFrames, defaultQuality: configuration.defaultQuality)
+            maximumAnimationFrames: configuration.maximumAnimationFrames, defaultQuality: configuration.defaultQuality,
+            resultLimits: ProcessingPlan.Limits(
+                maximumDimension: configuration.maximumResultDimension,
+                maximumPixels: Int(configuration.maximumResultMegapixels * 1_000_000)))
         gate = AdmissionGate(concurrency: configuration.concurrency, queueLength: configuration.queueLength)
         self.metrics = metrics
         logger = telemetry.logger("server")

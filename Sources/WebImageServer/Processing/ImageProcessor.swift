@@ -15,6 +15,8 @@ struct ImageProcessor: Sendable {
     let maximumAnimationFrames: Int
     /// Quality for lossy formats when the URL gives none, 1...100.
     let defaultQuality: Int
+    /// The bounds of a result and of everything made on the way to it.
+    let resultLimits: ProcessingPlan.Limits
 
     /// The encoded result of `options` on `data`, as `format`.
     func process(_ data: Data, options: ProcessingOptions, format: ImageFormat) throws(ProxyError) -> Data {
@@ -27,7 +29,7 @@ struct ImageProcessor: Sendable {
         let orientation = options.autoRotate ? header.orientation : .up
         let turnsSideways = orientation.swapsDimensions != (options.rotate % 180 != 0)
         let (uprightWidth, uprightHeight) = turnsSideways ? (header.height, header.width) : (header.width, header.height)
-        let plan = ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight)
+        var plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: resultLimits)
 
         var decodeOptions = DecodeOptions(
             limits: DecodeLimits(maximumPixelCount: maximumSourcePixels), firstFrameOnly: !(format == .gif || format == .webP),
@@ -50,6 +52,12 @@ struct ImageProcessor: Sendable {
             steps.append(FlippingTransformer(horizontal: options.flipHorizontally, vertical: options.flipVertically))
         }
         image = try Self.apply(steps, to: image)
+        if image.frames.count > 1 {
+            // Every frame of an animation is a result of its own: together they keep the limit.
+            var perFrame = resultLimits
+            perFrame.maximumPixels = max(1, resultLimits.maximumPixels / image.frames.count)
+            plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: perFrame)
+        }
         steps = plan.transformers(
             options: options, decodedWidth: image.pixelWidth, decodedHeight: image.pixelHeight, sourceWidth: uprightWidth)
         if let background = options.background ?? (format == .jpeg ? .white : nil) {

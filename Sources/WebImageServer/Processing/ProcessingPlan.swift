@@ -4,12 +4,34 @@ import WebImage
 /// before a pixel is decoded (imgproxy's arithmetic): the crop before resizing, the size to
 /// resize to (which the decoder reaches by its own scaling where it can), the crop that `fill`
 /// makes, and the canvas that `extend` and `padding` add. A pure value, tested without images.
+///
+/// Every size the plan leads to is known here, so the limits are kept here: a result whose
+/// width or height (after `extend` and `padding`) is over the dimension limit, or whose pixels
+/// are over the pixel limit, is scaled down as a whole until it fits, as imgproxy's
+/// `limitScale` does (`z:100` on a 200x200 source gives an 8192x8192 result, not 20000x20000),
+/// and the one intermediate that can be larger than the result, the scaled image a `fill` cuts
+/// from, is never made whole: the resize computes only the part the cut keeps (a smart crop,
+/// which must see the whole, is refused over the pixel limit instead).
 struct ProcessingPlan: Equatable {
     /// A rectangle cut from a larger one.
     struct Cut: Equatable {
         var width: Int
         var height: Int
         var gravity: Gravity
+    }
+
+    /// The bounds every result is kept within.
+    struct Limits: Equatable {
+        /// The largest width or height of a result.
+        var maximumDimension: Int
+        /// The most pixels of a result, and of anything made on the way to it.
+        var maximumPixels: Int
+
+        /// imgproxy's dimension limit and a pixel limit of its square.
+        init(maximumDimension: Int = 8192, maximumPixels: Int? = nil) {
+            self.maximumDimension = maximumDimension
+            self.maximumPixels = maximumPixels ?? maximumDimension * maximumDimension
+        }
     }
 
     /// The crop before resizing (`crop`), in the upright source's pixels.
@@ -24,46 +46,126 @@ struct ProcessingPlan: Equatable {
     var fill: Cut?
     /// The canvas `extend` grows to, with where the image sits on it.
     var extended: Cut?
+    /// What the plan was scaled by to keep the result within the limits: 1 when it fits as
+    /// asked. `dpr`-scaled sizes (padding, pixelation) are multiplied by it too.
+    var limitScale: Double
+    /// The result's size, after `extend` and `padding`.
+    var resultWidth: Int
+    var resultHeight: Int
 
-    /// The plan for an upright `sourceWidth` x `sourceHeight` image.
-    init(options: ProcessingOptions, sourceWidth: Int, sourceHeight: Int) {
-        var width = sourceWidth
-        var height = sourceHeight
-        if let crop = options.crop {
-            width = Self.cropSide(crop.width, of: sourceWidth)
-            height = Self.cropSide(crop.height, of: sourceHeight)
-            self.crop = Cut(width: width, height: height, gravity: crop.gravity ?? options.gravity)
+    /// The plan for an upright `sourceWidth` x `sourceHeight` image, within `limits`.
+    /// - Throws: 422 when a smart `fill` would have to see a scaled image over the pixel limit,
+    ///   or when no scale keeps the result within the limits (padding alone over them).
+    init(options: ProcessingOptions, sourceWidth: Int, sourceHeight: Int, limits: Limits = Limits()) throws(ProxyError) {
+        let base = Scaling(options: options, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        var plan = Self(base, options: options, limitScale: 1)
+        // Rounding can leave a side a pixel over after the first scaling down; the next pass
+        // starts from a scale a little smaller.
+        for _ in 0..<4 {
+            let overDimension = Double(limits.maximumDimension) / Double(max(plan.resultWidth, plan.resultHeight))
+            let overPixels = (Double(limits.maximumPixels) / (Double(plan.resultWidth) * Double(plan.resultHeight))).squareRoot()
+            let needed = min(overDimension, overPixels)
+            guard needed < 1 else { break }
+            plan = Self(base, options: options, limitScale: plan.limitScale * needed * (plan.limitScale < 1 ? 0.999 : 1))
         }
-        let boxWidth = Int((Double(options.width) * options.dpr * options.zoomX).rounded())
-        let boxHeight = Int((Double(options.height) * options.dpr * options.zoomY).rounded())
-        let type = Self.effectiveType(options.resizingType, width: width, height: height, boxWidth: boxWidth, boxHeight: boxHeight)
-        var (scaleX, scaleY) = Self.scales(type, width: width, height: height, boxWidth: boxWidth, boxHeight: boxHeight, options: options)
-        if !options.enlarge {
-            scaleX = min(scaleX, 1)
-            scaleY = min(scaleY, 1)
+        guard plan.resultWidth <= limits.maximumDimension, plan.resultHeight <= limits.maximumDimension,
+            Double(plan.resultWidth) * Double(plan.resultHeight) <= Double(limits.maximumPixels)
+        else {
+            throw .unprocessable(
+                "the result would be \(plan.resultWidth)x\(plan.resultHeight), over the limit of \(limits.maximumDimension) pixels a side "
+                    + "and \(limits.maximumPixels) pixels")
         }
-        let minimumWidth = Double(options.minWidth) * options.dpr
-        let minimumHeight = Double(options.minHeight) * options.dpr
-        if minimumWidth > Double(width) * scaleX {
-            let grown = minimumWidth / Double(width)
-            if type != .force { scaleY *= grown / scaleX }
-            scaleX = grown
+        if plan.fill?.gravity.kind == .smart, Double(plan.scaledWidth) * Double(plan.scaledHeight) > Double(limits.maximumPixels) {
+            throw .unprocessable(
+                "a smart crop from a \(plan.scaledWidth)x\(plan.scaledHeight) scaled image is over the limit of \(limits.maximumPixels) pixels")
         }
-        if minimumHeight > Double(height) * scaleY {
-            let grown = minimumHeight / Double(height)
-            if type != .force { scaleX *= grown / scaleY }
-            scaleY = grown
+        self = plan
+    }
+
+    /// The scale factors the options give before any limit: the box, the resizing type, `enlarge`
+    /// and the minimum sizes applied.
+    private struct Scaling {
+        var crop: Cut?
+        /// The size that is scaled: the crop's, or the source's.
+        var width: Int
+        var height: Int
+        var type: ProcessingOptions.ResizingType
+        var boxWidth: Double
+        var boxHeight: Double
+        var scaleX: Double
+        var scaleY: Double
+
+        init(options: ProcessingOptions, sourceWidth: Int, sourceHeight: Int) {
+            width = sourceWidth
+            height = sourceHeight
+            if let crop = options.crop {
+                width = ProcessingPlan.cropSide(crop.width, of: sourceWidth)
+                height = ProcessingPlan.cropSide(crop.height, of: sourceHeight)
+                self.crop = Cut(width: width, height: height, gravity: crop.gravity ?? options.gravity)
+            }
+            boxWidth = Double(options.width) * options.dpr * options.zoomX
+            boxHeight = Double(options.height) * options.dpr * options.zoomY
+            let box = (Int(boxWidth.rounded()), Int(boxHeight.rounded()))
+            type = ProcessingPlan.effectiveType(options.resizingType, width: width, height: height, boxWidth: box.0, boxHeight: box.1)
+            (scaleX, scaleY) = ProcessingPlan.scales(type, width: width, height: height, boxWidth: box.0, boxHeight: box.1, options: options)
+            if !options.enlarge {
+                scaleX = min(scaleX, 1)
+                scaleY = min(scaleY, 1)
+            }
+            let minimumWidth = Double(options.minWidth) * options.dpr
+            let minimumHeight = Double(options.minHeight) * options.dpr
+            if minimumWidth > Double(width) * scaleX {
+                let grown = minimumWidth / Double(width)
+                if type != .force { scaleY *= grown / scaleX }
+                scaleX = grown
+            }
+            if minimumHeight > Double(height) * scaleY {
+                let grown = minimumHeight / Double(height)
+                if type != .force { scaleX *= grown / scaleY }
+                scaleY = grown
+            }
         }
-        keepsAspectRatio = scaleX == scaleY
-        scaledWidth = max(1, Int((Double(width) * scaleX).rounded()))
-        scaledHeight = max(1, Int((Double(height) * scaleY).rounded()))
+    }
+
+    /// The sizes of `base` with every scale, the box and the padding multiplied by `limitScale`;
+    /// no side scaled below one pixel.
+    private init(_ base: Scaling, options: ProcessingOptions, limitScale: Double) {
+        crop = base.crop
+        self.limitScale = limitScale
+        let scaleX = max(base.scaleX * limitScale, 1 / Double(base.width))
+        let scaleY = max(base.scaleY * limitScale, 1 / Double(base.height))
+        keepsAspectRatio = base.scaleX == base.scaleY
+        scaledWidth = Self.side(Double(base.width) * scaleX)
+        scaledHeight = Self.side(Double(base.height) * scaleY)
+        let boxWidth = Int((base.boxWidth * limitScale).rounded())
+        let boxHeight = Int((base.boxHeight * limitScale).rounded())
         fill = Self.fillCut(
-            type, scaledWidth: scaledWidth, scaledHeight: scaledHeight, boxWidth: boxWidth, boxHeight: boxHeight, gravity: options.gravity)
-        let resultWidth = fill?.width ?? scaledWidth
-        let resultHeight = fill?.height ?? scaledHeight
-        if options.extend, boxWidth > resultWidth || boxHeight > resultHeight {
-            extended = Cut(width: max(boxWidth, resultWidth), height: max(boxHeight, resultHeight), gravity: options.extendGravity)
+            base.type, scaledWidth: scaledWidth, scaledHeight: scaledHeight, boxWidth: boxWidth, boxHeight: boxHeight,
+            gravity: options.gravity)
+        var width = fill?.width ?? scaledWidth
+        var height = fill?.height ?? scaledHeight
+        if options.extend, boxWidth > width || boxHeight > height {
+            extended = Cut(width: max(boxWidth, width), height: max(boxHeight, height), gravity: options.extendGravity)
+            (width, height) = (max(boxWidth, width), max(boxHeight, height))
         }
+        if let padding = options.padding {
+            let scale = { (side: Int) in Self.paddingSide(side, options: options, limitScale: limitScale) }
+            width += scale(padding.left) + scale(padding.right)
+            height += scale(padding.top) + scale(padding.bottom)
+        }
+        resultWidth = width
+        resultHeight = height
+    }
+
+    /// A side in whole pixels, at least one; a side past what an `Int` holds is kept finite so
+    /// that the limit scales it down rather than trapping.
+    private static func side(_ value: Double) -> Int {
+        max(1, Int(min(value.rounded(), 1e15)))
+    }
+
+    /// One side's padding in pixels: the option times `dpr` and the limit's scale.
+    private static func paddingSide(_ side: Int, options: ProcessingOptions, limitScale: Double) -> Int {
+        Int((Double(side) * options.dpr * limitScale).rounded())
     }
 
     /// `auto` decided: fill when the image and the box have the same orientation, else fit.
@@ -144,6 +246,12 @@ struct ProcessingPlan: Equatable {
                 // quarter of a source row. Dropping that row keeps the scale exact; resampling
                 // 342 rows to 341 would blur every row and took 15% of such a request's time.
                 steps.append(CroppingTransformer(x: 0, y: 0, width: scaledWidth, height: scaledHeight))
+            } else if let fill, fill.gravity.kind != .smart {
+                // The cut that follows, made by the resize itself: only the kept part is computed.
+                let origin = fill.gravity.origin(width: fill.width, height: fill.height, outerWidth: scaledWidth, outerHeight: scaledHeight)
+                let window = ResizeWindow(x: origin.x, y: origin.y, width: fill.width, height: fill.height)
+                steps.append(ResizingTransformer(width: scaledWidth, height: scaledHeight, keeping: window))
+                return steps + finishing(options: options, width: fill.width, height: fill.height)
             } else {
                 steps.append(ResizingTransformer(width: scaledWidth, height: scaledHeight, mode: .fill, filter: .lanczos3))
             }
@@ -153,9 +261,18 @@ struct ProcessingPlan: Equatable {
             steps.append(Self.cut(fill, outerWidth: width, outerHeight: height))
             (width, height) = (fill.width, fill.height)
         }
+        return steps + finishing(options: options, width: width, height: height)
+    }
+
+    /// The filters, `extend` and `padding`, on a `width` x `height` image already cut and resized.
+    private func finishing(options: ProcessingOptions, width: Int, height: Int) -> [any ImageTransformer] {
+        var steps: [any ImageTransformer] = []
+        var (width, height) = (width, height)
         if options.blur > 0 { steps.append(BlurTransformer(radius: options.blur)) }
         if options.sharpen > 0 { steps.append(SharpeningTransformer(sigma: options.sharpen)) }
-        if options.pixelate > 1 { steps.append(PixelatingTransformer(blockSize: Int((Double(options.pixelate) * options.dpr).rounded()))) }
+        if options.pixelate > 1 {
+            steps.append(PixelatingTransformer(blockSize: Int((Double(options.pixelate) * options.dpr * limitScale).rounded())))
+        }
         let canvasColor = options.background ?? .clear
         if let extended {
             let origin = extended.gravity.origin(width: width, height: height, outerWidth: extended.width, outerHeight: extended.height)
@@ -163,7 +280,7 @@ struct ProcessingPlan: Equatable {
             (width, height) = (extended.width, extended.height)
         }
         if let padding = options.padding {
-            let scale = { (side: Int) in Int((Double(side) * options.dpr).rounded()) }
+            let scale = { (side: Int) in Self.paddingSide(side, options: options, limitScale: limitScale) }
             steps.append(
                 CanvasTransformer(
                     width: width + scale(padding.left) + scale(padding.right), height: height + scale(padding.top) + scale(padding.bottom),

@@ -130,6 +130,7 @@ struct ResultLimitTests {
             coders: .shared, maximumSourcePixels: 50_000_000, maximumAnimationFrames: 100, defaultQuality: 80, resultLimits: limits)
         let result = try processor.process(source, options: try OptionsParser().parse(options.split(separator: "/")), format: .png)
         let header = try ImageHeader(data: result)
-        #expect(header.width <= 2048 && header.height <= 2048 && header.width * header.height <= 2_000_000, "\(header.width)x\(header.height)")
+        #expect(
+            header.width <= 2048 && header.height <= 2048 && header.width * header.height <= 2_000_000, "\(header.width)x\(header.height)")
     }
 }

@@ -122,7 +122,8 @@ final class SVGDocument {
         let stride = Int(cairo_image_surface_get_stride(surface))
         guard let data = cairo_image_surface_get_data(surface) else { throw WebImageError(.decodeFailed, "cairo drew no pixels") }
         // cairo's ARGB32 is premultiplied, one native-endian 32-bit word per pixel: B, G, R, A in memory here.
-        let premultiplied = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) { buffer, initialized in
+        let premultiplied = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) {
+            buffer, initialized in
             for y in 0..<height {
                 let row = data + y * stride
                 for x in 0..<width {

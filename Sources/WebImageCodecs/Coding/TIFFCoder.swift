@@ -53,7 +53,8 @@ public struct TIFFCoder: ImageCoder {
                     try options.limits.check(width: width, height: height * (frames.count + 1), inputSize: bytes.count)
                 }
                 var failed = false
-                let pixels = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) { buffer, initialized in
+                let pixels = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) {
+                    buffer, initialized in
                     buffer.initialize(repeating: 0)
                     initialized = buffer.count
                     failed =

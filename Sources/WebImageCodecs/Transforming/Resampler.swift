@@ -22,7 +22,8 @@ enum Resampler {
     /// `source` resized to `width` x `height`, of which only `window` (default all) is made.
     /// - Throws: ``WebImageError/Code/tooLarge`` when the window, or the pass between the two
     ///   passes, is over ``PixelBuffer/maximumPixelCount``.
-    static func resize(_ source: PixelBuffer, width: Int, height: Int, window: ResizeWindow? = nil, filter: ResamplingFilter) throws(WebImageError)
+    static func resize(_ source: PixelBuffer, width: Int, height: Int, window: ResizeWindow? = nil, filter: ResamplingFilter)
+        throws(WebImageError)
         -> PixelBuffer
     {
         precondition(width > 0 && height > 0, "a resize needs a positive size")
@@ -46,7 +47,8 @@ enum Resampler {
         if filter == .nearest { return try nearest(source, width: width, height: height, window: window) }
         let plane = Plane(bytes: source.bytes, width: source.width, height: source.height)
         let rowWeights =
-            width == source.width ? nil : ResamplingWeights(inputSize: source.width, outputSize: width, window: window.columns, filter: filter)
+            width == source.width
+            ? nil : ResamplingWeights(inputSize: source.width, outputSize: width, window: window.columns, filter: filter)
         let columnWeights =
             height == source.height
             ? nil : ResamplingWeights(inputSize: source.height, outputSize: height, window: window.rows, filter: filter)

@@ -77,7 +77,8 @@ struct ProcessingPlan: Equatable {
         }
         if plan.fill?.gravity.kind == .smart, Double(plan.scaledWidth) * Double(plan.scaledHeight) > Double(limits.maximumPixels) {
             throw .unprocessable(
-                "a smart crop from a \(plan.scaledWidth)x\(plan.scaledHeight) scaled image is over the limit of \(limits.maximumPixels) pixels")
+                "a smart crop from a \(plan.scaledWidth)x\(plan.scaledHeight) scaled image is over the limit of \(limits.maximumPixels) pixels"
+            )
         }
         self = plan
     }
@@ -107,7 +108,8 @@ struct ProcessingPlan: Equatable {
             boxHeight = Double(options.height) * options.dpr * options.zoomY
             let box = (Int(boxWidth.rounded()), Int(boxHeight.rounded()))
             type = ProcessingPlan.effectiveType(options.resizingType, width: width, height: height, boxWidth: box.0, boxHeight: box.1)
-            (scaleX, scaleY) = ProcessingPlan.scales(type, width: width, height: height, boxWidth: box.0, boxHeight: box.1, options: options)
+            (scaleX, scaleY) = ProcessingPlan.scales(
+                type, width: width, height: height, boxWidth: box.0, boxHeight: box.1, options: options)
             if !options.enlarge {
                 scaleX = min(scaleX, 1)
                 scaleY = min(scaleY, 1)

@@ -56,6 +56,9 @@ let package = Package(
             name: "CWebImageCodecs",
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("tiff")]
         ),
+        // The server's one piece of C: listening sockets closed by a crash signal (a signal
+        // handler must not run Swift).
+        .target(name: "CWebImageServer"),
         // Image model, coders, transformers and the C shims: no networking, no storage.
         .target(
             name: "WebImageCodecs",
@@ -109,7 +112,7 @@ let package = Package(
         .target(
             name: "WebImageServer",
             dependencies: [
-                "WebImage",
+                "WebImage", "CWebImageServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -103,6 +103,7 @@ public final class ImageServer: Service, Sendable {
     var isReady: Bool { !draining.withLock { $0 } }
 
     private func bound(_ port: Int) {
+        ListeningSockets.releaseOnCrash()
         pages.listening(on: port)
         let waiters = listening.withLock { listening in
             defer { listening = (port, []) }

@@ -158,6 +158,11 @@ public final class ChildProcess: Sendable {
     public func kill() {
         Glibc.kill(processID, SIGKILL)
     }
+
+    /// Sends `signal` (SIGABRT, for example, to crash the child as a failed check would).
+    public func send(_ signal: Int32) {
+        Glibc.kill(processID, signal)
+    }
 }
 
 /// Why a child could not be started: the call that failed and its `errno`.

@@ -74,6 +74,63 @@ struct ServerProcessTests {
         try await client.shutdown()
     }
 
+    @Test(
+        "after a crash (SIGABRT, with Swift's crash reporter running) or a SIGKILL, a new server binds the same port at once",
+        arguments: [SIGABRT, SIGKILL])
+    func restartOnTheSamePort(signal: Int32) async throws {
+        let directory = try TemporaryDirectory("serve-restart")
+        // The crash report goes to a file, not into the test's output.
+        let first = try await Self.start(
+            directory: directory.path + "/first", standardError: directory.url.appendingPathComponent("crash.txt"))
+        let port = try #require(first.address.split(separator: ":").last.map(String.init))
+        let listener = try #require(Self.listeningDescriptorFlags(processID: first.process.processID), "the listener's fdinfo")
+        #expect(listener & 0o2_000_000 != 0, "the listening socket is close-on-exec (flags \(String(listener, radix: 8)))")
+        first.process.send(signal)
+        // The crash reporter runs while the crashed process waits for it; the port must be free
+        // now, not when it is done.
+        let second = try await Self.start(directory: directory.path + "/second", bind: "127.0.0.1:\(port)")
+        #expect(second.address.hasSuffix(":\(port)"))
+        second.process.kill()
+        _ = try await second.process.waitForExit()
+        // A signal sent from outside is not a real crash: the reporter, reparented once its
+        // crashed process is gone, does not end by itself and keeps the output pipe open. Both are
+        // stopped here.
+        for child in Self.children(of: first.process.processID) { kill(child, SIGKILL) }
+        first.process.kill()
+        _ = try await first.process.waitForExit()
+    }
+
+    /// The processes whose parent is `processID`.
+    private static func children(of processID: Int32) -> [Int32] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { name in
+            guard let child = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == processID ? child : nil
+        }
+    }
+
+    /// The `flags:` of `/proc/PID/fdinfo` for the process's first listening TCP socket.
+    private static func listeningDescriptorFlags(processID: Int32) -> Int? {
+        let listening = Set(
+            ((try? String(contentsOfFile: "/proc/\(processID)/net/tcp", encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
+                .compactMap { line -> String? in
+                    let fields = line.split(separator: " ")
+                    return fields.count > 9 && fields[3] == "0A" ? String(fields[9]) : nil
+                })
+        let directory = "/proc/\(processID)/fd"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(name)"),
+                target.hasPrefix("socket:["), listening.contains(String(target.dropFirst(8).dropLast()))
+            else { continue }
+            let info = (try? String(contentsOfFile: "/proc/\(processID)/fdinfo/\(name)", encoding: .utf8)) ?? ""
+            let flags = info.split(separator: "\n").first { $0.hasPrefix("flags:") }?.split(separator: "\t").last
+            return flags.flatMap { Int($0.trimmingCharacters(in: .whitespaces), radix: 8) }
+        }
+        return nil
+    }
+
     /// Starts a server on `directory`, asks it for 200 distinct results with many in flight,
     /// and kills it with SIGKILL once 20 are answered; returns the answered widths and bodies.
     private static func crash(directory: String, origin: OriginServer, client: HTTPClient) async throws -> [(Int, Data)] {
@@ -108,12 +165,14 @@ struct ServerProcessTests {
         let list = Locked<[(Int, Data)]>([])
     }
 
-    private static func start(directory: String) async throws -> (process: ChildProcess, address: String) {
+    private static func start(directory: String, bind: String = "127.0.0.1:0", standardError: URL? = nil) async throws -> (
+        process: ChildProcess, address: String
+    ) {
         let arguments = [
-            "serve", "--bind", "127.0.0.1:0", "--allow-unsigned", "--allow-loopback-sources", "--result-cache-dir", directory,
+            "serve", "--bind", bind, "--allow-unsigned", "--allow-loopback-sources", "--result-cache-dir", directory,
             "--concurrency", "2", "--queue", "1000", "--log-level", "error",
         ]
-        let process = try ChildProcess(ChildProcess.builtProduct("webimage"), arguments)
+        let process = try ChildProcess(ChildProcess.builtProduct("webimage"), arguments, standardError: standardError)
         let line = try await process.waitForLine { $0.hasPrefix("listening on ") }
         return (process, String(line.dropFirst("listening on ".count)))
     }

@@ -23,9 +23,11 @@ public struct ImageServerConfiguration: Sendable {
     public var sourceAddressPolicy = AddressPolicy()
     /// Resolves source host names for the address guard. Default the system's resolver.
     public var hostResolver: any HostResolver = SystemHostResolver()
-    /// Source URL prefixes allowed; empty allows every public http(s) source. A prefix without a
-    /// path (`https://a.com`) is read as `https://a.com/`, so that it cannot match
-    /// `https://a.com@evil.com` or `https://a.com.evil.com`. Default empty.
+    /// Source URL prefixes allowed; empty allows every public http(s) source. Judged on the source
+    /// and on every redirect hop, after RFC 3986 normalisation (dot segments removed), with the
+    /// scheme, host and port equal and the path continuing the prefix's at a `/`, so that
+    /// `https://a.com` cannot match `https://a.com@evil.com`, `https://a.com.evil.com` or
+    /// `https://a.com:8443/`, and `https://a.com/f` not `https://a.com/f/../private`. Default empty.
     public var allowedSources: [String] = []
     /// Answer WebP to clients whose `Accept` lists it when the URL names no format. Default false.
     public var autoWebP = false
@@ -105,13 +107,5 @@ public struct ImageServerConfiguration: Sendable {
     /// Where the caches live.
     var resolvedCacheDirectory: URL {
         cacheDirectory ?? DiskCache.defaultDirectory(namespace: "serve")
-    }
-
-    /// The allow-list with each path-less prefix closed by `/`.
-    var normalizedAllowedSources: [String] {
-        allowedSources.map { prefix in
-            guard let url = URL(string: prefix), url.host != nil, url.path.isEmpty, !prefix.hasSuffix("/") else { return prefix }
-            return prefix + "/"
-        }
     }
 }

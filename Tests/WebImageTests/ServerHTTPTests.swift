@@ -333,6 +333,45 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("the allow-list cannot be escaped by dot segments, encoded dots or slashes, a longer segment, or a redirect")
+    func allowListEscapes() async throws {
+        let origin = try await OriginServer.start()
+        var allowingFolder = ServerHarness.configuration()
+        allowingFolder.allowedSources = ["http://127.0.0.1:\(origin.port)/f"]
+        try await ServerHarness.with(allowingFolder, origin: origin) { harness in
+            let base = "http://127.0.0.1:\(origin.port)"
+            harness.origin.route("/f/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            harness.origin.route("/private/x.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            harness.origin.route("/foo/x.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            harness.origin.route("/f/hop.jpg", .redirect(to: "\(base)/private/x.jpg"))
+            harness.origin.route("/f/inside.jpg", .redirect(to: "\(base)/f/sub/../photo.jpg"))
+            /// The source as URL-safe base64, so that no escape is undone before the list sees it.
+            func encoded(_ source: String, _ width: Int) -> String {
+                harness.signer.sign("/w:\(width)/" + URLSigner.base64URL(Array(source.utf8)))
+            }
+            var width = 10
+            for escape in [
+                "/f/../private/x.jpg", "/f/%2e%2e/private/x.jpg", "/f/%2E%2e/private/x.jpg", "/f/.%2E/private/x.jpg",
+                "/f/..%2Fprivate/x.jpg", "/f/..%5Cprivate/x.jpg", "/foo/x.jpg", "/f/./../private/x.jpg",
+            ] {
+                width += 1
+                let answer = try await harness.get(encoded(base + escape, width))
+                #expect(answer.status == 403, "\(escape): \(answer.status) \(answer.text)")
+            }
+            let hop = try await harness.get(encoded(base + "/f/hop.jpg", 40))
+            #expect(hop.status == 403 && hop.text.contains("redirected"), "\(hop.status) \(hop.text)")
+            #expect(harness.origin.requestCount("/f/hop.jpg") == 1)
+            #expect(harness.origin.requestCount("/private/x.jpg") == 0 && harness.origin.requestCount("/foo/x.jpg") == 0)
+            // What normalises to a path inside the folder is fetched as that path.
+            for inside in ["/f/./photo.jpg", "/f/sub/../photo.jpg", "/f/%70hoto.jpg", "/f/inside.jpg"] {
+                width += 1
+                let answer = try await harness.get(encoded(base + inside, width))
+                #expect(answer.status == 200, "\(inside): \(answer.status) \(answer.text)")
+            }
+            #expect(harness.origin.requests.allSatisfy { !$0.path.contains("..") && !$0.path.contains("/./") })
+        }
+    }
+
     @Test("a redirect from the one allowed origin to 127.0.0.1 is refused at the hop, before connecting")
     func redirectHopRefused() async throws {
         var namedOrigin = ServerHarness.configuration()

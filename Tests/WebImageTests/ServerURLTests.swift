@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WebImage
 @testable import WebImageServer
 
 /// imgproxy's URL format without a server: signatures, paths, options and the plan's arithmetic.
@@ -98,6 +99,27 @@ struct ServerURLTests {
         #expect(reason(["exp:4102444800"]) == nil, "a Unix time of 2100")
         #expect(reason(["bg:12"])?.hasPrefix("400 bg:") == true)
         #expect(reason(["pr:thumb"]) == nil)
+    }
+
+    @Test("allow-list normalisation: RFC 3986's dot-segment example, unreserved escapes, ports and segment boundaries")
+    func allowListNormalisation() throws {
+        // RFC 3986 section 5.2.4's worked example, and its edges.
+        #expect(SourceAllowList.removingDotSegments("/a/b/c/./../../g") == "/a/g")
+        #expect(SourceAllowList.removingDotSegments("/../../x") == "/x")
+        #expect(SourceAllowList.removingDotSegments("/a/b/..") == "/a/")
+        #expect(SourceAllowList.decodingUnreserved("/%7euser/%2e%2E/a%2fb%41") == "/~user/../a%2FbA")
+        let list = try SourceAllowList(["https://A.example/img", "http://b.example:8080/"])
+        #expect(list.allowed(URL(string: "https://a.example:443/img/x.png")!)?.absoluteString == "https://a.example/img/x.png")
+        #expect(list.allowed(URL(string: "https://a.example/img")!) != nil)
+        for refused in [
+            "https://a.example/imgs/x.png", "https://a.example:8443/img/x.png", "http://a.example/img/x.png",
+            "https://a.example@evil.example/img/x.png", "https://a.example.evil.example/img/x.png", "http://b.example/x.png",
+            "https://a.example/img/%2e%2e/x.png",
+        ] {
+            #expect(list.allowed(URL(string: refused)!) == nil, "\(refused)")
+        }
+        #expect(throws: WebImageError.self) { try SourceAllowList(["ftp://a.example/"]) }
+        #expect(throws: WebImageError.self) { try SourceAllowList(["https://a.example/?x=1"]) }
     }
 
     @Test("presets expand in place and `default` applies first")

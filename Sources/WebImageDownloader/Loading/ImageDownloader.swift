@@ -372,7 +372,7 @@ public final class ImageDownloader: ImageLoader {
             switch handler(RedirectHop(from: from, to: target, statusCode: redirect.head.statusCode, number: hop.redirects + 1)) {
             case .follow: break
             case .refuse:
-                return fail(WebImageError(.rejected, "the redirect handler refused \(from.absoluteString) → \(target.absoluteString)"))
+                return fail(WebImageError(.rejected, "\(RedirectHop.refusalPrefix) \(from.absoluteString) → \(target.absoluteString)"))
             case .rewrite(let rewritten): target = rewritten
             }
         }

@@ -12,6 +12,9 @@ public struct RedirectHop: Sendable, Hashable {
     /// Which hop this is, from 1.
     public let number: Int
 
+    /// How the message of the ``WebImageError/Code/rejected`` error of a refused hop begins.
+    public static let refusalPrefix = "the redirect handler refused"
+
     /// Creates a hop.
     public init(from: URL, to: URL, statusCode: Int, number: Int) {
         self.from = from

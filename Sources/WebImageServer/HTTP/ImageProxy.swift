@@ -145,10 +145,11 @@ public final class ImageProxy: Sendable {
             metrics.resolvedPathHits.increment()
             return success(hit, options: resolved.options, vary: false, ifNoneMatch: ifNoneMatch, timing: "cache;desc=\"result\"")
         }
-        let parsed = try ProxyPath(parsing: path)
-        try checkSignature(parsed)
-        let options = try parser.parse(parsed.options, extensionName: parsed.extensionName)
-        if parsed.source.scheme != ProxyPath.localScheme { try fetcher.checkAllowed(parsed.source) }
+        var proxyPath = try ProxyPath(parsing: path)
+        try checkSignature(proxyPath)
+        let options = try parser.parse(proxyPath.options, extensionName: proxyPath.extensionName)
+        if proxyPath.source.scheme != ProxyPath.localScheme { proxyPath.source = try fetcher.allowedSource(proxyPath.source) }
+        let parsed = proxyPath
         let choice = formatChoice(options: options, accept: accept)
         let key = [parsed.source.absoluteString, options.canonical, choice.key].joined(separator: "\n")
         let vary = (configuration.autoWebP || configuration.autoAVIF || configuration.autoJXL) && options.format == nil

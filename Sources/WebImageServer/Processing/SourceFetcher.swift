@@ -11,9 +11,10 @@ final class SourceFetcher: Sendable {
     let cache: ImageCache
     private let downloader: ImageDownloader
     private let timeout: Duration
-    private let allowedPrefixes: [String]
+    private let allowList: SourceAllowList
 
     init(configuration: ImageServerConfiguration, telemetry: Telemetry) throws(WebImageError) {
+        let allowList = try SourceAllowList(configuration.allowedSources)
         var policy = configuration.sourceAddressPolicy
         if configuration.allowsLoopbackSources { policy.allowedNetworks += ["127.0.0.0/8", "::1/128"].compactMap { IPNetwork($0) } }
         let downloads = ImageDownloaderConfiguration(
@@ -23,6 +24,8 @@ final class SourceFetcher: Sendable {
                 maximumConcurrentDownloadsPerHost: configuration.maximumDownloadsPerHost, honoursRetryAfter: false),
             timeout: configuration.downloadTimeout,
             maximumBodySize: configuration.maximumSourceBytes, maximumRedirects: configuration.maximumRedirects,
+            // Every hop is judged by the allow-list as the source was, and followed normalised.
+            redirectHandler: allowList.isEmpty ? nil : Self.judging(allowList),
             addressPolicy: policy, hostResolver: configuration.hostResolver,
             // A proxy answers now or not at all: the client retries, not the server.
             retryPolicy: .none)
@@ -35,16 +38,25 @@ final class SourceFetcher: Sendable {
             cache: cache, loader: downloader, configuration: ImageManagerConfiguration(cacheFreshness: .respectCacheControl()),
             telemetry: telemetry)
         timeout = configuration.downloadTimeout
-        allowedPrefixes = configuration.normalizedAllowedSources
+        self.allowList = allowList
     }
 
-    /// Throws 403 unless the allow-list is empty or a prefix matches `source`.
-    func checkAllowed(_ source: URL) throws(ProxyError) {
-        guard !allowedPrefixes.isEmpty else { return }
-        let text = source.absoluteString
-        guard allowedPrefixes.contains(where: { text.hasPrefix($0) }) else {
-            throw .forbidden("the source \(ProxyPath.shortened(text)) is not on the allowed list")
+    /// A redirect handler that follows a hop the list allows, normalised, and refuses the others.
+    private static func judging(_ allowList: SourceAllowList) -> @Sendable (RedirectHop) -> RedirectDecision {
+        { hop in
+            guard let allowed = allowList.allowed(hop.to) else { return .refuse }
+            return .rewrite(allowed)
         }
+    }
+
+    /// The URL to fetch for `source`: `source` itself when the allow-list is empty, else its
+    /// normalised form when an entry allows it.
+    /// - Throws: 403 when the allow-list does not allow it.
+    func allowedSource(_ source: URL) throws(ProxyError) -> URL {
+        guard let allowed = allowList.allowed(source) else {
+            throw .forbidden("the source \(ProxyPath.shortened(source.absoluteString)) is not on the allowed list")
+        }
+        return allowed
     }
 
     /// The source's bytes, from the source cache or the network, and whether the network was used.
@@ -91,6 +103,8 @@ final class SourceFetcher: Sendable {
         case .timedOut: return ProxyError(status: 504, "the source did not answer in time")
         case .tooLarge: return .tooLarge("the source is over the byte limit: \(error.detail)")
         case .invalidURL: return .badRequest("the source URL is not valid")
+        case .rejected where error.message?.hasPrefix(RedirectHop.refusalPrefix) == true:
+            return .forbidden("the source redirected to a URL that is not on the allowed list")
         case .notAnImage, .unsupportedFormat, .rejected: return .unsupported("the source is not an image: \(error.detail)")
         case .cancelled: return ProxyError(status: 499, "the request was cancelled")
         case .tooManyRedirects: return ProxyError(status: 502, "the source redirected too many times")

@@ -119,11 +119,11 @@ public final class ImageServer: Service, Sendable {
         var query: String?
         var accept: String?
         var ifNoneMatch: String?
-        /// The peer, whether `Forwarded` or `X-Forwarded-For` names a client beyond a proxy, and
-        /// the playground's token header: read only for the pages' paths.
-        var clientAddress: String?
-        var forwarded = false
-        var playgroundToken: String?
+        /// The peer, the headers a proxy names the client with, and the page's token header: read
+        /// only for the pages' paths.
+        var peerAddress: String?
+        var forwarding = PageAccess.Forwarding()
+        var pageToken: String?
     }
 
     /// The answer to any request: the operational routes and pages, else the proxy.
@@ -142,8 +142,8 @@ public final class ImageServer: Service, Sendable {
         }
         if ServerPages.mayHandle(path) {
             let page = ServerPages.Request(
-                path: path, query: request.query, clientAddress: request.clientAddress, forwarded: request.forwarded,
-                tokenHeader: request.playgroundToken)
+                path: path, query: request.query, peerAddress: request.peerAddress, forwarding: request.forwarding,
+                tokenHeader: request.pageToken)
             if let answer = pages.respond(to: page, metrics: { MetricsReading(text: metricsText()) }) { return answer }
         }
         switch path {
@@ -185,7 +185,9 @@ struct ProxyResponder: HTTPResponder {
 
     private static let forwarded = HTTPField.Name("Forwarded")!
     private static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+    private static let realIP = HTTPField.Name("X-Real-IP")!
     private static let playgroundToken = HTTPField.Name("X-Playground-Token")!
+    private static let statusToken = HTTPField.Name("X-Status-Token")!
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
@@ -196,9 +198,11 @@ struct ProxyResponder: HTTPResponder {
             ifNoneMatch: request.headers[.ifNoneMatch])
         // Only the pages read these; a proxy request does not look for them.
         if ServerPages.mayHandle(path) {
-            incoming.clientAddress = context.remoteAddress?.ipAddress
-            incoming.forwarded = request.headers[Self.forwarded] != nil || request.headers[Self.forwardedFor] != nil
-            incoming.playgroundToken = request.headers[Self.playgroundToken]
+            incoming.peerAddress = context.remoteAddress?.ipAddress
+            incoming.forwarding = PageAccess.Forwarding(
+                forwarded: request.headers[Self.forwarded], forwardedFor: request.headers[Self.forwardedFor],
+                realIP: request.headers[Self.realIP])
+            incoming.pageToken = request.headers[path.hasPrefix("/status") ? Self.statusToken : Self.playgroundToken]
         }
         let answer = await server.respond(incoming)
         var headers = HTTPFields()

@@ -97,9 +97,18 @@ public struct ImageServerConfiguration: Sendable {
     /// A token that opens the playground to clients that are not on loopback (or that come
     /// through a proxy): `?token=...` or the `X-Playground-Token` header. Default none.
     public var playgroundToken: String?
-    /// Serve `/status`, a page of the node's figures that refreshes itself (the same counters as
-    /// `/metrics`, which is equally open). Default true.
+    /// Serve `/status`, a page of the node's figures that refreshes itself. Like the playground
+    /// it answers loopback clients only unless ``statusToken`` is set and presented; its table of
+    /// slow requests shows their options and source hosts, never a source's path, query or
+    /// credentials. Default true.
     public var statusPage = true
+    /// A token that opens `/status` to clients that are not on loopback: `?token=...` or the
+    /// `X-Status-Token` header. Default none.
+    public var statusToken: String?
+    /// Proxies in front of the node whose `X-Real-IP`, `X-Forwarded-For` or `Forwarded` header
+    /// names the client for the pages' loopback rule (a same-host nginx: `127.0.0.1/32`). A
+    /// request through any other proxy is never a loopback client. Default none.
+    public var trustedProxies: [IPNetwork] = []
 
     /// The defaults.
     public init() {}

@@ -124,6 +124,15 @@ struct ServeCommand: AsyncParsableCommand {
             "Open the playground to other clients that present this token (?token= or X-Playground-Token).", valueName: "TOKEN"))
     var playgroundToken: String?
 
+    @Option(help: ArgumentHelp("Also serve /status to clients presenting this token (?token= or X-Status-Token).", valueName: "TOKEN"))
+    var statusToken: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Proxies (comma-separated addresses or networks) whose X-Real-IP, X-Forwarded-For or Forwarded names the client for the pages' loopback rule.",
+            valueName: "NETWORKS"))
+    var trustedProxies: String?
+
     @Flag(inversion: .prefixedNo, help: "Serve /status, a page of the node's figures (default on).")
     var statusPage: Bool?
 

@@ -102,6 +102,13 @@ struct ServeSettings {
         if configuration.playgroundToken != nil, !configuration.playground {
             throw ValidationError("--playground-token needs --playground")
         }
+        configuration.statusToken = command.statusToken ?? read.text("STATUS_TOKEN")
+        configuration.trustedProxies = try (command.trustedProxies.map { Self.split($0) } ?? read.list("TRUSTED_PROXIES")).map { text in
+            guard let network = IPNetwork(text.contains("/") ? text : text + (text.contains(":") ? "/128" : "/32")) else {
+                throw ValidationError("--trusted-proxies: \"\(text)\" is not an address or network")
+            }
+            return network
+        }
         configuration.statusPage = try command.statusPage ?? (read.text("STATUS_PAGE") == nil ? true : read.boolean("STATUS_PAGE"))
         if let level = command.logLevel ?? read.text("LOG_LEVEL") {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {

@@ -34,6 +34,48 @@ struct ServerPagesTests {
                 == .refused("the playground needs its token (?token=... or X-Playground-Token)"))
     }
 
+    @Test("the client behind a proxy: the peer unless the proxy is trusted; X-Real-IP alone marks a proxy too")
+    func clientBehindProxy() {
+        let trusted = [IPNetwork("127.0.0.1/32")!]
+        let realIP = PageAccess.Forwarding(realIP: "203.0.113.9")
+        // A same-host proxy that sets only X-Real-IP was taken for a loopback client.
+        #expect(PageAccess.client(peer: "127.0.0.1", forwarding: realIP, trustedProxies: []) == ("127.0.0.1", true))
+        #expect(PageAccess.client(peer: "127.0.0.1", forwarding: realIP, trustedProxies: trusted) == ("203.0.113.9", false))
+        #expect(PageAccess.client(peer: "10.0.0.5", forwarding: realIP, trustedProxies: trusted) == ("10.0.0.5", true))
+        #expect(
+            PageAccess.client(
+                peer: "127.0.0.1", forwarding: PageAccess.Forwarding(forwardedFor: "198.51.100.1, 127.0.0.1"), trustedProxies: trusted)
+                == ("127.0.0.1", false), "the last hop, the one the trusted proxy saw")
+        #expect(
+            PageAccess.client(
+                peer: "127.0.0.1", forwarding: PageAccess.Forwarding(forwarded: "for=192.0.2.60;proto=http, for=\"[2001:db8::1]:4711\""),
+                trustedProxies: trusted) == ("2001:db8::1", false))
+        #expect(PageAccess.client(peer: "127.0.0.1", forwarding: PageAccess.Forwarding(), trustedProxies: []) == ("127.0.0.1", false))
+    }
+
+    @Test("/status answers loopback clients, a trusted proxy's loopback client, or its token; others get 403")
+    func statusAccess() async throws {
+        var configuration = ServerHarness.configuration()
+        configuration.statusToken = "st4tus"
+        try await ServerHarness.with(configuration) { harness in
+            #expect(try await harness.get("/status").status == 200)
+            let proxied = [("X-Real-IP", "203.0.113.9")]
+            let refused = try await harness.get("/status", headers: proxied)
+            #expect(refused.status == 403 && refused.text.contains("--status-token") == false && refused.text.contains("token"))
+            #expect(try await harness.get("/status/figures", headers: proxied).status == 403)
+            #expect(try await harness.get("/status?token=st4tus", headers: proxied).status == 200)
+            #expect(try await harness.get("/status/figures", headers: proxied + [("X-Status-Token", "st4tus")]).status == 200)
+            #expect(try await harness.get("/status?token=wrong", headers: proxied).status == 403)
+        }
+        configuration.statusToken = nil
+        configuration.trustedProxies = [IPNetwork("127.0.0.1/32")!]
+        try await ServerHarness.with(configuration) { harness in
+            #expect(try await harness.get("/status", headers: [("X-Real-IP", "127.0.0.1")]).status == 200)
+            let outside = try await harness.get("/status", headers: [("X-Real-IP", "203.0.113.9")])
+            #expect(outside.status == 403 && outside.text.contains("--status-token"))
+        }
+    }
+
     @Test("the status board: rates and the status mix over a sliding window, nearest-rank percentiles, the slowest ten")
     func statusBoard() {
         let board = StatusBoard()
@@ -171,11 +213,25 @@ struct ServerPagesTests {
             #expect(metrics.value("webimage_server_source_errors_total", ["kind": "http_404"]) == 1)
             #expect(figures.contains("id=\"processed\">3<"))
             #expect(figures.contains("id=\"hits-path\">1<"), "the repeated path")
-            #expect(figures.contains("/w:10/plain/"), "slow paths listed")
+            #expect(figures.contains("/w:10/http://127.0.0.1:\(harness.origin.port)/…"), "slow paths listed, as options and host")
+            #expect(!figures.contains("photo.jpg") && !figures.contains("/plain/"), "never the source's path")
             #expect(!figures.contains(String(harness.signedPlain("w:10", "/photo.jpg").split(separator: "/")[0])), "without signatures")
             #expect(figures.contains("1 key(s), 32-byte signatures"))
             #expect(!figures.contains("736563726574"), "no key shown")
             #expect(metrics.value("webimage_server_request_duration_seconds_count") == 6)
+        }
+        try await ServerHarness.with { harness in
+            // A source with credentials and a token in its query: /status shows neither.
+            harness.origin.route("/secret.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let source = "http://user:hunter2@127.0.0.1:\(harness.origin.port)/secret.jpg?token=abc123"
+            let encoded = URLSigner.base64URL(Array(source.utf8))
+            _ = try await harness.get(harness.signer.sign("/w:10/\(encoded)"))
+            _ = try await harness.get(harness.signer.sign("/w:11/plain/" + source.replacingOccurrences(of: "?", with: "%3F")))
+            let figures = try await harness.get("/status/figures").text
+            for secret in ["hunter2", "abc123", "user", "secret.jpg", encoded] {
+                #expect(!figures.contains(secret), "\(secret) on /status")
+            }
+            #expect(figures.contains("/w:10/http://127.0.0.1:\(harness.origin.port)/…"))
         }
         var configuration = ServerHarness.configuration()
         configuration.statusPage = false

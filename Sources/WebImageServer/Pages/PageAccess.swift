@@ -1,10 +1,14 @@
+import Foundation
 import WebImage
 
-/// Who may use the playground. Its page signs any path with the node's key, which on the
-/// internet would make the node a signing oracle: anyone could have it process anything. So it
-/// answers clients on a loopback address only, unless a separate token is configured and the
-/// client presents it. A request that came through a proxy (`Forwarded` or `X-Forwarded-For`,
-/// which the nginx tier adds) is not a loopback client, whatever address it arrives from.
+/// Who may use the pages. The playground signs any path with the node's key, which on the
+/// internet would make the node a signing oracle: anyone could have it process anything; the
+/// status page shows what the node was asked for and how it is configured. So each answers
+/// clients on a loopback address only, unless its token is configured and the client presents it.
+///
+/// A request that came through a proxy (`Forwarded`, `X-Forwarded-For` or `X-Real-IP`, which the
+/// nginx tier adds) is not a loopback client, whatever address it arrives from, unless the proxy
+/// is one the node trusts (`--trusted-proxies`): then the client is the one the proxy names.
 enum PageAccess {
     /// The verdict, with the reason a refusal gives.
     enum Decision: Equatable, Sendable {
@@ -12,22 +16,74 @@ enum PageAccess {
         case refused(String)
     }
 
-    /// The playground's rule.
+    /// The headers a proxy names the client with, as a request carries them.
+    struct Forwarding: Sendable, Equatable {
+        /// `Forwarded` (RFC 7239).
+        var forwarded: String?
+        /// `X-Forwarded-For`.
+        var forwardedFor: String?
+        /// `X-Real-IP`.
+        var realIP: String?
+
+        var isEmpty: Bool { forwarded == nil && forwardedFor == nil && realIP == nil }
+    }
+
+    /// The client a request comes from: the peer, or, behind a trusted proxy, the client the
+    /// proxy names (`X-Real-IP`, else the last `X-Forwarded-For` entry, else the last `for=` of
+    /// `Forwarded`). `forwarded` is true when a proxy the node does not trust stands between.
+    static func client(peer: String?, forwarding: Forwarding, trustedProxies: [IPNetwork]) -> (address: String?, forwarded: Bool) {
+        guard !forwarding.isEmpty else { return (peer, false) }
+        guard let peer, let peerAddress = IPAddress(peer), trustedProxies.contains(where: { $0.contains(peerAddress) }) else {
+            return (peer, true)
+        }
+        let named =
+            forwarding.realIP
+            ?? forwarding.forwardedFor?.split(separator: ",").last.map(String.init)
+            ?? forwarding.forwarded?.split(whereSeparator: { $0 == "," || $0 == ";" }).last {
+                $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("for=")
+            }
+            .map { String($0.trimmingCharacters(in: .whitespaces).dropFirst(4)) }
+        return (named.map(Self.bareAddress), false)
+    }
+
+    /// An address without the quotes, brackets and port a header may give it.
+    private static func bareAddress(_ text: String) -> String {
+        var address = text.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
+            address = String(address[address.index(after: address.startIndex)..<close])
+        } else if address.filter({ $0 == ":" }).count == 1, let colon = address.firstIndex(of: ":") {
+            address = String(address[..<colon])
+        }
+        return address
+    }
+
+    /// The rule of a page.
     /// - Parameters:
-    ///   - clientAddress: the peer's IP address as text, nil when unknown.
-    ///   - forwarded: whether the request names a client beyond a proxy.
-    ///   - token: the configured `--playground-token`, if any.
-    ///   - presented: the token the request carries (query `token` or `X-Playground-Token`).
-    static func playground(clientAddress: String?, forwarded: Bool, token: String?, presented: String?) -> Decision {
+    ///   - page: the page's name and its token option, for the reasons.
+    ///   - clientAddress: the client's IP address as text (``client(peer:forwarding:trustedProxies:)``), nil when unknown.
+    ///   - forwarded: whether an untrusted proxy stands between.
+    ///   - token: the page's configured token, if any.
+    ///   - presented: the token the request carries (query `token` or the page's header).
+    static func decide(
+        _ page: (name: String, option: String, header: String), clientAddress: String?, forwarded: Bool, token: String?, presented: String?
+    ) -> Decision {
         if let token, let presented {
-            return matches(token, presented) ? .allowed : .refused("the playground token is wrong")
+            return matches(token, presented) ? .allowed : .refused("the \(page.name) token is wrong")
         }
         if !forwarded, let clientAddress, isLoopback(clientAddress) { return .allowed }
         return .refused(
             token == nil
-                ? "the playground answers loopback clients only; start the server with --playground-token to open it to others"
-                : "the playground needs its token (?token=... or X-Playground-Token)")
+                ? "the \(page.name) answers loopback clients only; start the server with \(page.option) to open it to others"
+                : "the \(page.name) needs its token (?token=... or \(page.header))")
     }
+
+    /// The playground's rule: ``decide(_:clientAddress:forwarded:token:presented:)`` for it.
+    static func playground(clientAddress: String?, forwarded: Bool, token: String?, presented: String?) -> Decision {
+        decide(playgroundPage, clientAddress: clientAddress, forwarded: forwarded, token: token, presented: presented)
+    }
+
+    static let playgroundPage = (name: "playground", option: "--playground-token", header: "X-Playground-Token")
+    static let statusPage = (name: "status page", option: "--status-token", header: "X-Status-Token")
 
     /// Whether a textual IP address is on loopback: 127.0.0.0/8, ::1, or 127/8 mapped into IPv6.
     static func isLoopback(_ address: String) -> Bool {

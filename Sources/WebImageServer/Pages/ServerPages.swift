@@ -9,8 +9,9 @@ final class ServerPages: Sendable {
     struct Request: Sendable {
         var path: Substring
         var query: String?
-        var clientAddress: String?
-        var forwarded: Bool
+        var peerAddress: String?
+        var forwarding = PageAccess.Forwarding()
+        /// `X-Playground-Token` for the playground, `X-Status-Token` for the status page.
         var tokenHeader: String?
     }
 
@@ -56,16 +57,22 @@ final class ServerPages: Sendable {
         switch request.path {
         case "/playground", "/playground/":
             guard configuration.playground else { return nil }
-            return guarded(request) { html(render("playground", playgroundContext())) }
+            return guarded(request, PageAccess.playgroundPage, token: configuration.playgroundToken) {
+                html(render("playground", playgroundContext()))
+            }
         case "/playground/sign":
             guard configuration.playground else { return nil }
-            return guarded(request) { sign(query: request.query) }
+            return guarded(request, PageAccess.playgroundPage, token: configuration.playgroundToken) { sign(query: request.query) }
         case "/status":
             guard configuration.statusPage else { return nil }
-            return html(render("status", statusContext(metrics())))
+            return guarded(request, PageAccess.statusPage, token: configuration.statusToken) {
+                html(render("status", statusContext(metrics())))
+            }
         case "/status/figures":
             guard configuration.statusPage else { return nil }
-            return html(render("figures", statusContext(metrics())))
+            return guarded(request, PageAccess.statusPage, token: configuration.statusToken) {
+                html(render("figures", statusContext(metrics())))
+            }
         default:
             guard configuration.playground, request.path.hasPrefix("/playground/demo/"), let demos else { return nil }
             guard let source = demos.source(path: "/playground/" + request.path.dropFirst("/playground/demo/".count)) else {
@@ -83,11 +90,13 @@ final class ServerPages: Sendable {
 
     // MARK: - Playground
 
-    private func guarded(_ request: Request, _ answer: () -> ProxyResponse) -> ProxyResponse {
+    private func guarded(
+        _ request: Request, _ page: (name: String, option: String, header: String), token: String?, _ answer: () -> ProxyResponse
+    ) -> ProxyResponse {
         let presented = request.tokenHeader ?? Self.queryItem("token", in: request.query)
-        switch PageAccess.playground(
-            clientAddress: request.clientAddress, forwarded: request.forwarded, token: configuration.playgroundToken, presented: presented)
-        {
+        let client = PageAccess.client(
+            peer: request.peerAddress, forwarding: request.forwarding, trustedProxies: configuration.trustedProxies)
+        switch PageAccess.decide(page, clientAddress: client.address, forwarded: client.forwarded, token: token, presented: presented) {
         case .allowed: return answer()
         case .refused(let reason): return text(403, reason)
         }
@@ -153,7 +162,7 @@ final class ServerPages: Sendable {
             "slowest": snapshot.slowest.map { entry in
                 [
                     "milliseconds": String(format: "%.1f", entry.milliseconds), "status": entry.status, "bytes": entry.bytes,
-                    "ago": Self.duration(now - entry.second) + " ago", "path": entry.path,
+                    "ago": Self.duration(now - entry.second) + " ago", "path": ProxyPath.redacted(entry.path),
                 ] as [String: Any]
             },
         ]

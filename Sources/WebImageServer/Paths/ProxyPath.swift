@@ -89,6 +89,16 @@ public struct ProxyPath: Sendable, Equatable {
     }
 
     /// At most 100 characters of a source, for error messages.
+    /// What `/status` shows of a path after its signature: the options and the source's scheme,
+    /// host and port. Never its user, password, path or query, which can hold secrets (tokens in
+    /// a query, credentials in the user part).
+    static func redacted(_ unsigned: String) -> String {
+        guard let parsed = try? ProxyPath(parsing: Substring("/-" + unsigned)) else { return "(not a proxy path)" }
+        var origin = (parsed.source.scheme ?? "?") + "://" + (parsed.source.host ?? "?")
+        if let port = parsed.source.port { origin += ":\(port)" }
+        return (["" as Substring] + parsed.options).joined(separator: "/") + "/" + origin + "/…"
+    }
+
     static func shortened(_ text: String) -> String {
         text.count > 100 ? String(text.prefix(100)) + "…" : text
     }

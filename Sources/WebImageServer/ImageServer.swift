@@ -157,6 +157,11 @@ public final class ImageServer: Service, Sendable {
             return ProxyResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Data(metricsText().utf8))
         default:
+            // The signature does not cover a query: each one would be another key for the same
+            // image in every cache in front. A source's own query is escaped inside the path.
+            guard request.query == nil else {
+                return proxy.errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)"))
+            }
             return await proxy.respond(method: method, path: path, accept: request.accept, ifNoneMatch: request.ifNoneMatch)
         }
     }
@@ -186,6 +191,7 @@ struct ProxyResponder: HTTPResponder {
     private static let forwarded = HTTPField.Name("Forwarded")!
     private static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
     private static let realIP = HTTPField.Name("X-Real-IP")!
+    private static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
     private static let playgroundToken = HTTPField.Name("X-Playground-Token")!
     private static let statusToken = HTTPField.Name("X-Status-Token")!
 
@@ -211,6 +217,8 @@ struct ProxyResponder: HTTPResponder {
         }
         let requestID = context.id
         headers.append(HTTPField(name: HTTPField.Name("X-Request-Id")!, value: requestID))
+        // Every body is what its Content-Type says: a browser must not guess HTML into an error's text.
+        headers.append(HTTPField(name: Self.contentTypeOptions, value: "nosniff"))
         context.logger.info(
             "request",
             metadata: [

@@ -31,6 +31,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A signing salt in hex (repeatable).", valueName: "HEX"))
     var salt: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "A file of signing keys in hex, one a line (kept out of `ps`, unlike --key); paired with --salt-file's lines.",
+            valueName: "PATH"))
+    var keyFile: String?
+
+    @Option(help: ArgumentHelp("A file of salts in hex, one a line, paired with --key-file's lines.", valueName: "PATH"))
+    var saltFile: String?
+
     @Option(help: ArgumentHelp("Bytes of the HMAC a signature keeps, 1-32 (default 32).", valueName: "N"))
     var signatureSize: Int?
 

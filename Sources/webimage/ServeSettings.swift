@@ -13,8 +13,9 @@ struct ServeSettings {
     init(command: ServeCommand, environment: [String: String]) throws {
         let read = EnvironmentReader(environment: environment)
         if let bind = command.bind ?? read.text("BIND") { try setBind(bind) }
-        let keys = command.key.isEmpty ? read.list("KEY") : command.key
-        let salts = command.salt.isEmpty ? read.list("SALT") : command.salt
+        let keys = try command.key.ifEmpty(Self.lines(ofFile: command.keyFile ?? read.text("KEY_FILE"), "--key-file") ?? read.list("KEY"))
+        let salts = try command.salt.ifEmpty(
+            Self.lines(ofFile: command.saltFile ?? read.text("SALT_FILE"), "--salt-file") ?? read.list("SALT"))
         guard keys.count == salts.count else {
             throw ValidationError("give one --salt for each --key (\(keys.count) keys, \(salts.count) salts)")
         }
@@ -122,6 +123,15 @@ struct ServeSettings {
         }
     }
 
+    /// The non-empty lines of the file at `path`, trimmed; nil when no path is given.
+    private static func lines(ofFile path: String?, _ option: String) throws -> [String]? {
+        guard let path else { return nil }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ValidationError("\(option): cannot read \(path)")
+        }
+        return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
     private mutating func setBind(_ bind: String) throws {
         guard let colon = bind.lastIndex(of: ":"), let port = Int(bind[bind.index(after: colon)...]), (0...65535).contains(port) else {
             throw ValidationError("--bind is HOST:PORT, not \"\(bind)\"")
@@ -189,5 +199,12 @@ struct EnvironmentReader {
         case "0", "false", "no": return false
         default: throw ValidationError("WEBIMAGE_\(name): \"\(text)\" is not 1, true, yes, 0, false or no")
         }
+    }
+}
+
+extension Array {
+    /// The array, or `replacement` when it is empty.
+    fileprivate func ifEmpty(_ replacement: @autoclosure () throws -> [Element]) rethrows -> [Element] {
+        isEmpty ? try replacement() : self
     }
 }

@@ -141,6 +141,37 @@ struct AddressGuardTests {
         try await origin.shutdown()
     }
 
+    @Test("the guard's SOCKS listener closes connections from other processes before the handshake; its own work")
+    func guardServesOnlyItsProcess() async throws {
+        let origin = try await OriginServer.start()
+        let egress = try EgressGuard.start(
+            policy: AddressPolicy(allowedNetworks: [IPNetwork("127.0.0.0/8")!]), upstream: nil, resolver: resolver,
+            connectTimeout: .seconds(2))
+        // Another process offers "no authentication" and asks for a connection to the origin.
+        let script = """
+            import socket, sys
+            s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+            try:
+                s.sendall(bytes([5, 1, 0]))
+                answer = s.recv(16)
+                print("answer", answer.hex() if answer else "closed")
+            except ConnectionResetError:
+                print("answer closed")
+            """
+        let outsider = try ChildProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, egress.host, String(egress.port)])
+        _ = try await outsider.waitForExit()
+        #expect(outsider.lines == ["answer closed"], "\(outsider.lines)")
+        #expect(connections(origin) == 0)
+        // This process's own downloader goes through the same guard.
+        try await withGuardedDownloader(AddressPolicy(allowedNetworks: [IPNetwork("127.0.0.0/8")!])) { origin, downloader in
+            origin.route("/a.png", .ok(png, contentType: "image/png"))
+            let loaded = try await downloader.loadData(origin.url("/a.png"))
+            #expect(loaded.data.count == png.count)
+        }
+        await egress.shutdown()
+        try await origin.shutdown()
+    }
+
     @Test("a downloader on an application's own client refuses to load unguarded when given a policy")
     func failsClosedWithAnExternalClient() async throws {
         let origin = try await OriginServer.start()

@@ -114,7 +114,8 @@ struct ServerProcessTests {
     /// The `flags:` of `/proc/PID/fdinfo` for the process's first listening TCP socket.
     private static func listeningDescriptorFlags(processID: Int32) -> Int? {
         let listening = Set(
-            ((try? String(contentsOfFile: "/proc/\(processID)/net/tcp", encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
+            String(decoding: FileHandle(forReadingAtPath: "/proc/\(processID)/net/tcp")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+                .split(separator: "\n").dropFirst()
                 .compactMap { line -> String? in
                     let fields = line.split(separator: " ")
                     return fields.count > 9 && fields[3] == "0A" ? String(fields[9]) : nil

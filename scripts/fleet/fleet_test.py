@@ -569,6 +569,7 @@ server {{
         browsers = [
             ("image/avif,image/webp,image/apng,image/*,*/*;q=0.8", "WEBP"),
             ("image/webp,*/*", "WEBP"),
+            ("image/webp;q=0,*/*", "JPEG"),
             ("text/html,*/*;q=0.8", "JPEG"),
             ("", "JPEG"),
         ]

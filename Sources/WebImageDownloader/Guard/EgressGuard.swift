@@ -16,8 +16,9 @@ import NIOSOCKS
 /// still checked against the real host name), HTTP/2 and pooling. The price is a relay of every
 /// byte through two more loopback sockets, on the same event loop; see `docs/benchmarks.md`.
 ///
-/// The listener serves only the downloader that made it, but any local process could connect
-/// to it; it would gain nothing, as the guard connects nowhere the policy refuses.
+/// The listener serves only the downloader that made it: a connection from any other local
+/// process is closed before the handshake (``LocalPeer``), so the guard is no open proxy for
+/// other users of the machine.
 ///
 /// It listens on a random address of 127.0.0.0/8 rather than 127.0.0.1: NIOSSL accepts a
 /// certificate whose IP address entry matches the socket's peer, whatever the host name, and
@@ -61,7 +62,9 @@ final class EgressGuard: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
-                guard let egress = box.withLock({ $0 }) else { return channel.close() }
+                guard let egress = box.withLock({ $0 }), let peer = channel.remoteAddress, let local = channel.localAddress,
+                    LocalPeer.isThisProcess(peer: peer, local: local)
+                else { return channel.close() }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(SOCKSServerHandshakeHandler())
                     try channel.pipeline.syncOperations.addHandler(GuardHandshakeHandler(egress: egress), name: GuardHandshakeHandler.name)

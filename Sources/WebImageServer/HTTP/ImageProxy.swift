@@ -198,12 +198,12 @@ public final class ImageProxy: Sendable {
 
     private func formatChoice(options: ProcessingOptions, accept: String?) -> FormatChoice {
         if let format = options.format { return .explicit(format) }
-        let accepted = (accept ?? "").lowercased()
-        if configuration.autoJXL, accepted.contains("image/jxl"), parser.encodableFormats.contains(.jpegXL) {
+        let accepted = AcceptHeader(accept)
+        if configuration.autoJXL, accepted.names("image/jxl"), parser.encodableFormats.contains(.jpegXL) {
             return .negotiated(.jpegXL)
         }
-        if configuration.autoAVIF, accepted.contains("image/avif"), parser.encodableFormats.contains(.avif) { return .negotiated(.avif) }
-        if configuration.autoWebP, accepted.contains("image/webp") { return .negotiated(.webP) }
+        if configuration.autoAVIF, accepted.names("image/avif"), parser.encodableFormats.contains(.avif) { return .negotiated(.avif) }
+        if configuration.autoWebP, accepted.names("image/webp") { return .negotiated(.webP) }
         return .source
     }
 

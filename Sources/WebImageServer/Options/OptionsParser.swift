@@ -196,9 +196,10 @@ public struct OptionsParser: Sendable {
             ("height", Double(options.height) * options.dpr * options.zoomY),
             ("min-width", Double(options.minWidth) * options.dpr), ("min-height", Double(options.minHeight) * options.dpr),
         ]
-        for (name, value) in sizes where value > Double(maximumResultDimension) {
+        // In whole pixels, as the plan rounds them: 8192 at dpr 1.0001 is 8193, over 8192.
+        for (name, value) in sizes where Int(value.rounded()) > maximumResultDimension {
             throw ProxyError(
-                status: 400, "\(name) \(Int(value)) (after dpr and zoom) is over the result limit of \(maximumResultDimension)")
+                status: 400, "\(name) \(Int(value.rounded())) (after dpr and zoom) is over the result limit of \(maximumResultDimension)")
         }
     }
 }

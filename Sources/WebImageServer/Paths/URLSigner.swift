@@ -32,8 +32,12 @@ public struct URLSigner: Sendable {
 
     /// Whether `signature` signs `path` under any of the keys. Every key is tried and compared
     /// in constant time, so the time taken says nothing about how much of a guess was right.
+    /// Only the canonical spelling is valid (no padding, no stray bits in the last character):
+    /// `SIG=` or another last character decoding to the same bytes would be a new cache key in
+    /// every cache in front for the same image.
     public func isValid(_ signature: Substring, for path: Substring) -> Bool {
-        guard let given = Self.bytes(base64URL: signature), given.count == signatureSize else { return false }
+        guard let given = Self.bytes(base64URL: signature), given.count == signatureSize, Self.base64URL(given) == signature
+        else { return false }
         var matched = false
         for key in keys {
             let expected = digest(path, with: key)

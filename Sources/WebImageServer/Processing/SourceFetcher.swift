@@ -99,7 +99,11 @@ final class SourceFetcher: Sendable {
                 ? .notFound("the source answered \(status)") : ProxyError(status: 502, "the source answered \(status)")
         }
         switch error.code {
-        case .refusedAddress: return .forbidden("the source's address is not allowed: \(error.detail)")
+        case .refusedAddress:
+            // The rule only: the address a name resolved to would make the server an oracle for
+            // internal DNS.
+            let rule = error.message.flatMap { message in message.range(of: "is refused: ").map { String(message[$0.upperBound...]) } }
+            return .forbidden("the source was refused by the address policy" + (rule.map { " (\($0))" } ?? ""))
         case .timedOut: return ProxyError(status: 504, "the source did not answer in time")
         case .tooLarge: return .tooLarge("the source is over the byte limit: \(error.detail)")
         case .invalidURL: return .badRequest("the source URL is not valid")

@@ -72,6 +72,7 @@ public final class ImageServer: Service, Sendable {
     /// Listens until the service group is told to stop, then drains and closes the caches.
     public func run() async throws {
         let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ClientGoneHandler()],
             idleTimeout: .seconds(Int64(configuration.idleTimeout)),
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: configuration.maximumRequestHeaderBytes, maxHeaderListSize: configuration.maximumRequestHeaderBytes))
@@ -210,7 +211,8 @@ struct ProxyResponder: HTTPResponder {
                 realIP: request.headers[Self.realIP])
             incoming.pageToken = request.headers[path.hasPrefix("/status") ? Self.statusToken : Self.playgroundToken]
         }
-        let answer = await server.respond(incoming)
+        let question = incoming
+        let answer = await Self.cancellingWhenClosed(context.channel) { await server.respond(question) }
         var headers = HTTPFields()
         for (name, value) in answer.headers {
             if let field = Self.knownNames[name] ?? HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
@@ -230,13 +232,60 @@ struct ProxyResponder: HTTPResponder {
     }
 }
 
-/// Hummingbird's basic context plus the peer's address, which the playground's access rule reads.
+extension ProxyResponder {
+    /// `answer` run so that the client's going away cancels it. Hummingbird does not cancel a
+    /// handler when its connection closes; without this, a request whose client had left went on
+    /// waiting for a slot, downloading and processing (70 abandoned requests still held 2 slots
+    /// and 43 places in the queue two minutes later). Cancelled, the request leaves the queue and
+    /// stops waiting for shared work, which stops too when nobody else waits for it.
+    static func cancellingWhenClosed(_ channel: any Channel, _ answer: @escaping @Sendable () async -> ProxyResponse) async
+        -> ProxyResponse
+    {
+        let (closed, signal) = AsyncStream<Void>.makeStream()
+        channel.closeFuture.whenComplete { _ in signal.finish() }
+        return await withTaskGroup(of: ProxyResponse?.self) { group in
+            group.addTask { await answer() }
+            group.addTask {
+                for await _ in closed {}
+                return nil
+            }
+            let first = await group.next() ?? nil
+            signal.finish()
+            group.cancelAll()
+            // Nil: the connection closed first. The answer goes nowhere; what it is does not matter.
+            return first ?? ProxyResponse(status: 499, headers: [])
+        }
+    }
+}
+
+/// Hummingbird's basic context plus the peer's address, which the playground's access rule
+/// reads, and the connection, whose closing cancels the request's work.
 struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
+    }
+}
+
+/// Closes a connection whose client has closed its side. Hummingbird accepts half-closed
+/// connections, so a client that went away while its request waited was only an end of input
+/// nobody read, and the request went on; closed, the connection cancels the request's work
+/// (``ProxyResponder/cancellingWhenClosed(_:_:)``). An HTTP client that half-closes and still
+/// waits for its answer is not served: no browser, CDN or HTTP library does that.
+final class ClientGoneHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    // Reads pass through untouched; only the end of input is acted on.
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 }

@@ -418,29 +418,6 @@ struct ServerHTTPTests {
         }
     }
 
-    @Test("a full queue answers 503 with Retry-After at once")
-    func queueFull() async throws {
-        var oneAtATime = ServerHarness.configuration()
-        oneAtATime.concurrency = 1
-        oneAtATime.queueLength = 0
-        oneAtATime.downloadTimeout = .seconds(1)
-        try await ServerHarness.with(oneAtATime) { harness in
-            harness.origin.route(
-                "/stalled.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: jpeg, delivery: .stall(after: 100)))
-            harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
-            let blocking = Task { try await harness.get(harness.signedPlain("w:10", "/stalled.jpg")) }
-            _ = try await harness.origin.waitForRequests(1, to: "/stalled.jpg")
-            let refused = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
-            #expect(refused.status == 503)
-            #expect(refused.header("Retry-After") == "1")
-            #expect(refused.header("Cache-Control") == "no-store")
-            let answer5 = try await blocking.value
-            #expect(answer5.status == 504)
-            let answer6 = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
-            #expect(answer6.status == 200)
-        }
-    }
-
     @Test("processing past its timeout answers 504 and stores nothing")
     func processingTimeout() async throws {
         var impatient = ServerHarness.configuration()

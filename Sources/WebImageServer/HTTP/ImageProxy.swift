@@ -109,6 +109,11 @@ public final class ImageProxy: Sendable {
                 + "give each server its own --result-cache-dir")
     }
 
+    /// Pieces of work (a download and its processing) running now for one or more requests.
+    var inFlightCount: Int { inFlight.count }
+    /// Requests waiting for that work.
+    var inFlightWaiterCount: Int { inFlight.waiterCount }
+
     /// Closes the caches and the downloader.
     func shutdown() async {
         await fetcher.shutdown()
@@ -161,10 +166,9 @@ public final class ImageProxy: Sendable {
             return success(hit, options: options, vary: vary, ifNoneMatch: ifNoneMatch, timing: "cache;desc=\"result\"")
         }
         metrics.resultMisses.increment()
-        try await gate.enter()
-        defer { gate.leave() }
-        metrics.running.record(gate.running)
-        metrics.queued.record(gate.queued)
+        // The deadline covers everything from here: the download, the wait for a processing slot
+        // and the processing. Past it this request is answered 504 and stops waiting; the work it
+        // shares with others goes on for them, and is cancelled if none is left.
         let result = try await withDeadline(
             configuration.requestTimeout, error: ProxyError(status: 504, "the request took longer than \(configuration.requestTimeout)")
         ) { () async throws(ProxyError) -> ProcessedResult in
@@ -267,18 +271,13 @@ public final class ImageProxy: Sendable {
         let processStart = ContinuousClock.now
         let processor = self.processor
         let limit = configuration.processingTimeout
-        let encoded = try await withDeadline(limit, error: ProxyError(status: 504, "processing took longer than \(limit)")) {
-            () async throws(ProxyError) -> Data in
-            let outcome: Result<Data, ProxyError>
-            do throws(WebImageError) {
-                outcome = try await WorkPool.shared.run { () throws(WebImageError) -> Result<Data, ProxyError> in
-                    Result { () throws(ProxyError) in try processor.process(data, options: options, format: format) }
-                }
-            } catch {
-                outcome = .failure(.unprocessable("processing failed: \(error.detail)"))
-            }
-            return try outcome.get()
+        let encoded = try await gate.run(
+            in: WorkPool.shared, limit: limit, timeout: ProxyError(status: 504, "processing took longer than \(limit)")
+        ) { isCancelled throws(ProxyError) in
+            try processor.process(data, options: options, format: format, isCancelled: isCancelled)
         }
+        metrics.running.record(gate.running)
+        metrics.queued.record(gate.queued)
         let processSeconds = Self.seconds(since: processStart)
         metrics.processingDuration.recordSeconds(processSeconds)
         let result = ProcessedResult(

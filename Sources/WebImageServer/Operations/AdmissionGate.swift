@@ -1,9 +1,10 @@
 import WebImage
 
-/// At most `concurrency` requests fetch and process at once; up to `queueLength` more wait in
-/// arrival order; beyond that a request is refused at once (503 with `Retry-After`), so that a
-/// burst costs memory for the queue, not for a pile of half-done images. A waiting request whose
-/// client goes away leaves the queue.
+/// At most `concurrency` results are processed at once; up to `queueLength` more wait in arrival
+/// order; beyond that a request is refused at once (503 with `Retry-After`), so that a burst costs
+/// memory for the queue, not for a pile of half-done images. Downloads take no slot (the
+/// downloader bounds them), so a slow origin cannot starve processing. A waiting request whose
+/// task is cancelled (its client went away, or its deadline passed) leaves the queue.
 final class AdmissionGate: Sendable {
     private struct State {
         var running = 0
@@ -75,4 +76,39 @@ final class AdmissionGate: Sendable {
         }
         next?.resume(returning: true)
     }
+}
+
+extension AdmissionGate {
+    /// Runs `job` in the work pool once a slot is free, and keeps the slot until the job has
+    /// really ended: the slot follows the work, not the request. A caller cancelled while it
+    /// waits for a slot leaves the queue (499); one cancelled while its job runs stops waiting at
+    /// once, and the job, whose `isCancelled` now answers true, stops at its next step.
+    ///
+    /// `limit` bounds the job from the moment it has a slot: past it the caller gets `timeout`
+    /// and the job is cancelled as above.
+    func run<Output: Sendable>(
+        in pool: WorkPool, limit: Duration, timeout: ProxyError,
+        _ job: @escaping @Sendable (_ isCancelled: @Sendable () -> Bool) throws(ProxyError) -> Output
+    ) async throws(ProxyError) -> Output {
+        try await enter()
+        let cancelled = Locked(false)
+        let outcome = FirstResult<Result<Output, ProxyError>>()
+        pool.submit(priority: .normal) { [self] in
+            defer { leave() }
+            let isCancelled: @Sendable () -> Bool = { cancelled.withLock { $0 } }
+            guard !isCancelled() else { return outcome.finish(.failure(Self.gone)) }
+            outcome.finish(Result { () throws(ProxyError) in try job(isCancelled) })
+        }
+        return try await withDeadline(limit, error: timeout) { () async throws(ProxyError) -> Output in
+            let result = await withTaskCancellationHandler {
+                await outcome.wait()
+            } onCancel: {
+                cancelled.withLock { $0 = true }
+                outcome.finish(.failure(Self.gone))
+            }
+            return try result.get()
+        }
+    }
+
+    private static var gone: ProxyError { ProxyError(status: 499, "the request was cancelled") }
 }

@@ -1,75 +1,54 @@
 import WebImage
 
 /// Runs `work` and returns its result, or throws `error` once `limit` has passed, whichever
-/// comes first. The work is not stopped when the deadline wins: a fetch or an encode others share
-/// goes on to finish and fill the caches; only this caller stops waiting.
+/// comes first; either way the other is cancelled, so a deadline stops the work it bounds (work
+/// that others share goes on while they wait: ``InFlight`` cancels it only when its last waiter
+/// has gone). `work` must end soon once cancelled; everything the proxy runs under a deadline does.
 func withDeadline<Value: Sendable>(
     _ limit: Duration, error: ProxyError, _ work: @escaping @Sendable () async throws(ProxyError) -> Value
 ) async throws(ProxyError) -> Value {
-    let outcome = Outcome<Value>()
-    let result: Result<Value, ProxyError> = await withTaskCancellationHandler {
-        await withCheckedContinuation { continuation in
-            outcome.attach(continuation)
-            Task {
-                do throws(ProxyError) {
-                    outcome.finish(.success(try await work()))
-                } catch {
-                    outcome.finish(.failure(error))
-                }
-            }
-            let timer = Task {
-                try? await Task.sleep(for: limit)
-                if !Task.isCancelled { outcome.finish(.failure(error)) }
-            }
-            outcome.onFinish { timer.cancel() }
+    let result = await withTaskGroup(of: Result<Value, ProxyError>?.self) { group in
+        group.addTask {
+            do throws(ProxyError) { return .success(try await work()) } catch { return .failure(error) }
         }
-    } onCancel: {
-        outcome.finish(.failure(ProxyError(status: 499, "the client went away")))
+        group.addTask {
+            // A cancelled sleep is the work having finished first (or the caller having gone).
+            do { try await Task.sleep(for: limit) } catch { return nil }
+            return .failure(error)
+        }
+        var outcome: Result<Value, ProxyError>?
+        while outcome == nil, let next = await group.next() { outcome = next }
+        group.cancelAll()
+        return outcome ?? .failure(ProxyError(status: 499, "the client went away"))
     }
     return try result.get()
 }
 
-/// The first of several results, handed to one waiting continuation exactly once.
-private final class Outcome<Value: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<Result<Value, ProxyError>, Never>?
-        var result: Result<Value, ProxyError>?
-        var onFinish: [@Sendable () -> Void] = []
+/// The first of several results, handed to the one waiter exactly once: a pool job's result, or
+/// the cancellation that stopped waiting for it, whichever comes first.
+final class FirstResult<Value: Sendable>: Sendable {
+    private let state = Locked<(continuation: CheckedContinuation<Value, Never>?, value: Value?)>((nil, nil))
+
+    /// Keeps `value` and wakes the waiter, unless a value came first.
+    func finish(_ value: Value) {
+        let continuation = state.withLock { state -> CheckedContinuation<Value, Never>? in
+            guard state.value == nil else { return nil }
+            state.value = value
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(returning: value)
     }
 
-    private let state = Locked(State())
-
-    func attach(_ continuation: CheckedContinuation<Result<Value, ProxyError>, Never>) {
-        let early = state.withLock { state in
-            guard let result = state.result else {
+    /// The first value, now or once it comes.
+    func wait() async -> Value {
+        await withCheckedContinuation { continuation in
+            let early = state.withLock { state -> Value? in
+                if let value = state.value { return value }
                 state.continuation = continuation
-                return nil as Result<Value, ProxyError>?
+                return nil
             }
-            return result
+            if let early { continuation.resume(returning: early) }
         }
-        if let early { continuation.resume(returning: early) }
-    }
-
-    func onFinish(_ action: @escaping @Sendable () -> Void) {
-        let finished = state.withLock { state in
-            if state.result == nil { state.onFinish.append(action) }
-            return state.result != nil
-        }
-        if finished { action() }
-    }
-
-    func finish(_ result: Result<Value, ProxyError>) {
-        let (continuation, actions) = state.withLock {
-            state -> (CheckedContinuation<Result<Value, ProxyError>, Never>?, [@Sendable () -> Void]) in
-            guard state.result == nil else { return (nil, []) }
-            state.result = result
-            defer {
-                state.continuation = nil
-                state.onFinish = []
-            }
-            return (state.continuation, state.onFinish)
-        }
-        continuation?.resume(returning: result)
-        for action in actions { action() }
     }
 }

@@ -22,6 +22,9 @@ let package = Package(
     targets: ["FuzzJPEG", "FuzzPNG", "FuzzGIF", "FuzzWebP", "FuzzAVIF", "FuzzBMP", "FuzzTIFF", "FuzzHEIF", "FuzzJXL", "FuzzSVG"].map(fuzzTarget) + [
         .executableTarget(
             name: "FuzzProxyPath", dependencies: [.product(name: "WebImageServer", package: libraryIdentity)], path: "Sources/FuzzProxyPath"),
+        .executableTarget(
+            name: "FuzzProxyOptions", dependencies: [.product(name: "WebImageServer", package: libraryIdentity)],
+            path: "Sources/FuzzProxyOptions"),
         .target(name: "FuzzSupport", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)], path: "Sources/FuzzSupport"),
     ],
     swiftLanguageModes: [.v6]

@@ -78,6 +78,18 @@ struct CoderTests {
         #expect(full.pixelWidth == 64)
     }
 
+    @Test("a thumbnail from the DCT scale drops the row libjpeg rounds up: 2048x1365 in 512x512 is 512x341")
+    func jpegThumbnailDropsTheRoundedUpRow() throws {
+        let photo = Image(pixels: PixelBuffer(width: 2048, height: 1365, straightRGBA: [UInt8](repeating: 90, count: 2048 * 1365 * 4)))
+        let data = try CodersManager.shared.encode(photo, as: .jpeg)
+        let thumbnail = try CodersManager.shared.decode(data, options: DecodeOptions(thumbnail: .init(width: 512, height: 512)))
+        // 1365 / 4 = 341.25: libjpeg makes 342 rows, the last from a quarter of a source row.
+        #expect((thumbnail.pixelWidth, thumbnail.pixelHeight) == (512, 341))
+        // The decoder's own steps, without resampling (the proxy's plan drops the row itself).
+        let steps = try JPEGCoder().decode(data, options: DecodeOptions(thumbnail: .init(width: 512, height: 512, resamples: false)))
+        #expect((steps.pixelWidth, steps.pixelHeight) == (512, 342))
+    }
+
     @Test("pixel limits are checked from the header, before decoding")
     func limits() throws {
         let tight = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 64 * 48 - 1))

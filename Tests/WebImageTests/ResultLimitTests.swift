@@ -111,6 +111,17 @@ struct ResultLimitTests {
         #expect(try plan("rs:fit:512:512", 2048, 1365).limitScale == 1)
     }
 
+    @Test("a JPEG XL result's effort is lowered, then refused, by the encoder's memory budget")
+    func jpegXLEffort() throws {
+        // libjxl 0.7 took 5.7 GB for a 40 MP picture at effort 7 and 1.6 GB at 5 (cjxl, measured).
+        #expect(try ImageProcessor.jpegXLEffort(pixels: 1_000_000) == 7)
+        #expect(try ImageProcessor.jpegXLEffort(pixels: 3_000_000) == 7)
+        #expect(try ImageProcessor.jpegXLEffort(pixels: 4_000_000) == 5)
+        #expect(try ImageProcessor.jpegXLEffort(pixels: 13_000_000) == 5)
+        #expect(throws: ProxyError.self) { try ImageProcessor.jpegXLEffort(pixels: 14_000_000) }
+        #expect(throws: ProxyError.self) { try ImageProcessor.jpegXLEffort(pixels: 40_000_000) }
+    }
+
     @Test("a smart fill from a scaled image over the pixel limit is refused, not made")
     func smartFillRefused() throws {
         #expect(throws: ProxyError.self) { try plan("rs:fill:1000:100:1/g:sm", 1, 400) }

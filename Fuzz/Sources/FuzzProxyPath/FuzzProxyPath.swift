@@ -19,7 +19,7 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     guard let options = try? parser.parse(parsed.options, extensionName: parsed.extensionName, now: fixedNow) else { return 0 }
     _ = options.canonical
     for (width, height) in [(2048, 1365), (1, 1), (3, 40_000)] {
-        let plan = ProcessingPlan(options: options, sourceWidth: width, sourceHeight: height)
+        guard let plan = try? ProcessingPlan(options: options, sourceWidth: width, sourceHeight: height) else { continue }
         _ = plan.transformers(options: options, decodedWidth: width, decodedHeight: height, sourceWidth: width)
     }
     return 0

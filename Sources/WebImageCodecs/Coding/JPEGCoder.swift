@@ -66,10 +66,13 @@ public struct JPEGCoder: ImageCoder {
             if !warnings.contains(message) { warnings.append(message) }
         }
         if isCMYK { Self.convertCMYKToRGBA(&pixels, inverted: JPEGSegments.hasAdobeMarker(bytes)) }
+        var buffer = PixelBuffer(width: outputWidth, height: outputHeight, straightRGBA: pixels)
+        if options.thumbnail?.resamples == true {
+            buffer = Self.withoutRoundedUpEdge(buffer, width: Int(width), height: Int(height), factor: factor)
+        }
         var image = Image(
-            pixels: PixelBuffer(width: outputWidth, height: outputHeight, straightRGBA: pixels),
-            scale: options.scale, orientation: ExifReader.orientation(inJPEG: bytes) ?? .up, sourceFormat: .jpeg, hasAlpha: false
-        )
+            pixels: buffer, scale: options.scale, orientation: ExifReader.orientation(inJPEG: bytes) ?? .up, sourceFormat: .jpeg,
+            hasAlpha: false)
         image.warnings = warnings
         image.isPartial = isPartial
         return image
@@ -101,6 +104,19 @@ public struct JPEGCoder: ImageCoder {
         defer { tjFree(output) }
         guard status == 0, let output else { throw WebImageError(.encodeFailed, "JPEG: \(Self.message(handle))") }
         return Data(bytes: output, count: Int(size))
+    }
+
+    /// The DCT-scaled pixels without the last row or column that libjpeg adds by rounding a side
+    /// up: 2048x1365 at a quarter is 512x342, the last row covering a quarter of a source row,
+    /// where the image scaled is 512x341.25. A thumbnail fitted from 512x342 kept that row (512x342
+    /// for a 512x512 box); dropping it keeps the aspect ratio, as the proxy's plan already does.
+    static func withoutRoundedUpEdge(_ pixels: PixelBuffer, width: Int, height: Int, factor: tjscalingfactor) -> PixelBuffer {
+        guard factor.num != factor.denom else { return pixels }
+        let scale = Double(factor.num) / Double(factor.denom)
+        let exactWidth = max(1, min(pixels.width, Int((Double(width) * scale).rounded())))
+        let exactHeight = max(1, min(pixels.height, Int((Double(height) * scale).rounded())))
+        guard exactWidth < pixels.width || exactHeight < pixels.height else { return pixels }
+        return pixels.cropped(x: 0, y: 0, width: exactWidth, height: exactHeight)
     }
 
     /// CMYK to RGB in place, the way Pillow and most viewers do without a colour profile:

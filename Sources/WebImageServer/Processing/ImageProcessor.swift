@@ -70,11 +70,32 @@ struct ImageProcessor: Sendable {
         image = try Self.apply(steps, to: image, isCancelled: isCancelled)
         try Self.check(isCancelled)
         let quality = Double(options.quality(for: format, fallback: defaultQuality)) / 100
+        var encoding = EncodeOptions(quality: quality)
+        if format == .jpegXL {
+            encoding.jxlEffort = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)
+        }
         do {
-            return try coders.encode(image, as: format, options: EncodeOptions(quality: quality))
+            return try coders.encode(image, as: format, options: encoding)
         } catch {
             throw .unprocessable("the result could not be encoded as \(format.rawValue): \(error.detail)")
         }
+    }
+
+    /// The most memory one result's encoder may take. With the decoded source, the resize and
+    /// the result it bounds a job's peak, which docs/deploy.md's sizing and the systemd unit's
+    /// `MemoryMax` are worked out from.
+    static let encoderMemoryBudget = 512 * 1024 * 1024
+
+    /// libjxl 0.7's effort for a result of `pixels`: its default, 7, while its memory fits the
+    /// budget, else 5. Measured with cjxl on a 40 MP picture: about 144 bytes a pixel at effort 7
+    /// (5.7 GB), 40 at efforts 1 to 5 (1.6 GB).
+    /// - Throws: 422 for a result whose encoding would not fit the budget at any effort.
+    static func jpegXLEffort(pixels: Int) throws(ProxyError) -> Int {
+        if pixels * 144 <= encoderMemoryBudget { return 7 }
+        if pixels * 40 <= encoderMemoryBudget { return 5 }
+        throw .unprocessable(
+            "a JPEG XL result of \(megapixels(pixels)) MP needs more memory than a job may use "
+                + "(at most \(megapixels(encoderMemoryBudget / 40)) MP): ask for a smaller size or another format")
     }
 
     private static func apply(_ steps: [any ImageTransformer], to image: Image, isCancelled: () -> Bool) throws(ProxyError) -> Image {

@@ -54,8 +54,13 @@ struct APNGTests {
 
     @Test func framesBeyondTheLimitsOrTheCanvasAreTypedErrors() throws {
         let data = try Fixture.data("animated.png")
+        // Four frames over a three-frame budget: the first three are kept (issue 36); a budget
+        // under one frame is refused.
+        #expect(
+            try CodersManager.shared.decode(data, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 32 * 24 * 3))).frames.count
+                == 3)
         #expect(throws: WebImageError(.tooLarge)) {
-            try CodersManager.shared.decode(data, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 32 * 24 * 3)))
+            try CodersManager.shared.decode(data, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 32 * 24 - 1)))
         }
         // Every truncation decodes or fails with a typed error; none crashes.
         for length in stride(from: 8, to: data.count, by: 7) {

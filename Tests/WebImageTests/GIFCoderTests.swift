@@ -32,7 +32,7 @@ struct GIFCoderTests {
         let data = try Fixture.data("animated.gif")
         #expect(try GIFCoder().decode(data, options: DecodeOptions(firstFrameOnly: true)).frames.count == 1)
         let tight = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 32 * 24 * 2))
-        #expect(throws: WebImageError(.tooLarge), "three frames exceed a two-frame budget") { try GIFCoder().decode(data, options: tight) }
+        #expect(try GIFCoder().decode(data, options: tight).frames.count == 2, "a two-frame budget keeps the first two of three frames")
         #expect(try GIFCoder().decode(data, options: DecodeOptions(limits: tight.limits, firstFrameOnly: true)).frames.count == 1)
         // Cut inside the header, the first frame, the second frame's colour table, the last
         // frame's data: truncation.

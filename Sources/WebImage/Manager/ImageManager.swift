@@ -41,8 +41,8 @@ public final class ImageManager: Sendable {
     public var delegate: (any ImageManagerDelegate)? { configuration.delegate }
     /// Bounds checked before decoding.
     public var decodeLimits: DecodeLimits { configuration.decodeLimits }
-    /// URLs whose load failed for good.
-    public let failedURLs = FailedURLs()
+    /// URLs whose load failed for good, bounded and aged by the configuration.
+    public let failedURLs: FailedURLs
 
     let workPool: WorkPool
     let logger: Logger
@@ -74,6 +74,7 @@ public final class ImageManager: Sendable {
         self.loader = loader
         self.coders = coders
         self.configuration = configuration
+        failedURLs = FailedURLs(capacity: configuration.failedURLCapacity, lifetime: configuration.failedURLLifetime)
         workPool = .shared
         logger = telemetry.logger("manager")
         storeFailures = telemetry.counter(.cacheStoreFailures)

@@ -20,6 +20,10 @@ public struct ImageManagerConfiguration: Sendable {
     /// Whether the origin's caching headers decide when a cached image is revalidated. Default
     /// ``CacheFreshnessPolicy/useCachedAsIs``.
     public var cacheFreshness: CacheFreshnessPolicy
+    /// How many URLs the failed list (``ImageManager/failedURLs``) holds at most. Default 10,000.
+    public var failedURLCapacity = 10_000
+    /// How long a URL that failed for good stays blocked. Default one hour.
+    public var failedURLLifetime: Duration = .seconds(3600)
 
     /// Creates a configuration; every default is SDWebImage's.
     public init(

@@ -1,9 +1,20 @@
 extension AnimationFrameSource {
-    /// Every frame (or only the first, with ``DecodeOptions/firstFrameOnly``) as one ``Image``,
-    /// after checking that all of them together fit the pixel budget.
+    /// Every frame (or only the first, with ``DecodeOptions/firstFrameOnly``) as one ``Image``.
+    /// The frames held together must fit the pixel budget: of a longer animation the first frames
+    /// that fit are kept, with a warning, as imgproxy keeps the first frames rather than refusing
+    /// (a long animation is a valid file, and a refusal put its URL on the failed list for good);
+    /// only a single frame over the budget is ``WebImageError/Code/tooLarge``.
     mutating func image(options: DecodeOptions, inputSize: Int, format: ImageFormat) throws(WebImageError) -> Image {
-        let count = options.firstFrameOnly ? 1 : durations.count
-        try options.limits.check(width: canvasWidth, height: canvasHeight * count, inputSize: inputSize)
+        let all = options.firstFrameOnly ? 1 : durations.count
+        try options.limits.check(width: canvasWidth, height: canvasHeight, inputSize: inputSize)
+        let (framePixels, overflow) = canvasWidth.multipliedReportingOverflow(by: canvasHeight)
+        let fitting = overflow || framePixels == 0 ? 1 : max(1, options.limits.maximumPixelCount / framePixels)
+        let count = min(all, fitting)
+        var warnings = self.warnings
+        if count < all {
+            warnings.append(
+                "kept the first \(count) of \(all) frames: together they are over the \(options.limits.maximumPixelCount)-pixel limit")
+        }
         var frames: [ImageFrame] = []
         frames.reserveCapacity(count)
         for index in 0..<count {

@@ -23,7 +23,8 @@ let package = Package(
         .executableTarget(
             name: "FuzzProxyPath", dependencies: [.product(name: "WebImageServer", package: libraryIdentity)], path: "Sources/FuzzProxyPath"),
         .executableTarget(
-            name: "FuzzProxyOptions", dependencies: [.product(name: "WebImageServer", package: libraryIdentity)],
+            name: "FuzzProxyOptions",
+            dependencies: [.product(name: "WebImageServer", package: libraryIdentity), .product(name: "WebImage", package: libraryIdentity)],
             path: "Sources/FuzzProxyOptions"),
         .target(name: "FuzzSupport", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)], path: "Sources/FuzzSupport"),
     ],

@@ -53,18 +53,20 @@ struct ImageDownloaderTests {
 
     @Test("downloads an image with its validators, sending the default headers")
     func download() async throws {
-        try await withDownloader(ImageDownloaderConfiguration(username: "user", password: "secret")) { origin, downloader in
-            origin.route(
-                "/a.png",
-                OriginResponse(
-                    headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=60")],
-                    body: png, etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT"))
+        var configuration = ImageDownloaderConfiguration(username: "user", password: "secret")
+        configuration.sendsCredentialsOverHTTP = true
+        try await withDownloader(configuration) { origin, downloader in
+            // The credentials answer the origin's challenge (issue 36: never sent unasked).
+            let image = OriginResponse(
+                headers: [("Content-Type", "image/png"), ("Cache-Control", "max-age=60")],
+                body: png, etag: "\"v1\"", lastModified: "Wed, 21 Oct 2026 07:28:00 GMT")
+            origin.route("/a.png", sequence: [.status(401, headers: [("WWW-Authenticate", "Basic realm=\"images\"")]), image])
             let loaded = try await downloader.loadData(origin.url("/a.png"))
             #expect(loaded.data == Data(png))
             #expect(loaded.statusCode == 200 && loaded.contentType == "image/png")
             #expect(
                 loaded.etag == "\"v1\"" && loaded.lastModified == "Wed, 21 Oct 2026 07:28:00 GMT" && loaded.cacheControl == "max-age=60")
-            let request = try #require(origin.requests(to: "/a.png").first)
+            let request = try #require(origin.requests(to: "/a.png").last)
             #expect(
                 request.header("Accept")
                     == "image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/svg+xml,image/avif,image/bmp,image/x-icon,image/jxl,"

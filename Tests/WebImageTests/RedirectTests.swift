@@ -68,9 +68,13 @@ struct RedirectTests {
 
     @Test("303 turns a POST into a GET without its body; credentials stay with their origin")
     func methodAndCredentials() async throws {
-        try await withDownloader(ImageDownloaderConfiguration(username: "user", password: "secret", retryPolicy: .none)) {
-            origin, downloader in
-            origin.route("/post", .redirect(to: "/result.png", status: 303))
+        var configuration = ImageDownloaderConfiguration(username: "user", password: "secret", retryPolicy: .none)
+        configuration.sendsCredentialsOverHTTP = true
+        try await withDownloader(configuration) { origin, downloader in
+            // The origin's challenge is answered, and the origin then gets the credentials at once.
+            origin.route(
+                "/post",
+                sequence: [.status(401, headers: [("WWW-Authenticate", "Basic realm=\"x\"")]), .redirect(to: "/result.png", status: 303)])
             origin.route("/result.png", .ok(png, contentType: "image/png"))
             origin.route("/elsewhere", .redirect(to: "http://localhost:\(origin.port)/result.png"))
             let posted = try await downloader.loadData(

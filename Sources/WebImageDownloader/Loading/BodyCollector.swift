@@ -21,6 +21,7 @@ final class BodyCollector: HTTPClientResponseDelegate {
         var body = ReceivedBody()
         var refusal: Refused?
         var redirect: Redirect?
+        var challenged = false
     }
 
     /// A redirect response: where it leads and its head. Its body is read and dropped, so that
@@ -33,17 +34,22 @@ final class BodyCollector: HTTPClientResponseDelegate {
     private let state = Locked(State())
     /// The URL requested, against which a redirect's `Location` is resolved.
     private let url: URL
+    /// Whether a `401` with a Basic challenge is to be answered with the configured credentials
+    /// (``ImageDownloaderConfiguration/username``), rather than judged as a failure.
+    private let answersChallenge: Bool
     private let maximumSize: Int
     private let judge: @Sendable (HTTPResponseHead) -> Result<Accepted, Refused>
     private let progress: @Sendable (_ received: Int, _ expected: Int64?, _ snapshot: () -> Data) -> Void
 
     init(
         url: URL,
+        answersChallenge: Bool = false,
         maximumSize: Int,
         judge: @escaping @Sendable (HTTPResponseHead) -> Result<Accepted, Refused>,
         progress: @escaping @Sendable (_ received: Int, _ expected: Int64?, _ snapshot: () -> Data) -> Void
     ) {
         self.url = url
+        self.answersChallenge = answersChallenge
         self.maximumSize = maximumSize
         self.judge = judge
         self.progress = progress
@@ -55,6 +61,8 @@ final class BodyCollector: HTTPClientResponseDelegate {
     var refusal: Refused? { state.withLock { $0.refusal } }
     /// The redirect the response was, if it was one.
     var redirect: Redirect? { state.withLock { $0.redirect } }
+    /// Whether the response was a Basic challenge to answer with the credentials.
+    var challenged: Bool { state.withLock { $0.challenged } }
     /// Everything received so far, the resumed prefix included.
     var receivedSoFar: Data { state.withLock { $0.body.data } }
 
@@ -66,6 +74,10 @@ final class BodyCollector: HTTPClientResponseDelegate {
             let redirect = Redirect(
                 target: target, head: DownloadResponseHead(statusCode: status, headers: head.headers.map { ($0.name, $0.value) }))
             state.withLock { $0.redirect = redirect }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+        if answersChallenge, status == 401, head.headers[canonicalForm: "WWW-Authenticate"].contains(where: BasicChallenge.isBasic) {
+            state.withLock { $0.challenged = true }
             return task.eventLoop.makeSucceededVoidFuture()
         }
         switch judge(head) {
@@ -89,8 +101,8 @@ final class BodyCollector: HTTPClientResponseDelegate {
             case overCap, dropped
         }
         let outcome = state.withLock { state -> Outcome in
-            // A redirect's body is dropped.
-            if state.redirect != nil { return .dropped }
+            // A redirect's or a challenge's body is dropped.
+            if state.redirect != nil || state.challenged { return .dropped }
             guard state.body.count + buffer.readableBytes <= maximumSize else { return .overCap }
             state.body.append(buffer)
             return .appended(total: state.body.count)
@@ -111,5 +123,18 @@ final class BodyCollector: HTTPClientResponseDelegate {
             defer { state.body = ReceivedBody() }
             return state.body.data
         }
+    }
+}
+
+/// HTTP Basic authentication (RFC 7617) as the downloader answers it.
+enum BasicChallenge {
+    /// Whether a `WWW-Authenticate` value offers the Basic scheme.
+    static func isBasic(_ value: Substring) -> Bool {
+        value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("basic") }
+    }
+
+    /// The `Authorization` value for `username` and `password`.
+    static func authorization(username: String, password: String) -> String {
+        "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()
     }
 }

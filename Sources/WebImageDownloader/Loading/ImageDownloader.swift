@@ -37,6 +37,8 @@ public final class ImageDownloader: ImageLoader {
     private let scheduler: DownloadScheduler
     private let headers: Locked<[(name: String, value: String)]>
     private let partials: PartialDownloads
+    /// The origins whose Basic challenge was answered: they get the credentials at once from then on.
+    private let challengedOrigins = Locked(Set<String>())
     private let observers = Locked<(continuations: [Int: AsyncStream<DownloadEvent>.Continuation], next: Int)>(([:], 0))
     private let instruments: DownloaderInstruments
     private let logger: Logger
@@ -318,6 +320,10 @@ public final class ImageDownloader: ImageLoader {
                 follow(redirect, after: hop, resumable: resumable, transfer: transfer, attempt: number)
                 return
             }
+            if collector.challenged {
+                answerChallenge(after: hop, resumable: resumable, transfer: transfer, attempt: number)
+                return
+            }
             guard let accepted = collector.accepted else {
                 attemptFailed(
                     transfer, WebImageError(.connectionLost, "\(url.absoluteString) sent no response head"), retryAfter: nil,
@@ -453,8 +459,14 @@ public final class ImageDownloader: ImageLoader {
         // would be copied and retained for every request.
         let responseModifier = configuration.responseModifier
         let pacer = configuration.minimumProgressInterval > 0 ? ProgressPacer(minimumInterval: configuration.minimumProgressInterval) : nil
+        // A challenge is answered once per hop: a 401 to a request that carried the credentials
+        // is the server's answer.
+        let answersChallenge =
+            credentials(for: url) != nil && !transfer.key.request.headers.contains { $0.name.equalsIgnoringASCIICase("Authorization") }
+            && !challengedOrigins.withLock { $0.contains(Self.origin(of: url)) }
         return BodyCollector(
             url: url,
+            answersChallenge: answersChallenge,
             maximumSize: configuration.maximumBodySize,
             judge: { [self] response in
                 transfer.timeline.withLock { timeline in
@@ -524,14 +536,44 @@ public final class ImageDownloader: ImageLoader {
     private func requestHeaders(for transfer: DownloadTransfer) -> [(name: String, value: String)] {
         let own = transfer.key.request.headers
         var headers = httpHeaders.filter { shared in !own.contains { $0.name.equalsIgnoringASCIICase(shared.name) } } + own
-        if let username = configuration.username, let password = configuration.password {
-            let credentials = Data("\(username):\(password)".utf8).base64EncodedString()
-            headers.append(("Authorization", "Basic \(credentials)"))
+        if challengedOrigins.withLock({ $0.contains(Self.origin(of: transfer.key.url)) }),
+            let authorization = credentials(for: transfer.key.url)
+        {
+            headers.append(("Authorization", authorization))
         }
         if transfer.key.handleCookies { headers += Self.cookieHeaders(for: transfer.key.url) }
         if let etag = transfer.key.validators?.etag { headers.append(("If-None-Match", etag)) }
         if let lastModified = transfer.key.validators?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
         return headers
+    }
+
+    /// The `Authorization` header the configured credentials give for `url`, when they may be
+    /// sent there (``ImageDownloaderConfiguration/credentialHosts``, HTTPS unless allowed).
+    private func credentials(for url: URL) -> String? {
+        guard let username = configuration.username, let password = configuration.password, let host = url.host?.lowercased() else {
+            return nil
+        }
+        guard url.scheme?.lowercased() == "https" || configuration.sendsCredentialsOverHTTP else { return nil }
+        guard configuration.credentialHosts.isEmpty || configuration.credentialHosts.contains(where: { $0.lowercased() == host }) else {
+            return nil
+        }
+        return BasicChallenge.authorization(username: username, password: password)
+    }
+
+    /// `scheme://host:port`, the origin a challenge's answer is remembered for.
+    private static func origin(of url: URL) -> String {
+        "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? ""):\(url.effectivePort)"
+    }
+
+    /// Answers a Basic challenge: the same request again, with the credentials, which the
+    /// origin then gets at once on later requests.
+    private func answerChallenge(after hop: Hop, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int) {
+        guard let authorization = credentials(for: hop.request.url) else { return }
+        challengedOrigins.withLock { _ = $0.insert(Self.origin(of: hop.request.url)) }
+        var answered = hop
+        answered.request.headers.removeAll { $0.name.equalsIgnoringASCIICase("Authorization") }
+        answered.request.headers.append(("Authorization", authorization))
+        send(answered, resumable: resumable, transfer: transfer, attempt: number)
     }
 
     /// The `Cookie` header for `url` from Foundation's shared cookie storage.

@@ -26,10 +26,20 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// ``CodersManager/shared`` decodes when the configuration is made
     /// (``CodersManager/acceptHeader``) and ``userAgent``.
     public var headers: [(name: String, value: String)]
-    /// Basic-auth credentials, used when both are set.
+    /// Basic-auth credentials, used when both are set. They answer a server's challenge (a `401`
+    /// with `WWW-Authenticate: Basic`), as SDWebImage's URLSession credential does, and are then
+    /// sent at once to that origin for the downloader's life; never to a host outside
+    /// ``credentialHosts`` (when it names any), and never over plain `http` unless
+    /// ``sendsCredentialsOverHTTP``.
     public var username: String?
     /// See ``username``.
     public var password: String?
+    /// The hosts ``username`` and ``password`` may be sent to (exact, case-insensitive); empty,
+    /// the default, answers any host's challenge over HTTPS.
+    public var credentialHosts: [String] = []
+    /// Whether a challenge over plain `http` is answered too, which sends the password readable
+    /// by anyone on the path. Default false.
+    public var sendsCredentialsOverHTTP = false
     /// The most body bytes accepted, with or without a `Content-Length`. Default 50 MiB.
     public var maximumBodySize: Int
     /// Redirects followed before giving up with ``WebImageError/Code/tooManyRedirects``.

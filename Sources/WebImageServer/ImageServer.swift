@@ -5,6 +5,7 @@ import HTTPTypes
 import HummingbirdCore
 import Metrics
 import NIOCore
+import NIOHTTP1
 public import Prometheus
 public import ServiceLifecycle
 public import WebImage
@@ -78,7 +79,7 @@ public final class ImageServer: Service, Sendable {
                 maxHeaderFieldSize: configuration.maximumRequestHeaderBytes, maxHeaderListSize: configuration.maximumRequestHeaderBytes))
         let application = Application(
             responder: ProxyResponder(server: self),
-            server: .http1(configuration: http),
+            server: HTTPServerBuilder { responder in ProxyHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: http)) },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
             onServerRunning: { [self] channel in bound(channel.localAddress?.port ?? configuration.port) },
@@ -217,6 +218,8 @@ struct ProxyResponder: HTTPResponder {
         for (name, value) in answer.headers {
             if let field = Self.knownNames[name] ?? HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
+        // An HTTP/1.0 request without keep-alive (ProxyHTTP1Channel marked it) closes after its answer.
+        if request.headers[.connection]?.lowercased() == "close" { headers[.connection] = "close" }
         let requestID = context.id
         headers.append(HTTPField(name: HTTPField.Name("X-Request-Id")!, value: requestID))
         // Every body is what its Content-Type says: a browser must not guess HTML into an error's text.
@@ -287,5 +290,39 @@ final class ClientGoneHandler: ChannelInboundHandler, RemovableChannelHandler, S
         } else {
             context.fireUserInboundEventTriggered(event)
         }
+    }
+}
+
+/// Hummingbird's HTTP/1 channel with HTTP/1.0's connection rule: a 1.0 request without
+/// `Connection: keep-alive` is marked `Connection: close` as it is decoded (HTTP types, into which
+/// Hummingbird converts requests, have no version), so that it is answered with `Connection:
+/// close` and its connection closed, rather than held open as an HTTP/1.1 one would be.
+struct ProxyHTTP1Channel: ServerChildChannel {
+    let inner: HTTP1Channel
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(HTTP10ConnectionHandler(), position: .after(decoder))
+            return value
+        }
+    }
+
+    func handle(value: HTTP1Channel.Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Marks an HTTP/1.0 request head without keep-alive `Connection: close`.
+final class HTTP10ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(var head) = unwrapInboundIn(data), head.version == .http1_0, !head.isKeepAlive else {
+            return context.fireChannelRead(data)
+        }
+        head.headers.replaceOrAdd(name: "Connection", value: "close")
+        context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 }

@@ -62,6 +62,39 @@ struct HardeningTests {
         #expect(try OptionsParser().parse(["w:8192", "dpr:1.00001"]).width == 8192, "8192.08 rounds to 8192, within the limit")
     }
 
+    @Test("HTTP/1.0 without keep-alive is answered with Connection: close and the connection closed; with keep-alive it stays")
+    func http10() async throws {
+        try await ServerHarness.with { harness in
+            // Two requests on one connection each time: the second is answered only if the
+            // connection was kept.
+            let script = """
+                import socket, sys
+                def exchange(first):
+                    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+                    s.sendall(first + b"GET /health HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
+                    data = b""
+                    while True:
+                        try:
+                            chunk = s.recv(65536)
+                        except socket.timeout:
+                            break
+                        if not chunk:
+                            break
+                        data += chunk
+                        if data.count(b"ok\\n") >= 2:
+                            break
+                    s.close()
+                    answers = data.count(b"HTTP/1.1 200")
+                    print(answers, b"connection: close" in data.lower())
+                exchange(b"GET /health HTTP/1.0\\r\\n\\r\\n")
+                exchange(b"GET /health HTTP/1.0\\r\\nConnection: keep-alive\\r\\n\\r\\n")
+                """
+            let child = try ChildProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, String(harness.port)])
+            _ = try await child.waitForExit()
+            #expect(child.lines == ["1 True", "2 False"], "\(child.lines)")
+        }
+    }
+
     @Test("keys and salts from files (kept out of ps): --key-file and --salt-file, or WEBIMAGE_KEY_FILE")
     func keyFiles() async throws {
         let workspace = try WebImageCommandTests.Workspace()

@@ -411,7 +411,7 @@ server {{
             if count != 1:
                 raise RuntimeError(f"deploy/nginx/webimage-cache.conf: {pattern!r} matched {count} times, not once")
         return (
-            "log_format tier '$request_uri $status $upstream_cache_status $upstream_addr sent=$upstream_bytes_sent';\n"
+            "log_format tier '$request_uri $status $upstream_cache_status $upstream_addr seconds=$upstream_response_time sent=$upstream_bytes_sent';\n"
             f"access_log {self.work}/tier-access.log tier;\n" + text
         )
 
@@ -532,16 +532,23 @@ server {{
         )
 
     def resent_after_sending(self):
-        """Tier log lines of requests sent to a second node after bytes of them reached the first:
-        nginx separates the attempts of one request by `, ` (or ` : ` across its fallback
-        location) in both $upstream_addr and $upstream_bytes_sent."""
+        """Tier log lines of requests sent to a second node after a first node may have worked on
+        them: bytes of the request reached it and its connection lasted 5 ms or more (the tier
+        re-sends only a request never sent, or one whose kept-alive connection the node closed at
+        once). nginx separates the attempts of one request by `, ` (or ` : ` across its fallback
+        location) in $upstream_addr, $upstream_response_time and $upstream_bytes_sent."""
         resent = []
         with open(os.path.join(self.work, "tier-access.log")) as file:
             for line in file:
-                match = re.search(r" sent=(.*)$", line.rstrip("\n"))
-                attempts = re.split(r", | : ", match.group(1)) if match else []
-                if len(attempts) > 1 and any(value not in ("0", "-") for value in attempts[:-1]):
-                    resent.append(line.strip())
+                match = re.search(r" seconds=(.*) sent=(.*)$", line.rstrip("\n"))
+                if not match:
+                    continue
+                seconds = re.split(r", | : ", match.group(1))
+                sent = re.split(r", | : ", match.group(2))
+                for took, bytes_sent in list(zip(seconds, sent))[:-1]:
+                    if bytes_sent not in ("0", "-") and not re.fullmatch(r"0\.00[0-4]", took):
+                        resent.append(line.strip())
+                        break
         return resent
 
     def phase_revalidation(self):

@@ -124,6 +124,8 @@ public final class ImageServer: Service, Sendable {
         /// The peer, the headers a proxy names the client with, and the page's token header: read
         /// only for the pages' paths.
         var peerAddress: String?
+        /// The connection's close future: a miss stops when its client goes away.
+        var connectionClosed: EventLoopFuture<Void>?
         var forwarding = PageAccess.Forwarding()
         var pageToken: String?
     }
@@ -164,7 +166,9 @@ public final class ImageServer: Service, Sendable {
             guard request.query == nil else {
                 return proxy.errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)"))
             }
-            return await proxy.respond(method: method, path: path, accept: request.accept, ifNoneMatch: request.ifNoneMatch)
+            return await proxy.respond(
+                method: method, path: path, accept: request.accept, ifNoneMatch: request.ifNoneMatch,
+                connectionClosed: request.connectionClosed)
         }
     }
 
@@ -212,8 +216,8 @@ struct ProxyResponder: HTTPResponder {
                 realIP: request.headers[Self.realIP])
             incoming.pageToken = request.headers[path.hasPrefix("/status") ? Self.statusToken : Self.playgroundToken]
         }
-        let question = incoming
-        let answer = await Self.cancellingWhenClosed(context.channel) { await server.respond(question) }
+        incoming.connectionClosed = context.channel.closeFuture
+        let answer = await server.respond(incoming)
         var headers = HTTPFields()
         for (name, value) in answer.headers {
             if let field = Self.knownNames[name] ?? HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
@@ -235,32 +239,6 @@ struct ProxyResponder: HTTPResponder {
     }
 }
 
-extension ProxyResponder {
-    /// `answer` run so that the client's going away cancels it. Hummingbird does not cancel a
-    /// handler when its connection closes; without this, a request whose client had left went on
-    /// waiting for a slot, downloading and processing (70 abandoned requests still held 2 slots
-    /// and 43 places in the queue two minutes later). Cancelled, the request leaves the queue and
-    /// stops waiting for shared work, which stops too when nobody else waits for it.
-    static func cancellingWhenClosed(_ channel: any Channel, _ answer: @escaping @Sendable () async -> ProxyResponse) async
-        -> ProxyResponse
-    {
-        let (closed, signal) = AsyncStream<Void>.makeStream()
-        channel.closeFuture.whenComplete { _ in signal.finish() }
-        return await withTaskGroup(of: ProxyResponse?.self) { group in
-            group.addTask { await answer() }
-            group.addTask {
-                for await _ in closed {}
-                return nil
-            }
-            let first = await group.next() ?? nil
-            signal.finish()
-            group.cancelAll()
-            // Nil: the connection closed first. The answer goes nowhere; what it is does not matter.
-            return first ?? ProxyResponse(status: 499, headers: [])
-        }
-    }
-}
-
 /// Hummingbird's basic context plus the peer's address, which the playground's access rule
 /// reads, and the connection, whose closing cancels the request's work.
 struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
@@ -278,7 +256,7 @@ struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
 /// Closes a connection whose client has closed its side. Hummingbird accepts half-closed
 /// connections, so a client that went away while its request waited was only an end of input
 /// nobody read, and the request went on; closed, the connection cancels the request's work
-/// (``ProxyResponder/cancellingWhenClosed(_:_:)``). An HTTP client that half-closes and still
+/// (``withDeadline(_:error:closed:_:)``). An HTTP client that half-closes and still
 /// waits for its answer is not served: no browser, CDN or HTTP library does that.
 final class ClientGoneHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
     // Reads pass through untouched; only the end of input is acted on.

@@ -1,4 +1,5 @@
 import Crypto
+public import NIOCore
 import Foundation
 import Logging
 import WebImage
@@ -121,12 +122,15 @@ public final class ImageProxy: Sendable {
         results.close()
     }
 
-    /// The answer to a `GET` or `HEAD` of a proxy path.
-    public func respond(method: String, path: Substring, accept: String?, ifNoneMatch: String?) async -> ProxyResponse {
+    /// The answer to a `GET` or `HEAD` of a proxy path. `connectionClosed`, the client's
+    /// connection's close future, cancels a miss's work when the client goes away first.
+    public func respond(
+        method: String, path: Substring, accept: String?, ifNoneMatch: String?, connectionClosed: EventLoopFuture<Void>? = nil
+    ) async -> ProxyResponse {
         let start = ContinuousClock.now
         var response: ProxyResponse
         do throws(ProxyError) {
-            response = try await process(path: path, accept: accept, ifNoneMatch: ifNoneMatch)
+            response = try await process(path: path, accept: accept, ifNoneMatch: ifNoneMatch, closed: connectionClosed)
         } catch {
             response = errorResponse(error)
         }
@@ -144,7 +148,9 @@ public final class ImageProxy: Sendable {
         return afterSlash[end...]
     }
 
-    private func process(path: Substring, accept: String?, ifNoneMatch: String?) async throws(ProxyError) -> ProxyResponse {
+    private func process(path: Substring, accept: String?, ifNoneMatch: String?, closed: EventLoopFuture<Void>?) async throws(ProxyError)
+        -> ProxyResponse
+    {
         let pathKey = CacheKey(String(path))
         if let resolved = resolvedPaths?.value(for: pathKey), let hit = cachedResult(for: resolved.key) {
             metrics.resolvedPathHits.increment()
@@ -167,10 +173,11 @@ public final class ImageProxy: Sendable {
         }
         metrics.resultMisses.increment()
         // The deadline covers everything from here: the download, the wait for a processing slot
-        // and the processing. Past it this request is answered 504 and stops waiting; the work it
-        // shares with others goes on for them, and is cancelled if none is left.
+        // and the processing. Past it, or once the client has gone, this request stops waiting;
+        // the work it shares with others goes on for them, and is cancelled if none is left.
         let result = try await withDeadline(
-            configuration.requestTimeout, error: ProxyError(status: 504, "the request took longer than \(configuration.requestTimeout)")
+            configuration.requestTimeout, error: ProxyError(status: 504, "the request took longer than \(configuration.requestTimeout)"),
+            closed: closed
         ) { () async throws(ProxyError) -> ProcessedResult in
             // A revalidation of a result no longer cached: the source alone decides, and a
             // changed source is processed from the bytes already fetched.

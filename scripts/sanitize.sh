@@ -12,7 +12,7 @@ case "$kind" in
   thread | address) shift ;;
   *) echo "usage: scripts/sanitize.sh thread|address [swift test arguments ...]" >&2; exit 2 ;;
 esac
-scripts/install-deps.sh
+scripts/install-deps.sh squid  # the proxy tests run Debian's squid
 scratch=.build-tsan
 [[ $kind == address ]] && scratch=.build-asan
 swift build --build-tests --sanitize="$kind" --scratch-path "$scratch"

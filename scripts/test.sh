@@ -2,8 +2,9 @@
 # Runs the whole test suite: installs the missing system libraries, builds, and tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The browser tests' packages too: Chromium, its driver, Selenium and Pillow from Debian.
-scripts/install-deps.sh chromium chromium-driver python3-selenium python3-pil
+# The browser tests' packages too (Chromium, its driver, Selenium and Pillow from Debian), and
+# squid, which the proxy tests run with Debian's stock rules.
+scripts/install-deps.sh chromium chromium-driver python3-selenium python3-pil squid
 swift build --build-tests
 # One test at a time: several tests assert bounds in time (a connection closed within 100 ms, a
 # 300 ms timeout), and on a two-core machine the CPU-heavy codec tests running beside them made

@@ -4,14 +4,15 @@ import NIOCore
 import NIOPosix
 
 /// A small HTTP forward proxy on 127.0.0.1 with an ephemeral port, for testing code that must
-/// go through one (`HTTP_PROXY`, `--proxy`). It takes `CONNECT host:port` (which AsyncHTTPClient
-/// sends for plain HTTP and HTTPS alike), records each request, and relays bytes both ways;
-/// other methods get 501.
+/// go through one (`HTTP_PROXY`, `--proxy`). It takes `CONNECT host:port` (for HTTPS) and
+/// absolute-form requests (`GET http://host:port/path`, for plain HTTP), records each request,
+/// and relays bytes both ways; an absolute-form request is sent on in origin form with
+/// `Connection: close`, one per connection. Other request targets get 501.
 ///
 /// ```swift
 /// let proxy = try await ForwardProxy.start()
 /// // ... HTTP_PROXY=http://127.0.0.1:\(proxy.port) ...
-/// #expect(proxy.requests == ["CONNECT 127.0.0.1:8080"])
+/// #expect(proxy.requests == ["GET http://127.0.0.1:8080/a.png"])
 /// ```
 public final class ForwardProxy: Sendable {
     /// The port the proxy listens on.
@@ -92,16 +93,34 @@ struct ProxyRequestHead {
         }.first
     }
 
-    /// Host and port of a CONNECT's target (`host:port`, `[::1]:port`).
+    /// Host and port of a CONNECT's target (`host:port`, `[::1]:port`) or of an absolute-form
+    /// `http:` target (port 80 when it has none).
     var destination: (host: String, port: Int)? {
-        guard method == "CONNECT", let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]) else {
-            return nil
+        if method == "CONNECT" {
+            guard let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]) else { return nil }
+            return (String(target[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
         }
-        return (String(target[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
+        guard let url = URL(string: target), url.scheme?.lowercased() == "http", let host = url.host else { return nil }
+        return (host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), url.port ?? 80)
+    }
+
+    /// An absolute-form request as the origin takes it: origin form, and `Connection: close` so
+    /// that the origin ends the relayed connection after its answer.
+    var originForm: String? {
+        guard method != "CONNECT", let url = URL(string: target), let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return nil }
+        let path =
+            (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
+            + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        let kept = headerLines.filter { line in
+            let name = line.prefix { $0 != ":" }.lowercased()
+            return name != "connection" && name != "proxy-authorization" && name != "proxy-connection"
+        }
+        return (["\(method) \(path) HTTP/1.1"] + kept.map(String.init) + ["Connection: close", "", ""]).joined(separator: "\r\n")
     }
 }
 
-/// Reads one CONNECT, connects where it asks, and relays the rest.
+/// Reads one CONNECT or absolute-form request (without a body), connects where it asks, and relays the rest.
 private final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -133,8 +152,12 @@ private final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannel
                 case .failure:
                     self.answer(context, "502 Bad Gateway")
                 case .success(let upstream):
-                    client.writeAndFlush(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n"), promise: nil)
-                    let opening = self.buffered
+                    var opening = self.buffered
+                    if let request = head.originForm {
+                        opening = ByteBuffer(string: request)
+                    } else {
+                        client.writeAndFlush(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n"), promise: nil)
+                    }
                     Self.relay(client, upstream, opening: opening)
                     context.pipeline.syncOperations.removeHandler(self, promise: nil)
                 }
@@ -143,7 +166,9 @@ private final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannel
 
     private func answer(_ context: ChannelHandlerContext, _ status: String) {
         let response = "HTTP/1.1 \(status)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response))).whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: response))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
     }
 
     private static func relay(_ client: any Channel, _ upstream: any Channel, opening: ByteBuffer) {

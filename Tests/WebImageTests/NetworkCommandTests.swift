@@ -65,7 +65,7 @@ struct NetworkCommandTests {
 
         let viaEnvironment = try await run(workspace, [url], environment: ["HTTP_PROXY": proxy.url])
         #expect(viaEnvironment.status == 0, "\(viaEnvironment.standardError)")
-        #expect(proxy.requests == ["CONNECT 127.0.0.1:\(origin.port)"], "AsyncHTTPClient tunnels plain HTTP through the proxy too")
+        #expect(proxy.requests == ["GET \(url)"], "plain HTTP goes to the proxy in absolute form, as curl sends it")
         let lowerCase = try await run(workspace, [url], environment: ["http_proxy": proxy.url])
         #expect(lowerCase.status == 0, "\(lowerCase.standardError)")
         #expect(proxy.requests.count == 2)
@@ -153,17 +153,24 @@ struct NetworkCommandTests {
         try await origin.shutdown()
     }
 
-    @Test("behind the guard a proxy is told the checked address, never the name, with the proxy's credentials")
+    @Test("behind the guard a plain HTTP request reaches the proxy in absolute form only once every address of its host is allowed")
     func guardThroughProxy() async throws {
         let origin = try await OriginServer.start()
         let proxy = try await ForwardProxy.start(requiredAuthorization: "Basic " + Data("user:s3cret".utf8).base64EncodedString())
         let workspace = try Workspace()
         origin.route("/a.png", .ok(png, contentType: "image/png"))
+        let environment = ["HTTP_PROXY": "http://user:s3cret@127.0.0.1:\(proxy.port)"]
         let fetched = try await run(
             workspace, ["http://localhost:\(origin.port)/a.png", "--block-private-addresses", "--allow-address", "127.0.0.1/32"],
-            environment: ["HTTP_PROXY": "http://user:s3cret@127.0.0.1:\(proxy.port)"])
+            environment: environment)
         #expect(fetched.status == 0, "\(fetched.standardError)")
-        #expect(proxy.requests == ["CONNECT 127.0.0.1:\(origin.port)"])
+        // The name, not the address: the proxy puts it in the Host header it sends on.
+        #expect(proxy.requests == ["GET http://localhost:\(origin.port)/a.png"])
+        let refused = try await run(
+            workspace, ["http://localhost:\(origin.port)/a.png", "--block-private-addresses"], environment: environment)
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("refused"), "\(refused.standardError)")
+        #expect(proxy.requests.count == 1, "the refused request never reached the proxy")
         try await proxy.shutdown()
         try await origin.shutdown()
     }

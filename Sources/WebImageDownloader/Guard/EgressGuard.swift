@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NIOSOCKS
 
@@ -24,26 +25,43 @@ import NIOSOCKS
 /// certificate whose IP address entry matches the socket's peer, whatever the host name, and
 /// through the guard that peer is the guard. A certificate made for 127.0.0.1 (a development CA
 /// makes those) would otherwise pass for any host; one for a random 127.x.y.z will not exist.
+///
+/// With an HTTP proxy for plain `http:` URLs it listens on a second port, ``forwardPort``, for
+/// the clients that send those: each request there goes to the proxy in absolute form
+/// (`GET http://host:port/path`), as curl sends it, because proxies refuse `CONNECT` to ports
+/// other than 443 (Debian's squid does, `TCP_DENIED/403`). The proxy is told the host name, not
+/// the checked address: it must put the name in the `Host` header it sends on (RFC 9112 3.2.2,
+/// squid does), and name-based hosting needs it there. So behind the guard every address the
+/// name resolves to must be allowed, not just one, and the proxy's own lookup is left to its own
+/// rules. A downloader without an address policy uses the guard for this relay alone
+/// (`policy` nil): it then judges nothing and resolves nothing.
 final class EgressGuard: Sendable {
     /// The loopback address and port the guard listens on.
     let host: String
     let port: Int
-    let policy: AddressPolicy
-    /// The proxies connections are tunnelled through (with `CONNECT` to the allowed address).
+    /// The port for plain HTTP requests to be forwarded to the HTTP proxy in absolute form; nil
+    /// without an HTTP proxy.
+    let forwardPort: Int?
+    /// The rules every target is judged by; nil to relay without judging (a proxy adapter only).
+    let policy: AddressPolicy?
+    /// The proxies connections go through: `CONNECT` to the allowed address for a tunnel,
+    /// absolute-form requests on ``forwardPort``.
     private let upstream: ProxySettings?
     private let resolver: any HostResolver
     private let connectTimeout: TimeAmount
-    private let listener: any Channel
+    private let listeners: [any Channel]
     /// Why recent connections were refused or failed, by target (`host:port`), for the
     /// downloader to report instead of the SOCKS reply code AsyncHTTPClient sees.
     private let failures = Locked<[String: WebImageError]>([:])
 
     private init(
-        listener: any Channel, policy: AddressPolicy, upstream: ProxySettings?, resolver: any HostResolver, connectTimeout: TimeAmount
+        listener: any Channel, forwarder: (any Channel)?, policy: AddressPolicy?, upstream: ProxySettings?, resolver: any HostResolver,
+        connectTimeout: TimeAmount
     ) {
-        self.listener = listener
+        listeners = [listener] + (forwarder.map { [$0] } ?? [])
         host = listener.localAddress?.ipAddress ?? "127.0.0.1"
         port = listener.localAddress?.port ?? 0
+        forwardPort = forwarder?.localAddress?.port
         self.policy = policy
         self.upstream = upstream
         self.resolver = resolver
@@ -51,36 +69,51 @@ final class EgressGuard: Sendable {
     }
 
     /// Starts listening on a random loopback address (127.0.0.1 where no other can be bound)
-    /// with a port the system picks. It blocks for the bind (tens of microseconds), so that the
-    /// downloader's initializer can stay synchronous.
-    static func start(policy: AddressPolicy, upstream: ProxySettings?, resolver: any HostResolver, connectTimeout: TimeAmount) throws
+    /// with a port the system picks, and on a second port of the same address when `upstream`
+    /// has an HTTP proxy for plain HTTP. It blocks for the binds (tens of microseconds), so that
+    /// the downloader's initializer can stay synchronous.
+    static func start(policy: AddressPolicy?, upstream: ProxySettings?, resolver: any HostResolver, connectTimeout: TimeAmount) throws
         -> EgressGuard
     {
         let box = Locked<EgressGuard?>(nil)
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelInitializer { channel in
-                guard let egress = box.withLock({ $0 }), let peer = channel.remoteAddress, let local = channel.localAddress,
-                    LocalPeer.isThisProcess(peer: peer, local: local)
-                else { return channel.close() }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(SOCKSServerHandshakeHandler())
-                    try channel.pipeline.syncOperations.addHandler(GuardHandshakeHandler(egress: egress), name: GuardHandshakeHandler.name)
+        func bootstrap(forwarding: Bool) -> ServerBootstrap {
+            ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .childChannelInitializer { channel in
+                    guard let egress = box.withLock({ $0 }), let peer = channel.remoteAddress, let local = channel.localAddress,
+                        LocalPeer.isThisProcess(peer: peer, local: local)
+                    else { return channel.close() }
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(SOCKSServerHandshakeHandler())
+                        try channel.pipeline.syncOperations.addHandler(
+                            GuardHandshakeHandler(egress: egress, forwarding: forwarding), name: GuardHandshakeHandler.name)
+                    }
                 }
-            }
+        }
         let random = "127.\(UInt8.random(in: 1...254)).\(UInt8.random(in: 0...255)).\(UInt8.random(in: 1...254))"
-        let listener = try (try? bootstrap.bind(host: random, port: 0).wait()) ?? bootstrap.bind(host: "127.0.0.1", port: 0).wait()
+        let tunnels = bootstrap(forwarding: false)
+        let listener = try (try? tunnels.bind(host: random, port: 0).wait()) ?? tunnels.bind(host: "127.0.0.1", port: 0).wait()
+        var forwarder: (any Channel)?
+        if upstream?.httpProxy?.scheme?.lowercased() == "http" {
+            do {
+                forwarder = try bootstrap(forwarding: true).bind(host: listener.localAddress?.ipAddress ?? "127.0.0.1", port: 0).wait()
+            } catch {
+                try? listener.close().wait()
+                throw error
+            }
+        }
         let egress = EgressGuard(
-            listener: listener, policy: policy, upstream: upstream, resolver: resolver, connectTimeout: connectTimeout)
+            listener: listener, forwarder: forwarder, policy: policy, upstream: upstream, resolver: resolver,
+            connectTimeout: connectTimeout)
         box.withLock { $0 = egress }
         return egress
     }
 
     /// Stops listening; connections already relayed end when their client closes them.
     func shutdown() async {
-        try? await listener.close()
+        for listener in listeners { try? await listener.close() }
     }
 
     /// Why the last connection to `host:port` was refused or failed, if it was.
@@ -92,8 +125,8 @@ final class EgressGuard: Sendable {
 
     /// The addresses to try for a SOCKS target, in order, every one allowed by the policy; or
     /// the refusal (or the failed lookup), which is also recorded for ``failure(host:port:)``.
-    func destinations(for target: SOCKSAddress) async -> Result<[SocketAddress], WebImageError> {
-        let result = await judge(target)
+    func destinations(for target: SOCKSAddress, everyAddress: Bool = false) async -> Result<[SocketAddress], WebImageError> {
+        let result = await judge(target, everyAddress: everyAddress)
         if case .failure(let error) = result {
             let (host, port) = Self.hostAndPort(target)
             failures.withLock { failures in
@@ -104,8 +137,15 @@ final class EgressGuard: Sendable {
         return result
     }
 
-    private func judge(_ target: SOCKSAddress) async -> Result<[SocketAddress], WebImageError> {
+    /// The allowed addresses of `target`; with `everyAddress`, a refusal when any address is
+    /// refused (the name goes on to a proxy, which may connect to any of them). Without a policy,
+    /// nothing is judged or looked up: the target's own address, or none for a name.
+    private func judge(_ target: SOCKSAddress, everyAddress: Bool) async -> Result<[SocketAddress], WebImageError> {
         let (host, port) = Self.hostAndPort(target)
+        guard let policy else {
+            if case .address(let address) = target { return .success([address]) }
+            return .success([])
+        }
         if let refusal = policy.refusalBeforeLookup(of: host) { return .failure(refusal) }
         if let literal = IPAddress(host) { return Self.socketAddresses([literal], port: port) }
         let resolved: [IPAddress]
@@ -123,36 +163,62 @@ final class EgressGuard: Sendable {
                 firstRefusal = firstRefusal ?? WebImageError(.refusedAddress, "\(address) (\(host)) is refused: \(rule)")
             }
         }
-        guard !allowed.isEmpty else {
+        guard !allowed.isEmpty, !(everyAddress && firstRefusal != nil) else {
             return .failure(firstRefusal ?? WebImageError(.cannotConnect, "\(host) has no address"))
         }
         return Self.socketAddresses(allowed, port: port)
     }
 
-    /// Judges a client's CONNECT target, connects to an allowed address, and splices the two
-    /// connections; or tells the client why not, and closes its connection.
+    /// Judges a client's CONNECT target, connects to an allowed address (through the HTTPS
+    /// proxy's tunnel when there is one), and splices the two connections; or tells the client
+    /// why not, and closes its connection.
     func open(_ target: SOCKSAddress, for client: any Channel) async {
-        let judged = await destinations(for: target)
         let addresses: [SocketAddress]
-        switch judged {
+        switch await destinations(for: target) {
         case .failure(let error):
-            Self.reply(error.code == .refusedAddress ? .notAllowed : .hostUnreachable, on: client)
-            return
+            return Self.reply(error.code == .refusedAddress ? .notAllowed : .hostUnreachable, on: client)
         case .success(let allowed):
             addresses = allowed
         }
-        let (host, _) = Self.hostAndPort(target)
-        let connected =
-            if let proxy = upstream?.tunnelProxy(forHost: host) {
-                tunnel(through: proxy, to: addresses[0], on: client.eventLoop)
-            } else {
-                connect(to: addresses, on: client.eventLoop)
-            }
+        let (host, port) = Self.hostAndPort(target)
+        let connected: EventLoopFuture<any Channel>
+        if let proxy = upstream?.tunnelProxy(forHost: host) {
+            // The checked address; without a policy, the name, for the proxy to resolve.
+            let destination = addresses.first.map(Self.authority) ?? Self.authority(host, port)
+            connected = tunnel(through: proxy, to: destination, on: client.eventLoop)
+        } else if addresses.isEmpty {
+            connected = connect(host: host, port: port, on: client.eventLoop)
+        } else {
+            connected = connect(to: addresses, on: client.eventLoop)
+        }
+        relay(client, target: target, over: connected, forwarding: nil)
+    }
+
+    /// Judges the target of a client that will send plain HTTP requests (every address of it
+    /// must be allowed), connects to the HTTP proxy, and relays the client's requests to it in
+    /// absolute form with the proxy's credentials; or tells the client why not.
+    func forward(_ target: SOCKSAddress, for client: any Channel) async {
+        guard let proxy = upstream?.httpProxy else { return Self.reply(.hostUnreachable, on: client) }
+        if case .failure(let error) = await destinations(for: target, everyAddress: true) {
+            return Self.reply(error.code == .refusedAddress ? .notAllowed : .hostUnreachable, on: client)
+        }
+        let (host, port) = Self.hostAndPort(target)
+        let connected = connect(host: proxy.host ?? "", port: proxy.port ?? 1080, on: client.eventLoop)
+        let forwarding = AbsoluteFormHandler.Settings(authority: Self.authority(host, port, defaultPort: 80), proxy: proxy)
+        relay(client, target: target, over: connected, forwarding: forwarding)
+    }
+
+    /// Splices the client to the connection once it is made, or records why it was not and
+    /// refuses the client.
+    private func relay(
+        _ client: any Channel, target: SOCKSAddress, over connected: EventLoopFuture<any Channel>,
+        forwarding: AbsoluteFormHandler.Settings?
+    ) {
         connected.whenComplete { result in
             switch result {
             case .success(let upstream):
                 self.forgetFailure(of: target)
-                Self.splice(client, upstream)
+                Self.splice(client, upstream, forwarding: forwarding)
             case .failure(let error):
                 self.recordConnectFailure(error, target: target)
                 Self.reply(.refused, on: client)
@@ -174,11 +240,18 @@ final class EgressGuard: Sendable {
 
     /// Glues the client's connection to the upstream one (both on the client's event loop), then
     /// tells the client the tunnel is up and takes the handshake handlers away; bytes the client
-    /// sent early are kept by the SOCKS handler and handed on as it leaves.
-    static func splice(_ client: any Channel, _ upstream: any Channel) {
+    /// sent early are kept by the SOCKS handler and handed on as it leaves. With `forwarding`, the
+    /// client's requests are decoded, rewritten to absolute form and encoded again on their way;
+    /// the proxy's answers go back byte for byte.
+    static func splice(_ client: any Channel, _ upstream: any Channel, forwarding: AbsoluteFormHandler.Settings? = nil) {
         client.eventLoop.execute {
             let (clientSide, upstreamSide) = GlueHandler.matchedPair()
             do {
+                if let forwarding {
+                    try client.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
+                    try client.pipeline.syncOperations.addHandler(AbsoluteFormHandler(forwarding))
+                    try upstream.pipeline.syncOperations.addHandler(HTTPRequestEncoder())
+                }
                 try client.pipeline.syncOperations.addHandler(clientSide)
                 try upstream.pipeline.syncOperations.addHandler(upstreamSide)
             } catch {
@@ -210,12 +283,18 @@ final class EgressGuard: Sendable {
             .flatMapError { error in rest.isEmpty ? eventLoop.makeFailedFuture(error) : self.connect(to: rest, on: eventLoop) }
     }
 
-    /// Connects to an HTTP proxy and asks it for a tunnel to `address`.
-    private func tunnel(through proxy: URL, to address: SocketAddress, on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
+    /// Connects to `host` by name, resolved by NIO (only without a policy: nothing is judged).
+    private func connect(host: String, port: Int, on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .connect(host: host, port: port)
+    }
+
+    /// Connects to an HTTP proxy and asks it for a tunnel to `target` (`host:port`).
+    private func tunnel(through proxy: URL, to target: String, on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
         let established = eventLoop.makePromise(of: Void.self)
-        let target =
-            address.protocol == .inet6
-            ? "[\(address.ipAddress ?? "")]:\(address.port ?? 0)" : "\(address.ipAddress ?? ""):\(address.port ?? 0)"
         return ClientBootstrap(group: eventLoop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -228,6 +307,17 @@ final class EgressGuard: Sendable {
             }
             .connect(host: proxy.host ?? "", port: proxy.port ?? 1080)
             .flatMap { channel in established.futureResult.map { channel } }
+    }
+
+    /// `host:port` as a request target, an IPv6 address in brackets; the port left out when it is
+    /// `defaultPort`.
+    static func authority(_ host: String, _ port: Int, defaultPort: Int? = nil) -> String {
+        let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return port == defaultPort ? name : "\(name):\(port)"
+    }
+
+    static func authority(_ address: SocketAddress) -> String {
+        authority(address.ipAddress ?? "", address.port ?? 0)
     }
 
     /// A connection to `target` was made: an older failure no longer explains a later one.
@@ -273,9 +363,12 @@ private final class GuardHandshakeHandler: ChannelInboundHandler, RemovableChann
     /// The handler's name in the pipeline, to take it away before the SOCKS handler.
     static let name = "webimage.egress-guard"
     private let egress: EgressGuard
+    /// Whether the client will send plain HTTP requests for the HTTP proxy (the forward port).
+    private let forwarding: Bool
 
-    init(egress: EgressGuard) {
+    init(egress: EgressGuard, forwarding: Bool) {
         self.egress = egress
+        self.forwarding = forwarding
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -288,7 +381,11 @@ private final class GuardHandshakeHandler: ChannelInboundHandler, RemovableChann
         case .request(let request) where request.command == .connect:
             let egress = egress
             let target = request.addressType
-            Task { await egress.open(target, for: channel) }
+            if forwarding {
+                Task { await egress.forward(target, for: channel) }
+            } else {
+                Task { await egress.open(target, for: channel) }
+            }
         case .request:
             EgressGuard.reply(.commandUnsupported, on: channel)
         case .authenticationData:

@@ -22,10 +22,7 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// credentials when the proxy URL carries them; `established` succeeds on a 2xx answer.
     init(target: String, proxy: URL, established: EventLoopPromise<Void>) {
         var lines = ["CONNECT \(target) HTTP/1.1", "Host: \(target)"]
-        if let user = proxy.user {
-            let credentials = Data("\(user.removingPercentEncoding ?? user):\(proxy.password?.removingPercentEncoding ?? "")".utf8)
-            lines.append("Proxy-Authorization: Basic \(credentials.base64EncodedString())")
-        }
+        if let authorization = ProxySettings.authorization(for: proxy) { lines.append("Proxy-Authorization: \(authorization)") }
         request = lines.joined(separator: "\r\n") + "\r\n\r\n"
         self.established = established
     }

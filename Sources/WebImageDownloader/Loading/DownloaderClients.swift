@@ -4,16 +4,30 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
-/// The HTTP clients a downloader sends through, one per way out: direct or through a proxy,
-/// verifying certificates or not (a lax connection is never reused for a strict request). Its
-/// own are made on first use from one base configuration; a client the application handed over
-/// serves every request, is never shut down here, and gets a lax request's TLS per request.
+/// The HTTP clients a downloader sends through, one per way out: direct, through the address
+/// guard, through a proxy; verifying certificates or not (a lax connection is never reused for a
+/// strict request). Its own are made on first use from one base configuration; a client the
+/// application handed over serves every request, is never shut down here, and gets a lax
+/// request's TLS per request.
 ///
 /// With an address policy every own client goes through the ``EgressGuard``; if the guard could
 /// not start, no client is handed out and every request fails with the reason (fail closed).
+/// Plain `http:` requests for an HTTP proxy go through the guard's forward port, policy or not:
+/// AsyncHTTPClient tunnels them with `CONNECT`, which proxies refuse for port 80, and the guard
+/// sends them in absolute form as curl does.
 final class DownloaderClients: Sendable {
+    /// How a client's connections go out.
+    private enum Route: Hashable {
+        /// The base configuration's way: direct, or the guard's tunnel port with a policy.
+        case base
+        /// The guard's forward port: plain HTTP to the HTTP proxy in absolute form.
+        case forwarded
+        /// AsyncHTTPClient's own proxy support (`CONNECT` through an HTTP proxy, or SOCKS).
+        case proxy(URL)
+    }
+
     private struct Key: Hashable {
-        let proxy: URL?
+        let route: Route
         let lax: Bool
     }
 
@@ -22,11 +36,13 @@ final class DownloaderClients: Sendable {
     private let proxies: ProxySettings?
     private let external: HTTPClient?
     private let made = Locked<[Key: HTTPClient]>([:])
-    /// The direct, verifying client of our own, made at once: most requests use it.
+    /// The base, verifying client of our own, made at once: most requests use it.
     private let direct: HTTPClient?
-    /// The address guard, when the configuration has a policy and the guard started.
+    /// The address guard: with a policy, or as the forwarder of plain HTTP to an HTTP proxy.
     let egress: EgressGuard?
-    /// Why no request may be sent, when the guard was asked for and could not be had.
+    /// Whether every request goes through the guard (the configuration has an address policy).
+    private let guardsEveryRequest: Bool
+    /// Why no request that needs the guard may be sent, when it could not be had.
     private let unavailable: WebImageError?
 
     init(configuration: ImageDownloaderConfiguration, base: HTTPClient.Configuration, external: HTTPClient?) {
@@ -36,50 +52,58 @@ final class DownloaderClients: Sendable {
         lax.certificateVerification = .none
         laxTLS = lax
         self.external = external
+        proxies = configuration.proxy
+        guardsEveryRequest = configuration.addressPolicy != nil
+        let forwardsPlainHTTP = configuration.proxy?.httpProxy?.scheme?.lowercased() == "http"
         var egress: EgressGuard?
         var unavailable: WebImageError?
-        if let policy = configuration.addressPolicy {
+        if configuration.addressPolicy != nil || (forwardsPlainHTTP && external == nil) {
             let proxies = [configuration.proxy?.httpProxy, configuration.proxy?.httpsProxy].compactMap { $0 }
             if external != nil {
                 unavailable = WebImageError(
                     .refusedAddress, "the address policy needs the downloader's own HTTP clients, not one handed to it")
-            } else if let socks = proxies.first(where: { $0.scheme?.lowercased() != "http" }) {
+            } else if configuration.addressPolicy != nil, let socks = proxies.first(where: { $0.scheme?.lowercased() != "http" }) {
                 unavailable = WebImageError(
                     .refusedAddress, "behind the address guard only HTTP proxies can carry connections, not \(socks.absoluteString)")
             } else {
                 do {
                     egress = try EgressGuard.start(
-                        policy: policy, upstream: configuration.proxy, resolver: configuration.hostResolver,
+                        policy: configuration.addressPolicy, upstream: configuration.proxy, resolver: configuration.hostResolver,
                         connectTimeout: base.timeout.connect ?? .seconds(10))
                 } catch {
                     unavailable = WebImageError(.refusedAddress, "the address guard could not start: \(error)", underlying: error)
                 }
             }
         }
-        if let egress { base.proxy = .socksServer(host: egress.host, port: egress.port) }
+        if guardsEveryRequest, let egress { base.proxy = .socksServer(host: egress.host, port: egress.port) }
         base.tlsConfiguration = tls
         self.base = base
         self.egress = egress
         self.unavailable = unavailable
-        // Behind the guard the client's only way out is the guard.
-        proxies = egress == nil ? configuration.proxy : nil
         direct = external == nil ? HTTPClient(eventLoopGroupProvider: .singleton, configuration: base) : nil
-        if let direct { made.withLock { $0[Key(proxy: nil, lax: false)] = direct } }
+        if let direct { made.withLock { $0[Key(route: .base, lax: false)] = direct } }
     }
 
     /// The client for a request to `url`, and the TLS configuration to set on the request itself
     /// (only for a lax request through a client that is not the downloader's own).
     func client(for url: URL, allowInvalidCertificates lax: Bool) throws(WebImageError) -> (HTTPClient, TLSConfiguration?) {
-        if let unavailable { throw unavailable }
+        let route = route(for: url)
+        if let unavailable, guardsEveryRequest || route == .forwarded { throw unavailable }
         if let external { return (external, lax ? laxTLS : nil) }
-        // The common case, no proxy and a verifying client, without the table's lock.
-        if let direct, proxies == nil, !lax { return (direct, nil) }
-        let key = Key(proxy: proxies?.proxy(for: url), lax: lax)
+        // The common case, the base verifying client, without the table's lock.
+        if let direct, route == .base, !lax { return (direct, nil) }
+        let key = Key(route: route, lax: lax)
         let client = try made.withLock { clients throws(WebImageError) in
             if let client = clients[key] { return client }
             var configuration = base
             if lax { configuration.tlsConfiguration = laxTLS }
-            if let proxy = key.proxy { configuration.proxy = try Self.proxy(proxy) }
+            switch route {
+            case .base: break
+            case .forwarded:
+                guard let egress, let port = egress.forwardPort else { throw WebImageError(.cannotConnect, "no forwarder for \(url)") }
+                configuration.proxy = .socksServer(host: egress.host, port: port)
+            case .proxy(let proxy): configuration.proxy = try Self.proxy(proxy)
+            }
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             clients[key] = client
             return client
@@ -87,12 +111,20 @@ final class DownloaderClients: Sendable {
         return (client, nil)
     }
 
+    /// How a request to `url` goes out.
+    private func route(for url: URL) -> Route {
+        guard external == nil, let proxies else { return .base }
+        if proxies.forwardsPlainHTTP(to: url) { return .forwarded }
+        if guardsEveryRequest { return .base }
+        return proxies.proxy(for: url).map(Route.proxy) ?? .base
+    }
+
     /// Why the certificate of `url`'s host did not verify, found by a second handshake that
     /// goes out the same way the request did; nil when that cannot be told.
     func explainCertificateFailure(for url: URL) async -> String? {
         guard let host = url.host, external == nil else { return nil }  // a handed-over client's way out is its own
         let route: CertificateDiagnosis.Route
-        if let egress {
+        if guardsEveryRequest, let egress {
             route = .socks(host: egress.host, port: egress.port)
         } else if let proxy = proxies?.proxy(for: url) {
             // A SOCKS proxy is not tunnelled through here: the reason stays untold.

@@ -59,11 +59,26 @@ public struct ProxySettings: Sendable, Hashable {
         }
     }
 
-    /// The proxy the address guard tunnels a connection to `host` through (it sees a host and a
-    /// port, not a scheme): the HTTPS proxy, else the HTTP one; nil for a host on the no-proxy
-    /// list.
+    /// The proxy the address guard tunnels a connection to `host` through with `CONNECT`: the
+    /// HTTPS proxy (plain HTTP through a proxy goes in absolute form, see
+    /// ``forwardsPlainHTTP(to:)``); nil for a host on the no-proxy list.
     func tunnelProxy(forHost host: String) -> URL? {
-        bypasses(host) ? nil : httpsProxy ?? httpProxy
+        bypasses(host) ? nil : httpsProxy
+    }
+
+    /// Whether a plain `http:` request to `url` goes to an HTTP proxy, which takes it in absolute
+    /// form (`GET http://host/path`) as curl sends it: a proxy with Debian's stock squid rules
+    /// refuses `CONNECT` to any port but 443.
+    func forwardsPlainHTTP(to url: URL) -> Bool {
+        url.scheme?.lowercased() == "http" && proxy(for: url)?.scheme?.lowercased() == "http"
+    }
+
+    /// `Proxy-Authorization` (Basic) for the credentials in a proxy URL's user and password;
+    /// nil when it has none.
+    static func authorization(for proxy: URL) -> String? {
+        guard let user = proxy.user else { return nil }
+        let credentials = "\(user.removingPercentEncoding ?? user):\(proxy.password?.removingPercentEncoding ?? "")"
+        return "Basic " + Data(credentials.utf8).base64EncodedString()
     }
 
     /// Whether `host` is on the no-proxy list.

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tiffio.h>
+#include "TIFFSamples.h"
 
 typedef struct {
     const uint8_t *data;
@@ -82,26 +83,6 @@ static TIFF *cwi_tiff_open_page(cwi_tiff_source *source, uint32_t page, cwi_tiff
     return tif;
 }
 
-/// An 8-bit RGBA page with unassociated alpha, contiguous samples, in strips.
-static int cwi_tiff_is_straight_rgba(TIFF *tif) {
-    uint16_t bits = 0, samples = 0, photometric = 0, planar = PLANARCONFIG_CONTIG, extras = 0;
-    uint16_t *kinds = NULL;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &samples);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &extras, &kinds);
-    return TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric) && photometric == PHOTOMETRIC_RGB && bits == 8 && samples == 4 &&
-           planar == PLANARCONFIG_CONTIG && extras == 1 && kinds != NULL && kinds[0] == EXTRASAMPLE_UNASSALPHA && !TIFFIsTiled(tif);
-}
-
-static int cwi_tiff_read_scanlines(TIFF *tif, uint32_t width, uint32_t height, uint8_t *out) {
-    if (TIFFScanlineSize(tif) != (tmsize_t)width * 4) return -1;
-    for (uint32_t row = 0; row < height; row++) {
-        if (TIFFReadScanline(tif, out + (size_t)row * width * 4, row, 0) < 0) return -1;
-    }
-    return 0;
-}
-
 uint8_t *cwi_tiff_icc_profile(const uint8_t *data, size_t size, uint32_t *length) {
     cwi_tiff_info info;
     memset(&info, 0, sizeof(info));
@@ -128,6 +109,23 @@ int cwi_tiff_read_info(const uint8_t *data, size_t size, uint32_t page, cwi_tiff
     return 0;
 }
 
+// Reads a page with the sample reader, from a fresh handle (after a failed attempt of libtiff's
+// RGBA interface, the handle's strip state is not to be trusted).
+static int cwi_tiff_decode_samples(cwi_tiff_source *source, uint32_t page, uint8_t *out, uint32_t width, uint32_t height,
+                                   cwi_tiff_info *info) {
+    source->position = 0;
+    TIFF *tif = cwi_tiff_open_page(source, page, info);
+    if (tif == NULL) return -1;
+    cwi_tiff_layout layout;
+    int status = -1;
+    if (cwi_tiff_sample_layout(tif, &layout)) {
+        status = cwi_tiff_read_samples(tif, &layout, width, height, out, info->message, sizeof(info->message));
+        info->straight = (uint16_t)!layout.associated;
+    }
+    TIFFClose(tif);
+    return status;
+}
+
 int cwi_tiff_decode_page(const uint8_t *data, size_t size, uint32_t page, uint32_t *raster, uint32_t width, uint32_t height,
                          cwi_tiff_info *info) {
     memset(info, 0, sizeof(*info));
@@ -139,32 +137,28 @@ int cwi_tiff_decode_page(const uint8_t *data, size_t size, uint32_t page, uint32
         TIFFClose(tif);
         return -1;
     }
-    if (cwi_tiff_is_straight_rgba(tif)) {
+    cwi_tiff_layout layout;
+    int samples = cwi_tiff_sample_layout(tif, &layout);
+    if (samples && layout.has_alpha && !layout.associated) {
         // libtiff's RGBA interface would premultiply this alpha in 8 bits, losing the colour of
-        // faint pixels: the scanlines are read as stored instead.
-        int read = cwi_tiff_read_scanlines(tif, width, height, (uint8_t *)raster);
+        // faint pixels: the samples are read as stored instead.
         TIFFClose(tif);
-        if (read != 0) {
-            snprintf(info->message, sizeof(info->message), "page %u could not be read", page);
-            return -1;
-        }
-        info->straight = 1;
-        return 0;
+        return cwi_tiff_decode_samples(&source, page, (uint8_t *)raster, width, height, info);
     }
     char reason[1024] = "";
-    if (!TIFFRGBAImageOK(tif, reason)) {
-        snprintf(info->message, sizeof(info->message), "%s", reason);
-        TIFFClose(tif);
-        return -1;
-    }
     // Asking for the file's own orientation leaves the rows as stored.
-    int ok = TIFFReadRGBAImageOriented(tif, width, height, raster, info->orientation, 0);
+    int ok = TIFFRGBAImageOK(tif, reason) && TIFFReadRGBAImageOriented(tif, width, height, raster, info->orientation, 0);
     TIFFClose(tif);
-    if (!ok) {
+    if (ok) return 0;
+    // What the RGBA interface refuses (12- and 32-bit samples, floats) or cannot read (16-bit
+    // CMYK) the sample reader may take.
+    if (samples) return cwi_tiff_decode_samples(&source, page, (uint8_t *)raster, width, height, info);
+    if (reason[0] != 0) {
+        snprintf(info->message, sizeof(info->message), "%s", reason);
+    } else {
         snprintf(info->message, sizeof(info->message), "page %u could not be read", page);
-        return -1;
     }
-    return 0;
+    return -1;
 }
 
 static tmsize_t cwi_tiff_sink_write(thandle_t handle, void *buffer, tmsize_t count) {

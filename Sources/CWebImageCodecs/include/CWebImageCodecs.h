@@ -118,8 +118,8 @@ typedef struct {
     uint16_t orientation;
     uint16_t has_alpha;
     uint32_t pages;
-    /// Set by cwi_tiff_decode_page when the raster holds straight RGBA bytes (an 8-bit RGBA page
-    /// with unassociated alpha in strips, read as stored) instead of libtiff's premultiplied RGBA.
+    /// Set by cwi_tiff_decode_page when the raster holds straight RGBA bytes (a page with
+    /// unassociated alpha, read as stored) instead of libtiff's premultiplied RGBA.
     uint16_t straight;
     char message[200];
 } cwi_tiff_info;
@@ -129,9 +129,10 @@ int cwi_tiff_read_info(const uint8_t *data, size_t size, uint32_t page, cwi_tiff
 
 /// Decodes page `page` into `raster` (width × height RGBA, premultiplied when the page has alpha
 /// unless `info->straight` says otherwise, rows as stored: the orientation is the caller's to
-/// apply) through libtiff's RGBA interface:
-/// strips or tiles, 1-16 bits, palette, grey, CMYK, YCbCr, every compression libtiff was built
-/// with. Returns 0, or -1 with a message.
+/// apply) through libtiff's RGBA interface (strips or tiles, 1-16 bits, palette, grey, CMYK,
+/// YCbCr, every compression libtiff was built with), or through the sample reader where that
+/// interface refuses the page (12- and 32-bit samples, floats, 16-bit CMYK) or would premultiply
+/// an unassociated alpha. Returns 0, or -1 with a message.
 int cwi_tiff_decode_page(const uint8_t *data, size_t size, uint32_t page, uint32_t *raster, uint32_t width, uint32_t height,
                          cwi_tiff_info *info);
 

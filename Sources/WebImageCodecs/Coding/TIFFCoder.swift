@@ -4,7 +4,11 @@ import CWebImageCodecs
 /// TIFF through libtiff's RGBA interface (in the C shim, on memory buffers, silent): strips and
 /// tiles, 1- to 16-bit samples (reduced to 8), palette, grey, CMYK and YCbCr, every compression
 /// Debian's libtiff is built with (none, LZW, deflate, PackBits, JPEG, ...), alpha (associated or
-/// not). The Orientation tag is kept as ``Image/orientation`` with the rows as stored, as a JPEG's
+/// not). What that interface refuses or spoils, the shim reads sample by sample from libtiff's
+/// decoded strips and tiles: 12-bit and other odd depths and 16-bit CMYK (scaled from the full
+/// range of their depth), 32-bit integer and 32/64-bit float samples (no full range: read on the
+/// 0-255 scale, clipped and truncated, as libvips and Pillow render them), and every page with
+/// unassociated alpha (kept straight, not premultiplied in 8 bits). The Orientation tag is kept as ``Image/orientation`` with the rows as stored, as a JPEG's
 /// EXIF orientation is. Pages of a multi-page file that share the first page's size become frames
 /// (without durations); others are left out with a warning, as are pages past the first
 /// ``maximumPages`` (each page is found by walking the file's directory chain from the start).

@@ -14,6 +14,7 @@ struct APNGFrameSource: AnimationFrameSource {
     let canvasHeight: Int
     let loopCount: Int
     let durations: [Duration]
+    let warnings: [String]
     private let frames: [StoredFrame]
     private let header: PNGChunk
     private let colourChunks: [PNGChunk]
@@ -32,8 +33,10 @@ struct APNGFrameSource: AnimationFrameSource {
             throw WebImageError(.decodeFailed, "APNG: no readable header or animation control")
         }
         try limits.check(width: width, height: height, inputSize: bytes.count)
-        frames = try Self.storedFrames(chunks)
-        guard !frames.isEmpty else { throw WebImageError(.decodeFailed, "APNG: no frames") }
+        let stored = try Self.storedFrames(chunks)
+        guard !stored.frames.isEmpty else { throw WebImageError(.decodeFailed, "APNG: \(stored.cut ?? "no frames")") }
+        frames = stored.frames
+        warnings = stored.cut.map { ["APNG: \($0): the animation ends after frame \(stored.frames.count)"] } ?? []
         canvasWidth = width
         canvasHeight = height
         loopCount = Int(plays)
@@ -75,27 +78,56 @@ struct APNGFrameSource: AnimationFrameSource {
         return composed
     }
 
-    /// The frames in file order. The default image (`IDAT`) is the first frame when an `fcTL`
-    /// precedes it, and hidden otherwise.
-    private static func storedFrames(_ chunks: [PNGChunk]) throws(WebImageError) -> [StoredFrame] {
+    /// The frames in file order, up to the first frame chunk out of sequence (with the reason
+    /// as `cut`). The default image (`IDAT`) is the first frame when an `fcTL` precedes it, and
+    /// hidden otherwise.
+    ///
+    /// `fcTL` and `fdAT` chunks are numbered from 0 without gaps (APNG 1.0, "Chunk sequence
+    /// numbers"), so that a decoder can tell chunks that were reordered, repeated or lost. The
+    /// frames before such a chunk play, as browsers play them; the frame it belongs to, left
+    /// incomplete, does not.
+    private static func storedFrames(_ chunks: [PNGChunk]) throws(WebImageError) -> (frames: [StoredFrame], cut: String?) {
         var frames: [StoredFrame] = []
+        var expected: UInt32 = 0
         for chunk in chunks {
+            if let found = sequenceNumber(of: chunk), found != expected {
+                let reason = "\(chunk.type) chunk number \(found) where \(expected) was expected"
+                // A data chunk out of place leaves its frame incomplete; a control chunk ends the
+                // frame before it complete.
+                if chunk.type == "fdAT", !frames.isEmpty { frames.removeLast() }
+                return (frames.filter { !$0.data.isEmpty }, reason)
+            }
             switch chunk.type {
             case "fcTL":
                 guard let control = APNGFrameControl(chunk) else { throw WebImageError(.decodeFailed, "APNG: unreadable frame control") }
                 frames.append(StoredFrame(control: control))
+                expected += 1
             case "IDAT" where frames.count == 1:
                 frames[0].data.append(chunk.data)
             case "fdAT":
                 guard !frames.isEmpty, chunk.data.count >= 4 else {
-                    throw WebImageError(.decodeFailed, "APNG: frame data before any frame control")
+                    return (frames.filter { !$0.data.isEmpty }, "frame data without a sequence number or before any frame control")
                 }
                 frames[frames.count - 1].data.append(Array(chunk.data.dropFirst(4)))
+                expected += 1
             default:
                 break
             }
         }
-        return frames.filter { !$0.data.isEmpty }
+        return (frames.filter { !$0.data.isEmpty }, nil)
+    }
+
+    /// The sequence number an `fcTL` or `fdAT` chunk starts with; nil for other chunks.
+    private static func sequenceNumber(of chunk: PNGChunk) -> UInt32? {
+        chunk.type == "fcTL" || chunk.type == "fdAT" ? chunk.uint32(at: 0) : nil
+    }
+
+    /// Why an animated PNG has no frame to play (its first frame chunk out of sequence, or data
+    /// before any control), for it to be shown as its default image; nil when it has one, or is
+    /// unreadable for another reason (which decoding it reports).
+    static func unplayable(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard let chunks = PNGChunk.chunks(in: bytes), let stored = try? storedFrames(chunks), stored.frames.isEmpty else { return nil }
+        return stored.cut
     }
 
     /// A PNG file of one frame: the frame's size in `IHDR`, the file's colour chunks, its data.

@@ -109,6 +109,10 @@ struct AVIFFrameSource: AnimationFrameSource {
             _ = bytes.initialize(from: data)
             pointer.pointee.maxThreads = 1
             pointer.pointee.ignoreXMP = 1
+            // Files that browsers and Pillow decode: without the `pixi` property (libheif up to
+            // 1.11 left it out; it only restates the AV1 stream's bit depth) or with a clean
+            // aperture libavif would call invalid (not applied here, so nothing depends on it).
+            pointer.pointee.strictFlags &= ~(AVIF_STRICT_PIXI_REQUIRED.rawValue | AVIF_STRICT_CLAP_VALID.rawValue)
             // A sequence longer than this is refused at parse (libavif's default is 12 hours at
             // 60 fps): every frame of a whole decode is decoded, however small.
             pointer.pointee.imageCountLimit = UInt32(AVIFCoder.maximumFrames)

@@ -7,7 +7,10 @@ import Foundation
 ///   more, takes the next record's first byte as a length and fails with "Wrong record type";
 /// - a file that ends after its last frame, without the trailer or the frame's block
 ///   terminator: the frames read are kept, with a warning;
-/// - unknown extensions, skipped; an unknown record after a frame, where reading stops.
+/// - unknown extensions, skipped; an unknown record after a frame, where reading stops;
+/// - a frame whose LZW minimum code size is 9 to 11, which giflib refuses as it sets up the
+///   frame's decompression: that frame's data is decoded by ``GIFWideCodeDecoder``, and giflib
+///   goes on reading after it.
 ///
 /// Data that ends inside a frame is truncation: an error, or with
 /// ``DecodeOptions/acceptTruncatedImages`` the rows that arrived (the rest left undrawn) and a
@@ -46,13 +49,15 @@ struct GIFRecordReader {
     private let inputSize: Int
     /// The pixels the frames read so far declare.
     private var declaredPixels = 0
+    /// The bytes giflib reads, where the reader takes over a frame giflib refuses.
+    private let source: Source
 
     /// Reads every record of `data` up to the trailer, or as far as it goes.
     init(_ data: Data, limits: DecodeLimits, acceptTruncated: Bool) throws(WebImageError) {
         self.limits = limits
         self.acceptTruncated = acceptTruncated
         inputSize = data.count
-        let source = Source(data)
+        source = Source(data)
         var status: Int32 = 0
         let context = Unmanaged.passUnretained(source).toOpaque()
         guard let gif = DGifOpen(context, Source.read, &status) else {
@@ -60,7 +65,7 @@ struct GIFRecordReader {
         }
         defer { _ = DGifCloseFile(gif, &status) }
         globalPalette = Self.palette(gif.pointee.SColorMap)
-        try withExtendedLifetime(source) { () throws(WebImageError) in try readRecords(gif) }
+        try readRecords(gif)
         guard !frames.isEmpty else { throw WebImageError(.decodeFailed, "GIF: no frame") }
     }
 
@@ -71,7 +76,14 @@ struct GIFRecordReader {
             guard DGifGetRecordType(gif, &type) == GIF_OK else { return try stop(gif, "the file ends without its trailer") }
             switch type {
             case IMAGE_DESC_RECORD_TYPE:
+                let descriptorStart = source.offset
                 guard DGifGetImageDesc(gif) == GIF_OK else {
+                    if let codeSize = refusedWideCodeSize(descriptorStart: descriptorStart) {
+                        let complete = try readWideCodeFrame(gif, codeSize: codeSize, control: control ?? Self.noControl)
+                        control = nil
+                        guard complete else { return }
+                        continue
+                    }
                     return try endInsideFrame(gif, "the data ends inside frame \(frames.count)'s descriptor")
                 }
                 let complete = try readFrame(gif, control: control ?? Self.noControl)
@@ -156,6 +168,57 @@ struct GIFRecordReader {
                 left: Int(descriptor.Left), top: Int(descriptor.Top), width: width, height: height, palette: palette, indices: indices,
                 decodedRows: decodedRows, control: control))
         return goesOn
+    }
+
+    /// The LZW minimum code size (9 to 11) giflib refused as the last byte it read, right after
+    /// the frame's descriptor and local colour table that start at `descriptorStart`; nil when
+    /// the descriptor failed otherwise.
+    private func refusedWideCodeSize(descriptorStart: Int) -> Int? {
+        let bytes = source.bytes
+        let flagsAt = bytes.startIndex + descriptorStart + 8
+        guard flagsAt < bytes.endIndex else { return nil }
+        let flags = bytes[flagsAt]
+        let table = flags & 0x80 != 0 ? 3 << (Int(flags & 7) + 1) : 0
+        let codeSizeOffset = descriptorStart + 9 + table
+        guard source.offset == codeSizeOffset + 1, codeSizeOffset < bytes.count else { return nil }
+        let codeSize = Int(bytes[bytes.startIndex + codeSizeOffset])
+        return (9...11).contains(codeSize) ? codeSize : nil
+    }
+
+    /// Reads a frame giflib refused for its code size (its descriptor read) with the reader's own
+    /// LZW decoder, then moves giflib's input past the frame's data; false when reading has to
+    /// stop after it.
+    private mutating func readWideCodeFrame(_ gif: UnsafeMutablePointer<GifFileType>, codeSize: Int, control: GraphicsControlBlock)
+        throws(WebImageError) -> Bool
+    {
+        let descriptor = gif.pointee.Image
+        let width = Int(descriptor.Width)
+        let height = Int(descriptor.Height)
+        try checkDeclared(width: width, height: height)
+        let pixelCount = try PixelBuffer.byteCount(width: width, height: height, bytesPerPixel: 1)
+        let outcome = GIFWideCodeDecoder.decode(
+            [UInt8](source.bytes), from: source.offset, minimumCodeSize: codeSize, pixelCount: pixelCount)
+        var indices = outcome.indices
+        let order = descriptor.Interlace ? Self.interlacedRows(height) : Array(0..<height)
+        if descriptor.Interlace {
+            for (position, row) in order.enumerated() {
+                indices.replaceSubrange(row * width..<(row + 1) * width, with: outcome.indices[position * width..<(position + 1) * width])
+            }
+        }
+        var decodedRows: [Bool]?
+        if outcome.decodedPixels < pixelCount {
+            try endInsideFrame(gif, "the data ends inside frame \(frames.count) (\(codeSize)-bit minimum code size)")
+            var rows = [Bool](repeating: false, count: height)
+            for arrived in order.prefix(width > 0 ? outcome.decodedPixels / width : 0) { rows[arrived] = true }
+            decodedRows = rows
+        }
+        frames.append(
+            Frame(
+                left: Int(descriptor.Left), top: Int(descriptor.Top), width: width, height: height,
+                palette: Self.palette(descriptor.ColorMap), indices: indices, decodedRows: decodedRows, control: control))
+        guard let end = outcome.end, decodedRows == nil else { return false }
+        source.offset = end
+        return true
     }
 
     /// A frame within the pixel limit, and all frames so far within four times it.

@@ -55,14 +55,22 @@ final class DownloadScheduler: Sendable {
 
     /// Removes a caller; true when it was the transfer's last, which is then forgotten (and
     /// taken out of the queue if it was waiting) and should be cancelled.
+    ///
+    /// One critical section with ``join(_:options:subscriber:)`` (the scheduler's lock, then the
+    /// transfer's, in that order in both): with the caller removed under the transfer's lock
+    /// alone, a join could find the transfer still in the table after its last caller had left
+    /// and attach to a transfer about to be cancelled, and fail with `.cancelled` a load nobody
+    /// cancelled.
     func leave(_ id: Int, from transfer: DownloadTransfer) -> Bool {
-        let (wasLast, wasQueued) = transfer.state.withLock { state in (state.subscribers.remove(id), state.isQueued) }
-        guard wasLast else { return false }
         state.withLock { state in
+            let (wasLast, wasQueued) = transfer.state.withLock { transferState in
+                (transferState.subscribers.remove(id), transferState.isQueued)
+            }
+            guard wasLast else { return false }
             state.transfers.remove(transfer, for: transfer.key)
             if wasQueued { state.dequeue(transfer) }
+            return true
         }
-        return true
     }
 
     /// Forgets every transfer and empties the queue; returns the transfers, to cancel.

@@ -5,7 +5,7 @@ import WebImageTesting
 /// Debian's squid, run by a test on a loopback port with the access rules of the machine's own
 /// `/etc/squid/squid.conf` (every `acl` and `http_access` line, as the package ships them), and
 /// only what a test needs changed: the port, where it writes its logs and pid, no disk cache,
-/// no grace period on shutdown. The stock rules are the point: they refuse `CONNECT` to any port
+/// its own name, no grace period on shutdown. The stock rules are the point: they refuse `CONNECT` to any port
 /// but 443 and allow requests from localhost.
 final class Squid {
     let port: Int
@@ -50,12 +50,14 @@ final class Squid {
                     "cache_log \(directory.path)/cache.log",
                     "coredump_dir \(directory.path)",
                     "cache deny all",
+                // A container may have no name squid can find for itself, which it refuses to start without.
+                "visible_hostname localhost",
                     "shutdown_lifetime 0 seconds",
                 ]
             let file = directory.url.appendingPathComponent("squid.conf")
             try configuration.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
             let process = try ChildProcess(
-                URL(fileURLWithPath: "/bin/sh"), ["-c", "exec squid -N -d1 -f '\(file.path)' 2>&1"])
+                URL(fileURLWithPath: "/bin/sh"), ["-c", "exec /usr/sbin/squid -N -d1 -f '\(file.path)' 2>&1"])
             let line = try await process.waitForLine { $0.contains("Accepting HTTP Socket connections") || $0.contains("FATAL") }
             if line.contains("Accepting") { return Squid(port: port, process: process, directory: directory) }
             failure = line

@@ -13,8 +13,10 @@ struct ServeCommand: AsyncParsableCommand {
             Every option can also be set by its environment variable, WEBIMAGE_ and the option's \
             name in capitals with _ for - (--max-src-bytes: WEBIMAGE_MAX_SRC_BYTES); a flag given \
             on the command line wins. Lists (--key, --salt, --allowed-sources, --preset) take \
-            commas in the variable; booleans take 1, true or yes. SIGTERM and SIGINT stop the \
-            server gracefully: requests in flight finish, new ones are refused.
+            commas in the variable; booleans take 1, true or yes. imgproxy's IMGPROXY_* variables \
+            are read too, with imgproxy's parsing, where a WEBIMAGE_ one is not set; those not \
+            supported are named in a warning at start (docs/imgproxy-configuration.md). SIGTERM \
+            and SIGINT stop the server gracefully: requests in flight finish, new ones are refused.
 
             Example:
               webimage serve --key 736563726574 --salt 68656C6C6F --auto-webp
@@ -160,6 +162,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw CommandFailure("cannot start: \(error.message ?? error.description)")
         }
         let logger = Logger(label: "webimage.server")
+        for warning in settings.warnings { logger.warning("\(warning)") }
         Task {
             let port = await server.port
             let address = "http://\(settings.configuration.host):\(port)"

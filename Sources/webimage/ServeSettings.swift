@@ -4,14 +4,19 @@ import Logging
 import WebImage
 import WebImageServer
 
-/// `serve`'s flags over its `WEBIMAGE_*` variables, checked and turned into the server's
-/// configuration. A flag given wins; a variable fills in a flag not given.
+/// `serve`'s flags over its `WEBIMAGE_*` variables over imgproxy's `IMGPROXY_*` ones, checked and
+/// turned into the server's configuration. A flag given wins; a variable fills in a flag not
+/// given, a `WEBIMAGE_*` one before its imgproxy counterpart (``ImgproxyEnvironment``).
 struct ServeSettings {
     var configuration = ImageServerConfiguration()
     var logLevel = Logger.Level.info
+    /// What start-up reports about the environment: imgproxy settings not supported here.
+    var warnings: [String] = []
 
     init(command: ServeCommand, environment: [String: String]) throws {
-        let read = EnvironmentReader(environment: environment)
+        let imgproxy = try ImgproxyEnvironment(environment: environment).translate()
+        warnings = imgproxy.warnings
+        let read = EnvironmentReader(environment: imgproxy.variables.merging(environment) { _, own in own })
         if let bind = command.bind ?? read.text("BIND") { try setBind(bind) }
         let keys = try command.key.ifEmpty(Self.lines(ofFile: command.keyFile ?? read.text("KEY_FILE"), "--key-file") ?? read.list("KEY"))
         let salts = try command.salt.ifEmpty(

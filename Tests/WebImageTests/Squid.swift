@@ -50,8 +50,8 @@ final class Squid {
                     "cache_log \(directory.path)/cache.log",
                     "coredump_dir \(directory.path)",
                     "cache deny all",
-                // A container may have no name squid can find for itself, which it refuses to start without.
-                "visible_hostname localhost",
+                    // A container may have no name squid can find for itself, which it refuses to start without.
+                    "visible_hostname localhost",
                     "shutdown_lifetime 0 seconds",
                 ]
             let file = directory.url.appendingPathComponent("squid.conf")

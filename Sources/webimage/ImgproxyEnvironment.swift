@@ -1,0 +1,357 @@
+import ArgumentParser
+import Foundation
+
+/// imgproxy's `IMGPROXY_*` variables, so that an imgproxy deployment's environment file starts
+/// `webimage serve`: each variable that has a meaning here is read with imgproxy's parsing (a
+/// value of spaces is unset, booleans as Go's `strconv.ParseBool`, durations in whole seconds,
+/// keys and salts as comma-separated hex, `IMGPROXY_BIND` as `host:port` or `:port`, presets split
+/// by `IMGPROXY_PRESETS_SEPARATOR`) and given to the server as the `WEBIMAGE_*` variable it stands
+/// for. A `WEBIMAGE_*` variable or a flag given wins. Every other imgproxy variable is known by
+/// name: one that is set is named in one warning at start-up, never silently ignored; a name that
+/// is not imgproxy's (a typo) is named too. Read from imgproxy's source (`env/parsers.go`,
+/// `server/config.go`, `security/config.go`, `workers/config.go`, `logger/config.go`); the table of
+/// every variable is docs/imgproxy-configuration.md.
+struct ImgproxyEnvironment {
+    /// How one imgproxy variable is taken.
+    enum Support: Equatable {
+        /// Read, as the `WEBIMAGE_*` variable named here.
+        case mapped(String)
+        /// Known, not supported here, for the reason given.
+        case unsupported(String)
+        /// Read as part of the variable named here.
+        case readWith(String)
+    }
+
+    /// What the environment's imgproxy variables come to.
+    struct Translation: Equatable {
+        /// `WEBIMAGE_*` variables (full names) with values in this command's own format.
+        var variables: [String: String] = [:]
+        /// Start-up warnings: set variables that are not supported, names that are not imgproxy's,
+        /// values kept from imgproxy's meaning that cannot be honoured.
+        var warnings: [String] = []
+    }
+
+    let environment: [String: String]
+
+    /// imgproxy's reading of a variable: nil when unset or only spaces.
+    private func value(_ name: String) -> String? {
+        guard let text = environment[name], !text.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+        return text
+    }
+
+    func translate() throws -> Translation {
+        var translation = Translation()
+        var unsupported: [String] = []
+        var unknown: [String] = []
+        for name in environment.keys.sorted() where name.hasPrefix("IMGPROXY_") && value(name) != nil {
+            switch Self.variables[name] {
+            case .mapped(let target): try map(name, to: target, into: &translation)
+            case .unsupported: unsupported.append(name)
+            case .readWith: break
+            case nil: unknown.append(name)
+            }
+        }
+        if value("IMGPROXY_BIND") == nil, let port = value("PORT") {
+            guard let number = Int(port.trimmingCharacters(in: .whitespaces)) else { throw Self.failure("PORT", port, "an integer") }
+            translation.variables["WEBIMAGE_BIND"] = "0.0.0.0:\(number)"
+        }
+        if !unsupported.isEmpty {
+            translation.warnings.append("imgproxy settings not supported here, ignored: \(unsupported.joined(separator: ", "))")
+        }
+        if !unknown.isEmpty { translation.warnings.append("not imgproxy settings, ignored: \(unknown.joined(separator: ", "))") }
+        return translation
+    }
+
+    private func map(_ name: String, to target: String, into translation: inout Translation) throws {
+        guard let text = value(name) else { return }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let converted: String?
+        switch name {
+        case "IMGPROXY_BIND":
+            // imgproxy's `:8080` listens on every interface.
+            converted = trimmed.hasPrefix(":") ? "0.0.0.0" + trimmed : trimmed
+        case "IMGPROXY_KEY", "IMGPROXY_SALT":
+            let parts = Self.list(text, separator: ",")
+            guard parts.allSatisfy(Self.isHex) else { throw Self.failure(name, text, "comma-separated hex") }
+            converted = parts.joined(separator: ",")
+        case "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_AUTO_WEBP", "IMGPROXY_AUTO_AVIF", "IMGPROXY_AUTO_JXL":
+            guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
+            converted = flag ? "true" : "false"
+        case "IMGPROXY_MAX_SRC_RESOLUTION":
+            guard let megapixels = Double(trimmed), megapixels.isFinite else { throw Self.failure(name, text, "a number") }
+            converted = "\(megapixels)"
+        case "IMGPROXY_LOG_LEVEL":
+            let levels = ["debug": "debug", "info": "info", "warn": "warning", "error": "error"]
+            guard let level = levels[trimmed.lowercased()] else { throw Self.failure(name, text, "debug, info, warn or error") }
+            converted = level
+        case "IMGPROXY_PRESETS":
+            let separator = value("IMGPROXY_PRESETS_SEPARATOR") ?? ","
+            let presets = Self.list(text, separator: separator)
+            guard !presets.contains(where: { $0.contains(",") }) else {
+                throw Self.failure(name, text, "presets without commas (a comma separates them here)")
+            }
+            converted = presets.joined(separator: ",")
+        case "IMGPROXY_ALLOWED_SOURCES":
+            let sources = Self.list(text, separator: ",")
+            // An allow-list not honoured would allow everything: refuse to start instead.
+            guard !sources.contains(where: { $0.contains("*") }) else {
+                throw Self.failure(name, text, "URL prefixes without `*` (imgproxy's wildcards are not supported yet)")
+            }
+            converted = sources.joined(separator: ",")
+        default:
+            // Whole numbers: imgproxy's `strconv.Atoi`, durations in seconds included.
+            guard let number = Int(trimmed) else { throw Self.failure(name, text, "an integer") }
+            converted = try integer(name, number, into: &translation)
+        }
+        if let converted { translation.variables[target] = converted }
+    }
+
+    /// An integer setting as it is taken here; nil (with a warning) for imgproxy's 0 meaning "no
+    /// limit" where this server keeps its bound.
+    private func integer(_ name: String, _ number: Int, into translation: inout Translation) throws -> String? {
+        switch (name, number) {
+        case ("IMGPROXY_MAX_SRC_FILE_SIZE", 0), ("IMGPROXY_MAX_RESULT_DIMENSION", 0), ("IMGPROXY_REQUESTS_QUEUE_SIZE", 0):
+            translation.warnings.append("\(name)=0 means no limit in imgproxy; the default limit here stays")
+            return nil
+        case ("IMGPROXY_TTL", 0), ("IMGPROXY_KEEP_ALIVE_TIMEOUT", 0):
+            translation.warnings.append("\(name)=0 is not supported here; the default stays")
+            return nil
+        default:
+            return "\(number)"
+        }
+    }
+
+    /// Go's `strconv.ParseBool`.
+    static func goBool(_ text: String) -> Bool? {
+        switch text {
+        case "1", "t", "T", "TRUE", "true", "True": true
+        case "0", "f", "F", "FALSE", "false", "False": false
+        default: nil
+        }
+    }
+
+    private static func list(_ text: String, separator: String) -> [String] {
+        text.components(separatedBy: separator).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    private static func isHex(_ text: String) -> Bool {
+        !text.isEmpty && text.count % 2 == 0 && text.allSatisfy(\.isHexDigit)
+    }
+
+    private static func failure(_ name: String, _ value: String, _ expected: String) -> ValidationError {
+        ValidationError("\(name): \"\(value)\" is not \(expected)")
+    }
+    /// Every variable imgproxy reads (its source's `env.*` descriptors), and how it is taken here.
+    static let variables: [String: Support] = [
+        "IMGPROXY_ABS_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_ABS_DENIED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_ABS_ENDPOINT": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_ABS_KEY": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_ABS_NAME": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_AIRBRAKE_ENVIRONMENT": .unsupported("error-reporting services"),
+        "IMGPROXY_AIRBRAKE_PROJECT_ID": .unsupported("error-reporting services"),
+        "IMGPROXY_AIRBRAKE_PROJECT_KEY": .unsupported("error-reporting services"),
+        "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ALLOWED_SOURCES": .mapped("WEBIMAGE_ALLOWED_SOURCES"),
+        "IMGPROXY_ALLOW_LINK_LOCAL_SOURCE_ADDRESSES": .unsupported(
+            "private and link-local sources are always refused here (imgproxy allows private ones by default); loopback can be allowed"),
+        "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": .mapped("WEBIMAGE_ALLOW_LOOPBACK_SOURCES"),
+        "IMGPROXY_ALLOW_ORIGIN": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES": .unsupported(
+            "private and link-local sources are always refused here (imgproxy allows private ones by default); loopback can be allowed"),
+        "IMGPROXY_ALLOW_SECURITY_OPTIONS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ALWAYS_RASTERIZE_SVG": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ARGUMENTS_SEPARATOR": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_AUTO_AVIF": .mapped("WEBIMAGE_AUTO_AVIF"),
+        "IMGPROXY_AUTO_JXL": .mapped("WEBIMAGE_AUTO_JXL"),
+        "IMGPROXY_AUTO_ROTATE": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_AUTO_WEBP": .mapped("WEBIMAGE_AUTO_WEBP"),
+        "IMGPROXY_AVIF_SPEED": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_BASE64_URL_INCLUDES_FILENAME": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_BASE_URL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_BIND": .mapped("WEBIMAGE_BIND"),
+        "IMGPROXY_BUGSNAG_KEY": .unsupported("error-reporting services"),
+        "IMGPROXY_BUGSNAG_STAGE": .unsupported("error-reporting services"),
+        "IMGPROXY_CACHE_CONTROL_PASSTHROUGH": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_CLOUD_WATCH_NAMESPACE": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_CLOUD_WATCH_REGION": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_CLOUD_WATCH_SERVICE_NAME": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_COOKIE_BASE_URL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_COOKIE_PASSTHROUGH": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_COOKIE_PASSTHROUGH_ALL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_DATADOG_ENABLE": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_DATADOG_ENABLE_ADDITIONAL_METRICS": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_DATADOG_PROPAGATE_EXTERNAL": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_DEVELOPMENT_ERRORS_MODE": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_DISABLE_SHRINK_ON_LOAD": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
+        "IMGPROXY_DOWNLOAD_TIMEOUT": .mapped("WEBIMAGE_DOWNLOAD_TIMEOUT"),
+        "IMGPROXY_ENABLE_CLIENT_HINTS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ENABLE_DEBUG_HEADERS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ENFORCE_AVIF": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ENFORCE_JXL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ENFORCE_THUMBNAIL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ENFORCE_WEBP": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ENV_AWS_SECRET_ID": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ENV_AWS_SECRET_REGION": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ENV_AWS_SECRET_VERSION_ID": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ENV_AWS_SECRET_VERSION_STAGE": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ENV_AWS_SSM_PARAMETERS_PATH": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ENV_AWS_SSM_PARAMETERS_REGION": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ENV_GCP_KEY": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ENV_GCP_SECRET_ID": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ENV_GCP_SECRET_PROJECT_ID": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ENV_GCP_SECRET_VERSION_ID": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ENV_LOCAL_FILE_PATH": .unsupported("settings from secret stores and files"),
+        "IMGPROXY_ETAG_BUSTER": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_FAIL_ON_DEPRECATION": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_FALLBACK_IMAGE_DATA": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_FALLBACK_IMAGE_PATH": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_FALLBACK_IMAGE_TTL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_FALLBACK_IMAGE_URL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_FORMAT_QUALITY": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_FREE_MEMORY_INTERVAL": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
+        "IMGPROXY_GCS_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_GCS_DENIED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_GCS_ENDPOINT": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_GCS_KEY": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_GRACEFUL_STOP_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_HEALTH_CHECK_PATH": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_HONEYBADGER_ENV": .unsupported("error-reporting services"),
+        "IMGPROXY_HONEYBADGER_KEY": .unsupported("error-reporting services"),
+        "IMGPROXY_IGNORE_SSL_VERIFICATION": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_JPEG_PROGRESSIVE": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_JXL_EFFORT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_KEEP_ALIVE_TIMEOUT": .mapped("WEBIMAGE_IDLE_TIMEOUT"),
+        "IMGPROXY_KEEP_COPYRIGHT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_KEY": .mapped("WEBIMAGE_KEY"),
+        "IMGPROXY_LAST_MODIFIED_BUSTER": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_LOCAL_FILESYSTEM_ROOT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_LOG_FORMAT": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
+        "IMGPROXY_LOG_LEVEL": .mapped("WEBIMAGE_LOG_LEVEL"),
+        "IMGPROXY_LOG_MEM_STATS": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
+        "IMGPROXY_MAX_ANIMATION_FRAMES": .mapped("WEBIMAGE_MAX_ANIMATION_FRAMES"),
+        "IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_MAX_CLIENTS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_MAX_REDIRECTS": .mapped("WEBIMAGE_MAX_REDIRECTS"),
+        "IMGPROXY_MAX_RESULT_DIMENSION": .mapped("WEBIMAGE_MAX_RESULT_DIMENSION"),
+        "IMGPROXY_MAX_SRC_FILE_SIZE": .mapped("WEBIMAGE_MAX_SRC_BYTES"),
+        "IMGPROXY_MAX_SRC_RESOLUTION": .mapped("WEBIMAGE_MAX_SRC_RESOLUTION"),
+        "IMGPROXY_NETWORK": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
+        "IMGPROXY_NEW_RELIC_APP_NAME": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_NEW_RELIC_KEY": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_NEW_RELIC_LABELS": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_NEW_RELIC_PROPAGATE_EXTERNAL": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_ONLY_PRESETS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_OPEN_TELEMETRY_ENABLE": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_OPEN_TELEMETRY_ENABLE_LOGS": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_OPEN_TELEMETRY_ENABLE_METRICS": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_OPEN_TELEMETRY_LOGGER_NAME": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_OPEN_TELEMETRY_SERVER_CERT": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_OPEN_TELEMETRY_TRACE_ID_GENERATOR": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_PATH_PREFIX": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PNG_INTERLACED": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PNG_QUANTIZATION_COLORS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PNG_QUANTIZE": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PNG_UNLIMITED": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PPROF_BIND": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
+        "IMGPROXY_PREFERRED_FORMATS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PRESERVE_HDR": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PRESETS": .mapped("WEBIMAGE_PRESET"),
+        "IMGPROXY_PRESETS_PATH": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PRESETS_SEPARATOR": .readWith("IMGPROXY_PRESETS"),
+        "IMGPROXY_PROMETHEUS_BIND": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_PROMETHEUS_NAMESPACE": .unsupported(
+            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_QUALITY": .mapped("WEBIMAGE_QUALITY"),
+        "IMGPROXY_READ_REQUEST_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_REPORT_DOWNLOADING_ERRORS": .unsupported("error-reporting services"),
+        "IMGPROXY_REPORT_IO_ERRORS": .unsupported("error-reporting services"),
+        "IMGPROXY_REQUESTS_QUEUE_SIZE": .mapped("WEBIMAGE_QUEUE"),
+        "IMGPROXY_S3_ACCESS_POINTS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_S3_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_S3_ASSUME_ROLE_ARN": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_S3_DENIED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_S3_ENDPOINT": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_S3_ENDPOINT_USE_PATH_STYLE": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_S3_REGION": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_S3_USE_DECRYPTION_CLIENT": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SALT": .mapped("WEBIMAGE_SALT"),
+        "IMGPROXY_SANITIZE_SVG": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SECRET": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SENTRY_DSN": .unsupported("error-reporting services"),
+        "IMGPROXY_SENTRY_ENVIRONMENT": .unsupported("error-reporting services"),
+        "IMGPROXY_SENTRY_RELEASE": .unsupported("error-reporting services"),
+        "IMGPROXY_SET_CANONICAL_HEADER": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SIGNATURE_SIZE": .mapped("WEBIMAGE_SIGNATURE_SIZE"),
+        "IMGPROXY_SKIP_PROCESSING_FORMATS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SO_REUSEPORT": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
+        "IMGPROXY_STRIP_COLOR_PROFILE": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_STRIP_METADATA": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SVG_UNLIMITED": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SWIFT_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SWIFT_API_KEY": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SWIFT_AUTH_URL": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SWIFT_AUTH_VERSION": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SWIFT_CONNECT_TIMEOUT_SECONDS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SWIFT_DENIED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SWIFT_DOMAIN": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SWIFT_TENANT": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SWIFT_TIMEOUT_SECONDS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SWIFT_USERNAME": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_SYSLOG_ADDRESS": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
+        "IMGPROXY_SYSLOG_ENABLE": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
+        "IMGPROXY_SYSLOG_LEVEL": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
+        "IMGPROXY_SYSLOG_NETWORK": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
+        "IMGPROXY_SYSLOG_TAG": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
+        "IMGPROXY_TIFF_UNLIMITED": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_TIMEOUT": .mapped("WEBIMAGE_REQUEST_TIMEOUT"),
+        "IMGPROXY_TRUSTED_SIGNATURES": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_TTL": .mapped("WEBIMAGE_TTL"),
+        "IMGPROXY_URL_REPLACEMENTS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_USER_AGENT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_USE_ABS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_USE_ETAG": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_USE_GCS": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_USE_LAST_MODIFIED": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_USE_LINEAR_COLORSPACE": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
+        "IMGPROXY_USE_S3": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_USE_SWIFT": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_VIPS_CACHE_TRACE": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
+        "IMGPROXY_VIPS_LEAK_CHECK": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
+        "IMGPROXY_WATERMARK_DATA": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_WATERMARK_OPACITY": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_WATERMARK_PATH": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_WATERMARK_URL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_WEBP_EFFORT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_WEBP_PRESET": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_WORKERS": .mapped("WEBIMAGE_CONCURRENCY"),
+        "IMGPROXY_WRITE_RESPONSE_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
+    ]
+}

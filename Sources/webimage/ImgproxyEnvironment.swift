@@ -92,12 +92,10 @@ struct ImgproxyEnvironment {
             }
             converted = presets.joined(separator: ",")
         case "IMGPROXY_ALLOWED_SOURCES":
-            let sources = Self.list(text, separator: ",")
-            // An allow-list not honoured would allow everything: refuse to start instead.
-            guard !sources.contains(where: { $0.contains("*") }) else {
-                throw Self.failure(name, text, "URL prefixes without `*` (imgproxy's wildcards are not supported yet)")
-            }
-            converted = sources.joined(separator: ",")
+            // Prefixes with imgproxy's `*`; one this server cannot fetch from (`s3://`,
+            // `local://`) stops the start, as every malformed entry does: an allow-list not
+            // honoured whole would allow what it was meant to refuse.
+            converted = Self.list(text, separator: ",").joined(separator: ",")
         default:
             // Whole numbers: imgproxy's `strconv.Atoi`, durations in seconds included.
             guard let number = Int(trimmed) else { throw Self.failure(name, text, "an integer") }

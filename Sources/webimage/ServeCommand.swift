@@ -51,7 +51,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Allow sources on 127.0.0.0/8 and ::1 (tests and demos); every other non-public address stays refused.")
     var allowLoopbackSources = false
 
-    @Option(help: ArgumentHelp("Only fetch sources starting with one of these prefixes, comma-separated.", valueName: "PREFIX,..."))
+    @Option(
+        help: ArgumentHelp(
+            "Only fetch sources starting with one of these prefixes, comma-separated; * matches any characters but /.",
+            valueName: "PREFIX,..."))
     var allowedSources: String?
 
     @Flag(help: "Answer WebP when the URL names no format and Accept lists image/webp (with Vary: Accept).")

@@ -38,7 +38,10 @@ struct ServeSettings {
         configuration.allowsLoopbackSources = try command.allowLoopbackSources || read.boolean("ALLOW_LOOPBACK_SOURCES")
         configuration.allowedSources = (command.allowedSources.map { Self.split($0) } ?? read.list("ALLOWED_SOURCES"))
         for prefix in configuration.allowedSources {
-            guard let url = URL(string: prefix), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+            // imgproxy's `*` wildcard stands for any characters but `/` (checked by the server's list).
+            guard let url = URL(string: prefix.replacingOccurrences(of: "*", with: "x")),
+                ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil
+            else {
                 throw ValidationError("--allowed-sources: \"\(prefix)\" is not an http(s) URL prefix")
             }
         }

@@ -23,7 +23,7 @@ struct ImgproxyEnvironmentTests {
             "IMGPROXY_WORKERS": "3", "IMGPROXY_TIMEOUT": "12", "IMGPROXY_AUTO_WEBP": "T", "IMGPROXY_AUTO_AVIF": "0",
             "IMGPROXY_MAX_SRC_RESOLUTION": "16.5", "IMGPROXY_LOG_LEVEL": "WARN", "IMGPROXY_QUALITY": "   ",
             "IMGPROXY_PRESETS": "thumb=rs:fill:150:150; small=w:100", "IMGPROXY_PRESETS_SEPARATOR": ";",
-            "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": "true",
+            "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": "true", "IMGPROXY_ALLOWED_SOURCES": "https://*.example.com/, http://a.test/",
         ])
         #expect(
             translation.variables == [
@@ -31,6 +31,7 @@ struct ImgproxyEnvironmentTests {
                 "WEBIMAGE_CONCURRENCY": "3", "WEBIMAGE_REQUEST_TIMEOUT": "12", "WEBIMAGE_AUTO_WEBP": "true",
                 "WEBIMAGE_AUTO_AVIF": "false", "WEBIMAGE_MAX_SRC_RESOLUTION": "16.5", "WEBIMAGE_LOG_LEVEL": "warning",
                 "WEBIMAGE_PRESET": "thumb=rs:fill:150:150,small=w:100", "WEBIMAGE_ALLOW_LOOPBACK_SOURCES": "true",
+                "WEBIMAGE_ALLOWED_SOURCES": "https://*.example.com/,http://a.test/",
             ])
         #expect(translation.warnings.isEmpty, "\(translation.warnings)")
         #expect(try translate(["PORT": "8081"]).variables == ["WEBIMAGE_BIND": "0.0.0.0:8081"])
@@ -44,7 +45,6 @@ struct ImgproxyEnvironmentTests {
             (["IMGPROXY_AUTO_WEBP": "yes"], "IMGPROXY_AUTO_WEBP: \"yes\" is not a boolean"),  // Go's ParseBool has no "yes"
             (["IMGPROXY_WORKERS": "two"], "IMGPROXY_WORKERS: \"two\" is not an integer"),
             (["IMGPROXY_LOG_LEVEL": "verbose"], "is not debug, info, warn or error"),
-            (["IMGPROXY_ALLOWED_SOURCES": "https://*.example.com/"], "wildcards are not supported yet"),
         ]
         for (environment, message) in cases {
             do {

@@ -118,6 +118,23 @@ struct ServerURLTests {
         ] {
             #expect(list.allowed(URL(string: refused)!) == nil, "\(refused)")
         }
+        // imgproxy's wildcard (IMGPROXY_ALLOWED_SOURCES in its docs/configuration/options.mdx):
+        // `*` matches any characters but `/`; its `@` pitfall (no trailing slash) cannot happen here.
+        let wild = try SourceAllowList(["https://*.example.com/", "https://cdn.test/*/public", "http://pitfall.test"])
+        for allowed in [
+            "https://img.example.com/a.png", "https://a.b.example.com/x/y.png", "https://cdn.test/v2/public/a.png",
+            "https://cdn.test/v2/public", "http://pitfall.test/a.png",
+        ] {
+            #expect(wild.allowed(URL(string: allowed)!) != nil, "\(allowed)")
+        }
+        for refused in [
+            "https://example.com/a.png", "https://img.example.com.evil.test/a.png", "https://evil.test/.example.com/a.png",
+            "https://cdn.test/v2/x/public/a.png", "https://cdn.test/v2/publicity.png", "http://pitfall.test@evil.test/a.png",
+            "https://img.example.com@evil.test/a.png",
+        ] {
+            #expect(wild.allowed(URL(string: refused)!) == nil, "\(refused)")
+        }
+        #expect(throws: WebImageError.self) { try SourceAllowList(["https://a.example:*/"]) }
         #expect(throws: WebImageError.self) { try SourceAllowList(["ftp://a.example/"]) }
         #expect(throws: WebImageError.self) { try SourceAllowList(["https://a.example/?x=1"]) }
     }

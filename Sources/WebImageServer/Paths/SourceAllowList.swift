@@ -13,6 +13,12 @@ import WebImage
 /// `/foo`). The URL fetched is the normalised one, so the origin is asked for exactly the path
 /// that was judged. Paths holding an encoded slash or backslash (`%2F`, `%5C`) are refused: an
 /// origin that decodes them before resolving would see other segments than were judged.
+///
+/// imgproxy's wildcard (`IMGPROXY_ALLOWED_SOURCES`): a `*` in the host or the path matches any
+/// run of characters but `/` (`https://*.example.com/`, `https://cdn.example/*/public/`). It is
+/// matched against the parsed host, never the URL's text, so imgproxy's documented pitfall (a
+/// prefix without its trailing slash, `http://example.com`, allowing
+/// `http://example.com@baddomain.com`) cannot happen here: the user part is not the host.
 struct SourceAllowList: Sendable {
     /// One allowed prefix, normalised.
     struct Entry: Sendable, Equatable {
@@ -25,17 +31,24 @@ struct SourceAllowList: Sendable {
     let entries: [Entry]
 
     /// The list of `prefixes`; an entry that is not an absolute http(s) URL without a query or
-    /// fragment is an error (what the server refuses to start with).
+    /// fragment, or has a `*` outside its host and path, is an error (what the server refuses to
+    /// start with).
     init(_ prefixes: [String]) throws(WebImageError) {
         var entries: [Entry] = []
         for prefix in prefixes {
-            guard let parts = Self.normalized(prefix), !prefix.contains("?"), !prefix.contains("#") else {
+            // The wildcard stands in as a token URL parsing keeps (lower case, unreserved).
+            let parts = Self.normalized(prefix.replacingOccurrences(of: "*", with: Self.wildcardToken))
+            guard var parts, !prefix.contains("?"), !prefix.contains("#"), !parts.scheme.contains(Self.wildcardToken) else {
                 throw WebImageError(.invalidArgument, "allowed source \"\(prefix)\" is not an http(s) URL prefix without a query")
             }
+            parts.host = parts.host.replacingOccurrences(of: Self.wildcardToken, with: "*")
+            parts.path = parts.path.replacingOccurrences(of: Self.wildcardToken, with: "*")
             entries.append(Entry(scheme: parts.scheme, host: parts.host, port: parts.port, path: parts.path))
         }
         self.entries = entries
     }
+
+    private static let wildcardToken = "xwebimagewildcardx"
 
     var isEmpty: Bool { entries.isEmpty }
 
@@ -46,11 +59,54 @@ struct SourceAllowList: Sendable {
         guard let parts = Self.normalized(url.absoluteString), !parts.path.contains("%2F"), !parts.path.contains("%5C"),
             !parts.path.contains("\\"),
             entries.contains(where: { entry in
-                entry.scheme == parts.scheme && entry.host == parts.host && entry.port == parts.port
-                    && (parts.path == entry.path || parts.path.hasPrefix(entry.path.hasSuffix("/") ? entry.path : entry.path + "/"))
+                entry.scheme == parts.scheme && entry.port == parts.port && Self.host(parts.host, matches: entry.host)
+                    && Self.path(parts.path, startsWith: entry.path)
             })
         else { return nil }
         return parts.url
+    }
+
+    /// The host equals the entry's, or matches it with each `*` standing for any characters.
+    private static func host(_ host: String, matches pattern: String) -> Bool {
+        pattern.contains("*") ? globPrefixEnds(of: Substring(host), pattern: Substring(pattern)).contains(host.endIndex) : host == pattern
+    }
+
+    /// The path equals the entry's or continues it after a `/`; each `*` in the entry's path
+    /// stands for any characters but `/`.
+    private static func path(_ path: String, startsWith pattern: String) -> Bool {
+        guard pattern.contains("*") else {
+            return path == pattern || path.hasPrefix(pattern.hasSuffix("/") ? pattern : pattern + "/")
+        }
+        return globPrefixEnds(of: Substring(path), pattern: Substring(pattern)).contains { end in
+            end == path.endIndex || pattern.hasSuffix("/") || path[end] == "/"
+        }
+    }
+
+    /// Where the prefixes of `text` that match `pattern` end (`*` matches a run without `/`).
+    /// The set of positions reachable after each pattern character, kept as flags: linear in
+    /// the text for each pattern character, whatever the URL (a backtracking match would be a
+    /// request's way to spend a node's time).
+    private static func globPrefixEnds(of text: Substring, pattern: Substring) -> [String.Index] {
+        let characters = Array(text)
+        var reachable = [Bool](repeating: false, count: characters.count + 1)
+        reachable[0] = true
+        for symbol in pattern {
+            var next = [Bool](repeating: false, count: characters.count + 1)
+            if symbol == "*" {
+                var open = false
+                for position in 0...characters.count {
+                    open = open || reachable[position]
+                    next[position] = open
+                    if position < characters.count, characters[position] == "/" { open = false }
+                }
+            } else {
+                for position in 0..<characters.count where reachable[position] && characters[position] == symbol {
+                    next[position + 1] = true
+                }
+            }
+            reachable = next
+        }
+        return reachable.indices.filter { reachable[$0] }.map { text.index(text.startIndex, offsetBy: $0) }
     }
 
     /// A URL's parts in RFC 3986's normal form, and the URL rebuilt from them.

@@ -128,6 +128,8 @@ public final class ImageServer: Service, Sendable {
         var connectionClosed: EventLoopFuture<Void>?
         var forwarding = PageAccess.Forwarding()
         var pageToken: String?
+        /// The `Authorization` header, read only when a ``ImageServerConfiguration/secret`` is set.
+        var authorization: String?
     }
 
     /// The answer to any request: the operational routes and pages, else the proxy.
@@ -138,10 +140,18 @@ public final class ImageServer: Service, Sendable {
     }
 
     private func answer(_ request: Incoming) async -> ProxyResponse {
-        let (method, path) = (request.method, request.path)
+        let method = request.method
+        // Every route is under the prefix, as imgproxy's router adds it to each.
+        guard let path = Self.removingPrefix(configuration.pathPrefix, from: request.path) else {
+            return proxy.errorResponse(.notFound("no route here: every path starts with \(configuration.pathPrefix)"))
+        }
+        if method == "OPTIONS" {
+            // A CORS preflight, or a client asking: imgproxy answers every OPTIONS with a 200.
+            return ProxyResponse(status: 200, headers: [("Allow", "GET, HEAD, OPTIONS")] + corsHeaders, body: Data())
+        }
         guard method == "GET" || method == "HEAD" else {
             return ProxyResponse(
-                status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "text/plain; charset=utf-8")],
+                status: 405, headers: [("Allow", "GET, HEAD, OPTIONS"), ("Content-Type", "text/plain; charset=utf-8")],
                 body: Data("use GET or HEAD\n".utf8))
         }
         if ServerPages.mayHandle(path) {
@@ -151,7 +161,7 @@ public final class ImageServer: Service, Sendable {
             if let answer = pages.respond(to: page, metrics: { MetricsReading(text: metricsText()) }) { return answer }
         }
         switch path {
-        case "/health":
+        case "/health", configuration.healthCheckPath ?? "/health":
             return ProxyResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("ok\n".utf8))
         case "/ready":
             return isReady
@@ -163,13 +173,45 @@ public final class ImageServer: Service, Sendable {
         default:
             // The signature does not cover a query: each one would be another key for the same
             // image in every cache in front. A source's own query is escaped inside the path.
-            guard request.query == nil else {
-                return proxy.errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)"))
+            var response: ProxyResponse
+            if let secret = configuration.secret, !Self.constantTimeEqual(request.authorization ?? "", "Bearer " + secret) {
+                response = proxy.errorResponse(.forbidden("the Authorization header does not carry the secret"))
+            } else if request.query != nil {
+                response = proxy.errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)"))
+            } else {
+                response = await proxy.respond(
+                    method: method, path: path, accept: request.accept, ifNoneMatch: request.ifNoneMatch,
+                    connectionClosed: request.connectionClosed)
             }
-            return await proxy.respond(
-                method: method, path: path, accept: request.accept, ifNoneMatch: request.ifNoneMatch,
-                connectionClosed: request.connectionClosed)
+            response.headers += corsHeaders
+            return response
         }
+    }
+
+    /// imgproxy's CORS headers, when an origin is configured.
+    private var corsHeaders: [(String, String)] {
+        guard let origin = configuration.allowOrigin else { return [] }
+        return [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", "GET, OPTIONS")]
+    }
+
+    /// `path` without `prefix`, which must be followed by `/` or nothing; nil when it is not there.
+    static func removingPrefix(_ prefix: String, from path: Substring) -> Substring? {
+        guard !prefix.isEmpty else { return path }
+        guard path.hasPrefix(prefix) else { return nil }
+        let rest = path.dropFirst(prefix.count)
+        if rest.isEmpty { return "/" }
+        return rest.first == "/" ? rest : nil
+    }
+
+    /// Whether two strings are equal, in a time that depends on their lengths only: a secret
+    /// compared byte by byte with an early exit tells an attacker how much of it was right.
+    static func constantTimeEqual(_ given: String, _ expected: String) -> Bool {
+        let (a, b) = (Array(given.utf8), Array(expected.utf8))
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0 && a.count == b.count
     }
 
     /// The registry's exposition, with the work gauges as of now.
@@ -217,6 +259,7 @@ struct ProxyResponder: HTTPResponder {
             incoming.pageToken = request.headers[path.hasPrefix("/status") ? Self.statusToken : Self.playgroundToken]
         }
         incoming.connectionClosed = context.channel.closeFuture
+        if server.configuration.secret != nil { incoming.authorization = request.headers[.authorization] }
         let answer = await server.respond(incoming)
         var headers = HTTPFields()
         for (name, value) in answer.headers {

@@ -109,6 +109,19 @@ public struct ImageServerConfiguration: Sendable {
     /// names the client for the pages' loopback rule (a same-host nginx: `127.0.0.1/32`). A
     /// request through any other proxy is never a loopback client. Default none.
     public var trustedProxies: [IPNetwork] = []
+    /// A prefix every route is under (imgproxy's `IMGPROXY_PATH_PREFIX`, e.g. `/images`): a path
+    /// without it is a 404. Default none.
+    public var pathPrefix = ""
+    /// A token every proxy request must carry as `Authorization: Bearer TOKEN` (imgproxy's
+    /// `IMGPROXY_SECRET`), compared in constant time; a request without it is a 403. The health,
+    /// readiness and metrics routes and the pages do not ask for it. Default none.
+    public var secret: String?
+    /// The `Access-Control-Allow-Origin` of proxy answers, with `Access-Control-Allow-Methods:
+    /// GET, OPTIONS` (imgproxy's `IMGPROXY_ALLOW_ORIGIN`), for pages that draw results on a
+    /// canvas. Default none: no CORS headers.
+    public var allowOrigin: String?
+    /// A second path answering like `/health` (imgproxy's `IMGPROXY_HEALTH_CHECK_PATH`). Default none.
+    public var healthCheckPath: String?
 
     /// The defaults.
     public init() {}

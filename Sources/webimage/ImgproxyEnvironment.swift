@@ -77,6 +77,8 @@ struct ImgproxyEnvironment {
         case "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_AUTO_WEBP", "IMGPROXY_AUTO_AVIF", "IMGPROXY_AUTO_JXL":
             guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
             converted = flag ? "true" : "false"
+        case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH":
+            converted = text  // strings, taken as they are
         case "IMGPROXY_MAX_SRC_RESOLUTION":
             guard let megapixels = Double(trimmed), megapixels.isFinite else { throw Self.failure(name, text, "a number") }
             converted = "\(megapixels)"
@@ -154,7 +156,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_ALLOW_LINK_LOCAL_SOURCE_ADDRESSES": .unsupported(
             "private and link-local sources are always refused here (imgproxy allows private ones by default); loopback can be allowed"),
         "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": .mapped("WEBIMAGE_ALLOW_LOOPBACK_SOURCES"),
-        "IMGPROXY_ALLOW_ORIGIN": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ALLOW_ORIGIN": .mapped("WEBIMAGE_ALLOW_ORIGIN"),
         "IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES": .unsupported(
             "private and link-local sources are always refused here (imgproxy allows private ones by default); loopback can be allowed"),
         "IMGPROXY_ALLOW_SECURITY_OPTIONS": .unsupported("not implemented yet (issue 37)"),
@@ -221,7 +223,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_GCS_ENDPOINT": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_GCS_KEY": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_GRACEFUL_STOP_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_HEALTH_CHECK_PATH": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_HEALTH_CHECK_PATH": .mapped("WEBIMAGE_HEALTH_CHECK_PATH"),
         "IMGPROXY_HONEYBADGER_ENV": .unsupported("error-reporting services"),
         "IMGPROXY_HONEYBADGER_KEY": .unsupported("error-reporting services"),
         "IMGPROXY_IGNORE_SSL_VERIFICATION": .unsupported("not implemented yet (issue 37)"),
@@ -270,7 +272,7 @@ struct ImgproxyEnvironment {
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_OPEN_TELEMETRY_TRACE_ID_GENERATOR": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_PATH_PREFIX": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PATH_PREFIX": .mapped("WEBIMAGE_PATH_PREFIX"),
         "IMGPROXY_PNG_INTERLACED": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_PNG_QUANTIZATION_COLORS": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_PNG_QUANTIZE": .unsupported("not implemented yet (issue 37)"),
@@ -301,7 +303,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_S3_USE_DECRYPTION_CLIENT": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_SALT": .mapped("WEBIMAGE_SALT"),
         "IMGPROXY_SANITIZE_SVG": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_SECRET": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SECRET": .mapped("WEBIMAGE_SECRET"),
         "IMGPROXY_SENTRY_DSN": .unsupported("error-reporting services"),
         "IMGPROXY_SENTRY_ENVIRONMENT": .unsupported("error-reporting services"),
         "IMGPROXY_SENTRY_RELEASE": .unsupported("error-reporting services"),

@@ -150,6 +150,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Serve /status, a page of the node's figures (default on).")
     var statusPage: Bool?
 
+    @Option(help: ArgumentHelp("A prefix every route is under, such as /images (imgproxy's IMGPROXY_PATH_PREFIX).", valueName: "PATH"))
+    var pathPrefix: String?
+
+    @Option(help: ArgumentHelp("A token proxy requests must carry as Authorization: Bearer TOKEN.", valueName: "TOKEN"))
+    var secret: String?
+
+    @Option(help: ArgumentHelp("Access-Control-Allow-Origin of proxy answers (CORS), such as *.", valueName: "ORIGIN"))
+    var allowOrigin: String?
+
+    @Option(help: ArgumentHelp("A second path answering like /health.", valueName: "PATH"))
+    var healthCheckPath: String?
+
     func run() async throws {
         let settings = try ServeSettings(command: self, environment: ProcessInfo.processInfo.environment)
         let level = settings.logLevel

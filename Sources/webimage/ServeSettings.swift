@@ -119,6 +119,18 @@ struct ServeSettings {
             return network
         }
         configuration.statusPage = try command.statusPage ?? (read.text("STATUS_PAGE") == nil ? true : read.boolean("STATUS_PAGE"))
+        if let prefix = command.pathPrefix ?? read.text("PATH_PREFIX") {
+            guard prefix.isEmpty || (prefix.hasPrefix("/") && !prefix.hasSuffix("/")) else {
+                throw ValidationError("--path-prefix starts with / and does not end with one, as /images")
+            }
+            configuration.pathPrefix = prefix
+        }
+        configuration.secret = command.secret ?? read.text("SECRET")
+        configuration.allowOrigin = command.allowOrigin ?? read.text("ALLOW_ORIGIN")
+        if let path = command.healthCheckPath ?? read.text("HEALTH_CHECK_PATH") {
+            guard path.hasPrefix("/") else { throw ValidationError("--health-check-path starts with /") }
+            configuration.healthCheckPath = path
+        }
         if let level = command.logLevel ?? read.text("LOG_LEVEL") {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw ValidationError("--log-level: unknown level \"\(level)\"")

@@ -90,6 +90,9 @@ public struct ImageServerConfiguration: Sendable {
     public var maximumRequestHeaderBytes = 16 * 1024
     /// Quality of lossy results when the URL gives none, 1...100. Default 80, imgproxy's.
     public var defaultQuality = 80
+    /// Quality by format when the URL gives none, before ``defaultQuality`` (imgproxy's
+    /// `IMGPROXY_FORMAT_QUALITY`). Default imgproxy's: WebP 79, AVIF 63, JPEG XL 77.
+    public var formatQuality: [ImageFormat: Int] = [.webP: 79, .avif: 63, .jpegXL: 77]
     /// Serve `/playground`, a page to try options on the node's demo images or any source,
     /// which signs the URLs it makes. It answers loopback clients only unless
     /// ``playgroundToken`` is set and presented. Default false.

@@ -79,6 +79,8 @@ struct ImgproxyEnvironment {
             converted = flag ? "true" : "false"
         case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH":
             converted = text  // strings, taken as they are
+        case "IMGPROXY_FORMAT_QUALITY":
+            converted = Self.list(text, separator: ",").joined(separator: ",")  // FORMAT=Q pairs, checked as the flag's
         case "IMGPROXY_MAX_SRC_RESOLUTION":
             guard let megapixels = Double(trimmed), megapixels.isFinite else { throw Self.failure(name, text, "a number") }
             converted = "\(megapixels)"
@@ -216,7 +218,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_FALLBACK_IMAGE_PATH": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_FALLBACK_IMAGE_TTL": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_FALLBACK_IMAGE_URL": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_FORMAT_QUALITY": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_FORMAT_QUALITY": .mapped("WEBIMAGE_FORMAT_QUALITY"),
         "IMGPROXY_FREE_MEMORY_INTERVAL": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_GCS_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_GCS_DENIED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),

@@ -127,6 +127,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Quality of lossy results when the URL gives none, 1-100 (default 80).", valueName: "Q"))
     var quality: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Quality by format when the URL gives none, over imgproxy's defaults webp=79,avif=63,jxl=77.", valueName: "FORMAT=Q,..."))
+    var formatQuality: String?
+
     @Option(help: ArgumentHelp("trace, debug, info (default: one line per request), notice, warning or error.", valueName: "LEVEL"))
     var logLevel: String?
 

@@ -106,6 +106,15 @@ struct ServeSettings {
             guard (1...100).contains(quality) else { throw ValidationError("--quality is 1-100") }
             configuration.defaultQuality = quality
         }
+        for pair in command.formatQuality.map({ Self.split($0) }) ?? read.list("FORMAT_QUALITY") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard parts.count == 2, let format = ImageFormat(rawValue: parts[0] == "jpg" ? "jpeg" : parts[0]),
+                let quality = Int(parts[1]), (1...100).contains(quality)
+            else {
+                throw ValidationError("--format-quality is FORMAT=QUALITY pairs with qualities 1-100, not \"\(pair)\"")
+            }
+            configuration.formatQuality[format] = quality
+        }
         configuration.playground = try command.playground || read.boolean("PLAYGROUND")
         configuration.playgroundToken = command.playgroundToken ?? read.text("PLAYGROUND_TOKEN")
         if configuration.playgroundToken != nil, !configuration.playground {

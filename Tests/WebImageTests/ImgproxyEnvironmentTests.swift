@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Testing
+import WebImage
 import WebImageTesting
 @testable import webimage
 
@@ -77,7 +78,10 @@ struct ImgproxyEnvironmentTests {
             "IMGPROXY_KEY": "736563726574", "IMGPROXY_SALT": "68656C6C6F", "IMGPROXY_WORKERS": "3", "WEBIMAGE_CONCURRENCY": "5",
             "IMGPROXY_QUALITY": "70",
         ]
-        let settings = try ServeSettings(command: try ServeCommand.parse(["--quality", "90"]), environment: environment)
+        let settings = try ServeSettings(
+            command: try ServeCommand.parse(["--quality", "90"]),
+            environment: environment.merging(["IMGPROXY_FORMAT_QUALITY": "avif=50, jpg=70"]) { $1 })
+        #expect(settings.configuration.formatQuality == [.webP: 79, .avif: 50, .jpegXL: 77, .jpeg: 70], "merged over the defaults")
         #expect(settings.configuration.concurrency == 5)
         #expect(settings.configuration.defaultQuality == 90)
         #expect(settings.configuration.signingKeys.count == 1)

@@ -5,16 +5,46 @@ import WebImage
 import WebImageTesting
 @testable import WebImageServer
 
-/// imgproxy's route settings on the server, as its `imgproxy.go` (`BuildRouter`) and
-/// `server/middlewares.go` (`WithSecret`, `WithCORS`) define them: the path prefix added to every
-/// route, the bearer secret on processing requests only, the CORS headers on processing answers
-/// and on `OPTIONS` (answered 200), and a second health path.
+/// imgproxy's server settings, as its `imgproxy.go` (`BuildRouter`), `server/middlewares.go`
+/// (`WithSecret`, `WithCORS`) and `processing/options.go` (`Quality`) define them: the path
+/// prefix added to every route, the bearer secret on processing requests only, the CORS headers
+/// on processing answers and on `OPTIONS` (answered 200), a second health path, and the quality
+/// a result is encoded at.
 @Suite("Server routes", .serialized)
 struct ServerRoutesTests {
     let jpeg: [UInt8]
 
     init() throws {
         jpeg = [UInt8](try Fixture.data("gradient.jpg"))
+    }
+
+    @Test("quality in imgproxy's order: the URL's q, its fq for the format, the server's per-format default, its default")
+    func qualityOrder() throws {
+        let parser = OptionsParser()
+        let defaults: [ImageFormat: Int] = [.webP: 79, .avif: 63]
+        func quality(_ options: String, _ format: ImageFormat) throws -> Int {
+            try parser.parse(options.split(separator: "/")).quality(for: format, defaults: defaults, fallback: 80)
+        }
+        #expect(try quality("q:50/fq:webp:30", .webP) == 50, "q wins over fq, as imgproxy reads them")
+        #expect(try quality("fq:webp:30", .webP) == 30)
+        #expect(try quality("fq:jpeg:30", .webP) == 79, "another format's fq does not apply")
+        #expect(try quality("w:10", .avif) == 63)
+        #expect(try quality("w:10", .jpeg) == 80)
+        #expect(try quality("fq:webp:0", .webP) == 79, "0 is unset")
+        #expect(ImageServerConfiguration().formatQuality == [.webP: 79, .avif: 63, .jpegXL: 77], "imgproxy's processing/config.go")
+    }
+
+    @Test("a WebP result without q is encoded at the configured 79, byte for byte q:79's")
+    func formatQualityDefault() async throws {
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let plain = try await harness.get(harness.signedPlain("w:64", "/a.jpg", extension: "webp"))
+            let at79 = try await harness.get(harness.signedPlain("w:64/q:79", "/a.jpg", extension: "webp"))
+            let at80 = try await harness.get(harness.signedPlain("w:64/q:80", "/a.jpg", extension: "webp"))
+            #expect(plain.status == 200 && plain.header("Content-Type") == "image/webp")
+            #expect(plain.body == at79.body)
+            #expect(plain.body != at80.body)
+        }
     }
 
     @Test("IMGPROXY_PATH_PREFIX: every route under the prefix, nothing outside it")

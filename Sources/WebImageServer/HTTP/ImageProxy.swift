@@ -91,7 +91,8 @@ public final class ImageProxy: Sendable {
             maximumAnimationFrames: configuration.maximumAnimationFrames, defaultQuality: configuration.defaultQuality,
             resultLimits: ProcessingPlan.Limits(
                 maximumDimension: configuration.maximumResultDimension,
-                maximumPixels: Int(configuration.maximumResultMegapixels * 1_000_000)))
+                maximumPixels: Int(configuration.maximumResultMegapixels * 1_000_000)),
+            formatQuality: configuration.formatQuality)
         gate = AdmissionGate(concurrency: configuration.concurrency, queueLength: configuration.queueLength)
         self.metrics = metrics
         logger = telemetry.logger("server")

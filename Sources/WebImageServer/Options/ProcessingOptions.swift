@@ -105,9 +105,12 @@ public struct ProcessingOptions: Sendable, Equatable {
     /// imgproxy's defaults.
     public init() {}
 
-    /// The quality to encode `format` at: ``formatQuality``, else ``quality``, else `fallback`.
-    func quality(for format: ImageFormat, fallback: Int) -> Int {
-        formatQuality[format] ?? (quality > 0 ? quality : fallback)
+    /// The quality to encode `format` at, in imgproxy's order (`ProcessingOptions.Quality` in its
+    /// `processing/options.go`): the URL's ``quality``, else the URL's ``formatQuality`` for the
+    /// format, else the server's `defaults` for the format, else `fallback`; a 0 anywhere is unset.
+    func quality(for format: ImageFormat, defaults: [ImageFormat: Int] = [:], fallback: Int) -> Int {
+        for candidate in [quality, formatQuality[format] ?? 0, defaults[format] ?? 0] where candidate > 0 { return candidate }
+        return fallback
     }
 
     /// Every option that changes the pixels, in one fixed order and spelling. Options that do

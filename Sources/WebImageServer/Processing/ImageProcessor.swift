@@ -17,6 +17,8 @@ struct ImageProcessor: Sendable {
     let defaultQuality: Int
     /// The bounds of a result and of everything made on the way to it.
     let resultLimits: ProcessingPlan.Limits
+    /// Quality by format when the URL gives none, before ``defaultQuality``.
+    var formatQuality: [ImageFormat: Int] = [:]
 
     /// The encoded result of `options` on `data`, as `format`. `isCancelled` is asked between
     /// the steps (after the decode, before each transformer and before the encode): a cancelled
@@ -69,7 +71,7 @@ struct ImageProcessor: Sendable {
         }
         image = try Self.apply(steps, to: image, isCancelled: isCancelled)
         try Self.check(isCancelled)
-        let quality = Double(options.quality(for: format, fallback: defaultQuality)) / 100
+        let quality = Double(options.quality(for: format, defaults: formatQuality, fallback: defaultQuality)) / 100
         var encoding = EncodeOptions(quality: quality)
         if format == .jpegXL {
             encoding.jxlEffort = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)

@@ -35,6 +35,17 @@ public struct ImageServerConfiguration: Sendable {
     public var autoAVIF = false
     /// Answer JPEG XL likewise (preferred over AVIF and WebP, as imgproxy orders them). Default false.
     public var autoJXL = false
+    /// Answer WebP to clients whose `Accept` lists it even when the URL names another format
+    /// (imgproxy's `IMGPROXY_ENFORCE_WEBP`). Default false.
+    public var enforceWebP = false
+    /// Answer AVIF likewise, for still sources (`IMGPROXY_ENFORCE_AVIF`). Default false.
+    public var enforceAVIF = false
+    /// Answer JPEG XL likewise, for still sources (`IMGPROXY_ENFORCE_JXL`). Default false.
+    public var enforceJXL = false
+    /// For a URL without a format: the source's format is kept when it is one of these, else the
+    /// first of them that can hold the result (GIF or WebP for an animation, not JPEG for
+    /// transparency) is written (imgproxy's `IMGPROXY_PREFERRED_FORMATS`). Default JPEG, PNG, GIF.
+    public var preferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
     /// Where processed results (`results/`) and fetched sources (`sources/`) are kept. Default
     /// `~/.cache/webimage/serve`.
     public var cacheDirectory: URL?

@@ -74,11 +74,14 @@ struct ImgproxyEnvironment {
             let parts = Self.list(text, separator: ",")
             guard parts.allSatisfy(Self.isHex) else { throw Self.failure(name, text, "comma-separated hex") }
             converted = parts.joined(separator: ",")
-        case "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_AUTO_WEBP", "IMGPROXY_AUTO_AVIF", "IMGPROXY_AUTO_JXL":
+        case "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_AUTO_WEBP", "IMGPROXY_AUTO_AVIF", "IMGPROXY_AUTO_JXL",
+            "IMGPROXY_ENFORCE_WEBP", "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL":
             guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
             converted = flag ? "true" : "false"
         case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH":
             converted = text  // strings, taken as they are
+        case "IMGPROXY_PREFERRED_FORMATS":
+            converted = Self.list(text, separator: ",").joined(separator: ",")  // format names, checked as the flag's
         case "IMGPROXY_FORMAT_QUALITY":
             converted = Self.list(text, separator: ",").joined(separator: ",")  // FORMAT=Q pairs, checked as the flag's
         case "IMGPROXY_MAX_SRC_RESOLUTION":
@@ -196,10 +199,10 @@ struct ImgproxyEnvironment {
         "IMGPROXY_DOWNLOAD_TIMEOUT": .mapped("WEBIMAGE_DOWNLOAD_TIMEOUT"),
         "IMGPROXY_ENABLE_CLIENT_HINTS": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_ENABLE_DEBUG_HEADERS": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_ENFORCE_AVIF": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_ENFORCE_JXL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ENFORCE_AVIF": .mapped("WEBIMAGE_ENFORCE_AVIF"),
+        "IMGPROXY_ENFORCE_JXL": .mapped("WEBIMAGE_ENFORCE_JXL"),
         "IMGPROXY_ENFORCE_THUMBNAIL": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_ENFORCE_WEBP": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ENFORCE_WEBP": .mapped("WEBIMAGE_ENFORCE_WEBP"),
         "IMGPROXY_ENV_AWS_SECRET_ID": .unsupported("settings from secret stores and files"),
         "IMGPROXY_ENV_AWS_SECRET_REGION": .unsupported("settings from secret stores and files"),
         "IMGPROXY_ENV_AWS_SECRET_VERSION_ID": .unsupported("settings from secret stores and files"),
@@ -280,7 +283,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_PNG_QUANTIZE": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_PNG_UNLIMITED": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_PPROF_BIND": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
-        "IMGPROXY_PREFERRED_FORMATS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PREFERRED_FORMATS": .mapped("WEBIMAGE_PREFERRED_FORMATS"),
         "IMGPROXY_PRESERVE_HDR": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_PRESETS": .mapped("WEBIMAGE_PRESET"),
         "IMGPROXY_PRESETS_PATH": .unsupported("not implemented yet (issue 37)"),

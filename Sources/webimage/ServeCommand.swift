@@ -127,6 +127,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Quality of lossy results when the URL gives none, 1-100 (default 80).", valueName: "Q"))
     var quality: Int?
 
+    @Flag(help: "Answer WebP to clients that accept it even when the URL names another format.")
+    var enforceWebp = false
+
+    @Flag(help: "Answer AVIF to clients that accept it even when the URL names another format (still sources).")
+    var enforceAvif = false
+
+    @Flag(help: "Answer JPEG XL to clients that accept it even when the URL names another format (still sources).")
+    var enforceJxl = false
+
+    @Option(
+        help: ArgumentHelp(
+            "For URLs without a format: keep the source's format when listed, else the first listed that fits (default jpeg,png,gif).",
+            valueName: "FORMAT,..."))
+    var preferredFormats: String?
+
     @Option(
         help: ArgumentHelp(
             "Quality by format when the URL gives none, over imgproxy's defaults webp=79,avif=63,jxl=77.", valueName: "FORMAT=Q,..."))

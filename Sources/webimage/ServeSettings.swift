@@ -48,6 +48,18 @@ struct ServeSettings {
         configuration.autoWebP = try command.autoWebp || read.boolean("AUTO_WEBP")
         configuration.autoAVIF = try command.autoAvif || read.boolean("AUTO_AVIF")
         configuration.autoJXL = try command.autoJxl || read.boolean("AUTO_JXL")
+        configuration.enforceWebP = try command.enforceWebp || read.boolean("ENFORCE_WEBP")
+        configuration.enforceAVIF = try command.enforceAvif || read.boolean("ENFORCE_AVIF")
+        configuration.enforceJXL = try command.enforceJxl || read.boolean("ENFORCE_JXL")
+        if let names = command.preferredFormats.map({ Self.split($0) }) ?? read.text("PREFERRED_FORMATS").map({ Self.split($0) }) {
+            configuration.preferredFormats = try names.map { name in
+                guard let format = ImageFormat(rawValue: name.lowercased() == "jpg" ? "jpeg" : name.lowercased()) else {
+                    throw ValidationError("--preferred-formats: unknown format \"\(name)\"")
+                }
+                return format
+            }
+            guard !configuration.preferredFormats.isEmpty else { throw ValidationError("--preferred-formats names at least one format") }
+        }
         if let directory = command.resultCacheDir ?? read.text("RESULT_CACHE_DIR") {
             configuration.cacheDirectory = URL(fileURLWithPath: directory)
         }

@@ -111,3 +111,71 @@ struct ServerRoutesTests {
         }
     }
 }
+
+/// The result's format, as imgproxy's `determineOutputFormat` (`processing/processing.go`) and its
+/// client detector (`clientfeatures/detector.go`) choose it; each case says which branch.
+@Suite("Output format")
+struct OutputFormatTests {
+    @Test("the rule, branch by branch")
+    func rule() {
+        let auto = OutputFormatRule(preferred: [.avif, .webP])
+        // PreferAvif && !animated; PreferWebP (animated too).
+        #expect(auto.resolve(source: .jpeg, animated: false, transparent: false) == .avif)
+        #expect(auto.resolve(source: .gif, animated: true, transparent: false) == .webP)
+        // isImageTypePreferred(source): kept; else findPreferredFormat by animation and alpha.
+        let plain = OutputFormatRule()
+        #expect(plain.resolve(source: .png, animated: false, transparent: true) == .png)
+        #expect(plain.resolve(source: .webP, animated: false, transparent: false) == .jpeg)
+        #expect(plain.resolve(source: .webP, animated: false, transparent: true) == .png)
+        #expect(plain.resolve(source: .webP, animated: true, transparent: true) == .gif)
+        #expect(
+            OutputFormatRule(sourceFormats: [.jpeg]).resolve(source: .webP, animated: true, transparent: true) == .jpeg,
+            "none fits: the first")
+        // A requested format, unless an enforced one applies (AVIF only for a still source).
+        let enforced = OutputFormatRule(requested: .png, enforced: [.avif])
+        #expect(enforced.resolve(source: .jpeg, animated: false, transparent: false) == .avif)
+        #expect(enforced.resolve(source: .gif, animated: true, transparent: false) == .png)
+        #expect(OutputFormatRule(requested: .png, preferred: [.webP]).resolve(source: .jpeg, animated: false, transparent: false) == .png)
+        // Frames are decoded only when the result may keep them.
+        #expect(OutputFormatRule.fixed(.png).mayAnimate == false)
+        #expect(OutputFormatRule.fixed(.gif).mayAnimate)
+        #expect(OutputFormatRule(preferred: [.avif]).mayAnimate, "an animated source may stay a GIF")
+    }
+
+    @Test(
+        "over HTTP: a WebP source becomes JPEG or PNG by its alpha; an animated GIF stays one for an AVIF client; enforce wins over the URL"
+    )
+    func overHTTP() async throws {
+        let opaqueBytes: [UInt8] = (0..<64).flatMap { _ -> [UInt8] in [200, 120, 40, 255] }
+        let opaque = try CodersManager.shared.encode(
+            Image(pixels: PixelBuffer(width: 8, height: 8, premultipliedRGBA: opaqueBytes)), as: .webP)
+        var translucentBytes = [UInt8](repeating: 0, count: 256)
+        for pixel in stride(from: 0, to: 256, by: 4) { translucentBytes[pixel + 3] = UInt8(pixel) }
+        let translucent = try CodersManager.shared.encode(
+            Image(pixels: PixelBuffer(width: 8, height: 8, premultipliedRGBA: translucentBytes)), as: .webP)
+        let animated = try Fixture.data("animated.gif")
+        var configuration = ServerHarness.configuration()
+        configuration.autoAVIF = true
+        configuration.enforceWebP = true
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/opaque.webp", .ok([UInt8](opaque), contentType: "image/webp"))
+            harness.origin.route("/translucent.webp", .ok([UInt8](translucent), contentType: "image/webp"))
+            harness.origin.route("/animated.gif", .ok([UInt8](animated), contentType: "image/gif"))
+            let jpeg = try await harness.get(harness.signedPlain("w:8", "/opaque.webp"))
+            #expect(jpeg.header("Content-Type") == "image/jpeg", "WebP is not a preferred format: imgproxy writes JPEG")
+            let png = try await harness.get(harness.signedPlain("w:8", "/translucent.webp"))
+            #expect(png.header("Content-Type") == "image/png", "transparency: the first preferred format with alpha")
+            let avifClient = [("Accept", "image/avif,image/*")]
+            let stillAVIF = try await harness.get(harness.signedPlain("w:8", "/opaque.webp"), headers: avifClient)
+            #expect(stillAVIF.header("Content-Type") == "image/avif")
+            let gif = try await harness.get(harness.signedPlain("w:8", "/animated.gif"), headers: avifClient)
+            #expect(gif.header("Content-Type") == "image/gif", "AVIF is skipped for an animation")
+            #expect(try CodersManager.shared.decode(gif.body).frames.count > 1, "and its frames are kept")
+            let enforced = try await harness.get(
+                harness.signedPlain("w:8", "/opaque.webp", extension: "png"), headers: [("Accept", "image/webp")])
+            #expect(enforced.header("Content-Type") == "image/webp" && enforced.header("Vary") == "Accept")
+            let asked = try await harness.get(harness.signedPlain("w:8", "/opaque.webp", extension: "png"))
+            #expect(asked.header("Content-Type") == "image/png")
+        }
+    }
+}

@@ -47,19 +47,6 @@ public final class ImageProxy: Sendable {
 
     /// The output format a request gets: named in the URL, negotiated from `Accept`, or the
     /// source's own.
-    enum FormatChoice: Equatable {
-        case explicit(ImageFormat)
-        case negotiated(ImageFormat)
-        case source
-
-        var key: String {
-            switch self {
-            case .explicit(let format), .negotiated(let format): format.rawValue
-            case .source: "source"
-            }
-        }
-    }
-
     init(configuration: ImageServerConfiguration, telemetry: Telemetry, metrics: ServerMetrics, localSources: DemoSources? = nil)
         throws(WebImageError)
     {
@@ -72,6 +59,10 @@ public final class ImageProxy: Sendable {
             ImageFormat.allCases.filter { format in format != .heic && coders.all.contains { $0.canEncode(to: format) } })
         parser = OptionsParser(
             presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable)
+        guard !configuration.preferredFormats.isEmpty else { throw WebImageError(.invalidArgument, "the preferred formats are empty") }
+        if let unwritable = configuration.preferredFormats.first(where: { !encodable.contains($0) }) {
+            throw WebImageError(.invalidArgument, "a preferred format must be one this server writes, not \(unwritable.rawValue)")
+        }
         signer =
             configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys, signatureSize: configuration.signatureSize)
         results = try DiskCache(
@@ -164,7 +155,9 @@ public final class ImageProxy: Sendable {
         let parsed = proxyPath
         let choice = formatChoice(options: options, accept: accept)
         let key = [parsed.source.absoluteString, options.canonical, choice.key].joined(separator: "\n")
-        let vary = (configuration.autoWebP || configuration.autoAVIF || configuration.autoJXL) && options.format == nil
+        let vary =
+            (configuration.autoWebP || configuration.autoAVIF || configuration.autoJXL) && options.format == nil
+            || configuration.enforceWebP || configuration.enforceAVIF || configuration.enforceJXL
         if !vary, options.expires == nil {
             _ = resolvedPaths?.insert(ResolvedPath(key: key, options: options), for: pathKey, cost: path.utf8.count + key.utf8.count + 256)
         }
@@ -208,15 +201,21 @@ public final class ImageProxy: Sendable {
         }
     }
 
-    private func formatChoice(options: ProcessingOptions, accept: String?) -> FormatChoice {
-        if let format = options.format { return .explicit(format) }
+    /// The rule the result's format follows: the URL's format, and the formats the client
+    /// accepts that the server chooses (`auto`) or enforces, best first.
+    private func formatChoice(options: ProcessingOptions, accept: String?) -> OutputFormatRule {
+        var rule = OutputFormatRule(requested: options.format, sourceFormats: configuration.preferredFormats)
         let accepted = AcceptHeader(accept)
-        if configuration.autoJXL, accepted.names("image/jxl"), parser.encodableFormats.contains(.jpegXL) {
-            return .negotiated(.jpegXL)
+        let switches: [(ImageFormat, auto: Bool, enforce: Bool)] = [
+            (.jpegXL, configuration.autoJXL, configuration.enforceJXL), (.avif, configuration.autoAVIF, configuration.enforceAVIF),
+            (.webP, configuration.autoWebP, configuration.enforceWebP),
+        ]
+        for (format, auto, enforce) in switches where (auto || enforce) && parser.encodableFormats.contains(format) {
+            guard accepted.names(format.mimeType) else { continue }
+            rule.preferred.append(format)
+            if enforce { rule.enforced.append(format) }
         }
-        if configuration.autoAVIF, accepted.names("image/avif"), parser.encodableFormats.contains(.avif) { return .negotiated(.avif) }
-        if configuration.autoWebP, accepted.names("image/webp") { return .negotiated(.webP) }
-        return .source
+        return rule
     }
 
     /// The stored result for `key`, if the result cache has it whole.
@@ -271,18 +270,17 @@ public final class ImageProxy: Sendable {
     }
 
     /// Processes a fetched source in the work pool, stores and returns the result.
-    private func produce(_ fetched: FetchedSource, from source: URL, options: ProcessingOptions, choice: FormatChoice, key: String)
+    private func produce(_ fetched: FetchedSource, from source: URL, options: ProcessingOptions, choice: OutputFormatRule, key: String)
         async throws(ProxyError) -> ProcessedResult
     {
         let data = fetched.data
-        let format = outputFormat(choice, source: data)
         let processStart = ContinuousClock.now
         let processor = self.processor
         let limit = configuration.processingTimeout
-        let encoded = try await gate.run(
+        let (encoded, format) = try await gate.run(
             in: WorkPool.shared, limit: limit, timeout: ProxyError(status: 504, "processing took longer than \(limit)")
         ) { isCancelled throws(ProxyError) in
-            try processor.process(data, options: options, format: format, isCancelled: isCancelled)
+            try processor.process(data, options: options, rule: choice, isCancelled: isCancelled)
         }
         metrics.running.record(gate.running)
         metrics.queued.record(gate.queued)
@@ -303,19 +301,8 @@ public final class ImageProxy: Sendable {
         return result
     }
 
-    /// The format to write: the choice, or for `.source` the source's own when there is an
-    /// encoder for it, else PNG.
-    private func outputFormat(_ choice: FormatChoice, source: Data) -> ImageFormat {
-        switch choice {
-        case .explicit(let format), .negotiated(let format): return format
-        case .source:
-            let format = ImageFormat(sniffing: source)
-            return format.flatMap { parser.encodableFormats.contains($0) ? $0 : nil } ?? .png
-        }
-    }
-
     /// A strong validator: the source's bytes (hashed), the canonical options and the format.
-    static func etag(source: Data, options: ProcessingOptions, choice: FormatChoice) -> String {
+    static func etag(source: Data, options: ProcessingOptions, choice: OutputFormatRule) -> String {
         var hash = SHA256()
         hash.update(data: SHA256.hash(data: source).withUnsafeBytes { Data($0) })
         hash.update(data: Data("\n\(options.canonical)\n\(choice.key)".utf8))

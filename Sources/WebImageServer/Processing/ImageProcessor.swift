@@ -26,6 +26,14 @@ struct ImageProcessor: Sendable {
     func process(_ data: Data, options: ProcessingOptions, format: ImageFormat, isCancelled: () -> Bool = { false }) throws(ProxyError)
         -> Data
     {
+        try process(data, options: options, rule: .fixed(format), isCancelled: isCancelled).data
+    }
+
+    /// The encoded result of `options` on `data`, in the format `rule` chooses for this source
+    /// (which needs the decoded image: whether it is animated or has transparent pixels).
+    func process(_ data: Data, options: ProcessingOptions, rule: OutputFormatRule, isCancelled: () -> Bool = { false })
+        throws(ProxyError) -> (data: Data, format: ImageFormat)
+    {
         let header: ImageHeader
         do { header = try ImageHeader(data: data) } catch { throw Self.proxyError(error) }
         guard header.pixelCount <= maximumSourcePixels else {
@@ -38,7 +46,7 @@ struct ImageProcessor: Sendable {
         var plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: resultLimits)
 
         var decodeOptions = DecodeOptions(
-            limits: DecodeLimits(maximumPixelCount: maximumSourcePixels), firstFrameOnly: !(format == .gif || format == .webP),
+            limits: DecodeLimits(maximumPixelCount: maximumSourcePixels), firstFrameOnly: !rule.mayAnimate,
             keepsColorProfile: !options.stripColorProfile, keepsEXIF: !options.stripMetadata)
         if plan.crop == nil, plan.scaledWidth < uprightWidth, plan.scaledHeight < uprightHeight {
             // The decoder scales by its own steps (DCT eighths, whole factors) to at least this
@@ -51,6 +59,9 @@ struct ImageProcessor: Sendable {
         guard image.frames.count <= maximumAnimationFrames else {
             throw .unprocessable("the source has \(image.frames.count) frames, over the limit of \(maximumAnimationFrames)")
         }
+        let transparent = options.background == nil && (image.hasAlpha || options.padding != nil || options.extend)
+        let format = rule.resolve(source: header.format, animated: image.frames.count > 1, transparent: transparent)
+        if image.frames.count > 1, !OutputFormatRule.animates(format) { image.frames = [image.frames[0]] }
         if !options.autoRotate { image.orientation = .up }
         var steps: [any ImageTransformer] = [OrientationTransformer()]
         if options.rotate != 0 { steps.append(RotationTransformer(degrees: Double(-options.rotate))) }
@@ -77,7 +88,7 @@ struct ImageProcessor: Sendable {
             encoding.jxlEffort = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)
         }
         do {
-            return try coders.encode(image, as: format, options: encoding)
+            return (try coders.encode(image, as: format, options: encoding), format)
         } catch {
             throw .unprocessable("the result could not be encoded as \(format.rawValue): \(error.detail)")
         }

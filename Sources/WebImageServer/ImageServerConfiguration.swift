@@ -61,7 +61,8 @@ public struct ImageServerConfiguration: Sendable {
     public var maximumSourceMegapixels = 50.0
     /// The most bytes read from a source, stopped while streaming. Default 50 MiB.
     public var maximumSourceBytes = 50 * 1024 * 1024
-    /// The most frames of an animated source. Default 100.
+    /// The most frames of an animated source kept: the first ones of a longer one, as imgproxy
+    /// keeps them (1 makes every result a still). Default 100.
     public var maximumAnimationFrames = 100
     /// The largest width or height of a result. A request for more is scaled down to fit, as
     /// imgproxy does. Default 8192.

@@ -83,7 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The most bytes read from a source (default 50 MiB).", valueName: "N"))
     var maxSrcBytes: Int?
 
-    @Option(help: ArgumentHelp("The most frames of an animated source (default 100).", valueName: "N"))
+    @Option(help: ArgumentHelp("The frames of an animated source kept, the first ones (default 100; 1 makes stills).", valueName: "N"))
     var maxAnimationFrames: Int?
 
     @Option(help: ArgumentHelp("The largest width or height of a result (default 8192).", valueName: "PIXELS"))

@@ -179,3 +179,30 @@ struct OutputFormatTests {
         }
     }
 }
+
+/// `IMGPROXY_MAX_ANIMATION_FRAMES`: imgproxy loads `min(pages, max)` frames
+/// (`reloadImageForProcessing` in `processing/processing.go`) and treats a source as animated
+/// only when the limit is over 1.
+@Suite("Animation frame limit")
+struct AnimationFrameLimitTests {
+    @Test("a longer animation keeps its first frames; a limit of 1 makes a still")
+    func firstFramesKept() async throws {
+        let animation = try Fixture.data("animated.gif")
+        let frames = try CodersManager.shared.decode(animation).frames.count
+        #expect(frames > 2)
+        for (limit, expected) in [(2, 2), (1, 1)] {
+            var configuration = ServerHarness.configuration()
+            configuration.maximumAnimationFrames = limit
+            try await ServerHarness.with(configuration) { harness throws in
+                harness.origin.route("/a.gif", .ok([UInt8](animation), contentType: "image/gif"))
+                let answer = try await harness.get(harness.signedPlain("w:10", "/a.gif"))
+                #expect(answer.status == 200 && answer.header("Content-Type") == "image/gif")
+                #expect(try CodersManager.shared.decode(answer.body).frames.count == expected, "limit \(limit)")
+            }
+        }
+        var options = DecodeOptions()
+        options.maximumFrames = 2
+        let cut = try CodersManager.shared.decode(animation, options: options)
+        #expect(cut.frames.count == 2 && cut.warnings.contains("kept the first 2 of \(frames) frames: the frame limit"))
+    }
+}

@@ -1,5 +1,6 @@
 extension AnimationFrameSource {
-    /// Every frame (or only the first, with ``DecodeOptions/firstFrameOnly``) as one ``Image``.
+    /// Every frame (or only the first, with ``DecodeOptions/firstFrameOnly``, or the first
+    /// ``DecodeOptions/maximumFrames``) as one ``Image``.
     /// The frames held together must fit the pixel budget: of a longer animation the first frames
     /// that fit are kept, with a warning, as imgproxy keeps the first frames rather than refusing
     /// (a long animation is a valid file, and a refusal put its URL on the failed list for good);
@@ -9,11 +10,15 @@ extension AnimationFrameSource {
         try options.limits.check(width: canvasWidth, height: canvasHeight, inputSize: inputSize)
         let (framePixels, overflow) = canvasWidth.multipliedReportingOverflow(by: canvasHeight)
         let fitting = overflow || framePixels == 0 ? 1 : max(1, options.limits.maximumPixelCount / framePixels)
-        let count = min(all, fitting)
+        let allowed = max(1, options.maximumFrames ?? all)
+        let count = min(all, fitting, allowed)
         var warnings = self.warnings
         if count < all {
             warnings.append(
-                "kept the first \(count) of \(all) frames: together they are over the \(options.limits.maximumPixelCount)-pixel limit")
+                count == allowed
+                    ? "kept the first \(count) of \(all) frames: the frame limit"
+                    : "kept the first \(count) of \(all) frames: together they are over the \(options.limits.maximumPixelCount)-pixel limit"
+            )
         }
         var frames: [ImageFrame] = []
         frames.reserveCapacity(count)

@@ -7,6 +7,10 @@ public struct DecodeOptions: Sendable, Equatable {
     public var thumbnail: ThumbnailSize?
     /// Decode only the first frame of an animation.
     public var firstFrameOnly: Bool
+    /// Keep at most this many frames of an animation, the first ones, with a warning when there
+    /// were more (imgproxy's `IMGPROXY_MAX_ANIMATION_FRAMES`: a longer animation is cut, not
+    /// refused). Nil keeps every frame the pixel limit allows.
+    public var maximumFrames: Int?
     /// The scale to give the image.
     public var scale: Double
     /// Without a thumbnail: decode images whose bitmap would pass

@@ -11,7 +11,7 @@ struct ImageProcessor: Sendable {
     let coders: CodersManager
     /// The most pixels a source may declare (all frames of an animation together).
     let maximumSourcePixels: Int
-    /// The most frames an animated result keeps; a source with more is refused.
+    /// The most frames an animated result keeps: the first ones of a longer source.
     let maximumAnimationFrames: Int
     /// Quality for lossy formats when the URL gives none, 1...100.
     let defaultQuality: Int
@@ -54,11 +54,10 @@ struct ImageProcessor: Sendable {
             let (width, height) = turnsSideways ? (plan.scaledHeight, plan.scaledWidth) : (plan.scaledWidth, plan.scaledHeight)
             decodeOptions.thumbnail = ThumbnailSize(width: width, height: height, preservesAspectRatio: false, resamples: false)
         }
+        // imgproxy keeps the first frames of a longer animation (one: a still) rather than refusing it.
+        decodeOptions.maximumFrames = maximumAnimationFrames
         var image: Image
         do { image = try coders.decode(data, options: decodeOptions) } catch { throw Self.proxyError(error) }
-        guard image.frames.count <= maximumAnimationFrames else {
-            throw .unprocessable("the source has \(image.frames.count) frames, over the limit of \(maximumAnimationFrames)")
-        }
         let transparent = options.background == nil && (image.hasAlpha || options.padding != nil || options.extend)
         let format = rule.resolve(source: header.format, animated: image.frames.count > 1, transparent: transparent)
         if image.frames.count > 1, !OutputFormatRule.animates(format) { image.frames = [image.frames[0]] }

@@ -137,6 +137,20 @@ public struct ImageServerConfiguration: Sendable {
     public var allowOrigin: String?
     /// A second path answering like `/health` (imgproxy's `IMGPROXY_HEALTH_CHECK_PATH`). Default none.
     public var healthCheckPath: String?
+    /// What is done to each source URL before it is judged and fetched: imgproxy's
+    /// `IMGPROXY_URL_REPLACEMENTS`, then `IMGPROXY_BASE_URL`. Default nothing.
+    public var sourceRewriting = SourceRewriting()
+    /// A base64 source may be followed by a file name segment, ignored
+    /// (`IMGPROXY_BASE64_URL_INCLUDES_FILENAME`). Default false.
+    public var base64URLIncludesFilename = false
+    /// The options part of a path is one segment of preset names, `:`-separated
+    /// (`IMGPROXY_ONLY_PRESETS`). Default false.
+    public var onlyPresets = false
+    /// The option names a URL may use itself, as spelt in it (`IMGPROXY_ALLOWED_PROCESSING_OPTIONS`;
+    /// presets may use any); another is a 404, as imgproxy answers it. Default nil: every option.
+    public var allowedProcessingOptions: Set<String>?
+    /// Signatures accepted as they are, without checking (`IMGPROXY_TRUSTED_SIGNATURES`). Default none.
+    public var trustedSignatures: Set<String> = []
 
     /// The defaults.
     public init() {}

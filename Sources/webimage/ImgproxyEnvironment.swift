@@ -75,11 +75,15 @@ struct ImgproxyEnvironment {
             guard parts.allSatisfy(Self.isHex) else { throw Self.failure(name, text, "comma-separated hex") }
             converted = parts.joined(separator: ",")
         case "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_AUTO_WEBP", "IMGPROXY_AUTO_AVIF", "IMGPROXY_AUTO_JXL",
-            "IMGPROXY_ENFORCE_WEBP", "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL":
+            "IMGPROXY_ENFORCE_WEBP", "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL", "IMGPROXY_BASE64_URL_INCLUDES_FILENAME",
+            "IMGPROXY_ONLY_PRESETS":
             guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
             converted = flag ? "true" : "false"
-        case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH":
+        case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH", "IMGPROXY_BASE_URL",
+            "IMGPROXY_URL_REPLACEMENTS", "IMGPROXY_PRESETS_PATH":
             converted = text  // strings, taken as they are
+        case "IMGPROXY_ALLOWED_PROCESSING_OPTIONS", "IMGPROXY_TRUSTED_SIGNATURES":
+            converted = Self.list(text, separator: ",").joined(separator: ",")
         case "IMGPROXY_PREFERRED_FORMATS":
             converted = Self.list(text, separator: ",").joined(separator: ",")  // format names, checked as the flag's
         case "IMGPROXY_FORMAT_QUALITY":
@@ -156,7 +160,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_AIRBRAKE_ENVIRONMENT": .unsupported("error-reporting services"),
         "IMGPROXY_AIRBRAKE_PROJECT_ID": .unsupported("error-reporting services"),
         "IMGPROXY_AIRBRAKE_PROJECT_KEY": .unsupported("error-reporting services"),
-        "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": .mapped("WEBIMAGE_ALLOWED_PROCESSING_OPTIONS"),
         "IMGPROXY_ALLOWED_SOURCES": .mapped("WEBIMAGE_ALLOWED_SOURCES"),
         "IMGPROXY_ALLOW_LINK_LOCAL_SOURCE_ADDRESSES": .unsupported(
             "private and link-local sources are always refused here (imgproxy allows private ones by default); loopback can be allowed"),
@@ -172,8 +176,8 @@ struct ImgproxyEnvironment {
         "IMGPROXY_AUTO_ROTATE": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_AUTO_WEBP": .mapped("WEBIMAGE_AUTO_WEBP"),
         "IMGPROXY_AVIF_SPEED": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_BASE64_URL_INCLUDES_FILENAME": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_BASE_URL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_BASE64_URL_INCLUDES_FILENAME": .mapped("WEBIMAGE_BASE64_URL_INCLUDES_FILENAME"),
+        "IMGPROXY_BASE_URL": .mapped("WEBIMAGE_BASE_URL"),
         "IMGPROXY_BIND": .mapped("WEBIMAGE_BIND"),
         "IMGPROXY_BUGSNAG_KEY": .unsupported("error-reporting services"),
         "IMGPROXY_BUGSNAG_STAGE": .unsupported("error-reporting services"),
@@ -258,7 +262,7 @@ struct ImgproxyEnvironment {
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_NEW_RELIC_PROPAGATE_EXTERNAL": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_ONLY_PRESETS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ONLY_PRESETS": .mapped("WEBIMAGE_ONLY_PRESETS"),
         "IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY": .unsupported(
@@ -286,7 +290,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_PREFERRED_FORMATS": .mapped("WEBIMAGE_PREFERRED_FORMATS"),
         "IMGPROXY_PRESERVE_HDR": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_PRESETS": .mapped("WEBIMAGE_PRESET"),
-        "IMGPROXY_PRESETS_PATH": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PRESETS_PATH": .mapped("WEBIMAGE_PRESETS_PATH"),
         "IMGPROXY_PRESETS_SEPARATOR": .readWith("IMGPROXY_PRESETS"),
         "IMGPROXY_PROMETHEUS_BIND": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
@@ -337,9 +341,9 @@ struct ImgproxyEnvironment {
         "IMGPROXY_SYSLOG_TAG": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
         "IMGPROXY_TIFF_UNLIMITED": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_TIMEOUT": .mapped("WEBIMAGE_REQUEST_TIMEOUT"),
-        "IMGPROXY_TRUSTED_SIGNATURES": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_TRUSTED_SIGNATURES": .mapped("WEBIMAGE_TRUSTED_SIGNATURES"),
         "IMGPROXY_TTL": .mapped("WEBIMAGE_TTL"),
-        "IMGPROXY_URL_REPLACEMENTS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_URL_REPLACEMENTS": .mapped("WEBIMAGE_URL_REPLACEMENTS"),
         "IMGPROXY_USER_AGENT": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_USE_ABS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_USE_ETAG": .unsupported("not implemented yet (issue 37)"),

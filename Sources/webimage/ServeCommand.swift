@@ -127,6 +127,30 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Quality of lossy results when the URL gives none, 1-100 (default 80).", valueName: "Q"))
     var quality: Int?
 
+    @Option(help: ArgumentHelp("Put in front of every source URL that does not start with it.", valueName: "URL"))
+    var baseUrl: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Rewrite source URLs first: PATTERN=REPLACEMENT rules separated by ;, * matching any characters but /, $1 naming it.",
+            valueName: "RULES"))
+    var urlReplacements: String?
+
+    @Flag(help: "A base64 source may be followed by a file name segment, which is ignored.")
+    var base64UrlIncludesFilename = false
+
+    @Flag(help: "The options part of a path is one segment of preset names separated by :.")
+    var onlyPresets = false
+
+    @Option(help: ArgumentHelp("A file of presets, NAME=OPTIONS a line (# starts a comment).", valueName: "PATH"))
+    var presetsPath: String?
+
+    @Option(help: ArgumentHelp("The only option names URLs may use (presets may use any), comma-separated.", valueName: "NAME,..."))
+    var allowedProcessingOptions: String?
+
+    @Option(help: ArgumentHelp("Signatures accepted without checking, comma-separated.", valueName: "SIGNATURE,..."))
+    var trustedSignatures: String?
+
     @Flag(help: "Answer WebP to clients that accept it even when the URL names another format.")
     var enforceWebp = false
 

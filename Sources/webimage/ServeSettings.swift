@@ -91,7 +91,15 @@ struct ServeSettings {
             configuration.queueLength = queue
         }
         try positive(command.ttl ?? read.integer("TTL"), "--ttl") { configuration.resultTTL = $0 }
-        for preset in command.preset.isEmpty ? read.list("PRESET") : command.preset {
+        var presets = command.preset.isEmpty ? read.list("PRESET") : command.preset
+        if let path = command.presetsPath ?? read.text("PRESETS_PATH") {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ValidationError("--presets-path: cannot read \(path)")
+            }
+            presets += text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        }
+        for preset in presets {
             guard let equals = preset.firstIndex(of: "="), equals > preset.startIndex else {
                 throw ValidationError("--preset is NAME=OPTIONS, not \"\(preset)\"")
             }
@@ -147,6 +155,23 @@ struct ServeSettings {
             configuration.pathPrefix = prefix
         }
         configuration.secret = command.secret ?? read.text("SECRET")
+        configuration.sourceRewriting.baseURL = command.baseUrl ?? read.text("BASE_URL") ?? ""
+        if let rules = command.urlReplacements ?? read.text("URL_REPLACEMENTS") {
+            do {
+                configuration.sourceRewriting.replacements = try SourceRewriting.replacements(parsing: rules)
+            } catch {
+                throw ValidationError("--url-replacements: \(error.reason)")
+            }
+        }
+        configuration.base64URLIncludesFilename = try command.base64UrlIncludesFilename || read.boolean("BASE64_URL_INCLUDES_FILENAME")
+        configuration.onlyPresets = try command.onlyPresets || read.boolean("ONLY_PRESETS")
+        if let names = command.allowedProcessingOptions.map({ Self.split($0) })
+            ?? read.text("ALLOWED_PROCESSING_OPTIONS").map({ Self.split($0) })
+        {
+            configuration.allowedProcessingOptions = Set(names)
+        }
+        configuration.trustedSignatures = Set(
+            command.trustedSignatures.map { Self.split($0) } ?? read.list("TRUSTED_SIGNATURES"))
         configuration.allowOrigin = command.allowOrigin ?? read.text("ALLOW_ORIGIN")
         if let path = command.healthCheckPath ?? read.text("HEALTH_CHECK_PATH") {
             guard path.hasPrefix("/") else { throw ValidationError("--health-check-path starts with /") }

@@ -206,3 +206,76 @@ struct AnimationFrameLimitTests {
         #expect(cut.frames.count == 2 && cut.warnings.contains("kept the first 2 of \(frames) frames: the frame limit"))
     }
 }
+
+/// imgproxy's path settings: `options/parser/url.go` (`preprocessURL`: replacements, then the
+/// base URL unless already there; `decodeBase64URL`: a file name segment dropped),
+/// `options/parser/processing_options.go` (`parsePathPresets`, `applyURLOptions`' allowed names,
+/// a forbidden one answered as an invalid URL, 404) and `env/parsers.go` (`parseURLReplacements`,
+/// `RegexpFromPattern`).
+@Suite("Path settings", .serialized)
+struct PathSettingsTests {
+    let jpeg: [UInt8]
+
+    init() throws {
+        jpeg = [UInt8](try Fixture.data("gradient.jpg"))
+    }
+
+    @Test("URL replacements: wildcard patterns at the start, greedy groups, $1 and ${1}; then the base URL")
+    func rewriting() throws {
+        let rules = try SourceRewriting.replacements(parsing: "s3://*/=https://$1.s3.test/;img://=${2}https://images.test/")
+        let replacing = SourceRewriting(replacements: rules)
+        #expect(replacing.apply("s3://bucket/a/b.png") == "https://bucket.s3.test/a/b.png")
+        #expect(replacing.apply("img://x.png") == "https://images.test/x.png", "a group that does not exist is empty")
+        let based = SourceRewriting(baseURL: "https://base.test/")
+        #expect(based.apply("a/b.png") == "https://base.test/a/b.png")
+        #expect(based.apply("https://base.test/c.png") == "https://base.test/c.png", "already under the base")
+        // imgproxy puts the base in front of any URL not under it, a replaced one too.
+        #expect(
+            SourceRewriting(replacements: rules, baseURL: "https://base.test/").apply("img://x.png")
+                == "https://base.test/https://images.test/x.png")
+        let greedy = SourceRewriting(replacements: try SourceRewriting.replacements(parsing: "http://*.*/=[$1|$2]"))
+        #expect(greedy.apply("http://a.b.c/x") == "[a.b|c]x", "each * as long as the rest allows, as Go's ([^/]*)")
+        #expect(greedy.apply("http://abc/x") == "http://abc/x", "no match, no change")
+        #expect(throws: ProxyError.self) { try SourceRewriting.replacements(parsing: "no-equals") }
+    }
+
+    @Test("over HTTP: base URL and replacements, base64 with a file name, only presets, allowed options, trusted signatures")
+    func overHTTP() async throws {
+        let origin = try await OriginServer.start()
+        origin.route("/img/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+        var configuration = ServerHarness.configuration()
+        configuration.sourceRewriting = SourceRewriting(
+            replacements: try SourceRewriting.replacements(parsing: "local-cdn://=\(origin.url("/img/").absoluteString)"),
+            baseURL: origin.url("/").absoluteString)
+        configuration.base64URLIncludesFilename = true
+        configuration.allowedProcessingOptions = ["w", "pr"]
+        configuration.presets = ["wide": "rs:fit:40:40"]
+        configuration.trustedSignatures = ["trusted"]
+        try await ServerHarness.with(configuration, origin: origin) { harness throws in
+            let replaced = try await harness.get(harness.signer.sign("/w:10/plain/local-cdn://a.jpg@png"))
+            #expect(replaced.status == 200, "\(replaced.text)")
+            let based = try await harness.get(harness.signer.sign("/w:10/plain/img/a.jpg@png"))
+            #expect(based.status == 200, "\(based.text)")
+            let encoded = URLSigner.base64URL(Array("img/a.jpg".utf8))
+            let named = try await harness.get(harness.signer.sign("/w:10/\(encoded).png/holiday.png"))
+            #expect(named.status == 200 && named.header("Content-Type") == "image/png", "\(named.text)")
+            let forbidden = try await harness.get(harness.signer.sign("/h:10/plain/img/a.jpg"))
+            #expect(forbidden.status == 404 && forbidden.text.contains("h is not allowed"), "\(forbidden.text)")
+            let viaPreset = try await harness.get(harness.signer.sign("/pr:wide/plain/img/a.jpg@png"))
+            #expect(viaPreset.status == 200, "a preset may use any option")
+            let trusted = try await harness.get("/trusted/w:10/plain/img/a.jpg@png")
+            #expect(trusted.status == 200)
+            let untrusted = try await harness.get("/untrusted/w:10/plain/img/a.jpg@png")
+            #expect(untrusted.status == 403)
+        }
+        var presetsOnly = ServerHarness.configuration()
+        presetsOnly.onlyPresets = true
+        presetsOnly.presets = ["small": "w:10", "png": "f:png"]
+        try await ServerHarness.with(presetsOnly) { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let answer = try await harness.get(harness.signer.sign("/small:png/plain/\(harness.origin.url("/a.jpg"))"))
+            #expect(answer.status == 200 && answer.header("Content-Type") == "image/png", "\(answer.text)")
+            #expect(try CodersManager.shared.decode(answer.body).pixelWidth == 10)
+        }
+    }
+}

@@ -10,6 +10,8 @@ import WebImage
 public final class ImageProxy: Sendable {
     let configuration: ImageServerConfiguration
     let parser: OptionsParser
+    /// How paths are read beyond the URL format: source rewriting, file names, only presets.
+    let pathRules: ProxyPath.Rules
     let signer: URLSigner?
     let fetcher: SourceFetcher
     let results: DiskCache
@@ -57,8 +59,14 @@ public final class ImageProxy: Sendable {
         // (scripts/lsan-suppressions.txt), which a long-running server must not pay per request.
         let encodable = Set(
             ImageFormat.allCases.filter { format in format != .heic && coders.all.contains { $0.canEncode(to: format) } })
+        // Only-presets paths name presets with `pr`, whatever the allowed options.
+        let allowed = configuration.allowedProcessingOptions.map { configuration.onlyPresets ? $0.union(["pr", "preset"]) : $0 }
         parser = OptionsParser(
-            presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable)
+            presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable,
+            allowedOptions: allowed)
+        pathRules = ProxyPath.Rules(
+            rewriting: configuration.sourceRewriting, base64IncludesFilename: configuration.base64URLIncludesFilename,
+            onlyPresets: configuration.onlyPresets)
         guard !configuration.preferredFormats.isEmpty else { throw WebImageError(.invalidArgument, "the preferred formats are empty") }
         if let unwritable = configuration.preferredFormats.first(where: { !encodable.contains($0) }) {
             throw WebImageError(.invalidArgument, "a preferred format must be one this server writes, not \(unwritable.rawValue)")
@@ -148,7 +156,7 @@ public final class ImageProxy: Sendable {
             metrics.resolvedPathHits.increment()
             return success(hit, options: resolved.options, vary: false, ifNoneMatch: ifNoneMatch, timing: "cache;desc=\"result\"")
         }
-        var proxyPath = try ProxyPath(parsing: path)
+        var proxyPath = try ProxyPath(parsing: path, rules: pathRules)
         try checkSignature(proxyPath)
         let options = try parser.parse(proxyPath.options, extensionName: proxyPath.extensionName)
         if proxyPath.source.scheme != ProxyPath.localScheme { proxyPath.source = try fetcher.allowedSource(proxyPath.source) }
@@ -196,6 +204,7 @@ public final class ImageProxy: Sendable {
 
     private func checkSignature(_ path: ProxyPath) throws(ProxyError) {
         if let signer, signer.isValid(path.signature, for: path.signedPath) { return }
+        if configuration.trustedSignatures.contains(String(path.signature)) { return }
         guard configuration.allowsUnsigned else {
             throw .forbidden(signer == nil ? "unsigned URLs are not allowed" : "invalid signature")
         }

@@ -14,15 +14,19 @@ public struct OptionsParser: Sendable {
     public let maximumResultDimension: Int
     /// The formats the server can write.
     public let encodableFormats: Set<ImageFormat>
+    /// The option names a URL may use itself, as it spells them (imgproxy's
+    /// `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`); presets may use any. Nil allows every option.
+    public let allowedOptions: Set<String>?
 
     /// A parser with the given presets and limit.
     public init(
         presets: [String: String] = [:], maximumResultDimension: Int = 8192,
-        encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif]
+        encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif], allowedOptions: Set<String>? = nil
     ) {
         self.presets = presets.mapValues { $0.split(separator: "/") }
         self.maximumResultDimension = maximumResultDimension
         self.encodableFormats = encodableFormats
+        self.allowedOptions = allowedOptions
     }
 
     /// The options `segments` ask for; `extensionName` is the path's extension, which sets the
@@ -44,6 +48,10 @@ public struct OptionsParser: Sendable {
             let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
             let name = String(parts[0])
             let arguments = Array(parts.dropFirst())
+            if depth == 0, let allowedOptions, !allowedOptions.contains(name) {
+                // imgproxy answers a forbidden option as an invalid URL: 404.
+                throw .notFound("the option \(name) is not allowed here")
+            }
             if name == "preset" || name == "pr" {
                 guard depth == 0 else { throw .badRequest("presets cannot name presets (\(segment))") }
                 for presetName in arguments where !presetName.isEmpty {

@@ -30,7 +30,7 @@ public struct ProxyPath: Sendable, Equatable {
     /// Splits a raw (still percent-encoded) request path.
     /// - Throws: ``ProxyError`` 404 for a path without a signature and a source, 400 for a
     ///   source that is not valid base64url, not a URL, or not http(s) (or ``localScheme``).
-    public init(parsing path: Substring) throws(ProxyError) {
+    public init(parsing path: Substring, rules: Rules = Rules()) throws(ProxyError) {
         guard path.first == "/" else { throw .notFound("a proxy path starts with /") }
         let afterSlash = path.dropFirst()
         guard let signatureEnd = afterSlash.firstIndex(of: "/"), signatureEnd > afterSlash.startIndex else {
@@ -42,6 +42,12 @@ public struct ProxyPath: Sendable, Equatable {
         var rest = signedPath.dropFirst()
         var sourceText: String?
         var extensionName: Substring?
+        if rules.onlyPresets {
+            // imgproxy's IMGPROXY_ONLY_PRESETS: the first segment names presets, `:`-separated.
+            let end = rest.firstIndex(of: "/") ?? rest.endIndex
+            options.append(Substring("pr:" + rest[..<end]))
+            rest = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
+        }
         while !rest.isEmpty {
             let end = rest.firstIndex(of: "/") ?? rest.endIndex
             let segment = rest[..<end]
@@ -55,11 +61,14 @@ public struct ProxyPath: Sendable, Equatable {
                 sourceText = decoded
                 extensionName = split.extension
                 break
-            } else if segment.contains(":" as Character) {
+            } else if !rules.onlyPresets, segment.contains(":" as Character) {
                 options.append(segment)
                 rest = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
             } else {
-                let split = Self.splitExtension(rest, at: ".")
+                // imgproxy's IMGPROXY_BASE64_URL_INCLUDES_FILENAME: a last segment after the
+                // encoded URL is a file name for the browser, not part of the source.
+                let encoded = rules.base64IncludesFilename ? rest[..<(rest.lastIndex(of: "/") ?? rest.endIndex)] : rest
+                let split = Self.splitExtension(encoded, at: ".")
                 let joined = split.body.split(separator: "/").joined()
                 guard let bytes = URLSigner.bytes(base64URL: joined), let text = String(bytes: bytes, encoding: .utf8) else {
                     throw .badRequest("the source is not valid URL-safe base64")
@@ -69,15 +78,34 @@ public struct ProxyPath: Sendable, Equatable {
                 break
             }
         }
-        guard let sourceText, !sourceText.isEmpty else { throw .notFound("the path names no source image") }
-        guard let url = URL(string: sourceText), let scheme = url.scheme?.lowercased(),
+        guard let decoded = sourceText, !decoded.isEmpty else { throw .notFound("the path names no source image") }
+        let source = rules.rewriting.apply(decoded)
+        guard let url = URL(string: source), let scheme = url.scheme?.lowercased(),
             ["http", "https"].contains(scheme) ? !(url.host ?? "").isEmpty : scheme == Self.localScheme && !url.path.isEmpty
         else {
-            throw .badRequest("the source \"\(Self.shortened(sourceText))\" is not an http(s) URL")
+            throw .badRequest("the source \"\(Self.shortened(source))\" is not an http(s) URL")
         }
         self.options = options
         self.source = url
         self.extensionName = extensionName.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// How a server reads its paths, beyond imgproxy's URL format itself.
+    public struct Rules: Sendable, Equatable {
+        /// What is done to the source URL first (`IMGPROXY_URL_REPLACEMENTS`, `IMGPROXY_BASE_URL`).
+        public var rewriting = SourceRewriting()
+        /// A base64 source is followed by a file name segment to ignore
+        /// (`IMGPROXY_BASE64_URL_INCLUDES_FILENAME`).
+        public var base64IncludesFilename = false
+        /// The options part is one segment of preset names (`IMGPROXY_ONLY_PRESETS`).
+        public var onlyPresets = false
+
+        /// The rules of imgproxy's defaults: none.
+        public init(rewriting: SourceRewriting = SourceRewriting(), base64IncludesFilename: Bool = false, onlyPresets: Bool = false) {
+            self.rewriting = rewriting
+            self.base64IncludesFilename = base64IncludesFilename
+            self.onlyPresets = onlyPresets
+        }
     }
 
     /// The text before the last `separator` and what follows it, when what follows has no `/`.

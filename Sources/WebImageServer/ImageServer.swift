@@ -121,6 +121,7 @@ public final class ImageServer: Service, Sendable {
         var query: String?
         var accept: String?
         var ifNoneMatch: String?
+        var ifModifiedSince: String?
         /// The peer, the headers a proxy names the client with, and the page's token header: read
         /// only for the pages' paths.
         var peerAddress: String?
@@ -181,6 +182,7 @@ public final class ImageServer: Service, Sendable {
             } else {
                 response = await proxy.respond(
                     method: method, path: path, accept: request.accept, ifNoneMatch: request.ifNoneMatch,
+                    ifModifiedSince: request.ifModifiedSince,
                     connectionClosed: request.connectionClosed)
             }
             response.headers += corsHeaders
@@ -249,7 +251,7 @@ struct ProxyResponder: HTTPResponder {
         let path = Substring(request.uri.path)
         var incoming = ImageServer.Incoming(
             method: method, path: path, query: request.uri.query, accept: request.headers[.accept],
-            ifNoneMatch: request.headers[.ifNoneMatch])
+            ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince])
         // Only the pages read these; a proxy request does not look for them.
         if ServerPages.mayHandle(path) {
             incoming.peerAddress = context.remoteAddress?.ipAddress

@@ -151,6 +151,16 @@ public struct ImageServerConfiguration: Sendable {
     public var allowedProcessingOptions: Set<String>?
     /// Signatures accepted as they are, without checking (`IMGPROXY_TRUSTED_SIGNATURES`). Default none.
     public var trustedSignatures: Set<String> = []
+    /// Send `ETag` and answer `If-None-Match` (`IMGPROXY_USE_ETAG`). Default true.
+    public var usesETag = true
+    /// Mixed into every `ETag` as imgproxy does (`"BUSTER/base64url(etag)"`), so that changing it
+    /// makes clients fetch again (`IMGPROXY_ETAG_BUSTER`). Default none.
+    public var etagBuster = ""
+    /// Send the source's `Last-Modified` and answer `If-Modified-Since` (`IMGPROXY_USE_LAST_MODIFIED`).
+    /// Default true.
+    public var usesLastModified = true
+    /// A `Last-Modified` older than this is sent as this (`IMGPROXY_LAST_MODIFIED_BUSTER`). Default none.
+    public var lastModifiedBuster: Date?
 
     /// The defaults.
     public init() {}

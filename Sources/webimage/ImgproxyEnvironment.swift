@@ -76,11 +76,11 @@ struct ImgproxyEnvironment {
             converted = parts.joined(separator: ",")
         case "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_AUTO_WEBP", "IMGPROXY_AUTO_AVIF", "IMGPROXY_AUTO_JXL",
             "IMGPROXY_ENFORCE_WEBP", "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL", "IMGPROXY_BASE64_URL_INCLUDES_FILENAME",
-            "IMGPROXY_ONLY_PRESETS":
+            "IMGPROXY_ONLY_PRESETS", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_LAST_MODIFIED":
             guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
             converted = flag ? "true" : "false"
         case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH", "IMGPROXY_BASE_URL",
-            "IMGPROXY_URL_REPLACEMENTS", "IMGPROXY_PRESETS_PATH":
+            "IMGPROXY_URL_REPLACEMENTS", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ETAG_BUSTER", "IMGPROXY_LAST_MODIFIED_BUSTER":
             converted = text  // strings, taken as they are
         case "IMGPROXY_ALLOWED_PROCESSING_OPTIONS", "IMGPROXY_TRUSTED_SIGNATURES":
             converted = Self.list(text, separator: ",").joined(separator: ",")
@@ -218,7 +218,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_ENV_GCP_SECRET_PROJECT_ID": .unsupported("settings from secret stores and files"),
         "IMGPROXY_ENV_GCP_SECRET_VERSION_ID": .unsupported("settings from secret stores and files"),
         "IMGPROXY_ENV_LOCAL_FILE_PATH": .unsupported("settings from secret stores and files"),
-        "IMGPROXY_ETAG_BUSTER": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ETAG_BUSTER": .mapped("WEBIMAGE_ETAG_BUSTER"),
         "IMGPROXY_FAIL_ON_DEPRECATION": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_FALLBACK_IMAGE_DATA": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": .unsupported("not implemented yet (issue 37)"),
@@ -241,7 +241,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_KEEP_ALIVE_TIMEOUT": .mapped("WEBIMAGE_IDLE_TIMEOUT"),
         "IMGPROXY_KEEP_COPYRIGHT": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_KEY": .mapped("WEBIMAGE_KEY"),
-        "IMGPROXY_LAST_MODIFIED_BUSTER": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_LAST_MODIFIED_BUSTER": .mapped("WEBIMAGE_LAST_MODIFIED_BUSTER"),
         "IMGPROXY_LOCAL_FILESYSTEM_ROOT": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_LOG_FORMAT": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
         "IMGPROXY_LOG_LEVEL": .mapped("WEBIMAGE_LOG_LEVEL"),
@@ -346,9 +346,9 @@ struct ImgproxyEnvironment {
         "IMGPROXY_URL_REPLACEMENTS": .mapped("WEBIMAGE_URL_REPLACEMENTS"),
         "IMGPROXY_USER_AGENT": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_USE_ABS": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_USE_ETAG": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_USE_ETAG": .mapped("WEBIMAGE_ETAG"),
         "IMGPROXY_USE_GCS": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_USE_LAST_MODIFIED": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_USE_LAST_MODIFIED": .mapped("WEBIMAGE_LAST_MODIFIED"),
         "IMGPROXY_USE_LINEAR_COLORSPACE": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_USE_S3": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_USE_SWIFT": .unsupported("object storage sources (S3 is issue 40)"),

@@ -151,6 +151,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Signatures accepted without checking, comma-separated.", valueName: "SIGNATURE,..."))
     var trustedSignatures: String?
 
+    @Flag(inversion: .prefixedNo, help: "Send ETag and answer If-None-Match (default on).")
+    var etag: Bool?
+
+    @Option(help: ArgumentHelp("Mixed into every ETag: changing it makes clients fetch again.", valueName: "TEXT"))
+    var etagBuster: String?
+
+    @Flag(inversion: .prefixedNo, help: "Send the source's Last-Modified and answer If-Modified-Since (default on).")
+    var lastModified: Bool?
+
+    @Option(help: ArgumentHelp("A Last-Modified older than this RFC 3339 time is sent as it.", valueName: "TIME"))
+    var lastModifiedBuster: String?
+
     @Flag(help: "Answer WebP to clients that accept it even when the URL names another format.")
     var enforceWebp = false
 

@@ -170,6 +170,16 @@ struct ServeSettings {
         {
             configuration.allowedProcessingOptions = Set(names)
         }
+        configuration.usesETag = try command.etag ?? (read.text("ETAG") == nil ? true : read.boolean("ETAG"))
+        configuration.etagBuster = command.etagBuster ?? read.text("ETAG_BUSTER") ?? ""
+        configuration.usesLastModified =
+            try command.lastModified ?? (read.text("LAST_MODIFIED") == nil ? true : read.boolean("LAST_MODIFIED"))
+        if let text = command.lastModifiedBuster ?? read.text("LAST_MODIFIED_BUSTER") {
+            guard let date = ISO8601DateFormatter().date(from: text) else {
+                throw ValidationError("--last-modified-buster is an RFC 3339 time such as 2026-01-01T00:00:00Z, not \"\(text)\"")
+            }
+            configuration.lastModifiedBuster = date
+        }
         configuration.trustedSignatures = Set(
             command.trustedSignatures.map { Self.split($0) } ?? read.list("TRUSTED_SIGNATURES"))
         configuration.allowOrigin = command.allowOrigin ?? read.text("ALLOW_ORIGIN")

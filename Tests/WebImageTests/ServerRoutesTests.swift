@@ -279,3 +279,61 @@ struct PathSettingsTests {
         }
     }
 }
+
+/// imgproxy's conditional headers (`httpheaders/conditionalheaders/request.go`): `ETag` and
+/// `Last-Modified` on by default, each switchable; a buster in imgproxy's forms.
+@Suite("Conditional headers", .serialized)
+struct ConditionalHeaderTests {
+    let jpeg: [UInt8]
+
+    init() throws {
+        jpeg = [UInt8](try Fixture.data("gradient.jpg"))
+    }
+
+    @Test("HTTP dates format as RFC 9110's IMF-fixdate and read back")
+    func httpDates() {
+        // RFC 9110 5.6.7's example.
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 951_782_400)) == "Tue, 29 Feb 2000 00:00:00 GMT")
+        for seconds in [0, 86_399, 1_700_000_000, 4_102_444_800] {
+            let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+            #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
+        }
+    }
+
+    @Test("If-Modified-Since: 304 when the source's Last-Modified is not newer; If-None-Match wins; busters change both")
+    func conditions() async throws {
+        let modified = "Tue, 01 Jan 2030 00:00:00 GMT"
+        var configuration = ServerHarness.configuration()
+        configuration.etagBuster = "v2"
+        configuration.lastModifiedBuster = Date(timeIntervalSince1970: 1_900_000_000)  // after the source's
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route(
+                "/a.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg"), ("Last-Modified", modified)], body: jpeg))
+            let path = harness.signedPlain("w:10", "/a.jpg", extension: "png")
+            let first = try await harness.get(path)
+            let etag = try #require(first.header("ETag"))
+            #expect(etag.hasPrefix("\"v2/"), "imgproxy's busted form")
+            #expect(first.header("Last-Modified") == HTTPDate.format(configuration.lastModifiedBuster!))
+            let later = try await harness.get(path, headers: [("If-Modified-Since", "Fri, 01 Jan 2100 00:00:00 GMT")])
+            #expect(later.status == 304)
+            let earlier = try await harness.get(path, headers: [("If-Modified-Since", "Mon, 01 Jan 2029 00:00:00 GMT")])
+            #expect(earlier.status == 200)
+            let both = try await harness.get(
+                path, headers: [("If-None-Match", "\"other\""), ("If-Modified-Since", "Fri, 01 Jan 2100 00:00:00 GMT")])
+            #expect(both.status == 200, "If-None-Match decides when it is sent")
+            #expect(try await harness.get(path, headers: [("If-None-Match", etag)]).status == 304)
+        }
+        var off = ServerHarness.configuration()
+        off.usesETag = false
+        off.usesLastModified = false
+        try await ServerHarness.with(off) { harness throws in
+            harness.origin.route(
+                "/a.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg"), ("Last-Modified", modified)], body: jpeg))
+            let path = harness.signedPlain("w:10", "/a.jpg", extension: "png")
+            let answer = try await harness.get(
+                path, headers: [("If-None-Match", "*"), ("If-Modified-Since", "Fri, 01 Jan 2100 00:00:00 GMT")])
+            #expect(answer.status == 200 && answer.header("ETag") == nil && answer.header("Last-Modified") == nil)
+        }
+    }
+}

@@ -125,12 +125,17 @@ public final class ImageProxy: Sendable {
     /// The answer to a `GET` or `HEAD` of a proxy path. `connectionClosed`, the client's
     /// connection's close future, cancels a miss's work when the client goes away first.
     public func respond(
-        method: String, path: Substring, accept: String?, ifNoneMatch: String?, connectionClosed: EventLoopFuture<Void>? = nil
+        method: String, path: Substring, accept: String?, ifNoneMatch: String?, ifModifiedSince: String? = nil,
+        connectionClosed: EventLoopFuture<Void>? = nil
     ) async -> ProxyResponse {
         let start = ContinuousClock.now
         var response: ProxyResponse
+        // Each validator only when the server sends it: an ETag never sent cannot be matched.
+        let conditions = Conditions(
+            ifNoneMatch: configuration.usesETag ? ifNoneMatch : nil,
+            ifModifiedSince: configuration.usesLastModified ? ifModifiedSince : nil)
         do throws(ProxyError) {
-            response = try await process(path: path, accept: accept, ifNoneMatch: ifNoneMatch, closed: connectionClosed)
+            response = try await process(path: path, accept: accept, conditions: conditions, closed: connectionClosed)
         } catch {
             response = errorResponse(error)
         }
@@ -148,13 +153,19 @@ public final class ImageProxy: Sendable {
         return afterSlash[end...]
     }
 
-    private func process(path: Substring, accept: String?, ifNoneMatch: String?, closed: EventLoopFuture<Void>?) async throws(ProxyError)
+    /// A request's conditional headers, as far as the server answers them.
+    struct Conditions {
+        var ifNoneMatch: String?
+        var ifModifiedSince: String?
+    }
+
+    private func process(path: Substring, accept: String?, conditions: Conditions, closed: EventLoopFuture<Void>?) async throws(ProxyError)
         -> ProxyResponse
     {
         let pathKey = CacheKey(String(path))
         if let resolved = resolvedPaths?.value(for: pathKey), let hit = cachedResult(for: resolved.key) {
             metrics.resolvedPathHits.increment()
-            return success(hit, options: resolved.options, vary: false, ifNoneMatch: ifNoneMatch, timing: "cache;desc=\"result\"")
+            return success(hit, options: resolved.options, vary: false, conditions: conditions, timing: "cache;desc=\"result\"")
         }
         var proxyPath = try ProxyPath(parsing: path, rules: pathRules)
         try checkSignature(proxyPath)
@@ -171,7 +182,7 @@ public final class ImageProxy: Sendable {
         }
 
         if let hit = cachedResult(for: key) {
-            return success(hit, options: options, vary: vary, ifNoneMatch: ifNoneMatch, timing: "cache;desc=\"result\"")
+            return success(hit, options: options, vary: vary, conditions: conditions, timing: "cache;desc=\"result\"")
         }
         metrics.resultMisses.increment()
         // The deadline covers everything from here: the download, the wait for a processing slot
@@ -184,10 +195,12 @@ public final class ImageProxy: Sendable {
             // A revalidation of a result no longer cached: the source alone decides, and a
             // changed source is processed from the bytes already fetched.
             var fetched: FetchedSource?
-            if let ifNoneMatch {
+            if let ifNoneMatch = conditions.ifNoneMatch {
                 let source = try await self.fetch(parsed.source)
                 let etag = Self.etag(source: source.data, options: options, choice: choice)
-                if Self.matches(ifNoneMatch, etag) { return ProcessedResult(data: Data(), contentType: "", etag: etag) }
+                if Self.matches(ifNoneMatch, self.presented(etag: etag)) {
+                    return ProcessedResult(data: Data(), contentType: "", etag: etag)
+                }
                 fetched = source
             }
             return try await self.inFlight.run(key) { [fetched] () async throws(ProxyError) -> ProcessedResult in
@@ -199,7 +212,7 @@ public final class ImageProxy: Sendable {
         var timing: [String] = []
         if let fetch = result.fetchSeconds { timing.append("fetch;dur=\(Self.milliseconds(fetch))") }
         if let process = result.processSeconds { timing.append("process;dur=\(Self.milliseconds(process))") }
-        return success(result, options: options, vary: vary, ifNoneMatch: ifNoneMatch, timing: timing.joined(separator: ", "))
+        return success(result, options: options, vary: vary, conditions: conditions, timing: timing.joined(separator: ", "))
     }
 
     private func checkSignature(_ path: ProxyPath) throws(ProxyError) {
@@ -333,23 +346,50 @@ public final class ImageProxy: Sendable {
         }
     }
 
-    private func success(_ result: ProcessedResult, options: ProcessingOptions, vary: Bool, ifNoneMatch: String?, timing: String)
+    private func success(_ result: ProcessedResult, options: ProcessingOptions, vary: Bool, conditions: Conditions, timing: String)
         -> ProxyResponse
     {
+        let etag = presented(etag: result.etag)
+        let lastModified = presented(lastModified: result.lastModified)
         var headers: [(name: String, value: String)] = [
-            ("ETag", result.etag),
-            ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))"),
+            ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))")
         ]
+        if configuration.usesETag { headers.append(("ETag", etag)) }
         if vary { headers.append(("Vary", "Accept")) }
-        if let lastModified = result.lastModified { headers.append(("Last-Modified", lastModified)) }
+        if let lastModified { headers.append(("Last-Modified", lastModified)) }
         if !timing.isEmpty { headers.append(("Server-Timing", timing)) }
-        if let ifNoneMatch, Self.matches(ifNoneMatch, result.etag) {
+        if Self.isNotModified(conditions, etag: etag, lastModified: lastModified) {
             return ProxyResponse(status: 304, headers: headers)
         }
         headers.append(("Content-Type", result.contentType))
         headers.append(("Content-Length", String(result.data.count)))
         headers.append(("Content-Disposition", contentDisposition(options, contentType: result.contentType)))
         return ProxyResponse(status: 200, headers: headers, body: result.data)
+    }
+
+    /// Whether a conditional request is answered 304 (RFC 9110 13.2.2): `If-None-Match` when
+    /// there is one, else `If-Modified-Since` against the `Last-Modified` sent.
+    static func isNotModified(_ conditions: Conditions, etag: String, lastModified: String?) -> Bool {
+        if let ifNoneMatch = conditions.ifNoneMatch { return matches(ifNoneMatch, etag) }
+        guard let since = conditions.ifModifiedSince.flatMap(HTTPDate.parse), let modified = lastModified.flatMap(HTTPDate.parse) else {
+            return false
+        }
+        return modified <= since
+    }
+
+    /// The `ETag` sent: the stored one, or with a buster imgproxy's `"BUSTER/base64url(etag)"`.
+    func presented(etag: String) -> String {
+        guard !configuration.etagBuster.isEmpty else { return etag }
+        return "\"\(configuration.etagBuster)/\(URLSigner.base64URL(Array(etag.utf8)))\""
+    }
+
+    /// The `Last-Modified` sent: none when off, the buster when the source's is older.
+    func presented(lastModified: String?) -> String? {
+        guard configuration.usesLastModified, let lastModified else { return nil }
+        guard let buster = configuration.lastModifiedBuster, let date = HTTPDate.parse(lastModified), date < buster else {
+            return lastModified
+        }
+        return HTTPDate.format(buster)
     }
 
     /// `inline` or `attachment`, with the file name from `filename` or the source's and the

@@ -122,6 +122,8 @@ public final class ImageServer: Service, Sendable {
         var accept: String?
         var ifNoneMatch: String?
         var ifModifiedSince: String?
+        /// The client's hints, read only when the server takes them.
+        var hints: OptionsParser.ClientHints?
         /// The peer, the headers a proxy names the client with, and the page's token header: read
         /// only for the pages' paths.
         var peerAddress: String?
@@ -182,7 +184,7 @@ public final class ImageServer: Service, Sendable {
             } else {
                 response = await proxy.respond(
                     method: method, path: path, accept: request.accept, ifNoneMatch: request.ifNoneMatch,
-                    ifModifiedSince: request.ifModifiedSince,
+                    ifModifiedSince: request.ifModifiedSince, hints: request.hints,
                     connectionClosed: request.connectionClosed)
             }
             response.headers += corsHeaders
@@ -244,6 +246,10 @@ struct ProxyResponder: HTTPResponder {
     private static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
     private static let playgroundToken = HTTPField.Name("X-Playground-Token")!
     private static let statusToken = HTTPField.Name("X-Status-Token")!
+    private static let hintDPR = HTTPField.Name("Sec-CH-DPR")!
+    private static let dpr = HTTPField.Name("DPR")!
+    private static let hintWidth = HTTPField.Name("Sec-CH-Width")!
+    private static let width = HTTPField.Name("Width")!
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
@@ -262,6 +268,11 @@ struct ProxyResponder: HTTPResponder {
         }
         incoming.connectionClosed = context.channel.closeFuture
         if server.configuration.secret != nil { incoming.authorization = request.headers[.authorization] }
+        if server.configuration.enableClientHints {
+            incoming.hints = OptionsParser.ClientHints(
+                dpr: [request.headers[Self.hintDPR], request.headers[Self.dpr]],
+                width: [request.headers[Self.hintWidth], request.headers[Self.width]])
+        }
         let answer = await server.respond(incoming)
         var headers = HTTPFields()
         for (name, value) in answer.headers {

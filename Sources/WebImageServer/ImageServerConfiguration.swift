@@ -151,6 +151,9 @@ public struct ImageServerConfiguration: Sendable {
     public var allowedProcessingOptions: Set<String>?
     /// Signatures accepted as they are, without checking (`IMGPROXY_TRUSTED_SIGNATURES`). Default none.
     public var trustedSignatures: Set<String> = []
+    /// Take the client's `DPR` and `Width` hints (and their `Sec-CH-` forms) as the default `dpr`
+    /// and width (`IMGPROXY_ENABLE_CLIENT_HINTS`); answers then vary by them. Default false.
+    public var enableClientHints = false
     /// Send `ETag` and answer `If-None-Match` (`IMGPROXY_USE_ETAG`). Default true.
     public var usesETag = true
     /// Mixed into every `ETag` as imgproxy does (`"BUSTER/base64url(etag)"`), so that changing it

@@ -76,7 +76,7 @@ struct ImgproxyEnvironment {
             converted = parts.joined(separator: ",")
         case "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_AUTO_WEBP", "IMGPROXY_AUTO_AVIF", "IMGPROXY_AUTO_JXL",
             "IMGPROXY_ENFORCE_WEBP", "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL", "IMGPROXY_BASE64_URL_INCLUDES_FILENAME",
-            "IMGPROXY_ONLY_PRESETS", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_LAST_MODIFIED":
+            "IMGPROXY_ONLY_PRESETS", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_ENABLE_CLIENT_HINTS":
             guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
             converted = flag ? "true" : "false"
         case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH", "IMGPROXY_BASE_URL",
@@ -201,7 +201,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_DEVELOPMENT_ERRORS_MODE": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_DISABLE_SHRINK_ON_LOAD": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_DOWNLOAD_TIMEOUT": .mapped("WEBIMAGE_DOWNLOAD_TIMEOUT"),
-        "IMGPROXY_ENABLE_CLIENT_HINTS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ENABLE_CLIENT_HINTS": .mapped("WEBIMAGE_ENABLE_CLIENT_HINTS"),
         "IMGPROXY_ENABLE_DEBUG_HEADERS": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_ENFORCE_AVIF": .mapped("WEBIMAGE_ENFORCE_AVIF"),
         "IMGPROXY_ENFORCE_JXL": .mapped("WEBIMAGE_ENFORCE_JXL"),
@@ -319,7 +319,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_SET_CANONICAL_HEADER": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_SIGNATURE_SIZE": .mapped("WEBIMAGE_SIGNATURE_SIZE"),
         "IMGPROXY_SKIP_PROCESSING_FORMATS": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": .unsupported("only for s3:// and local:// sources, which are not served yet (issue 40)"),
         "IMGPROXY_SO_REUSEPORT": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_STRIP_COLOR_PROFILE": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_STRIP_METADATA": .unsupported("not implemented yet (issue 37)"),

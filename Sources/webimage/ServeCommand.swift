@@ -151,6 +151,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Signatures accepted without checking, comma-separated.", valueName: "SIGNATURE,..."))
     var trustedSignatures: String?
 
+    @Flag(help: "Take the client's DPR and Width hints (and Sec-CH- forms) as default dpr and width.")
+    var enableClientHints = false
+
     @Flag(inversion: .prefixedNo, help: "Send ETag and answer If-None-Match (default on).")
     var etag: Bool?
 

@@ -170,6 +170,7 @@ struct ServeSettings {
         {
             configuration.allowedProcessingOptions = Set(names)
         }
+        configuration.enableClientHints = try command.enableClientHints || read.boolean("ENABLE_CLIENT_HINTS")
         configuration.usesETag = try command.etag ?? (read.text("ETAG") == nil ? true : read.boolean("ETAG"))
         configuration.etagBuster = command.etagBuster ?? read.text("ETAG_BUSTER") ?? ""
         configuration.usesLastModified =

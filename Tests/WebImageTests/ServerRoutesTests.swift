@@ -337,3 +337,36 @@ struct ConditionalHeaderTests {
         }
     }
 }
+
+/// `IMGPROXY_ENABLE_CLIENT_HINTS`, as `clientfeatures/detector.go` reads the hints (the `Sec-CH-`
+/// form first, a DPR in (0, 8], a positive width) and `defaultProcessingOptions` applies them
+/// (dpr, and the width shrunk by it: `imath.Shrink`, rounded), before presets and the URL.
+@Suite("Client hints", .serialized)
+struct ClientHintsTests {
+    @Test("hints become the defaults; the URL's own options win")
+    func defaults() throws {
+        let parser = OptionsParser()
+        let hints = OptionsParser.ClientHints(dpr: ["2", "3"], width: [nil, "301"])
+        #expect(hints.dpr == 2 && hints.width == 301)
+        let options = try parser.parse(["q:50"], hints: hints)
+        #expect(options.dpr == 2 && options.width == 151, "301 / 2 rounded")
+        #expect(try parser.parse(["w:80"], hints: hints).width == 80)
+        #expect(OptionsParser.ClientHints(dpr: ["9", "0", "x"], width: ["-1"]) == OptionsParser.ClientHints(dpr: [], width: []))
+    }
+
+    @Test("over HTTP: the hinted width and DPR size the result, and Vary names them")
+    func overHTTP() async throws {
+        let jpeg = [UInt8](try Fixture.data("gradient.jpg"))
+        var configuration = ServerHarness.configuration()
+        configuration.enableClientHints = true
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let path = harness.signedPlain("q:80", "/a.jpg", extension: "png")
+            let hinted = try await harness.get(path, headers: [("Sec-CH-Width", "40"), ("DPR", "2")])
+            #expect(try CodersManager.shared.decode(hinted.body).pixelWidth == 40, "20 CSS pixels at 2x")
+            #expect(hinted.header("Vary") == "Sec-CH-DPR, DPR, Sec-CH-Width, Width")
+            let plain = try await harness.get(path)
+            #expect(try CodersManager.shared.decode(plain.body).pixelWidth == (try ImageHeader(data: Data(jpeg))).width)
+        }
+    }
+}

@@ -126,7 +126,7 @@ public final class ImageProxy: Sendable {
     /// connection's close future, cancels a miss's work when the client goes away first.
     public func respond(
         method: String, path: Substring, accept: String?, ifNoneMatch: String?, ifModifiedSince: String? = nil,
-        connectionClosed: EventLoopFuture<Void>? = nil
+        hints: OptionsParser.ClientHints? = nil, connectionClosed: EventLoopFuture<Void>? = nil
     ) async -> ProxyResponse {
         let start = ContinuousClock.now
         var response: ProxyResponse
@@ -135,7 +135,9 @@ public final class ImageProxy: Sendable {
             ifNoneMatch: configuration.usesETag ? ifNoneMatch : nil,
             ifModifiedSince: configuration.usesLastModified ? ifModifiedSince : nil)
         do throws(ProxyError) {
-            response = try await process(path: path, accept: accept, conditions: conditions, closed: connectionClosed)
+            response = try await process(
+                path: path, accept: accept, conditions: conditions, hints: configuration.enableClientHints ? hints : nil,
+                closed: connectionClosed)
         } catch {
             response = errorResponse(error)
         }
@@ -159,7 +161,9 @@ public final class ImageProxy: Sendable {
         var ifModifiedSince: String?
     }
 
-    private func process(path: Substring, accept: String?, conditions: Conditions, closed: EventLoopFuture<Void>?) async throws(ProxyError)
+    private func process(
+        path: Substring, accept: String?, conditions: Conditions, hints: OptionsParser.ClientHints?, closed: EventLoopFuture<Void>?
+    ) async throws(ProxyError)
         -> ProxyResponse
     {
         let pathKey = CacheKey(String(path))
@@ -169,14 +173,13 @@ public final class ImageProxy: Sendable {
         }
         var proxyPath = try ProxyPath(parsing: path, rules: pathRules)
         try checkSignature(proxyPath)
-        let options = try parser.parse(proxyPath.options, extensionName: proxyPath.extensionName)
+        let options = try parser.parse(proxyPath.options, extensionName: proxyPath.extensionName, hints: hints)
         if proxyPath.source.scheme != ProxyPath.localScheme { proxyPath.source = try fetcher.allowedSource(proxyPath.source) }
         let parsed = proxyPath
         let choice = formatChoice(options: options, accept: accept)
         let key = [parsed.source.absoluteString, options.canonical, choice.key].joined(separator: "\n")
-        let vary =
-            (configuration.autoWebP || configuration.autoAVIF || configuration.autoJXL) && options.format == nil
-            || configuration.enforceWebP || configuration.enforceAVIF || configuration.enforceJXL
+        let varyHeaders = self.varyHeaders(options)
+        let vary = !varyHeaders.isEmpty
         if !vary, options.expires == nil {
             _ = resolvedPaths?.insert(ResolvedPath(key: key, options: options), for: pathKey, cost: path.utf8.count + key.utf8.count + 256)
         }
@@ -355,7 +358,7 @@ public final class ImageProxy: Sendable {
             ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))")
         ]
         if configuration.usesETag { headers.append(("ETag", etag)) }
-        if vary { headers.append(("Vary", "Accept")) }
+        if vary { headers.append(("Vary", varyHeaders(options).joined(separator: ", "))) }
         if let lastModified { headers.append(("Last-Modified", lastModified)) }
         if !timing.isEmpty { headers.append(("Server-Timing", timing)) }
         if Self.isNotModified(conditions, etag: etag, lastModified: lastModified) {
@@ -365,6 +368,16 @@ public final class ImageProxy: Sendable {
         headers.append(("Content-Length", String(result.data.count)))
         headers.append(("Content-Disposition", contentDisposition(options, contentType: result.contentType)))
         return ProxyResponse(status: 200, headers: headers, body: result.data)
+    }
+
+    /// The request headers an answer depends on: `Accept` when a format may be chosen by it, the
+    /// client hints (imgproxy's list) when they are taken.
+    private func varyHeaders(_ options: ProcessingOptions) -> [String] {
+        var headers: [String] = []
+        let negotiates = (configuration.autoWebP || configuration.autoAVIF || configuration.autoJXL) && options.format == nil
+        if negotiates || configuration.enforceWebP || configuration.enforceAVIF || configuration.enforceJXL { headers.append("Accept") }
+        if configuration.enableClientHints { headers += ["Sec-CH-DPR", "DPR", "Sec-CH-Width", "Width"] }
+        return headers
     }
 
     /// Whether a conditional request is answered 304 (RFC 9110 13.2.2): `If-None-Match` when

@@ -29,10 +29,32 @@ public struct OptionsParser: Sendable {
         self.allowedOptions = allowedOptions
     }
 
+    /// The client's hints (`Sec-CH-DPR`/`DPR`, `Sec-CH-Width`/`Width`), defaults under every
+    /// preset and option, as imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS` takes them.
+    public struct ClientHints: Sendable, Equatable {
+        /// The device pixel ratio, 0 < dpr <= 8; nil without a usable hint.
+        public var dpr: Double?
+        /// The width in device pixels; nil without a usable hint.
+        public var width: Int?
+
+        /// The hints of a request's headers (the `Sec-CH-` form first), values out of range left out.
+        public init(dpr: [String?], width: [String?]) {
+            self.dpr = dpr.lazy.compactMap { $0.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } }.first { $0 > 0 && $0 <= 8 }
+            self.width = width.lazy.compactMap { $0.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }.first { $0 > 0 }
+        }
+    }
+
     /// The options `segments` ask for; `extensionName` is the path's extension, which sets the
-    /// format unless a `format` option does.
-    public func parse(_ segments: [Substring], extensionName: String? = nil, now: Date = Date()) throws(ProxyError) -> ProcessingOptions {
+    /// format unless a `format` option does. `hints` set the defaults first: the DPR, and the
+    /// width in CSS pixels (the hinted device width divided by the DPR, rounded).
+    public func parse(_ segments: [Substring], extensionName: String? = nil, hints: ClientHints? = nil, now: Date = Date())
+        throws(ProxyError) -> ProcessingOptions
+    {
         var options = ProcessingOptions()
+        if let hints {
+            if let dpr = hints.dpr { options.dpr = dpr }
+            if let width = hints.width { options.width = Int((Double(width) / (hints.dpr ?? 1)).rounded()) }
+        }
         if let defaults = presets["default"] { try apply(defaults, to: &options, depth: 1) }
         if let extensionName { options.format = try format(extensionName, option: "extension") }
         try apply(segments, to: &options, depth: 0)

@@ -239,6 +239,14 @@ struct PathSettingsTests {
         #expect(throws: ProxyError.self) { try SourceRewriting.replacements(parsing: "no-equals") }
     }
 
+    @Test("presets name presets; one already being expanded is skipped, as imgproxy's applyPresetOption skips it")
+    func nestedPresets() throws {
+        let parser = OptionsParser(presets: ["a": "w:10/pr:b", "b": "h:20/pr:a", "c": "pr:a:b/q:50", "default": "pr:a"])
+        let options = try parser.parse(["pr:c"])
+        #expect(options.width == 10 && options.height == 20 && options.quality == 50)
+        #expect(throws: ProxyError.self) { try OptionsParser(presets: ["a": "pr:missing"]).parse(["pr:a"]) }
+    }
+
     @Test("over HTTP: base URL and replacements, base64 with a file name, only presets, allowed options, trusted signatures")
     func overHTTP() async throws {
         let origin = try await OriginServer.start()

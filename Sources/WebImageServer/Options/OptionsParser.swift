@@ -6,7 +6,8 @@ public import WebImage
 /// (`rs:fit::300`); booleans are `1`/`t`/`true` or `0`/`f`/`false`. Every mistake is a 400 whose
 /// reason names the option: an unknown name, too many arguments, a number that is not one or is
 /// negative, a size over the output limit, an unknown format. Presets (`pr:NAME`) expand in
-/// place; a preset named `default` applies before every URL's own options.
+/// place, presets inside them too (one already being expanded is skipped, as imgproxy skips it);
+/// a preset named `default` applies before every URL's own options.
 public struct OptionsParser: Sendable {
     /// Named option lists (`thumb` → `rs:fill:150:150/q:70`), parsed at start-up.
     public let presets: [String: [Substring]]
@@ -55,9 +56,9 @@ public struct OptionsParser: Sendable {
             if let dpr = hints.dpr { options.dpr = dpr }
             if let width = hints.width { options.width = Int((Double(width) / (hints.dpr ?? 1)).rounded()) }
         }
-        if let defaults = presets["default"] { try apply(defaults, to: &options, depth: 1) }
+        if let defaults = presets["default"] { try apply(defaults, to: &options, presetChain: ["default"]) }
         if let extensionName { options.format = try format(extensionName, option: "extension") }
-        try apply(segments, to: &options, depth: 0)
+        try apply(segments, to: &options, presetChain: [])
         if let expires = options.expires, Double(expires) < now.timeIntervalSince1970 {
             throw ProxyError(status: 404, "the URL expired at \(expires) (expires)")
         }
@@ -65,20 +66,24 @@ public struct OptionsParser: Sendable {
         return options
     }
 
-    private func apply(_ segments: [Substring], to options: inout ProcessingOptions, depth: Int) throws(ProxyError) {
+    /// Applies `segments`; `presetChain` names the presets being expanded, outermost first
+    /// (empty for the URL's own options, which alone are held to ``allowedOptions``).
+    private func apply(_ segments: [Substring], to options: inout ProcessingOptions, presetChain: [String]) throws(ProxyError) {
         for segment in segments {
             let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
             let name = String(parts[0])
             let arguments = Array(parts.dropFirst())
-            if depth == 0, let allowedOptions, !allowedOptions.contains(name) {
+            if presetChain.isEmpty, let allowedOptions, !allowedOptions.contains(name) {
                 // imgproxy answers a forbidden option as an invalid URL: 404.
                 throw .notFound("the option \(name) is not allowed here")
             }
             if name == "preset" || name == "pr" {
-                guard depth == 0 else { throw .badRequest("presets cannot name presets (\(segment))") }
-                for presetName in arguments where !presetName.isEmpty {
-                    guard let preset = presets[String(presetName)] else { throw .badRequest("unknown preset \"\(presetName)\" (preset)") }
-                    try apply(preset, to: &options, depth: depth + 1)
+                for presetName in arguments.map(String.init) where !presetName.isEmpty {
+                    guard let preset = presets[presetName] else { throw .badRequest("unknown preset \"\(presetName)\" (preset)") }
+                    // A preset may name presets; one already being expanded is skipped, as
+                    // imgproxy skips it, so that a loop ends.
+                    guard !presetChain.contains(presetName) else { continue }
+                    try apply(preset, to: &options, presetChain: presetChain + [presetName])
                 }
                 continue
             }

@@ -151,6 +151,18 @@ public struct ImageServerConfiguration: Sendable {
     public var allowedProcessingOptions: Set<String>?
     /// Signatures accepted as they are, without checking (`IMGPROXY_TRUSTED_SIGNATURES`). Default none.
     public var trustedSignatures: Set<String> = []
+    /// Strip the source's metadata from results unless a URL says otherwise (`strip_metadata`'s
+    /// default, `IMGPROXY_STRIP_METADATA`). Default true.
+    public var stripMetadata = true
+    /// Convert results to sRGB and drop the profile unless a URL says otherwise
+    /// (`strip_color_profile`'s default, `IMGPROXY_STRIP_COLOR_PROFILE`). Default true.
+    public var stripColorProfile = true
+    /// Apply the source's EXIF orientation unless a URL says otherwise (`auto_rotate`'s default,
+    /// `IMGPROXY_AUTO_ROTATE`). Default true.
+    public var autoRotate = true
+    /// What separates an option's name and arguments in paths and presets
+    /// (`IMGPROXY_ARGUMENTS_SEPARATOR`). Default `:`.
+    public var argumentsSeparator = ":"
     /// Take the client's `DPR` and `Width` hints (and their `Sec-CH-` forms) as the default `dpr`
     /// and width (`IMGPROXY_ENABLE_CLIENT_HINTS`); answers then vary by them. Default false.
     public var enableClientHints = false

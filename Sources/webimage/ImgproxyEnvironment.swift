@@ -76,11 +76,13 @@ struct ImgproxyEnvironment {
             converted = parts.joined(separator: ",")
         case "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_AUTO_WEBP", "IMGPROXY_AUTO_AVIF", "IMGPROXY_AUTO_JXL",
             "IMGPROXY_ENFORCE_WEBP", "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL", "IMGPROXY_BASE64_URL_INCLUDES_FILENAME",
-            "IMGPROXY_ONLY_PRESETS", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_ENABLE_CLIENT_HINTS":
+            "IMGPROXY_ONLY_PRESETS", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_ENABLE_CLIENT_HINTS",
+            "IMGPROXY_STRIP_METADATA", "IMGPROXY_STRIP_COLOR_PROFILE", "IMGPROXY_AUTO_ROTATE":
             guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
             converted = flag ? "true" : "false"
         case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH", "IMGPROXY_BASE_URL",
-            "IMGPROXY_URL_REPLACEMENTS", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ETAG_BUSTER", "IMGPROXY_LAST_MODIFIED_BUSTER":
+            "IMGPROXY_URL_REPLACEMENTS", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ETAG_BUSTER", "IMGPROXY_LAST_MODIFIED_BUSTER",
+            "IMGPROXY_ARGUMENTS_SEPARATOR":
             converted = text  // strings, taken as they are
         case "IMGPROXY_ALLOWED_PROCESSING_OPTIONS", "IMGPROXY_TRUSTED_SIGNATURES":
             converted = Self.list(text, separator: ",").joined(separator: ",")
@@ -170,10 +172,10 @@ struct ImgproxyEnvironment {
             "private and link-local sources are always refused here (imgproxy allows private ones by default); loopback can be allowed"),
         "IMGPROXY_ALLOW_SECURITY_OPTIONS": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_ALWAYS_RASTERIZE_SVG": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_ARGUMENTS_SEPARATOR": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ARGUMENTS_SEPARATOR": .mapped("WEBIMAGE_ARGUMENTS_SEPARATOR"),
         "IMGPROXY_AUTO_AVIF": .mapped("WEBIMAGE_AUTO_AVIF"),
         "IMGPROXY_AUTO_JXL": .mapped("WEBIMAGE_AUTO_JXL"),
-        "IMGPROXY_AUTO_ROTATE": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_AUTO_ROTATE": .mapped("WEBIMAGE_AUTO_ROTATE"),
         "IMGPROXY_AUTO_WEBP": .mapped("WEBIMAGE_AUTO_WEBP"),
         "IMGPROXY_AVIF_SPEED": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_BASE64_URL_INCLUDES_FILENAME": .mapped("WEBIMAGE_BASE64_URL_INCLUDES_FILENAME"),
@@ -321,8 +323,8 @@ struct ImgproxyEnvironment {
         "IMGPROXY_SKIP_PROCESSING_FORMATS": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": .unsupported("only for s3:// and local:// sources, which are not served yet (issue 40)"),
         "IMGPROXY_SO_REUSEPORT": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
-        "IMGPROXY_STRIP_COLOR_PROFILE": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_STRIP_METADATA": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_STRIP_COLOR_PROFILE": .mapped("WEBIMAGE_STRIP_COLOR_PROFILE"),
+        "IMGPROXY_STRIP_METADATA": .mapped("WEBIMAGE_STRIP_METADATA"),
         "IMGPROXY_SVG_UNLIMITED": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_SWIFT_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_SWIFT_API_KEY": .unsupported("object storage sources (S3 is issue 40)"),

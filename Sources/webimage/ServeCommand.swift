@@ -151,6 +151,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Signatures accepted without checking, comma-separated.", valueName: "SIGNATURE,..."))
     var trustedSignatures: String?
 
+    @Flag(inversion: .prefixedNo, help: "Strip metadata unless a URL says otherwise (default on).")
+    var stripMetadata: Bool?
+
+    @Flag(inversion: .prefixedNo, help: "Convert to sRGB and drop the profile unless a URL says otherwise (default on).")
+    var stripColorProfile: Bool?
+
+    @Flag(inversion: .prefixedNo, help: "Apply the EXIF orientation unless a URL says otherwise (default on).")
+    var autoRotate: Bool?
+
+    @Option(help: ArgumentHelp("What separates an option's name and arguments (default :).", valueName: "TEXT"))
+    var argumentsSeparator: String?
+
     @Flag(help: "Take the client's DPR and Width hints (and Sec-CH- forms) as default dpr and width.")
     var enableClientHints = false
 

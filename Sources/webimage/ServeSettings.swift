@@ -171,6 +171,17 @@ struct ServeSettings {
             configuration.allowedProcessingOptions = Set(names)
         }
         configuration.enableClientHints = try command.enableClientHints || read.boolean("ENABLE_CLIENT_HINTS")
+        configuration.stripMetadata =
+            try command.stripMetadata ?? (read.text("STRIP_METADATA") == nil ? true : read.boolean("STRIP_METADATA"))
+        configuration.stripColorProfile =
+            try command.stripColorProfile ?? (read.text("STRIP_COLOR_PROFILE") == nil ? true : read.boolean("STRIP_COLOR_PROFILE"))
+        configuration.autoRotate = try command.autoRotate ?? (read.text("AUTO_ROTATE") == nil ? true : read.boolean("AUTO_ROTATE"))
+        if let separator = command.argumentsSeparator ?? read.text("ARGUMENTS_SEPARATOR") {
+            guard !separator.isEmpty, !separator.contains("/") else {
+                throw ValidationError("--arguments-separator is not empty and has no /")
+            }
+            configuration.argumentsSeparator = separator
+        }
         configuration.usesETag = try command.etag ?? (read.text("ETAG") == nil ? true : read.boolean("ETAG"))
         configuration.etagBuster = command.etagBuster ?? read.text("ETAG_BUSTER") ?? ""
         configuration.usesLastModified =
@@ -225,7 +236,7 @@ struct ServeSettings {
 
     /// Presets are checked at start-up, so a typo fails the start rather than every request.
     private func checkPresets() throws {
-        let parser = OptionsParser(presets: configuration.presets)
+        let parser = OptionsParser(presets: configuration.presets, argumentsSeparator: configuration.argumentsSeparator)
         for (name, options) in configuration.presets {
             do {
                 _ = try parser.parse(options.split(separator: "/"))

@@ -378,3 +378,24 @@ struct ClientHintsTests {
         }
     }
 }
+
+/// The option defaults imgproxy's configuration sets (`processing/options.go`: `StripMetadata`,
+/// `StripColorProfile`, `AutoRotate` read the URL's value over `po.config`'s) and its arguments
+/// separator (`url_options.go`: a segment holding it is an option, split by it; presets too).
+@Suite("Option defaults")
+struct OptionDefaultsTests {
+    @Test("server defaults under the URL's options; another arguments separator in paths and presets")
+    func defaults() throws {
+        var base = ProcessingOptions()
+        base.stripMetadata = false
+        base.autoRotate = false
+        let parser = OptionsParser(presets: ["thumb": "w,10/h,20"], baseOptions: base, argumentsSeparator: ",")
+        let options = try parser.parse(["rs,fill,40,30", "pr,thumb"])
+        #expect(!options.stripMetadata && !options.autoRotate && options.stripColorProfile)
+        #expect(options.resizingType == .fill && options.width == 10 && options.height == 20)
+        #expect(try parser.parse(["sm,1"]).stripMetadata)
+        #expect(try parser.parse(["sm,"]).stripMetadata == false, "an empty argument is the server's default")
+        let path = try ProxyPath(parsing: "/unsafe/w,10/plain/http://a.test/x.jpg", rules: ProxyPath.Rules(argumentsSeparator: ","))
+        #expect(path.options == ["w,10"] && path.source.absoluteString == "http://a.test/x.jpg")
+    }
+}

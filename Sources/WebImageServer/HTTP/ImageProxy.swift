@@ -61,12 +61,16 @@ public final class ImageProxy: Sendable {
             ImageFormat.allCases.filter { format in format != .heic && coders.all.contains { $0.canEncode(to: format) } })
         // Only-presets paths name presets with `pr`, whatever the allowed options.
         let allowed = configuration.allowedProcessingOptions.map { configuration.onlyPresets ? $0.union(["pr", "preset"]) : $0 }
+        var base = ProcessingOptions()
+        base.stripMetadata = configuration.stripMetadata
+        base.stripColorProfile = configuration.stripColorProfile
+        base.autoRotate = configuration.autoRotate
         parser = OptionsParser(
             presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable,
-            allowedOptions: allowed)
+            allowedOptions: allowed, baseOptions: base, argumentsSeparator: configuration.argumentsSeparator)
         pathRules = ProxyPath.Rules(
             rewriting: configuration.sourceRewriting, base64IncludesFilename: configuration.base64URLIncludesFilename,
-            onlyPresets: configuration.onlyPresets)
+            onlyPresets: configuration.onlyPresets, argumentsSeparator: configuration.argumentsSeparator)
         guard !configuration.preferredFormats.isEmpty else { throw WebImageError(.invalidArgument, "the preferred formats are empty") }
         if let unwritable = configuration.preferredFormats.first(where: { !encodable.contains($0) }) {
             throw WebImageError(.invalidArgument, "a preferred format must be one this server writes, not \(unwritable.rawValue)")

@@ -18,16 +18,25 @@ public struct OptionsParser: Sendable {
     /// The option names a URL may use itself, as it spells them (imgproxy's
     /// `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`); presets may use any. Nil allows every option.
     public let allowedOptions: Set<String>?
+    /// What every parse starts from: imgproxy's defaults, or the server's own for the options
+    /// imgproxy lets its configuration set (`IMGPROXY_STRIP_METADATA`, `_STRIP_COLOR_PROFILE`,
+    /// `_AUTO_ROTATE`).
+    public let baseOptions: ProcessingOptions
+    /// What separates an option's name and arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`). Default `:`.
+    public let argumentsSeparator: String
 
     /// A parser with the given presets and limit.
     public init(
         presets: [String: String] = [:], maximumResultDimension: Int = 8192,
-        encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif], allowedOptions: Set<String>? = nil
+        encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif], allowedOptions: Set<String>? = nil,
+        baseOptions: ProcessingOptions = ProcessingOptions(), argumentsSeparator: String = ":"
     ) {
         self.presets = presets.mapValues { $0.split(separator: "/") }
         self.maximumResultDimension = maximumResultDimension
         self.encodableFormats = encodableFormats
         self.allowedOptions = allowedOptions
+        self.baseOptions = baseOptions
+        self.argumentsSeparator = argumentsSeparator
     }
 
     /// The client's hints (`Sec-CH-DPR`/`DPR`, `Sec-CH-Width`/`Width`), defaults under every
@@ -51,7 +60,7 @@ public struct OptionsParser: Sendable {
     public func parse(_ segments: [Substring], extensionName: String? = nil, hints: ClientHints? = nil, now: Date = Date())
         throws(ProxyError) -> ProcessingOptions
     {
-        var options = ProcessingOptions()
+        var options = baseOptions
         if let hints {
             if let dpr = hints.dpr { options.dpr = dpr }
             if let width = hints.width { options.width = Int((Double(width) / (hints.dpr ?? 1)).rounded()) }
@@ -70,7 +79,10 @@ public struct OptionsParser: Sendable {
     /// (empty for the URL's own options, which alone are held to ``allowedOptions``).
     private func apply(_ segments: [Substring], to options: inout ProcessingOptions, presetChain: [String]) throws(ProxyError) {
         for segment in segments {
-            let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
+            let parts =
+                argumentsSeparator == ":"
+                ? segment.split(separator: ":", omittingEmptySubsequences: false)
+                : segment.components(separatedBy: argumentsSeparator).map { Substring($0) }
             let name = String(parts[0])
             let arguments = Array(parts.dropFirst())
             if presetChain.isEmpty, let allowedOptions, !allowedOptions.contains(name) {
@@ -184,10 +196,10 @@ public struct OptionsParser: Sendable {
             if let text = reader.text(0) { options.format = try format(String(text), option: name) }
         case "strip_metadata", "sm":
             try reader.expect(at: 1)
-            options.stripMetadata = try reader.boolean(0) ?? true
+            options.stripMetadata = try reader.boolean(0) ?? baseOptions.stripMetadata
         case "strip_color_profile", "scp":
             try reader.expect(at: 1)
-            options.stripColorProfile = try reader.boolean(0) ?? true
+            options.stripColorProfile = try reader.boolean(0) ?? baseOptions.stripColorProfile
         case "cachebuster", "cb":
             try reader.expect(at: 1)
             options.cacheBuster = String(reader.arguments.first ?? "")

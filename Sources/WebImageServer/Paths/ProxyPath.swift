@@ -45,7 +45,7 @@ public struct ProxyPath: Sendable, Equatable {
         if rules.onlyPresets {
             // imgproxy's IMGPROXY_ONLY_PRESETS: the first segment names presets, `:`-separated.
             let end = rest.firstIndex(of: "/") ?? rest.endIndex
-            options.append(Substring("pr:" + rest[..<end]))
+            options.append(Substring("pr" + rules.argumentsSeparator + rest[..<end]))
             rest = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
         }
         while !rest.isEmpty {
@@ -61,7 +61,7 @@ public struct ProxyPath: Sendable, Equatable {
                 sourceText = decoded
                 extensionName = split.extension
                 break
-            } else if !rules.onlyPresets, segment.contains(":" as Character) {
+            } else if !rules.onlyPresets, segment.contains(rules.argumentsSeparator) {
                 options.append(segment)
                 rest = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
             } else {
@@ -99,12 +99,19 @@ public struct ProxyPath: Sendable, Equatable {
         public var base64IncludesFilename = false
         /// The options part is one segment of preset names (`IMGPROXY_ONLY_PRESETS`).
         public var onlyPresets = false
+        /// What separates an option's name and arguments: a segment holding it is an option
+        /// (`IMGPROXY_ARGUMENTS_SEPARATOR`). Default `:`.
+        public var argumentsSeparator = ":"
 
         /// The rules of imgproxy's defaults: none.
-        public init(rewriting: SourceRewriting = SourceRewriting(), base64IncludesFilename: Bool = false, onlyPresets: Bool = false) {
+        public init(
+            rewriting: SourceRewriting = SourceRewriting(), base64IncludesFilename: Bool = false, onlyPresets: Bool = false,
+            argumentsSeparator: String = ":"
+        ) {
             self.rewriting = rewriting
             self.base64IncludesFilename = base64IncludesFilename
             self.onlyPresets = onlyPresets
+            self.argumentsSeparator = argumentsSeparator
         }
     }
 

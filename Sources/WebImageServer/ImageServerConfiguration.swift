@@ -166,6 +166,9 @@ public struct ImageServerConfiguration: Sendable {
     /// Take the client's `DPR` and `Width` hints (and their `Sec-CH-` forms) as the default `dpr`
     /// and width (`IMGPROXY_ENABLE_CLIENT_HINTS`); answers then vary by them. Default false.
     public var enableClientHints = false
+    /// An image answered, processed with the request's options, when a source cannot be fetched
+    /// (imgproxy's `IMGPROXY_FALLBACK_IMAGE_*`). Never stored in the result cache. Default none.
+    public var fallbackImage: FallbackImage?
     /// Send `ETag` and answer `If-None-Match` (`IMGPROXY_USE_ETAG`). Default true.
     public var usesETag = true
     /// Mixed into every `ETag` as imgproxy does (`"BUSTER/base64url(etag)"`), so that changing it
@@ -183,5 +186,30 @@ public struct ImageServerConfiguration: Sendable {
     /// Where the caches live.
     var resolvedCacheDirectory: URL {
         cacheDirectory ?? DiskCache.defaultDirectory(namespace: "serve")
+    }
+}
+
+/// The image a request gets instead of its source's when the source cannot be fetched.
+public struct FallbackImage: Sendable, Equatable {
+    /// Where the image comes from.
+    public enum Source: Sendable, Equatable {
+        /// The bytes themselves (`IMGPROXY_FALLBACK_IMAGE_DATA`, `_PATH` read at start-up).
+        case data(Data)
+        /// A URL fetched like a source, through the source cache (`IMGPROXY_FALLBACK_IMAGE_URL`).
+        case url(URL)
+    }
+
+    public var source: Source
+    /// The status of the answer; 0 answers with the source's own error status
+    /// (`IMGPROXY_FALLBACK_IMAGE_HTTP_CODE`). Default 200, imgproxy's.
+    public var status: Int
+    /// The `max-age` of the answer; nil uses the result TTL (`IMGPROXY_FALLBACK_IMAGE_TTL`).
+    public var ttl: Int?
+
+    /// A fallback image.
+    public init(source: Source, status: Int = 200, ttl: Int? = nil) {
+        self.source = source
+        self.status = status
+        self.ttl = ttl
     }
 }

@@ -82,7 +82,7 @@ struct ImgproxyEnvironment {
             converted = flag ? "true" : "false"
         case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH", "IMGPROXY_BASE_URL",
             "IMGPROXY_URL_REPLACEMENTS", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ETAG_BUSTER", "IMGPROXY_LAST_MODIFIED_BUSTER",
-            "IMGPROXY_ARGUMENTS_SEPARATOR":
+            "IMGPROXY_ARGUMENTS_SEPARATOR", "IMGPROXY_FALLBACK_IMAGE_DATA", "IMGPROXY_FALLBACK_IMAGE_PATH", "IMGPROXY_FALLBACK_IMAGE_URL":
             converted = text  // strings, taken as they are
         case "IMGPROXY_ALLOWED_PROCESSING_OPTIONS", "IMGPROXY_TRUSTED_SIGNATURES":
             converted = Self.list(text, separator: ",").joined(separator: ",")
@@ -222,11 +222,11 @@ struct ImgproxyEnvironment {
         "IMGPROXY_ENV_LOCAL_FILE_PATH": .unsupported("settings from secret stores and files"),
         "IMGPROXY_ETAG_BUSTER": .mapped("WEBIMAGE_ETAG_BUSTER"),
         "IMGPROXY_FAIL_ON_DEPRECATION": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_FALLBACK_IMAGE_DATA": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_FALLBACK_IMAGE_PATH": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_FALLBACK_IMAGE_TTL": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_FALLBACK_IMAGE_URL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_FALLBACK_IMAGE_DATA": .mapped("WEBIMAGE_FALLBACK_IMAGE_DATA"),
+        "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": .mapped("WEBIMAGE_FALLBACK_IMAGE_HTTP_CODE"),
+        "IMGPROXY_FALLBACK_IMAGE_PATH": .mapped("WEBIMAGE_FALLBACK_IMAGE_PATH"),
+        "IMGPROXY_FALLBACK_IMAGE_TTL": .mapped("WEBIMAGE_FALLBACK_IMAGE_TTL"),
+        "IMGPROXY_FALLBACK_IMAGE_URL": .mapped("WEBIMAGE_FALLBACK_IMAGE_URL"),
         "IMGPROXY_FORMAT_QUALITY": .mapped("WEBIMAGE_FORMAT_QUALITY"),
         "IMGPROXY_FREE_MEMORY_INTERVAL": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_GCS_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),

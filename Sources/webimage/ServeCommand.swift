@@ -151,6 +151,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Signatures accepted without checking, comma-separated.", valueName: "SIGNATURE,..."))
     var trustedSignatures: String?
 
+    @Option(help: ArgumentHelp("An image answered when a source cannot be fetched.", valueName: "PATH"))
+    var fallbackImagePath: String?
+
+    @Option(help: ArgumentHelp("An image URL answered when a source cannot be fetched.", valueName: "URL"))
+    var fallbackImageUrl: String?
+
+    @Option(help: ArgumentHelp("A base64 image answered when a source cannot be fetched.", valueName: "BASE64"))
+    var fallbackImageData: String?
+
+    @Option(help: ArgumentHelp("The status of a fallback answer, 0 for the source's error status (default 200).", valueName: "CODE"))
+    var fallbackImageHttpCode: Int?
+
+    @Option(help: ArgumentHelp("The max-age of a fallback answer (default: --ttl).", valueName: "SECONDS"))
+    var fallbackImageTtl: Int?
+
     @Flag(inversion: .prefixedNo, help: "Strip metadata unless a URL says otherwise (default on).")
     var stripMetadata: Bool?
 

@@ -171,6 +171,7 @@ struct ServeSettings {
             configuration.allowedProcessingOptions = Set(names)
         }
         configuration.enableClientHints = try command.enableClientHints || read.boolean("ENABLE_CLIENT_HINTS")
+        try setFallbackImage(command: command, read: read)
         configuration.stripMetadata =
             try command.stripMetadata ?? (read.text("STRIP_METADATA") == nil ? true : read.boolean("STRIP_METADATA"))
         configuration.stripColorProfile =
@@ -209,6 +210,39 @@ struct ServeSettings {
         guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {
             throw ValidationError("give a signing key (--key HEX --salt HEX) or --allow-unsigned")
         }
+    }
+
+    /// The fallback image: its bytes (base64 or a file, read now) or its URL, its status and TTL.
+    private mutating func setFallbackImage(command: ServeCommand, read: EnvironmentReader) throws {
+        let source: FallbackImage.Source
+        if let text = command.fallbackImageData ?? read.text("FALLBACK_IMAGE_DATA") {
+            guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw ValidationError("--fallback-image-data is not base64")
+            }
+            source = .data(data)
+        } else if let path = command.fallbackImagePath ?? read.text("FALLBACK_IMAGE_PATH") {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("--fallback-image-path: cannot read \(path)")
+            }
+            source = .data(data)
+        } else if let text = command.fallbackImageUrl ?? read.text("FALLBACK_IMAGE_URL") {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                throw ValidationError("--fallback-image-url is not an http(s) URL")
+            }
+            source = .url(url)
+        } else {
+            return
+        }
+        var fallback = FallbackImage(source: source)
+        if let status = try command.fallbackImageHttpCode ?? read.integer("FALLBACK_IMAGE_HTTP_CODE") {
+            guard status == 0 || (100...599).contains(status) else { throw ValidationError("--fallback-image-http-code is 0 or 100-599") }
+            fallback.status = status
+        }
+        if let ttl = try command.fallbackImageTtl ?? read.integer("FALLBACK_IMAGE_TTL") {
+            guard ttl >= 0 else { throw ValidationError("--fallback-image-ttl is 0 or more") }
+            fallback.ttl = ttl
+        }
+        configuration.fallbackImage = fallback
     }
 
     /// The non-empty lines of the file at `path`, trimmed; nil when no path is given.

@@ -399,3 +399,35 @@ struct OptionDefaultsTests {
         #expect(path.options == ["w,10"] && path.source.absoluteString == "http://a.test/x.jpg")
     }
 }
+
+/// imgproxy's fallback image (`handlers/processing/request_methods.go`, `handleDownloadError`):
+/// a source that cannot be fetched is replaced by the fallback image, processed with the
+/// request's options, answered with the configured status (0: the source's error status) and
+/// lifetime; here it is never stored as the source's result.
+@Suite("Fallback image", .serialized)
+struct FallbackImageTests {
+    @Test("a missing source answers the fallback, processed, 200 by default; the source's status with 0; nothing cached")
+    func fallback() async throws {
+        let jpeg = try Fixture.data("gradient.jpg")
+        var configuration = ServerHarness.configuration()
+        configuration.fallbackImage = FallbackImage(source: .data(jpeg), ttl: 60)
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/missing.jpg", OriginResponse(status: 404, headers: [], body: []))
+            let path = harness.signedPlain("w:16", "/missing.jpg", extension: "png")
+            let answer = try await harness.get(path)
+            #expect(answer.status == 200 && answer.header("Content-Type") == "image/png")
+            #expect(answer.header("Cache-Control") == "public, max-age=60" && answer.header("ETag") == nil)
+            #expect(try CodersManager.shared.decode(answer.body).pixelWidth == 16)
+            // The source appears: the next request gets it, not a cached fallback.
+            harness.origin.route("/missing.jpg", .ok([UInt8](jpeg), contentType: "image/jpeg"))
+            let real = try await harness.get(path)
+            #expect(real.status == 200 && real.header("ETag") != nil)
+        }
+        configuration.fallbackImage = FallbackImage(source: .data(jpeg), status: 0)
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/missing.jpg", OriginResponse(status: 404, headers: [], body: []))
+            let answer = try await harness.get(harness.signedPlain("w:16", "/missing.jpg", extension: "png"))
+            #expect(answer.status == 404 && answer.header("Content-Type") == "image/png", "the source's status, the fallback's body")
+        }
+    }
+}

@@ -195,7 +195,24 @@ public final class ImageProxy: Sendable {
         // The deadline covers everything from here: the download, the wait for a processing slot
         // and the processing. Past it, or once the client has gone, this request stops waiting;
         // the work it shares with others goes on for them, and is cancelled if none is left.
-        let result = try await withDeadline(
+        let result: ProcessedResult
+        do {
+            result = try await processMiss(parsed, options: options, choice: choice, key: key, conditions: conditions, closed: closed)
+        } catch  where error.sourceFailure != nil && configuration.fallbackImage != nil {
+            return try await fallback(for: error, options: options, choice: choice, vary: vary)
+        }
+        var timing: [String] = []
+        if let fetch = result.fetchSeconds { timing.append("fetch;dur=\(Self.milliseconds(fetch))") }
+        if let process = result.processSeconds { timing.append("process;dur=\(Self.milliseconds(process))") }
+        return success(result, options: options, vary: vary, conditions: conditions, timing: timing.joined(separator: ", "))
+    }
+
+    /// A result not cached: fetched, processed and stored, once however many requests want it.
+    private func processMiss(
+        _ parsed: ProxyPath, options: ProcessingOptions, choice: OutputFormatRule, key: String, conditions: Conditions,
+        closed: EventLoopFuture<Void>?
+    ) async throws(ProxyError) -> ProcessedResult {
+        try await withDeadline(
             configuration.requestTimeout, error: ProxyError(status: 504, "the request took longer than \(configuration.requestTimeout)"),
             closed: closed
         ) { () async throws(ProxyError) -> ProcessedResult in
@@ -216,10 +233,30 @@ public final class ImageProxy: Sendable {
                 return try await self.produce(source, from: parsed.source, options: options, choice: choice, key: key)
             }
         }
-        var timing: [String] = []
-        if let fetch = result.fetchSeconds { timing.append("fetch;dur=\(Self.milliseconds(fetch))") }
-        if let process = result.processSeconds { timing.append("process;dur=\(Self.milliseconds(process))") }
-        return success(result, options: options, vary: vary, conditions: conditions, timing: timing.joined(separator: ", "))
+    }
+
+    /// The fallback image, processed with the request's options, for a source that could not be
+    /// fetched (imgproxy's `handleDownloadError`): its own status and lifetime, no validators,
+    /// never stored as the source's result.
+    private func fallback(for error: ProxyError, options: ProcessingOptions, choice: OutputFormatRule, vary: Bool)
+        async throws(ProxyError) -> ProxyResponse
+    {
+        guard let fallback = configuration.fallbackImage else { throw error }
+        logger.notice("a source could not be fetched: answering the fallback image", metadata: ["reason": "\(error.reason)"])
+        let bytes: Data
+        switch fallback.source {
+        case .data(let data): bytes = data
+        case .url(let url):
+            do { bytes = try await fetch(url).data } catch { throw error }
+        }
+        let (encoded, format) = try await render(bytes, options: options, choice: choice)
+        var headers: [(name: String, value: String)] = [
+            ("Cache-Control", "public, max-age=\(fallback.ttl ?? Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))"),
+            ("Content-Type", format.mimeType), ("Content-Length", String(encoded.count)),
+            ("Content-Disposition", contentDisposition(options, contentType: format.mimeType)),
+        ]
+        if vary { headers.append(("Vary", varyHeaders(options).joined(separator: ", "))) }
+        return ProxyResponse(status: fallback.status == 0 ? error.status : fallback.status, headers: headers, body: encoded)
     }
 
     private func checkSignature(_ path: ProxyPath) throws(ProxyError) {
@@ -304,15 +341,7 @@ public final class ImageProxy: Sendable {
     {
         let data = fetched.data
         let processStart = ContinuousClock.now
-        let processor = self.processor
-        let limit = configuration.processingTimeout
-        let (encoded, format) = try await gate.run(
-            in: WorkPool.shared, limit: limit, timeout: ProxyError(status: 504, "processing took longer than \(limit)")
-        ) { isCancelled throws(ProxyError) in
-            try processor.process(data, options: options, rule: choice, isCancelled: isCancelled)
-        }
-        metrics.running.record(gate.running)
-        metrics.queued.record(gate.queued)
+        let (encoded, format) = try await render(data, options: options, choice: choice)
         let processSeconds = Self.seconds(since: processStart)
         metrics.processingDuration.recordSeconds(processSeconds)
         let result = ProcessedResult(
@@ -327,6 +356,22 @@ public final class ImageProxy: Sendable {
             logger.warning("the result cache could not store a result", metadata: ["error": "\(error)"])
         }
         remember(result, for: key)
+        return result
+    }
+
+    /// `data` processed in the work pool, within a slot of the admission gate.
+    private func render(_ data: Data, options: ProcessingOptions, choice: OutputFormatRule) async throws(ProxyError)
+        -> (data: Data, format: ImageFormat)
+    {
+        let processor = self.processor
+        let limit = configuration.processingTimeout
+        let result = try await gate.run(
+            in: WorkPool.shared, limit: limit, timeout: ProxyError(status: 504, "processing took longer than \(limit)")
+        ) { isCancelled throws(ProxyError) in
+            try processor.process(data, options: options, rule: choice, isCancelled: isCancelled)
+        }
+        metrics.running.record(gate.running)
+        metrics.queued.record(gate.queued)
         return result
     }
 

@@ -166,6 +166,12 @@ public struct ImageServerConfiguration: Sendable {
     /// Take the client's `DPR` and `Width` hints (and their `Sec-CH-` forms) as the default `dpr`
     /// and width (`IMGPROXY_ENABLE_CLIENT_HINTS`); answers then vary by them. Default false.
     public var enableClientHints = false
+    /// The `User-Agent` of source requests (`IMGPROXY_USER_AGENT`). Default the downloader's
+    /// (``ImageDownloaderConfiguration/userAgent``).
+    public var userAgent = ImageDownloaderConfiguration.userAgent
+    /// Accept sources whose TLS certificate does not verify (`IMGPROXY_IGNORE_SSL_VERIFICATION`).
+    /// Default false.
+    public var ignoresSSLVerification = false
     /// An image answered, processed with the request's options, when a source cannot be fetched
     /// (imgproxy's `IMGPROXY_FALLBACK_IMAGE_*`). Never stored in the result cache. Default none.
     public var fallbackImage: FallbackImage?

@@ -77,12 +77,13 @@ struct ImgproxyEnvironment {
         case "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_AUTO_WEBP", "IMGPROXY_AUTO_AVIF", "IMGPROXY_AUTO_JXL",
             "IMGPROXY_ENFORCE_WEBP", "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL", "IMGPROXY_BASE64_URL_INCLUDES_FILENAME",
             "IMGPROXY_ONLY_PRESETS", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_ENABLE_CLIENT_HINTS",
-            "IMGPROXY_STRIP_METADATA", "IMGPROXY_STRIP_COLOR_PROFILE", "IMGPROXY_AUTO_ROTATE":
+            "IMGPROXY_STRIP_METADATA", "IMGPROXY_STRIP_COLOR_PROFILE", "IMGPROXY_AUTO_ROTATE", "IMGPROXY_IGNORE_SSL_VERIFICATION":
             guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
             converted = flag ? "true" : "false"
         case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH", "IMGPROXY_BASE_URL",
             "IMGPROXY_URL_REPLACEMENTS", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ETAG_BUSTER", "IMGPROXY_LAST_MODIFIED_BUSTER",
-            "IMGPROXY_ARGUMENTS_SEPARATOR", "IMGPROXY_FALLBACK_IMAGE_DATA", "IMGPROXY_FALLBACK_IMAGE_PATH", "IMGPROXY_FALLBACK_IMAGE_URL":
+            "IMGPROXY_ARGUMENTS_SEPARATOR", "IMGPROXY_USER_AGENT", "IMGPROXY_FALLBACK_IMAGE_DATA", "IMGPROXY_FALLBACK_IMAGE_PATH",
+            "IMGPROXY_FALLBACK_IMAGE_URL":
             converted = text  // strings, taken as they are
         case "IMGPROXY_ALLOWED_PROCESSING_OPTIONS", "IMGPROXY_TRUSTED_SIGNATURES":
             converted = Self.list(text, separator: ",").joined(separator: ",")
@@ -237,7 +238,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_HEALTH_CHECK_PATH": .mapped("WEBIMAGE_HEALTH_CHECK_PATH"),
         "IMGPROXY_HONEYBADGER_ENV": .unsupported("error-reporting services"),
         "IMGPROXY_HONEYBADGER_KEY": .unsupported("error-reporting services"),
-        "IMGPROXY_IGNORE_SSL_VERIFICATION": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_IGNORE_SSL_VERIFICATION": .mapped("WEBIMAGE_IGNORE_SSL_VERIFICATION"),
         "IMGPROXY_JPEG_PROGRESSIVE": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_JXL_EFFORT": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_KEEP_ALIVE_TIMEOUT": .mapped("WEBIMAGE_IDLE_TIMEOUT"),
@@ -346,7 +347,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_TRUSTED_SIGNATURES": .mapped("WEBIMAGE_TRUSTED_SIGNATURES"),
         "IMGPROXY_TTL": .mapped("WEBIMAGE_TTL"),
         "IMGPROXY_URL_REPLACEMENTS": .mapped("WEBIMAGE_URL_REPLACEMENTS"),
-        "IMGPROXY_USER_AGENT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_USER_AGENT": .mapped("WEBIMAGE_USER_AGENT"),
         "IMGPROXY_USE_ABS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_USE_ETAG": .mapped("WEBIMAGE_ETAG"),
         "IMGPROXY_USE_GCS": .unsupported("object storage sources (S3 is issue 40)"),

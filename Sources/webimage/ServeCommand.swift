@@ -151,6 +151,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Signatures accepted without checking, comma-separated.", valueName: "SIGNATURE,..."))
     var trustedSignatures: String?
 
+    @Option(help: ArgumentHelp("The User-Agent of source requests.", valueName: "TEXT"))
+    var userAgent: String?
+
+    @Flag(help: "Fetch sources whose TLS certificate does not verify.")
+    var ignoreSslVerification = false
+
     @Option(help: ArgumentHelp("An image answered when a source cannot be fetched.", valueName: "PATH"))
     var fallbackImagePath: String?
 

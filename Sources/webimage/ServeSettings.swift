@@ -172,6 +172,8 @@ struct ServeSettings {
         }
         configuration.enableClientHints = try command.enableClientHints || read.boolean("ENABLE_CLIENT_HINTS")
         try setFallbackImage(command: command, read: read)
+        if let agent = command.userAgent ?? read.text("USER_AGENT") { configuration.userAgent = agent }
+        configuration.ignoresSSLVerification = try command.ignoreSslVerification || read.boolean("IGNORE_SSL_VERIFICATION")
         configuration.stripMetadata =
             try command.stripMetadata ?? (read.text("STRIP_METADATA") == nil ? true : read.boolean("STRIP_METADATA"))
         configuration.stripColorProfile =

@@ -431,3 +431,29 @@ struct FallbackImageTests {
         }
     }
 }
+
+/// imgproxy's source request settings: `IMGPROXY_USER_AGENT` and `IMGPROXY_IGNORE_SSL_VERIFICATION`
+/// (`fetcher/transport/config.go`).
+@Suite("Source requests", .serialized)
+struct SourceRequestTests {
+    @Test("the configured User-Agent reaches the origin; an unverifiable certificate is refused unless verification is off")
+    func userAgentAndTLS() async throws {
+        let jpeg = [UInt8](try Fixture.data("gradient.jpg"))
+        var configuration = ServerHarness.configuration()
+        configuration.userAgent = "imgproxy/3.0"
+        let tlsOrigin = try await OriginServer.start(tls: true)
+        try await ServerHarness.with(configuration, origin: tlsOrigin) { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let refused = try await harness.get(harness.signedPlain("w:10", "/a.jpg", extension: "png"))
+            #expect(refused.status == 502, "\(refused.text)")
+        }
+        configuration.ignoresSSLVerification = true
+        let second = try await OriginServer.start(tls: true)
+        try await ServerHarness.with(configuration, origin: second) { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let answer = try await harness.get(harness.signedPlain("w:10", "/a.jpg", extension: "png"))
+            #expect(answer.status == 200, "\(answer.text)")
+            #expect(harness.origin.requests(to: "/a.jpg").first?.header("User-Agent") == "imgproxy/3.0")
+        }
+    }
+}

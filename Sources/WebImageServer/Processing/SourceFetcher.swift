@@ -12,6 +12,8 @@ final class SourceFetcher: Sendable {
     private let downloader: ImageDownloader
     private let timeout: Duration
     private let allowList: SourceAllowList
+    /// Whether sources whose certificate does not verify are fetched anyway.
+    private let ignoresSSLVerification: Bool
 
     init(configuration: ImageServerConfiguration, telemetry: Telemetry) throws(WebImageError) {
         let allowList = try SourceAllowList(configuration.allowedSources)
@@ -23,6 +25,7 @@ final class SourceFetcher: Sendable {
             hostPoliteness: HostPoliteness(
                 maximumConcurrentDownloadsPerHost: configuration.maximumDownloadsPerHost, honoursRetryAfter: false),
             timeout: configuration.downloadTimeout,
+            headers: [("Accept", CodersManager.shared.acceptHeader), ("User-Agent", configuration.userAgent)],
             maximumBodySize: configuration.maximumSourceBytes, maximumRedirects: configuration.maximumRedirects,
             // Every hop is judged by the allow-list as the source was, and followed normalised.
             redirectHandler: allowList.isEmpty ? nil : Self.judging(allowList),
@@ -39,6 +42,7 @@ final class SourceFetcher: Sendable {
             telemetry: telemetry)
         timeout = configuration.downloadTimeout
         self.allowList = allowList
+        ignoresSSLVerification = configuration.ignoresSSLVerification
     }
 
     /// A redirect handler that follows a hop the list allows, normalised, and refuses the others.
@@ -69,7 +73,9 @@ final class SourceFetcher: Sendable {
         // a request for another variant of the source arriving between the end of the load and the
         // end of the write missed the cache and fetched the source again (seen in the fleet test:
         // 46 downloads for 45 sources on one node, in one run of four).
-        var request = ImageRequest(url: source, options: [.avoidDecodeImage, .retryFailed, .waitStoreCache], context: context)
+        var options: LoadOptions = [.avoidDecodeImage, .retryFailed, .waitStoreCache]
+        if ignoresSSLVerification { options.insert(.allowInvalidSSLCertificates) }
+        var request = ImageRequest(url: source, options: options, context: context)
         request.timeout = timeout
         let result: ImageResult
         do {

@@ -12,10 +12,36 @@ import Foundation
 /// `server/config.go`, `security/config.go`, `workers/config.go`, `logger/config.go`); the table of
 /// every variable is docs/imgproxy-configuration.md.
 struct ImgproxyEnvironment {
+    /// How one imgproxy variable's value is read (imgproxy's `env` types).
+    enum Value: Equatable {
+        /// A string, as it is.
+        case text
+        /// A comma-separated list, trimmed.
+        case list
+        /// A boolean as Go's `strconv.ParseBool` reads it.
+        case boolean
+        /// `strconv.Atoi`, durations in whole seconds included.
+        case integer
+        /// An integer whose 0 means "no limit" in imgproxy: our bound stays, with a warning.
+        case limit
+        /// An integer whose 0 has no counterpart here: our default stays, with a warning.
+        case positive
+        /// Comma-separated hex (keys and salts).
+        case hexList
+        /// `host:port`, or `:port` for every interface.
+        case bind
+        /// A decimal number of megapixels.
+        case megapixels
+        /// debug, info, warn or error.
+        case logLevel
+        /// Presets split by `IMGPROXY_PRESETS_SEPARATOR`.
+        case presets
+    }
+
     /// How one imgproxy variable is taken.
     enum Support: Equatable {
-        /// Read, as the `WEBIMAGE_*` variable named here.
-        case mapped(String)
+        /// Read as `Value`, as the `WEBIMAGE_*` variable named here.
+        case mapped(String, Value)
         /// Known, not supported here, for the reason given.
         case unsupported(String)
         /// Read as part of the variable named here.
@@ -45,7 +71,7 @@ struct ImgproxyEnvironment {
         var unknown: [String] = []
         for name in environment.keys.sorted() where name.hasPrefix("IMGPROXY_") && value(name) != nil {
             switch Self.variables[name] {
-            case .mapped(let target): try map(name, to: target, into: &translation)
+            case .mapped(let target, let kind): try map(name, as: kind, to: target, into: &translation)
             case .unsupported: unsupported.append(name)
             case .readWith: break
             case nil: unknown.append(name)
@@ -62,75 +88,54 @@ struct ImgproxyEnvironment {
         return translation
     }
 
-    private func map(_ name: String, to target: String, into translation: inout Translation) throws {
+    private func map(_ name: String, as kind: Value, to target: String, into translation: inout Translation) throws {
         guard let text = value(name) else { return }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let converted: String?
-        switch name {
-        case "IMGPROXY_BIND":
-            // imgproxy's `:8080` listens on every interface.
-            converted = trimmed.hasPrefix(":") ? "0.0.0.0" + trimmed : trimmed
-        case "IMGPROXY_KEY", "IMGPROXY_SALT":
+        switch kind {
+        case .text:
+            converted = text
+        case .list:
+            // Checked as the flag's own value is: an allowed source this server cannot fetch
+            // from (`s3://`, `local://`) stops the start, for an allow-list not honoured whole
+            // would allow what it was meant to refuse.
+            converted = Self.list(text, separator: ",").joined(separator: ",")
+        case .boolean:
+            guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
+            converted = flag ? "true" : "false"
+        case .integer, .limit, .positive:
+            guard let number = Int(trimmed) else { throw Self.failure(name, text, "an integer") }
+            if number == 0, kind != .integer {
+                translation.warnings.append(
+                    kind == .limit
+                        ? "\(name)=0 means no limit in imgproxy; the default limit here stays"
+                        : "\(name)=0 is not supported here; the default stays")
+                converted = nil
+            } else {
+                converted = "\(number)"
+            }
+        case .hexList:
             let parts = Self.list(text, separator: ",")
             guard parts.allSatisfy(Self.isHex) else { throw Self.failure(name, text, "comma-separated hex") }
             converted = parts.joined(separator: ",")
-        case "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_AUTO_WEBP", "IMGPROXY_AUTO_AVIF", "IMGPROXY_AUTO_JXL",
-            "IMGPROXY_ENFORCE_WEBP", "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL", "IMGPROXY_BASE64_URL_INCLUDES_FILENAME",
-            "IMGPROXY_ONLY_PRESETS", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_ENABLE_CLIENT_HINTS",
-            "IMGPROXY_STRIP_METADATA", "IMGPROXY_STRIP_COLOR_PROFILE", "IMGPROXY_AUTO_ROTATE", "IMGPROXY_IGNORE_SSL_VERIFICATION":
-            guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
-            converted = flag ? "true" : "false"
-        case "IMGPROXY_PATH_PREFIX", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH", "IMGPROXY_BASE_URL",
-            "IMGPROXY_URL_REPLACEMENTS", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ETAG_BUSTER", "IMGPROXY_LAST_MODIFIED_BUSTER",
-            "IMGPROXY_ARGUMENTS_SEPARATOR", "IMGPROXY_USER_AGENT", "IMGPROXY_FALLBACK_IMAGE_DATA", "IMGPROXY_FALLBACK_IMAGE_PATH",
-            "IMGPROXY_FALLBACK_IMAGE_URL":
-            converted = text  // strings, taken as they are
-        case "IMGPROXY_ALLOWED_PROCESSING_OPTIONS", "IMGPROXY_TRUSTED_SIGNATURES":
-            converted = Self.list(text, separator: ",").joined(separator: ",")
-        case "IMGPROXY_PREFERRED_FORMATS":
-            converted = Self.list(text, separator: ",").joined(separator: ",")  // format names, checked as the flag's
-        case "IMGPROXY_FORMAT_QUALITY":
-            converted = Self.list(text, separator: ",").joined(separator: ",")  // FORMAT=Q pairs, checked as the flag's
-        case "IMGPROXY_MAX_SRC_RESOLUTION":
+        case .bind:
+            // imgproxy's `:8080` listens on every interface.
+            converted = trimmed.hasPrefix(":") ? "0.0.0.0" + trimmed : trimmed
+        case .megapixels:
             guard let megapixels = Double(trimmed), megapixels.isFinite else { throw Self.failure(name, text, "a number") }
             converted = "\(megapixels)"
-        case "IMGPROXY_LOG_LEVEL":
+        case .logLevel:
             let levels = ["debug": "debug", "info": "info", "warn": "warning", "error": "error"]
             guard let level = levels[trimmed.lowercased()] else { throw Self.failure(name, text, "debug, info, warn or error") }
             converted = level
-        case "IMGPROXY_PRESETS":
-            let separator = value("IMGPROXY_PRESETS_SEPARATOR") ?? ","
-            let presets = Self.list(text, separator: separator)
+        case .presets:
+            let presets = Self.list(text, separator: value("IMGPROXY_PRESETS_SEPARATOR") ?? ",")
             guard !presets.contains(where: { $0.contains(",") }) else {
                 throw Self.failure(name, text, "presets without commas (a comma separates them here)")
             }
             converted = presets.joined(separator: ",")
-        case "IMGPROXY_ALLOWED_SOURCES":
-            // Prefixes with imgproxy's `*`; one this server cannot fetch from (`s3://`,
-            // `local://`) stops the start, as every malformed entry does: an allow-list not
-            // honoured whole would allow what it was meant to refuse.
-            converted = Self.list(text, separator: ",").joined(separator: ",")
-        default:
-            // Whole numbers: imgproxy's `strconv.Atoi`, durations in seconds included.
-            guard let number = Int(trimmed) else { throw Self.failure(name, text, "an integer") }
-            converted = try integer(name, number, into: &translation)
         }
         if let converted { translation.variables[target] = converted }
-    }
-
-    /// An integer setting as it is taken here; nil (with a warning) for imgproxy's 0 meaning "no
-    /// limit" where this server keeps its bound.
-    private func integer(_ name: String, _ number: Int, into translation: inout Translation) throws -> String? {
-        switch (name, number) {
-        case ("IMGPROXY_MAX_SRC_FILE_SIZE", 0), ("IMGPROXY_MAX_RESULT_DIMENSION", 0), ("IMGPROXY_REQUESTS_QUEUE_SIZE", 0):
-            translation.warnings.append("\(name)=0 means no limit in imgproxy; the default limit here stays")
-            return nil
-        case ("IMGPROXY_TTL", 0), ("IMGPROXY_KEEP_ALIVE_TIMEOUT", 0):
-            translation.warnings.append("\(name)=0 is not supported here; the default stays")
-            return nil
-        default:
-            return "\(number)"
-        }
     }
 
     /// Go's `strconv.ParseBool`.
@@ -163,25 +168,25 @@ struct ImgproxyEnvironment {
         "IMGPROXY_AIRBRAKE_ENVIRONMENT": .unsupported("error-reporting services"),
         "IMGPROXY_AIRBRAKE_PROJECT_ID": .unsupported("error-reporting services"),
         "IMGPROXY_AIRBRAKE_PROJECT_KEY": .unsupported("error-reporting services"),
-        "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": .mapped("WEBIMAGE_ALLOWED_PROCESSING_OPTIONS"),
-        "IMGPROXY_ALLOWED_SOURCES": .mapped("WEBIMAGE_ALLOWED_SOURCES"),
+        "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": .mapped("WEBIMAGE_ALLOWED_PROCESSING_OPTIONS", .list),
+        "IMGPROXY_ALLOWED_SOURCES": .mapped("WEBIMAGE_ALLOWED_SOURCES", .list),
         "IMGPROXY_ALLOW_LINK_LOCAL_SOURCE_ADDRESSES": .unsupported(
             "private and link-local sources are always refused here (imgproxy allows private ones by default); loopback can be allowed"),
-        "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": .mapped("WEBIMAGE_ALLOW_LOOPBACK_SOURCES"),
-        "IMGPROXY_ALLOW_ORIGIN": .mapped("WEBIMAGE_ALLOW_ORIGIN"),
+        "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES": .mapped("WEBIMAGE_ALLOW_LOOPBACK_SOURCES", .boolean),
+        "IMGPROXY_ALLOW_ORIGIN": .mapped("WEBIMAGE_ALLOW_ORIGIN", .text),
         "IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES": .unsupported(
             "private and link-local sources are always refused here (imgproxy allows private ones by default); loopback can be allowed"),
         "IMGPROXY_ALLOW_SECURITY_OPTIONS": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_ALWAYS_RASTERIZE_SVG": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_ARGUMENTS_SEPARATOR": .mapped("WEBIMAGE_ARGUMENTS_SEPARATOR"),
-        "IMGPROXY_AUTO_AVIF": .mapped("WEBIMAGE_AUTO_AVIF"),
-        "IMGPROXY_AUTO_JXL": .mapped("WEBIMAGE_AUTO_JXL"),
-        "IMGPROXY_AUTO_ROTATE": .mapped("WEBIMAGE_AUTO_ROTATE"),
-        "IMGPROXY_AUTO_WEBP": .mapped("WEBIMAGE_AUTO_WEBP"),
+        "IMGPROXY_ARGUMENTS_SEPARATOR": .mapped("WEBIMAGE_ARGUMENTS_SEPARATOR", .text),
+        "IMGPROXY_AUTO_AVIF": .mapped("WEBIMAGE_AUTO_AVIF", .boolean),
+        "IMGPROXY_AUTO_JXL": .mapped("WEBIMAGE_AUTO_JXL", .boolean),
+        "IMGPROXY_AUTO_ROTATE": .mapped("WEBIMAGE_AUTO_ROTATE", .boolean),
+        "IMGPROXY_AUTO_WEBP": .mapped("WEBIMAGE_AUTO_WEBP", .boolean),
         "IMGPROXY_AVIF_SPEED": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_BASE64_URL_INCLUDES_FILENAME": .mapped("WEBIMAGE_BASE64_URL_INCLUDES_FILENAME"),
-        "IMGPROXY_BASE_URL": .mapped("WEBIMAGE_BASE_URL"),
-        "IMGPROXY_BIND": .mapped("WEBIMAGE_BIND"),
+        "IMGPROXY_BASE64_URL_INCLUDES_FILENAME": .mapped("WEBIMAGE_BASE64_URL_INCLUDES_FILENAME", .boolean),
+        "IMGPROXY_BASE_URL": .mapped("WEBIMAGE_BASE_URL", .text),
+        "IMGPROXY_BIND": .mapped("WEBIMAGE_BIND", .bind),
         "IMGPROXY_BUGSNAG_KEY": .unsupported("error-reporting services"),
         "IMGPROXY_BUGSNAG_STAGE": .unsupported("error-reporting services"),
         "IMGPROXY_CACHE_CONTROL_PASSTHROUGH": .unsupported("not implemented yet (issue 37)"),
@@ -203,13 +208,13 @@ struct ImgproxyEnvironment {
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_DEVELOPMENT_ERRORS_MODE": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_DISABLE_SHRINK_ON_LOAD": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
-        "IMGPROXY_DOWNLOAD_TIMEOUT": .mapped("WEBIMAGE_DOWNLOAD_TIMEOUT"),
-        "IMGPROXY_ENABLE_CLIENT_HINTS": .mapped("WEBIMAGE_ENABLE_CLIENT_HINTS"),
+        "IMGPROXY_DOWNLOAD_TIMEOUT": .mapped("WEBIMAGE_DOWNLOAD_TIMEOUT", .integer),
+        "IMGPROXY_ENABLE_CLIENT_HINTS": .mapped("WEBIMAGE_ENABLE_CLIENT_HINTS", .boolean),
         "IMGPROXY_ENABLE_DEBUG_HEADERS": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_ENFORCE_AVIF": .mapped("WEBIMAGE_ENFORCE_AVIF"),
-        "IMGPROXY_ENFORCE_JXL": .mapped("WEBIMAGE_ENFORCE_JXL"),
+        "IMGPROXY_ENFORCE_AVIF": .mapped("WEBIMAGE_ENFORCE_AVIF", .boolean),
+        "IMGPROXY_ENFORCE_JXL": .mapped("WEBIMAGE_ENFORCE_JXL", .boolean),
         "IMGPROXY_ENFORCE_THUMBNAIL": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_ENFORCE_WEBP": .mapped("WEBIMAGE_ENFORCE_WEBP"),
+        "IMGPROXY_ENFORCE_WEBP": .mapped("WEBIMAGE_ENFORCE_WEBP", .boolean),
         "IMGPROXY_ENV_AWS_SECRET_ID": .unsupported("settings from secret stores and files"),
         "IMGPROXY_ENV_AWS_SECRET_REGION": .unsupported("settings from secret stores and files"),
         "IMGPROXY_ENV_AWS_SECRET_VERSION_ID": .unsupported("settings from secret stores and files"),
@@ -221,41 +226,41 @@ struct ImgproxyEnvironment {
         "IMGPROXY_ENV_GCP_SECRET_PROJECT_ID": .unsupported("settings from secret stores and files"),
         "IMGPROXY_ENV_GCP_SECRET_VERSION_ID": .unsupported("settings from secret stores and files"),
         "IMGPROXY_ENV_LOCAL_FILE_PATH": .unsupported("settings from secret stores and files"),
-        "IMGPROXY_ETAG_BUSTER": .mapped("WEBIMAGE_ETAG_BUSTER"),
+        "IMGPROXY_ETAG_BUSTER": .mapped("WEBIMAGE_ETAG_BUSTER", .text),
         "IMGPROXY_FAIL_ON_DEPRECATION": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_FALLBACK_IMAGE_DATA": .mapped("WEBIMAGE_FALLBACK_IMAGE_DATA"),
-        "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": .mapped("WEBIMAGE_FALLBACK_IMAGE_HTTP_CODE"),
-        "IMGPROXY_FALLBACK_IMAGE_PATH": .mapped("WEBIMAGE_FALLBACK_IMAGE_PATH"),
-        "IMGPROXY_FALLBACK_IMAGE_TTL": .mapped("WEBIMAGE_FALLBACK_IMAGE_TTL"),
-        "IMGPROXY_FALLBACK_IMAGE_URL": .mapped("WEBIMAGE_FALLBACK_IMAGE_URL"),
-        "IMGPROXY_FORMAT_QUALITY": .mapped("WEBIMAGE_FORMAT_QUALITY"),
+        "IMGPROXY_FALLBACK_IMAGE_DATA": .mapped("WEBIMAGE_FALLBACK_IMAGE_DATA", .text),
+        "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": .mapped("WEBIMAGE_FALLBACK_IMAGE_HTTP_CODE", .integer),
+        "IMGPROXY_FALLBACK_IMAGE_PATH": .mapped("WEBIMAGE_FALLBACK_IMAGE_PATH", .text),
+        "IMGPROXY_FALLBACK_IMAGE_TTL": .mapped("WEBIMAGE_FALLBACK_IMAGE_TTL", .integer),
+        "IMGPROXY_FALLBACK_IMAGE_URL": .mapped("WEBIMAGE_FALLBACK_IMAGE_URL", .text),
+        "IMGPROXY_FORMAT_QUALITY": .mapped("WEBIMAGE_FORMAT_QUALITY", .list),
         "IMGPROXY_FREE_MEMORY_INTERVAL": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_GCS_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_GCS_DENIED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_GCS_ENDPOINT": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_GCS_KEY": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_GRACEFUL_STOP_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_HEALTH_CHECK_PATH": .mapped("WEBIMAGE_HEALTH_CHECK_PATH"),
+        "IMGPROXY_HEALTH_CHECK_PATH": .mapped("WEBIMAGE_HEALTH_CHECK_PATH", .text),
         "IMGPROXY_HONEYBADGER_ENV": .unsupported("error-reporting services"),
         "IMGPROXY_HONEYBADGER_KEY": .unsupported("error-reporting services"),
-        "IMGPROXY_IGNORE_SSL_VERIFICATION": .mapped("WEBIMAGE_IGNORE_SSL_VERIFICATION"),
+        "IMGPROXY_IGNORE_SSL_VERIFICATION": .mapped("WEBIMAGE_IGNORE_SSL_VERIFICATION", .boolean),
         "IMGPROXY_JPEG_PROGRESSIVE": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_JXL_EFFORT": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_KEEP_ALIVE_TIMEOUT": .mapped("WEBIMAGE_IDLE_TIMEOUT"),
+        "IMGPROXY_KEEP_ALIVE_TIMEOUT": .mapped("WEBIMAGE_IDLE_TIMEOUT", .positive),
         "IMGPROXY_KEEP_COPYRIGHT": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_KEY": .mapped("WEBIMAGE_KEY"),
-        "IMGPROXY_LAST_MODIFIED_BUSTER": .mapped("WEBIMAGE_LAST_MODIFIED_BUSTER"),
+        "IMGPROXY_KEY": .mapped("WEBIMAGE_KEY", .hexList),
+        "IMGPROXY_LAST_MODIFIED_BUSTER": .mapped("WEBIMAGE_LAST_MODIFIED_BUSTER", .text),
         "IMGPROXY_LOCAL_FILESYSTEM_ROOT": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_LOG_FORMAT": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
-        "IMGPROXY_LOG_LEVEL": .mapped("WEBIMAGE_LOG_LEVEL"),
+        "IMGPROXY_LOG_LEVEL": .mapped("WEBIMAGE_LOG_LEVEL", .logLevel),
         "IMGPROXY_LOG_MEM_STATS": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
-        "IMGPROXY_MAX_ANIMATION_FRAMES": .mapped("WEBIMAGE_MAX_ANIMATION_FRAMES"),
+        "IMGPROXY_MAX_ANIMATION_FRAMES": .mapped("WEBIMAGE_MAX_ANIMATION_FRAMES", .integer),
         "IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_MAX_CLIENTS": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_MAX_REDIRECTS": .mapped("WEBIMAGE_MAX_REDIRECTS"),
-        "IMGPROXY_MAX_RESULT_DIMENSION": .mapped("WEBIMAGE_MAX_RESULT_DIMENSION"),
-        "IMGPROXY_MAX_SRC_FILE_SIZE": .mapped("WEBIMAGE_MAX_SRC_BYTES"),
-        "IMGPROXY_MAX_SRC_RESOLUTION": .mapped("WEBIMAGE_MAX_SRC_RESOLUTION"),
+        "IMGPROXY_MAX_REDIRECTS": .mapped("WEBIMAGE_MAX_REDIRECTS", .integer),
+        "IMGPROXY_MAX_RESULT_DIMENSION": .mapped("WEBIMAGE_MAX_RESULT_DIMENSION", .limit),
+        "IMGPROXY_MAX_SRC_FILE_SIZE": .mapped("WEBIMAGE_MAX_SRC_BYTES", .limit),
+        "IMGPROXY_MAX_SRC_RESOLUTION": .mapped("WEBIMAGE_MAX_SRC_RESOLUTION", .megapixels),
         "IMGPROXY_NETWORK": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_NEW_RELIC_APP_NAME": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
@@ -265,7 +270,7 @@ struct ImgproxyEnvironment {
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_NEW_RELIC_PROPAGATE_EXTERNAL": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_ONLY_PRESETS": .mapped("WEBIMAGE_ONLY_PRESETS"),
+        "IMGPROXY_ONLY_PRESETS": .mapped("WEBIMAGE_ONLY_PRESETS", .boolean),
         "IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY": .unsupported(
@@ -284,26 +289,26 @@ struct ImgproxyEnvironment {
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_OPEN_TELEMETRY_TRACE_ID_GENERATOR": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_PATH_PREFIX": .mapped("WEBIMAGE_PATH_PREFIX"),
+        "IMGPROXY_PATH_PREFIX": .mapped("WEBIMAGE_PATH_PREFIX", .text),
         "IMGPROXY_PNG_INTERLACED": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_PNG_QUANTIZATION_COLORS": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_PNG_QUANTIZE": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_PNG_UNLIMITED": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_PPROF_BIND": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
-        "IMGPROXY_PREFERRED_FORMATS": .mapped("WEBIMAGE_PREFERRED_FORMATS"),
+        "IMGPROXY_PREFERRED_FORMATS": .mapped("WEBIMAGE_PREFERRED_FORMATS", .list),
         "IMGPROXY_PRESERVE_HDR": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_PRESETS": .mapped("WEBIMAGE_PRESET"),
-        "IMGPROXY_PRESETS_PATH": .mapped("WEBIMAGE_PRESETS_PATH"),
+        "IMGPROXY_PRESETS": .mapped("WEBIMAGE_PRESET", .presets),
+        "IMGPROXY_PRESETS_PATH": .mapped("WEBIMAGE_PRESETS_PATH", .text),
         "IMGPROXY_PRESETS_SEPARATOR": .readWith("IMGPROXY_PRESETS"),
         "IMGPROXY_PROMETHEUS_BIND": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_PROMETHEUS_NAMESPACE": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_QUALITY": .mapped("WEBIMAGE_QUALITY"),
+        "IMGPROXY_QUALITY": .mapped("WEBIMAGE_QUALITY", .integer),
         "IMGPROXY_READ_REQUEST_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_REPORT_DOWNLOADING_ERRORS": .unsupported("error-reporting services"),
         "IMGPROXY_REPORT_IO_ERRORS": .unsupported("error-reporting services"),
-        "IMGPROXY_REQUESTS_QUEUE_SIZE": .mapped("WEBIMAGE_QUEUE"),
+        "IMGPROXY_REQUESTS_QUEUE_SIZE": .mapped("WEBIMAGE_QUEUE", .limit),
         "IMGPROXY_S3_ACCESS_POINTS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_S3_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_S3_ASSUME_ROLE_ARN": .unsupported("object storage sources (S3 is issue 40)"),
@@ -313,19 +318,19 @@ struct ImgproxyEnvironment {
         "IMGPROXY_S3_ENDPOINT_USE_PATH_STYLE": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_S3_REGION": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_S3_USE_DECRYPTION_CLIENT": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_SALT": .mapped("WEBIMAGE_SALT"),
+        "IMGPROXY_SALT": .mapped("WEBIMAGE_SALT", .hexList),
         "IMGPROXY_SANITIZE_SVG": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_SECRET": .mapped("WEBIMAGE_SECRET"),
+        "IMGPROXY_SECRET": .mapped("WEBIMAGE_SECRET", .text),
         "IMGPROXY_SENTRY_DSN": .unsupported("error-reporting services"),
         "IMGPROXY_SENTRY_ENVIRONMENT": .unsupported("error-reporting services"),
         "IMGPROXY_SENTRY_RELEASE": .unsupported("error-reporting services"),
         "IMGPROXY_SET_CANONICAL_HEADER": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_SIGNATURE_SIZE": .mapped("WEBIMAGE_SIGNATURE_SIZE"),
+        "IMGPROXY_SIGNATURE_SIZE": .mapped("WEBIMAGE_SIGNATURE_SIZE", .integer),
         "IMGPROXY_SKIP_PROCESSING_FORMATS": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": .unsupported("only for s3:// and local:// sources, which are not served yet (issue 40)"),
         "IMGPROXY_SO_REUSEPORT": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
-        "IMGPROXY_STRIP_COLOR_PROFILE": .mapped("WEBIMAGE_STRIP_COLOR_PROFILE"),
-        "IMGPROXY_STRIP_METADATA": .mapped("WEBIMAGE_STRIP_METADATA"),
+        "IMGPROXY_STRIP_COLOR_PROFILE": .mapped("WEBIMAGE_STRIP_COLOR_PROFILE", .boolean),
+        "IMGPROXY_STRIP_METADATA": .mapped("WEBIMAGE_STRIP_METADATA", .boolean),
         "IMGPROXY_SVG_UNLIMITED": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_SWIFT_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_SWIFT_API_KEY": .unsupported("object storage sources (S3 is issue 40)"),
@@ -343,15 +348,15 @@ struct ImgproxyEnvironment {
         "IMGPROXY_SYSLOG_NETWORK": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
         "IMGPROXY_SYSLOG_TAG": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
         "IMGPROXY_TIFF_UNLIMITED": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_TIMEOUT": .mapped("WEBIMAGE_REQUEST_TIMEOUT"),
-        "IMGPROXY_TRUSTED_SIGNATURES": .mapped("WEBIMAGE_TRUSTED_SIGNATURES"),
-        "IMGPROXY_TTL": .mapped("WEBIMAGE_TTL"),
-        "IMGPROXY_URL_REPLACEMENTS": .mapped("WEBIMAGE_URL_REPLACEMENTS"),
-        "IMGPROXY_USER_AGENT": .mapped("WEBIMAGE_USER_AGENT"),
+        "IMGPROXY_TIMEOUT": .mapped("WEBIMAGE_REQUEST_TIMEOUT", .integer),
+        "IMGPROXY_TRUSTED_SIGNATURES": .mapped("WEBIMAGE_TRUSTED_SIGNATURES", .list),
+        "IMGPROXY_TTL": .mapped("WEBIMAGE_TTL", .positive),
+        "IMGPROXY_URL_REPLACEMENTS": .mapped("WEBIMAGE_URL_REPLACEMENTS", .text),
+        "IMGPROXY_USER_AGENT": .mapped("WEBIMAGE_USER_AGENT", .text),
         "IMGPROXY_USE_ABS": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_USE_ETAG": .mapped("WEBIMAGE_ETAG"),
+        "IMGPROXY_USE_ETAG": .mapped("WEBIMAGE_ETAG", .boolean),
         "IMGPROXY_USE_GCS": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_USE_LAST_MODIFIED": .mapped("WEBIMAGE_LAST_MODIFIED"),
+        "IMGPROXY_USE_LAST_MODIFIED": .mapped("WEBIMAGE_LAST_MODIFIED", .boolean),
         "IMGPROXY_USE_LINEAR_COLORSPACE": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_USE_S3": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_USE_SWIFT": .unsupported("object storage sources (S3 is issue 40)"),
@@ -363,7 +368,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_WATERMARK_URL": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_WEBP_EFFORT": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_WEBP_PRESET": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_WORKERS": .mapped("WEBIMAGE_CONCURRENCY"),
+        "IMGPROXY_WORKERS": .mapped("WEBIMAGE_CONCURRENCY", .integer),
         "IMGPROXY_WRITE_RESPONSE_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
     ]
 }

@@ -147,7 +147,7 @@ struct ServeSettings {
             }
             return network
         }
-        configuration.statusPage = try command.statusPage ?? (read.text("STATUS_PAGE") == nil ? true : read.boolean("STATUS_PAGE"))
+        configuration.statusPage = try command.statusPage ?? read.boolean("STATUS_PAGE", default: true)
         if let prefix = command.pathPrefix ?? read.text("PATH_PREFIX") {
             guard prefix.isEmpty || (prefix.hasPrefix("/") && !prefix.hasSuffix("/")) else {
                 throw ValidationError("--path-prefix starts with / and does not end with one, as /images")
@@ -174,21 +174,18 @@ struct ServeSettings {
         try setFallbackImage(command: command, read: read)
         if let agent = command.userAgent ?? read.text("USER_AGENT") { configuration.userAgent = agent }
         configuration.ignoresSSLVerification = try command.ignoreSslVerification || read.boolean("IGNORE_SSL_VERIFICATION")
-        configuration.stripMetadata =
-            try command.stripMetadata ?? (read.text("STRIP_METADATA") == nil ? true : read.boolean("STRIP_METADATA"))
-        configuration.stripColorProfile =
-            try command.stripColorProfile ?? (read.text("STRIP_COLOR_PROFILE") == nil ? true : read.boolean("STRIP_COLOR_PROFILE"))
-        configuration.autoRotate = try command.autoRotate ?? (read.text("AUTO_ROTATE") == nil ? true : read.boolean("AUTO_ROTATE"))
+        configuration.stripMetadata = try command.stripMetadata ?? read.boolean("STRIP_METADATA", default: true)
+        configuration.stripColorProfile = try command.stripColorProfile ?? read.boolean("STRIP_COLOR_PROFILE", default: true)
+        configuration.autoRotate = try command.autoRotate ?? read.boolean("AUTO_ROTATE", default: true)
         if let separator = command.argumentsSeparator ?? read.text("ARGUMENTS_SEPARATOR") {
             guard !separator.isEmpty, !separator.contains("/") else {
                 throw ValidationError("--arguments-separator is not empty and has no /")
             }
             configuration.argumentsSeparator = separator
         }
-        configuration.usesETag = try command.etag ?? (read.text("ETAG") == nil ? true : read.boolean("ETAG"))
+        configuration.usesETag = try command.etag ?? read.boolean("ETAG", default: true)
         configuration.etagBuster = command.etagBuster ?? read.text("ETAG_BUSTER") ?? ""
-        configuration.usesLastModified =
-            try command.lastModified ?? (read.text("LAST_MODIFIED") == nil ? true : read.boolean("LAST_MODIFIED"))
+        configuration.usesLastModified = try command.lastModified ?? read.boolean("LAST_MODIFIED", default: true)
         if let text = command.lastModifiedBuster ?? read.text("LAST_MODIFIED_BUSTER") {
             guard let date = ISO8601DateFormatter().date(from: text) else {
                 throw ValidationError("--last-modified-buster is an RFC 3339 time such as 2026-01-01T00:00:00Z, not \"\(text)\"")
@@ -316,8 +313,8 @@ struct EnvironmentReader {
         return value
     }
 
-    func boolean(_ name: String) throws -> Bool {
-        guard let text = text(name)?.lowercased() else { return false }
+    func boolean(_ name: String, default unset: Bool = false) throws -> Bool {
+        guard let text = text(name)?.lowercased() else { return unset }
         switch text {
         case "1", "true", "yes": return true
         case "0", "false", "no": return false

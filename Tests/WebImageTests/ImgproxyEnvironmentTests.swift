@@ -94,7 +94,7 @@ struct ImgproxyEnvironmentTests {
         for (name, support) in ImgproxyEnvironment.variables {
             let expected: String
             switch support {
-            case .mapped(let target): expected = "| `\(name)` | `\(target)` |"
+            case .mapped(let target, _): expected = "| `\(name)` | `\(target)` |"
             case .unsupported(let reason): expected = "| `\(name)` | not supported: \(reason) |"
             case .readWith(let other): expected = "| `\(name)` | read with `\(other)` |"
             }

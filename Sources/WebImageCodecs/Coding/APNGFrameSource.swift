@@ -22,10 +22,19 @@ struct APNGFrameSource: AnimationFrameSource {
     private var canvas: [UInt8]
     private var position = 0
 
-    /// Parses the chunks; `decodeFrame` decodes one standalone PNG to straight pixels.
-    init(
+    /// What opening an animated PNG gives.
+    enum Opening {
+        /// Its frames, to play.
+        case animation(APNGFrameSource)
+        /// No frame to play (its first frame chunk out of sequence, or data before any control),
+        /// and why: the file is to be shown as its default image.
+        case unplayable(String)
+    }
+
+    /// Parses the chunks once; `decodeFrame` decodes one standalone PNG to straight pixels.
+    static func open(
         _ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer
-    ) throws(WebImageError) {
+    ) throws(WebImageError) -> Opening {
         guard let chunks = PNGChunk.chunks(in: bytes), let header = chunks.first, header.type == "IHDR",
             let width = header.uint32(at: 0).map(Int.init), let height = header.uint32(at: 4).map(Int.init),
             let animation = chunks.first(where: { $0.type == "acTL" }), let plays = animation.uint32(at: 4)
@@ -33,8 +42,20 @@ struct APNGFrameSource: AnimationFrameSource {
             throw WebImageError(.decodeFailed, "APNG: no readable header or animation control")
         }
         try limits.check(width: width, height: height, inputSize: bytes.count)
-        let stored = try Self.storedFrames(chunks)
-        guard !stored.frames.isEmpty else { throw WebImageError(.decodeFailed, "APNG: \(stored.cut ?? "no frames")") }
+        let stored = try storedFrames(chunks)
+        guard !stored.frames.isEmpty else {
+            if let cut = stored.cut { return .unplayable(cut) }
+            throw WebImageError(.decodeFailed, "APNG: no frames")
+        }
+        return .animation(
+            try APNGFrameSource(
+                chunks: chunks, header: header, width: width, height: height, plays: plays, stored: stored, decodeFrame: decodeFrame))
+    }
+
+    private init(
+        chunks: [PNGChunk], header: PNGChunk, width: Int, height: Int, plays: UInt32, stored: (frames: [StoredFrame], cut: String?),
+        decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer
+    ) throws(WebImageError) {
         frames = stored.frames
         warnings = stored.cut.map { ["APNG: \($0): the animation ends after frame \(stored.frames.count)"] } ?? []
         canvasWidth = width
@@ -120,14 +141,6 @@ struct APNGFrameSource: AnimationFrameSource {
     /// The sequence number an `fcTL` or `fdAT` chunk starts with; nil for other chunks.
     private static func sequenceNumber(of chunk: PNGChunk) -> UInt32? {
         chunk.type == "fcTL" || chunk.type == "fdAT" ? chunk.uint32(at: 0) : nil
-    }
-
-    /// Why an animated PNG has no frame to play (its first frame chunk out of sequence, or data
-    /// before any control), for it to be shown as its default image; nil when it has one, or is
-    /// unreadable for another reason (which decoding it reports).
-    static func unplayable(_ bytes: UnsafeRawBufferPointer) -> String? {
-        guard let chunks = PNGChunk.chunks(in: bytes), let stored = try? storedFrames(chunks), stored.frames.isEmpty else { return nil }
-        return stored.cut
     }
 
     /// A PNG file of one frame: the frame's size in `IHDR`, the file's colour chunks, its data.

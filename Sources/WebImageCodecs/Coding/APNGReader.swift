@@ -22,14 +22,4 @@ enum APNGReader {
         }
         return declared && hasFrameControl
     }
-
-    /// Decodes every frame (or the first) and composes them. `decodeFrame` decodes one
-    /// standalone PNG to straight pixels.
-    static func decode(
-        _ bytes: UnsafeRawBufferPointer, options: DecodeOptions,
-        decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer
-    ) throws(WebImageError) -> Image {
-        var source = try APNGFrameSource(bytes, limits: options.limits, decodeFrame: decodeFrame)
-        return try source.image(options: options, inputSize: bytes.count, format: .png)
-    }
 }

@@ -23,14 +23,16 @@ public struct PNGCoder: ImageCoder {
 
     private func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(WebImageError) -> Image {
         guard APNGReader.isAnimated(bytes) else { return try decodeStill(bytes, options: options) }
-        if let reason = APNGFrameSource.unplayable(bytes) {
+        switch try APNGFrameSource.open(bytes, limits: options.limits, decodeFrame: Self.frameDecoder(options)) {
+        case .animation(var source):
+            return try source.image(options: options, inputSize: bytes.count, format: .png)
+        case .unplayable(let reason):
             // libpng skips the animation's chunks (ancillary to it): what is left is the default
             // image, which the APNG specification has decoders show when the animation fails.
             var image = try decodeStill(bytes, options: options)
             image.warnings.append("APNG: \(reason): the animation is dropped, the default image shown")
             return image
         }
-        return try APNGReader.decode(bytes, options: options, decodeFrame: Self.frameDecoder(options))
     }
 
     /// Decodes one frame of an APNG, rebuilt as a still PNG.
@@ -150,12 +152,12 @@ extension PNGCoder: ProgressiveImageCoding, AnimatedImageCoding {
     public func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
         throws(WebImageError) -> (any AnimatedImageCoder)?
     {
-        guard format == .png, data.withUnsafeBytes({ APNGReader.isAnimated($0) && APNGFrameSource.unplayable($0) == nil }) else {
-            return nil
+        guard format == .png, data.withUnsafeBytes({ APNGReader.isAnimated($0) }) else { return nil }
+        let opening = try data.withTypedBytes { bytes throws(WebImageError) in
+            try APNGFrameSource.open(bytes, limits: options.limits, decodeFrame: PNGCoder.frameDecoder(options))
         }
-        let source = try data.withTypedBytes { bytes throws(WebImageError) in
-            try APNGFrameSource(bytes, limits: options.limits, decodeFrame: PNGCoder.frameDecoder(options))
-        }
+        // An animation with no frame to play is its default image: a still.
+        guard case .animation(let source) = opening else { return nil }
         return AnimatedImageDecoder.ifAnimated(source, maximumBufferedFrames: maximumBufferedFrames)
     }
 }

@@ -196,8 +196,10 @@ struct GIFRecordReader {
         let height = Int(descriptor.Height)
         try checkDeclared(width: width, height: height)
         let pixelCount = try PixelBuffer.byteCount(width: width, height: height, bytesPerPixel: 1)
-        let outcome = GIFWideCodeDecoder.decode(
-            [UInt8](source.bytes), from: source.offset, minimumCodeSize: codeSize, pixelCount: pixelCount)
+        let start = source.offset
+        let outcome = source.bytes.withUnsafeBytes { bytes in
+            GIFWideCodeDecoder.decode(bytes, from: start, minimumCodeSize: codeSize, pixelCount: pixelCount)
+        }
         var indices = outcome.indices
         let order = descriptor.Interlace ? Self.interlacedRows(height) : Array(0..<height)
         if descriptor.Interlace {

@@ -23,7 +23,7 @@ struct GIFWideCodeDecoder {
     private static let tableSize = 1 << maximumWidth
 
     /// Decodes the sub-blocks that start at `offset` in `bytes` into `pixelCount` indices.
-    static func decode(_ bytes: [UInt8], from offset: Int, minimumCodeSize: Int, pixelCount: Int) -> Outcome {
+    static func decode(_ bytes: UnsafeRawBufferPointer, from offset: Int, minimumCodeSize: Int, pixelCount: Int) -> Outcome {
         var blocks = SubBlockBits(bytes, offset: offset)
         var outcome = Outcome(indices: [UInt8](repeating: 0, count: pixelCount), decodedPixels: 0, end: nil)
         let clear = 1 << minimumCodeSize
@@ -82,7 +82,7 @@ struct GIFWideCodeDecoder {
     /// The bits of a run of GIF data sub-blocks (a length byte, then that many bytes; a zero
     /// length ends the run), least significant bit first across block boundaries.
     private struct SubBlockBits {
-        let bytes: [UInt8]
+        let bytes: UnsafeRawBufferPointer
         /// The next byte to read, and the end of the current block.
         var position: Int
         var blockEnd: Int
@@ -90,7 +90,7 @@ struct GIFWideCodeDecoder {
         var buffered = 0
         var ended = false
 
-        init(_ bytes: [UInt8], offset: Int) {
+        init(_ bytes: UnsafeRawBufferPointer, offset: Int) {
             self.bytes = bytes
             position = offset
             blockEnd = offset

@@ -148,7 +148,8 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageServer",
+                "WebImage", "WebImageServer", "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

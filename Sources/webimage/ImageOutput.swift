@@ -60,10 +60,10 @@ struct ImageOutput {
         }
     }
 
-    /// The file name for `url` in an output directory, with the extension of `format`.
+    /// The file name for `url` in an output directory, with the extension of `format`: the safe
+    /// stem ``FileNamer`` makes, or `image-N` when the URL has none.
     static func fileName(for url: URL, index: Int, format: ImageFormat) -> String {
-        let stem = url.deletingPathExtension().lastPathComponent
-        let safe = stem.isEmpty || stem == "/" ? "image-\(index + 1)" : stem.replacingOccurrences(of: "/", with: "_")
-        return safe + "." + format.preferredFileExtension
+        let stem = FileNamer.safeStem(of: url.absoluteString)
+        return (stem == "image" ? "image-\(index + 1)" : stem) + "." + format.preferredFileExtension
     }
 }

@@ -9,11 +9,13 @@ struct LoadSession {
     private let downloader: ImageDownloader
 
     init(
-        cache options: CacheOptions, memoryOnly: Bool, network: NetworkOptions, concurrency: Int = 6, politeness: HostPoliteness? = nil
+        cache options: CacheOptions, memoryOnly: Bool, network: NetworkOptions, concurrency: Int = 6, politeness: HostPoliteness? = nil,
+        adjust: (inout ImageDownloaderConfiguration) -> Void = { _ in }
     ) throws {
         let freshness: CacheFreshnessPolicy = network.respectCacheControl ? .respectCacheControl() : .useCachedAsIs
         var configuration = ImageDownloaderConfiguration(maximumConcurrentDownloads: concurrency, hostPoliteness: politeness)
         try network.apply(to: &configuration, environment: ProcessInfo.processInfo.environment)
+        adjust(&configuration)
         downloader = ImageDownloader(configuration: configuration)
         cache = ImageCache(disk: memoryOnly ? nil : try options.openDiskCache())
         manager = ImageManager(

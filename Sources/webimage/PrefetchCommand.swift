@@ -27,12 +27,16 @@ struct PrefetchCommand: AsyncParsableCommand {
             File names in -o are chosen over the whole list, so the N directories merge into one. \
             The list is read a block at a time, never whole. See docs/crawling.md.
 
-            With -o DIR --output-format tar the images go into shards for datasets, as \
-            img2dataset and webdataset lay them out: NNNNN.tar with KEY.ext and KEY.json per image \
-            (KEY is the URL's index in the list) and NNNNN.jsonl with a line per URL, failures \
-            included. A shard appears under its name only when whole; a rerun skips finished \
-            shards.
-              webimage prefetch -i urls.txt -j 32 -o dataset/ --output-format tar --no-cache
+            Datasets, as img2dataset makes them: a caption list (--input-format csv, tsv, jsonl \
+            or json, gzip too, with --url-col and --caption-col) in, and with \
+            --output-format webdataset (or files) shards out: NNNNN.tar (or a folder NNNNN/) with \
+            KEY.jpg, KEY.txt and KEY.json per image, NNNNN.jsonl with every row, failures \
+            included, and NNNNN_stats.json. Images are resized by img2dataset's modes \
+            (--image-size 256 --resize-mode border by default) and encoded as --encode-format jpg \
+            at --encode-quality 95. A shard is done once its _stats.json is written; a rerun skips \
+            finished shards. See docs/crawling.md.
+              webimage prefetch -i captions.csv --input-format csv --caption-col caption \
+                -o dataset/ --output-format webdataset --image-size 256 --resize-mode center_crop --no-cache
             """
     )
 
@@ -57,11 +61,18 @@ struct PrefetchCommand: AsyncParsableCommand {
         help: ArgumentHelp("Also save each image into this directory (in its source format unless --format).", valueName: "DIR"))
     var output: String?
 
-    @Option(help: ArgumentHelp("With -o: files (one per image) or tar (shards of samples for datasets).", valueName: "FORMAT"))
-    var outputFormat: String = "files"
+    @Option(
+        help: ArgumentHelp(
+            "With -o: named (a file per image, named after its URL; the default), or img2dataset's files or webdataset (tar) shards.",
+            valueName: "FORMAT"))
+    var outputFormat: String?
 
-    @Option(help: ArgumentHelp("With --output-format tar: URLs per shard (default 10000).", valueName: "N"))
+    @Option(
+        name: [.customLong("shard-size"), .customLong("number-sample-per-shard")],
+        help: ArgumentHelp("Dataset modes: rows per shard (default 10000).", valueName: "N"))
     var shardSize: Int = 10_000
+
+    @OptionGroup(title: "Datasets (img2dataset's options)") var dataset: DatasetOptions
 
     @Option(help: ArgumentHelp("With -o: write images as \(ImageOutput.formatNames).", valueName: "FORMAT"))
     var format: String?
@@ -93,12 +104,26 @@ struct PrefetchCommand: AsyncParsableCommand {
         try encoding.check()
         _ = try ImageOutput.parseFormat(format)
         _ = try shard()
-        guard ["files", "tar"].contains(outputFormat) else {
-            throw ValidationError("--output-format takes files or tar, not \(outputFormat)")
+        try dataset.check()
+        let layout = try datasetLayout()
+        if let outputFormat, output == nil { throw ValidationError("--output-format \(outputFormat) needs -o DIR") }
+        if layout != nil, shaping.thumbnailText != nil || shaping.transform != nil || format != nil || encoding.options() != nil {
+            throw ValidationError(
+                "the dataset modes resize and encode by img2dataset's options (--image-size, --resize-mode, --encode-format, --encode-quality), not --thumbnail, --transform, --format or the encoding options"
+            )
         }
-        if outputFormat == "tar", output == nil { throw ValidationError("--output-format tar needs -o DIR") }
         if noCache, output == nil { throw ValidationError("--no-cache needs -o DIR: without it nothing would be kept") }
         guard shardSize >= 1 else { throw ValidationError("--shard-size takes a whole number from 1, not \(shardSize)") }
+    }
+
+    /// The img2dataset layout `--output-format` names, or nil for the named files or no output.
+    private func datasetLayout() throws -> DatasetWriter.Layout? {
+        switch outputFormat {
+        case nil, "named": return nil
+        case "files": return .files
+        case "webdataset", "tar": return .webdataset
+        case let other?: throw ValidationError("--output-format takes named, files, webdataset or tar, not \(other)")
+        }
     }
 
     /// Which slice of the list this run takes: (index, count), or nil for all of it. Read as
@@ -151,25 +176,26 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         outputOptions.bootstrapLogging()
-        let session = try LoadSession(cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness)
+        let session = try LoadSession(
+            cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness, adjust: adjustDownloader)
         let counts = PrefetchCounts()
         let reporter = ProgressReporter(
             total: try countSelected(), counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
             interval: .milliseconds(Int64(progressInterval * 1000)))
         let run = Run(
-            session: session, context: try loadContext(),
+            session: session, context: try loadContext(readOnlyCache: session.cache.disk?.isReadOnly == true),
             writer: ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options()),
             counts: counts, reporter: reporter)
         let display = Task { await reporter.run() }
         let start = ContinuousClock.now
         let total: Int
         do {
-            if outputFormat == "tar" {
-                total = try await saveDataset(run: run)
+            if let layout = try datasetLayout() {
+                total = try await saveDataset(layout: layout, run: run)
             } else if let output {
                 total = try await saveFiles(into: output, run: run)
             } else {
-                total = try await streamList { text, _, _ in { await prefetch(text, name: "", directory: nil, run: run) } }
+                total = try await streamList { row, _, _ in { await prefetch(row.url, stem: "", into: nil, run: run) } }
             }
         } catch {
             display.cancel()
@@ -200,15 +226,14 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// image. Names are chosen over every line, this run's slice or not, so that the directories
     /// of N shards merge into one; returns how many URLs this run took.
     private func saveFiles(into path: String, run: Run) async throws -> Int {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let directory = URL(fileURLWithPath: path, isDirectory: true)
+        let output = try NamedOutput(directory: URL(fileURLWithPath: path, isDirectory: true))
         var namer = FileNamer()
-        var name = ""
+        var stem = ""
         return try await streamList(
-            everyLine: { text, index in name = namer.name(for: text, index: index) },
-            { text, _, _ in
-                let fileName = name
-                return { await prefetch(text, name: fileName, directory: directory, run: run) }
+            everyLine: { row, index in stem = namer.stem(for: row.url, index: index) },
+            { row, _, _ in
+                let name = stem
+                return { await prefetch(row.url, stem: name, into: output, run: run) }
             })
     }
 
@@ -228,21 +253,37 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
     }
 
-    private func prefetch(_ text: String, name: String, directory: URL?, run: Run) async {
+    /// Loads one URL, and with `-o` writes it as `stem.EXT`, EXT from the format written. What
+    /// is skipped: with `-o`, a URL whose file is there (the output is what a rerun resumes
+    /// from, whatever the cache kept); without, a URL in the disk cache, unless
+    /// `--respect-cache-control`, where the manager decides (a fresh entry is read from the disk
+    /// and counted as skipped, a stale one revalidated).
+    private func prefetch(_ text: String, stem: String, into output: NamedOutput?, run: Run) async {
         guard let url = URL(string: text), url.scheme != nil else {
             run.counts.update { $0.failed += 1 }
             run.reporter.message("webimage: \(text): not a URL")
             return
         }
-        let target = directory?.appendingPathComponent(fileName(name, format: run.writer.format), isDirectory: false)
-        let cached = noCache || run.session.cache.diskImageExists(for: run.session.manager.variantKey(for: url, context: run.context))
-        if cached, target.map({ FileManager.default.fileExists(atPath: $0.path) }) ?? true {
+        let skips =
+            if let output { output.has(stem) } else {
+                !network.respectCacheControl
+                    && run.session.cache.diskImageExists(for: run.session.manager.variantKey(for: url, context: run.context))
+            }
+        if skips {
             run.counts.update { $0.skipped += 1 }
             return
         }
         do {
             let result = try await load(url, run: run)
-            if let target { try await Self.write(encoded(result, run: run).bytes, to: target) }
+            if let output {
+                let written = try encoded(result, run: run)
+                try await Self.write(
+                    written.bytes, to: output.directory.appendingPathComponent(stem + "." + written.format.preferredFileExtension))
+            }
+            if output == nil, network.respectCacheControl, result.cacheType == .disk {
+                run.counts.update { $0.skipped += 1 }
+                return
+            }
             run.counts.update {
                 $0.succeeded += 1
                 $0.bytes += Int64(result.data?.count ?? 0)
@@ -277,12 +318,6 @@ struct PrefetchCommand: AsyncParsableCommand {
         try result.get()
     }
 
-    /// A name from the URL, with the extension of `--format` when one is given.
-    private func fileName(_ name: String, format: ImageFormat?) -> String {
-        guard let format else { return name }
-        return URL(fileURLWithPath: name).deletingPathExtension().lastPathComponent + "." + format.preferredFileExtension
-    }
-
     /// The bytes to write for a loaded image: the original, untouched, unless a thumbnail, a
     /// transform, `--format` or an encoding option asks for an encoding.
     private func encoded(_ result: ImageResult, run: Run) throws -> (bytes: Data, format: ImageFormat) {
@@ -299,21 +334,51 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     // MARK: - Datasets
 
-    /// `--output-format tar`: the list streamed line by line into shards; returns how many
-    /// URLs this run took (its slice of the list).
-    private func saveDataset(run: Run) async throws -> Int {
-        let dataset = try DatasetWriter(
-            directory: URL(fileURLWithPath: output ?? ".", isDirectory: true), shardSize: shardSize, slice: try shard() ?? (0, 1))
-        let total = try await streamList { text, index, place in
-            if dataset.isWritten(position: place) {
+    /// `--output-format files|webdataset`: the list streamed row by row into img2dataset's
+    /// shards; returns how many rows this run took (its slice of the list).
+    private func saveDataset(layout: DatasetWriter.Layout, run: Run) async throws -> Int {
+        let writer = try DatasetWriter(
+            directory: URL(fileURLWithPath: output ?? ".", isDirectory: true), layout: layout, shardSize: shardSize,
+            slice: try shard() ?? (0, 1))
+        let hashes = try dataset.hashes()
+        let job = DatasetJob(
+            manager: run.session.manager, context: run.context, resizer: try dataset.resizer(), limits: DecodeLimits(),
+            columns: try dataset.columns(), computeHash: hashes.compute, verifyHash: hashes.verify?.kind,
+            digests: dataset.dedup ? DownloadDigests() : nil)
+        let total = try await streamList { row, _, place in
+            if writer.isWritten(position: place) {
                 run.counts.update { $0.skipped += 1 }
                 return nil
             }
-            let key = DatasetWriter.key(forIndex: index)
-            return { try await sample(text, key: key, position: place, dataset: dataset, run: run) }
+            let key = writer.key(forPosition: place)
+            return {
+                let sample = await job.sample(row, key: key, position: place)
+                run.counts.update {
+                    if sample.status == .success { $0.succeeded += 1 } else { $0.failed += 1 }
+                    $0.bytes += Int64(sample.image?.count ?? 0)
+                }
+                if let error = sample.error { run.reporter.message("webimage: \(row.url): \(error)") }
+                try writer.add(sample)
+            }
         }
-        try dataset.finish(total: total)
+        try writer.finish(total: total)
         return total
+    }
+
+    /// The downloader as the dataset options ask: the timeout, the retries, the user agent
+    /// token, and the `X-Robots-Tag` check on every response head.
+    private func adjustDownloader(_ configuration: inout ImageDownloaderConfiguration) {
+        if let timeout = dataset.timeout { configuration.timeout = .milliseconds(Int64(timeout * 1000)) }
+        if let retries = dataset.retries { configuration.retryPolicy.maximumRetries = retries }
+        if let token = dataset.userAgentToken?.trimmingCharacters(in: .whitespaces), !token.isEmpty {
+            configuration.headers = configuration.headers.map { header in
+                header.name.lowercased() == "user-agent" ? (header.name, "\(header.value) (compatible; \(token))") : header
+            }
+        }
+        let robots = RobotsTag(disallowed: dataset.disallowedDirectives, token: dataset.normalizedToken)
+        if !robots.disallowed.isEmpty {
+            configuration.responseModifier = { head in robots.refuses(head.headers) ? nil : head }
+        }
     }
 
     /// Reads the list a block at a time and runs this run's slice of it, `jobs` at a time, never
@@ -322,19 +387,19 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// took.
     /// `everyLine` sees each URL of the list, in this run's slice or not, with its index.
     private func streamList(
-        everyLine: (String, Int) -> Void = { _, _ in }, _ job: (String, Int, Int) -> (@Sendable () async throws -> Void)?
+        everyLine: (ListRow, Int) -> Void = { _, _ in }, _ job: (ListRow, Int, Int) -> (@Sendable () async throws -> Void)?
     ) async throws -> Int {
-        let reader = try URLListReader(path: input)
+        let reader = try listReader()
         let slice = try shard()
         var index = -1
         var position = 0
         try await runBounded {
-            while let text = try reader.next() {
+            while let row = try reader.next() {
                 index += 1
-                everyLine(text, index)
-                if let slice, Self.slice(of: text, count: slice.count) != slice.index { continue }
+                everyLine(row, index)
+                if let slice, Self.slice(of: row.url, count: slice.count) != slice.index { continue }
                 position += 1
-                if let work = job(text, index, position - 1) { return work }
+                if let work = job(row, index, position - 1) { return work }
             }
             return nil
         }
@@ -347,7 +412,9 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// cache again.
     private func load(_ url: URL, run: Run) async throws -> ImageResult {
         guard writesOriginals(run) else {
-            return try await run.session.manager.image(for: url, options: [.waitStoreCache], context: run.context)
+            // An animated source is transformed frame by frame too: the manager would otherwise
+            // keep it as it is, and --transform would be skipped without a word.
+            return try await run.session.manager.image(for: url, options: [.waitStoreCache, .transformAnimatedImage], context: run.context)
         }
         let result = try await run.session.manager.image(for: url, options: [.waitStoreCache, .avoidDecodeImage], context: run.context)
         do throws(WebImageError) {
@@ -359,46 +426,19 @@ struct PrefetchCommand: AsyncParsableCommand {
         return result
     }
 
-    /// Loads one URL and adds it to its shard: the image and its record, or the record of the
-    /// failure. Only a failure to write the dataset ends the run.
-    private func sample(_ text: String, key: String, position: Int, dataset: DatasetWriter, run: Run) async throws {
-        var record = DatasetWriter.Record(key: key, url: text, status: "failed")
-        var written: (bytes: Data, format: ImageFormat)?
-        do {
-            guard let url = URL(string: text), url.scheme != nil else { throw CommandFailure("not a URL") }
-            let result = try await load(url, run: run)
-            let header = try result.data.map { data throws(WebImageError) in try ImageHeader(data: [UInt8](data)) }
-            let output = try encoded(result, run: run)
-            record.status = "success"
-            record.finalURL = result.finalURL?.absoluteString
-            record.format = output.format.rawValue
-            record.width = result.image?.pixelWidth ?? header?.width
-            record.height = result.image?.pixelHeight ?? header?.height
-            record.originalWidth = header?.width
-            record.originalHeight = header?.height
-            record.bytes = output.bytes.count
-            written = output
-            run.counts.update {
-                $0.succeeded += 1
-                $0.bytes += Int64(result.data?.count ?? 0)
-            }
-        } catch {
-            record.error = "\(error)"
-            run.counts.update { $0.failed += 1 }
-            run.reporter.message("webimage: \(text): \(error)")
-        }
-        try dataset.add(
-            position: position, image: written?.bytes, extension: written?.format.preferredFileExtension, record: record)
+    /// The list, in its format, with the columns the run reads.
+    private func listReader() throws -> SampleListReader {
+        try SampleListReader(path: input, format: dataset.listFormat, columns: try dataset.columns())
     }
 
     /// How many URLs this run will take, counted without keeping the list (0 for stdin).
     private func countSelected() throws -> Int {
         guard input != "-" else { return 0 }
-        let reader = try URLListReader(path: input)
+        let reader = try listReader()
         let slice = try shard()
         var count = 0
-        while let text = try reader.next() {
-            if let slice, Self.slice(of: text, count: slice.count) != slice.index { continue }
+        while let row = try reader.next() {
+            if let slice, Self.slice(of: row.url, count: slice.count) != slice.index { continue }
             count += 1
         }
         return count
@@ -407,36 +447,79 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// The shaping options' context, storing on disk only: the process exits when the list is
     /// done, so a decoded image is checked and dropped, never kept in the memory cache (2,000
     /// 50 KB JPEGs held 633 MB of them at the end of a run).
-    private func loadContext() throws -> LoadContext {
+    ///
+    /// A cache another process holds (two runs on one cache directory, as the GNU parallel
+    /// recipe starts them) opens read-only: this run then reads from it but stores nothing, with
+    /// a warning, instead of failing every store.
+    private func loadContext(readOnlyCache: Bool) throws -> LoadContext {
         var context = try shaping.context()
+        let storesNothing = noCache || readOnlyCache
+        if readOnlyCache, !noCache {
+            printError(
+                "webimage: the cache in \(cache.directory.path) is in use by another process: this run reads it but stores nothing in it")
+        }
         // `ImageCacheType.none`, spelled out: `.none` would be the optional's nil, which means "all".
-        context.storeCacheType = noCache ? ImageCacheType.none : .disk
-        if noCache { context.originalStoreCacheType = ImageCacheType.none }
+        context.storeCacheType = storesNothing ? ImageCacheType.none : .disk
+        if storesNothing { context.originalStoreCacheType = ImageCacheType.none }
         return context
     }
 }
 
-/// File names for `-o` in files mode, one URL at a time: the URL's last path component, with the
-/// URL's place in the list added when an earlier URL took the name. What it keeps is a 64-bit
-/// hash of each name given (about 11 bytes a URL, 110 MB for ten million), not the list; the
-/// hash is fixed (FNV-1a), so every shard of a list names every URL alike.
+/// The directory of `-o` in named mode, and the stems of the files a run before this one left
+/// there (each file's name without its extension, as a 64-bit hash), read once at the start: a
+/// rerun skips a URL whose file is there, whatever the cache holds.
+struct NamedOutput: Sendable {
+    let directory: URL
+    private let existing: Set<UInt64>
+
+    init(directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.directory = directory
+        existing = Set(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasSuffix(".partial") }.map {
+                FileNamer.hash(URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent)
+            })
+    }
+
+    func has(_ stem: String) -> Bool { existing.contains(FileNamer.hash(stem)) }
+}
+
+/// File names for `-o` in named mode, one URL at a time: the stem of the URL's last path
+/// component (its extension comes from the format written, not the URL), made safe for a file
+/// name, with the URL's place in the list added when an earlier URL took the stem, and a
+/// counter after that while the name is still taken. So `a.png` and `a.jpg` written as WebP
+/// become `a.webp` and `a-2.webp`, and `%2F` in a URL never makes a folder. What it keeps is a
+/// 64-bit hash of each stem given (about 11 bytes a URL, 110 MB for ten million), not the list;
+/// the hash is fixed (FNV-1a), so every shard of a list names every URL alike.
 struct FileNamer {
     private var used: Set<UInt64> = []
 
-    mutating func name(for text: String, index: Int) -> String {
-        let url = URL(string: text) ?? URL(fileURLWithPath: "image")
-        let stem = url.deletingPathExtension().lastPathComponent
-        let base = stem.isEmpty || stem == "/" ? "image" : stem
-        let ext = url.pathExtension.isEmpty ? "img" : url.pathExtension
-        var name = "\(base).\(ext)"
-        if !used.insert(Self.hash(name)).inserted {
-            name = "\(base)-\(index + 1).\(ext)"
-            used.insert(Self.hash(name))
+    /// The longest stem kept, in bytes: room for a suffix and an extension under NAME_MAX (255).
+    static let maximumStemBytes = 200
+
+    mutating func stem(for text: String, index: Int) -> String {
+        let base = Self.safeStem(of: text)
+        var stem = base
+        var attempt = 0
+        while !used.insert(Self.hash(stem)).inserted {
+            attempt += 1
+            stem = attempt == 1 ? "\(base)-\(index + 1)" : "\(base)-\(index + 1)-\(attempt)"
         }
-        return name
+        return stem
     }
 
-    private static func hash(_ name: String) -> UInt64 {
+    /// The URL's last path component, decoded, without its extension; `/`, NUL and control
+    /// characters replaced, `.` and `..` and empty names replaced by `image`, cut to
+    /// ``maximumStemBytes``.
+    static func safeStem(of text: String) -> String {
+        let component = URL(string: text).map { $0.deletingPathExtension().lastPathComponent } ?? ""
+        var stem = String(component.unicodeScalars.map { $0 == "/" || $0.value < 0x20 || $0 == "\u{7F}" ? "_" : Character($0) })
+        while stem.utf8.count > maximumStemBytes { stem.removeLast() }
+        if stem.isEmpty || stem == "." || stem == ".." { return "image" }
+        return stem.hasPrefix(".") ? "image" + stem : stem
+    }
+
+    static func hash(_ name: String) -> UInt64 {
         name.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
     }
 }

@@ -3,13 +3,16 @@ import Testing
 import WebImage
 import WebImageTesting
 
+@testable import webimage
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `prefetch --output-format tar`: shards of samples as img2dataset and webdataset lay them out,
-/// written so that a crash never leaves a torn shard under its final name.
-@Suite("prefetch --output-format tar", .serialized)
+/// `prefetch --output-format files|webdataset`: shards of samples as img2dataset lays them out (its
+/// `writer.py`, `downloader.py` and `logger.py` are the reference for the names, keys, fields and
+/// stats checked here), written so that a crash never leaves a torn shard counted as done.
+@Suite("prefetch --output-format files|webdataset (img2dataset's layouts)", .serialized)
 struct DatasetTests {
     private let jpeg = [UInt8](try! Fixture.data("gradient.jpg"))
 
@@ -47,28 +50,46 @@ struct DatasetTests {
         }
     }
 
-    @Test("shards of N URLs: KEY.png and KEY.json side by side for each image, a .jsonl line for every URL, failures included")
-    func shards() async throws {
+    static func json(_ data: Data) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// The field names of a JSON object in the order they are written.
+    static func fieldOrder(_ data: Data) throws -> [String] {
+        guard case .object(let members) = try JSONParser.parse([UInt8](data)) else { return [] }
+        return members.map(\.name)
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String {
+        DigestKind.sha256.hex(of: Data(bytes))
+    }
+
+    @Test(
+        "a caption CSV with awkward fields into webdataset shards: KEY.jpg, KEY.txt, KEY.json side by side, img2dataset's keys, records, .jsonl and stats"
+    )
+    func webdataset() async throws {
         let origin = try await OriginServer.start()
         let workspace = try WebImageCommandTests.Workspace()
-        var lines: [String] = []
+        var csv = "url,caption,source\n"
+        var captions: [String: String] = [:]
         for index in 0..<25 {
             let path = index % 7 == 3 ? "/missing-\(index).jpg" : "/photo-\(index).jpg"
             if index % 7 != 3 { origin.route(path, .ok(jpeg, contentType: "image/jpeg")) }
-            lines.append(origin.url(path).absoluteString)
+            let caption = ["a cat, on a mat \(index)", "she said \"hi\" \(index)", "two\nlines \(index)", "café ☕ 東京 \(index)"][index % 4]
+            captions[origin.url(path).absoluteString] = caption
+            csv += "\(origin.url(path).absoluteString),\"\(caption.replacingOccurrences(of: "\"", with: "\"\""))\",site-\(index)\n"
         }
-        lines.insert("# a comment, and a blank line, are not URLs", at: 5)
-        lines.insert("", at: 9)
-        try lines.joined(separator: "\n").write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+        try csv.write(toFile: workspace.path("list.csv"), atomically: true, encoding: .utf8)
         let out = workspace.path("out")
         let run = try await workspace.run([
-            "prefetch", "-i", workspace.path("urls.txt"), "-o", out, "--output-format", "tar", "--shard-size", "10",
-            "--thumbnail", "32x32", "--format", "png", "--allow-failures", "--json",
+            "prefetch", "-i", workspace.path("list.csv"), "--input-format", "csv", "--caption-col", "caption",
+            "--save-additional-columns", "source", "-o", out, "--output-format", "webdataset", "--shard-size", "10",
+            "--image-size", "32", "--resize-mode", "center_crop", "--allow-failures", "--json",
         ])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.json["total"] as? Int == 25 && run.json["failed"] as? Int == 4 && run.json["succeeded"] as? Int == 21)
         let files = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
-        #expect(files == ["00000.jsonl", "00000.tar", "00001.jsonl", "00001.tar", "00002.jsonl", "00002.tar"])
+        #expect(files == (0..<3).flatMap { ["0000\($0).jsonl", "0000\($0).tar", "0000\($0)_stats.json"] })
 
         var keys: [String] = []
         for (shard, count) in [(0, 10), (1, 10), (2, 5)] {
@@ -77,26 +98,46 @@ struct DatasetTests {
             #expect(records.count == count)
             let members = try Self.members(ofTar: "\(out)/\(name).tar")
             let succeeded = records.filter { $0["status"] as? String == "success" }
-            #expect(members.count == succeeded.count * 2)
-            for pair in stride(from: 0, to: members.count, by: 2) {
-                let (image, json) = (members[pair], members[pair + 1])
+            #expect(members.count == succeeded.count * 3)
+            for index in stride(from: 0, to: members.count, by: 3) {
+                let (image, text, json) = (members[index], members[index + 1], members[index + 2])
                 let key = String(image.name.dropLast(4))
-                #expect(image.name == key + ".png" && json.name == key + ".json", "a sample's members side by side")
-                let record = try #require(try JSONSerialization.jsonObject(with: json.data) as? [String: Any])
+                #expect(
+                    image.name == key + ".jpg" && text.name == key + ".txt" && json.name == key + ".json", "a sample's members side by side"
+                )
+                #expect(
+                    try Self.fieldOrder(json.data) == [
+                        "source", "caption", "url", "key", "status", "error_message", "width", "height", "original_width",
+                        "original_height", "sha256",
+                    ])
+                let record = try Self.json(json.data)
                 let decoded = try CodersManager.shared.decode(image.data)
-                #expect((decoded.pixelWidth, decoded.pixelHeight) == (32, 24))
-                #expect(record["width"] as? Int == 32 && record["height"] as? Int == 24)
-                #expect(record["originalWidth"] as? Int == 64 && record["originalHeight"] as? Int == 48)
-                #expect(record["format"] as? String == "png" && record["bytes"] as? Int == image.data.count)
-                #expect(record["url"] as? String == record["finalURL"] as? String)
+                #expect((decoded.pixelWidth, decoded.pixelHeight) == (32, 32))
+                #expect(record["width"] as? Int == 32 && record["height"] as? Int == 32)
+                #expect(record["original_width"] as? Int == 64 && record["original_height"] as? Int == 48)
+                #expect(record["sha256"] as? String == Self.sha256(jpeg), "the hash of the downloaded bytes")
+                #expect(record["key"] as? String == key && record["status"] as? String == "success" && record["error_message"] is NSNull)
+                let url = try #require(record["url"] as? String)
+                #expect(String(decoding: text.data, as: UTF8.self) == captions[url] && record["caption"] as? String == captions[url])
+                #expect((record["source"] as? String)?.hasPrefix("site-") == true)
             }
-            for failed in records where failed["status"] as? String == "failed" {
+            for failed in records where failed["status"] as? String == "failed_to_download" {
                 #expect((failed["url"] as? String)?.contains("/missing-") == true)
-                #expect((failed["error"] as? String)?.contains("404") == true)
+                #expect((failed["error_message"] as? String)?.contains("404") == true)
+                #expect(failed["width"] is NSNull && failed["sha256"] is NSNull && failed["caption"] as? String != nil)
             }
+            let stats = try Self.json(try Data(contentsOf: URL(fileURLWithPath: "\(out)/\(name)_stats.json")))
+            let failures = records.count - succeeded.count
+            #expect(stats["count"] as? Int == count && stats["successes"] as? Int == succeeded.count)
+            #expect(stats["failed_to_download"] as? Int == failures && stats["failed_to_resize"] as? Int == 0)
+            let statusDict = try #require(stats["status_dict"] as? [String: Int])
+            #expect(statusDict["success"] == succeeded.count && statusDict.values.reduce(0, +) == count)
+            #expect((stats["end_time"] as? Double ?? 0) >= (stats["start_time"] as? Double ?? 1) && stats["duration"] is Double)
             keys += records.compactMap { $0["key"] as? String }
         }
-        #expect(keys.sorted() == (0..<25).map { String(format: "%09d", $0) }, "a key per URL: its place in the list")
+        // img2dataset's compute_key: shard * 10^ceil(log10(10)) + index, padded to 1 + 5 digits.
+        let expectedKeys: [String] = (0..<25).map { String(format: "%06d", $0 / 10 * 10 + $0 % 10) }
+        #expect(keys.sorted() == expectedKeys)
 
         // Python's tarfile (as webdataset and img2dataset users read shards) sees the same members.
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") {
@@ -108,8 +149,118 @@ struct DatasetTests {
         try await origin.shutdown()
     }
 
-    @Test("--no-cache keeps the images only in the shards; originals are checked by their header, so a page is a failure")
-    func withoutCache() async throws {
+    @Test("files layout and every resize mode, as img2dataset sizes a 64x48 image for --image-size 32")
+    func resizeModes() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try WebImageCommandTests.Workspace()
+        origin.route("/g.jpg", .ok(jpeg, contentType: "image/jpeg"))
+        origin.route("/a.png", .ok([UInt8](try Fixture.data("gradient-rgba.png")), contentType: "image/png"))
+        try [origin.url("/g.jpg").absoluteString, origin.url("/a.png").absoluteString].joined(separator: "\n")
+            .write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+        // keep_ratio: 64 x 32/48 = 42.67 -> 43; border pads 32x24 with 4 white rows above.
+        let expected: [(String, Int, Int)] = [
+            ("no", 64, 48), ("keep_ratio", 43, 32), ("keep_ratio_largest", 32, 24), ("center_crop", 32, 32), ("border", 32, 32),
+        ]
+        for (mode, width, height) in expected {
+            let out = workspace.path("out-\(mode)")
+            let run = try await workspace.run([
+                "prefetch", "-i", workspace.path("urls.txt"), "-o", out, "--output-format", "files", "--image-size", "32",
+                "--resize-mode", mode, "--encode-format", "png", "--encode-quality", "9", "--json",
+            ])
+            #expect(run.status == 0, "\(mode): \(run.standardError)")
+            #expect(Set(try FileManager.default.contentsOfDirectory(atPath: out)) == ["00000", "00000.jsonl", "00000_stats.json"])
+            #expect(
+                Set(try FileManager.default.contentsOfDirectory(atPath: out + "/00000")) == [
+                    "000000000.png", "000000000.json", "000000001.png", "000000001.json",
+                ], "no KEY.txt without a caption column")
+            for key in ["000000000", "000000001"] {
+                let image = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: "\(out)/00000/\(key).png")))
+                #expect((image.pixelWidth, image.pixelHeight) == (width, height), "\(mode)")
+                #expect(!image.hasAlpha, "transparency matted on white, as img2dataset does")
+                let record = try Self.json(try Data(contentsOf: URL(fileURLWithPath: "\(out)/00000/\(key).json")))
+                #expect(record["width"] as? Int == width && record["height"] as? Int == height)
+                if mode == "border" {
+                    let corner = image.frames[0].pixels.pixel(x: 0, y: 0)
+                    #expect(corner == (255, 255, 255, 255), "the padding is white: \(corner)")
+                }
+            }
+        }
+        try await origin.shutdown()
+    }
+
+    @Test("X-Robots-Tag opt-outs refuse the sample with img2dataset's reason; the token goes into the User-Agent and scopes the header")
+    func optOuts() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try WebImageCommandTests.Workspace()
+        let tags = ["noai", "nofollow", "otherbot: noindex", "MyBot: noimageai", "noarchive, NoImageIndex"]
+        for (index, tag) in tags.enumerated() {
+            origin.route("/t\(index).jpg", OriginResponse(headers: [("Content-Type", "image/jpeg"), ("X-Robots-Tag", tag)], body: jpeg))
+        }
+        try tags.indices.map { origin.url("/t\($0).jpg").absoluteString }.joined(separator: "\n")
+            .write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+        let run = try await workspace.run([
+            "prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path("out"), "--output-format", "webdataset",
+            "--user-agent-token", "MyBot", "--no-cache", "--allow-failures", "--json",
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+        let records = try Self.records(ofLines: workspace.path("out/00000.jsonl"))
+        let refused = records.filter { $0["error_message"] as? String == "Use of image disallowed by X-Robots-Tag directive" }
+        #expect(Set(refused.compactMap { ($0["url"] as? String)?.split(separator: "/").last }) == ["t0.jpg", "t3.jpg", "t4.jpg"])
+        #expect(refused.allSatisfy { $0["status"] as? String == "failed_to_download" })
+        let agent = origin.requests(to: "/t1.jpg").first?.headers.first { $0.name.lowercased() == "user-agent" }?.value
+        #expect(agent?.hasSuffix("(compatible; MyBot)") == true, "\(agent ?? "no User-Agent")")
+        let stats = try Self.json(try Data(contentsOf: URL(fileURLWithPath: workspace.path("out/00000_stats.json"))))
+        #expect((stats["status_dict"] as? [String: Int])?["Use of image disallowed by X-Robots-Tag directive"] == 3)
+
+        let allowed = try await workspace.run([
+            "prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path("all"), "--output-format", "webdataset",
+            "--disallowed-header-directives", "", "--no-cache", "--json",
+        ])
+        #expect(allowed.status == 0 && allowed.json["succeeded"] as? Int == 5, "\(allowed.standardError)")
+        try await origin.shutdown()
+    }
+
+    @Test("--verify-hash refuses a mismatch, --dedup records a repeat, the size filters refuse with img2dataset's words, md5 records")
+    func hashesAndFilters() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try WebImageCommandTests.Workspace()
+        let png = [UInt8](try Fixture.data("gradient-rgba.png"))
+        origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+        origin.route("/copy.jpg", .ok(jpeg, contentType: "image/jpeg"))
+        origin.route("/b.png", .ok(png, contentType: "image/png"))
+        let md5 = DigestKind.md5.hex(of: Data(jpeg))
+        let list = [
+            #"{"url": "\#(origin.url("/a.jpg"))", "md5": "\#(md5)"}"#,
+            #"{"url": "\#(origin.url("/copy.jpg"))", "md5": "\#(md5.uppercased())"}"#,
+            #"{"url": "\#(origin.url("/b.png"))", "md5": "\#(md5)"}"#,
+        ]
+        try list.joined(separator: "\n").write(toFile: workspace.path("list.jsonl"), atomically: true, encoding: .utf8)
+        let run = try await workspace.run([
+            "prefetch", "-i", workspace.path("list.jsonl"), "--input-format", "jsonl", "--verify-hash", "md5,md5", "--compute-hash", "md5",
+            "--dedup", "-o", workspace.path("out"), "--output-format", "webdataset", "--no-cache", "--allow-failures", "--json",
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+        let records = try Self.records(ofLines: workspace.path("out/00000.jsonl")).sorted {
+            ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "")
+        }
+        #expect(records.map { $0["status"] as? String } == ["success", "duplicate", "failed_to_download"])
+        #expect(records[0]["md5"] as? String == md5 && records[0].keys.contains("md5"))
+        #expect(records[1]["error_message"] as? String == "duplicate of 000000000")
+        #expect(records[2]["error_message"] as? String == "hash mismatch")
+        #expect(!records.contains { $0.keys.contains("sha256") }, "--compute-hash md5 replaces the sha256 field")
+
+        let filtered = try await workspace.run([
+            "prefetch", "-i", workspace.path("list.jsonl"), "--input-format", "jsonl", "--min-image-size", "50",
+            "-o", workspace.path("small"), "--output-format", "webdataset", "--no-cache", "--allow-failures", "--json",
+        ])
+        #expect(filtered.json["failed"] as? Int == 3, "\(filtered.standardError)")
+        let refused = try Self.records(ofLines: workspace.path("small/00000.jsonl"))
+        #expect(refused.allSatisfy { $0["status"] as? String == "failed_to_resize" && $0["error_message"] as? String == "image too small" })
+        try await origin.shutdown()
+    }
+
+    @Test("--disable-all-reencoding keeps the downloaded bytes in the shards; a page is a download failure")
+    func originals() async throws {
         let origin = try await OriginServer.start()
         let workspace = try WebImageCommandTests.Workspace()
         let paths = (0..<5).map { "/n\($0).jpg" } + ["/page.jpg"]
@@ -119,7 +270,7 @@ struct DatasetTests {
             .write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
         let arguments = [
             "prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path("out"), "--output-format", "tar", "--no-cache",
-            "--allow-failures", "--json",
+            "--disable-all-reencoding", "--allow-failures", "--json",
         ]
         let run = try await workspace.run(arguments)
         #expect(run.status == 0, "\(run.standardError)")
@@ -127,9 +278,7 @@ struct DatasetTests {
         let members = try Self.members(ofTar: workspace.path("out/00000.tar"))
         #expect(members.map(\.name).filter { $0.hasSuffix(".jpg") }.count == 5)
         #expect(members.first { $0.name == "000000000.jpg" }?.data == Data(jpeg), "the original bytes")
-        let record = try #require(try JSONSerialization.jsonObject(with: members[1].data) as? [String: Any])
-        #expect(record["width"] as? Int == 64 && record["height"] as? Int == 48 && record["format"] as? String == "jpeg")
-        let failed = try Self.records(ofLines: workspace.path("out/00000.jsonl")).first { $0["status"] as? String == "failed" }
+        let failed = try Self.records(ofLines: workspace.path("out/00000.jsonl")).first { $0["status"] as? String == "failed_to_download" }
         #expect((failed?["url"] as? String)?.hasSuffix("/page.jpg") == true)
         let stats = try await workspace.run(["cache", "stats", "--json"])
         #expect(stats.json["count"] as? Int == 0, "nothing in the disk cache: \(stats.lines)")
@@ -164,8 +313,9 @@ struct DatasetTests {
         #expect(try await first.waitForExit().signaled)
 
         var files = Set(try FileManager.default.contentsOfDirectory(atPath: out))
-        #expect(files.isSuperset(of: ["00000.tar", "00000.jsonl", "00001.tar", "00001.jsonl", "00002.tar.partial"]), "\(files)")
-        #expect(!files.contains("00002.tar") && !files.contains("00003.tar"), "no torn shard under a final name")
+        #expect(
+            files.isSuperset(of: ["00000.tar", "00000.jsonl", "00000_stats.json", "00001_stats.json", "00002.tar.partial"]), "\(files)")
+        #expect(!files.contains("00002_stats.json") && !files.contains("00003_stats.json"), "no torn shard counted as done")
 
         for (index, path) in paths.enumerated() where stalled.contains(index) {
             origin.route(path, .ok(jpeg, contentType: "image/jpeg"))
@@ -179,15 +329,15 @@ struct DatasetTests {
             #expect(origin.requestCount(path) == expected, "\(path): \(origin.requestCount(path)) requests")
         }
         files = Set(try FileManager.default.contentsOfDirectory(atPath: out))
-        #expect(files == Set((0..<4).flatMap { ["0000\($0).tar", "0000\($0).jsonl"] }), "\(files)")
+        #expect(files == Set((0..<4).flatMap { ["0000\($0).tar", "0000\($0).jsonl", "0000\($0)_stats.json"] }), "\(files)")
         var keys: [String] = []
         for shard in 0..<4 {
             let records = try Self.records(ofLines: "\(out)/0000\(shard).jsonl")
             #expect(records.count == 10 && records.allSatisfy { $0["status"] as? String == "success" })
-            #expect(try Self.members(ofTar: "\(out)/0000\(shard).tar").count == 20)
+            #expect(try Self.members(ofTar: "\(out)/0000\(shard).tar").count == 20, "KEY.jpg and KEY.json, no caption column")
             keys += records.compactMap { $0["key"] as? String }
         }
-        #expect(keys.sorted() == (0..<40).map { String(format: "%09d", $0) })
+        #expect(keys.sorted() == (0..<40).map { String(format: "%06d", $0) })
         try await origin.shutdown()
     }
 
@@ -208,6 +358,8 @@ struct DatasetTests {
             ])
             #expect(run.status == 0, "\(run.standardError)")
             let tars = Set(try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix(".tar") })
+            #expect(
+                tars.count == Set(try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix("_stats.json") }).count)
             names.append(tars.subtracting(names.reduce(into: Set<String>()) { $0.formUnion($1) }))
         }
         for (index, added) in names.enumerated() {
@@ -218,7 +370,8 @@ struct DatasetTests {
         for name in names.reduce(into: Set<String>(), { $0.formUnion($1) }) {
             keys += try Self.records(ofLines: "\(out)/\(name.dropLast(4)).jsonl").compactMap { $0["key"] as? String }
         }
-        #expect(keys.sorted() == (0..<30).map { String(format: "%09d", $0) }, "every URL once")
+        #expect(Set(keys).count == 30 && keys.count == 30, "every URL once, under a key of its own")
+        #expect(keys.allSatisfy { $0.count == 6 }, "img2dataset's keys for 4 rows a shard: 1 + 5 digits")
         for path in paths { #expect(origin.requestCount(path) == 1) }
         try await origin.shutdown()
     }

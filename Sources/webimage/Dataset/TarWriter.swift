@@ -60,10 +60,3 @@ final class TarWriter {
         return Data(block)
     }
 }
-
-extension String {
-    /// The text with zeros in front up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}

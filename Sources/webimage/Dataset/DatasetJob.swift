@@ -1,0 +1,127 @@
+import Foundation
+import WebImage
+
+/// One row of a dataset run, as img2dataset's `Downloader.download_shard` handles a sample:
+/// download (refused by `X-Robots-Tag` when it says so), verify the hash, resize and encode,
+/// and a record with img2dataset's fields in its order, failures included.
+struct DatasetJob: Sendable {
+    let manager: ImageManager
+    let context: LoadContext
+    let resizer: DatasetResizer
+    let limits: DecodeLimits
+    let columns: ListColumns
+    let computeHash: DigestKind?
+    let verifyHash: DigestKind?
+    let digests: DownloadDigests?
+
+    /// The sample of `row`, the `position`-th row of the run, under `key`. It never throws: every
+    /// way a row can fail is its record's `status` and `error_message`.
+    func sample(_ row: ListRow, key: String, position: Int) async -> DatasetWriter.Sample {
+        var sample = DatasetWriter.Sample(position: position, status: .failedToDownload, record: .null)
+        if columns.caption != nil { sample.caption = row.caption ?? "" }
+        var result = Result(width: nil, height: nil, originalWidth: nil, originalHeight: nil, hash: nil)
+        do {
+            if let malformed = row.malformed { throw Failure(.failedToDownload, malformed) }
+            let data = try await download(row.url)
+            if let verifyHash {
+                guard verifyHash.hex(of: data) == row.expectedHash?.lowercased() else { throw Failure(.failedToDownload, "hash mismatch") }
+            }
+            if let digests, let earlier = digests.firstKey(for: data, key: key) {
+                throw Failure(.duplicate, "duplicate of \(earlier)")
+            }
+            let output = try await resize(data)
+            result = Result(
+                width: output.width, height: output.height, originalWidth: output.originalWidth, originalHeight: output.originalHeight,
+                hash: computeHash?.hex(of: data))
+            sample.status = .success
+            sample.image = output.bytes
+            sample.fileExtension = Self.fileExtension(output.bytes, resizer: resizer)
+        } catch let failure as Failure {
+            sample.status = failure.status
+            sample.error = failure.message
+        } catch {
+            sample.error = Self.message(for: error)
+        }
+        sample.record = record(row, key: key, status: sample.status, error: sample.error, result: result)
+        return sample
+    }
+
+    /// What a success adds to its record.
+    private struct Result {
+        var width: Int?
+        var height: Int?
+        var originalWidth: Int?
+        var originalHeight: Int?
+        var hash: String?
+    }
+
+    private struct Failure: Error {
+        let status: DatasetWriter.Status
+        let message: String
+        init(_ status: DatasetWriter.Status, _ message: String) {
+            self.status = status
+            self.message = message
+        }
+    }
+
+    /// The downloaded bytes, through the manager (so the disk cache, coalescing and the address
+    /// guard apply), undecoded.
+    private func download(_ text: String) async throws -> Data {
+        guard let url = URL(string: text), url.scheme != nil, url.host != nil || url.scheme == "data" || url.scheme == "file" else {
+            throw Failure(.failedToDownload, text.isEmpty ? "no URL" : "not a URL: \(text)")
+        }
+        let loaded = try await manager.image(for: url, options: [.waitStoreCache, .avoidDecodeImage], context: context)
+        guard let data = loaded.data else { throw Failure(.failedToDownload, "no bytes") }
+        return data
+    }
+
+    /// Resizes and encodes in the decode pool, a failure there being a resize failure.
+    private func resize(_ data: Data) async throws -> DatasetResizer.Output {
+        let resizer = resizer
+        let limits = limits
+        let outcome = try await WorkPool.shared.run { () throws(WebImageError) in
+            Swift.Result { try resizer.process(data, limits: limits) }
+        }
+        do {
+            return try outcome.get()
+        } catch {
+            throw Failure(.failedToResize, Self.message(for: error))
+        }
+    }
+
+    /// img2dataset's meta: the saved columns, `caption`, `url`, then its fields, in its order.
+    private func record(_ row: ListRow, key: String, status: DatasetWriter.Status, error: String?, result: Result) -> JSONValue {
+        func integer(_ value: Int?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
+        var members = row.columns
+        if columns.caption != nil { members.append(.init(name: "caption", value: row.caption.map(JSONValue.string) ?? .null)) }
+        members += [
+            .init(name: "url", value: .string(row.url)),
+            .init(name: "key", value: .string(key)),
+            .init(name: "status", value: .string(status.rawValue)),
+            .init(name: "error_message", value: error.map(JSONValue.string) ?? .null),
+            .init(name: "width", value: integer(result.width)),
+            .init(name: "height", value: integer(result.height)),
+            .init(name: "original_width", value: integer(result.originalWidth)),
+            .init(name: "original_height", value: integer(result.originalHeight)),
+        ]
+        if let computeHash { members.append(.init(name: computeHash.rawValue, value: result.hash.map(JSONValue.string) ?? .null)) }
+        return .object(members)
+    }
+
+    /// A failure's text for the record and the stats: the refusal of `X-Robots-Tag` in
+    /// img2dataset's words (the run's only response modifier is that check, so a rejected
+    /// response is its refusal), else the error's own description.
+    static func message(for error: any Error) -> String {
+        if let error = error as? WebImageError, error.code == .rejected { return RobotsTag.refusal }
+        if let error = error as? WebImageError { return error.description }
+        return "\(error)"
+    }
+
+    /// The extension of a written image: the encode format's (img2dataset's names: `jpg`), or
+    /// with `--disable-all-reencoding` the format the bytes are in.
+    static func fileExtension(_ bytes: Data, resizer: DatasetResizer) -> String {
+        let format =
+            resizer.disableAllReencoding ? ImageFormat(sniffing: [UInt8](bytes.prefix(64))) ?? resizer.encodeFormat : resizer.encodeFormat
+        return format.preferredFileExtension
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import WebImage
+
+/// img2dataset's `--resize_mode`s, with its arithmetic (its `resizer.py`, which calls
+/// albumentations 1.4's `SmallestMaxSize`, `LongestMaxSize`, `CenterCrop` and `PadIfNeeded`).
+enum DatasetResizeMode: String, CaseIterable {
+    /// Kept at its size.
+    case no
+    /// The shorter side made `image_size`, the aspect ratio kept.
+    case keepRatio = "keep_ratio"
+    /// The longer side made `image_size`, the aspect ratio kept.
+    case keepRatioLargest = "keep_ratio_largest"
+    /// The shorter side made `image_size`, then the middle `image_size` square cut out.
+    case centerCrop = "center_crop"
+    /// The longer side made `image_size`, then padded with white to an `image_size` square,
+    /// centred.
+    case border
+
+    static let names = "no, keep_ratio, keep_ratio_largest, center_crop or border"
+}
+
+/// What img2dataset's resizer does to one image of a given size, worked out before any pixel is
+/// touched: the size to resample to, the square to cut or the canvas to pad to, or nothing.
+struct DatasetResizePlan: Equatable {
+    /// The size the image is resampled to; nil keeps its size.
+    var scaled: (width: Int, height: Int)?
+    /// The part kept after scaling (center_crop): x, y, width, height.
+    var crop: (x: Int, y: Int, width: Int, height: Int)?
+    /// The canvas padded to after scaling (border): width, height and where the image sits.
+    var pad: (width: Int, height: Int, x: Int, y: Int)?
+    /// Whether the image is made smaller (img2dataset's "area" filter) rather than larger
+    /// ("lanczos").
+    var downscale = false
+
+    /// Whether the pixels change at all (they must be encoded again).
+    var changes: Bool { scaled != nil || crop != nil || pad != nil }
+
+    /// The size of the result.
+    func resultSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        if let pad { return (pad.width, pad.height) }
+        if let crop { return (crop.width, crop.height) }
+        return scaled ?? (width, height)
+    }
+
+    static func == (lhs: DatasetResizePlan, rhs: DatasetResizePlan) -> Bool {
+        lhs.scaled.map { [$0.width, $0.height] } == rhs.scaled.map { [$0.width, $0.height] }
+            && lhs.crop.map { [$0.x, $0.y, $0.width, $0.height] } == rhs.crop.map { [$0.x, $0.y, $0.width, $0.height] }
+            && lhs.pad.map { [$0.width, $0.height, $0.x, $0.y] } == rhs.pad.map { [$0.width, $0.height, $0.x, $0.y] }
+            && lhs.downscale == rhs.downscale
+    }
+}
+
+/// img2dataset's resizer: filters by size, resizes by mode, mattes transparency on white, and
+/// encodes as `--encode-format` at `--encode-quality`.
+struct DatasetResizer: Sendable {
+    var imageSize = 256
+    var mode = DatasetResizeMode.border
+    var onlyIfBigger = false
+    /// Keep the downloaded bytes when they are already in the encode format and the pixels do
+    /// not change (img2dataset's `skip_reencode`).
+    var skipReencode = false
+    /// Write the downloaded bytes as they came, with no decode at all (img2dataset's
+    /// `disable_all_reencoding`): no size is known then, and no filter applies.
+    var disableAllReencoding = false
+    var minimumImageSize = 0
+    var maximumImageArea = Double.infinity
+    var maximumAspectRatio = Double.infinity
+    var encodeFormat = ImageFormat.jpeg
+    /// 0 to 100 for lossy formats (img2dataset's default 95); for PNG, zlib's level 0 to 9.
+    var encodeQuality = 95
+    /// Keep every frame of an animation (when the encode format animates: WebP); img2dataset
+    /// keeps the first frame only, which is the default.
+    var keepsAnimation = false
+
+    /// A refusal, worded as img2dataset words it (its `status_dict` counts them by that text).
+    struct Refusal: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// What one image became.
+    struct Output: Sendable {
+        var bytes: Data
+        var width: Int?
+        var height: Int?
+        var originalWidth: Int?
+        var originalHeight: Int?
+    }
+
+    /// The plan for an image of `width` x `height` (img2dataset's `Resizer.__call__`).
+    func plan(width: Int, height: Int) -> DatasetResizePlan {
+        var plan = DatasetResizePlan()
+        let shorter = min(width, height)
+        let longer = max(width, height)
+        switch mode {
+        case .no:
+            return plan
+        case .keepRatio, .centerCrop:
+            let downscale = shorter > imageSize
+            guard !onlyIfBigger || downscale else { return plan }
+            plan.downscale = downscale
+            plan.scaled = Self.scaled(width: width, height: height, by: Double(imageSize) / Double(shorter))
+            if mode == .centerCrop, let scaled = plan.scaled {
+                let side = (min(imageSize, scaled.width), min(imageSize, scaled.height))
+                plan.crop = ((scaled.width - side.0) / 2, (scaled.height - side.1) / 2, side.0, side.1)
+            }
+        case .keepRatioLargest, .border:
+            let downscale = longer > imageSize
+            guard !onlyIfBigger || downscale else { return plan }
+            plan.downscale = downscale
+            plan.scaled = Self.scaled(width: width, height: height, by: Double(imageSize) / Double(longer))
+            if mode == .border, let scaled = plan.scaled {
+                let canvas = (max(imageSize, scaled.width), max(imageSize, scaled.height))
+                // albumentations' get_dimension_padding: int((min - size) / 2.0) before, the rest after.
+                plan.pad = (canvas.0, canvas.1, (canvas.0 - scaled.width) / 2, (canvas.1 - scaled.height) / 2)
+            }
+        }
+        return plan
+    }
+
+    /// albumentations' `MaxSizeTransform.apply`: `max(1, round(side * scale))` with Python's
+    /// `round`, which rounds halves to even.
+    static func scaled(width: Int, height: Int, by scale: Double) -> (width: Int, height: Int) {
+        (max(1, Int((Double(width) * scale).rounded(.toNearestOrEven))), max(1, Int((Double(height) * scale).rounded(.toNearestOrEven))))
+    }
+
+    /// The filters img2dataset applies after decoding, in its order; nil when the image passes.
+    func refusal(width: Int, height: Int) -> Refusal? {
+        if min(width, height) < minimumImageSize { return Refusal("image too small") }
+        if Double(width) * Double(height) > maximumImageArea { return Refusal("image area too large") }
+        if Double(max(width, height)) / Double(max(1, min(width, height))) > maximumAspectRatio { return Refusal("aspect ratio too large") }
+        return nil
+    }
+
+    /// Resizes and encodes downloaded bytes. The size comes from the header first, so that a
+    /// refused image is never decoded and a JPEG is decoded at the smallest DCT scale that
+    /// still covers the resize.
+    func process(_ data: Data, limits: DecodeLimits) throws -> Output {
+        if disableAllReencoding { return Output(bytes: data) }
+        let bytes = [UInt8](data)
+        let header = try ImageHeader(data: bytes)
+        // Pixels as stored: img2dataset decodes with OpenCV's IMREAD_UNCHANGED, which ignores
+        // the EXIF orientation, so its sizes are the stored ones and so are ours.
+        let (width, height) = (header.width, header.height)
+        if let refusal = refusal(width: width, height: height) { throw refusal }
+        let plan = plan(width: width, height: height)
+        let sourceFormat = ImageFormat(sniffing: bytes)
+        let keepsBytes = skipReencode && !plan.changes && sourceFormat == encodeFormat
+        // JPEG has no transparency to matte: its bytes are kept without a decode.
+        if keepsBytes, sourceFormat == .jpeg {
+            return Output(bytes: data, width: width, height: height, originalWidth: width, originalHeight: height)
+        }
+        var options = DecodeOptions(limits: limits, firstFrameOnly: !(keepsAnimation && encodeFormat == .webP))
+        if let scaled = plan.scaled, plan.downscale {
+            options.thumbnail = ThumbnailSize(width: scaled.width, height: scaled.height, preservesAspectRatio: false, resamples: false)
+        }
+        var image = try CodersManager.shared.decode(data, options: options)
+        // img2dataset mattes transparency on white, which forces an encode.
+        if keepsBytes, !image.hasAlpha {
+            return Output(bytes: data, width: width, height: height, originalWidth: width, originalHeight: height)
+        }
+        image.orientation = .up
+        image = try apply(plan, to: image)
+        if image.hasAlpha { image = try transformed(image, BackgroundTransformer(color: .white)) }
+        let size = plan.resultSize(width: width, height: height)
+        return Output(
+            bytes: try CodersManager.shared.encode(image, as: encodeFormat, options: encodeOptions()), width: size.width,
+            height: size.height, originalWidth: width, originalHeight: height)
+    }
+
+    /// The plan carried out on decoded pixels (which may be a DCT step smaller than the header's
+    /// size: the scale goes from them to the planned size).
+    private func apply(_ plan: DatasetResizePlan, to image: Image) throws -> Image {
+        var image = image
+        let filter: ResamplingFilter = plan.downscale ? .bilinear : .lanczos3
+        if let scaled = plan.scaled, let crop = plan.crop {
+            // The resize and the cut in one step: only the kept square is computed.
+            let window = ResizeWindow(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+            image = try transformed(image, ResizingTransformer(width: scaled.width, height: scaled.height, keeping: window, filter: filter))
+        } else if let scaled = plan.scaled, (image.pixelWidth, image.pixelHeight) != (scaled.width, scaled.height) {
+            image = try transformed(image, ResizingTransformer(width: scaled.width, height: scaled.height, mode: .fill, filter: filter))
+        }
+        if let pad = plan.pad {
+            image = try transformed(image, CanvasTransformer(width: pad.width, height: pad.height, x: pad.x, y: pad.y, color: .white))
+        }
+        return image
+    }
+
+    private func transformed(_ image: Image, _ transformer: some ImageTransformer) throws -> Image {
+        guard let result = transformer.transform(image, forKey: "") else { throw Refusal("the image is too large to resize") }
+        return result
+    }
+
+    /// img2dataset's encode parameters: the quality of the lossy formats. (For PNG img2dataset
+    /// takes a zlib level; our PNG encoder has one level, so the value is checked and unused.)
+    private func encodeOptions() -> EncodeOptions {
+        EncodeOptions(quality: encodeFormat == .png ? 0.9 : Double(encodeQuality) / 100)
+    }
+}

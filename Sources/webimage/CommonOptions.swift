@@ -19,9 +19,32 @@ struct CacheOptions: ParsableArguments {
         return DiskCache.defaultDirectory()
     }
 
+    @Option(
+        help: ArgumentHelp(
+            "The disk cache's size limit in MiB; 0 for none (default 512). A long crawl raises it, or its early entries are evicted.",
+            valueName: "MIB"))
+    var cacheSizeLimit: Int?
+
+    @Option(help: ArgumentHelp("How many days an unused cache entry is kept; 0 for no limit (default 7).", valueName: "DAYS"))
+    var cacheMaxAge: Double?
+
+    /// Checks the limits, for a command's `validate()`.
+    func check() throws {
+        if let cacheSizeLimit, cacheSizeLimit < 0 { throw ValidationError("--cache-size-limit takes 0 or more MiB, not \(cacheSizeLimit)") }
+        if let cacheMaxAge, !(cacheMaxAge >= 0) { throw ValidationError("--cache-max-age takes 0 or more days, not \(cacheMaxAge)") }
+    }
+
+    /// The disk cache's configuration: the library's defaults, with the limits given.
+    var configuration: DiskCacheConfiguration {
+        var configuration = DiskCacheConfiguration()
+        if let cacheSizeLimit { configuration.sizeLimit = cacheSizeLimit * 1024 * 1024 }
+        if let cacheMaxAge { configuration.maximumAge = cacheMaxAge == 0 ? nil : .seconds(cacheMaxAge * 86_400) }
+        return configuration
+    }
+
     func openDiskCache() throws -> DiskCache {
         do {
-            return try DiskCache(directory: directory)
+            return try DiskCache(directory: directory, configuration: configuration)
         } catch {
             throw CommandFailure("cannot open the cache in \(directory.path): \(error)")
         }

@@ -66,6 +66,7 @@ struct FetchCommand: AsyncParsableCommand {
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
+        try cache.check()
         _ = try ImageOutput.parseFormat(format)
         try shaping.check()
         try encoding.check()

@@ -105,6 +105,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         _ = try ImageOutput.parseFormat(format)
         _ = try shard()
         try dataset.check()
+        try cache.check()
         let layout = try datasetLayout()
         if let outputFormat, output == nil { throw ValidationError("--output-format \(outputFormat) needs -o DIR") }
         if layout != nil, shaping.thumbnailText != nil || shaping.transform != nil || format != nil || encoding.options() != nil {

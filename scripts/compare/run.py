@@ -95,6 +95,72 @@ def prefetch_comparison(name: str, count: int, into: str, mode: str, peer_format
     )
 
 
+def photo_jpegs(count: int) -> Callable[[Path], None]:
+    """COUNT distinct photo-like 1024x768 JPEGs of 100-200 KB: eight smooth pictures (gradients,
+    shapes and grain, q85), each copy with its own comment segment."""
+    def write(root: Path):
+        import random
+        from io import BytesIO
+        from PIL import Image, ImageDraw, ImageFilter
+        bases = []
+        for seed in range(8):
+            generator = random.Random(seed)
+            picture = Image.linear_gradient("L").resize((1024, 768)).convert("RGB")
+            draw = ImageDraw.Draw(picture)
+            for _ in range(40):
+                x, y, r = generator.randrange(1024), generator.randrange(768), generator.randrange(20, 200)
+                draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(generator.randrange(256) for _ in range(3)))
+            picture = picture.filter(ImageFilter.GaussianBlur(6))
+            grain = Image.effect_noise((1024, 768), 24).convert("RGB")
+            picture = Image.blend(picture, grain, 0.12)
+            buffer = BytesIO()
+            picture.save(buffer, "JPEG", quality=85)
+            bases.append(buffer.getvalue())
+        for index in range(count):
+            base = bases[index % len(bases)]
+            comment = f"copy {index}".encode()
+            segment = b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment
+            (root / f"{index}.jpg").write_bytes(base[:2] + segment + base[2:])
+    return write
+
+
+def caption_csv(count: int) -> Callable[[Path], Path]:
+    """nginx serving COUNT photo-like JPEGs, and a CSV of url,caption with awkward captions (commas,
+    quotes, UTF-8) for them: img2dataset's input."""
+    serve = nginx_origin(count, 0, files=photo_jpegs(count), extension="jpg")
+
+    def prepare(workdir: Path) -> Path:
+        import csv
+        urls = serve(workdir).read_text().split()
+        path = workdir / "captions.csv"
+        with open(path, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["url", "caption"])
+            for index, url in enumerate(urls):
+                writer.writerow([url, f'photo {index}, "a caption" with a comma — café'])
+        return path
+    return prepare
+
+
+def dataset_comparison(name: str, count: int) -> Comparison:
+    """img2dataset's standard job on both sides (issue 38): a caption CSV in, 256 px center crops
+    as jpg q95 into webdataset shards out, both cores each."""
+    shard = str(count // 2)
+    return Comparison(
+        name=name,
+        description=f"{count:,} photo-like 1024x768 JPEGs (100-200 KB) from a local nginx by a caption CSV, "
+                    "--image-size 256 --resize-mode center_crop, jpg q95, webdataset; both cores each, whole processes timed",
+        prepare=caption_csv(count),
+        ours=Side("webimage prefetch -j 32 (webdataset)", lambda csv: [sys.executable, str(PEERS / "dataset_webimage.py"), str(csv), shard]),
+        peer=Side("img2dataset 2 processes x 16 threads",
+                  lambda csv: [sys.executable, str(PEERS / "dataset_img2dataset.py"), str(csv), shard]),
+        extra_peers=(Side("the floor: TurboJPEG decode at the job's DCT step, 2 processes",
+                          lambda csv: [sys.executable, str(PEERS / "dataset_floor.py"), str(csv)]),),
+        pip_requirements=("img2dataset", "pillow"),
+        system_packages=("nginx",),
+    )
+
+
 def diskcache_comparison(name: str, count: int, size: int) -> Comparison:
     """Ours against Python's diskcache: COUNT sets then COUNT gets of SIZE-byte values, 3 rounds."""
     return Comparison(
@@ -451,6 +517,7 @@ COMPARISONS = [
                         extra_peers=(Side("the floor: 10,000 50 KB files created by 16 threads, nothing else",
                                           lambda urls: [sys.executable, str(PEERS / "write_files.py"), str(urls), "16"]),)),
     prefetch_comparison("prefetch-tar", 10000, "into tar shards (webdataset)", "tar", "webdataset"),
+    dataset_comparison("dataset", 2000),
     *[diskcache_comparison(name, count, size) for name, count, size in (
         ("diskcache", 1000, 50 * 1024),
         ("diskcache-small", 5000, 2 * 1024),
@@ -459,6 +526,7 @@ COMPARISONS = [
 
 
 PEAKS: dict = {}
+CHECKS: dict = {}
 
 
 def run_side(side: Side, data: Path) -> float:
@@ -470,6 +538,9 @@ def run_side(side: Side, data: Path) -> float:
     # Sides that run whole processes also say their peak resident set; the largest over the runs is kept.
     if "peak_rss_mb" in result:
         PEAKS[side.label] = max(PEAKS.get(side.label, 0), result["peak_rss_mb"])
+    # Sides that write a dataset say what they wrote (count, sizes, a hash of the captions).
+    if "check" in result:
+        CHECKS[side.label] = result["check"]
     return result["operations"] / result["seconds"]
 
 
@@ -547,6 +618,8 @@ def main():
             for side in sides:
                 peak = f"   peak RSS {PEAKS[side.label]:,.0f} MB" if side.label in PEAKS else ""
                 print(f"  {side.label:40} {medians[side.label]:14,.0f} ops/s{peak}")
+                if side.label in CHECKS:
+                    print(f"    wrote: {CHECKS[side.label]}")
             for side in sides[1:]:
                 print(f"  ratio ours / {side.label}: {ours_rate / medians[side.label]:.2f}x (median of {args.repeats} alternating runs)")
             results.append({"name": comparison.name, "rates": medians, "machine": machine(), "date": str(date.today())})

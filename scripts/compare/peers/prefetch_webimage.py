@@ -21,7 +21,8 @@ def main():
         command = [str(ROOT / ".build" / "release" / "webimage"), "prefetch", "-i", str(url_list), "-j", str(parallel), "--cache-dir", cache, "--json"]
         if mode in ("tar", "files"):
             # The output is the only copy, as with img2dataset: nothing goes into the disk cache.
-            command += ["-o", output, "--output-format", mode, "--no-cache"]
+            # No resize and no re-encoding, as the peer runs (--disable_all_reencoding).
+            command += ["-o", output, "--output-format", mode, "--no-cache", "--disable-all-reencoding"]
         start = time.perf_counter()
         completed = subprocess.run(command, check=True, capture_output=True, text=True)
         elapsed = time.perf_counter() - start

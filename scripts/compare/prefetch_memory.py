@@ -54,10 +54,10 @@ http {{ access_log off; keepalive_requests 1000000; server {{ listen 127.0.0.1:{
             cache, output = work / f"cache-{length}", work / f"out-{length}"
             command = [str(ROOT / ".build/release/webimage"), "prefetch", "-i", str(urls), "-j", "16", "--cache-dir", str(cache), "--json"]
             if arguments.mode != "cache":
-                command += ["-o", str(output), "--output-format", arguments.mode] + (["--no-cache"] if arguments.no_cache else [])
-                # The dataset modes keep the bytes as they came here: the list's length is what varies.
-                if arguments.mode in ("files", "tar", "webdataset"):
-                    command.append("--disable-all-reencoding")
+                # `files` is a file per image named after its URL (`named`); tar shards keep the bytes as
+                # they came here: the list's length is what varies.
+                layout = ["named"] if arguments.mode == "files" else ["tar", "--disable-all-reencoding"]
+                command += ["-o", str(output), "--output-format", *layout] + (["--no-cache"] if arguments.no_cache else [])
             start = time.perf_counter()
             completed = subprocess.run(["/usr/bin/time", "-f", "%M", *command], capture_output=True, text=True, check=True)
             seconds = time.perf_counter() - start

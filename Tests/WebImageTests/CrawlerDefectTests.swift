@@ -133,4 +133,13 @@ struct CrawlerDefectTests {
         #expect(big.count * 4 > 1 << 20 && bytes <= 1 << 20, "the 1 MiB limit holds: \(stats.lines)")
         try await origin.shutdown()
     }
+
+    @Test("the Indexed Job recipe in docs/crawling.md passes --allow-failures: one dead link in a slice does not fail its pod")
+    func jobRecipe() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/crawling.md"), encoding: .utf8)
+        let job = try #require(doc.range(of: "kind: Job")).upperBound
+        let recipe = doc[job...].prefix { $0 != "`" }
+        #expect(recipe.contains("webimage prefetch") && recipe.contains("--allow-failures"))
+    }
 }

@@ -169,6 +169,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// What a run shares between its loads.
     private struct Run {
         let session: LoadSession
+        let robots: RobotsPolicy?
         let context: LoadContext
         let writer: ImageOutput
         let counts: PrefetchCounts
@@ -177,14 +178,17 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         outputOptions.bootstrapLogging()
+        let adjustText: ((inout ImageDownloaderConfiguration) -> Void)? = dataset.respectRobotsTxt ? { adjustUserAgent(&$0) } : nil
         let session = try LoadSession(
-            cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness, adjust: adjustDownloader)
+            cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness,
+            adjust: { adjustDownloader(&$0) }, adjustText: adjustText)
         let counts = PrefetchCounts()
         let reporter = ProgressReporter(
             total: try countSelected(), counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
             interval: .milliseconds(Int64(progressInterval * 1000)))
         let run = Run(
-            session: session, context: try loadContext(readOnlyCache: session.cache.disk?.isReadOnly == true),
+            session: session, robots: session.textLoader.map { RobotsPolicy(loader: $0, agent: dataset.robotsAgent) },
+            context: try loadContext(readOnlyCache: session.cache.disk?.isReadOnly == true),
             writer: ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options()),
             counts: counts, reporter: reporter)
         let display = Task { await reporter.run() }
@@ -274,6 +278,11 @@ struct PrefetchCommand: AsyncParsableCommand {
             run.counts.update { $0.skipped += 1 }
             return
         }
+        if let robots = run.robots, let refusal = await robots.refusal(for: url) {
+            run.counts.update { $0.failed += 1 }
+            run.reporter.message("webimage: \(text): \(refusal)")
+            return
+        }
         do {
             let result = try await load(url, run: run)
             if let output {
@@ -345,7 +354,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let job = DatasetJob(
             manager: run.session.manager, context: run.context, resizer: try dataset.resizer(), limits: DecodeLimits(),
             columns: try dataset.columns(), computeHash: hashes.compute, verifyHash: hashes.verify?.kind,
-            digests: dataset.dedup ? DownloadDigests() : nil)
+            digests: dataset.dedup ? DownloadDigests() : nil, robots: run.robots, extractsExif: dataset.extractExif)
         let total = try await streamList { row, _, place in
             if writer.isWritten(position: place) {
                 run.counts.update { $0.skipped += 1 }
@@ -371,11 +380,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     private func adjustDownloader(_ configuration: inout ImageDownloaderConfiguration) {
         if let timeout = dataset.timeout { configuration.timeout = .milliseconds(Int64(timeout * 1000)) }
         if let retries = dataset.retries { configuration.retryPolicy.maximumRetries = retries }
-        if let token = dataset.userAgentToken?.trimmingCharacters(in: .whitespaces), !token.isEmpty {
-            configuration.headers = configuration.headers.map { header in
-                header.name.lowercased() == "user-agent" ? (header.name, "\(header.value) (compatible; \(token))") : header
-            }
-        }
+        adjustUserAgent(&configuration)
         let robots = RobotsTag(disallowed: dataset.disallowedDirectives, token: dataset.normalizedToken)
         if !robots.disallowed.isEmpty {
             configuration.responseModifier = { head in robots.refuses(head.headers) ? nil : head }
@@ -425,6 +430,14 @@ struct PrefetchCommand: AsyncParsableCommand {
             throw error
         }
         return result
+    }
+
+    /// `--user-agent-token`: `(compatible; TOKEN)` after the User-Agent.
+    private func adjustUserAgent(_ configuration: inout ImageDownloaderConfiguration) {
+        guard let token = dataset.userAgentToken?.trimmingCharacters(in: .whitespaces), !token.isEmpty else { return }
+        configuration.headers = configuration.headers.map { header in
+            header.name.lowercased() == "user-agent" ? (header.name, "\(header.value) (compatible; \(token))") : header
+        }
     }
 
     /// The list, in its format, with the columns the run reads.

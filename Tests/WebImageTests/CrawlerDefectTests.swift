@@ -142,4 +142,46 @@ struct CrawlerDefectTests {
         let recipe = doc[job...].prefix { $0 != "`" }
         #expect(recipe.contains("webimage prefetch") && recipe.contains("--allow-failures"))
     }
+
+    @Test(
+        "--respect-robots-txt: fetched once per host, disallowed rows refused with a reason, crawl-delay spaces the downloads; 404 allows, 5xx refuses"
+    )
+    func robotsTxt() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try WebImageCommandTests.Workspace()
+        let robots = "User-agent: MyBot\nDisallow: /private/\nCrawl-delay: 0.3\n\nUser-agent: *\nDisallow: /\n"
+        origin.route("/robots.txt", .ok(Array(robots.utf8), contentType: "text/plain"))
+        let paths = ["/private/a.jpg", "/public/b.jpg", "/public/c.jpg", "/public/d.jpg"]
+        for path in paths { origin.route(path, .ok(jpeg, contentType: "image/jpeg")) }
+        try writeList(paths.map { origin.url($0) }, to: workspace.path("urls.txt"))
+        let start = ContinuousClock.now
+        let run = try await workspace.run([
+            "prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path("out"), "--output-format", "webdataset",
+            "--respect-robots-txt",
+            "--user-agent-token", "MyBot", "--no-cache", "--allow-failures", "-j", "8", "--json",
+        ])
+        let elapsed = ContinuousClock.now - start
+        #expect(run.status == 0 && run.json["succeeded"] as? Int == 3 && run.json["failed"] as? Int == 1, "\(run.standardError)")
+        #expect(origin.requestCount("/robots.txt") == 1 && origin.requestCount("/private/a.jpg") == 0)
+        let refused = try DatasetTests.records(ofLines: workspace.path("out/00000.jsonl")).first { $0["status"] as? String != "success" }
+        #expect(refused?["error_message"] as? String == "Disallowed by robots.txt")
+        // Three downloads from one host 0.3 s apart: the last starts at least 0.6 s after the first.
+        #expect(elapsed >= .milliseconds(600), "\(elapsed)")
+
+        // Without the token the * group refuses everything; a 404 allows all; a 5xx refuses all.
+        let star = try await workspace.run([
+            "prefetch", "-i", workspace.path("urls.txt"), "--respect-robots-txt", "--no-cache", "-o", workspace.path("star"),
+            "--allow-failures", "--json",
+        ])
+        #expect(star.json["failed"] as? Int == 4, "\(star.standardError)")
+        for (status, failed) in [(404, 0), (503, 4)] {
+            origin.route("/robots.txt", .status(status))
+            let other = try await workspace.run([
+                "prefetch", "-i", workspace.path("urls.txt"), "--respect-robots-txt", "--no-cache", "-o", workspace.path("s\(status)"),
+                "--allow-failures", "--retries", "0", "--json",
+            ])
+            #expect(other.json["failed"] as? Int == failed, "robots.txt \(status): \(other.standardError)")
+        }
+        try await origin.shutdown()
+    }
 }

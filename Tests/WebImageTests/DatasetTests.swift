@@ -108,7 +108,7 @@ struct DatasetTests {
                 #expect(
                     try Self.fieldOrder(json.data) == [
                         "source", "caption", "url", "key", "status", "error_message", "width", "height", "original_width",
-                        "original_height", "sha256",
+                        "original_height", "exif", "sha256",
                     ])
                 let record = try Self.json(json.data)
                 let decoded = try CodersManager.shared.decode(image.data)
@@ -116,6 +116,7 @@ struct DatasetTests {
                 #expect(record["width"] as? Int == 32 && record["height"] as? Int == 32)
                 #expect(record["original_width"] as? Int == 64 && record["original_height"] as? Int == 48)
                 #expect(record["sha256"] as? String == Self.sha256(jpeg), "the hash of the downloaded bytes")
+                #expect(record["exif"] as? String == "{}", "exifread's text for a JPEG without EXIF")
                 #expect(record["key"] as? String == key && record["status"] as? String == "success" && record["error_message"] is NSNull)
                 let url = try #require(record["url"] as? String)
                 #expect(String(decoding: text.data, as: UTF8.self) == captions[url] && record["caption"] as? String == captions[url])
@@ -373,6 +374,44 @@ struct DatasetTests {
         #expect(Set(keys).count == 30 && keys.count == 30, "every URL once, under a key of its own")
         #expect(keys.allSatisfy { $0.count == 6 }, "img2dataset's keys for 4 rows a shard: 1 + 5 digits")
         for path in paths { #expect(origin.requestCount(path) == 1) }
+        try await origin.shutdown()
+    }
+
+    /// The DuckDB command-line tool (PyPI `duckdb-cli`), which `scripts/test.sh` installs and names
+    /// in `WEBIMAGE_DUCKDB`; else one on the PATH.
+    static let duckdb: String? = {
+        if let named = ProcessInfo.processInfo.environment["WEBIMAGE_DUCKDB"], FileManager.default.isExecutableFile(atPath: named) {
+            return named
+        }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        return path.split(separator: ":").map { "\($0)/duckdb" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    @Test("a Parquet list through the DuckDB recipe of docs/crawling.md: Parquet to csv.gz, then prefetch", .enabled(if: duckdb != nil))
+    func parquetRecipe() async throws {
+        let duckdb = try #require(Self.duckdb)
+        let origin = try await OriginServer.start()
+        let workspace = try WebImageCommandTests.Workspace()
+        for index in 0..<3 { origin.route("/p\(index).jpg", .ok(jpeg, contentType: "image/jpeg")) }
+        let rows = (0..<3).map { "('\(origin.url("/p\($0).jpg"))', 'caption \($0), with \"quotes\" — é')" }.joined(separator: ", ")
+        let parquet = workspace.path("part-0.parquet")
+        let make = try ChildProcess(
+            URL(fileURLWithPath: duckdb), ["-c", "COPY (SELECT * FROM (VALUES \(rows)) t(url, caption)) TO '\(parquet)' (FORMAT parquet)"])
+        #expect(try await make.waitForExit().status == 0)
+        // The recipe, as docs/crawling.md writes it.
+        let convert = try ChildProcess(
+            URL(fileURLWithPath: duckdb),
+            ["-c", "COPY (SELECT url, caption FROM '\(parquet)') TO '\(workspace.path("part-0.csv.gz"))' (HEADER, DELIMITER ',')"])
+        #expect(try await convert.waitForExit().status == 0)
+        let run = try await workspace.run([
+            "prefetch", "-i", workspace.path("part-0.csv.gz"), "--input-format", "csv", "--caption-col", "caption", "-o",
+            workspace.path("out"),
+            "--output-format", "webdataset", "--no-cache", "--json",
+        ])
+        #expect(run.status == 0 && run.json["succeeded"] as? Int == 3, "\(run.standardError)")
+        let captions = try Self.members(ofTar: workspace.path("out/00000.tar")).filter { $0.name.hasSuffix(".txt") }
+            .map { String(decoding: $0.data, as: UTF8.self) }
+        #expect(captions.sorted() == (0..<3).map { "caption \($0), with \"quotes\" — é" })
         try await origin.shutdown()
     }
 }

@@ -13,13 +13,16 @@ struct DatasetJob: Sendable {
     let computeHash: DigestKind?
     let verifyHash: DigestKind?
     let digests: DownloadDigests?
+    let robots: RobotsPolicy?
+    /// Whether records carry img2dataset's `exif` field.
+    let extractsExif: Bool
 
     /// The sample of `row`, the `position`-th row of the run, under `key`. It never throws: every
     /// way a row can fail is its record's `status` and `error_message`.
     func sample(_ row: ListRow, key: String, position: Int) async -> DatasetWriter.Sample {
         var sample = DatasetWriter.Sample(position: position, status: .failedToDownload, record: .null)
         if columns.caption != nil { sample.caption = row.caption ?? "" }
-        var result = Result(width: nil, height: nil, originalWidth: nil, originalHeight: nil, hash: nil)
+        var result = Result()
         do {
             if let malformed = row.malformed { throw Failure(.failedToDownload, malformed) }
             let data = try await download(row.url)
@@ -32,7 +35,7 @@ struct DatasetJob: Sendable {
             let output = try await resize(data)
             result = Result(
                 width: output.width, height: output.height, originalWidth: output.originalWidth, originalHeight: output.originalHeight,
-                hash: computeHash?.hex(of: data))
+                exif: extractsExif ? ExifDump.json(of: data) : nil, hash: computeHash?.hex(of: data))
             sample.status = .success
             sample.image = output.bytes
             sample.fileExtension = Self.fileExtension(output.bytes, resizer: resizer)
@@ -52,6 +55,7 @@ struct DatasetJob: Sendable {
         var height: Int?
         var originalWidth: Int?
         var originalHeight: Int?
+        var exif: String?
         var hash: String?
     }
 
@@ -70,6 +74,7 @@ struct DatasetJob: Sendable {
         guard let url = URL(string: text), url.scheme != nil, url.host != nil || url.scheme == "data" || url.scheme == "file" else {
             throw Failure(.failedToDownload, text.isEmpty ? "no URL" : "not a URL: \(text)")
         }
+        if let robots, let refusal = await robots.refusal(for: url) { throw Failure(.failedToDownload, refusal) }
         let loaded = try await manager.image(for: url, options: [.waitStoreCache, .avoidDecodeImage], context: context)
         guard let data = loaded.data else { throw Failure(.failedToDownload, "no bytes") }
         return data
@@ -89,7 +94,8 @@ struct DatasetJob: Sendable {
         }
     }
 
-    /// img2dataset's meta: the saved columns, `caption`, `url`, then its fields, in its order.
+    /// img2dataset's meta: the saved columns, `caption`, `url`, then its fields, in its order
+    /// (`exif` as a JSON text inside the record, as img2dataset stores it).
     private func record(_ row: ListRow, key: String, status: DatasetWriter.Status, error: String?, result: Result) -> JSONValue {
         func integer(_ value: Int?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
         var members = row.columns
@@ -104,6 +110,7 @@ struct DatasetJob: Sendable {
             .init(name: "original_width", value: integer(result.originalWidth)),
             .init(name: "original_height", value: integer(result.originalHeight)),
         ]
+        if extractsExif { members.append(.init(name: "exif", value: result.exif.map(JSONValue.string) ?? .null)) }
         if let computeHash { members.append(.init(name: computeHash.rawValue, value: result.hash.map(JSONValue.string) ?? .null)) }
         return .object(members)
     }

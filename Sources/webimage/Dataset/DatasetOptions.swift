@@ -50,6 +50,11 @@ struct DatasetOptions: ParsableArguments {
     @Flag(help: "Dataset modes: keep every frame of an animation (with --encode-format webp); otherwise the first, as img2dataset.")
     var keepAnimation = false
 
+    @Flag(
+        inversion: .prefixedNo, help: "Dataset modes: each record's exif field, the image's EXIF tags as img2dataset's exifread names them."
+    )
+    var extractExif = true
+
     @Option(
         help: ArgumentHelp(
             "Dataset modes: hash of the downloaded bytes kept in each record: sha256, md5, sha512 or none.", valueName: "HASH"))
@@ -74,6 +79,12 @@ struct DatasetOptions: ParsableArguments {
         help: ArgumentHelp(
             "Added to the User-Agent as (compatible; TOKEN), and matched by X-Robots-Tag's user-agent form.", valueName: "TOKEN"))
     var userAgentToken: String?
+
+    @Flag(
+        help:
+            "Read each host's robots.txt once (RFC 9309, for the --user-agent-token or swift-web-image) and skip what it disallows; its Crawl-delay spaces that host's downloads."
+    )
+    var respectRobotsTxt = false
 
     @Option(help: ArgumentHelp("Retries of a transient failure (default 2, with back-off).", valueName: "N"))
     var retries: Int?
@@ -161,6 +172,9 @@ struct DatasetOptions: ParsableArguments {
                 !$0.isEmpty
             })
     }
+
+    /// The product token robots.txt groups are matched against: the user agent token, else ours.
+    var robotsAgent: String { normalizedToken ?? "swift-web-image" }
 
     /// The user agent token as X-Robots-Tag's user-agent form compares it: trimmed, lower-cased.
     var normalizedToken: String? {

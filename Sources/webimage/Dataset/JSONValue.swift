@@ -40,28 +40,30 @@ enum JSONValue: Equatable, Sendable {
     /// separators, as img2dataset's parquet and our `.jsonl` lines), else one member per line
     /// indented by that many spaces, as Python's `json.dumps(meta, indent=4)` writes each
     /// sample's `KEY.json`.
-    func serialized(indent: Int? = nil) -> String {
+    /// `asciiOnly` escapes every character past ASCII as `\uXXXX`, as Python's `json.dumps`
+    /// writes by default.
+    func serialized(indent: Int? = nil, asciiOnly: Bool = false) -> String {
         var output = ""
-        write(into: &output, indent: indent, depth: 0)
+        write(into: &output, indent: indent, depth: 0, asciiOnly: asciiOnly)
         return output
     }
 
-    private func write(into output: inout String, indent: Int?, depth: Int) {
+    private func write(into output: inout String, indent: Int?, depth: Int, asciiOnly: Bool = false) {
         switch self {
         case .null: output += "null"
         case .bool(let value): output += value ? "true" : "false"
         case .integer(let value): output += String(value)
         case .number(let value): output += Self.format(value)
-        case .string(let value): Self.quote(value, into: &output)
+        case .string(let value): Self.quote(value, into: &output, asciiOnly: asciiOnly)
         case .array(let values):
             writeContainer(into: &output, open: "[", close: "]", count: values.count, indent: indent, depth: depth) { index, output in
-                values[index].write(into: &output, indent: indent, depth: depth + 1)
+                values[index].write(into: &output, indent: indent, depth: depth + 1, asciiOnly: asciiOnly)
             }
         case .object(let members):
             writeContainer(into: &output, open: "{", close: "}", count: members.count, indent: indent, depth: depth) { index, output in
-                Self.quote(members[index].name, into: &output)
+                Self.quote(members[index].name, into: &output, asciiOnly: asciiOnly)
                 output += ": "
-                members[index].value.write(into: &output, indent: indent, depth: depth + 1)
+                members[index].value.write(into: &output, indent: indent, depth: depth + 1, asciiOnly: asciiOnly)
             }
         }
     }
@@ -89,7 +91,7 @@ enum JSONValue: Equatable, Sendable {
         value.isFinite ? "\(value)" : "null"
     }
 
-    private static func quote(_ text: String, into output: inout String) {
+    private static func quote(_ text: String, into output: inout String, asciiOnly: Bool) {
         output += "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -100,6 +102,8 @@ enum JSONValue: Equatable, Sendable {
             case "\t": output += "\\t"
             case _ where scalar.value < 0x20:
                 output += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
+            case _ where asciiOnly && scalar.value > 0x7F:
+                for unit in String(scalar).utf16 { output += "\\u" + String(unit, radix: 16).leftPadded(to: 4) }
             default: output.unicodeScalars.append(scalar)
             }
         }

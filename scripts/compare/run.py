@@ -96,8 +96,8 @@ def prefetch_comparison(name: str, count: int, into: str, mode: str, peer_format
 
 
 def photo_jpegs(count: int) -> Callable[[Path], None]:
-    """COUNT distinct photo-like 1024x768 JPEGs of 100-200 KB: eight smooth pictures (gradients,
-    shapes and grain, q85), each copy with its own comment segment."""
+    """COUNT distinct photo-like 1024x768 JPEGs of about 150 KB: eight smooth pictures (gradients,
+    shapes and grain, q88), each copy with its own comment segment."""
     def write(root: Path):
         import random
         from io import BytesIO
@@ -112,9 +112,9 @@ def photo_jpegs(count: int) -> Callable[[Path], None]:
                 draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(generator.randrange(256) for _ in range(3)))
             picture = picture.filter(ImageFilter.GaussianBlur(6))
             grain = Image.effect_noise((1024, 768), 24).convert("RGB")
-            picture = Image.blend(picture, grain, 0.12)
+            picture = Image.blend(picture, grain, 0.18)
             buffer = BytesIO()
-            picture.save(buffer, "JPEG", quality=85)
+            picture.save(buffer, "JPEG", quality=88)
             bases.append(buffer.getvalue())
         for index in range(count):
             base = bases[index % len(bases)]
@@ -148,7 +148,7 @@ def dataset_comparison(name: str, count: int) -> Comparison:
     shard = str(count // 2)
     return Comparison(
         name=name,
-        description=f"{count:,} photo-like 1024x768 JPEGs (100-200 KB) from a local nginx by a caption CSV, "
+        description=f"{count:,} photo-like 1024x768 JPEGs (about 150 KB) from a local nginx by a caption CSV, "
                     "--image-size 256 --resize-mode center_crop, jpg q95, webdataset; both cores each, whole processes timed",
         prepare=caption_csv(count),
         ours=Side("webimage prefetch -j 32 (webdataset)", lambda csv: [sys.executable, str(PEERS / "dataset_webimage.py"), str(csv), shard]),

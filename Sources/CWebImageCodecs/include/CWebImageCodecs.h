@@ -153,3 +153,9 @@ int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width,
                     uint32_t profile_length, cwi_tiff_sink *sink);
 
 void cwi_tiff_free(cwi_tiff_sink *sink);
+
+/// Keeps allocations up to `mmap_threshold` bytes in glibc's heap instead of a mapping of their
+/// own each, and keeps up to `trim_threshold` free bytes at the heap's top: for a process that
+/// decodes thousands of images of a few hundred KB a second, where every fresh mapping is
+/// faulted in and zeroed again. Returns 0 when glibc took both settings.
+int cwi_keep_large_allocations(int mmap_threshold, int trim_threshold);

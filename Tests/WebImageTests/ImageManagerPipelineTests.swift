@@ -73,9 +73,14 @@ struct ImageManagerPipelineTests {
 
             var thumbnail = LoadContext()
             thumbnail.imageThumbnailPixelSize = (width: 16, height: 16)
-            let thumb = try await manager.image(for: url, context: thumbnail)
+            let thumb = try await manager.image(for: url, options: .waitStoreCache, context: thumbnail)
             #expect(thumb.image.map { $0.pixelWidth <= 16 && $0.pixelHeight <= 16 } == true)
             #expect(thumb.image?.pixelWidth == 16 && thumb.image?.pixelHeight == 12)
+            // The variant's entry is the thumbnail, not the original's bytes stored again.
+            let stored = try #require(try cache.disk?.data(for: manager.variantKey(for: url, context: thumbnail).stringValue))
+            #expect(stored != harness.png && stored.count < harness.png.count)
+            let reread = try CodersManager.shared.decode(stored)
+            #expect((reread.pixelWidth, reread.pixelHeight) == (16, 12))
         }
     }
 

@@ -30,7 +30,16 @@ struct VariantOrientationTests {
                 #expect(again.cacheType == .disk, "transform \(transform)")
                 let fromDisk = try #require(again.image)
                 #expect(fromDisk.orientation == .up, "transform \(transform)")
-                #expect(fromDisk.pixels == image.pixels, "transform \(transform): the disk copy's pixels differ from the memory copy's")
+                if transform {
+                    // With transparency (the rounded corners) the cache encodes the variant as PNG: exact.
+                    #expect(fromDisk.pixels == image.pixels, "the disk copy's pixels differ from the memory copy's")
+                } else {
+                    // An opaque thumbnail is stored as the thumbnail, encoded as JPEG by the cache (as
+                    // SDWebImage stores it): the same size and orientation, pixels within JPEG's loss.
+                    #expect((fromDisk.pixelWidth, fromDisk.pixelHeight) == (image.pixelWidth, image.pixelHeight))
+                    let difference = zip(fromDisk.pixels.bytes, image.pixels.bytes).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }
+                    #expect(difference / image.pixels.bytes.count <= 4, "mean difference \(difference / image.pixels.bytes.count)")
+                }
             }
             let original = try await harness.makeManager().image(for: url)
             #expect(original.image?.orientation == .right && original.image?.pixelWidth == 64, "the original keeps its flag")

@@ -550,11 +550,20 @@ def baseline_side(ours: Side, binary: Path, data: Path) -> Side:
                 lambda path: [str(binary) if argument == str(WORKLOADS) else argument for argument in ours.command(path)])
 
 
-def ensure_built():
-    # SwiftPM keeps the build plan of a path dependency and misses source files added to it
-    # since; dropping the plan makes it look again.
-    (BENCHMARKS / ".build" / "release.yaml").unlink(missing_ok=True)
-    subprocess.run(["swift", "build", "-c", "release", "--product", "CompareWorkloads"], cwd=BENCHMARKS, check=True)
+def uses_workloads(comparison) -> bool:
+    """Whether a side of the comparison runs the Benchmarks package's CompareWorkloads."""
+    sides = [comparison.ours, comparison.peer, *comparison.extra_peers]
+    return any(str(WORKLOADS) in map(str, side.command(Path("input"))) for side in sides)
+
+
+def ensure_built(chosen):
+    # The Benchmarks package is a release build of its own (minutes cold): only when a chosen
+    # comparison runs its CompareWorkloads.
+    if any(uses_workloads(comparison) for comparison in chosen):
+        # SwiftPM keeps the build plan of a path dependency and misses source files added to it
+        # since; dropping the plan makes it look again.
+        (BENCHMARKS / ".build" / "release.yaml").unlink(missing_ok=True)
+        subprocess.run(["swift", "build", "-c", "release", "--product", "CompareWorkloads"], cwd=BENCHMARKS, check=True)
     subprocess.run(["swift", "build", "-c", "release", "--product", "webimage"], cwd=ROOT, check=True)
 
 
@@ -587,7 +596,7 @@ def main():
                              "in every comparison whose workload it has")
     args = parser.parse_args()
     chosen = [c for c in COMPARISONS if not args.names or c.name in args.names]
-    ensure_built()
+    ensure_built(chosen)
     results = []
     print(f"{date.today()} on {machine()}")
     with tempfile.TemporaryDirectory() as workdir:
@@ -617,7 +626,8 @@ def main():
             print(f"\n{comparison.name}: {comparison.description}")
             for side in sides:
                 peak = f"   peak RSS {PEAKS[side.label]:,.0f} MB" if side.label in PEAKS else ""
-                print(f"  {side.label:40} {medians[side.label]:14,.0f} ops/s{peak}")
+                runs = ", ".join(f"{rate:,.0f}" for rate in rates[side.label])
+                print(f"  {side.label:40} {medians[side.label]:14,.0f} ops/s{peak}   (runs: {runs})")
                 if side.label in CHECKS:
                     print(f"    wrote: {CHECKS[side.label]}")
             for side in sides[1:]:

@@ -350,7 +350,11 @@ extension ImageManager {
         let image = result.image
         let transformed =
             request.transformer != nil && image.map { !$0.isAnimated || request.options.contains(.transformAnimatedImage) } == true
-        var bytes: Data? = transformed ? nil : data
+        // A thumbnail is stored as the thumbnail (the cache's encoding of it), as SDWebImage
+        // stores it, not as the original's bytes again under a second key: the original has its
+        // own entry, and a crawl of thumbnails would otherwise keep every original twice.
+        let reshaped = transformed || (request.key.thumbnail != nil && image != nil)
+        var bytes: Data? = reshaped ? nil : data
         var serializerDeclined = false
         if let serializer = request.serializer, let image {
             bytes = serializer.serialize(image, bytes, request.url)

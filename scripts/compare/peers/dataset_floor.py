@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Floor of the `dataset` comparison: the system's libjpeg-turbo by itself (TurboJPEG through
 ctypes, the library our JPEG coder calls) decoding every image of the job at the DCT step the job
-needs (the smallest of 1/8, 1/4, 1/2, 1 that keeps the shorter side at least 256), straight to
-RGBA, in two processes (both cores), no download, resize or encode. No dataset job through this
-library can go faster."""
+needs (the smallest n/8 whose output still covers the resize: the shorter side made 256, the
+longer by the same scale, rounded), straight to RGBA, in two processes (both cores), no
+download, resize or encode. No dataset job through this library can go faster."""
 import ctypes
 import json
 import sys
@@ -25,9 +25,12 @@ def decode_all(paths):
         data = Path(path).read_bytes()
         width, height, subsampling, colorspace = (ctypes.c_int() for _ in range(4))
         assert turbo.tjDecompressHeader3(handle, data, len(data), width, height, subsampling, colorspace) == 0
-        denominator = next(d for d in (8, 4, 2, 1) if min(width.value, height.value) / d >= TARGET)
-        scaled = ((width.value + denominator - 1) // denominator, (height.value + denominator - 1) // denominator)
+        scale = TARGET / min(width.value, height.value)
+        needed = (round(width.value * scale), round(height.value * scale))
+        numerator = next((n for n in range(1, 9) if -(-width.value * n // 8) >= needed[0] and -(-height.value * n // 8) >= needed[1]), 8)
+        scaled = (-(-width.value * numerator // 8), -(-height.value * numerator // 8))
         pixels = ctypes.create_string_buffer(scaled[0] * scaled[1] * 4)
+        # TurboJPEG picks the scale whose output fits the width and height asked for.
         assert turbo.tjDecompress2(handle, data, len(data), pixels, scaled[0], 0, scaled[1], TJPF_RGBA, 0) == 0
     return len(paths)
 

@@ -22,7 +22,14 @@ struct WebImageCommand: AsyncParsableCommand {
     /// Parses and runs, mapping ArgumentParser's usage-error status (64) to 2.
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var arguments = Array(CommandLine.arguments.dropFirst())
+            // `prefetch` takes img2dataset's command line as written too (--image_size=256 ...).
+            if arguments.first == PrefetchCommand.configuration.commandName {
+                let translated = Img2datasetArguments.translate(Array(arguments.dropFirst()))
+                arguments = [arguments[0]] + translated.arguments
+                for warning in translated.warnings { printError("webimage: \(warning)") }
+            }
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -239,6 +239,8 @@ struct DatasetTests {
         let run = try await workspace.run([
             "prefetch", "-i", workspace.path("list.jsonl"), "--input-format", "jsonl", "--verify-hash", "md5,md5", "--compute-hash", "md5",
             "--dedup", "-o", workspace.path("out"), "--output-format", "webdataset", "--no-cache", "--allow-failures", "--json",
+            // One at a time: the row kept is the first to finish, which is then the first in the list.
+            "-j", "1",
         ])
         #expect(run.status == 0, "\(run.standardError)")
         let records = try Self.records(ofLines: workspace.path("out/00000.jsonl")).sorted {
@@ -374,6 +376,26 @@ struct DatasetTests {
         #expect(Set(keys).count == 30 && keys.count == 30, "every URL once, under a key of its own")
         #expect(keys.allSatisfy { $0.count == 6 }, "img2dataset's keys for 4 rows a shard: 1 + 5 digits")
         for path in paths { #expect(origin.requestCount(path) == 1) }
+        try await origin.shutdown()
+    }
+
+    @Test("an img2dataset command line, as written after the program's name, makes the same job")
+    func img2datasetCommandLine() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try WebImageCommandTests.Workspace()
+        for index in 0..<3 { origin.route("/i\(index).jpg", .ok(jpeg, contentType: "image/jpeg")) }
+        try (0..<3).map { origin.url("/i\($0).jpg").absoluteString }.joined(separator: "\n")
+            .write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+        let run = try await workspace.run([
+            "prefetch", "--url_list=\(workspace.path("urls.txt"))", "--output_folder", workspace.path("out"), "--output_format",
+            "webdataset", "--image_size=32", "--resize_mode", "keep_ratio", "--processes_count", "2", "--thread_count", "4",
+            "--enable_wandb", "False", "--resize_only_if_bigger", "False", "--json",
+        ])
+        #expect(run.status == 0 && run.json["succeeded"] as? Int == 3, "\(run.standardError)")
+        #expect(run.standardError.contains("--processes_count is img2dataset's and has no effect here"))
+        let images = try Self.members(ofTar: workspace.path("out/00000.tar")).filter { $0.name.hasSuffix(".jpg") }
+        // keep_ratio to 32: 64x48 becomes 43x32 (42.67 rounded).
+        #expect(try images.map { try CodersManager.shared.decode($0.data).pixelWidth } == [43, 43, 43])
         try await origin.shutdown()
     }
 

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh chromium chromium-driver python3-selenium python3-pil squid
 # DuckDB's command-line tool from PyPI, for the Parquet recipe's test (docs/crawling.md), in a
 # virtual environment of its own (about 85 MB, 10 s).
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/webimage-ci/venv"
+venv="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/webimage-ci/venv"
 [[ -x "$venv/bin/duckdb" ]] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q duckdb-cli; }
 export WEBIMAGE_DUCKDB="$venv/bin/duckdb"
 swift build --build-tests

@@ -90,30 +90,21 @@ struct DatasetResizer: Sendable {
     /// The plan for an image of `width` x `height` (img2dataset's `Resizer.__call__`).
     func plan(width: Int, height: Int) -> DatasetResizePlan {
         var plan = DatasetResizePlan()
-        let shorter = min(width, height)
-        let longer = max(width, height)
-        switch mode {
-        case .no:
-            return plan
-        case .keepRatio, .centerCrop:
-            let downscale = shorter > imageSize
-            guard !onlyIfBigger || downscale else { return plan }
-            plan.downscale = downscale
-            plan.scaled = Self.scaled(width: width, height: height, by: Double(imageSize) / Double(shorter))
-            if mode == .centerCrop, let scaled = plan.scaled {
-                let side = (min(imageSize, scaled.width), min(imageSize, scaled.height))
-                plan.crop = ((scaled.width - side.0) / 2, (scaled.height - side.1) / 2, side.0, side.1)
-            }
-        case .keepRatioLargest, .border:
-            let downscale = longer > imageSize
-            guard !onlyIfBigger || downscale else { return plan }
-            plan.downscale = downscale
-            plan.scaled = Self.scaled(width: width, height: height, by: Double(imageSize) / Double(longer))
-            if mode == .border, let scaled = plan.scaled {
-                let canvas = (max(imageSize, scaled.width), max(imageSize, scaled.height))
-                // albumentations' get_dimension_padding: int((min - size) / 2.0) before, the rest after.
-                plan.pad = (canvas.0, canvas.1, (canvas.0 - scaled.width) / 2, (canvas.1 - scaled.height) / 2)
-            }
+        guard mode != .no else { return plan }
+        // keep_ratio and center_crop fix the shorter side (SmallestMaxSize), the others the longer.
+        let side = mode == .keepRatio || mode == .centerCrop ? min(width, height) : max(width, height)
+        let downscale = side > imageSize
+        guard !onlyIfBigger || downscale else { return plan }
+        let scaled = Self.scaled(width: width, height: height, by: Double(imageSize) / Double(side))
+        plan.downscale = downscale
+        plan.scaled = scaled
+        if mode == .centerCrop {
+            let kept = (min(imageSize, scaled.width), min(imageSize, scaled.height))
+            plan.crop = ((scaled.width - kept.0) / 2, (scaled.height - kept.1) / 2, kept.0, kept.1)
+        } else if mode == .border {
+            let canvas = (max(imageSize, scaled.width), max(imageSize, scaled.height))
+            // albumentations' get_dimension_padding: int((min - size) / 2.0) before, the rest after.
+            plan.pad = (canvas.0, canvas.1, (canvas.0 - scaled.width) / 2, (canvas.1 - scaled.height) / 2)
         }
         return plan
     }

@@ -379,6 +379,42 @@ struct DatasetTests {
         try await origin.shutdown()
     }
 
+    @Test(
+        "--skip-reencode keeps bytes already in the encode format (not a transparent PNG, which is matted); --keep-animation keeps frames in WebP"
+    )
+    func reencodingAndAnimation() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try WebImageCommandTests.Workspace()
+        let png = [UInt8](try Fixture.data("gradient-rgba.png"))
+        let gif = [UInt8](try Fixture.data("animated.gif"))
+        origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+        origin.route("/b.png", .ok(png, contentType: "image/png"))
+        origin.route("/c.gif", .ok(gif, contentType: "image/gif"))
+        try ["/a.jpg", "/b.png", "/c.gif"].map { origin.url($0).absoluteString }.joined(separator: "\n")
+            .write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+        func images(_ name: String, _ options: [String]) async throws -> [String: Data] {
+            let run = try await workspace.run(
+                ["prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path(name), "--output-format", "webdataset", "--json"]
+                    + options)
+            #expect(run.status == 0, "\(run.standardError)")
+            let members = try Self.members(ofTar: workspace.path(name + "/00000.tar")).filter { !$0.name.hasSuffix(".json") }
+            return Dictionary(uniqueKeysWithValues: members.map { (String($0.name.prefix(9)), $0.data) })
+        }
+        let jpegs = try await images("jpg", ["--resize-mode", "no", "--skip-reencode"])
+        #expect(jpegs["000000000"] == Data(jpeg), "a JPEG needing no resize is kept as it came")
+        let reencoded = try CodersManager.shared.decode(try #require(jpegs["000000001"]))
+        #expect(reencoded.sourceFormat == .jpeg, "a PNG is encoded as the jpg asked for")
+        let pngs = try await images("png", ["--resize-mode", "no", "--skip-reencode", "--encode-format", "png", "--encode-quality", "9"])
+        let matted = try CodersManager.shared.decode(try #require(pngs["000000001"]))
+        #expect(pngs["000000001"] != Data(png) && !matted.hasAlpha, "transparency is matted on white, so the PNG is encoded again")
+        let still = try await images("still", ["--resize-mode", "no", "--encode-format", "webp"])
+        #expect(try CodersManager.shared.decode(try #require(still["000000002"])).frames.count == 1, "the first frame, as img2dataset")
+        let animated = try await images("animated", ["--resize-mode", "no", "--encode-format", "webp", "--keep-animation"])
+        let frames = try CodersManager.shared.decode(try #require(animated["000000002"])).frames.count
+        #expect(frames == (try CodersManager.shared.decode(Data(gif))).frames.count && frames > 1)
+        try await origin.shutdown()
+    }
+
     @Test("an img2dataset command line, as written after the program's name, makes the same job")
     func img2datasetCommandLine() async throws {
         let origin = try await OriginServer.start()

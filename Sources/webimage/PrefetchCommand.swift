@@ -9,7 +9,8 @@ struct PrefetchCommand: AsyncParsableCommand {
         commandName: "prefetch",
         abstract: "Warm the cache from a list of URLs (or save them into a directory), N at a time.",
         discussion: """
-            The list has one URL per line; blank lines and lines starting with # are ignored. \
+            The list has one URL per line (blank lines and lines starting with # are ignored), or, \
+            with --input-format csv, tsv, jsonl or json, a row per image with a URL column. \
             URLs already cached (and, with -o, already saved) count as skipped, so a rerun \
             resumes where the last one stopped. On a terminal a progress bar shows on stderr \
             (done/total, images per second, bytes, failures, ETA); otherwise a plain progress \

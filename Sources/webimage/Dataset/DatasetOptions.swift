@@ -94,6 +94,11 @@ struct DatasetOptions: ParsableArguments {
 
     /// Checks every value, for the command's `validate()`.
     func check() throws {
+        if inputFormat.lowercased() == "parquet" {
+            throw ValidationError(
+                "a Parquet list is turned into CSV first, e.g. duckdb -c \"COPY (SELECT url, caption FROM 'list.parquet') TO 'list.csv.gz' (HEADER)\" (docs/crawling.md)"
+            )
+        }
         guard ListFormat(name: inputFormat) != nil else {
             throw ValidationError("--input-format takes \(ListFormat.names), not \"\(inputFormat)\"")
         }

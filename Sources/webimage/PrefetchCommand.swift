@@ -323,13 +323,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let result: Result<Void, WebImageError> = await withCheckedContinuation { continuation in
             fileQueue.async {
                 continuation.resume(
-                    returning: Result { () throws(WebImageError) in
-                        let partial = target.path + ".partial"
-                        let descriptor = try FileSystem.open(partial, O_WRONLY | O_CREAT | O_TRUNC)
-                        defer { close(descriptor) }
-                        try bytes.withTypedBytes { raw throws(WebImageError) in try FileSystem.writeAll(descriptor, raw, path: partial) }
-                        try FileSystem.rename(partial, target.path)
-                    })
+                    returning: Result { () throws(WebImageError) in try writeWhole(bytes, to: target.path) })
             }
         }
         try result.get()

@@ -120,7 +120,7 @@ final class DatasetWriter: @unchecked Sendable {
         if layout == .files, let members {
             // Files of their own: written outside the lock, as they share nothing.
             let folder = directory.appendingPathComponent(shardName(number))
-            for (name, data) in members { try write(data, to: folder.appendingPathComponent(name)) }
+            for (name, data) in members { try writeWhole(data, to: folder.appendingPathComponent(name).path) }
         }
         try lock.withLock {
             guard var current = open[shard] else { return }
@@ -186,7 +186,7 @@ final class DatasetWriter: @unchecked Sendable {
                 throw CommandFailure("cannot rename \(partial): \(String(cString: strerror(errno)))")
             }
         }
-        try write(Data(stats(of: current).serialized(indent: 4).utf8), to: URL(fileURLWithPath: statsPath(number)))
+        try writeWhole(Data(stats(of: current).serialized(indent: 4).utf8), to: statsPath(number))
     }
 
     /// img2dataset's `write_stats`: the counts, the times as seconds since 1970, and how many
@@ -212,14 +212,5 @@ final class DatasetWriter: @unchecked Sendable {
                     })),
         ]
         return .object(members)
-    }
-
-    /// Writes a whole file under a temporary name and renames it, so its name means it is whole.
-    private func write(_ data: Data, to url: URL) throws {
-        let partial = url.path + ".partial"
-        let descriptor = try FileSystem.open(partial, O_WRONLY | O_CREAT | O_TRUNC)
-        defer { close(descriptor) }
-        try data.withTypedBytes { raw throws(WebImageError) in try FileSystem.writeAll(descriptor, raw, path: partial) }
-        try FileSystem.rename(partial, url.path)
     }
 }

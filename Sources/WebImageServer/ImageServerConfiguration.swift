@@ -64,6 +64,18 @@ public struct ImageServerConfiguration: Sendable {
     /// The most frames of an animated source kept: the first ones of a longer one, as imgproxy
     /// keeps them (1 makes every result a still). Default 100.
     public var maximumAnimationFrames = 100
+    /// The most pixels of each frame of an animated source, in megapixels: when above 0, an
+    /// animation is checked frame by frame instead of all its frames together, as
+    /// `IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION` does. Default 0.
+    public var maximumAnimationFrameMegapixels = 0.0
+    /// Source formats answered as they are, unless the URL asks for another format
+    /// (`IMGPROXY_SKIP_PROCESSING_FORMATS`); URLs add to it with `skp`. Default none.
+    public var skipProcessingFormats: Set<ImageFormat> = []
+    /// Whether URLs may set their own source and result limits (`msr`, `msfs`, `maf`, `mafr`,
+    /// `mrd`), as `IMGPROXY_ALLOW_SECURITY_OPTIONS` lets them; without it they answer 403. A URL's
+    /// `msfs` cannot go above ``maximumSourceBytes``, which the shared download enforces while
+    /// streaming. Default false.
+    public var allowsSecurityOptions = false
     /// The largest width or height of a result. A request for more is scaled down to fit, as
     /// imgproxy does. Default 8192.
     public var maximumResultDimension = 8192
@@ -175,6 +187,10 @@ public struct ImageServerConfiguration: Sendable {
     /// An image answered, processed with the request's options, when a source cannot be fetched
     /// (imgproxy's `IMGPROXY_FALLBACK_IMAGE_*`). Never stored in the result cache. Default none.
     public var fallbackImage: FallbackImage?
+    /// The image `wm` lays over results; without one, `wm` changes nothing, as in imgproxy. A
+    /// changed watermark is seen by results made after the change: stored ones keep the old one
+    /// until they age out. Default none.
+    public var watermark: WatermarkImage?
     /// Send `ETag` and answer `If-None-Match` (`IMGPROXY_USE_ETAG`). Default true.
     public var usesETag = true
     /// Mixed into every `ETag` as imgproxy does (`"BUSTER/base64url(etag)"`), so that changing it
@@ -195,17 +211,17 @@ public struct ImageServerConfiguration: Sendable {
     }
 }
 
+/// Where an image the server is configured with (the fallback image, the watermark) comes from.
+public enum ConfiguredImageSource: Sendable, Equatable {
+    /// The bytes themselves (imgproxy's `…_DATA`, and `…_PATH` read at start-up).
+    case data(Data)
+    /// A URL fetched like a source, through the source cache (`…_URL`).
+    case url(URL)
+}
+
 /// The image a request gets instead of its source's when the source cannot be fetched.
 public struct FallbackImage: Sendable, Equatable {
-    /// Where the image comes from.
-    public enum Source: Sendable, Equatable {
-        /// The bytes themselves (`IMGPROXY_FALLBACK_IMAGE_DATA`, `_PATH` read at start-up).
-        case data(Data)
-        /// A URL fetched like a source, through the source cache (`IMGPROXY_FALLBACK_IMAGE_URL`).
-        case url(URL)
-    }
-
-    public var source: Source
+    public var source: ConfiguredImageSource
     /// The status of the answer; 0 answers with the source's own error status
     /// (`IMGPROXY_FALLBACK_IMAGE_HTTP_CODE`). Default 200, imgproxy's.
     public var status: Int
@@ -213,9 +229,22 @@ public struct FallbackImage: Sendable, Equatable {
     public var ttl: Int?
 
     /// A fallback image.
-    public init(source: Source, status: Int = 200, ttl: Int? = nil) {
+    public init(source: ConfiguredImageSource, status: Int = 200, ttl: Int? = nil) {
         self.source = source
         self.status = status
         self.ttl = ttl
+    }
+}
+
+/// The image `wm` lays over results (imgproxy's `IMGPROXY_WATERMARK_*`).
+public struct WatermarkImage: Sendable, Equatable {
+    public var source: ConfiguredImageSource
+    /// Multiplies every URL's opacity, 0...1 (`IMGPROXY_WATERMARK_OPACITY`). Default 1.
+    public var opacity: Double
+
+    /// A watermark.
+    public init(source: ConfiguredImageSource, opacity: Double = 1) {
+        self.source = source
+        self.opacity = opacity
     }
 }

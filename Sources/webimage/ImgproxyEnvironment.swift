@@ -30,8 +30,8 @@ struct ImgproxyEnvironment {
         case hexList
         /// `host:port`, or `:port` for every interface.
         case bind
-        /// A decimal number of megapixels.
-        case megapixels
+        /// A decimal number (megapixels, an opacity).
+        case decimal
         /// debug, info, warn or error.
         case logLevel
         /// Presets split by `IMGPROXY_PRESETS_SEPARATOR`.
@@ -121,9 +121,9 @@ struct ImgproxyEnvironment {
         case .bind:
             // imgproxy's `:8080` listens on every interface.
             converted = trimmed.hasPrefix(":") ? "0.0.0.0" + trimmed : trimmed
-        case .megapixels:
-            guard let megapixels = Double(trimmed), megapixels.isFinite else { throw Self.failure(name, text, "a number") }
-            converted = "\(megapixels)"
+        case .decimal:
+            guard let number = Double(trimmed), number.isFinite else { throw Self.failure(name, text, "a number") }
+            converted = "\(number)"
         case .logLevel:
             let levels = ["debug": "debug", "info": "info", "warn": "warning", "error": "error"]
             guard let level = levels[trimmed.lowercased()] else { throw Self.failure(name, text, "debug, info, warn or error") }
@@ -176,7 +176,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_ALLOW_ORIGIN": .mapped("WEBIMAGE_ALLOW_ORIGIN", .text),
         "IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES": .unsupported(
             "private and link-local sources are always refused here (imgproxy allows private ones by default); loopback can be allowed"),
-        "IMGPROXY_ALLOW_SECURITY_OPTIONS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ALLOW_SECURITY_OPTIONS": .mapped("WEBIMAGE_ALLOW_SECURITY_OPTIONS", .boolean),
         "IMGPROXY_ALWAYS_RASTERIZE_SVG": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_ARGUMENTS_SEPARATOR": .mapped("WEBIMAGE_ARGUMENTS_SEPARATOR", .text),
         "IMGPROXY_AUTO_AVIF": .mapped("WEBIMAGE_AUTO_AVIF", .boolean),
@@ -255,12 +255,12 @@ struct ImgproxyEnvironment {
         "IMGPROXY_LOG_LEVEL": .mapped("WEBIMAGE_LOG_LEVEL", .logLevel),
         "IMGPROXY_LOG_MEM_STATS": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_MAX_ANIMATION_FRAMES": .mapped("WEBIMAGE_MAX_ANIMATION_FRAMES", .integer),
-        "IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION": .mapped("WEBIMAGE_MAX_ANIMATION_FRAME_RESOLUTION", .decimal),
         "IMGPROXY_MAX_CLIENTS": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_MAX_REDIRECTS": .mapped("WEBIMAGE_MAX_REDIRECTS", .integer),
         "IMGPROXY_MAX_RESULT_DIMENSION": .mapped("WEBIMAGE_MAX_RESULT_DIMENSION", .limit),
         "IMGPROXY_MAX_SRC_FILE_SIZE": .mapped("WEBIMAGE_MAX_SRC_BYTES", .limit),
-        "IMGPROXY_MAX_SRC_RESOLUTION": .mapped("WEBIMAGE_MAX_SRC_RESOLUTION", .megapixels),
+        "IMGPROXY_MAX_SRC_RESOLUTION": .mapped("WEBIMAGE_MAX_SRC_RESOLUTION", .decimal),
         "IMGPROXY_NETWORK": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_NEW_RELIC_APP_NAME": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
@@ -326,7 +326,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_SENTRY_RELEASE": .unsupported("error-reporting services"),
         "IMGPROXY_SET_CANONICAL_HEADER": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_SIGNATURE_SIZE": .mapped("WEBIMAGE_SIGNATURE_SIZE", .integer),
-        "IMGPROXY_SKIP_PROCESSING_FORMATS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SKIP_PROCESSING_FORMATS": .mapped("WEBIMAGE_SKIP_PROCESSING_FORMATS", .list),
         "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": .unsupported("only for s3:// and local:// sources, which are not served yet (issue 40)"),
         "IMGPROXY_SO_REUSEPORT": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_STRIP_COLOR_PROFILE": .mapped("WEBIMAGE_STRIP_COLOR_PROFILE", .boolean),
@@ -362,10 +362,10 @@ struct ImgproxyEnvironment {
         "IMGPROXY_USE_SWIFT": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_VIPS_CACHE_TRACE": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_VIPS_LEAK_CHECK": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
-        "IMGPROXY_WATERMARK_DATA": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_WATERMARK_OPACITY": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_WATERMARK_PATH": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_WATERMARK_URL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_WATERMARK_DATA": .mapped("WEBIMAGE_WATERMARK_DATA", .text),
+        "IMGPROXY_WATERMARK_OPACITY": .mapped("WEBIMAGE_WATERMARK_OPACITY", .decimal),
+        "IMGPROXY_WATERMARK_PATH": .mapped("WEBIMAGE_WATERMARK_PATH", .text),
+        "IMGPROXY_WATERMARK_URL": .mapped("WEBIMAGE_WATERMARK_URL", .text),
         "IMGPROXY_WEBP_EFFORT": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_WEBP_PRESET": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_WORKERS": .mapped("WEBIMAGE_CONCURRENCY", .integer),

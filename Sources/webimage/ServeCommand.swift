@@ -94,6 +94,15 @@ struct ServeCommand: AsyncParsableCommand {
             "The most pixels of a result, in megapixels; larger requests are scaled down to fit (default 40).", valueName: "MP"))
     var maxResultResolution: Double?
 
+    @Option(
+        help: ArgumentHelp(
+            "The most pixels of each frame of an animation, in megapixels; above 0, animations are checked frame by frame (default 0).",
+            valueName: "MP"))
+    var maxAnimationFrameResolution: Double?
+
+    @Flag(help: "URLs may set their own limits with msr, msfs, maf, mafr and mrd.")
+    var allowSecurityOptions = false
+
     @Option(help: ArgumentHelp("Requests fetched and processed at once (default: the number of cores).", valueName: "N"))
     var concurrency: Int?
 
@@ -172,6 +181,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The max-age of a fallback answer (default: --ttl).", valueName: "SECONDS"))
     var fallbackImageTtl: Int?
 
+    @Option(help: ArgumentHelp("The image wm lays over results.", valueName: "PATH"))
+    var watermarkPath: String?
+
+    @Option(help: ArgumentHelp("The URL of the image wm lays over results.", valueName: "URL"))
+    var watermarkUrl: String?
+
+    @Option(help: ArgumentHelp("The image wm lays over results, in base64.", valueName: "BASE64"))
+    var watermarkData: String?
+
+    @Option(help: ArgumentHelp("Multiplies every wm opacity, 0 to 1 (default 1).", valueName: "OPACITY"))
+    var watermarkOpacity: Double?
+
     @Flag(inversion: .prefixedNo, help: "Strip metadata unless a URL says otherwise (default on).")
     var stripMetadata: Bool?
 
@@ -213,6 +234,11 @@ struct ServeCommand: AsyncParsableCommand {
             "For URLs without a format: keep the source's format when listed, else the first listed that fits (default jpeg,png,gif).",
             valueName: "FORMAT,..."))
     var preferredFormats: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Sources in these formats are answered unprocessed unless a URL asks for another format.", valueName: "FORMAT,..."))
+    var skipProcessingFormats: String?
 
     @Option(
         help: ArgumentHelp(

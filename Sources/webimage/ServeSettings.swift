@@ -52,14 +52,11 @@ struct ServeSettings {
         configuration.enforceAVIF = try command.enforceAvif || read.boolean("ENFORCE_AVIF")
         configuration.enforceJXL = try command.enforceJxl || read.boolean("ENFORCE_JXL")
         if let names = command.preferredFormats.map({ Self.split($0) }) ?? read.text("PREFERRED_FORMATS").map({ Self.split($0) }) {
-            configuration.preferredFormats = try names.map { name in
-                guard let format = ImageFormat(rawValue: name.lowercased() == "jpg" ? "jpeg" : name.lowercased()) else {
-                    throw ValidationError("--preferred-formats: unknown format \"\(name)\"")
-                }
-                return format
-            }
+            configuration.preferredFormats = try Self.formats(names, "--preferred-formats")
             guard !configuration.preferredFormats.isEmpty else { throw ValidationError("--preferred-formats names at least one format") }
         }
+        let skipped = command.skipProcessingFormats.map { Self.split($0) } ?? read.list("SKIP_PROCESSING_FORMATS")
+        configuration.skipProcessingFormats = Set(try Self.formats(skipped, "--skip-processing-formats"))
         if let directory = command.resultCacheDir ?? read.text("RESULT_CACHE_DIR") {
             configuration.cacheDirectory = URL(fileURLWithPath: directory)
         }
@@ -81,6 +78,13 @@ struct ServeSettings {
         try positive(command.maxResultDimension ?? read.integer("MAX_RESULT_DIMENSION"), "--max-result-dimension") {
             configuration.maximumResultDimension = $0
         }
+        if let megapixels = try command.maxAnimationFrameResolution ?? read.number("MAX_ANIMATION_FRAME_RESOLUTION") {
+            guard megapixels >= 0, megapixels <= 1000 else {
+                throw ValidationError("--max-animation-frame-resolution is 0 or more and at most 1000")
+            }
+            configuration.maximumAnimationFrameMegapixels = megapixels
+        }
+        configuration.allowsSecurityOptions = try command.allowSecurityOptions || read.boolean("ALLOW_SECURITY_OPTIONS")
         if let megapixels = try command.maxResultResolution ?? read.number("MAX_RESULT_RESOLUTION") {
             guard megapixels > 0, megapixels <= 400 else { throw ValidationError("--max-result-resolution is above 0 and at most 400") }
             configuration.maximumResultMegapixels = megapixels
@@ -172,6 +176,7 @@ struct ServeSettings {
         }
         configuration.enableClientHints = try command.enableClientHints || read.boolean("ENABLE_CLIENT_HINTS")
         try setFallbackImage(command: command, read: read)
+        try setWatermark(command: command, read: read)
         if let agent = command.userAgent ?? read.text("USER_AGENT") { configuration.userAgent = agent }
         configuration.ignoresSSLVerification = try command.ignoreSslVerification || read.boolean("IGNORE_SSL_VERIFICATION")
         configuration.stripMetadata = try command.stripMetadata ?? read.boolean("STRIP_METADATA", default: true)
@@ -211,27 +216,53 @@ struct ServeSettings {
         }
     }
 
+    /// An image the server is configured with, from the first of its base64 data, file (read
+    /// now) and URL that is given (imgproxy's order); nil when none is.
+    private static func imageSource(data: String?, path: String?, url: String?, flag: String) throws -> ConfiguredImageSource? {
+        if let data {
+            guard let bytes = Data(base64Encoded: data.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw ValidationError("--\(flag)-data is not base64")
+            }
+            return .data(bytes)
+        }
+        if let path {
+            guard let bytes = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("--\(flag)-path: cannot read \(path)")
+            }
+            return .data(bytes)
+        }
+        if let url {
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? "") else {
+                throw ValidationError("--\(flag)-url is not an http(s) URL")
+            }
+            return .url(parsed)
+        }
+        return nil
+    }
+
+    /// The watermark: its image and the opacity every URL's is multiplied by.
+    private mutating func setWatermark(command: ServeCommand, read: EnvironmentReader) throws {
+        guard
+            let source = try Self.imageSource(
+                data: command.watermarkData ?? read.text("WATERMARK_DATA"), path: command.watermarkPath ?? read.text("WATERMARK_PATH"),
+                url: command.watermarkUrl ?? read.text("WATERMARK_URL"), flag: "watermark")
+        else { return }
+        var watermark = WatermarkImage(source: source)
+        if let opacity = try command.watermarkOpacity ?? read.number("WATERMARK_OPACITY") {
+            guard (0...1).contains(opacity) else { throw ValidationError("--watermark-opacity is between 0 and 1") }
+            watermark.opacity = opacity
+        }
+        configuration.watermark = watermark
+    }
+
     /// The fallback image: its bytes (base64 or a file, read now) or its URL, its status and TTL.
     private mutating func setFallbackImage(command: ServeCommand, read: EnvironmentReader) throws {
-        let source: FallbackImage.Source
-        if let text = command.fallbackImageData ?? read.text("FALLBACK_IMAGE_DATA") {
-            guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw ValidationError("--fallback-image-data is not base64")
-            }
-            source = .data(data)
-        } else if let path = command.fallbackImagePath ?? read.text("FALLBACK_IMAGE_PATH") {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ValidationError("--fallback-image-path: cannot read \(path)")
-            }
-            source = .data(data)
-        } else if let text = command.fallbackImageUrl ?? read.text("FALLBACK_IMAGE_URL") {
-            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
-                throw ValidationError("--fallback-image-url is not an http(s) URL")
-            }
-            source = .url(url)
-        } else {
-            return
-        }
+        guard
+            let source = try Self.imageSource(
+                data: command.fallbackImageData ?? read.text("FALLBACK_IMAGE_DATA"),
+                path: command.fallbackImagePath ?? read.text("FALLBACK_IMAGE_PATH"),
+                url: command.fallbackImageUrl ?? read.text("FALLBACK_IMAGE_URL"), flag: "fallback-image")
+        else { return }
         var fallback = FallbackImage(source: source)
         if let status = try command.fallbackImageHttpCode ?? read.integer("FALLBACK_IMAGE_HTTP_CODE") {
             guard status == 0 || (100...599).contains(status) else { throw ValidationError("--fallback-image-http-code is 0 or 100-599") }
@@ -282,6 +313,16 @@ struct ServeSettings {
     private static func duration(_ seconds: Double, _ name: String) throws -> Duration {
         guard seconds > 0, seconds <= 3600 else { throw ValidationError("\(name) is above 0 and at most 3600 seconds") }
         return .milliseconds(Int64(seconds * 1000))
+    }
+
+    /// Format names as imgproxy writes them (`jpg` for JPEG), each known.
+    private static func formats(_ names: [String], _ option: String) throws -> [ImageFormat] {
+        try names.map { name in
+            guard let format = ImageFormat(rawValue: name.lowercased() == "jpg" ? "jpeg" : name.lowercased()) else {
+                throw ValidationError("\(option): unknown format \"\(name)\"")
+            }
+            return format
+        }
     }
 
     static func split(_ list: String) -> [String] {

@@ -65,9 +65,11 @@ public final class ImageProxy: Sendable {
         base.stripMetadata = configuration.stripMetadata
         base.stripColorProfile = configuration.stripColorProfile
         base.autoRotate = configuration.autoRotate
+        base.skipProcessing = configuration.skipProcessingFormats
         parser = OptionsParser(
             presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable,
-            allowedOptions: allowed, baseOptions: base, argumentsSeparator: configuration.argumentsSeparator)
+            allowedOptions: allowed, baseOptions: base, argumentsSeparator: configuration.argumentsSeparator,
+            allowsSecurityOptions: configuration.allowsSecurityOptions)
         pathRules = ProxyPath.Rules(
             rewriting: configuration.sourceRewriting, base64IncludesFilename: configuration.base64URLIncludesFilename,
             onlyPresets: configuration.onlyPresets, argumentsSeparator: configuration.argumentsSeparator)
@@ -91,7 +93,9 @@ public final class ImageProxy: Sendable {
             ? MemoryCache(configuration: MemoryCacheConfiguration(costLimit: max(memoryBytes / 8, 1)), telemetry: telemetry) : nil
         processor = ImageProcessor(
             coders: coders, maximumSourcePixels: Int(configuration.maximumSourceMegapixels * 1_000_000),
-            maximumAnimationFrames: configuration.maximumAnimationFrames, defaultQuality: configuration.defaultQuality,
+            maximumAnimationFrames: configuration.maximumAnimationFrames,
+            maximumAnimationFramePixels: Int(configuration.maximumAnimationFrameMegapixels * 1_000_000),
+            defaultQuality: configuration.defaultQuality,
             resultLimits: ProcessingPlan.Limits(
                 maximumDimension: configuration.maximumResultDimension,
                 maximumPixels: Int(configuration.maximumResultMegapixels * 1_000_000)),
@@ -180,6 +184,7 @@ public final class ImageProxy: Sendable {
         let options = try parser.parse(proxyPath.options, extensionName: proxyPath.extensionName, hints: hints)
         if proxyPath.source.scheme != ProxyPath.localScheme { proxyPath.source = try fetcher.allowedSource(proxyPath.source) }
         let parsed = proxyPath
+        if options.raw { return try await raw(parsed.source, options: options, closed: closed) }
         let choice = formatChoice(options: options, accept: accept)
         let key = [parsed.source.absoluteString, options.canonical, choice.key].joined(separator: "\n")
         let varyHeaders = self.varyHeaders(options)
@@ -233,6 +238,24 @@ public final class ImageProxy: Sendable {
                 return try await self.produce(source, from: parsed.source, options: options, choice: choice, key: key)
             }
         }
+    }
+
+    /// `raw`: the source's bytes as fetched (through the source cache and its byte cap), not
+    /// processed and not stored as a result, typed by what they are.
+    private func raw(_ source: URL, options: ProcessingOptions, closed: EventLoopFuture<Void>?) async throws(ProxyError) -> ProxyResponse {
+        let fetched = try await withDeadline(
+            configuration.requestTimeout, error: ProxyError(status: 504, "the request took longer than \(configuration.requestTimeout)"),
+            closed: closed
+        ) { () async throws(ProxyError) -> FetchedSource in try await self.fetch(source) }
+        try Self.checkSourceBytes(fetched.data, options: options)
+        let contentType = fetched.data.withUnsafeBytes { ImageFormat(sniffing: $0) }?.mimeType ?? "application/octet-stream"
+        return ProxyResponse(
+            status: 200,
+            headers: [
+                ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))"),
+                ("Content-Type", contentType), ("Content-Length", String(fetched.data.count)),
+                ("Content-Disposition", contentDisposition(options, contentType: contentType)),
+            ], body: fetched.data)
     }
 
     /// The fallback image, processed with the request's options, for a source that could not be
@@ -340,6 +363,7 @@ public final class ImageProxy: Sendable {
         async throws(ProxyError) -> ProcessedResult
     {
         let data = fetched.data
+        try Self.checkSourceBytes(data, options: options)
         let processStart = ContinuousClock.now
         let (encoded, format) = try await render(data, options: options, choice: choice)
         let processSeconds = Self.seconds(since: processStart)
@@ -359,20 +383,39 @@ public final class ImageProxy: Sendable {
         return result
     }
 
+    /// Refuses a source over the URL's own `max_src_file_size` (413, as a source over the server's
+    /// byte cap); 0 is no limit of its own.
+    private static func checkSourceBytes(_ data: Data, options: ProcessingOptions) throws(ProxyError) {
+        if let limit = options.security.sourceBytes, limit > 0, data.count > limit {
+            throw .tooLarge("the source is over the byte limit: \(data.count) bytes, over the URL's \(limit) (max_src_file_size)")
+        }
+    }
+
     /// `data` processed in the work pool, within a slot of the admission gate.
     private func render(_ data: Data, options: ProcessingOptions, choice: OutputFormatRule) async throws(ProxyError)
         -> (data: Data, format: ImageFormat)
     {
         let processor = self.processor
+        let watermark = try await watermark(for: options)
         let limit = configuration.processingTimeout
         let result = try await gate.run(
             in: WorkPool.shared, limit: limit, timeout: ProxyError(status: 504, "processing took longer than \(limit)")
         ) { isCancelled throws(ProxyError) in
-            try processor.process(data, options: options, rule: choice, isCancelled: isCancelled)
+            try processor.process(data, options: options, rule: choice, watermark: watermark, isCancelled: isCancelled)
         }
         metrics.running.record(gate.running)
         metrics.queued.record(gate.queued)
         return result
+    }
+
+    /// The configured watermark's bytes when `options` lay it: its data, or its URL fetched like
+    /// a source (through the source cache).
+    private func watermark(for options: ProcessingOptions) async throws(ProxyError) -> ImageProcessor.Watermark? {
+        guard let configured = configuration.watermark, let placing = options.watermark, placing.opacity > 0 else { return nil }
+        switch configured.source {
+        case .data(let data): return ImageProcessor.Watermark(data: data, opacity: configured.opacity)
+        case .url(let url): return ImageProcessor.Watermark(data: try await fetch(url).data, opacity: configured.opacity)
+        }
     }
 
     /// A strong validator: the source's bytes (hashed), the canonical options and the format.

@@ -24,12 +24,15 @@ public struct OptionsParser: Sendable {
     public let baseOptions: ProcessingOptions
     /// What separates an option's name and arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`). Default `:`.
     public let argumentsSeparator: String
+    /// Whether URLs and presets may set their own limits with `msr`, `msfs`, `maf`, `mafr` and
+    /// `mrd` (`IMGPROXY_ALLOW_SECURITY_OPTIONS`); without it those options answer 403. Default false.
+    public let allowsSecurityOptions: Bool
 
     /// A parser with the given presets and limit.
     public init(
         presets: [String: String] = [:], maximumResultDimension: Int = 8192,
         encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif], allowedOptions: Set<String>? = nil,
-        baseOptions: ProcessingOptions = ProcessingOptions(), argumentsSeparator: String = ":"
+        baseOptions: ProcessingOptions = ProcessingOptions(), argumentsSeparator: String = ":", allowsSecurityOptions: Bool = false
     ) {
         self.presets = presets.mapValues { $0.split(separator: "/") }
         self.maximumResultDimension = maximumResultDimension
@@ -37,6 +40,7 @@ public struct OptionsParser: Sendable {
         self.allowedOptions = allowedOptions
         self.baseOptions = baseOptions
         self.argumentsSeparator = argumentsSeparator
+        self.allowsSecurityOptions = allowsSecurityOptions
     }
 
     /// The client's hints (`Sec-CH-DPR`/`DPR`, `Sec-CH-Width`/`Width`), defaults under every
@@ -145,6 +149,10 @@ public struct OptionsParser: Sendable {
             try reader.expect(at: 4)
             options.extend = try reader.boolean(0) ?? options.extend
             options.extendGravity = try reader.gravity(from: 1) ?? options.extendGravity
+        case "extend_aspect_ratio", "extend_ar", "exar":
+            try reader.expect(at: 4)
+            options.extendAspectRatio = try reader.boolean(0) ?? options.extendAspectRatio
+            options.extendAspectRatioGravity = try reader.gravity(from: 1) ?? options.extendAspectRatioGravity
         case "gravity", "g":
             try reader.expect(at: 3)
             options.gravity = try reader.gravity(from: 0) ?? options.gravity
@@ -154,6 +162,17 @@ public struct OptionsParser: Sendable {
             let height = try reader.number(1) ?? 0
             options.crop =
                 width == 0 && height == 0 ? nil : ProcessingOptions.Crop(width: width, height: height, gravity: try reader.gravity(from: 2))
+        case "trim", "t":
+            try reader.expect(at: 4)
+            guard let threshold = try reader.number(0, maximum: 255) else {
+                options.trim = nil  // imgproxy: an empty threshold turns trim off
+                break
+            }
+            var trim = ProcessingOptions.Trim(threshold: threshold)
+            trim.color = try reader.text(1).map { text throws(ProxyError) in try reader.hexColor(text) }
+            trim.equalHorizontal = try reader.boolean(2) ?? false
+            trim.equalVertical = try reader.boolean(3) ?? false
+            options.trim = trim
         case "padding", "pd":
             try reader.expect(at: 4)
             options.padding = try reader.padding()
@@ -181,6 +200,10 @@ public struct OptionsParser: Sendable {
         case "pixelate", "pix":
             try reader.expect(at: 1)
             options.pixelate = try reader.integer(0) ?? 0
+        case "watermark", "wm":
+            // imgproxy takes up to 7 arguments, the last two for its paid edition.
+            try reader.expect(at: 7)
+            options.watermark = try reader.watermark()
         case "quality", "q":
             try reader.expect(at: 1)
             options.quality = try reader.integer(0, maximum: 100) ?? 0
@@ -190,6 +213,9 @@ public struct OptionsParser: Sendable {
                 let format = try format(String(reader.arguments[index]), option: name)
                 options.formatQuality[format] = try reader.integer(index + 1, maximum: 100) ?? 0
             }
+        case "max_bytes", "mb":
+            try reader.expect(at: 1)
+            options.maxBytes = try reader.integer(0) ?? 0
         case "format", "f", "ext":
             try reader.expect(at: 1)
             options.format = nil
@@ -213,9 +239,53 @@ public struct OptionsParser: Sendable {
         case "return_attachment", "att":
             try reader.expect(at: 1)
             options.returnAttachment = try reader.boolean(0) ?? options.returnAttachment
+        case "skip_processing", "skp":
+            for text in reader.arguments {
+                let name = text.lowercased()
+                guard let format = ImageFormat(rawValue: name == "jpg" ? "jpeg" : name) else {
+                    throw reader.failure("unknown format \"\(text)\"")
+                }
+                options.skipProcessing.insert(format)
+            }
+        case "raw":
+            try reader.expect(at: 1)
+            options.raw = try reader.boolean(0) ?? options.raw
+        case "max_src_resolution", "msr", "max_src_file_size", "msfs", "max_animation_frames", "maf",
+            "max_animation_frame_resolution", "mafr", "max_result_dimension", "mrd":
+            try applySecurity(name, &reader, to: &options.security)
         default:
             throw .badRequest("unknown option \"\(name)\"")
         }
+    }
+
+    /// A security option (imgproxy's `options/parser/apply.go`): resolutions in megapixels, 0 or
+    /// more; file size and result dimension whole numbers; frames above 0. Refused with 403, in
+    /// presets too, unless the server allows them.
+    private func applySecurity(_ name: String, _ reader: inout ArgumentReader, to limits: inout ProcessingOptions.SecurityLimits)
+        throws(ProxyError)
+    {
+        guard allowsSecurityOptions else { throw .forbidden("security options (\(name)) are not allowed on this server") }
+        try reader.expect(at: 1)
+        guard reader.text(0) != nil else { throw reader.failure("takes a value") }
+        switch name {
+        case "max_src_resolution", "msr":
+            limits.sourcePixels = try reader.number(0, maximum: 1_000_000).map { Int($0 * 1_000_000) }
+        case "max_src_file_size", "msfs":
+            limits.sourceBytes = try reader.integer(0, maximum: Int(Int32.max))
+        case "max_animation_frames", "maf":
+            guard let frames = try reader.integer(0, maximum: 1_000_000), frames > 0 else { throw reader.failure("must be above 0") }
+            limits.animationFrames = frames
+        case "max_animation_frame_resolution", "mafr":
+            limits.animationFramePixels = try reader.number(0, maximum: 1_000_000).map { Int($0 * 1_000_000) }
+        default:
+            limits.resultDimension = try reader.integer(0, maximum: 1_000_000)
+        }
+    }
+
+    /// The largest side a result of `options` may have: the URL's `mrd` when it set one above
+    /// 0, else the server's.
+    func resultDimensionLimit(_ options: ProcessingOptions) -> Int {
+        options.security.resultDimension.flatMap { $0 > 0 ? $0 : nil } ?? maximumResultDimension
     }
 
     /// Width, height, enlarge and extend from `start`: `size`'s arguments, and `resize`'s after the type.
@@ -244,9 +314,9 @@ public struct OptionsParser: Sendable {
             ("min-width", Double(options.minWidth) * options.dpr), ("min-height", Double(options.minHeight) * options.dpr),
         ]
         // In whole pixels, as the plan rounds them: 8192 at dpr 1.0001 is 8193, over 8192.
-        for (name, value) in sizes where Int(value.rounded()) > maximumResultDimension {
-            throw ProxyError(
-                status: 400, "\(name) \(Int(value.rounded())) (after dpr and zoom) is over the result limit of \(maximumResultDimension)")
+        let limit = resultDimensionLimit(options)
+        for (name, value) in sizes where Int(value.rounded()) > limit {
+            throw ProxyError(status: 400, "\(name) \(Int(value.rounded())) (after dpr and zoom) is over the result limit of \(limit)")
         }
     }
 }
@@ -351,10 +421,7 @@ struct ArgumentReader {
         switch given.count {
         case 0: return nil
         case 1:
-            guard given[0].count == 6, let color = RGBAColor(hex: String(given[0])) else {
-                throw failure("\"\(given[0])\" is not a hex colour (rrggbb)")
-            }
-            return color
+            return try hexColor(given[0])
         case 3:
             var channels: [UInt8] = []
             for index in 0..<3 { channels.append(UInt8(try integer(index, maximum: 255) ?? 0)) }
@@ -362,6 +429,48 @@ struct ArgumentReader {
         default:
             throw failure("takes R:G:B or a hex colour")
         }
+    }
+
+    /// `wm`'s arguments (imgproxy's `applyWatermarkOption`): an opacity in 0...1 (required), a
+    /// compass point or `re`, two offsets that may be negative or fractional, a scale above 0.
+    func watermark() throws(ProxyError) -> ProcessingOptions.Watermark {
+        guard let given = text(0), let opacity = Double(given), opacity.isFinite, (0...1).contains(opacity) else {
+            throw failure("the opacity \"\(arguments.first ?? "")\" is not a number in 0...1")
+        }
+        var watermark = ProcessingOptions.Watermark(opacity: opacity)
+        if let position = text(1) {
+            if position == "re" {
+                watermark.replicate = true
+            } else {
+                guard let kind = Gravity.Kind(rawValue: String(position)), kind != .smart, kind != .focusPoint else {
+                    throw failure("unknown position \"\(position)\" (re, ce, no, so, ea, we, noea, nowe, soea, sowe)")
+                }
+                watermark.position = kind
+            }
+        }
+        watermark.x = try signedNumber(2) ?? 0
+        watermark.y = try signedNumber(3) ?? 0
+        if let scale = try number(4, maximum: 100) {
+            guard scale > 0 else { throw failure("the scale must be above 0") }
+            watermark.scale = scale
+        }
+        return watermark
+    }
+
+    /// A number that may be negative or fractional, within ±1,000,000.
+    func signedNumber(_ index: Int) throws(ProxyError) -> Double? {
+        guard let text = text(index) else { return nil }
+        guard let value = Double(text), value.isFinite, abs(value) <= 1_000_000 else { throw failure("\"\(text)\" is not a number") }
+        return value
+    }
+
+    /// A colour as imgproxy's `RGBFromHex` reads it: `rrggbb`, or `rgb` with each digit doubled.
+    func hexColor(_ text: Substring) throws(ProxyError) -> RGBAColor {
+        let digits = text.count == 3 ? String(text.flatMap { [$0, $0] }) : String(text)
+        guard digits.count == 6, let color = RGBAColor(hex: digits) else {
+            throw failure("\"\(text)\" is not a hex colour (rrggbb or rgb)")
+        }
+        return color
     }
 
     /// A file name, base64url-encoded when the second argument is true.

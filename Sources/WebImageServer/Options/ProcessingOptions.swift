@@ -29,6 +29,38 @@ public struct ProcessingOptions: Sendable, Equatable {
         public var gravity: Gravity?
     }
 
+    /// `trim:THRESHOLD:COLOR:EQUAL_HOR:EQUAL_VER`: the source's borders cut before anything else.
+    public struct Trim: Sendable, Equatable {
+        /// How far a channel may differ from the background and still be background.
+        public var threshold: Double
+        /// The background colour; nil takes the top-left pixel's.
+        public var color: RGBAColor?
+        /// Cut as much from the left as from the right (the smaller cut).
+        public var equalHorizontal = false
+        /// Cut as much from the top as from the bottom.
+        public var equalVertical = false
+
+        public init(threshold: Double) { self.threshold = threshold }
+    }
+
+    /// `watermark:OPACITY:POSITION:X:Y:SCALE`: the server's watermark laid over the result.
+    public struct Watermark: Sendable, Equatable {
+        /// 0...1, times the server's opacity; 0 lays nothing.
+        public var opacity: Double
+        /// The compass point it sits at (not `sm` or `fp`); ignored when ``replicate``.
+        public var position = Gravity.Kind.center
+        /// Tile it over the whole result (`re`).
+        public var replicate = false
+        /// Offsets: pixels (times the dpr) from 1 up, a share of the result below 1; with
+        /// ``replicate`` the space between tiles.
+        public var x = 0.0
+        public var y = 0.0
+        /// Fit it in this share of the result's size; nil keeps its own size.
+        public var scale: Double?
+
+        public init(opacity: Double) { self.opacity = opacity }
+    }
+
     /// Space added around the result (`padding:T:R:B:L`), in CSS order and shorthand.
     public struct Padding: Sendable, Equatable {
         public var top: Int
@@ -58,8 +90,15 @@ public struct ProcessingOptions: Sendable, Equatable {
     public var extend = false
     /// Where the image sits on an extended canvas.
     public var extendGravity = Gravity.center
+    /// `extend_aspect_ratio`: grow the canvas to the requested box's aspect ratio when the image
+    /// came out with another (imgproxy's `calcSizes`), after `extend`. Default false.
+    public var extendAspectRatio = false
+    /// Where the image sits on a canvas grown to the aspect ratio.
+    public var extendAspectRatioGravity = Gravity.center
     /// Where `fill` and `crop` cut. Default centre.
     public var gravity = Gravity.center
+    /// Borders cut from the source first (not for animations, as imgproxy).
+    public var trim: Trim?
     /// A crop before resizing.
     public var crop: Crop?
     /// Space around the result, filled with the background (transparent without one).
@@ -75,6 +114,8 @@ public struct ProcessingOptions: Sendable, Equatable {
     /// The colour behind transparent pixels; nil keeps transparency where the format has it
     /// (white for JPEG).
     public var background: RGBAColor?
+    /// The watermark, when the server has one configured.
+    public var watermark: Watermark?
     /// Gaussian blur's sigma; 0 for none.
     public var blur = 0.0
     /// Unsharp mask's sigma; 0 for none.
@@ -85,6 +126,9 @@ public struct ProcessingOptions: Sendable, Equatable {
     public var quality = 0
     /// Quality per output format, over ``quality``.
     public var formatQuality: [ImageFormat: Int] = [:]
+    /// `max_bytes`: for a lossy format, the quality is lowered until the result fits in this many
+    /// bytes (or quality 10 is reached), as imgproxy's `saveImageToFitBytes`; 0 for no limit.
+    public var maxBytes = 0
     /// The output format; nil keeps the source's (or negotiates one).
     public var format: ImageFormat?
     /// Anything; only changes the cache key.
@@ -102,6 +146,42 @@ public struct ProcessingOptions: Sendable, Equatable {
     /// false keeps the source's pixels and embeds its profile.
     public var stripColorProfile = true
 
+    /// `skip_processing`: sources in these formats are answered as they are, unless the URL asks
+    /// for another format (imgproxy's `shouldSkipStandardProcessing`); the server's
+    /// `IMGPROXY_SKIP_PROCESSING_FORMATS` and the URL's `skp` together.
+    public var skipProcessing: Set<ImageFormat> = []
+    /// `raw`: the source's bytes answered unprocessed, without the result cache (imgproxy streams
+    /// them). Default false.
+    public var raw = false
+    /// The URL's own security limits (`msr`, `msfs`, `maf`, `mafr`, `mrd`), each nil to keep the
+    /// server's; read only when the server allows them (imgproxy's `IMGPROXY_ALLOW_SECURITY_OPTIONS`).
+    public var security = SecurityLimits()
+
+    /// Limits a URL may set for itself in place of the server's, as imgproxy's security options.
+    public struct SecurityLimits: Sendable, Equatable {
+        /// `max_src_resolution`: the most pixels of the source (all frames together), from megapixels.
+        public var sourcePixels: Int?
+        /// `max_src_file_size`: the most bytes of the source; at most the server's own byte cap,
+        /// which the shared download enforces while streaming.
+        public var sourceBytes: Int?
+        /// `max_animation_frames`: the most frames kept.
+        public var animationFrames: Int?
+        /// `max_animation_frame_resolution`: the most pixels of each frame of an animation, which
+        /// then replaces the whole-source check; 0 keeps that check.
+        public var animationFramePixels: Int?
+        /// `max_result_dimension`: the largest width or height of the result; 0 keeps the server's.
+        public var resultDimension: Int?
+
+        public init() {}
+
+        /// The canonical form's part: the limits set, in one order.
+        var canonical: String? {
+            let values = [sourcePixels, sourceBytes, animationFrames, animationFramePixels, resultDimension]
+            guard values.contains(where: { $0 != nil }) else { return nil }
+            return "sec:" + values.map { $0.map(String.init) ?? "" }.joined(separator: ":")
+        }
+    }
+
     /// imgproxy's defaults.
     public init() {}
 
@@ -118,10 +198,16 @@ public struct ProcessingOptions: Sendable, Equatable {
     public var canonical: String {
         var parts = ["rs:\(resizingType.rawValue):\(width):\(height):\(enlarge ? 1 : 0):\(extend ? 1 : 0)"]
         if extend, extendGravity != .center { parts.append("exg:\(extendGravity.canonical)") }
+        if extendAspectRatio { parts.append("exar:\(extendAspectRatioGravity.canonical)") }
         if minWidth > 0 || minHeight > 0 { parts.append("min:\(minWidth):\(minHeight)") }
         if zoomX != 1 || zoomY != 1 { parts.append("z:\(TransformSpec.format(zoomX)):\(TransformSpec.format(zoomY))") }
         if dpr != 1 { parts.append("dpr:\(TransformSpec.format(dpr))") }
         if gravity != .center { parts.append("g:\(gravity.canonical)") }
+        if let trim {
+            parts.append(
+                "t:\(TransformSpec.format(trim.threshold)):\(trim.color.map { String($0.hexString.dropFirst()) } ?? ""):"
+                    + "\(trim.equalHorizontal ? 1 : 0):\(trim.equalVertical ? 1 : 0)")
+        }
         if let crop {
             parts.append(
                 "c:\(TransformSpec.format(crop.width)):\(TransformSpec.format(crop.height))"
@@ -135,13 +221,22 @@ public struct ProcessingOptions: Sendable, Equatable {
         if blur > 0 { parts.append("bl:\(TransformSpec.format(blur))") }
         if sharpen > 0 { parts.append("sh:\(TransformSpec.format(sharpen))") }
         if pixelate > 1 { parts.append("pix:\(pixelate)") }
+        if let watermark, watermark.opacity > 0 {
+            parts.append(
+                "wm:\(TransformSpec.format(watermark.opacity)):\(watermark.replicate ? "re" : watermark.position.rawValue):"
+                    + "\(TransformSpec.format(watermark.x)):\(TransformSpec.format(watermark.y)):\(watermark.scale.map(TransformSpec.format) ?? "")"
+            )
+        }
         if quality > 0 { parts.append("q:\(quality)") }
         for (format, value) in formatQuality.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             parts.append("fq:\(format.rawValue):\(value)")
         }
+        if maxBytes > 0 { parts.append("mb:\(maxBytes)") }
         if !stripMetadata { parts.append("sm:0") }
         if !stripColorProfile { parts.append("scp:0") }
         if !cacheBuster.isEmpty { parts.append("cb:\(cacheBuster)") }
+        if let security = security.canonical { parts.append(security) }
+        if !skipProcessing.isEmpty { parts.append("skp:" + skipProcessing.map(\.rawValue).sorted().joined(separator: ":")) }
         return parts.joined(separator: "/")
     }
 }

@@ -13,6 +13,9 @@ struct ImageProcessor: Sendable {
     let maximumSourcePixels: Int
     /// The most frames an animated result keeps: the first ones of a longer source.
     let maximumAnimationFrames: Int
+    /// The most pixels of each frame of an animation, which then replaces the whole-source
+    /// check; 0 checks an animation's frames together.
+    var maximumAnimationFramePixels = 0
     /// Quality for lossy formats when the URL gives none, 1...100.
     let defaultQuality: Int
     /// The bounds of a result and of everything made on the way to it.
@@ -31,36 +34,51 @@ struct ImageProcessor: Sendable {
 
     /// The encoded result of `options` on `data`, in the format `rule` chooses for this source
     /// (which needs the decoded image: whether it is animated or has transparent pixels).
-    func process(_ data: Data, options: ProcessingOptions, rule: OutputFormatRule, isCancelled: () -> Bool = { false })
+    func process(
+        _ data: Data, options: ProcessingOptions, rule: OutputFormatRule, watermark: Watermark? = nil, isCancelled: () -> Bool = { false }
+    )
         throws(ProxyError) -> (data: Data, format: ImageFormat)
     {
         let header: ImageHeader
         do { header = try ImageHeader(data: data) } catch { throw Self.proxyError(error) }
-        guard header.pixelCount <= maximumSourcePixels else {
+        let limits = SourceLimits(self, options.security)
+        // The header states one frame's size: an animation is checked whole once decoded.
+        guard header.pixelCount <= max(limits.pixels, limits.framePixels) else {
             throw .unprocessable(
-                "the source's \(header.width)x\(header.height) pixels are over the limit of \(Self.megapixels(maximumSourcePixels)) MP")
+                "the source's \(header.width)x\(header.height) pixels are over the limit of \(Self.megapixels(limits.pixels)) MP")
+        }
+        if options.skipProcessing.contains(header.format), options.format == nil || options.format == header.format {
+            // imgproxy's `skipStandardProcessing`: the source as it is, its size checked first.
+            return (data, header.format)
         }
         let orientation = options.autoRotate ? header.orientation : .up
         let turnsSideways = orientation.swapsDimensions != (options.rotate % 180 != 0)
-        let (uprightWidth, uprightHeight) = turnsSideways ? (header.height, header.width) : (header.width, header.height)
+        var (uprightWidth, uprightHeight) = turnsSideways ? (header.height, header.width) : (header.width, header.height)
+        var resultLimits = self.resultLimits
+        if let dimension = options.security.resultDimension, dimension > 0 { resultLimits.maximumDimension = dimension }
         var plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: resultLimits)
 
         var decodeOptions = DecodeOptions(
-            limits: DecodeLimits(maximumPixelCount: maximumSourcePixels), firstFrameOnly: !rule.mayAnimate,
+            limits: DecodeLimits(maximumPixelCount: limits.decodedPixels), firstFrameOnly: !rule.mayAnimate,
             keepsColorProfile: !options.stripColorProfile, keepsEXIF: !options.stripMetadata)
-        if plan.crop == nil, plan.scaledWidth < uprightWidth, plan.scaledHeight < uprightHeight {
+        // A trim's box is found in the whole source's pixels, so a trimmed source is decoded whole.
+        if plan.crop == nil, options.trim == nil, plan.scaledWidth < uprightWidth, plan.scaledHeight < uprightHeight {
             // The decoder scales by its own steps (DCT eighths, whole factors) to at least this
             // box; the plan's transformers go the rest of the way: one resampling at most.
             let (width, height) = turnsSideways ? (plan.scaledHeight, plan.scaledWidth) : (plan.scaledWidth, plan.scaledHeight)
             decodeOptions.thumbnail = ThumbnailSize(width: width, height: height, preservesAspectRatio: false, resamples: false)
         }
         // imgproxy keeps the first frames of a longer animation (one: a still) rather than refusing it.
-        decodeOptions.maximumFrames = maximumAnimationFrames
+        decodeOptions.maximumFrames = limits.frames
         var image: Image
         do { image = try coders.decode(data, options: decodeOptions) } catch { throw Self.proxyError(error) }
+        try limits.check(frames: image.frames.count, width: header.width, height: header.height)
         let transparent = options.background == nil && (image.hasAlpha || options.padding != nil || options.extend)
         let format = rule.resolve(source: header.format, animated: image.frames.count > 1, transparent: transparent)
         if image.frames.count > 1, !OutputFormatRule.animates(format) { image.frames = [image.frames[0]] }
+        // imgproxy trims first, in the stored orientation, and plans from what is left; never an
+        // animation ("Trim is not supported for animated images").
+        let trimmed = try options.trim.flatMap { trim throws(ProxyError) in try Self.trim(&image, trim, isCancelled: isCancelled) } ?? false
         if !options.autoRotate { image.orientation = .up }
         var steps: [any ImageTransformer] = [OrientationTransformer()]
         if options.rotate != 0 { steps.append(RotationTransformer(degrees: Double(-options.rotate))) }
@@ -68,6 +86,10 @@ struct ImageProcessor: Sendable {
             steps.append(FlippingTransformer(horizontal: options.flipHorizontally, vertical: options.flipVertically))
         }
         image = try Self.apply(steps, to: image, isCancelled: isCancelled)
+        if trimmed {
+            (uprightWidth, uprightHeight) = (image.pixelWidth, image.pixelHeight)
+            plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: resultLimits)
+        }
         if image.frames.count > 1 {
             // Every frame of an animation is a result of its own: together they keep the limit.
             var perFrame = resultLimits
@@ -79,17 +101,110 @@ struct ImageProcessor: Sendable {
         if let background = options.background ?? (format == .jpeg ? .white : nil) {
             steps.append(BackgroundTransformer(color: background))
         }
+        if let watermark, let placing = options.watermark, placing.opacity > 0 {
+            // Last, over the flattened result, as imgproxy's pipeline lays it.
+            steps.append(
+                WatermarkTransformer(
+                    mark: try decodeWatermark(watermark.data), options: placing, opacity: placing.opacity * watermark.opacity,
+                    offsetScale: options.dpr * plan.limitScale))
+        }
         image = try Self.apply(steps, to: image, isCancelled: isCancelled)
         try Self.check(isCancelled)
-        let quality = Double(options.quality(for: format, defaults: formatQuality, fallback: defaultQuality)) / 100
-        var encoding = EncodeOptions(quality: quality)
+        var quality = options.quality(for: format, defaults: formatQuality, fallback: defaultQuality)
+        var encoding = EncodeOptions(quality: Double(quality) / 100)
         if format == .jpegXL {
             encoding.jxlEffort = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)
         }
+        while true {
+            let encoded: Data
+            do { encoded = try coders.encode(image, as: format, options: encoding) } catch {
+                throw .unprocessable("the result could not be encoded as \(format.rawValue): \(error.detail)")
+            }
+            guard options.maxBytes > 0, Self.lossyFormats.contains(format),
+                let lower = Self.qualityToFit(quality: quality, size: encoded.count, target: options.maxBytes)
+            else { return (encoded, format) }
+            try Self.check(isCancelled)
+            quality = lower
+            encoding.quality = Double(quality) / 100
+        }
+    }
+
+    /// The formats whose encoders take a quality, which `max_bytes` lowers.
+    static let lossyFormats: Set<ImageFormat> = [.jpeg, .webP, .avif, .jpegXL, .heic]
+
+    /// The next quality `max_bytes` tries after a result of `size` bytes at `quality`, nil when
+    /// that result is kept: it fits `target`, or the quality is already 10 or less. imgproxy's
+    /// `saveImageToFitBytes` (`processing/save_fit_bytes.go`): a quarter of the quality when the
+    /// result is over three times the target, half over 1.5 times, else three quarters, rounded,
+    /// always at least one lower and never below 1.
+    static func qualityToFit(quality: Int, size: Int, target: Int) -> Int? {
+        guard size > target, quality > 10 else { return nil }
+        let excess = Double(size) / Double(target)
+        let factor = excess > 3 ? 0.25 : excess > 1.5 ? 0.5 : 0.75
+        return max(1, min(quality - 1, Int((Double(quality) * factor).rounded())))
+    }
+
+    /// The server's watermark for one result: its bytes and the opacity every URL's is multiplied by.
+    struct Watermark: Sendable {
+        var data: Data
+        var opacity: Double
+    }
+
+    /// The watermark's first frame, upright, within the source limits.
+    private func decodeWatermark(_ data: Data) throws(ProxyError) -> Image {
+        let options = DecodeOptions(limits: DecodeLimits(maximumPixelCount: maximumSourcePixels), firstFrameOnly: true)
         do {
-            return (try coders.encode(image, as: format, options: encoding), format)
+            let mark = try coders.decode(data, options: options)
+            return OrientationTransformer().transform(mark, forKey: "") ?? mark
         } catch {
-            throw .unprocessable("the result could not be encoded as \(format.rawValue): \(error.detail)")
+            throw .unprocessable("the watermark could not be decoded: \(error.detail)")
+        }
+    }
+
+    /// Cuts `image`'s borders by `trim`; whether anything was cut. A still only.
+    private static func trim(_ image: inout Image, _ trim: ProcessingOptions.Trim, isCancelled: () -> Bool) throws(ProxyError) -> Bool {
+        guard image.frames.count == 1 else { return false }
+        let finder = TrimFinder(
+            threshold: trim.threshold, background: trim.color, equalHorizontal: trim.equalHorizontal, equalVertical: trim.equalVertical)
+        guard let box = finder.box(in: image.frames[0].pixels) else { return false }
+        image = try apply(
+            [CroppingTransformer(x: box.x, y: box.y, width: box.width, height: box.height)], to: image, isCancelled: isCancelled)
+        return true
+    }
+
+    /// The source limits of one request: the server's, or the URL's security options in their
+    /// place (imgproxy's `security/checker.go`).
+    struct SourceLimits {
+        /// The most pixels of the whole source (all frames).
+        var pixels: Int
+        /// The most pixels of each frame of an animation; 0 when the whole is checked instead.
+        var framePixels: Int
+        /// The most frames kept.
+        var frames: Int
+
+        init(_ processor: ImageProcessor, _ security: ProcessingOptions.SecurityLimits) {
+            pixels = security.sourcePixels ?? processor.maximumSourcePixels
+            framePixels = security.animationFramePixels ?? processor.maximumAnimationFramePixels
+            frames = security.animationFrames ?? processor.maximumAnimationFrames
+        }
+
+        /// What the decoder may allocate: the whole source, or every kept frame at its own limit.
+        var decodedPixels: Int { max(pixels, framePixels.multipliedReportingOverflow(by: frames).partialValue) }
+
+        /// Refuses a decoded source over the limits: an animation frame by frame when a frame
+        /// limit is set, else all its frames together.
+        func check(frames count: Int, width: Int, height: Int) throws(ProxyError) {
+            if count > 1, framePixels > 0 {
+                guard width * height <= framePixels else {
+                    throw .unprocessable(
+                        "the source's \(width)x\(height) frames are over the limit of \(ImageProcessor.megapixels(framePixels)) MP a frame")
+                }
+                return
+            }
+            guard width * height * count <= pixels else {
+                throw .unprocessable(
+                    "the source's \(count) frames of \(width)x\(height) are over the limit of \(ImageProcessor.megapixels(pixels)) MP")
+            }
         }
     }
 

@@ -46,6 +46,8 @@ struct ProcessingPlan: Equatable {
     var fill: Cut?
     /// The canvas `extend` grows to, with where the image sits on it.
     var extended: Cut?
+    /// The canvas `extend_aspect_ratio` grows to after that, with where the image sits on it.
+    var aspectExtended: Cut?
     /// What the plan was scaled by to keep the result within the limits: 1 when it fits as
     /// asked. `dpr`-scaled sizes (padding, pixelation) are multiplied by it too.
     var limitScale: Double
@@ -146,9 +148,16 @@ struct ProcessingPlan: Equatable {
             gravity: options.gravity)
         var width = fill?.width ?? scaledWidth
         var height = fill?.height ?? scaledHeight
+        let out = fill.map { ($0.width, $0.height) } ?? (min(scaledWidth, boxWidth), min(scaledHeight, boxHeight))
         if options.extend, boxWidth > width || boxHeight > height {
             extended = Cut(width: max(boxWidth, width), height: max(boxHeight, height), gravity: options.extendGravity)
             (width, height) = (max(boxWidth, width), max(boxHeight, height))
+        }
+        if options.extendAspectRatio, let canvas = Self.aspectCanvas(out: out, boxWidth: boxWidth, boxHeight: boxHeight),
+            canvas.width > width || canvas.height > height
+        {
+            (width, height) = (max(canvas.width, width), max(canvas.height, height))
+            aspectExtended = Cut(width: width, height: height, gravity: options.extendAspectRatioGravity)
         }
         if let padding = options.padding {
             let scale = { (side: Int) in Self.paddingSide(side, options: options, limitScale: limitScale) }
@@ -157,6 +166,18 @@ struct ProcessingPlan: Equatable {
         }
         resultWidth = width
         resultHeight = height
+    }
+
+    /// The canvas of the box's aspect ratio around an image that came out `out` (imgproxy's
+    /// `calcSizes`: the side that is short of the ratio grows, the other stays); nil without a
+    /// box of two sides or when the ratio is already the box's.
+    private static func aspectCanvas(out: (Int, Int), boxWidth: Int, boxHeight: Int) -> (width: Int, height: Int)? {
+        guard boxWidth > 0, boxHeight > 0, out.0 > 0, out.1 > 0 else { return nil }
+        let ratioWidth = Double(boxWidth) / Double(out.0)
+        let ratioHeight = Double(boxHeight) / Double(out.1)
+        if ratioHeight > ratioWidth { return (out.0, Int((Double(out.0) * Double(boxHeight) / Double(boxWidth)).rounded())) }
+        if ratioWidth > ratioHeight { return (Int((Double(out.1) * Double(boxWidth) / Double(boxHeight)).rounded()), out.1) }
+        return nil
     }
 
     /// A side in whole pixels, at least one; a side past what an `Int` holds is kept finite so
@@ -280,6 +301,14 @@ struct ProcessingPlan: Equatable {
             let origin = extended.gravity.origin(width: width, height: height, outerWidth: extended.width, outerHeight: extended.height)
             steps.append(CanvasTransformer(width: extended.width, height: extended.height, x: origin.x, y: origin.y, color: canvasColor))
             (width, height) = (extended.width, extended.height)
+        }
+        if let aspectExtended {
+            let origin = aspectExtended.gravity.origin(
+                width: width, height: height, outerWidth: aspectExtended.width, outerHeight: aspectExtended.height)
+            steps.append(
+                CanvasTransformer(
+                    width: aspectExtended.width, height: aspectExtended.height, x: origin.x, y: origin.y, color: canvasColor))
+            (width, height) = (aspectExtended.width, aspectExtended.height)
         }
         if let padding = options.padding {
             let scale = { (side: Int) in Self.paddingSide(side, options: options, limitScale: limitScale) }

@@ -1,0 +1,153 @@
+import WebImage
+
+/// Lays the configured watermark over a result, as imgproxy's `processing/watermark.go` does:
+/// scaled to fit a share of the result when `wm` gives a scale (enlarging too), placed by a
+/// compass gravity with offsets (``WatermarkTransformer/position(outerWidth:outerHeight:innerWidth:innerHeight:)``,
+/// which may put part of it outside), or tiled over the whole result from the centre with the
+/// offsets as the space between tiles (`re`), then blended over with its alpha times the
+/// opacity. Every frame of an animation gets the same mark.
+struct WatermarkTransformer: ImageTransformer {
+    /// The watermark, decoded (its first frame is used).
+    var mark: Image
+    /// The URL's `wm` options.
+    var options: ProcessingOptions.Watermark
+    /// The URL's opacity times the server's (`IMGPROXY_WATERMARK_OPACITY`), 0...1.
+    var opacity: Double
+    /// What pixel offsets are multiplied by: the result's `dpr` scale.
+    var offsetScale: Double
+
+    var transformerKey: String { "watermark" }
+
+    func transform(_ image: Image, forKey key: String) -> Image? {
+        guard let first = mark.frames.first?.pixels else { return image }
+        // Blending over can only make pixels more opaque: the image's alpha flag stays right.
+        var marked = image
+        marked.frames = image.frames.map { frame in
+            ImageFrame(pixels: laid(first, over: frame.pixels), duration: frame.duration)
+        }
+        return marked
+    }
+
+    /// One frame with the mark laid over it.
+    private func laid(_ mark: PixelBuffer, over pixels: PixelBuffer) -> PixelBuffer {
+        let prepared = scaled(mark, toShareOf: pixels.width, pixels.height)
+        if options.replicate {
+            let tile = padded(prepared, width: pixels.width, height: pixels.height)
+            return Self.blend(tiled(tile, width: pixels.width, height: pixels.height), over: pixels, x: 0, y: 0, opacity: opacity)
+        }
+        let (x, y) = position(
+            outerWidth: pixels.width, outerHeight: pixels.height, innerWidth: prepared.width, innerHeight: prepared.height)
+        return Self.blend(prepared, over: pixels, x: x, y: y, opacity: opacity)
+    }
+
+    /// The mark fitted (enlarging too) in `scale` of the result's size, each side rounded half to
+    /// even as imgproxy's `ScaleToEven`; as it is without a scale.
+    private func scaled(_ pixels: PixelBuffer, toShareOf width: Int, _ height: Int) -> PixelBuffer {
+        guard let scale = options.scale, scale > 0 else { return pixels }
+        let boxWidth = max(Self.scaleToEven(width, scale), 1)
+        let boxHeight = max(Self.scaleToEven(height, scale), 1)
+        let factor = min(Double(boxWidth) / Double(pixels.width), Double(boxHeight) / Double(pixels.height))
+        let newWidth = max(1, Int((Double(pixels.width) * factor).rounded()))
+        let newHeight = max(1, Int((Double(pixels.height) * factor).rounded()))
+        guard newWidth != pixels.width || newHeight != pixels.height else { return pixels }
+        let resized = ResizingTransformer(width: newWidth, height: newHeight, mode: .fill, filter: .lanczos3)
+            .transform(Image(pixels: pixels), forKey: "")
+        return resized?.frames.first?.pixels ?? pixels
+    }
+
+    /// For tiling: transparent space around the mark, the offsets (pixels times the dpr scale, or
+    /// shares of the result below 1) split between the two sides.
+    private func padded(_ pixels: PixelBuffer, width: Int, height: Int) -> PixelBuffer {
+        let padX = max(0, offset(options.x, of: width))
+        let padY = max(0, offset(options.y, of: height))
+        guard padX > 0 || padY > 0 else { return pixels }
+        let canvas = CanvasTransformer(
+            width: pixels.width + padX, height: pixels.height + padY, x: padX / 2, y: padY / 2, color: .clear)
+        return canvas.transform(Image(pixels: pixels), forKey: "")?.frames.first?.pixels ?? pixels
+    }
+
+    /// A `width` x `height` layer of `tile` repeated, an odd number of tiles each way with the
+    /// middle one centred (libvips' `replicate` then the centred cut of imgproxy's
+    /// `vips_replicate_go`).
+    private func tiled(_ tile: PixelBuffer, width: Int, height: Int) -> PixelBuffer {
+        func oddCount(_ length: Int, _ side: Int) -> Int {
+            let count = (length + side - 1) / side
+            return count.isMultiple(of: 2) ? count + 1 : count
+        }
+        let left = (oddCount(width, tile.width) * tile.width - width) / 2
+        let top = (oddCount(height, tile.height) * tile.height - height) / 2
+        var bytes = [UInt8](repeating: 0, count: width * height * 4)
+        let source = tile.bytes
+        for y in 0..<height {
+            let sourceRow = ((y + top) % tile.height) * tile.width
+            for x in 0..<width {
+                let from = (sourceRow + (x + left) % tile.width) * 4
+                let to = (y * width + x) * 4
+                for channel in 0..<4 { bytes[to + channel] = source[from + channel] }
+            }
+        }
+        return PixelBuffer(width: width, height: height, straightRGBA: bytes)
+    }
+
+    /// An offset in pixels: at least 1 in size is pixels times the dpr scale, less a share of
+    /// `side`, both rounded half to even as imgproxy's `calcPosition`.
+    private func offset(_ value: Double, of side: Int) -> Int {
+        abs(value) >= 1 ? Int((value * offsetScale).rounded(.toNearestOrEven)) : Self.scaleToEven(side, value)
+    }
+
+    /// Where the mark's top-left corner goes (imgproxy's `calcPosition` with overflow allowed):
+    /// centred (half the slack plus one, halved and rounded to even) or against the edges the
+    /// gravity names, moved by the offsets (towards the centre from an edge), and kept so that at
+    /// least one pixel of it overlaps the result.
+    func position(outerWidth: Int, outerHeight: Int, innerWidth: Int, innerHeight: Int) -> (x: Int, y: Int) {
+        let offsetX = offset(options.x, of: outerWidth)
+        let offsetY = offset(options.y, of: outerHeight)
+        let name = options.position.rawValue
+        var left = Self.halfToEven(outerWidth - innerWidth + 1) + offsetX
+        var top = Self.halfToEven(outerHeight - innerHeight + 1) + offsetY
+        if name.hasPrefix("no") { top = offsetY }
+        if name.hasSuffix("ea") { left = outerWidth - innerWidth - offsetX }
+        if name.hasPrefix("so") { top = outerHeight - innerHeight - offsetY }
+        if name.hasSuffix("we") { left = offsetX }
+        left = max(-innerWidth + 1, min(left, outerWidth - 1))
+        top = max(-innerHeight + 1, min(top, outerHeight - 1))
+        return (left, top)
+    }
+
+    /// imgproxy's `ScaleToEven`: `side * scale` rounded half to even, 0 for a 0 side.
+    static func scaleToEven(_ side: Int, _ scale: Double) -> Int {
+        side == 0 ? 0 : Int((Double(side) * scale).rounded(.toNearestOrEven))
+    }
+
+    /// imgproxy's `ShrinkToEven(value, 2)`: half of `value`, rounded half to even.
+    private static func halfToEven(_ value: Int) -> Int {
+        value == 0 ? 0 : Int((Double(value) / 2).rounded(.toNearestOrEven))
+    }
+
+    /// `mark` blended over `base` with its top-left corner at (`x`, `y`), its alpha times
+    /// `opacity` (libvips' `composite2` OVER on straight colours).
+    static func blend(_ mark: PixelBuffer, over base: PixelBuffer, x: Int, y: Int, opacity: Double) -> PixelBuffer {
+        var bytes = base.bytes
+        let source = mark.bytes
+        let columns = max(0, x)..<min(base.width, x + mark.width)
+        let rows = max(0, y)..<min(base.height, y + mark.height)
+        guard !columns.isEmpty, !rows.isEmpty else { return base }
+        for row in rows {
+            for column in columns {
+                let from = ((row - y) * mark.width + (column - x)) * 4
+                let to = (row * base.width + column) * 4
+                let markAlpha = Double(source[from + 3]) / 255 * opacity
+                guard markAlpha > 0 else { continue }
+                let baseAlpha = Double(bytes[to + 3]) / 255
+                let alpha = markAlpha + baseAlpha * (1 - markAlpha)
+                for channel in 0..<3 {
+                    let value =
+                        (Double(source[from + channel]) * markAlpha + Double(bytes[to + channel]) * baseAlpha * (1 - markAlpha)) / alpha
+                    bytes[to + channel] = UInt8(min(255, max(0, value.rounded())))
+                }
+                bytes[to + 3] = UInt8(min(255, max(0, (alpha * 255).rounded())))
+            }
+        }
+        return PixelBuffer(width: base.width, height: base.height, straightRGBA: bytes)
+    }
+}

@@ -1,0 +1,367 @@
+import Foundation
+import Testing
+import WebImage
+import WebImageTesting
+@testable import WebImageServer
+
+/// imgproxy's security options, read from its source: `options/parser/apply.go`
+/// (`applyMaxSrcResolutionOption` and its siblings: each first asks `IsSecurityOptionsAllowed`,
+/// presets included; resolutions are megapixels stored as `int(f*1000000)`, frames above 0),
+/// `options/parser/errors.go` (`newSecurityOptionsError`: 403) and `security/checker.go`
+/// (`CheckDimensions`: with a frame resolution limit an animation is checked frame by frame,
+/// else its frames together against the source resolution, where, as for the server's own limit,
+/// the first frames that fit are kept rather than the source refused).
+@Suite("imgproxy security options", .serialized)
+struct ImgproxySecurityOptionsTests {
+    static let names = ["msr:1", "msfs:1000", "maf:2", "mafr:1", "mrd:100", "max_src_resolution:1", "max_result_dimension:10"]
+
+    @Test("without IMGPROXY_ALLOW_SECURITY_OPTIONS each one answers 403, in a preset too")
+    func refusedByDefault() throws {
+        let parser = OptionsParser(presets: ["loose": "msr:100"])
+        for option in Self.names {
+            #expect(throws: ProxyError(status: 403, "security options (\(option.split(separator: ":")[0])) are not allowed on this server"))
+            {
+                try parser.parse([Substring(option)])
+            }
+        }
+        #expect(throws: ProxyError.self) { try parser.parse(["pr:loose"]) }
+        #expect(try parser.parse(["w:10"]).security == ProcessingOptions.SecurityLimits())
+    }
+
+    @Test("allowed, they are read as imgproxy reads them and change the result's key")
+    func parsed() throws {
+        let parser = OptionsParser(allowsSecurityOptions: true)
+        let options = try parser.parse(["msr:1.5", "msfs:1000", "maf:3", "mafr:0.25", "mrd:100"])
+        #expect(options.security.sourcePixels == 1_500_000)
+        #expect(options.security.sourceBytes == 1000)
+        #expect(options.security.animationFrames == 3)
+        #expect(options.security.animationFramePixels == 250_000)
+        #expect(options.security.resultDimension == 100)
+        #expect(options.canonical != (try parser.parse(["w:0"])).canonical)
+        for bad in ["maf:0", "msr:-1", "msfs:x", "mrd:1:2", "msr"] {
+            #expect(throws: ProxyError.self, "\(bad)") { try parser.parse([Substring(bad)]) }
+        }
+        #expect(throws: ProxyError.self, "w over the URL's own result limit") { try parser.parse(["mrd:50", "w:60"]) }
+    }
+
+    @Test("msr and msfs refuse a source over the URL's limits; mrd scales the result down")
+    func sourceLimits() async throws {
+        let jpeg = [UInt8](try Fixture.data("gradient.jpg"))  // 64x48: 3,072 pixels
+        var configuration = ServerHarness.configuration()
+        configuration.allowsSecurityOptions = true
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            #expect(try await harness.get(harness.signedPlain("msr:0.003", "/a.jpg")).status == 422, "3,072 > 3,000 pixels")
+            #expect(try await harness.get(harness.signedPlain("msr:0.0031", "/a.jpg")).status == 200)
+            let small = try await harness.get(harness.signedPlain("msfs:\(jpeg.count - 1)", "/a.jpg"))
+            #expect(small.status == 413 && String(decoding: small.body, as: UTF8.self).contains("max_src_file_size"))
+            #expect(try await harness.get(harness.signedPlain("msfs:\(jpeg.count)", "/a.jpg")).status == 200)
+            let bounded = try await harness.get(harness.signedPlain("mrd:32", "/a.jpg", extension: "png"))
+            let header = try ImageHeader(data: bounded.body)
+            #expect(bounded.status == 200 && header.width == 32 && header.height == 24, "scaled as a whole to 32 a side")
+        }
+    }
+
+    @Test("maf keeps the first frames; mafr checks an animation frame by frame instead of whole")
+    func animationLimits() async throws {
+        let animation = [UInt8](try Fixture.data("animated.gif"))  // 3 frames of 32x24: 768 pixels each, 2,304 in all
+        var configuration = ServerHarness.configuration()
+        configuration.allowsSecurityOptions = true
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/a.gif", .ok(animation, contentType: "image/gif"))
+            let still = try await harness.get(harness.signedPlain("maf:1", "/a.gif"))
+            #expect(try still.status == 200 && CodersManager.shared.decode(still.body).frames.count == 1)
+            // As the server's own source limit: the first frames that fit are kept (2 x 768 of 2,000).
+            let cut = try await harness.get(harness.signedPlain("msr:0.002", "/a.gif"))
+            #expect(try cut.status == 200 && CodersManager.shared.decode(cut.body).frames.count == 2)
+            #expect(try await harness.get(harness.signedPlain("msr:0.0005", "/a.gif")).status == 422, "one frame of 768 > 500")
+            let perFrame = try await harness.get(harness.signedPlain("msr:0.002/mafr:0.001", "/a.gif"))
+            #expect(try perFrame.status == 200 && CodersManager.shared.decode(perFrame.body).frames.count == 3, "768 ≤ 1,000 a frame")
+            #expect(try await harness.get(harness.signedPlain("msr:0.002/mafr:0.0005", "/a.gif")).status == 422, "768 > 500 a frame")
+        }
+    }
+}
+
+/// `skip_processing` and `raw`, from imgproxy's `processing/processing.go`
+/// (`shouldSkipStandardProcessing`: a source in a listed format, `IMGPROXY_SKIP_PROCESSING_FORMATS`
+/// or the URL's `skp`, is answered as it is when the URL names no format or the source's own) and
+/// `handlers/processing/handler.go` (`raw`: the source streamed, no processing).
+@Suite("imgproxy skip_processing and raw", .serialized)
+struct ImgproxySkipProcessingTests {
+    let jpeg: [UInt8]
+
+    init() throws {
+        jpeg = [UInt8](try Fixture.data("gradient.jpg"))
+    }
+
+    @Test("skp names formats as imgproxy does, adds to the server's list and changes the key")
+    func parsed() throws {
+        var base = ProcessingOptions()
+        base.skipProcessing = [.gif]
+        let options = try OptionsParser(baseOptions: base).parse(["skp:jpg:webp"])
+        #expect(options.skipProcessing == [.gif, .jpeg, .webP])
+        #expect(options.canonical.contains("skp:gif:jpeg:webp"))
+        #expect(throws: ProxyError.self) { try OptionsParser().parse(["skp:bogus"]) }
+        #expect(try OptionsParser().parse(["raw:1"]).raw)
+        #expect(throws: ProxyError.self) { try OptionsParser().parse(["raw:maybe"]) }
+    }
+
+    @Test("a listed source format is answered byte for byte, unless the URL asks for another format")
+    func skipped() async throws {
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let kept = try await harness.get(harness.signedPlain("w:10/skp:jpg", "/a.jpg"))
+            #expect(kept.status == 200 && kept.header("Content-Type") == "image/jpeg" && [UInt8](kept.body) == jpeg)
+            let same = try await harness.get(harness.signedPlain("w:10/skp:jpg", "/a.jpg", extension: "jpg"))
+            #expect([UInt8](same.body) == jpeg, "the source's own format named")
+            let converted = try await harness.get(harness.signedPlain("w:10/skp:jpg", "/a.jpg", extension: "png"))
+            #expect(try converted.header("Content-Type") == "image/png" && ImageHeader(data: converted.body).width == 10)
+            let otherFormat = try await harness.get(harness.signedPlain("w:10/skp:png", "/a.jpg"))
+            #expect(try [UInt8](otherFormat.body) != jpeg && ImageHeader(data: otherFormat.body).width == 10)
+        }
+        var configuration = ServerHarness.configuration()
+        configuration.skipProcessingFormats = [.jpeg]
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            #expect(try await [UInt8](harness.get(harness.signedPlain("w:10", "/a.jpg")).body) == jpeg, "IMGPROXY_SKIP_PROCESSING_FORMATS")
+        }
+    }
+
+    @Test("raw answers the source's bytes, typed by what they are, whatever the other options")
+    func raw() async throws {
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "application/octet-stream"))
+            let answer = try await harness.get(harness.signedPlain("raw:1/w:10/fn:photo", "/a.jpg", extension: "png"))
+            #expect(answer.status == 200 && [UInt8](answer.body) == jpeg)
+            #expect(answer.header("Content-Type") == "image/jpeg")
+            #expect(answer.header("Content-Disposition") == "inline; filename=\"photo.jpg\"")
+            #expect(try await harness.get(harness.signedPlain("raw:1", "/missing.jpg")).status == 404, "the source's 404")
+        }
+    }
+}
+
+/// `extend_aspect_ratio`, from imgproxy's `processing/prepare.go` (`calcSizes`: the image as it
+/// comes out, the smaller of the scaled size and the result crop, grows on the side short of the
+/// requested box's ratio, `imath.Scale` rounding; nothing without both sides) and
+/// `processing/extend.go` (applied after `extend`, only when larger; `exar:1:GRAVITY`).
+@Suite("imgproxy extend_aspect_ratio")
+struct ImgproxyExtendAspectRatioTests {
+    func plan(_ options: String, _ width: Int, _ height: Int) throws -> ProcessingPlan {
+        try ProcessingPlan(options: OptionsParser().parse(options.split(separator: "/")), sourceWidth: width, sourceHeight: height)
+    }
+
+    @Test(
+        "the canvas grows to the box's ratio on the short side",
+        arguments: [
+            ("rs:fit:200:200/exar:1", 400, 300, 200, 200),  // 200x150 out; 200 * 200/200 = 200 high
+            ("rs:fit:400:300/exar:1", 100, 50, 100, 75),  // not enlarged: 100x50 out; 100 * 300/400 = 75
+            ("rs:fit:300:100/exar:1", 100, 100, 300, 100),  // 100x100 out; 100 * 300/100 = 300 wide
+            ("rs:fill:200:100/exar:1", 400, 300, 200, 100),  // the fill already has the ratio
+            ("rs:fit:400:300:0:1/exar:1", 100, 50, 400, 300),  // extend first: already the ratio
+            ("rs:fill-down:400:300/exar:1", 100, 50, 67, 50),  // fill-down cut 67x50: 67 * 300/400 = 50
+            ("w:200/exar:1", 400, 300, 200, 150),  // one side: nothing
+            ("rs:fit:200:200", 400, 300, 200, 150),
+        ])
+    func sizes(options: String, width: Int, height: Int, resultWidth: Int, resultHeight: Int) throws {
+        let plan = try plan(options, width, height)
+        #expect(plan.resultWidth == resultWidth && plan.resultHeight == resultHeight, "\(plan.resultWidth)x\(plan.resultHeight)")
+    }
+
+    @Test("the image sits by exar's gravity on the background; the option changes the key")
+    func placed() async throws {
+        let jpeg = [UInt8](try Fixture.data("gradient.jpg"))  // 64x48
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let north = try await harness.get(harness.signedPlain("rs:fit:64:64/exar:1:no/bg:ff0000", "/a.jpg", extension: "png"))
+            let image = try CodersManager.shared.decode(north.body)
+            #expect(image.pixelWidth == 64 && image.pixelHeight == 64)
+            let pixels = try #require(image.frames.first).pixels
+            let bottom = pixels.pixel(x: 32, y: 60)
+            #expect(bottom == (255, 0, 0, 255), "the canvas below the image")
+            #expect(pixels.pixel(x: 32, y: 2) != bottom, "the image at the top")
+        }
+        #expect(try OptionsParser().parse(["exar:1"]).canonical != (try OptionsParser().parse(["exar:0"])).canonical)
+        #expect(throws: ProxyError.self) { try OptionsParser().parse(["exar:1:nowhere"]) }
+    }
+}
+
+/// `trim`, from imgproxy's `options/parser/apply.go` (`applyTrimOption`: an empty threshold turns
+/// it off; `RGBFromHex` colours, 3 or 6 digits), `vips/vips.c` (`vips_trim`: alpha flattened onto
+/// magenta, the top-left pixel as background unless a colour is given, the equal-sides widening)
+/// and libvips' `arithmetic/find_trim.c` (3x3 median, a channel differing by more than the
+/// threshold, the first column and row with content from each side; all background: no cut).
+@Suite("imgproxy trim")
+struct ImgproxyTrimTests {
+    /// 40x30 white with a red 10x8 rectangle at (12, 5) and, unless `speck` is false, one black
+    /// pixel at (2, 2) that the median removes.
+    static func picture(background: (UInt8, UInt8, UInt8, UInt8) = (255, 255, 255, 255), speck: Bool = true) -> PixelBuffer {
+        var bytes: [UInt8] = []
+        for y in 0..<30 {
+            for x in 0..<40 {
+                if (12..<22).contains(x), (5..<13).contains(y) {
+                    bytes += [255, 0, 0, 255]
+                } else if speck, x == 2, y == 2 {
+                    bytes += [0, 0, 0, 255]
+                } else {
+                    bytes += [background.0, background.1, background.2, background.3]
+                }
+            }
+        }
+        return PixelBuffer(width: 40, height: 30, straightRGBA: bytes)
+    }
+
+    @Test("the content's box, the equal sides, a given colour, a threshold nothing passes, transparency")
+    func boxes() {
+        let picture = Self.picture()
+        #expect(TrimFinder(threshold: 10).box(in: picture)! == (12, 5, 10, 8))
+        // Margins 12 left and 18 right, 5 top and 17 bottom: the smaller cut on both sides.
+        #expect(TrimFinder(threshold: 10, equalHorizontal: true).box(in: picture)! == (12, 5, 16, 8))
+        #expect(TrimFinder(threshold: 10, equalVertical: true).box(in: picture)! == (12, 5, 10, 20))
+        #expect(TrimFinder(threshold: 10, background: .white).box(in: picture)! == (12, 5, 10, 8))
+        #expect(TrimFinder(threshold: 10, background: .black).box(in: picture) == nil, "all content: nothing cut")
+        #expect(TrimFinder(threshold: 255).box(in: picture) == nil, "no difference is over 255")
+        let clear = Self.picture(background: (0, 0, 0, 0), speck: false)
+        #expect(TrimFinder(threshold: 10).box(in: clear)! == (12, 5, 10, 8), "transparent borders, flattened onto magenta")
+    }
+
+    @Test("t is read as imgproxy reads it; the result is planned from what the trim left")
+    func served() async throws {
+        let parser = OptionsParser()
+        #expect(try parser.parse(["t:10"]).trim == ProcessingOptions.Trim(threshold: 10))
+        #expect(try parser.parse(["t:10", "t:"]).trim == nil, "an empty threshold turns it off")
+        #expect(try parser.parse(["t:5:f00:1"]).trim?.color == RGBAColor(red: 255, green: 0, blue: 0))
+        #expect(try parser.parse(["bg:f00"]).background == RGBAColor(red: 255, green: 0, blue: 0), "3-digit hex, as RGBFromHex")
+        for bad in ["t:10:zz", "t:-1", "t:1:ffffff:maybe", "t:1:2:3:4:5"] {
+            #expect(throws: ProxyError.self, "\(bad)") { try parser.parse([Substring(bad)]) }
+        }
+        let png = [UInt8](try CodersManager.shared.encode(Image(pixels: Self.picture()), as: .png))
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.png", .ok(png, contentType: "image/png"))
+            let trimmed = try await harness.get(harness.signedPlain("t:10", "/a.png", extension: "png"))
+            let image = try CodersManager.shared.decode(trimmed.body)
+            #expect(image.pixelWidth == 10 && image.pixelHeight == 8)
+            #expect(image.frames[0].pixels.pixel(x: 0, y: 0) == (255, 0, 0, 255))
+            let fitted = try ImageHeader(
+                data: try await harness.get(harness.signedPlain("t:10/rs:fit:5:5", "/a.png", extension: "png")).body)
+            #expect(fitted.width == 5 && fitted.height == 4, "10x8 fitted in 5x5")
+        }
+    }
+}
+
+/// `max_bytes`, from imgproxy's `processing/save_fit_bytes.go` (`saveImageToFitBytes`: from the
+/// request's quality down, a quarter over three times the target, half over 1.5 times, else three
+/// quarters, `imath.Scale` rounding, always at least one lower, kept at quality 10 or below) and
+/// `processing/processing.go` (`saveImage`: only formats that take a quality).
+@Suite("imgproxy max_bytes")
+struct ImgproxyMaxBytesTests {
+    @Test("the quality steps, worked from imgproxy's arithmetic")
+    func steps() {
+        #expect(ImageProcessor.qualityToFit(quality: 80, size: 4000, target: 1000) == 20, "over 3x: 80 * 0.25")
+        #expect(ImageProcessor.qualityToFit(quality: 80, size: 2000, target: 1000) == 40, "over 1.5x: 80 * 0.5")
+        #expect(ImageProcessor.qualityToFit(quality: 80, size: 1200, target: 1000) == 60, "else: 80 * 0.75")
+        #expect(ImageProcessor.qualityToFit(quality: 11, size: 1200, target: 1000) == 8, "11 * 0.75 = 8.25")
+        #expect(ImageProcessor.qualityToFit(quality: 10, size: 5000, target: 1000) == nil, "10 or below is kept")
+        #expect(ImageProcessor.qualityToFit(quality: 80, size: 1000, target: 1000) == nil, "fits")
+        #expect(ImageProcessor.qualityToFit(quality: 14, size: 4000, target: 1000) == 4, "14 * 0.25 = 3.5, rounded half away")
+    }
+
+    @Test("a JPEG is the q answer the search reaches; PNG has no quality and is unchanged")
+    func served() async throws {
+        let jpeg = [UInt8](try Fixture.data("gradient.jpg"))
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            func size(_ quality: Int) async throws -> Int {
+                try await harness.get(harness.signedPlain("q:\(quality)", "/a.jpg", extension: "jpg")).body.count
+            }
+            // The target: a little under the size at q:80, so that at least one step is taken.
+            let target = try await size(80) - 1
+            var quality = 80
+            while let next = ImageProcessor.qualityToFit(quality: quality, size: try await size(quality), target: target) { quality = next }
+            #expect(quality < 80)
+            let fitted = try await harness.get(harness.signedPlain("mb:\(target)", "/a.jpg", extension: "jpg"))
+            let expected = try await harness.get(harness.signedPlain("q:\(quality)", "/a.jpg", extension: "jpg"))
+            #expect(fitted.status == 200 && fitted.body == expected.body && fitted.body.count <= target)
+            let png = try await harness.get(harness.signedPlain("mb:10", "/a.jpg", extension: "png"))
+            #expect(png.body == (try await harness.get(harness.signedPlain("w:0", "/a.jpg", extension: "png"))).body)
+        }
+        #expect(throws: ProxyError.self) { try OptionsParser().parse(["mb:-1"]) }
+    }
+}
+
+/// `watermark`, from imgproxy's `options/parser/apply.go` (`applyWatermarkOption`: opacity 0-1
+/// required, a position among the compass points and `re`, float offsets, a scale above 0),
+/// `processing/watermark.go` (`prepareWatermark`: fitted with enlargement in `ScaleToEven(side,
+/// scale)`; for `re` the offsets as padding split in halves and the tiles replicated from the
+/// centre, `vips_replicate_go` in `vips/vips.c`; the URL's opacity times
+/// `IMGPROXY_WATERMARK_OPACITY`), `processing/calc_position.go` (`calcPosition` with overflow) and
+/// `vips_apply_watermark` (alpha times opacity, composited OVER).
+@Suite("imgproxy watermark", .serialized)
+struct ImgproxyWatermarkTests {
+    static func plain(_ width: Int, _ height: Int, _ rgba: [UInt8]) throws -> [UInt8] {
+        let bytes = [UInt8]((0..<(width * height)).flatMap { _ in rgba })
+        return [UInt8](
+            try CodersManager.shared.encode(Image(pixels: PixelBuffer(width: width, height: height, straightRGBA: bytes)), as: .png))
+    }
+
+    func placing(_ options: String) throws -> ProcessingOptions.Watermark {
+        try #require(try OptionsParser().parse([Substring(options)]).watermark)
+    }
+
+    @Test("positions as calcPosition computes them: the centre rounded half to even, edges, offsets, overflow kept one pixel in")
+    func positions() throws {
+        let mark = Image(pixels: PixelBuffer(width: 16, height: 8, straightRGBA: [UInt8](repeating: 255, count: 16 * 8 * 4)))
+        func place(_ options: String, dpr: Double = 1) throws -> (x: Int, y: Int) {
+            WatermarkTransformer(mark: mark, options: try placing(options), opacity: 1, offsetScale: dpr)
+                .position(outerWidth: 64, outerHeight: 48, innerWidth: 16, innerHeight: 8)
+        }
+        #expect(try place("wm:1:ce") == (24, 20), "(64-16+1)/2 = 24.5 and (48-8+1)/2 = 20.5, to even")
+        #expect(try place("wm:1:no") == (24, 0))
+        #expect(try place("wm:1:soea:2:3") == (46, 37), "64-16-2, 48-8-3")
+        #expect(try place("wm:1:soea:2:3", dpr: 2) == (44, 34), "pixel offsets times the dpr")
+        #expect(try place("wm:1:we:0.25:0") == (16, 20), "below 1: a share of the width")
+        #expect(try place("wm:1:ea:-100") == (63, 20), "outside: kept one pixel in")
+        for bad in ["wm:", "wm:2", "wm:1:sm", "wm:1:fp", "wm:1:ce:0:0:0", "wm:1:ce:x"] {
+            #expect(throws: ProxyError.self, "\(bad)") { try OptionsParser().parse([Substring(bad)]) }
+        }
+    }
+
+    @Test("laid at its place, scaled, tiled, at the opacity; nothing without a configured watermark")
+    func served() async throws {
+        let white = try Self.plain(64, 48, [255, 255, 255, 255])
+        let red = try Self.plain(8, 8, [255, 0, 0, 255])
+        var configuration = ServerHarness.configuration()
+        configuration.watermark = WatermarkImage(source: .data(Data(red)))
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
+            func pixels(_ options: String) async throws -> PixelBuffer {
+                let answer = try await harness.get(harness.signedPlain(options, "/a.png", extension: "png"))
+                #expect(answer.status == 200, "\(options)")
+                return try CodersManager.shared.decode(answer.body).frames[0].pixels
+            }
+            let corner = try await pixels("wm:1:nowe")
+            #expect(corner.pixel(x: 7, y: 7) == (255, 0, 0, 255) && corner.pixel(x: 8, y: 8) == (255, 255, 255, 255))
+            // 8x8 fitted in 32x24 (half of 64x48): 24x24, centred at (20, 12).
+            let scaled = try await pixels("wm:1:ce:0:0:0.5")
+            #expect(scaled.pixel(x: 20, y: 12) == (255, 0, 0, 255) && scaled.pixel(x: 43, y: 35) == (255, 0, 0, 255))
+            #expect(scaled.pixel(x: 19, y: 12) == (255, 255, 255, 255) && scaled.pixel(x: 44, y: 35) == (255, 255, 255, 255))
+            // Tiles of 16x8 (8 px of space split 4 and 4), 5 across and 7 down, cut from the centre:
+            // the layer's x is the tile's (x + 8) % 16, red in 4..<12.
+            let tiled = try await pixels("wm:1:re:8:0")
+            #expect(tiled.pixel(x: 0, y: 0) == (255, 0, 0, 255) && tiled.pixel(x: 12, y: 30) == (255, 0, 0, 255))
+            #expect(tiled.pixel(x: 4, y: 0) == (255, 255, 255, 255) && tiled.pixel(x: 11, y: 47) == (255, 255, 255, 255))
+            let half = try await pixels("wm:0.5:nowe")
+            #expect(half.pixel(x: 0, y: 0) == (255, 128, 128, 255), "255 * 0.5 + 255 * 0.5 over white; 127.5 rounded")
+        }
+        configuration.watermark = WatermarkImage(source: .data(Data(red)), opacity: 0.5)
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
+            let answer = try await harness.get(harness.signedPlain("wm:1:nowe", "/a.png", extension: "png"))
+            #expect(try CodersManager.shared.decode(answer.body).frames[0].pixels.pixel(x: 0, y: 0) == (255, 128, 128, 255))
+        }
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
+            let marked = try await harness.get(harness.signedPlain("wm:1:nowe", "/a.png", extension: "png"))
+            #expect(try CodersManager.shared.decode(marked.body).frames[0].pixels.pixel(x: 0, y: 0) == (255, 255, 255, 255))
+        }
+    }
+}

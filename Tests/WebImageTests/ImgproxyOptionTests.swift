@@ -365,3 +365,105 @@ struct ImgproxyWatermarkTests {
         }
     }
 }
+
+/// `rotate`, `flip` and `auto_rotate`, from imgproxy's `processing/rotate_and_flip.go` (the EXIF
+/// orientation first, then the URL's clockwise rotation, then its flips) and `prepare.go`
+/// (`angleFlip`: no EXIF orientation with `ar:0`).
+@Suite("imgproxy rotate, flip and auto_rotate")
+struct ImgproxyGeometryTests {
+    @Test("rot turns clockwise, fl mirrors after it, ar:0 keeps the stored orientation")
+    func geometry() async throws {
+        let redBlue = [UInt8](
+            try CodersManager.shared.encode(
+                Image(pixels: PixelBuffer(width: 2, height: 1, straightRGBA: [255, 0, 0, 255, 0, 0, 255, 255])), as: .png))
+        let oriented = [UInt8](try Fixture.data("oriented-right.jpg"))  // stored 64x48, EXIF orientation 6
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/rb.png", .ok(redBlue, contentType: "image/png"))
+            harness.origin.route("/o.jpg", .ok(oriented, contentType: "image/jpeg"))
+            func pixels(_ options: String, _ path: String = "/rb.png") async throws -> PixelBuffer {
+                try CodersManager.shared.decode(try await harness.get(harness.signedPlain(options, path, extension: "png")).body).frames[0]
+                    .pixels
+            }
+            let turned = try await pixels("rot:90")
+            #expect(turned.width == 1 && turned.height == 2)
+            #expect(
+                turned.pixel(x: 0, y: 0) == (255, 0, 0, 255) && turned.pixel(x: 0, y: 1) == (0, 0, 255, 255),
+                "the left pixel goes to the top")
+            let mirrored = try await pixels("fl:1")
+            #expect(mirrored.pixel(x: 0, y: 0) == (0, 0, 255, 255))
+            let turnedThenMirrored = try await pixels("rot:90/fl:0:1")
+            #expect(turnedThenMirrored.pixel(x: 0, y: 0) == (0, 0, 255, 255), "the flip after the rotation")
+            let upright = try await pixels("w:0", "/o.jpg")
+            let stored = try await pixels("ar:0", "/o.jpg")
+            #expect((upright.width, upright.height) == (48, 64) && (stored.width, stored.height) == (64, 48))
+        }
+    }
+}
+
+/// docs/imgproxy-options.md against the code: every option name the parser's table takes has a
+/// row, a row the parser does not take says "not yet", and every test a row names exists.
+@Suite("docs/imgproxy-options.md")
+struct ImgproxyOptionsDocumentTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test("every option has a row, each row's names parse (or say not yet), each named test exists")
+    func documented() throws {
+        let document = try String(contentsOf: Self.root.appendingPathComponent("docs/imgproxy-options.md"), encoding: .utf8)
+        let rows = document.split(separator: "\n").filter { $0.hasPrefix("| `") }
+        var documentedNames: Set<String> = []
+        let tests = try Self.testFunctions()
+        for row in rows {
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            let names = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map {
+                String($0.element)
+            }
+            documentedNames.formUnion(names)
+            let supported = !cells[2].hasPrefix("not yet")
+            for name in names {
+                let accepted = Self.accepted(name)
+                #expect(accepted == supported, "\(name): the parser \(accepted ? "takes" : "refuses") it")
+            }
+            let test = cells[3].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            #expect(supported ? tests.contains(test) : test == "none", "\(names[0]): test \(test)")
+        }
+        let source = try String(
+            contentsOf: Self.root.appendingPathComponent("Sources/WebImageServer/Options/OptionsParser.swift"), encoding: .utf8)
+        let start = try #require(source.range(of: "switch name {"))
+        let table = source[start.upperBound...]
+        let end = try #require(table.range(of: "default:"))
+        var parserNames: [String] = []
+        for line in table[..<end.lowerBound].split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("case \"") || trimmed.hasPrefix("\"") else { continue }
+            let pieces = trimmed.split(separator: "\"", omittingEmptySubsequences: false)
+            for (index, piece) in pieces.enumerated() where index % 2 == 1 { parserNames.append(String(piece)) }
+        }
+        #expect(parserNames.count > 60)
+        for name in parserNames { #expect(documentedNames.contains(name), "\(name) has no row") }
+    }
+
+    /// Whether the parser knows `name` (another mistake in its arguments still means it does).
+    static func accepted(_ name: String) -> Bool {
+        do {
+            _ = try OptionsParser(presets: ["p": "w:1"], allowsSecurityOptions: true).parse([Substring("\(name):1")])
+            return true
+        } catch {
+            return !error.reason.hasPrefix("unknown option")
+        }
+    }
+
+    /// `Suite.function` for every test function in this target's sources.
+    static func testFunctions() throws -> Set<String> {
+        let folder = root.appendingPathComponent("Tests/WebImageTests")
+        var names: Set<String> = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".swift") {
+            var suite = ""
+            for line in try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8).split(separator: "\n") {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.hasPrefix("struct ") { suite = String(trimmed.dropFirst(7).prefix { $0.isLetter || $0.isNumber }) }
+                if trimmed.hasPrefix("func ") { names.insert(suite + "." + trimmed.dropFirst(5).prefix { $0.isLetter || $0.isNumber }) }
+            }
+        }
+        return names
+    }
+}

@@ -68,6 +68,9 @@ public struct ImageServerConfiguration: Sendable {
     /// animation is checked frame by frame instead of all its frames together, as
     /// `IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION` does. Default 0.
     public var maximumAnimationFrameMegapixels = 0.0
+    /// The folder `local:///PATH` sources are read from (`IMGPROXY_LOCAL_FILESYSTEM_ROOT`); no path
+    /// or link leads out of it. Default none: only the playground's demo images are local.
+    public var localFilesystemRoot: String?
     /// Source formats answered as they are, unless the URL asks for another format
     /// (`IMGPROXY_SKIP_PROCESSING_FORMATS`); URLs add to it with `skp`. Default none.
     public var skipProcessingFormats: Set<ImageFormat> = []

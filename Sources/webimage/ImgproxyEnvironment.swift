@@ -97,8 +97,8 @@ struct ImgproxyEnvironment {
             converted = text
         case .list:
             // Checked as the flag's own value is: an allowed source this server cannot fetch
-            // from (`s3://`, `local://`) stops the start, for an allow-list not honoured whole
-            // would allow what it was meant to refuse.
+            // from (`s3://`) stops the start, for an allow-list not honoured whole would allow
+            // what it was meant to refuse.
             converted = Self.list(text, separator: ",").joined(separator: ",")
         case .boolean:
             guard let flag = Self.goBool(trimmed) else { throw Self.failure(name, text, "a boolean") }
@@ -250,7 +250,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_KEEP_COPYRIGHT": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_KEY": .mapped("WEBIMAGE_KEY", .hexList),
         "IMGPROXY_LAST_MODIFIED_BUSTER": .mapped("WEBIMAGE_LAST_MODIFIED_BUSTER", .text),
-        "IMGPROXY_LOCAL_FILESYSTEM_ROOT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_LOCAL_FILESYSTEM_ROOT": .mapped("WEBIMAGE_LOCAL_FILESYSTEM_ROOT", .text),
         "IMGPROXY_LOG_FORMAT": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
         "IMGPROXY_LOG_LEVEL": .mapped("WEBIMAGE_LOG_LEVEL", .logLevel),
         "IMGPROXY_LOG_MEM_STATS": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
@@ -327,7 +327,8 @@ struct ImgproxyEnvironment {
         "IMGPROXY_SET_CANONICAL_HEADER": .unsupported("not implemented yet (issue 37)"),
         "IMGPROXY_SIGNATURE_SIZE": .mapped("WEBIMAGE_SIGNATURE_SIZE", .integer),
         "IMGPROXY_SKIP_PROCESSING_FORMATS": .mapped("WEBIMAGE_SKIP_PROCESSING_FORMATS", .list),
-        "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": .unsupported("only for s3:// and local:// sources, which are not served yet (issue 40)"),
+        "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": .unsupported(
+            "a local:// path ends at `?` here, imgproxy's default; s3:// sources are issue 40"),
         "IMGPROXY_SO_REUSEPORT": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_STRIP_COLOR_PROFILE": .mapped("WEBIMAGE_STRIP_COLOR_PROFILE", .boolean),
         "IMGPROXY_STRIP_METADATA": .mapped("WEBIMAGE_STRIP_METADATA", .boolean),

@@ -181,6 +181,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The max-age of a fallback answer (default: --ttl).", valueName: "SECONDS"))
     var fallbackImageTtl: Int?
 
+    @Option(help: ArgumentHelp("The folder local:///PATH sources are read from; nothing outside it is reachable.", valueName: "DIR"))
+    var localFilesystemRoot: String?
+
     @Option(help: ArgumentHelp("The image wm lays over results.", valueName: "PATH"))
     var watermarkPath: String?
 

@@ -177,6 +177,7 @@ struct ServeSettings {
         configuration.enableClientHints = try command.enableClientHints || read.boolean("ENABLE_CLIENT_HINTS")
         try setFallbackImage(command: command, read: read)
         try setWatermark(command: command, read: read)
+        configuration.localFilesystemRoot = command.localFilesystemRoot ?? read.text("LOCAL_FILESYSTEM_ROOT")
         if let agent = command.userAgent ?? read.text("USER_AGENT") { configuration.userAgent = agent }
         configuration.ignoresSSLVerification = try command.ignoreSslVerification || read.boolean("IGNORE_SSL_VERIFICATION")
         configuration.stripMetadata = try command.stripMetadata ?? read.boolean("STRIP_METADATA", default: true)

@@ -467,3 +467,64 @@ struct ImgproxyOptionsDocumentTests {
         return names
     }
 }
+
+/// `IMGPROXY_LOCAL_FILESYSTEM_ROOT`: imgproxy's `storage/fs` reads `local:///PATH` through Go's
+/// `http.Dir`, which cleans the path as a rooted one (`..` stops at the root); the source URL is
+/// percent-decoded first (`options/parser/url.go`), so encoded dots and slashes are cleaned too.
+/// A link leading out of the root is refused here (imgproxy does not check it).
+@Suite("imgproxy local:// sources", .serialized)
+struct LocalFilesystemRootTests {
+    @Test("paths are cleaned as rooted ones")
+    func cleaning() {
+        #expect(LocalFileSource.cleaned("/a/./b//c") == "a/b/c")
+        #expect(LocalFileSource.cleaned("/../../etc/passwd") == "etc/passwd")
+        #expect(LocalFileSource.cleaned("/a/../../b") == "b")
+        #expect(LocalFileSource.cleaned("/..") == "")
+    }
+
+    @Test("files under the root are served; dots, encoded dots, base64 and links cannot leave it")
+    func confined() async throws {
+        let outer = try TemporaryDirectory()
+        let root = outer.url.appendingPathComponent("root")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        let png = try CodersManager.shared.encode(
+            Image(pixels: PixelBuffer(width: 4, height: 3, straightRGBA: [UInt8](repeating: 200, count: 48))), as: .png)
+        try png.write(to: root.appendingPathComponent("a.png"))
+        try png.write(to: root.appendingPathComponent("sub/b.png"))
+        try png.write(to: outer.url.appendingPathComponent("secret.png"))
+        try FileManager.default.createSymbolicLink(atPath: root.path + "/out.png", withDestinationPath: outer.url.path + "/secret.png")
+        try FileManager.default.createSymbolicLink(atPath: root.path + "/in.png", withDestinationPath: root.path + "/sub/b.png")
+        try FileManager.default.createSymbolicLink(atPath: root.path + "/up", withDestinationPath: outer.url.path)
+        var configuration = ServerHarness.configuration()
+        configuration.localFilesystemRoot = root.path
+        try await ServerHarness.with(configuration) { harness throws in
+            func status(_ source: String) async throws -> Int {
+                try await harness.get(harness.signer.sign("/w:2/plain/\(source)@png")).status
+            }
+            #expect(try await status("local:///a.png") == 200)
+            #expect(try await status("local:///sub/../a.png") == 200)
+            #expect(try await status("local:///in.png") == 200, "a link to a file inside the root")
+            #expect(try await status("local:///../secret.png") == 404, "cleaned to the root's /secret.png, which does not exist")
+            #expect(try await status("local:///%2e%2e%2fsecret.png") == 404, "encoded dots and slash, decoded then cleaned")
+            #expect(try await status("local:///sub/%2E%2E/%2E%2E/secret.png") == 404)
+            let encoded = URLSigner.base64URL(Array("local:///../../secret.png".utf8))
+            #expect(try await harness.get(harness.signer.sign("/w:2/\(encoded).png")).status == 404, "base64 sources too")
+            #expect(try await status("local:///out.png") == 403, "a link to a file outside the root")
+            #expect(try await status("local:///up/secret.png") == 403, "a link to a folder outside the root")
+            #expect(try await status("local:///sub") == 404, "a folder")
+            #expect(try await status("local:///missing.png") == 404)
+        }
+        configuration.allowedSources = ["http://127.0.0.1/", "local:///sub/"]
+        try await ServerHarness.with(configuration) { harness throws in
+            #expect(try await harness.get(harness.signer.sign("/w:2/plain/local:///sub/b.png@png")).status == 200)
+            #expect(try await harness.get(harness.signer.sign("/w:2/plain/local:///a.png@png")).status == 403, "not under local:///sub/")
+            #expect(
+                try await harness.get(harness.signer.sign("/w:2/plain/local:///sub/../a.png@png")).status == 403, "judged after cleaning")
+        }
+        configuration.localFilesystemRoot = nil
+        configuration.allowedSources = []
+        try await ServerHarness.with(configuration) { harness throws in
+            #expect(try await harness.get(harness.signer.sign("/w:2/plain/local:///a.png@png")).status == 404, "no root, no local files")
+        }
+    }
+}

@@ -27,6 +27,8 @@ public final class ImageProxy: Sendable {
     let metrics: ServerMetrics
     /// The playground's demo images, the only `local:///` sources; nil without the playground.
     private let localSources: DemoSources?
+    /// `local:///` sources under the configured root.
+    private let localFiles: LocalFileSource?
     private let inFlight = InFlight<ProcessedResult>()
     private let logger: Logger
 
@@ -54,6 +56,9 @@ public final class ImageProxy: Sendable {
     {
         self.configuration = configuration
         self.localSources = localSources
+        localFiles = try configuration.localFilesystemRoot.map { root throws(WebImageError) in
+            try LocalFileSource(root: root, maximumBytes: configuration.maximumSourceBytes)
+        }
         let coders = CodersManager.shared
         // Not HEIC: Debian's x265 leaks 1,168 bytes in every x265_encoder_open, once per image
         // (scripts/lsan-suppressions.txt), which a long-running server must not pay per request.
@@ -182,7 +187,11 @@ public final class ImageProxy: Sendable {
         var proxyPath = try ProxyPath(parsing: path, rules: pathRules)
         try checkSignature(proxyPath)
         let options = try parser.parse(proxyPath.options, extensionName: proxyPath.extensionName, hints: hints)
-        if proxyPath.source.scheme != ProxyPath.localScheme { proxyPath.source = try fetcher.allowedSource(proxyPath.source) }
+        if proxyPath.source.scheme != ProxyPath.localScheme {
+            proxyPath.source = try fetcher.allowedSource(proxyPath.source)
+        } else if localSources == nil {
+            try fetcher.checkLocalSource(proxyPath.source)
+        }
         let parsed = proxyPath
         if options.raw { return try await raw(parsed.source, options: options, closed: closed) }
         let choice = formatChoice(options: options, accept: accept)
@@ -339,10 +348,13 @@ public final class ImageProxy: Sendable {
     private func fetch(_ source: URL) async throws(ProxyError) -> FetchedSource {
         let start = ContinuousClock.now
         if source.scheme == ProxyPath.localScheme {
-            guard let local = localSources?.source(path: source.path) else {
-                throw .notFound("no local source \(source.path) (only the playground's demo images are local)")
+            if let local = localSources?.source(path: source.path) {
+                return FetchedSource(data: local.data, seconds: Self.seconds(since: start))
             }
-            return FetchedSource(data: local.data, seconds: Self.seconds(since: start))
+            guard let localFiles else {
+                throw .notFound("no local source \(source.path) (without --local-filesystem-root only the playground's images are local)")
+            }
+            return FetchedSource(data: try localFiles.read(source.path), seconds: Self.seconds(since: start))
         }
         let data: Data
         let fromCache: Bool

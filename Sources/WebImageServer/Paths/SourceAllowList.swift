@@ -29,13 +29,21 @@ struct SourceAllowList: Sendable {
     }
 
     let entries: [Entry]
+    /// The `local://` entries' paths, cleaned, without their leading slash (`local:///images/` is
+    /// `images`).
+    let localPaths: [String]
 
     /// The list of `prefixes`; an entry that is not an absolute http(s) URL without a query or
     /// fragment, or has a `*` outside its host and path, is an error (what the server refuses to
     /// start with).
     init(_ prefixes: [String]) throws(WebImageError) {
         var entries: [Entry] = []
+        var localPaths: [String] = []
         for prefix in prefixes {
+            if prefix.lowercased().hasPrefix("local://") {
+                localPaths.append(LocalFileSource.cleaned(String(prefix.dropFirst("local://".count))))
+                continue
+            }
             // The wildcard stands in as a token URL parsing keeps (lower case, unreserved).
             let parts = Self.normalized(prefix.replacingOccurrences(of: "*", with: Self.wildcardToken))
             guard var parts, !prefix.contains("?"), !prefix.contains("#"), !parts.scheme.contains(Self.wildcardToken) else {
@@ -46,16 +54,23 @@ struct SourceAllowList: Sendable {
             entries.append(Entry(scheme: parts.scheme, host: parts.host, port: parts.port, path: parts.path))
         }
         self.entries = entries
+        self.localPaths = localPaths
     }
 
     private static let wildcardToken = "xwebimagewildcardx"
 
-    var isEmpty: Bool { entries.isEmpty }
+    var isEmpty: Bool { entries.isEmpty && localPaths.isEmpty }
+
+    /// Whether a local source's cleaned `path` is allowed: every one with an empty list, else one
+    /// equal to a `local://` entry's path or under it (`*` as in a URL entry's path).
+    func allowsLocal(path: String) -> Bool {
+        isEmpty || localPaths.contains { $0.isEmpty || Self.path("/" + path, startsWith: "/" + $0) }
+    }
 
     /// The normalised form of `url` when the list allows it (every URL when the list is empty),
     /// else nil.
     func allowed(_ url: URL) -> URL? {
-        guard !entries.isEmpty else { return url }
+        guard !isEmpty else { return url }
         guard let parts = Self.normalized(url.absoluteString), !parts.path.contains("%2F"), !parts.path.contains("%5C"),
             !parts.path.contains("\\"),
             entries.contains(where: { entry in

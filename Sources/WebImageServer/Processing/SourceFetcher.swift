@@ -63,6 +63,14 @@ final class SourceFetcher: Sendable {
         return allowed
     }
 
+    /// Refuses a `local:///` source the allow-list does not allow (imgproxy judges them as any
+    /// source): with a non-empty list, a `local://` entry must be a prefix of its cleaned path.
+    func checkLocalSource(_ source: URL) throws(ProxyError) {
+        guard allowList.allowsLocal(path: LocalFileSource.cleaned(source.path)) else {
+            throw .forbidden("the source local:///\(LocalFileSource.cleaned(source.path)) is not on the allowed list")
+        }
+    }
+
     /// The source's bytes, from the source cache or the network, and whether the network was used.
     func fetch(_ source: URL) async throws(ProxyError) -> (data: Data, fromCache: Bool) {
         // Bytes only, on disk only: the server decodes them at the size each request needs.

@@ -1,0 +1,78 @@
+import Foundation
+import WebImage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `local:///PATH` sources read from a folder (imgproxy's `IMGPROXY_LOCAL_FILESYSTEM_ROOT`), with
+/// no way out of it. The path, already percent-decoded with the rest of the source URL (encoded
+/// dots and slashes included), is cleaned as a rooted path, as imgproxy's `http.Dir` cleans it:
+/// `..` never climbs above the root, it stops there. Symbolic links are followed, but the file
+/// they lead to must be inside the root too (imgproxy does not check this): the resolved path is
+/// compared with the resolved root, and the last component is opened without following a link
+/// swapped in after that check.
+struct LocalFileSource: Sendable {
+    /// The root, every symbolic link in it resolved.
+    let root: String
+    /// The most bytes a file may have (the source byte cap).
+    let maximumBytes: Int
+
+    /// - Throws: when `root` is not an existing folder (the server does not start).
+    init(root: String, maximumBytes: Int) throws(WebImageError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue,
+            let resolved = Self.resolved(root)
+        else { throw WebImageError(.invalidArgument, "the local filesystem root \(root) is not a folder") }
+        self.root = resolved
+        self.maximumBytes = maximumBytes
+    }
+
+    /// The bytes of the file `path` names under the root.
+    /// - Throws: 404 for no such file (or a folder), 403 for a link that leads outside the root,
+    ///   413 for a file over the byte cap.
+    func read(_ path: String) throws(ProxyError) -> Data {
+        let relative = Self.cleaned(path)
+        guard !relative.isEmpty, !relative.contains("\0") else { throw .notFound("the local source names no file") }
+        guard let resolved = Self.resolved(root + "/" + relative) else { throw .notFound("no local source /\(relative)") }
+        guard resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+            throw .forbidden("the local source /\(relative) leads outside the root")
+        }
+        let descriptor = open(resolved, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .notFound("no local source /\(relative)") }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            throw .notFound("the local source /\(relative) is not a file")
+        }
+        guard Int(status.st_size) <= maximumBytes else {
+            throw .tooLarge("the source is over the byte limit: \(status.st_size) bytes, over \(maximumBytes)")
+        }
+        do {
+            return try handle.readToEnd() ?? Data()
+        } catch {
+            throw ProxyError(status: 502, "the local source /\(relative) could not be read")
+        }
+    }
+
+    /// `path` as a rooted path cleaned of empty, `.` and `..` segments (`..` at the top stays at
+    /// the top), without its leading slash.
+    static func cleaned(_ path: String) -> String {
+        var segments: [Substring] = []
+        for segment in path.split(separator: "/", omittingEmptySubsequences: true) where segment != "." {
+            if segment == ".." {
+                _ = segments.popLast()
+            } else {
+                segments.append(segment)
+            }
+        }
+        return segments.joined(separator: "/")
+    }
+
+    /// `path` with every symbolic link resolved, nil when it does not exist.
+    private static func resolved(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer)
+    }
+}

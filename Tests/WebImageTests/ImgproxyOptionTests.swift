@@ -528,3 +528,37 @@ struct LocalFilesystemRootTests {
         }
     }
 }
+
+/// Gravity as imgproxy places things (`processing/calc_position.go`, `calcPosition` without
+/// overflow for crops, fills and extensions): the centre at `ShrinkToEven(outer - inner + 1, 2)`,
+/// a focus point at `ScaleToEven(outer, x) - inner / 2`, offsets pixels times the dpr from 1 up
+/// and shares below 1, towards the centre from an edge; and its arguments (`parseGravity`:
+/// compass offsets of either sign, a focus point's shares in 0...1).
+@Suite("imgproxy gravity")
+struct ImgproxyGravityTests {
+    @Test("placements worked from calcPosition")
+    func placements() {
+        func place(_ gravity: Gravity, _ inner: Int, _ outer: Int, dpr: Double = 1) -> Int {
+            gravity.origin(width: inner, height: inner, outerWidth: outer, outerHeight: outer, dpr: dpr).x
+        }
+        #expect(place(.center, 300, 450) == 76, "(450 - 300 + 1) / 2 = 75.5, to even 76")
+        #expect(place(.center, 300, 451) == 76, "152 / 2")
+        #expect(place(.center, 10, 21) == 6, "12 / 2")
+        #expect(place(Gravity(.west, x: 10), 300, 450, dpr: 2) == 20, "pixels times the dpr")
+        #expect(place(Gravity(.east, x: 0.1), 50, 100) == 40, "a share: 100 * 0.1 from the right edge")
+        #expect(place(Gravity(.east, x: -5), 50, 100) == 50, "kept inside")
+        #expect(place(Gravity(.center, x: -0.5), 50, 100) == 0, "25.5 to even 26, less 50, kept inside")
+        #expect(place(Gravity(.focusPoint, x: 0.5, y: 0.5), 300, 451) == 76, "225.5 to even 226, less 150")
+        #expect(place(Gravity(.focusPoint, x: 0, y: 0), 300, 451) == 0)
+    }
+
+    @Test("compass offsets of either sign and fractional; focus points in 0...1")
+    func arguments() throws {
+        let parser = OptionsParser()
+        #expect(try parser.parse(["g:no:-10:0.5"]).gravity == Gravity(.north, x: -10, y: 0.5))
+        #expect(throws: ProxyError.self) { try parser.parse(["g:fp:1.5:0.5"]) }
+        #expect(throws: ProxyError.self) { try parser.parse(["g:sm:1"]) }
+        let plan = try ProcessingPlan(options: parser.parse(["rs:fill:300:300"]), sourceWidth: 675, sourceHeight: 450)
+        #expect(plan.fill == ProcessingPlan.Cut(width: 300, height: 300, gravity: .center) && plan.scaledWidth == 450)
+    }
+}

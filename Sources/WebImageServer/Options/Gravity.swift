@@ -46,28 +46,51 @@ public struct Gravity: Sendable, Hashable {
         }
     }
 
-    /// Where a `width` x `height` window goes inside a `outerWidth` x `outerHeight` area
-    /// (its top-left corner), clamped so that it stays inside. Smart gravity places it centred;
-    /// the smart crop is made by its own transformer.
-    func origin(width: Int, height: Int, outerWidth: Int, outerHeight: Int) -> (x: Int, y: Int) {
-        let slackX = outerWidth - width
-        let slackY = outerHeight - height
-        let offsetX = Int(x.rounded())
-        let offsetY = Int(y.rounded())
-        let left: Int
-        let top: Int
+    /// Where a `width` x `height` window goes inside a `outerWidth` x `outerHeight` area (its
+    /// top-left corner), as imgproxy's `calcPosition` (`processing/calc_position.go`) puts it: a
+    /// focus point at its share of the area (rounded half to even) less half the window; else
+    /// centred at half the slack plus one, halved and rounded half to even, or against the edges
+    /// the name spells (`no`/`so` the top or bottom, `we`/`ea` the left or right), moved by the
+    /// offsets, which are pixels times `dpr` from 1 up and shares of the area below 1 (towards
+    /// the centre from an edge). The window is kept inside, or with `allowsOverflow` at least one
+    /// pixel of it in. Smart gravity places it centred; the smart crop is its own transformer.
+    func origin(width: Int, height: Int, outerWidth: Int, outerHeight: Int, dpr: Double = 1, allowsOverflow: Bool = false)
+        -> (x: Int, y: Int)
+    {
+        var left: Int
+        var top: Int
         if kind == .focusPoint {
-            left = Int((x * Double(outerWidth) - Double(width) / 2).rounded())
-            top = Int((y * Double(outerHeight) - Double(height) / 2).rounded())
+            left = Self.scaleToEven(outerWidth, x) - width / 2
+            top = Self.scaleToEven(outerHeight, y) - height / 2
         } else {
-            // The names spell the edges: `no`/`so` pin the top or bottom, `we`/`ea` the left or
-            // right; `ce` and `sm` pin neither and centre.
+            let offsetX = Self.offset(x, of: outerWidth, dpr: dpr)
+            let offsetY = Self.offset(y, of: outerHeight, dpr: dpr)
+            left = Self.halfToEven(outerWidth - width + 1) + offsetX
+            top = Self.halfToEven(outerHeight - height + 1) + offsetY
             let name = kind.rawValue
-            left = name.hasSuffix("we") ? offsetX : name.hasSuffix("ea") ? slackX - offsetX : slackX / 2 + offsetX
-            top = name.hasPrefix("no") ? offsetY : name.hasPrefix("so") ? slackY - offsetY : slackY / 2 + offsetY
+            if name.hasPrefix("no") { top = offsetY }
+            if name.hasSuffix("ea") { left = outerWidth - width - offsetX }
+            if name.hasPrefix("so") { top = outerHeight - height - offsetY }
+            if name.hasSuffix("we") { left = offsetX }
         }
-        let clampedX = slackX >= 0 ? min(max(0, left), slackX) : slackX / 2
-        let clampedY = slackY >= 0 ? min(max(0, top), slackY) : slackY / 2
-        return (clampedX, clampedY)
+        let (minimumX, maximumX) = allowsOverflow ? (1 - width, outerWidth - 1) : (0, outerWidth - width)
+        let (minimumY, maximumY) = allowsOverflow ? (1 - height, outerHeight - 1) : (0, outerHeight - height)
+        return (max(minimumX, min(left, maximumX)), max(minimumY, min(top, maximumY)))
+    }
+
+    /// An offset in pixels: from 1 up (either sign) pixels times `dpr`, below 1 a share of `side`,
+    /// both rounded half to even.
+    static func offset(_ value: Double, of side: Int, dpr: Double) -> Int {
+        abs(value) >= 1 ? Int((value * dpr).rounded(.toNearestOrEven)) : scaleToEven(side, value)
+    }
+
+    /// imgproxy's `ScaleToEven`: `side * scale` rounded half to even, 0 for a 0 side.
+    static func scaleToEven(_ side: Int, _ scale: Double) -> Int {
+        side == 0 ? 0 : Int((Double(side) * scale).rounded(.toNearestOrEven))
+    }
+
+    /// imgproxy's `ShrinkToEven(value, 2)`: half of `value`, rounded half to even.
+    static func halfToEven(_ value: Int) -> Int {
+        Int((Double(value) / 2).rounded(.toNearestOrEven))
     }
 }

@@ -396,10 +396,12 @@ struct ArgumentReader {
             throw failure("unknown gravity \"\(name)\" (\(Gravity.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         guard kind != .smart || text(start + 1) == nil else { throw failure("sm takes no offsets") }
-        let maximum = kind == .focusPoint ? 1.0 : 1_000_000
-        let x = try number(start + 1, maximum: maximum) ?? (kind == .focusPoint ? 0.5 : 0)
-        let y = try number(start + 2, maximum: maximum) ?? (kind == .focusPoint ? 0.5 : 0)
-        return Gravity(kind, x: x, y: y)
+        // imgproxy's `parseGravity`: a focus point's two shares in 0...1; compass offsets of
+        // either sign, pixels from 1 up and shares of the size below 1.
+        if kind == .focusPoint {
+            return Gravity(kind, x: try number(start + 1, maximum: 1) ?? 0.5, y: try number(start + 2, maximum: 1) ?? 0.5)
+        }
+        return Gravity(kind, x: try signedNumber(start + 1) ?? 0, y: try signedNumber(start + 2) ?? 0)
     }
 
     /// CSS shorthand: one value for all sides, two for vertical and horizontal, and so on.

@@ -240,6 +240,11 @@ struct ProcessingPlan: Equatable {
         return Cut(width: width, height: height, gravity: gravity)
     }
 
+    /// What pixel offsets of a gravity are multiplied by: the `dpr` and the limit's scale.
+    private func dprScale(_ options: ProcessingOptions) -> Double {
+        options.dpr * limitScale
+    }
+
     /// A crop side: 0 is the whole side, below 1 a fraction of it, else pixels (at most the side).
     private static func cropSide(_ value: Double, of side: Int) -> Int {
         if value == 0 { return side }
@@ -259,7 +264,10 @@ struct ProcessingPlan: Equatable {
             let factor = Double(decodedWidth) / Double(sourceWidth)
             let cropWidth = max(1, min(width, Int((Double(crop.width) * factor).rounded())))
             let cropHeight = max(1, min(height, Int((Double(crop.height) * factor).rounded())))
-            steps.append(Self.cut(Cut(width: cropWidth, height: cropHeight, gravity: crop.gravity), outerWidth: width, outerHeight: height))
+            steps.append(
+                Self.cut(
+                    Cut(width: cropWidth, height: cropHeight, gravity: crop.gravity), outerWidth: width, outerHeight: height,
+                    dpr: dprScale(options)))
             (width, height) = (cropWidth, cropHeight)
         }
         if width != scaledWidth || height != scaledHeight {
@@ -271,7 +279,8 @@ struct ProcessingPlan: Equatable {
                 steps.append(CroppingTransformer(x: 0, y: 0, width: scaledWidth, height: scaledHeight))
             } else if let fill, fill.gravity.kind != .smart {
                 // The cut that follows, made by the resize itself: only the kept part is computed.
-                let origin = fill.gravity.origin(width: fill.width, height: fill.height, outerWidth: scaledWidth, outerHeight: scaledHeight)
+                let origin = fill.gravity.origin(
+                    width: fill.width, height: fill.height, outerWidth: scaledWidth, outerHeight: scaledHeight, dpr: dprScale(options))
                 let window = ResizeWindow(x: origin.x, y: origin.y, width: fill.width, height: fill.height)
                 steps.append(ResizingTransformer(width: scaledWidth, height: scaledHeight, keeping: window))
                 return steps + finishing(options: options, width: fill.width, height: fill.height)
@@ -281,7 +290,7 @@ struct ProcessingPlan: Equatable {
             (width, height) = (scaledWidth, scaledHeight)
         }
         if let fill {
-            steps.append(Self.cut(fill, outerWidth: width, outerHeight: height))
+            steps.append(Self.cut(fill, outerWidth: width, outerHeight: height, dpr: dprScale(options)))
             (width, height) = (fill.width, fill.height)
         }
         return steps + finishing(options: options, width: width, height: height)
@@ -298,13 +307,14 @@ struct ProcessingPlan: Equatable {
         }
         let canvasColor = options.background ?? .clear
         if let extended {
-            let origin = extended.gravity.origin(width: width, height: height, outerWidth: extended.width, outerHeight: extended.height)
+            let origin = extended.gravity.origin(
+                width: width, height: height, outerWidth: extended.width, outerHeight: extended.height, dpr: dprScale(options))
             steps.append(CanvasTransformer(width: extended.width, height: extended.height, x: origin.x, y: origin.y, color: canvasColor))
             (width, height) = (extended.width, extended.height)
         }
         if let aspectExtended {
             let origin = aspectExtended.gravity.origin(
-                width: width, height: height, outerWidth: aspectExtended.width, outerHeight: aspectExtended.height)
+                width: width, height: height, outerWidth: aspectExtended.width, outerHeight: aspectExtended.height, dpr: dprScale(options))
             steps.append(
                 CanvasTransformer(
                     width: aspectExtended.width, height: aspectExtended.height, x: origin.x, y: origin.y, color: canvasColor))
@@ -322,9 +332,9 @@ struct ProcessingPlan: Equatable {
 
     /// A cut of `outerWidth` x `outerHeight` by its gravity: the smart crop, or a plain crop
     /// where the gravity puts it.
-    private static func cut(_ cut: Cut, outerWidth: Int, outerHeight: Int) -> any ImageTransformer {
+    private static func cut(_ cut: Cut, outerWidth: Int, outerHeight: Int, dpr: Double) -> any ImageTransformer {
         if cut.gravity.kind == .smart { return SmartCroppingTransformer(width: cut.width, height: cut.height) }
-        let origin = cut.gravity.origin(width: cut.width, height: cut.height, outerWidth: outerWidth, outerHeight: outerHeight)
+        let origin = cut.gravity.origin(width: cut.width, height: cut.height, outerWidth: outerWidth, outerHeight: outerHeight, dpr: dpr)
         return CroppingTransformer(x: origin.x, y: origin.y, width: cut.width, height: cut.height)
     }
 }

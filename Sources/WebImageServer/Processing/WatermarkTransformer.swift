@@ -2,8 +2,8 @@ import WebImage
 
 /// Lays the configured watermark over a result, as imgproxy's `processing/watermark.go` does:
 /// scaled to fit a share of the result when `wm` gives a scale (enlarging too), placed by a
-/// compass gravity with offsets (``WatermarkTransformer/position(outerWidth:outerHeight:innerWidth:innerHeight:)``,
-/// which may put part of it outside), or tiled over the whole result from the centre with the
+/// compass gravity with offsets (``Gravity``'s placement with overflow: part of it may lie
+/// outside), or tiled over the whole result from the centre with the
 /// offsets as the space between tiles (`re`), then blended over with its alpha times the
 /// opacity. Every frame of an animation gets the same mark.
 struct WatermarkTransformer: ImageTransformer {
@@ -44,8 +44,8 @@ struct WatermarkTransformer: ImageTransformer {
     /// even as imgproxy's `ScaleToEven`; as it is without a scale.
     private func scaled(_ pixels: PixelBuffer, toShareOf width: Int, _ height: Int) -> PixelBuffer {
         guard let scale = options.scale, scale > 0 else { return pixels }
-        let boxWidth = max(Self.scaleToEven(width, scale), 1)
-        let boxHeight = max(Self.scaleToEven(height, scale), 1)
+        let boxWidth = max(Gravity.scaleToEven(width, scale), 1)
+        let boxHeight = max(Gravity.scaleToEven(height, scale), 1)
         let factor = min(Double(boxWidth) / Double(pixels.width), Double(boxHeight) / Double(pixels.height))
         let newWidth = max(1, Int((Double(pixels.width) * factor).rounded()))
         let newHeight = max(1, Int((Double(pixels.height) * factor).rounded()))
@@ -89,39 +89,17 @@ struct WatermarkTransformer: ImageTransformer {
         return PixelBuffer(width: width, height: height, straightRGBA: bytes)
     }
 
-    /// An offset in pixels: at least 1 in size is pixels times the dpr scale, less a share of
-    /// `side`, both rounded half to even as imgproxy's `calcPosition`.
+    /// An offset as ``Gravity/offset(_:of:dpr:)`` reads it, with the dpr scale.
     private func offset(_ value: Double, of side: Int) -> Int {
-        abs(value) >= 1 ? Int((value * offsetScale).rounded(.toNearestOrEven)) : Self.scaleToEven(side, value)
+        Gravity.offset(value, of: side, dpr: offsetScale)
     }
 
-    /// Where the mark's top-left corner goes (imgproxy's `calcPosition` with overflow allowed):
-    /// centred (half the slack plus one, halved and rounded to even) or against the edges the
-    /// gravity names, moved by the offsets (towards the centre from an edge), and kept so that at
-    /// least one pixel of it overlaps the result.
+    /// Where the mark's top-left corner goes: ``Gravity/origin(width:height:outerWidth:outerHeight:dpr:allowsOverflow:)``
+    /// with overflow allowed, as imgproxy places a watermark.
     func position(outerWidth: Int, outerHeight: Int, innerWidth: Int, innerHeight: Int) -> (x: Int, y: Int) {
-        let offsetX = offset(options.x, of: outerWidth)
-        let offsetY = offset(options.y, of: outerHeight)
-        let name = options.position.rawValue
-        var left = Self.halfToEven(outerWidth - innerWidth + 1) + offsetX
-        var top = Self.halfToEven(outerHeight - innerHeight + 1) + offsetY
-        if name.hasPrefix("no") { top = offsetY }
-        if name.hasSuffix("ea") { left = outerWidth - innerWidth - offsetX }
-        if name.hasPrefix("so") { top = outerHeight - innerHeight - offsetY }
-        if name.hasSuffix("we") { left = offsetX }
-        left = max(-innerWidth + 1, min(left, outerWidth - 1))
-        top = max(-innerHeight + 1, min(top, outerHeight - 1))
-        return (left, top)
-    }
-
-    /// imgproxy's `ScaleToEven`: `side * scale` rounded half to even, 0 for a 0 side.
-    static func scaleToEven(_ side: Int, _ scale: Double) -> Int {
-        side == 0 ? 0 : Int((Double(side) * scale).rounded(.toNearestOrEven))
-    }
-
-    /// imgproxy's `ShrinkToEven(value, 2)`: half of `value`, rounded half to even.
-    private static func halfToEven(_ value: Int) -> Int {
-        value == 0 ? 0 : Int((Double(value) / 2).rounded(.toNearestOrEven))
+        Gravity(options.position, x: options.x, y: options.y).origin(
+            width: innerWidth, height: innerHeight, outerWidth: outerWidth, outerHeight: outerHeight, dpr: offsetScale, allowsOverflow: true
+        )
     }
 
     /// `mark` blended over `base` with its top-left corner at (`x`, `y`), its alpha times

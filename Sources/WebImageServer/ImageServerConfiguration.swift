@@ -71,6 +71,10 @@ public struct ImageServerConfiguration: Sendable {
     /// The folder `local:///PATH` sources are read from (`IMGPROXY_LOCAL_FILESYSTEM_ROOT`); no path
     /// or link leads out of it. Default none: only the playground's demo images are local.
     public var localFilesystemRoot: String?
+    /// How results are encoded beyond their quality (imgproxy's `IMGPROXY_JPEG_PROGRESSIVE`,
+    /// `_WEBP_EFFORT`, `_AVIF_SPEED`, `_JXL_EFFORT`). Changed settings are seen by results made
+    /// after the change. Default the encoders' own.
+    public var encoding = EncoderSettings()
     /// Source formats answered as they are, unless the URL asks for another format
     /// (`IMGPROXY_SKIP_PROCESSING_FORMATS`); URLs add to it with `skp`. Default none.
     public var skipProcessingFormats: Set<ImageFormat> = []
@@ -250,4 +254,20 @@ public struct WatermarkImage: Sendable, Equatable {
         self.source = source
         self.opacity = opacity
     }
+}
+
+/// Encoder settings a server applies to every result.
+public struct EncoderSettings: Sendable, Equatable {
+    /// JPEG results are progressive. Default false, imgproxy's.
+    public var jpegProgressive = false
+    /// WebP's effort, 1 to 6. Default 4, imgproxy's and libwebp's.
+    public var webPEffort = 4
+    /// AVIF's speed, 0 (slowest) to 9. Default 6 here (imgproxy's is 8).
+    public var avifSpeed = 6
+    /// JPEG XL's effort, 1 to 9; lowered further when a large result's encoder would not fit its
+    /// memory budget. Default 7 here (imgproxy's is 4).
+    public var jxlEffort = 7
+
+    /// The encoders' own settings.
+    public init() {}
 }

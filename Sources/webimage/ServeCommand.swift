@@ -181,6 +181,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The max-age of a fallback answer (default: --ttl).", valueName: "SECONDS"))
     var fallbackImageTtl: Int?
 
+    @Flag(help: "JPEG results are progressive.")
+    var jpegProgressive = false
+
+    @Option(help: ArgumentHelp("WebP's effort, 1 to 6 (default 4).", valueName: "N"))
+    var webpEffort: Int?
+
+    @Option(help: ArgumentHelp("AVIF's speed, 0 (slowest, smallest) to 9 (default 6).", valueName: "N"))
+    var avifSpeed: Int?
+
+    @Option(
+        help: ArgumentHelp("JPEG XL's effort, 1 to 9 (default 7; lowered for results too large for its memory budget).", valueName: "N"))
+    var jxlEffort: Int?
+
     @Option(help: ArgumentHelp("The folder local:///PATH sources are read from; nothing outside it is reachable.", valueName: "DIR"))
     var localFilesystemRoot: String?
 

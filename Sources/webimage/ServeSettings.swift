@@ -177,6 +177,7 @@ struct ServeSettings {
         configuration.enableClientHints = try command.enableClientHints || read.boolean("ENABLE_CLIENT_HINTS")
         try setFallbackImage(command: command, read: read)
         try setWatermark(command: command, read: read)
+        try setEncoding(command: command, read: read)
         configuration.localFilesystemRoot = command.localFilesystemRoot ?? read.text("LOCAL_FILESYSTEM_ROOT")
         if let agent = command.userAgent ?? read.text("USER_AGENT") { configuration.userAgent = agent }
         configuration.ignoresSSLVerification = try command.ignoreSslVerification || read.boolean("IGNORE_SSL_VERIFICATION")
@@ -239,6 +240,21 @@ struct ServeSettings {
             return .url(parsed)
         }
         return nil
+    }
+
+    /// The encoder settings, each within imgproxy's range (`vips/config.go`).
+    private mutating func setEncoding(command: ServeCommand, read: EnvironmentReader) throws {
+        configuration.encoding.jpegProgressive = try command.jpegProgressive || read.boolean("JPEG_PROGRESSIVE")
+        let ranges: [(Int?, ClosedRange<Int>, String, WritableKeyPath<EncoderSettings, Int>)] = [
+            (try command.webpEffort ?? read.integer("WEBP_EFFORT"), 1...6, "--webp-effort", \.webPEffort),
+            (try command.avifSpeed ?? read.integer("AVIF_SPEED"), 0...9, "--avif-speed", \.avifSpeed),
+            (try command.jxlEffort ?? read.integer("JXL_EFFORT"), 1...9, "--jxl-effort", \.jxlEffort),
+        ]
+        for (value, range, flag, field) in ranges {
+            guard let value else { continue }
+            guard range.contains(value) else { throw ValidationError("\(flag) is \(range.lowerBound) to \(range.upperBound)") }
+            configuration.encoding[keyPath: field] = value
+        }
     }
 
     /// The watermark: its image and the opacity every URL's is multiplied by.

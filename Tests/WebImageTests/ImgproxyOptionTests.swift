@@ -3,6 +3,7 @@ import Testing
 import WebImage
 import WebImageTesting
 @testable import WebImageServer
+@testable import webimage
 
 /// imgproxy's security options, read from its source: `options/parser/apply.go`
 /// (`applyMaxSrcResolutionOption` and its siblings: each first asks `IsSecurityOptionsAllowed`,
@@ -560,5 +561,53 @@ struct ImgproxyGravityTests {
         #expect(throws: ProxyError.self) { try parser.parse(["g:sm:1"]) }
         let plan = try ProcessingPlan(options: parser.parse(["rs:fill:300:300"]), sourceWidth: 675, sourceHeight: 450)
         #expect(plan.fill == ProcessingPlan.Cut(width: 300, height: 300, gravity: .center) && plan.scaledWidth == 450)
+    }
+}
+
+/// imgproxy's encoder settings (`vips/config.go`: `IMGPROXY_JPEG_PROGRESSIVE`, `_WEBP_EFFORT`
+/// 1-6, `_AVIF_SPEED` 0-9, `_JXL_EFFORT` 1-9; a value out of range stops the start).
+@Suite("imgproxy encoder settings", .serialized)
+struct ImgproxyEncoderSettingsTests {
+    @Test("each setting reaches the encoder: a progressive JPEG, other bytes at another effort or speed")
+    func applied() async throws {
+        let jpeg = [UInt8](try Fixture.data("gradient.jpg"))
+        func bodies(_ settings: EncoderSettings) async throws -> [String: Data] {
+            var configuration = ServerHarness.configuration()
+            configuration.encoding = settings
+            var bodies: [String: Data] = [:]
+            try await ServerHarness.with(configuration) { harness throws in
+                harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+                for format in ["jpg", "webp", "avif", "jxl"] {
+                    let answer = try await harness.get(harness.signedPlain("w:32", "/a.jpg", extension: format))
+                    #expect(answer.status == 200, "\(format)")
+                    bodies[format] = answer.body
+                }
+            }
+            return bodies
+        }
+        let defaults = try await bodies(EncoderSettings())
+        var changed = EncoderSettings()
+        changed.jpegProgressive = true
+        changed.webPEffort = 1
+        changed.avifSpeed = 9
+        changed.jxlEffort = 1
+        let other = try await bodies(changed)
+        #expect(try ImageHeader(data: other["jpg"]!).isProgressive && !ImageHeader(data: defaults["jpg"]!).isProgressive)
+        for format in ["webp", "avif", "jxl"] { #expect(other[format] != defaults[format], "\(format)") }
+    }
+
+    @Test("read from imgproxy's variables, within imgproxy's ranges")
+    func ranges() throws {
+        let key = ["IMGPROXY_KEY": "736563726574", "IMGPROXY_SALT": "68656C6C6F"]
+        let settings = try ServeSettings(
+            command: try ServeCommand.parse([]),
+            environment: key.merging(["IMGPROXY_JPEG_PROGRESSIVE": "true", "IMGPROXY_WEBP_EFFORT": "6", "IMGPROXY_AVIF_SPEED": "0"]) { $1 })
+        #expect(settings.configuration.encoding.jpegProgressive && settings.configuration.encoding.webPEffort == 6)
+        #expect(settings.configuration.encoding.avifSpeed == 0 && settings.configuration.encoding.jxlEffort == 7)
+        for (name, value) in [("IMGPROXY_WEBP_EFFORT", "7"), ("IMGPROXY_AVIF_SPEED", "10"), ("IMGPROXY_JXL_EFFORT", "0")] {
+            #expect(throws: (any Error).self, "\(name)=\(value)") {
+                try ServeSettings(command: try ServeCommand.parse([]), environment: key.merging([name: value]) { $1 })
+            }
+        }
     }
 }

@@ -104,7 +104,7 @@ public final class ImageProxy: Sendable {
             resultLimits: ProcessingPlan.Limits(
                 maximumDimension: configuration.maximumResultDimension,
                 maximumPixels: Int(configuration.maximumResultMegapixels * 1_000_000)),
-            formatQuality: configuration.formatQuality)
+            formatQuality: configuration.formatQuality, encoderSettings: configuration.encoding)
         gate = AdmissionGate(concurrency: configuration.concurrency, queueLength: configuration.queueLength)
         self.metrics = metrics
         logger = telemetry.logger("server")

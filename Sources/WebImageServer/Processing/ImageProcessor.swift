@@ -22,6 +22,8 @@ struct ImageProcessor: Sendable {
     let resultLimits: ProcessingPlan.Limits
     /// Quality by format when the URL gives none, before ``defaultQuality``.
     var formatQuality: [ImageFormat: Int] = [:]
+    /// The server's encoder settings.
+    var encoderSettings = EncoderSettings()
 
     /// The encoded result of `options` on `data`, as `format`. `isCancelled` is asked between
     /// the steps (after the decode, before each transformer and before the encode): a cancelled
@@ -111,9 +113,12 @@ struct ImageProcessor: Sendable {
         image = try Self.apply(steps, to: image, isCancelled: isCancelled)
         try Self.check(isCancelled)
         var quality = options.quality(for: format, defaults: formatQuality, fallback: defaultQuality)
-        var encoding = EncodeOptions(quality: Double(quality) / 100)
+        var encoding = EncodeOptions(
+            quality: Double(quality) / 100, progressive: encoderSettings.jpegProgressive, webPMethod: encoderSettings.webPEffort,
+            avifSpeed: encoderSettings.avifSpeed)
         if format == .jpegXL {
-            encoding.jxlEffort = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)
+            let budget = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)
+            encoding.jxlEffort = min(encoderSettings.jxlEffort, budget)
         }
         while true {
             let encoded: Data

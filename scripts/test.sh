@@ -5,10 +5,13 @@ cd "$(dirname "$0")/.."
 # The browser tests' packages too (Chromium, its driver, Selenium and Pillow from Debian), and
 # squid, which the proxy tests run with Debian's stock rules.
 scripts/install-deps.sh chromium chromium-driver python3-selenium python3-pil squid
-# DuckDB's command-line tool from PyPI, for the Parquet recipe's test (docs/crawling.md), in a
-# virtual environment of its own (about 85 MB, 10 s).
+# From PyPI, in a virtual environment of its own: DuckDB's command-line tool for the Parquet
+# recipe's test (docs/crawling.md), and the `imgproxy` URL client with Pillow for the imgproxy
+# compatibility suite (Tests/Compat). About 100 MB and 15 s.
 venv="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/webimage-ci/venv"
-[[ -x "$venv/bin/duckdb" ]] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q duckdb-cli; }
+[[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+"$venv/bin/python" -c "import imgproxy, PIL" 2>/dev/null && [[ -x "$venv/bin/duckdb" ]] ||
+  "$venv/bin/pip" install -q duckdb-cli imgproxy==1.0.0 pillow
 export WEBIMAGE_DUCKDB="$venv/bin/duckdb"
 swift build --build-tests
 # One test at a time: several tests assert bounds in time (a connection closed within 100 ms, a
@@ -18,3 +21,6 @@ swift test --skip-build --no-parallel "$@"
 # The server's pages in headless Chromium (Tests/Browser/test_pages.py), with Debian's
 # interpreter, which sees the packages installed above. Skipped when the suite is filtered.
 if (($# == 0)); then /usr/bin/python3 Tests/Browser/test_pages.py; fi
+# URLs signed by PyPI's imgproxy client against a server started from IMGPROXY_* variables
+# (Tests/Compat/test_imgproxy_client.py, about 10 s). Skipped when the suite is filtered.
+if (($# == 0)); then "$venv/bin/python" Tests/Compat/test_imgproxy_client.py; fi

@@ -3,6 +3,7 @@ import Testing
 import WebImageTesting
 
 @testable import webimage
+import WebImageServer
 
 /// The lists `prefetch --input-format` reads, as img2dataset reads them (its `reader.py`: pyarrow's
 /// CSV reader with a header row, `pandas.read_json` for a JSON array, `pyarrow.json` for JSON

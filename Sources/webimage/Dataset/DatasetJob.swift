@@ -1,5 +1,6 @@
 import Foundation
 import WebImage
+import WebImageServer
 
 /// One row of a dataset run, as img2dataset's `Downloader.download_shard` handles a sample:
 /// download (refused by `X-Robots-Tag` when it says so), verify the hash, resize and encode,

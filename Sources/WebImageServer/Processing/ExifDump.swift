@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 import WebImage
 
-/// The `exif` field of a dataset record, as img2dataset fills it: the image's EXIF tags read as
-/// exifread (`process_file(f, details=False)`) names and prints them, `{"Image Make": "Canon",
-/// "EXIF ExposureTime": "1/100", ...}`, written as one JSON text.
+/// An image's EXIF tags as exifread (`process_file(f, details=False)`) names and prints them:
+/// `[("Image Make", "Canon"), ("EXIF ExposureTime", "1/100"), ...]`. img2dataset's `exif` field
+/// (`webimage prefetch`) and the `exif` of `/info` are written from it.
 ///
 /// Names are `IFD Tag`, the IFD being `Image` (IFD0), `Thumbnail` (IFD1), `EXIF`, `GPS` and
 /// `Interoperability`, in exifread's order (IFD0 with its GPS directory inline, IFD1, then the EXIF
@@ -12,19 +12,18 @@ import WebImage
 /// ratio in lowest terms (`1/100`, `72`), a list in brackets (cut after 20 values when there are
 /// more than 50), enumerations by their names. The maker note, user comment and XMP are left out,
 /// as `details=False` leaves them.
-enum ExifDump {
-    /// The JSON text for an image's bytes: nil when the format is not one exifread reads (GIF, AVIF,
-    /// JPEG XL, SVG...), `{}` when it carries no EXIF.
-    static func json(of data: Data) -> String? {
+package enum ExifDump {
+    /// The tags of an image's bytes: nil when the format is not one exifread reads (GIF, AVIF,
+    /// JPEG XL, SVG...), empty when it carries no EXIF.
+    package static func tags(of data: Data) -> [(String, String)]? {
         let bytes = [UInt8](data)
         guard let tiff = tiffBlock(in: bytes) else { return nil }
-        let members = tiff.isEmpty ? [] : dump(tiff)
-        return JSONValue.object(members.map { .init(name: $0.0, value: .string($0.1)) }).serialized(asciiOnly: true)
+        return tiff.isEmpty ? [] : dump(tiff)
     }
 
     /// The TIFF structure holding the EXIF: empty when the format is known but has none; nil for
     /// a format exifread does not read.
-    static func tiffBlock(in bytes: [UInt8]) -> ArraySlice<UInt8>? {
+    package static func tiffBlock(in bytes: [UInt8]) -> ArraySlice<UInt8>? {
         switch ImageFormat(sniffing: bytes) {
         case .jpeg?: return jpegExif(bytes) ?? []
         case .png?: return chunk(in: bytes, from: 8, type: "eXIf", lengthFirst: true, bigEndian: true) ?? []
@@ -87,7 +86,7 @@ enum ExifDump {
     }
 
     /// The tags, in exifread's order. A broken directory ends the reading there, keeping what was read.
-    static func dump(_ tiff: ArraySlice<UInt8>) -> [(String, String)] {
+    package static func dump(_ tiff: ArraySlice<UInt8>) -> [(String, String)] {
         guard tiff.count >= 8 else { return [] }
         let order = Array(tiff.prefix(2))
         guard order == [0x49, 0x49] || order == [0x4D, 0x4D] else { return [] }

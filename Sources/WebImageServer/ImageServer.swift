@@ -181,6 +181,9 @@ public final class ImageServer: Service, Sendable {
                 response = proxy.errorResponse(.forbidden("the Authorization header does not carry the secret"))
             } else if request.query != nil {
                 response = proxy.errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)"))
+            } else if path.hasPrefix("/info/") {
+                response = await proxy.respondInfo(
+                    path: path.dropFirst("/info".count), ifNoneMatch: request.ifNoneMatch, connectionClosed: request.connectionClosed)
             } else {
                 response = await proxy.respond(
                     method: method, path: path, accept: request.accept, ifNoneMatch: request.ifNoneMatch,

@@ -10,6 +10,9 @@ extend_aspect_ratio), `processing/crop.go`, `processing/padding.go`, `processing
 `options/parser/apply.go` (expires, filename, presets, security options). Where this server
 differs on purpose the case says so (a malformed option is 400 here, 404 in imgproxy).
 
+`/info` URLs, which the client does not build, are signed here the way it signs; their BlurHash is
+compared with PyPI's `blurhash` reference encoder on the same pixels.
+
 The client always writes `/ADVANCED/g:GRAVITY/rs:TYPE:W:H:ENLARGE/BASE64.EXT` and signs it with
 HMAC-SHA256 over salt + path, so these cases also prove its signatures are accepted.
 
@@ -19,7 +22,10 @@ Run by scripts/test.sh with the virtual environment that has `imgproxy` and Pill
 
 import argparse
 import base64
+import hashlib
+import hmac
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -30,6 +36,7 @@ import urllib.error
 import urllib.request
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
+import blurhash
 from imgproxy import ImgProxy
 from PIL import Image
 
@@ -62,6 +69,16 @@ def make_sources(folder):
     frames = [Image.new("RGB", (32, 24), color) for color in [(255, 0, 0), (0, 255, 0), (0, 0, 255)]]
     frames[0].save(os.path.join(folder, "anim.gif"), save_all=True, append_images=frames[1:], duration=100, loop=0)
     Image.new("RGBA", (16, 16), (255, 0, 0, 255)).save(os.path.join(folder, "mark.png"))
+    small = Image.new("RGB", (48, 32))
+    small.putdata([(x * 5, y * 8, (x * y) % 256) for y in range(32) for x in range(48)])
+    small.save(os.path.join(folder, "small.png"))
+
+
+def signed(path):
+    """The client's signature (HMAC-SHA256 of salt + path, URL-safe base64 without padding), for
+    /info paths, which the client does not build."""
+    digest = hmac.new(bytes.fromhex(KEY), bytes.fromhex(SALT) + path.encode(), hashlib.sha256).digest()
+    return "/" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode() + path
 
 
 def start_origin(folder):
@@ -200,6 +217,19 @@ def main():
         check(fetch(photo, "xx:1")[0] == 400, "an unknown option: 400 here (404 in imgproxy)")
         wrong = ImgProxy(photo, key="00" + KEY[2:], salt=SALT)()
         check(get(server, wrong)[0] == 403, "a URL signed with another key: 403")
+        # /info (imgproxy Pro's getting_info): the defaults, and a BlurHash equal to the PyPI
+        # reference implementation's on the same pixels.
+        status, headers, body = get(server, "/info" + signed(f"/plain/{origin_url}/small.png"))
+        facts = json.loads(body) if status == 200 else {}
+        check(facts == {"size": os.path.getsize(os.path.join(sources, "small.png")), "format": "png", "width": 48,
+                        "height": 32, "orientation": 1} and headers.get("Content-Type") == "application/json",
+              f"/info defaults: {status} {facts}")
+        status, _, body = get(server, "/info" + signed(f"/s:0/f:0/d:0/bh:4:3/plain/{origin_url}/small.png"))
+        pixels = Image.open(os.path.join(sources, "small.png")).convert("RGB")
+        rows = [[list(pixels.getpixel((x, y))) for x in range(48)] for y in range(32)]
+        expected = blurhash.encode(rows, components_x=4, components_y=3)
+        got = json.loads(body).get("blurhash") if status == 200 else None
+        check(got == expected, f"/info blurhash: {got} (PyPI blurhash: {expected})")
         # local:// sources under IMGPROXY_LOCAL_FILESYSTEM_ROOT; `..` stops at the root.
         expect_size("local source", "local:///photo.jpg", (320, 240), resizing_type="fit", width=320)
         check(fetch("local:///../sources/photo.jpg")[0] == 404, "local:///../ stays in the root")

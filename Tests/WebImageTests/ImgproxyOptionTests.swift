@@ -611,3 +611,79 @@ struct ImgproxyEncoderSettingsTests {
         }
     }
 }
+
+/// `/info`, imgproxy Pro's "Getting an image info" page (imgproxy-docs `usage/getting_info.mdx`):
+/// `size`, `format`, `dimensions` and `exif` on by default, the pixel options (`average` with
+/// transparent pixels left out by default, `blurhash:X:Y` of at most 9 by 9, `crop:W:H:GRAVITY`
+/// as shares, `page`) off; signed as processing URLs. BlurHash as Wolt's specification computes
+/// it (a solid red image with 1x1 components is `00TI:j`: size flag 0, no AC so maximum 0, the DC
+/// 255 << 16 in four base-83 digits; the PyPI `blurhash` package gives the same).
+@Suite("imgproxy /info", .serialized)
+struct ImgproxyInfoTests {
+    @Test("options, defaults and mistakes")
+    func options() throws {
+        let parser = OptionsParser()
+        let defaults = try parser.parseInfo([])
+        #expect(defaults.size && defaults.format && defaults.dimensions && defaults.exif && !defaults.decodes)
+        let asked = try parser.parseInfo(["s:0", "avg:1:0", "bh:4:3", "c:0.5:0.5:nowe", "pg:1", "fr:1"])
+        #expect(!asked.size && asked.average && !asked.averageIgnoresTransparent && asked.blurHash! == (4, 3) && asked.page == 1)
+        #expect(asked.decodes && asked.canonical != defaults.canonical)
+        #expect(throws: ProxyError.self) { try parser.parseInfo(["bh:10:1"]) }
+        #expect(throws: ProxyError(status: 400, "unknown info option \"rs\"")) { try parser.parseInfo(["rs:fit:10:10"]) }
+        #expect(throws: ProxyError(status: 403, "security options (msr) are not allowed on this server")) {
+            try parser.parseInfo(["msr:1"])
+        }
+        #expect(throws: ProxyError.self) { try parser.parseInfo(["exp:1"]) }
+        #expect(try OptionsParser(allowsSecurityOptions: true).parseInfo(["msr:2", "msfs:10"]).security.sourcePixels == 2_000_000)
+    }
+
+    @Test("BlurHash of a solid colour, worked from the specification")
+    func blurHash() {
+        let red = PixelBuffer(
+            width: 4, height: 3,
+            straightRGBA: [UInt8](repeating: 0, count: 48).enumerated().map { $0.offset % 4 == 1 || $0.offset % 4 == 2 ? 0 : 255 })
+        #expect(BlurHash.encode(red, componentsX: 1, componentsY: 1) == "00TI:j")
+        #expect(BlurHash.base83(16_711_680, length: 4) == "TI:j")
+        #expect(BlurHash.encode(red, componentsX: 4, componentsY: 3).count == 1 + 1 + 4 + 2 * 11, "size, maximum, DC, 2 per AC component")
+    }
+
+    @Test("the JSON of a source, cached with an ETag; pixel options on request; refusals")
+    func served() async throws {
+        let oriented = [UInt8](try Fixture.data("oriented-right.jpg"))
+        let animation = [UInt8](try Fixture.data("animated.gif"))
+        let half = [UInt8](
+            try CodersManager.shared.encode(
+                Image(pixels: PixelBuffer(width: 2, height: 1, straightRGBA: [10, 20, 30, 255, 0, 0, 0, 0])), as: .png))
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/o.jpg", .ok(oriented, contentType: "image/jpeg"))
+            harness.origin.route("/a.gif", .ok(animation, contentType: "image/gif"))
+            harness.origin.route("/h.png", .ok(half, contentType: "image/png"))
+            func info(_ options: String, _ path: String) async throws -> ServerHarness.Answer {
+                try await harness.get("/info" + harness.signedPlain(options, path))
+            }
+            let plain = try await info("cb:1", "/o.jpg")
+            #expect(plain.status == 200 && plain.header("Content-Type") == "application/json")
+            #expect(
+                String(decoding: plain.body, as: UTF8.self)
+                    == #"{"size": \#(oriented.count), "format": "jpeg", "width": 64, "height": 48, "orientation": 6, "exif": {"Image Orientation": "Rotated 90 CW"}}"#
+            )
+            let again = try await harness.get(
+                "/info" + harness.signedPlain("cb:1", "/o.jpg"), headers: [("If-None-Match", plain.header("ETag") ?? "")])
+            #expect(again.status == 304 && harness.origin.requestCount("/o.jpg") == 1, "cached")
+            let frames = String(decoding: try await info("s:0/f:0/d:0/exif:0/fr:1", "/a.gif").body, as: UTF8.self)
+            #expect(frames == #"{"frames": 3}"#)
+            let average = String(decoding: try await info("s:0/f:0/d:0/avg:1/c:1:1:ea", "/h.png").body, as: UTF8.self)
+            #expect(
+                average
+                    == #"{"crop": {"left": 0.5, "top": 0.0, "width": 0.5, "height": 1.0}, "average": {"R": 10, "G": 20, "B": 30, "A": 255}}"#
+            )
+            let withTransparent = String(decoding: try await info("s:0/f:0/d:0/avg:1:0", "/h.png").body, as: UTF8.self)
+            #expect(
+                withTransparent == #"{"average": {"R": 5, "G": 10, "B": 15, "A": 128}}"#, "(10 + 0) / 2 = 5; (255 + 0) / 2 = 127.5, rounded"
+            )
+            #expect(try await info("pg:5", "/a.gif").status == 400)
+            let unsigned = harness.signedPlain("cb:1", "/o.jpg").dropFirst().drop { $0 != "/" }
+            #expect(try await harness.get("/info/bad" + unsigned).status == 403, "a wrong signature")
+        }
+    }
+}

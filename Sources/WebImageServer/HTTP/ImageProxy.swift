@@ -161,6 +161,70 @@ public final class ImageProxy: Sendable {
         return response
     }
 
+    /// The answer to a `GET` or `HEAD` of `/info/SIGNATURE/OPTIONS/SOURCE` (imgproxy Pro's info
+    /// endpoint, `path` without `/info`): the source's facts as JSON, signed like a processing
+    /// URL, kept in the result cache under a key of its own.
+    public func respondInfo(path: Substring, ifNoneMatch: String?, connectionClosed: EventLoopFuture<Void>? = nil) async -> ProxyResponse {
+        do throws(ProxyError) {
+            var proxyPath = try ProxyPath(parsing: path, rules: pathRules)
+            try checkSignature(proxyPath)
+            let options = try parser.parseInfo(proxyPath.options)
+            if proxyPath.source.scheme != ProxyPath.localScheme {
+                proxyPath.source = try fetcher.allowedSource(proxyPath.source)
+            } else if localSources == nil {
+                try fetcher.checkLocalSource(proxyPath.source)
+            }
+            let source = proxyPath.source
+            let key = ["info", source.absoluteString, options.canonical].joined(separator: "\n")
+            let result: ProcessedResult
+            if let hit = cachedResult(for: key) {
+                result = hit
+            } else {
+                result = try await info(source, options: options, key: key, closed: connectionClosed)
+            }
+            let etag = presented(etag: result.etag)
+            var headers: [(name: String, value: String)] = [
+                ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))")
+            ]
+            if configuration.usesETag { headers.append(("ETag", etag)) }
+            if let ifNoneMatch, configuration.usesETag, Self.matches(ifNoneMatch, etag) {
+                return ProxyResponse(status: 304, headers: headers)
+            }
+            headers += [("Content-Type", result.contentType), ("Content-Length", String(result.data.count))]
+            return ProxyResponse(status: 200, headers: headers, body: result.data)
+        } catch {
+            return errorResponse(error)
+        }
+    }
+
+    /// The info of a source not cached: fetched, worked out in the work pool, stored.
+    private func info(_ source: URL, options: InfoOptions, key: String, closed: EventLoopFuture<Void>?) async throws(ProxyError)
+        -> ProcessedResult
+    {
+        let fetched = try await withDeadline(
+            configuration.requestTimeout, error: ProxyError(status: 504, "the request took longer than \(configuration.requestTimeout)"),
+            closed: closed
+        ) { () async throws(ProxyError) -> FetchedSource in try await self.fetch(source) }
+        var limits = ProcessingOptions()
+        limits.security = options.security
+        try Self.checkSourceBytes(fetched.data, options: limits)
+        let describer = ImageInfo(options: options, maximumSourcePixels: processor.maximumSourcePixels, coders: processor.coders)
+        let data = fetched.data
+        let json = try await gate.run(
+            in: WorkPool.shared, limit: configuration.processingTimeout,
+            timeout: ProxyError(status: 504, "processing took longer than \(configuration.processingTimeout)")
+        ) { _ throws(ProxyError) in try describer.json(for: data) }
+        var hash = SHA256()
+        hash.update(data: SHA256.hash(data: data).withUnsafeBytes { Data($0) })
+        hash.update(data: Data("\ninfo\n\(options.canonical)".utf8))
+        let result = ProcessedResult(
+            data: Data(json.utf8), contentType: "application/json",
+            etag: "\"" + URLSigner.base64URL(Array(Array(hash.finalize()).prefix(18))) + "\"")
+        try? results.store(result.data, for: key, metadata: DiskCacheMetadata(contentType: result.contentType, etag: result.etag))
+        remember(result, for: key)
+        return result
+    }
+
     /// The path after its first segment (the signature), which `/status` may show.
     static func withoutSignature(_ path: Substring) -> Substring {
         let afterSlash = path.dropFirst()

@@ -11,7 +11,8 @@ extend_aspect_ratio), `processing/crop.go`, `processing/padding.go`, `processing
 differs on purpose the case says so (a malformed option is 400 here, 404 in imgproxy).
 
 `/info` URLs, which the client does not build, are signed here the way it signs; their BlurHash is
-compared with PyPI's `blurhash` reference encoder on the same pixels.
+compared with PyPI's `blurhash` reference encoder on the same pixels, their ThumbHash with PyPI's
+`thumbhash`.
 
 The client always writes `/ADVANCED/g:GRAVITY/rs:TYPE:W:H:ENLARGE/BASE64.EXT` and signs it with
 HMAC-SHA256 over salt + path, so these cases also prove its signatures are accepted.
@@ -37,6 +38,7 @@ import urllib.request
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import blurhash
+import thumbhash
 from imgproxy import ImgProxy
 from PIL import Image
 
@@ -230,6 +232,13 @@ def main():
         expected = blurhash.encode(rows, components_x=4, components_y=3)
         got = json.loads(body).get("blurhash") if status == 200 else None
         check(got == expected, f"/info blurhash: {got} (PyPI blurhash: {expected})")
+        # thumbhash:1 (this server's), equal to PyPI's thumbhash port on an opaque image that fits
+        # 100x100 (the port's alpha branch does not run, and it rounds half to even where the
+        # reference rounds half up, which no value of this image meets).
+        status, _, body = get(server, "/info" + signed(f"/s:0/f:0/d:0/th:1/plain/{origin_url}/small.png"))
+        expected = base64.b64encode(bytes(thumbhash.image_to_thumb_hash(os.path.join(sources, "small.png")))).decode()
+        got = json.loads(body).get("thumbhash") if status == 200 else None
+        check(got == expected, f"/info thumbhash: {got} (PyPI thumbhash: {expected})")
         # local:// sources under IMGPROXY_LOCAL_FILESYSTEM_ROOT; `..` stops at the root.
         expect_size("local source", "local:///photo.jpg", (320, 240), resizing_type="fit", width=320)
         check(fetch("local:///../sources/photo.jpg")[0] == 404, "local:///../ stays in the root")

@@ -647,6 +647,20 @@ struct ImgproxyInfoTests {
         #expect(BlurHash.encode(red, componentsX: 4, componentsY: 3).count == 1 + 1 + 4 + 2 * 11, "size, maximum, DC, 2 per AC component")
     }
 
+    @Test("ThumbHash of an opaque gradient: the bytes PyPI's thumbhash 0.1.2 gives for the same pixels")
+    func thumbHash() {
+        var bytes: [UInt8] = []
+        for y in 0..<4 { for x in 0..<5 { bytes += [UInt8(x * 50), UInt8(y * 60), 100, 255] } }
+        // thumbhash.rgba_to_thumb_hash(5, 4, pixels), a port of the reference encoder.
+        let expected: [UInt8] = [
+            216, 23, 10, 54, 152, 112, 119, 120, 112, 135, 120, 135, 120, 120, 136, 120, 136, 120, 112, 128, 7, 247, 135,
+        ]
+        #expect(ThumbHash.encode(PixelBuffer(width: 5, height: 4, straightRGBA: bytes)) == expected)
+        let translucent = ThumbHash.encode(
+            PixelBuffer(width: 2, height: 2, straightRGBA: [255, 0, 0, 255, 0, 0, 0, 0, 255, 0, 0, 255, 0, 0, 0, 0]))
+        #expect(translucent[2] & 0x80 != 0 && translucent.count > 6, "the alpha flag and the alpha byte")
+    }
+
     @Test("the JSON of a source, cached with an ETag; pixel options on request; refusals")
     func served() async throws {
         let oriented = [UInt8](try Fixture.data("oriented-right.jpg"))

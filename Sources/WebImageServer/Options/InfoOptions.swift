@@ -24,6 +24,9 @@ public struct InfoOptions: Sendable, Equatable {
     public var averageIgnoresTransparent = true
     /// `blurhash`/`bh:X:Y`: a BlurHash of X by Y components, 1...9 each; nil for none.
     public var blurHash: (x: Int, y: Int)?
+    /// `thumbhash`/`th` (this server's): a ThumbHash of the image fitted in 100x100, in base64.
+    /// Default false.
+    public var thumbHash = false
     /// `crop`/`c:W:H:GRAVITY`: the crop's place as shares of the image; nil for none.
     public var crop: ProcessingOptions.Crop?
     /// `page`/`pg`: the frame or page the pixel options read, from 0. Default 0.
@@ -39,7 +42,7 @@ public struct InfoOptions: Sendable, Equatable {
     public static func == (left: InfoOptions, right: InfoOptions) -> Bool { left.canonical == right.canonical }
 
     /// Whether the answer needs the pixels, not only the header and the bytes.
-    var decodes: Bool { frames || colorProfile || average || blurHash != nil || crop != nil || page > 0 }
+    var decodes: Bool { frames || colorProfile || average || thumbHash || blurHash != nil || crop != nil || page > 0 }
 
     /// Every option that changes the answer, in one fixed order: the result cache's key.
     public var canonical: String {
@@ -48,6 +51,7 @@ public struct InfoOptions: Sendable, Equatable {
         if colorProfile { parts.append("cp:1") }
         if average { parts.append("avg:1:\(averageIgnoresTransparent ? 1 : 0)") }
         if let blurHash { parts.append("bh:\(blurHash.x):\(blurHash.y)") }
+        if thumbHash { parts.append("th:1") }
         if let crop {
             parts.append(
                 "c:\(TransformSpec.format(crop.width)):\(TransformSpec.format(crop.height)):\(crop.gravity?.canonical ?? "ce")")
@@ -70,7 +74,7 @@ extension OptionsParser {
             let name = String(parts[0])
             var reader = ArgumentReader(option: name, arguments: Array(parts.dropFirst()))
             switch name {
-            case "size", "s", "format", "f", "dimensions", "d", "exif", "frames", "fr", "color_profile", "cp":
+            case "size", "s", "format", "f", "dimensions", "d", "exif", "frames", "fr", "color_profile", "cp", "thumbhash", "th":
                 try reader.expect(at: 1)
                 let value = try reader.boolean(0) ?? true
                 switch name {
@@ -79,6 +83,7 @@ extension OptionsParser {
                 case "dimensions", "d": options.dimensions = value
                 case "exif": options.exif = value
                 case "frames", "fr": options.frames = value
+                case "thumbhash", "th": options.thumbHash = value
                 default: options.colorProfile = value
                 }
             case "average", "avg":

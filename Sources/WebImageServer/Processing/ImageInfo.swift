@@ -45,10 +45,24 @@ struct ImageInfo {
         let pixels = image.frames[options.page].pixels
         if let crop = options.crop { members.append(("crop", Self.cropPlace(crop, width: pixels.width, height: pixels.height))) }
         if options.average { members.append(("average", Self.average(pixels, ignoringTransparent: options.averageIgnoresTransparent))) }
+        if options.thumbHash {
+            members.append(("thumbhash", Self.quoted(Data(ThumbHash.encode(Self.fitted(pixels, within: 100))).base64EncodedString())))
+        }
         if let components = options.blurHash {
             members.append(("blurhash", Self.quoted(BlurHash.encode(pixels, componentsX: components.x, componentsY: components.y))))
         }
         return Self.object(members)
+    }
+
+    /// `pixels` scaled to fit `side` x `side`, as they are when they already fit.
+    static func fitted(_ pixels: PixelBuffer, within side: Int) -> PixelBuffer {
+        guard pixels.width > side || pixels.height > side else { return pixels }
+        let scale = Double(side) / Double(max(pixels.width, pixels.height))
+        let width = max(1, Int((Double(pixels.width) * scale).rounded()))
+        let height = max(1, Int((Double(pixels.height) * scale).rounded()))
+        let resized = ResizingTransformer(width: width, height: height, mode: .fill, filter: .lanczos3).transform(
+            Image(pixels: pixels), forKey: "")
+        return resized?.frames.first?.pixels ?? pixels
     }
 
     /// The crop's rectangle as shares of the image, placed as processing places it.
@@ -179,5 +193,102 @@ enum BlurHash {
     private static func linearToSRGB(_ value: Double) -> Int {
         let v = max(0, min(1, value))
         return v <= 0.0031308 ? Int(v * 12.92 * 255 + 0.5) : Int((1.055 * pow(v, 1 / 2.4) - 0.055) * 255 + 0.5)
+    }
+}
+
+/// ThumbHash (Evan Wallace's specification, evanw.github.io/thumbhash): an image of at most
+/// 100x100 as its average colour and a few cosine components of luminance, two chroma channels
+/// and alpha, in about 25 bytes. Rounding is JavaScript's `Math.round` (half up), as the
+/// reference encoder's.
+enum ThumbHash {
+    /// The hash's bytes. `pixels` must be at most 100 pixels a side.
+    static func encode(_ pixels: PixelBuffer) -> [UInt8] {
+        let width = pixels.width
+        let height = pixels.height
+        let count = width * height
+        let bytes = pixels.bytes
+        var (averageR, averageG, averageB, averageA) = (0.0, 0.0, 0.0, 0.0)
+        for index in 0..<count {
+            let alpha = Double(bytes[index * 4 + 3]) / 255
+            averageR += alpha / 255 * Double(bytes[index * 4])
+            averageG += alpha / 255 * Double(bytes[index * 4 + 1])
+            averageB += alpha / 255 * Double(bytes[index * 4 + 2])
+            averageA += alpha
+        }
+        if averageA > 0 {
+            averageR /= averageA
+            averageG /= averageA
+            averageB /= averageA
+        }
+        let hasAlpha = averageA < Double(count)
+        let limit = hasAlpha ? 5.0 : 7.0
+        let longer = Double(max(width, height))
+        let lx = max(1, round(limit * Double(width) / longer))
+        let ly = max(1, round(limit * Double(height) / longer))
+        var (l, p, q, a) = ([Double](), [Double](), [Double](), [Double]())
+        for index in 0..<count {
+            let alpha = Double(bytes[index * 4 + 3]) / 255
+            let r = averageR * (1 - alpha) + alpha / 255 * Double(bytes[index * 4])
+            let g = averageG * (1 - alpha) + alpha / 255 * Double(bytes[index * 4 + 1])
+            let b = averageB * (1 - alpha) + alpha / 255 * Double(bytes[index * 4 + 2])
+            l.append((r + g + b) / 3)
+            p.append((r + g) / 2 - b)
+            q.append(r - g)
+            a.append(alpha)
+        }
+        let (lDC, lAC, lScale) = channel(l, width: width, height: height, nx: max(3, lx), ny: max(3, ly))
+        let (pDC, pAC, pScale) = channel(p, width: width, height: height, nx: 3, ny: 3)
+        let (qDC, qAC, qScale) = channel(q, width: width, height: height, nx: 3, ny: 3)
+        let (aDC, aAC, aScale) = hasAlpha ? channel(a, width: width, height: height, nx: 5, ny: 5) : (1, [], 1)
+        let isLandscape = width > height
+        let header24 =
+            round(63 * lDC) | (round(31.5 + 31.5 * pDC) << 6) | (round(31.5 + 31.5 * qDC) << 12) | (round(31 * lScale) << 18)
+            | ((hasAlpha ? 1 : 0) << 23)
+        let header16 = (isLandscape ? ly : lx) | (round(63 * pScale) << 3) | (round(63 * qScale) << 9) | ((isLandscape ? 1 : 0) << 15)
+        var hash: [UInt8] = [
+            UInt8(header24 & 255), UInt8((header24 >> 8) & 255), UInt8(header24 >> 16), UInt8(header16 & 255), UInt8(header16 >> 8),
+        ]
+        if hasAlpha { hash.append(UInt8(round(15 * aDC) | (round(15 * aScale) << 4))) }
+        var isHighNibble = false
+        for components in hasAlpha ? [lAC, pAC, qAC, aAC] : [lAC, pAC, qAC] {
+            for factor in components {
+                let nibble = UInt8(round(15 * factor))
+                if isHighNibble { hash[hash.count - 1] |= nibble << 4 } else { hash.append(nibble) }
+                isHighNibble.toggle()
+            }
+        }
+        return hash
+    }
+
+    /// JavaScript's `Math.round`: half up.
+    private static func round(_ value: Double) -> Int { Int((value + 0.5).rounded(.down)) }
+
+    /// One channel's DC, its AC components mapped to 0...1 around 0.5, and their scale: the
+    /// components whose `cx * ny < nx * (ny - cy)`, rows first.
+    private static func channel(_ values: [Double], width: Int, height: Int, nx: Int, ny: Int) -> (Double, [Double], Double) {
+        var dc = 0.0
+        var ac: [Double] = []
+        var scale = 0.0
+        for cy in 0..<ny {
+            var cx = 0
+            while cx * ny < nx * (ny - cy) {
+                let fx = (0..<width).map { cos(Double.pi / Double(width) * Double(cx) * (Double($0) + 0.5)) }
+                var sum = 0.0
+                for y in 0..<height {
+                    let fy = cos(Double.pi / Double(height) * Double(cy) * (Double(y) + 0.5))
+                    for x in 0..<width { sum += values[x + y * width] * fx[x] * fy }
+                }
+                sum /= Double(width * height)
+                if cx > 0 || cy > 0 {
+                    ac.append(sum)
+                    scale = max(scale, abs(sum))
+                } else {
+                    dc = sum
+                }
+                cx += 1
+            }
+        }
+        if scale > 0 { ac = ac.map { 0.5 + 0.5 / scale * $0 } }
+        return (dc, ac, scale)
     }
 }

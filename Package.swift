@@ -180,6 +180,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSwift

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 import WebImage
@@ -698,6 +699,77 @@ struct ImgproxyInfoTests {
             #expect(try await info("pg:5", "/a.gif").status == 400)
             let unsigned = harness.signedPlain("cb:1", "/o.jpg").dropFirst().drop { $0 != "/" }
             #expect(try await harness.get("/info/bad" + unsigned).status == 403, "a wrong signature")
+        }
+    }
+}
+
+/// The paid edition's colour, page and hashsum options, from imgproxy's processing page
+/// (imgproxy-docs `usage/processing.mdx`: `adjust`/`br`/`co`/`sa`, `monochrome` default
+/// `0:b3b3b3`, `duotone` default `0:000000:ffffff`, `colorize:OPACITY:COLOR:KEEP_ALPHA`,
+/// `background_alpha`, `page` ignored when the result animates, `disable_animation`, `hashsum`
+/// answering 422 on a mismatch). imgproxy Pro's code is not public, so the pixel arithmetic is the
+/// effect its page describes (``ColorFilterTransformer`` says which), checked here by hand.
+@Suite("imgproxy paid-edition options", .serialized)
+struct ImgproxyPaidOptionsTests {
+    func filtered(_ options: String, _ pixel: [UInt8]) throws -> [UInt8] {
+        let filters = try OptionsParser().parse(options.split(separator: "/")).colorFilters
+        let image = Image(pixels: PixelBuffer(width: 1, height: 1, straightRGBA: pixel))
+        return try #require(ColorFilterTransformer(options: filters).transform(image, forKey: "")).frames[0].pixels.bytes
+    }
+
+    @Test("the colour arithmetic")
+    func colors() throws {
+        #expect(try filtered("br:10", [100, 100, 100, 255]) == [110, 110, 110, 255])
+        #expect(try filtered("co:2", [100, 200, 128, 255]) == [72, 255, 128, 255], "(100 - 128) * 2 + 128; 272 clipped")
+        #expect(try filtered("sa:0", [255, 0, 0, 255]) == [76, 76, 76, 255], "luma 0.299 * 255 = 76.2")
+        #expect(try filtered("a:10:1:0", [245, 0, 0, 255]) == [83, 83, 83, 255], "brightness first: luma of (255, 10, 10) is 83.3")
+        #expect(try filtered("mc:1:ffffff", [255, 0, 0, 255]) == [76, 76, 76, 255])
+        #expect(
+            try filtered("mc:0.5:ff0000", [0, 0, 200, 255]) == [11, 0, 100, 255], "luma 22.8: half of (22.8, 0, 0) and half of (0, 0, 200)")
+        #expect(try filtered("dt:1:000000:ffffff", [255, 0, 0, 255]) == [76, 76, 76, 255])
+        #expect(try filtered("dt:1:ff0000:0000ff", [255, 255, 255, 255]) == [0, 0, 255, 255], "white takes the light colour")
+        #expect(try filtered("col:0.5:ff0000", [0, 0, 255, 255]) == [128, 0, 128, 255])
+        #expect(try filtered("col:0.5:ff0000", [0, 0, 0, 0]) == [128, 0, 0, 128], "the overlay makes transparent pixels half opaque")
+        #expect(try filtered("col:0.5:ff0000:1", [0, 0, 0, 0])[3] == 0, "keep_alpha")
+        for bad in ["br:300", "co:-1", "mc:2", "dt:0.5:zz", "col:1:ff0000:maybe", "hs:md6:00", "hs:md5:xyz", "bga:2"] {
+            #expect(throws: ProxyError.self, "\(bad)") { try OptionsParser().parse([Substring(bad)]) }
+        }
+        #expect(try OptionsParser().parse(["a:1:2:3"]).canonical != (try OptionsParser().parse(["w:0"])).canonical)
+    }
+
+    @Test("hashsum, page, disable_animation and background_alpha through the server")
+    func served() async throws {
+        let colors: [[UInt8]] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255]]
+        let frames = colors.map {
+            ImageFrame(
+                pixels: PixelBuffer(width: 4, height: 4, straightRGBA: Array([[UInt8]](repeating: $0, count: 16).joined())),
+                duration: .milliseconds(100))
+        }
+        let gif = [UInt8](try CodersManager.shared.encode(Image(frames: frames, hasAlpha: false), as: .gif))
+        let clear = [UInt8](
+            try CodersManager.shared.encode(
+                Image(pixels: PixelBuffer(width: 2, height: 2, straightRGBA: [UInt8](repeating: 0, count: 16))), as: .png))
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.gif", .ok(gif, contentType: "image/gif"))
+            harness.origin.route("/c.png", .ok(clear, contentType: "image/png"))
+            func decoded(_ options: String, _ path: String, _ format: String) async throws -> Image {
+                let answer = try await harness.get(harness.signedPlain(options, path, extension: format))
+                #expect(answer.status == 200, "\(options)")
+                return try CodersManager.shared.decode(answer.body)
+            }
+            let md5 = Insecure.MD5.hash(data: Data(gif)).map { String(format: "%02x", $0) }.joined()
+            #expect(try await harness.get(harness.signedPlain("hs:md5:\(md5)", "/a.gif", extension: "png")).status == 200)
+            #expect(
+                try await harness.get(harness.signedPlain("hs:md5:\(String(md5.reversed()))", "/a.gif", extension: "png")).status == 422)
+            let second = try await decoded("pg:1", "/a.gif", "png").frames[0].pixels.pixel(x: 0, y: 0)
+            // The GIF encoder's palette holds 248 for 255: the colour is told by its channels.
+            #expect(second.green > 200 && second.red < 50 && second.blue < 50, "the second page: \(second)")
+            #expect(try await decoded("pg:1", "/a.gif", "gif").frames.count == 3, "ignored when the result animates")
+            let still = try await decoded("da:1/pg:2", "/a.gif", "gif")
+            let third = still.frames[0].pixels.pixel(x: 0, y: 0)
+            #expect(still.frames.count == 1 && third.blue > 200 && third.red < 50 && third.green < 50, "the third page: \(third)")
+            #expect(try await harness.get(harness.signedPlain("pg:3", "/a.gif", extension: "png")).status == 400)
+            #expect(try await decoded("bg:ff0000/bga:0.5", "/c.png", "png").frames[0].pixels.pixel(x: 0, y: 0) == (255, 0, 0, 128))
         }
     }
 }

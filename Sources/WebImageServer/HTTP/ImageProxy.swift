@@ -440,6 +440,7 @@ public final class ImageProxy: Sendable {
     {
         let data = fetched.data
         try Self.checkSourceBytes(data, options: options)
+        try Self.checkHashsum(data, options: options)
         let processStart = ContinuousClock.now
         let (encoded, format) = try await render(data, options: options, choice: choice)
         let processSeconds = Self.seconds(since: processStart)
@@ -464,6 +465,21 @@ public final class ImageProxy: Sendable {
     private static func checkSourceBytes(_ data: Data, options: ProcessingOptions) throws(ProxyError) {
         if let limit = options.security.sourceBytes, limit > 0, data.count > limit {
             throw .tooLarge("the source is over the byte limit: \(data.count) bytes, over the URL's \(limit) (max_src_file_size)")
+        }
+    }
+
+    /// Refuses a source whose digest is not the URL's `hashsum` (imgproxy's 422).
+    static func checkHashsum(_ data: Data, options: ProcessingOptions) throws(ProxyError) {
+        guard let hashsum = options.hashsum else { return }
+        let digest: [UInt8]
+        switch hashsum.kind {
+        case .md5: digest = Array(Insecure.MD5.hash(data: data))
+        case .sha1: digest = Array(Insecure.SHA1.hash(data: data))
+        case .sha256: digest = Array(SHA256.hash(data: data))
+        case .sha512: digest = Array(SHA512.hash(data: data))
+        }
+        guard digest.map({ String(format: "%02x", $0) }).joined() == hashsum.digest else {
+            throw .unprocessable("the source's \(hashsum.kind.rawValue) is not the URL's (hashsum)")
         }
     }
 

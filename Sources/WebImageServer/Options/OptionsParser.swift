@@ -250,6 +250,59 @@ public struct OptionsParser: Sendable {
         case "raw":
             try reader.expect(at: 1)
             options.raw = try reader.boolean(0) ?? options.raw
+        case "adjust", "a":
+            try reader.expect(at: 3)
+            options.colorFilters.brightness = try reader.brightness(0) ?? options.colorFilters.brightness
+            options.colorFilters.contrast = try reader.number(1, maximum: 100) ?? options.colorFilters.contrast
+            options.colorFilters.saturation = try reader.number(2, maximum: 100) ?? options.colorFilters.saturation
+        case "brightness", "br":
+            try reader.expect(at: 1)
+            options.colorFilters.brightness = try reader.brightness(0) ?? 0
+        case "contrast", "co":
+            try reader.expect(at: 1)
+            options.colorFilters.contrast = try reader.number(0, maximum: 100) ?? 1
+        case "saturation", "sa":
+            try reader.expect(at: 1)
+            options.colorFilters.saturation = try reader.number(0, maximum: 100) ?? 1
+        case "monochrome", "mc":
+            try reader.expect(at: 2)
+            let intensity = try reader.number(0, maximum: 1) ?? 0
+            let color = try reader.text(1).map { text throws(ProxyError) in try reader.hexColor(text) } ?? RGBAColor(hex: "b3b3b3")!
+            options.colorFilters.monochrome = (intensity, color)
+        case "duotone", "dt":
+            try reader.expect(at: 3)
+            let intensity = try reader.number(0, maximum: 1) ?? 0
+            let dark = try reader.text(1).map { text throws(ProxyError) in try reader.hexColor(text) } ?? .black
+            let light = try reader.text(2).map { text throws(ProxyError) in try reader.hexColor(text) } ?? .white
+            options.colorFilters.duotone = (intensity, dark, light)
+        case "colorize", "col":
+            try reader.expect(at: 3)
+            let opacity = try reader.number(0, maximum: 1) ?? 0
+            let color = try reader.text(1).map { text throws(ProxyError) in try reader.hexColor(text) } ?? .black
+            options.colorFilters.colorize = (opacity, color, try reader.boolean(2) ?? false)
+        case "background_alpha", "bga":
+            try reader.expect(at: 1)
+            options.backgroundAlpha = try reader.number(0, maximum: 1) ?? 1
+        case "hashsum", "hs":
+            try reader.expect(at: 2)
+            let type = reader.text(0).map(String.init) ?? "none"
+            guard type != "none" else {
+                options.hashsum = nil
+                break
+            }
+            guard let kind = ProcessingOptions.Hashsum.Kind(rawValue: type) else {
+                throw reader.failure("unknown hashsum type \"\(type)\" (none, md5, sha1, sha256, sha512)")
+            }
+            guard let digest = reader.text(1)?.lowercased(), digest.allSatisfy(\.isHexDigit) else {
+                throw reader.failure("the hashsum is not hex")
+            }
+            options.hashsum = ProcessingOptions.Hashsum(kind: kind, digest: digest)
+        case "page", "pg":
+            try reader.expect(at: 1)
+            options.page = try reader.integer(0, maximum: 100_000) ?? 0
+        case "disable_animation", "da":
+            try reader.expect(at: 1)
+            options.disableAnimation = try reader.boolean(0) ?? false
         case "max_src_resolution", "msr", "max_src_file_size", "msfs", "max_animation_frames", "maf",
             "max_animation_frame_resolution", "mafr", "max_result_dimension", "mrd":
             try applySecurity(name, &reader, to: &options.security)
@@ -457,6 +510,13 @@ struct ArgumentReader {
             watermark.scale = scale
         }
         return watermark
+    }
+
+    /// A brightness, a whole number in -255...255.
+    func brightness(_ index: Int) throws(ProxyError) -> Int? {
+        guard let text = text(index) else { return nil }
+        guard let value = Int(text), (-255...255).contains(value) else { throw failure("\"\(text)\" is not a whole number in -255...255") }
+        return value
     }
 
     /// A number that may be negative or fractional, within ±1,000,000.

@@ -61,6 +61,54 @@ public struct ProcessingOptions: Sendable, Equatable {
         public init(opacity: Double) { self.opacity = opacity }
     }
 
+    /// The colour options of imgproxy's paid edition (``ColorFilterTransformer`` has their effects).
+    public struct ColorFilters: Sendable, Equatable {
+        /// `brightness`/`br`: -255...255, added to each channel. Default 0.
+        public var brightness = 0
+        /// `contrast`/`co`: above 0, 1 unchanged. Default 1.
+        public var contrast = 1.0
+        /// `saturation`/`sa`: 0 or more, 1 unchanged. Default 1.
+        public var saturation = 1.0
+        /// `monochrome`/`mc:INTENSITY:COLOR`.
+        public var monochrome: (intensity: Double, color: RGBAColor)?
+        /// `duotone`/`dt:INTENSITY:DARK:LIGHT`.
+        public var duotone: (intensity: Double, dark: RGBAColor, light: RGBAColor)?
+        /// `colorize`/`col:OPACITY:COLOR:KEEP_ALPHA`.
+        public var colorize: (opacity: Double, color: RGBAColor, keepsAlpha: Bool)?
+
+        public init() {}
+
+        /// Whether any of them changes a pixel.
+        public var isActive: Bool {
+            brightness != 0 || contrast != 1 || saturation != 1 || (monochrome?.intensity ?? 0) > 0 || (duotone?.intensity ?? 0) > 0
+                || (colorize?.opacity ?? 0) > 0
+        }
+
+        var canonical: String {
+            var parts = ["a:\(brightness):\(TransformSpec.format(contrast)):\(TransformSpec.format(saturation))"]
+            if let monochrome, monochrome.intensity > 0 {
+                parts.append("mc:\(TransformSpec.format(monochrome.intensity)):\(monochrome.color.hexString)")
+            }
+            if let duotone, duotone.intensity > 0 {
+                parts.append("dt:\(TransformSpec.format(duotone.intensity)):\(duotone.dark.hexString):\(duotone.light.hexString)")
+            }
+            if let colorize, colorize.opacity > 0 {
+                parts.append("col:\(TransformSpec.format(colorize.opacity)):\(colorize.color.hexString):\(colorize.keepsAlpha ? 1 : 0)")
+            }
+            return parts.joined(separator: "/")
+        }
+
+        public static func == (left: ColorFilters, right: ColorFilters) -> Bool { left.canonical == right.canonical }
+    }
+
+    /// `hashsum`/`hs:TYPE:HEX`: the source must have this digest, else 422.
+    public struct Hashsum: Sendable, Equatable {
+        public enum Kind: String, Sendable { case md5, sha1, sha256, sha512 }
+        public var kind: Kind
+        /// Lower-case hex.
+        public var digest: String
+    }
+
     /// Space added around the result (`padding:T:R:B:L`), in CSS order and shorthand.
     public struct Padding: Sendable, Equatable {
         public var top: Int
@@ -116,6 +164,16 @@ public struct ProcessingOptions: Sendable, Equatable {
     public var background: RGBAColor?
     /// The watermark, when the server has one configured.
     public var watermark: Watermark?
+    /// `adjust`, `monochrome`, `duotone`, `colorize` (imgproxy's paid edition).
+    public var colorFilters = ColorFilters()
+    /// `background_alpha`/`bga`: the background's opacity, 0...1. Default 1.
+    public var backgroundAlpha = 1.0
+    /// `hashsum`: the digest the source must have.
+    public var hashsum: Hashsum?
+    /// `page`/`pg`: the frame or page used when the result is a still (or `da`). Default 0.
+    public var page = 0
+    /// `disable_animation`/`da`: every source is treated as a still. Default false.
+    public var disableAnimation = false
     /// Gaussian blur's sigma; 0 for none.
     public var blur = 0.0
     /// Unsharp mask's sigma; 0 for none.
@@ -227,6 +285,11 @@ public struct ProcessingOptions: Sendable, Equatable {
                     + "\(TransformSpec.format(watermark.x)):\(TransformSpec.format(watermark.y)):\(watermark.scale.map(TransformSpec.format) ?? "")"
             )
         }
+        if colorFilters.isActive { parts.append(colorFilters.canonical) }
+        if backgroundAlpha != 1 { parts.append("bga:\(TransformSpec.format(backgroundAlpha))") }
+        if let hashsum { parts.append("hs:\(hashsum.kind.rawValue):\(hashsum.digest)") }
+        if page > 0 { parts.append("pg:\(page)") }
+        if disableAnimation { parts.append("da:1") }
         if quality > 0 { parts.append("q:\(quality)") }
         for (format, value) in formatQuality.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             parts.append("fq:\(format.rawValue):\(value)")

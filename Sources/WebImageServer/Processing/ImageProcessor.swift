@@ -61,7 +61,8 @@ struct ImageProcessor: Sendable {
         var plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: resultLimits)
 
         var decodeOptions = DecodeOptions(
-            limits: DecodeLimits(maximumPixelCount: limits.decodedPixels), firstFrameOnly: !rule.mayAnimate,
+            limits: DecodeLimits(maximumPixelCount: limits.decodedPixels),
+            firstFrameOnly: (!rule.mayAnimate || options.disableAnimation) && options.page == 0,
             keepsColorProfile: !options.stripColorProfile, keepsEXIF: !options.stripMetadata)
         // A trim's box is found in the whole source's pixels, so a trimmed source is decoded whole.
         if plan.crop == nil, options.trim == nil, plan.scaledWidth < uprightWidth, plan.scaledHeight < uprightHeight {
@@ -75,9 +76,17 @@ struct ImageProcessor: Sendable {
         var image: Image
         do { image = try coders.decode(data, options: decodeOptions) } catch { throw Self.proxyError(error) }
         try limits.check(frames: image.frames.count, width: header.width, height: header.height)
-        let transparent = options.background == nil && (image.hasAlpha || options.padding != nil || options.extend)
-        let format = rule.resolve(source: header.format, animated: image.frames.count > 1, transparent: transparent)
-        if image.frames.count > 1, !OutputFormatRule.animates(format) { image.frames = [image.frames[0]] }
+        let transparent =
+            (options.background == nil || options.backgroundAlpha < 1) && (image.hasAlpha || options.padding != nil || options.extend)
+        let animated = image.frames.count > 1 && !options.disableAnimation
+        let format = rule.resolve(source: header.format, animated: animated, transparent: transparent)
+        if !animated || !OutputFormatRule.animates(format) {
+            // A still: the page asked for (imgproxy's `page`, ignored when the result animates).
+            guard options.page < image.frames.count else {
+                throw .badRequest("page \(options.page) is past the source's \(image.frames.count) (page)")
+            }
+            image.frames = [image.frames[options.page]]
+        }
         // imgproxy trims first, in the stored orientation, and plans from what is left; never an
         // animation ("Trim is not supported for animated images").
         let trimmed = try options.trim.flatMap { trim throws(ProxyError) in try Self.trim(&image, trim, isCancelled: isCancelled) } ?? false
@@ -100,7 +109,9 @@ struct ImageProcessor: Sendable {
         }
         steps = plan.transformers(
             options: options, decodedWidth: image.pixelWidth, decodedHeight: image.pixelHeight, sourceWidth: uprightWidth)
-        if let background = options.background ?? (format == .jpeg ? .white : nil) {
+        if var background = options.background ?? (format == .jpeg ? .white : nil) {
+            // imgproxy's `background_alpha`, where the format keeps an alpha channel.
+            if format != .jpeg { background.alpha = UInt8((options.backgroundAlpha * 255).rounded()) }
             steps.append(BackgroundTransformer(color: background))
         }
         if let watermark, let placing = options.watermark, placing.opacity > 0 {

@@ -305,6 +305,7 @@ struct ProcessingPlan: Equatable {
         if options.pixelate > 1 {
             steps.append(PixelatingTransformer(blockSize: Int((Double(options.pixelate) * options.dpr * limitScale).rounded())))
         }
+        if options.colorFilters.isActive { steps.append(ColorFilterTransformer(options: options.colorFilters)) }
         let canvasColor = options.background ?? .clear
         if let extended {
             let origin = extended.gravity.origin(

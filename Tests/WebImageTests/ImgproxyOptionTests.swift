@@ -773,3 +773,49 @@ struct ImgproxyPaidOptionsTests {
         }
     }
 }
+
+/// The paid edition's watermark options (imgproxy-docs `usage/processing.mdx`): `watermark_url`
+/// (URL-safe base64 of the image's URL), `watermark_size` (fit, enlarging, a 0 side following the
+/// other, only without `wm`'s scale), `watermark_rotate` (clockwise).
+@Suite("imgproxy watermark URL, size and rotation", .serialized)
+struct ImgproxyWatermarkExtrasTests {
+    @Test("wmu fetches the mark as a source; wms fits it; wmr turns it clockwise")
+    func extras() async throws {
+        let white = try ImgproxyWatermarkTests.plain(64, 48, [255, 255, 255, 255])
+        let red = try ImgproxyWatermarkTests.plain(8, 8, [255, 0, 0, 255])
+        var halves: [UInt8] = []
+        for _ in 0..<4 {
+            halves +=
+                [255, 0, 0, 255, 255, 0, 0, 255, 255, 0, 0, 255, 255, 0, 0, 255] + [
+                    0, 0, 255, 255, 0, 0, 255, 255, 0, 0, 255, 255, 0, 0, 255, 255,
+                ]
+        }
+        let redBlue = [UInt8](
+            try CodersManager.shared.encode(Image(pixels: PixelBuffer(width: 8, height: 4, straightRGBA: halves)), as: .png))
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
+            harness.origin.route("/m.png", .ok(red, contentType: "image/png"))
+            harness.origin.route("/rb.png", .ok(redBlue, contentType: "image/png"))
+            func mark(_ path: String) -> String { URLSigner.base64URL(Array(harness.origin.url(path).absoluteString.utf8)) }
+            func pixels(_ options: String) async throws -> PixelBuffer {
+                let answer = try await harness.get(harness.signedPlain(options, "/a.png", extension: "png"))
+                #expect(answer.status == 200, "\(options): \(String(decoding: answer.body, as: UTF8.self))")
+                return try CodersManager.shared.decode(answer.body).frames[0].pixels
+            }
+            let fetched = try await pixels("wm:1:nowe/wmu:\(mark("/m.png"))")
+            #expect(fetched.pixel(x: 7, y: 7) == (255, 0, 0, 255) && fetched.pixel(x: 8, y: 8) == (255, 255, 255, 255))
+            let sized = try await pixels("wmu:\(mark("/m.png"))/wms:16:0/wm:1:nowe")
+            #expect(
+                sized.pixel(x: 15, y: 15) == (255, 0, 0, 255) && sized.pixel(x: 16, y: 16) == (255, 255, 255, 255), "8x8 fitted to 16 wide")
+            let turned = try await pixels("wm:1:nowe/wmu:\(mark("/rb.png"))/wmr:90")
+            #expect(turned.pixel(x: 1, y: 0) == (255, 0, 0, 255) && turned.pixel(x: 1, y: 7) == (0, 0, 255, 255), "the left half on top")
+            #expect(turned.pixel(x: 4, y: 1) == (255, 255, 255, 255), "4 wide once turned")
+            let plainAnswer = try await harness.get(harness.signedPlain("wmu:\(mark("/m.png"))", "/a.png", extension: "png"))
+            #expect(
+                try CodersManager.shared.decode(plainAnswer.body).frames[0].pixels.pixel(x: 0, y: 0) == (255, 255, 255, 255),
+                "no wm, no mark")
+        }
+        #expect(throws: ProxyError.self) { try OptionsParser().parse(["wmu:%%%"]) }
+        #expect(throws: ProxyError.self) { try OptionsParser().parse(["wmu:" + URLSigner.base64URL(Array("file:///etc/passwd".utf8))]) }
+    }
+}

@@ -503,7 +503,13 @@ public final class ImageProxy: Sendable {
     /// The configured watermark's bytes when `options` lay it: its data, or its URL fetched like
     /// a source (through the source cache).
     private func watermark(for options: ProcessingOptions) async throws(ProxyError) -> ImageProcessor.Watermark? {
-        guard let configured = configuration.watermark, let placing = options.watermark, placing.opacity > 0 else { return nil }
+        guard let placing = options.watermark, placing.opacity > 0 else { return nil }
+        if let url = placing.url {
+            // `wmu`: judged and fetched as a source is, through the source cache.
+            let allowed = try fetcher.allowedSource(url)
+            return ImageProcessor.Watermark(data: try await fetch(allowed).data, opacity: configuration.watermark?.opacity ?? 1)
+        }
+        guard let configured = configuration.watermark else { return nil }
         switch configured.source {
         case .data(let data): return ImageProcessor.Watermark(data: data, opacity: configured.opacity)
         case .url(let url): return ImageProcessor.Watermark(data: try await fetch(url).data, opacity: configured.opacity)

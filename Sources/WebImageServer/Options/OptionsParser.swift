@@ -203,7 +203,26 @@ public struct OptionsParser: Sendable {
         case "watermark", "wm":
             // imgproxy takes up to 7 arguments, the last two for its paid edition.
             try reader.expect(at: 7)
-            options.watermark = try reader.watermark()
+            let placing = try reader.watermark()
+            options.watermark = placing.with(extrasOf: options.watermark)
+        case "watermark_url", "wmu":
+            try reader.expect(at: 1)
+            guard let text = reader.text(0), let bytes = URLSigner.bytes(base64URL: text),
+                let string = String(bytes: bytes, encoding: .utf8),
+                let url = URL(string: string), ["http", "https"].contains(url.scheme?.lowercased() ?? "")
+            else { throw reader.failure("not the URL-safe base64 of an http(s) URL") }
+            options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with { $0.url = url }
+        case "watermark_size", "wms":
+            try reader.expect(at: 2)
+            let width = try reader.integer(0, maximum: 100_000) ?? 0
+            let height = try reader.integer(1, maximum: 100_000) ?? 0
+            options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with {
+                $0.size = width > 0 || height > 0 ? (width, height) : nil
+            }
+        case "watermark_rotate", "wm_rot", "wmr":
+            try reader.expect(at: 1)
+            let degrees = try reader.signedNumber(0) ?? 0
+            options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with { $0.rotation = degrees }
         case "quality", "q":
             try reader.expect(at: 1)
             options.quality = try reader.integer(0, maximum: 100) ?? 0
@@ -543,5 +562,24 @@ struct ArgumentReader {
             throw failure("\"\(name)\" is not valid URL-safe base64")
         }
         return decoded
+    }
+}
+
+extension ProcessingOptions.Watermark {
+    /// A copy changed by `change`.
+    func with(_ change: (inout Self) -> Void) -> Self {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+
+    /// This placement with the paid edition's extras (URL, size, rotation) another `wm…` option set.
+    func with(extrasOf other: Self?) -> Self {
+        guard let other else { return self }
+        return with {
+            $0.url = other.url
+            $0.size = other.size
+            $0.rotation = other.rotation
+        }
     }
 }

@@ -1,3 +1,4 @@
+public import Foundation
 public import WebImage
 
 /// What a proxy URL asks for: imgproxy's processing options, parsed and checked
@@ -57,8 +58,32 @@ public struct ProcessingOptions: Sendable, Equatable {
         public var y = 0.0
         /// Fit it in this share of the result's size; nil keeps its own size.
         public var scale: Double?
+        /// `watermark_size`/`wms:W:H` (paid edition): fit it, enlarging too, in W x H (a 0 side
+        /// follows the other), when there is no ``scale``.
+        public var size: (width: Int, height: Int)?
+        /// `watermark_rotate`/`wmr` (paid edition): degrees clockwise. Default 0.
+        public var rotation = 0.0
+        /// `watermark_url`/`wmu` (paid edition): the watermark's image from this URL, fetched as a
+        /// source, in place of the server's.
+        public var url: URL?
 
         public init(opacity: Double) { self.opacity = opacity }
+
+        /// The canonical form's part.
+        var canonical: String {
+            var text = "wm:\(TransformSpec.format(opacity)):\(replicate ? "re" : position.rawValue)"
+            text += ":\(TransformSpec.format(x)):\(TransformSpec.format(y)):\(scale.map(TransformSpec.format) ?? "")"
+            if let size { text += ":wms:\(size.width):\(size.height)" }
+            if rotation != 0 { text += ":wmr:\(TransformSpec.format(rotation))" }
+            if let url { text += ":wmu:\(url.absoluteString)" }
+            return text
+        }
+
+        public static func == (left: Watermark, right: Watermark) -> Bool {
+            left.opacity == right.opacity && left.position == right.position && left.replicate == right.replicate && left.x == right.x
+                && left.y == right.y && left.scale == right.scale && left.size?.width == right.size?.width
+                && left.size?.height == right.size?.height && left.rotation == right.rotation && left.url == right.url
+        }
     }
 
     /// The colour options of imgproxy's paid edition (``ColorFilterTransformer`` has their effects).
@@ -279,12 +304,7 @@ public struct ProcessingOptions: Sendable, Equatable {
         if blur > 0 { parts.append("bl:\(TransformSpec.format(blur))") }
         if sharpen > 0 { parts.append("sh:\(TransformSpec.format(sharpen))") }
         if pixelate > 1 { parts.append("pix:\(pixelate)") }
-        if let watermark, watermark.opacity > 0 {
-            parts.append(
-                "wm:\(TransformSpec.format(watermark.opacity)):\(watermark.replicate ? "re" : watermark.position.rawValue):"
-                    + "\(TransformSpec.format(watermark.x)):\(TransformSpec.format(watermark.y)):\(watermark.scale.map(TransformSpec.format) ?? "")"
-            )
-        }
+        if let watermark, watermark.opacity > 0 { parts.append(watermark.canonical) }
         if colorFilters.isActive { parts.append(colorFilters.canonical) }
         if backgroundAlpha != 1 { parts.append("bga:\(TransformSpec.format(backgroundAlpha))") }
         if let hashsum { parts.append("hs:\(hashsum.kind.rawValue):\(hashsum.digest)") }

@@ -43,10 +43,31 @@ struct WatermarkTransformer: ImageTransformer {
     /// The mark fitted (enlarging too) in `scale` of the result's size, each side rounded half to
     /// even as imgproxy's `ScaleToEven`; as it is without a scale.
     private func scaled(_ pixels: PixelBuffer, toShareOf width: Int, _ height: Int) -> PixelBuffer {
-        guard let scale = options.scale, scale > 0 else { return pixels }
-        let boxWidth = max(Gravity.scaleToEven(width, scale), 1)
-        let boxHeight = max(Gravity.scaleToEven(height, scale), 1)
-        let factor = min(Double(boxWidth) / Double(pixels.width), Double(boxHeight) / Double(pixels.height))
+        let turned = rotated(pixels)
+        let factor: Double
+        if let scale = options.scale, scale > 0 {
+            let boxWidth = max(Gravity.scaleToEven(width, scale), 1)
+            let boxHeight = max(Gravity.scaleToEven(height, scale), 1)
+            factor = min(Double(boxWidth) / Double(turned.width), Double(boxHeight) / Double(turned.height))
+        } else if let size = options.size {
+            // `wms`: fit, enlarging too; a 0 side follows the other.
+            let byWidth = size.width > 0 ? Double(size.width) / Double(turned.width) : .infinity
+            let byHeight = size.height > 0 ? Double(size.height) / Double(turned.height) : .infinity
+            factor = min(byWidth, byHeight)
+        } else {
+            return turned
+        }
+        return resized(turned, by: factor)
+    }
+
+    /// `wmr`: the mark turned clockwise, its canvas grown to hold it.
+    private func rotated(_ pixels: PixelBuffer) -> PixelBuffer {
+        guard options.rotation.truncatingRemainder(dividingBy: 360) != 0 else { return pixels }
+        return RotationTransformer(degrees: -options.rotation).transform(Image(pixels: pixels), forKey: "")?.frames.first?.pixels ?? pixels
+    }
+
+    /// `pixels` resized by `factor`, each side rounded, at least one pixel.
+    private func resized(_ pixels: PixelBuffer, by factor: Double) -> PixelBuffer {
         let newWidth = max(1, Int((Double(pixels.width) * factor).rounded()))
         let newHeight = max(1, Int((Double(pixels.height) * factor).rounded()))
         guard newWidth != pixels.width || newHeight != pixels.height else { return pixels }

@@ -34,18 +34,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Support"))
+from checks import Checks  # noqa: E402
 KEY, SALT = "736563726574", "68656c6c6f"
 WAIT = 30
-
-
-class Checks:
-    def __init__(self):
-        self.failures = []
-
-    def __call__(self, condition, text):
-        print(("  ok    " if condition else "  FAIL  ") + text, flush=True)
-        if not condition:
-            self.failures.append(text)
 
 
 def start_server(binary, work):

@@ -43,17 +43,9 @@ from imgproxy import ImgProxy
 from PIL import Image
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Support"))
+from checks import Checks  # noqa: E402
 KEY, SALT = "736563726574", "68656c6c6f"
-
-
-class Checks:
-    def __init__(self):
-        self.failures = []
-
-    def __call__(self, condition, text):
-        print(("  ok    " if condition else "  FAIL  ") + text, flush=True)
-        if not condition:
-            self.failures.append(text)
 
 
 def make_sources(folder):

@@ -67,7 +67,7 @@ extension OptionsParser {
     /// The info options `segments` ask for (imgproxy's defaults first); a processing option's
     /// mistakes answer as they do for processing URLs: 400 with the option named, 403 for a
     /// security option the server does not allow, 404 for an expired URL.
-    public func parseInfo(_ segments: [Substring], now: Date = Date()) throws(ProxyError) -> InfoOptions {
+    public func parseInfo(_ segments: [Substring]) throws(ProxyError) -> InfoOptions {
         var options = InfoOptions()
         for segment in segments {
             let parts = segment.components(separatedBy: argumentsSeparator).map { Substring($0) }
@@ -105,22 +105,16 @@ extension OptionsParser {
             case "page", "pg":
                 try reader.expect(at: 1)
                 options.page = try reader.integer(0, maximum: 100_000) ?? 0
-            case "cachebuster", "cb":
-                try reader.expect(at: 1)
-                options.cacheBuster = String(reader.arguments.first ?? "")
-            case "expires", "exp":
-                try reader.expect(at: 1)
-                options.expires = try reader.integer(0, maximum: 253_402_300_799)
-            case "max_src_resolution", "msr", "max_src_file_size", "msfs":
-                let parsed = try parse([segment]).security
-                options.security.sourcePixels = parsed.sourcePixels ?? options.security.sourcePixels
-                options.security.sourceBytes = parsed.sourceBytes ?? options.security.sourceBytes
+            case "cachebuster", "cb", "expires", "exp", "max_src_resolution", "msr", "max_src_file_size", "msfs":
+                // Read as processing URLs read them (an expired URL is a 404 there too).
+                let parsed = try parse([segment])
+                if ["cachebuster", "cb"].contains(name) { options.cacheBuster = parsed.cacheBuster }
+                options.expires = parsed.expires ?? options.expires
+                options.security.sourcePixels = parsed.security.sourcePixels ?? options.security.sourcePixels
+                options.security.sourceBytes = parsed.security.sourceBytes ?? options.security.sourceBytes
             default:
                 throw .badRequest("unknown info option \"\(name)\"")
             }
-        }
-        if let expires = options.expires, expires > 0, Double(expires) < now.timeIntervalSince1970 {
-            throw .notFound("the URL expired at \(expires) (expires)")
         }
         return options
     }

@@ -75,6 +75,9 @@ public struct ImageServerConfiguration: Sendable {
     /// `_WEBP_EFFORT`, `_AVIF_SPEED`, `_JXL_EFFORT`). Changed settings are seen by results made
     /// after the change. Default the encoders' own.
     public var encoding = EncoderSettings()
+    /// Answers name their http(s) source as the canonical URL, `Link: <SOURCE>; rel="canonical"`
+    /// (`IMGPROXY_SET_CANONICAL_HEADER`). Default false.
+    public var setsCanonicalHeader = false
     /// Source formats answered as they are, unless the URL asks for another format
     /// (`IMGPROXY_SKIP_PROCESSING_FORMATS`); URLs add to it with `skp`. Default none.
     public var skipProcessingFormats: Set<ImageFormat> = []

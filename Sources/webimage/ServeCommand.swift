@@ -181,6 +181,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The max-age of a fallback answer (default: --ttl).", valueName: "SECONDS"))
     var fallbackImageTtl: Int?
 
+    @Flag(help: "Answers name their http(s) source in Link: <URL>; rel=\"canonical\".")
+    var setCanonicalHeader = false
+
     @Flag(help: "JPEG results are progressive.")
     var jpegProgressive = false
 

@@ -178,6 +178,7 @@ struct ServeSettings {
         try setFallbackImage(command: command, read: read)
         try setWatermark(command: command, read: read)
         try setEncoding(command: command, read: read)
+        configuration.setsCanonicalHeader = try command.setCanonicalHeader || read.boolean("SET_CANONICAL_HEADER")
         configuration.localFilesystemRoot = command.localFilesystemRoot ?? read.text("LOCAL_FILESYSTEM_ROOT")
         if let agent = command.userAgent ?? read.text("USER_AGENT") { configuration.userAgent = agent }
         configuration.ignoresSSLVerification = try command.ignoreSslVerification || read.boolean("IGNORE_SSL_VERIFICATION")

@@ -819,3 +819,27 @@ struct ImgproxyWatermarkExtrasTests {
         #expect(throws: ProxyError.self) { try OptionsParser().parse(["wmu:" + URLSigner.base64URL(Array("file:///etc/passwd".utf8))]) }
     }
 }
+
+/// `IMGPROXY_SET_CANONICAL_HEADER`: imgproxy's `server/responsewriter/writer.go` (`SetCanonical`)
+/// sets `Link: <URL>; rel="canonical"` for http(s) sources when the setting is on.
+@Suite("imgproxy canonical header", .serialized)
+struct CanonicalHeaderTests {
+    @Test("the source named in Link, on a miss, on a cached answer and on raw; nothing when off")
+    func canonical() async throws {
+        let jpeg = [UInt8](try Fixture.data("gradient.jpg"))
+        var configuration = ServerHarness.configuration()
+        configuration.setsCanonicalHeader = true
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let expected = "<\(harness.origin.url("/a.jpg").absoluteString)>; rel=\"canonical\""
+            for options in ["w:10", "w:10", "raw:1"] {
+                let answer = try await harness.get(harness.signedPlain(options, "/a.jpg"))
+                #expect(answer.status == 200 && answer.header("Link") == expected, "\(options): \(answer.header("Link") ?? "none")")
+            }
+        }
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            #expect(try await harness.get(harness.signedPlain("w:10", "/a.jpg")).header("Link") == nil)
+        }
+    }
+}

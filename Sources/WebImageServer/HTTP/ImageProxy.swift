@@ -246,7 +246,10 @@ public final class ImageProxy: Sendable {
         let pathKey = CacheKey(String(path))
         if let resolved = resolvedPaths?.value(for: pathKey), let hit = cachedResult(for: resolved.key) {
             metrics.resolvedPathHits.increment()
-            return success(hit, options: resolved.options, vary: false, conditions: conditions, timing: "cache;desc=\"result\"")
+            var response = success(hit, options: resolved.options, vary: false, conditions: conditions, timing: "cache;desc=\"result\"")
+            // The key's first line is the source.
+            response.headers += canonicalHeader(String(resolved.key.prefix { $0 != "\n" }))
+            return response
         }
         var proxyPath = try ProxyPath(parsing: path, rules: pathRules)
         try checkSignature(proxyPath)
@@ -257,6 +260,24 @@ public final class ImageProxy: Sendable {
             try fetcher.checkLocalSource(proxyPath.source)
         }
         let parsed = proxyPath
+        var response = try await answer(
+            parsed, path: path, pathKey: pathKey, options: options, accept: accept, conditions: conditions, closed: closed)
+        response.headers += canonicalHeader(parsed.source.absoluteString)
+        return response
+    }
+
+    /// imgproxy's `Link: <SOURCE>; rel="canonical"` when configured, for http(s) sources.
+    private func canonicalHeader(_ source: String) -> [(name: String, value: String)] {
+        guard configuration.setsCanonicalHeader, source.hasPrefix("http://") || source.hasPrefix("https://") else { return [] }
+        return [("Link", "<\(source)>; rel=\"canonical\"")]
+    }
+
+    /// The answer for a parsed, signed path whose options are read: raw, a cached result, or a
+    /// miss processed (or the fallback image).
+    private func answer(
+        _ parsed: ProxyPath, path: Substring, pathKey: CacheKey, options: ProcessingOptions, accept: String?, conditions: Conditions,
+        closed: EventLoopFuture<Void>?
+    ) async throws(ProxyError) -> ProxyResponse {
         if options.raw { return try await raw(parsed.source, options: options, closed: closed) }
         let choice = formatChoice(options: options, accept: accept)
         let key = [parsed.source.absoluteString, options.canonical, choice.key].joined(separator: "\n")

@@ -166,15 +166,10 @@ public final class ImageProxy: Sendable {
     /// URL, kept in the result cache under a key of its own.
     public func respondInfo(path: Substring, ifNoneMatch: String?, connectionClosed: EventLoopFuture<Void>? = nil) async -> ProxyResponse {
         do throws(ProxyError) {
-            var proxyPath = try ProxyPath(parsing: path, rules: pathRules)
+            let proxyPath = try ProxyPath(parsing: path, rules: pathRules)
             try checkSignature(proxyPath)
             let options = try parser.parseInfo(proxyPath.options)
-            if proxyPath.source.scheme != ProxyPath.localScheme {
-                proxyPath.source = try fetcher.allowedSource(proxyPath.source)
-            } else if localSources == nil {
-                try fetcher.checkLocalSource(proxyPath.source)
-            }
-            let source = proxyPath.source
+            let source = try judged(proxyPath.source)
             let key = ["info", source.absoluteString, options.canonical].joined(separator: "\n")
             let result: ProcessedResult
             if let hit = cachedResult(for: key) {
@@ -201,10 +196,7 @@ public final class ImageProxy: Sendable {
     private func info(_ source: URL, options: InfoOptions, key: String, closed: EventLoopFuture<Void>?) async throws(ProxyError)
         -> ProcessedResult
     {
-        let fetched = try await withDeadline(
-            configuration.requestTimeout, error: ProxyError(status: 504, "the request took longer than \(configuration.requestTimeout)"),
-            closed: closed
-        ) { () async throws(ProxyError) -> FetchedSource in try await self.fetch(source) }
+        let fetched = try await fetchWithinDeadline(source, closed: closed)
         var limits = ProcessingOptions()
         limits.security = options.security
         try Self.checkSourceBytes(fetched.data, options: limits)
@@ -214,12 +206,8 @@ public final class ImageProxy: Sendable {
             in: WorkPool.shared, limit: configuration.processingTimeout,
             timeout: ProxyError(status: 504, "processing took longer than \(configuration.processingTimeout)")
         ) { _ throws(ProxyError) in try describer.json(for: data) }
-        var hash = SHA256()
-        hash.update(data: SHA256.hash(data: data).withUnsafeBytes { Data($0) })
-        hash.update(data: Data("\ninfo\n\(options.canonical)".utf8))
         let result = ProcessedResult(
-            data: Data(json.utf8), contentType: "application/json",
-            etag: "\"" + URLSigner.base64URL(Array(Array(hash.finalize()).prefix(18))) + "\"")
+            data: Data(json.utf8), contentType: "application/json", etag: Self.etag(source: data, describing: "info\n\(options.canonical)"))
         try? results.store(result.data, for: key, metadata: DiskCacheMetadata(contentType: result.contentType, etag: result.etag))
         remember(result, for: key)
         return result
@@ -254,11 +242,7 @@ public final class ImageProxy: Sendable {
         var proxyPath = try ProxyPath(parsing: path, rules: pathRules)
         try checkSignature(proxyPath)
         let options = try parser.parse(proxyPath.options, extensionName: proxyPath.extensionName, hints: hints)
-        if proxyPath.source.scheme != ProxyPath.localScheme {
-            proxyPath.source = try fetcher.allowedSource(proxyPath.source)
-        } else if localSources == nil {
-            try fetcher.checkLocalSource(proxyPath.source)
-        }
+        proxyPath.source = try judged(proxyPath.source)
         let parsed = proxyPath
         var response = try await answer(
             parsed, path: path, pathKey: pathKey, options: options, accept: accept, conditions: conditions, closed: closed)
@@ -266,10 +250,22 @@ public final class ImageProxy: Sendable {
         return response
     }
 
-    /// imgproxy's `Link: <SOURCE>; rel="canonical"` when configured, for http(s) sources.
-    private func canonicalHeader(_ source: String) -> [(name: String, value: String)] {
-        guard configuration.setsCanonicalHeader, source.hasPrefix("http://") || source.hasPrefix("https://") else { return [] }
-        return [("Link", "<\(source)>; rel=\"canonical\"")]
+    /// The URL to fetch for `source`: an http(s) source as the allow-list normalises it; a
+    /// `local:///` one as it is, once the allow-list's `local://` entries allow it (the playground's
+    /// demo images are not judged).
+    private func judged(_ source: URL) throws(ProxyError) -> URL {
+        if source.scheme != ProxyPath.localScheme { return try fetcher.allowedSource(source) }
+        if localSources == nil { try fetcher.checkLocalSource(source) }
+        return source
+    }
+
+    /// imgproxy's `Link: <SOURCE>; rel="canonical"` when configured, for http(s) sources. The
+    /// source's text is asked for only then: a memory hit pays nothing when it is off.
+    private func canonicalHeader(_ source: @autoclosure () -> String) -> [(name: String, value: String)] {
+        guard configuration.setsCanonicalHeader else { return [] }
+        let text = source()
+        guard text.hasPrefix("http://") || text.hasPrefix("https://") else { return [] }
+        return [("Link", "<\(text)>; rel=\"canonical\"")]
     }
 
     /// The answer for a parsed, signed path whose options are read: raw, a cached result, or a
@@ -334,13 +330,18 @@ public final class ImageProxy: Sendable {
         }
     }
 
-    /// `raw`: the source's bytes as fetched (through the source cache and its byte cap), not
-    /// processed and not stored as a result, typed by what they are.
-    private func raw(_ source: URL, options: ProcessingOptions, closed: EventLoopFuture<Void>?) async throws(ProxyError) -> ProxyResponse {
-        let fetched = try await withDeadline(
+    /// The source's bytes, within the request timeout and for as long as the client stays.
+    private func fetchWithinDeadline(_ source: URL, closed: EventLoopFuture<Void>?) async throws(ProxyError) -> FetchedSource {
+        try await withDeadline(
             configuration.requestTimeout, error: ProxyError(status: 504, "the request took longer than \(configuration.requestTimeout)"),
             closed: closed
         ) { () async throws(ProxyError) -> FetchedSource in try await self.fetch(source) }
+    }
+
+    /// `raw`: the source's bytes as fetched (through the source cache and its byte cap), not
+    /// processed and not stored as a result, typed by what they are.
+    private func raw(_ source: URL, options: ProcessingOptions, closed: EventLoopFuture<Void>?) async throws(ProxyError) -> ProxyResponse {
+        let fetched = try await fetchWithinDeadline(source, closed: closed)
         try Self.checkSourceBytes(fetched.data, options: options)
         let contentType = fetched.data.withUnsafeBytes { ImageFormat(sniffing: $0) }?.mimeType ?? "application/octet-stream"
         return ProxyResponse(
@@ -539,9 +540,14 @@ public final class ImageProxy: Sendable {
 
     /// A strong validator: the source's bytes (hashed), the canonical options and the format.
     static func etag(source: Data, options: ProcessingOptions, choice: OutputFormatRule) -> String {
+        etag(source: source, describing: "\(options.canonical)\n\(choice.key)")
+    }
+
+    /// A strong validator of an answer made from `source` as `description` says.
+    static func etag(source: Data, describing description: String) -> String {
         var hash = SHA256()
         hash.update(data: SHA256.hash(data: source).withUnsafeBytes { Data($0) })
-        hash.update(data: Data("\n\(options.canonical)\n\(choice.key)".utf8))
+        hash.update(data: Data("\n\(description)".utf8))
         return "\"" + URLSigner.base64URL(Array(Array(hash.finalize()).prefix(18))) + "\""
     }
 

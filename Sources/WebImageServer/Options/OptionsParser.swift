@@ -169,7 +169,7 @@ public struct OptionsParser: Sendable {
                 break
             }
             var trim = ProcessingOptions.Trim(threshold: threshold)
-            trim.color = try reader.text(1).map { text throws(ProxyError) in try reader.hexColor(text) }
+            trim.color = try reader.hexColor(at: 1)
             trim.equalHorizontal = try reader.boolean(2) ?? false
             trim.equalVertical = try reader.boolean(3) ?? false
             options.trim = trim
@@ -286,18 +286,18 @@ public struct OptionsParser: Sendable {
         case "monochrome", "mc":
             try reader.expect(at: 2)
             let intensity = try reader.number(0, maximum: 1) ?? 0
-            let color = try reader.text(1).map { text throws(ProxyError) in try reader.hexColor(text) } ?? RGBAColor(hex: "b3b3b3")!
+            let color = try reader.hexColor(at: 1) ?? RGBAColor(hex: "b3b3b3")!
             options.colorFilters.monochrome = (intensity, color)
         case "duotone", "dt":
             try reader.expect(at: 3)
             let intensity = try reader.number(0, maximum: 1) ?? 0
-            let dark = try reader.text(1).map { text throws(ProxyError) in try reader.hexColor(text) } ?? .black
-            let light = try reader.text(2).map { text throws(ProxyError) in try reader.hexColor(text) } ?? .white
+            let dark = try reader.hexColor(at: 1) ?? .black
+            let light = try reader.hexColor(at: 2) ?? .white
             options.colorFilters.duotone = (intensity, dark, light)
         case "colorize", "col":
             try reader.expect(at: 3)
             let opacity = try reader.number(0, maximum: 1) ?? 0
-            let color = try reader.text(1).map { text throws(ProxyError) in try reader.hexColor(text) } ?? .black
+            let color = try reader.hexColor(at: 1) ?? .black
             options.colorFilters.colorize = (opacity, color, try reader.boolean(2) ?? false)
         case "background_alpha", "bga":
             try reader.expect(at: 1)
@@ -546,6 +546,12 @@ struct ArgumentReader {
     }
 
     /// A colour as imgproxy's `RGBFromHex` reads it: `rrggbb`, or `rgb` with each digit doubled.
+    /// The hex colour at `index`, nil when absent or empty.
+    func hexColor(at index: Int) throws(ProxyError) -> RGBAColor? {
+        guard let text = text(index) else { return nil }
+        return try hexColor(text)
+    }
+
     func hexColor(_ text: Substring) throws(ProxyError) -> RGBAColor {
         let digits = text.count == 3 ? String(text.flatMap { [$0, $0] }) : String(text)
         guard digits.count == 6, let color = RGBAColor(hex: digits) else {

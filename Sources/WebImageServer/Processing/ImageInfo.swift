@@ -57,21 +57,13 @@ struct ImageInfo {
     /// `pixels` scaled to fit `side` x `side`, as they are when they already fit.
     static func fitted(_ pixels: PixelBuffer, within side: Int) -> PixelBuffer {
         guard pixels.width > side || pixels.height > side else { return pixels }
-        let scale = Double(side) / Double(max(pixels.width, pixels.height))
-        let width = max(1, Int((Double(pixels.width) * scale).rounded()))
-        let height = max(1, Int((Double(pixels.height) * scale).rounded()))
-        let resized = ResizingTransformer(width: width, height: height, mode: .fill, filter: .lanczos3).transform(
-            Image(pixels: pixels), forKey: "")
-        return resized?.frames.first?.pixels ?? pixels
+        return pixels.resized(by: Double(side) / Double(max(pixels.width, pixels.height)))
     }
 
     /// The crop's rectangle as shares of the image, placed as processing places it.
     static func cropPlace(_ crop: ProcessingOptions.Crop, width: Int, height: Int) -> String {
-        func side(_ value: Double, _ whole: Int) -> Int {
-            value < 1 ? max(1, Int((value * Double(whole)).rounded())) : min(whole, Int(value))
-        }
-        let cropWidth = side(crop.width, width)
-        let cropHeight = side(crop.height, height)
+        let cropWidth = ProcessingPlan.cropSide(crop.width, of: width)
+        let cropHeight = ProcessingPlan.cropSide(crop.height, of: height)
         let origin = (crop.gravity ?? .center).origin(width: cropWidth, height: cropHeight, outerWidth: width, outerHeight: height)
         return object([
             ("left", number(Double(origin.x) / Double(width))), ("top", number(Double(origin.y) / Double(height))),
@@ -290,5 +282,18 @@ enum ThumbHash {
         }
         if scale > 0 { ac = ac.map { 0.5 + 0.5 / scale * $0 } }
         return (dc, ac, scale)
+    }
+}
+
+extension PixelBuffer {
+    /// The pixels resized by `factor` (Lanczos 3), each side rounded and at least one pixel; the
+    /// same buffer when the size would not change.
+    func resized(by factor: Double) -> PixelBuffer {
+        let width = Swift.max(1, Int((Double(self.width) * factor).rounded()))
+        let height = Swift.max(1, Int((Double(self.height) * factor).rounded()))
+        guard width != self.width || height != self.height else { return self }
+        let resized = ResizingTransformer(width: width, height: height, mode: .fill, filter: .lanczos3).transform(
+            Image(pixels: self), forKey: "")
+        return resized?.frames.first?.pixels ?? self
     }
 }

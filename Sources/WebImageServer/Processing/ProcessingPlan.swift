@@ -246,7 +246,7 @@ struct ProcessingPlan: Equatable {
     }
 
     /// A crop side: 0 is the whole side, below 1 a fraction of it, else pixels (at most the side).
-    private static func cropSide(_ value: Double, of side: Int) -> Int {
+    static func cropSide(_ value: Double, of side: Int) -> Int {
         if value == 0 { return side }
         if value < 1 { return max(1, Int((value * Double(side)).rounded())) }
         return min(side, Int(value.rounded()))
@@ -307,19 +307,12 @@ struct ProcessingPlan: Equatable {
         }
         if options.colorFilters.isActive { steps.append(ColorFilterTransformer(options: options.colorFilters)) }
         let canvasColor = options.background ?? .clear
-        if let extended {
-            let origin = extended.gravity.origin(
-                width: width, height: height, outerWidth: extended.width, outerHeight: extended.height, dpr: dprScale(options))
-            steps.append(CanvasTransformer(width: extended.width, height: extended.height, x: origin.x, y: origin.y, color: canvasColor))
-            (width, height) = (extended.width, extended.height)
-        }
-        if let aspectExtended {
-            let origin = aspectExtended.gravity.origin(
-                width: width, height: height, outerWidth: aspectExtended.width, outerHeight: aspectExtended.height, dpr: dprScale(options))
-            steps.append(
-                CanvasTransformer(
-                    width: aspectExtended.width, height: aspectExtended.height, x: origin.x, y: origin.y, color: canvasColor))
-            (width, height) = (aspectExtended.width, aspectExtended.height)
+        // `extend`, then `extend_aspect_ratio`: each a canvas the image sits on by its gravity.
+        for canvas in [extended, aspectExtended].compactMap({ $0 }) {
+            let origin = canvas.gravity.origin(
+                width: width, height: height, outerWidth: canvas.width, outerHeight: canvas.height, dpr: dprScale(options))
+            steps.append(CanvasTransformer(width: canvas.width, height: canvas.height, x: origin.x, y: origin.y, color: canvasColor))
+            (width, height) = (canvas.width, canvas.height)
         }
         if let padding = options.padding {
             let scale = { (side: Int) in Self.paddingSide(side, options: options, limitScale: limitScale) }

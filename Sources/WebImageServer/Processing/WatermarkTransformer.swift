@@ -57,23 +57,13 @@ struct WatermarkTransformer: ImageTransformer {
         } else {
             return turned
         }
-        return resized(turned, by: factor)
+        return turned.resized(by: factor)
     }
 
     /// `wmr`: the mark turned clockwise, its canvas grown to hold it.
     private func rotated(_ pixels: PixelBuffer) -> PixelBuffer {
         guard options.rotation.truncatingRemainder(dividingBy: 360) != 0 else { return pixels }
         return RotationTransformer(degrees: -options.rotation).transform(Image(pixels: pixels), forKey: "")?.frames.first?.pixels ?? pixels
-    }
-
-    /// `pixels` resized by `factor`, each side rounded, at least one pixel.
-    private func resized(_ pixels: PixelBuffer, by factor: Double) -> PixelBuffer {
-        let newWidth = max(1, Int((Double(pixels.width) * factor).rounded()))
-        let newHeight = max(1, Int((Double(pixels.height) * factor).rounded()))
-        guard newWidth != pixels.width || newHeight != pixels.height else { return pixels }
-        let resized = ResizingTransformer(width: newWidth, height: newHeight, mode: .fill, filter: .lanczos3)
-            .transform(Image(pixels: pixels), forKey: "")
-        return resized?.frames.first?.pixels ?? pixels
     }
 
     /// For tiling: transparent space around the mark, the offsets (pixels times the dpr scale, or

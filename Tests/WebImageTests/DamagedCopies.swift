@@ -14,9 +14,9 @@ enum DamagedCopies {
         for end in stride(from: 0, to: data.count, by: max(1, data.count / cuts)) {
             do { _ = try CodersManager.shared.decode(data.prefix(end)) } catch { failedPrefixes += 1 }
         }
-        // Seeded, so that every run decodes the same copies: with the system's generator a libheif
-        // crash on some garbled HEIF (1 run in 10-40 of HEIFCoderTests, never reproduced from the one
-        // file decoded last) made the suite fail at random; that crash is recorded for its own fix.
+        // Seeded, so that every run decodes the same copies and a failure names its input: the
+        // system's generator once found a libheif crash 1 run in 10-40 that no single file
+        // reproduced (``HEIFItemProperties`` now refuses what caused it).
         var generator = SplitMix64(seed: UInt64(data.count))
         for _ in 0..<garbles {
             var garbled = data

@@ -75,6 +75,23 @@ struct HEIFCoderTests {
         #expect(try CodersManager.shared.decode(try Fixture.data("heif/photo.heic"), options: photo).pixelWidth == 48)
     }
 
+    @Test("a clean aperture over libheif's side limit is refused before libheif places grid tiles by it")
+    func oversizedCleanAperture() throws {
+        // grid.heic with 8 bytes changed (seed 1892 of the damaged-copy search): the tiles' clap
+        // says 1140850720/1 wide, so libheif 1.15's parallel tile decoder placed the third tile at a
+        // negative offset and wrote there (SEGV in memmove, found in session 20 with an ASan harness
+        // over libheif alone).
+        let data = try Fixture.data("heif/clap-overflow.heic")
+        #expect {
+            try CodersManager.shared.decode(data)
+        } throws: { error in
+            (error as? WebImageError)?.code == .decodeFailed && "\(error)".contains("clean aperture (clap)")
+        }
+        #expect(throws: WebImageError(.decodeFailed)) { try ImageHeader(data: data) }
+        // The same box within the limit (the fixture's own 32/1 aperture) still decodes.
+        #expect(try CodersManager.shared.decode(try Fixture.data("heif/grid.heic")).pixelWidth == 96)
+    }
+
     @Test func damagedFiles() throws {
         for name in Self.manifest.keys.sorted() {
             let data = try Fixture.data("heif/" + name)

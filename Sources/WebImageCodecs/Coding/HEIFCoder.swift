@@ -210,6 +210,7 @@ final class HEIFContext {
     let pointer: OpaquePointer
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) throws(WebImageError) {
+        try HEIFItemProperties.check(bytes)
         guard let pointer = heif_context_alloc() else { throw WebImageError(.decodeFailed, "libheif could not start") }
         self.pointer = pointer
         // libheif refuses larger images itself before allocating; ours are checked after.

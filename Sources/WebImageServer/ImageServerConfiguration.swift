@@ -179,6 +179,21 @@ public struct ImageServerConfiguration: Sendable {
     /// Convert results to sRGB and drop the profile unless a URL says otherwise
     /// (`strip_color_profile`'s default, `IMGPROXY_STRIP_COLOR_PROFILE`). Default true.
     public var stripColorProfile = true
+    /// Keep the EXIF Copyright and Artist when metadata is stripped, unless a URL says otherwise
+    /// (`keep_copyright`'s default, `IMGPROXY_KEEP_COPYRIGHT`). Default true, as imgproxy.
+    public var keepCopyright = true
+    /// Use a HEIF source's embedded thumbnail in place of its image unless a URL says otherwise
+    /// (`enforce_thumbnail`'s default, `IMGPROXY_ENFORCE_THUMBNAIL`). Default false.
+    public var enforceThumbnail = false
+    /// Unsharp masking unless a URL says otherwise (`IMGPROXY_UNSHARP_MASKING_*`). Default nil:
+    /// none, as imgproxy's open-source edition (its paid edition defaults to `auto`).
+    public var unsharpMasking: ProcessingOptions.UnsharpMasking?
+    /// What a URL's `autoquality` starts from (`IMGPROXY_AUTOQUALITY_TARGET`, `_MIN`, `_MAX`).
+    /// Default: no target, qualities 70 to 80 (imgproxy's).
+    public var autoqualityDefaults = ProcessingOptions.Autoquality(target: 0)
+    /// Autoquality for every URL that does not turn it off (`IMGPROXY_AUTOQUALITY_METHOD=size`).
+    /// Default false.
+    public var autoqualityByDefault = false
     /// Apply the source's EXIF orientation unless a URL says otherwise (`auto_rotate`'s default,
     /// `IMGPROXY_AUTO_ROTATE`). Default true.
     public var autoRotate = true

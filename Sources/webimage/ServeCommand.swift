@@ -221,6 +221,35 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Apply the EXIF orientation unless a URL says otherwise (default on).")
     var autoRotate: Bool?
 
+    @Flag(
+        inversion: .prefixedNo, help: "Keep the EXIF Copyright and Artist when stripping metadata unless a URL says otherwise (default on)."
+    )
+    var keepCopyright: Bool?
+
+    @Flag(help: "Use a HEIF source's embedded thumbnail in place of its image unless a URL says otherwise.")
+    var enforceThumbnail = false
+
+    @Option(help: ArgumentHelp("Unsharp masking unless a URL says otherwise: none (default), auto or always.", valueName: "MODE"))
+    var unsharpMaskingMode: String?
+
+    @Option(help: ArgumentHelp("Unsharp masking's weight, above 0 (default 1).", valueName: "NUMBER"))
+    var unsharpMaskingWeight: Double?
+
+    @Option(help: ArgumentHelp("Unsharp masking's divider, above 0 (default 24).", valueName: "NUMBER"))
+    var unsharpMaskingDivider: Double?
+
+    @Option(help: ArgumentHelp("Autoquality for every URL: none (default) or size.", valueName: "METHOD"))
+    var autoqualityMethod: String?
+
+    @Option(help: ArgumentHelp("Autoquality's target size in bytes.", valueName: "BYTES"))
+    var autoqualityTarget: Int?
+
+    @Option(help: ArgumentHelp("Autoquality's lowest quality (default 70).", valueName: "QUALITY"))
+    var autoqualityMin: Int?
+
+    @Option(help: ArgumentHelp("Autoquality's highest quality (default 80).", valueName: "QUALITY"))
+    var autoqualityMax: Int?
+
     @Option(help: ArgumentHelp("What separates an option's name and arguments (default :).", valueName: "TEXT"))
     var argumentsSeparator: String?
 

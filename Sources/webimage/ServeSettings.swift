@@ -185,6 +185,10 @@ struct ServeSettings {
         configuration.stripMetadata = try command.stripMetadata ?? read.boolean("STRIP_METADATA", default: true)
         configuration.stripColorProfile = try command.stripColorProfile ?? read.boolean("STRIP_COLOR_PROFILE", default: true)
         configuration.autoRotate = try command.autoRotate ?? read.boolean("AUTO_ROTATE", default: true)
+        configuration.keepCopyright = try command.keepCopyright ?? read.boolean("KEEP_COPYRIGHT", default: true)
+        configuration.enforceThumbnail = try command.enforceThumbnail || read.boolean("ENFORCE_THUMBNAIL")
+        try setUnsharpMasking(command: command, read: read)
+        try setAutoquality(command: command, read: read)
         if let separator = command.argumentsSeparator ?? read.text("ARGUMENTS_SEPARATOR") {
             guard !separator.isEmpty, !separator.contains("/") else {
                 throw ValidationError("--arguments-separator is not empty and has no /")
@@ -255,6 +259,48 @@ struct ServeSettings {
             guard let value else { continue }
             guard range.contains(value) else { throw ValidationError("\(flag) is \(range.lowerBound) to \(range.upperBound)") }
             configuration.encoding[keyPath: field] = value
+        }
+    }
+
+    /// Unsharp masking's mode, weight and divider (imgproxy Pro's `IMGPROXY_UNSHARP_MASKING_*`).
+    private mutating func setUnsharpMasking(command: ServeCommand, read: EnvironmentReader) throws {
+        let modeName = command.unsharpMaskingMode ?? read.text("UNSHARP_MASKING_MODE") ?? "none"
+        guard let mode = ProcessingOptions.UnsharpMasking.Mode(rawValue: modeName) else {
+            throw ValidationError("--unsharp-masking-mode is none, auto or always, not \"\(modeName)\"")
+        }
+        var masking = ProcessingOptions.UnsharpMasking(mode: mode)
+        for (value, flag, field) in [
+            (
+                try command.unsharpMaskingWeight ?? read.number("UNSHARP_MASKING_WEIGHT"), "--unsharp-masking-weight",
+                \ProcessingOptions.UnsharpMasking.weight
+            ),
+            (try command.unsharpMaskingDivider ?? read.number("UNSHARP_MASKING_DIVIDER"), "--unsharp-masking-divider", \.divider),
+        ] {
+            guard let value else { continue }
+            guard value > 0 else { throw ValidationError("\(flag) is above 0") }
+            masking[keyPath: field] = value
+        }
+        configuration.unsharpMasking = mode == .none && masking == ProcessingOptions.UnsharpMasking(mode: .none) ? nil : masking
+    }
+
+    /// Autoquality's method and bounds (imgproxy Pro's `IMGPROXY_AUTOQUALITY_*`): the size
+    /// method or none.
+    private mutating func setAutoquality(command: ServeCommand, read: EnvironmentReader) throws {
+        var defaults = configuration.autoqualityDefaults
+        defaults.target = try command.autoqualityTarget ?? read.integer("AUTOQUALITY_TARGET") ?? defaults.target
+        defaults.minimum = try command.autoqualityMin ?? read.integer("AUTOQUALITY_MIN") ?? defaults.minimum
+        defaults.maximum = try command.autoqualityMax ?? read.integer("AUTOQUALITY_MAX") ?? defaults.maximum
+        guard defaults.target >= 0, 1 <= defaults.minimum, defaults.minimum <= defaults.maximum, defaults.maximum <= 100 else {
+            throw ValidationError("autoquality's target is 0 or more and 1 <= min <= max <= 100")
+        }
+        configuration.autoqualityDefaults = defaults
+        switch command.autoqualityMethod ?? read.text("AUTOQUALITY_METHOD") ?? "none" {
+        case "none": configuration.autoqualityByDefault = false
+        case "size":
+            guard defaults.target > 0 else { throw ValidationError("the size autoquality needs --autoquality-target above 0") }
+            configuration.autoqualityByDefault = true
+        case let other:
+            throw ValidationError("--autoquality-method is none or size (dssim and ml are not supported here), not \"\(other)\"")
         }
     }
 

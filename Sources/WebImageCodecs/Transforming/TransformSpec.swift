@@ -7,7 +7,7 @@
 ///
 /// | step | arguments | transformer |
 /// |---|---|---|
-/// | `resize:WxH[:MODE][:FILTER]` | mode `fill` (default), `aspectfit` (or `fit`), `aspectfill` (or `cover`); filter `lanczos3` (default), `bilinear`, `nearest` | ``ResizingTransformer`` |
+/// | `resize:WxH[:MODE][:FILTER]` | mode `fill` (default), `aspectfit` (or `fit`), `aspectfill` (or `cover`); filter `lanczos3` (default), `lanczos2`, `bicubic`, `bilinear`, `nearest` | ``ResizingTransformer`` |
 /// | `crop:WxH+X+Y` | size and offset in pixels | ``CroppingTransformer`` |
 /// | `centercrop:W:H` | aspect ratio terms | ``CenterCropTransformer`` |
 /// | `round:R[:CORNERS[:BORDER[:COLOR]]]` | corners `all` or `tl+tr+bl+br` names; border width; `#rrggbb[aa]` | ``RoundCornerTransformer`` |
@@ -132,7 +132,8 @@ public enum TransformSpec {
                 filter = parsed
             } else {
                 throw StepError(
-                    "\"\(argument)\" is neither a mode (fill, aspectfit, aspectfill) nor a filter (lanczos3, bilinear, nearest)")
+                    "\"\(argument)\" is neither a mode (fill, aspectfit, aspectfill) nor a filter (\(ResamplingFilter.allCases.map(\.rawValue).joined(separator: ", ")))"
+                )
             }
         }
         return ResizingTransformer(width: width, height: height, mode: mode, filter: filter)

@@ -70,11 +70,15 @@ public final class ImageProxy: Sendable {
         base.stripMetadata = configuration.stripMetadata
         base.stripColorProfile = configuration.stripColorProfile
         base.autoRotate = configuration.autoRotate
+        base.keepCopyright = configuration.keepCopyright
+        base.enforceThumbnail = configuration.enforceThumbnail
+        base.unsharpMasking = configuration.unsharpMasking
+        if configuration.autoqualityByDefault { base.autoquality = configuration.autoqualityDefaults }
         base.skipProcessing = configuration.skipProcessingFormats
         parser = OptionsParser(
             presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable,
             allowedOptions: allowed, baseOptions: base, argumentsSeparator: configuration.argumentsSeparator,
-            allowsSecurityOptions: configuration.allowsSecurityOptions)
+            allowsSecurityOptions: configuration.allowsSecurityOptions, autoqualityDefaults: configuration.autoqualityDefaults)
         pathRules = ProxyPath.Rules(
             rewriting: configuration.sourceRewriting, base64IncludesFilename: configuration.base64URLIncludesFilename,
             onlyPresets: configuration.onlyPresets, argumentsSeparator: configuration.argumentsSeparator)
@@ -389,6 +393,7 @@ public final class ImageProxy: Sendable {
     /// accepts that the server chooses (`auto`) or enforces, best first.
     private func formatChoice(options: ProcessingOptions, accept: String?) -> OutputFormatRule {
         var rule = OutputFormatRule(requested: options.format, sourceFormats: configuration.preferredFormats)
+        rule.best = options.bestFormat
         let accepted = AcceptHeader(accept)
         let switches: [(ImageFormat, auto: Bool, enforce: Bool)] = [
             (.jpegXL, configuration.autoJXL, configuration.enforceJXL), (.avif, configuration.autoAVIF, configuration.enforceAVIF),

@@ -28,12 +28,18 @@ public struct OptionsParser: Sendable {
     /// `mrd` (`IMGPROXY_ALLOW_SECURITY_OPTIONS`); without it those options answer 403. Default false.
     public let allowsSecurityOptions: Bool
 
+    /// What a URL's `autoquality` starts from (`IMGPROXY_AUTOQUALITY_TARGET`, `_MIN`, `_MAX`):
+    /// imgproxy's defaults, a target of 0 bytes until one is given.
+    public let autoqualityDefaults: ProcessingOptions.Autoquality
+
     /// A parser with the given presets and limit.
     public init(
         presets: [String: String] = [:], maximumResultDimension: Int = 8192,
         encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif], allowedOptions: Set<String>? = nil,
-        baseOptions: ProcessingOptions = ProcessingOptions(), argumentsSeparator: String = ":", allowsSecurityOptions: Bool = false
+        baseOptions: ProcessingOptions = ProcessingOptions(), argumentsSeparator: String = ":", allowsSecurityOptions: Bool = false,
+        autoqualityDefaults: ProcessingOptions.Autoquality = ProcessingOptions.Autoquality(target: 0)
     ) {
+        self.autoqualityDefaults = autoqualityDefaults
         self.presets = presets.mapValues { $0.split(separator: "/") }
         self.maximumResultDimension = maximumResultDimension
         self.encodableFormats = encodableFormats
@@ -70,7 +76,7 @@ public struct OptionsParser: Sendable {
             if let width = hints.width { options.width = Int((Double(width) / (hints.dpr ?? 1)).rounded()) }
         }
         if let defaults = presets["default"] { try apply(defaults, to: &options, presetChain: ["default"]) }
-        if let extensionName { options.format = try format(extensionName, option: "extension") }
+        if let extensionName { try setFormat(extensionName, option: "extension", in: &options) }
         try apply(segments, to: &options, presetChain: [])
         if let expires = options.expires, Double(expires) < now.timeIntervalSince1970 {
             throw ProxyError(status: 404, "the URL expired at \(expires) (expires)")
@@ -238,7 +244,8 @@ public struct OptionsParser: Sendable {
         case "format", "f", "ext":
             try reader.expect(at: 1)
             options.format = nil
-            if let text = reader.text(0) { options.format = try format(String(text), option: name) }
+            options.bestFormat = false
+            if let text = reader.text(0) { try setFormat(String(text), option: name, in: &options) }
         case "strip_metadata", "sm":
             try reader.expect(at: 1)
             options.stripMetadata = try reader.boolean(0) ?? baseOptions.stripMetadata
@@ -319,6 +326,39 @@ public struct OptionsParser: Sendable {
         case "page", "pg":
             try reader.expect(at: 1)
             options.page = try reader.integer(0, maximum: 100_000) ?? 0
+        case "pages", "pgs":
+            try reader.expect(at: 1)
+            options.pages = max(1, try reader.integer(0, maximum: 1000) ?? 1)
+        case "resizing_algorithm", "ra":
+            try reader.expect(at: 1)
+            options.resizingAlgorithm = try reader.resizingAlgorithm(0) ?? .lanczos3
+        case "crop_aspect_ratio", "crop_ar", "car":
+            try reader.expect(at: 2)
+            let ratio = try reader.number(0, maximum: 10_000) ?? 0
+            options.cropAspectRatio =
+                ratio > 0 ? ProcessingOptions.CropAspectRatio(ratio: ratio, enlarge: try reader.boolean(1) ?? false) : nil
+        case "unsharp_masking", "ush":
+            try reader.expect(at: 3)
+            var masking = options.unsharpMasking ?? baseOptions.unsharpMasking ?? ProcessingOptions.UnsharpMasking(mode: .auto)
+            masking.mode = try reader.unsharpMode(0) ?? masking.mode
+            masking.weight = try reader.positive(1) ?? masking.weight
+            masking.divider = try reader.positive(2) ?? masking.divider
+            options.unsharpMasking = masking
+        case "autoquality", "aq":
+            try reader.expect(at: 5)
+            options.autoquality = try reader.autoquality(defaults: options.autoquality ?? autoqualityDefaults)
+        case "keep_copyright", "kcr":
+            try reader.expect(at: 1)
+            options.keepCopyright = try reader.boolean(0) ?? baseOptions.keepCopyright
+        case "enforce_thumbnail", "eth":
+            try reader.expect(at: 1)
+            options.enforceThumbnail = try reader.boolean(0) ?? baseOptions.enforceThumbnail
+        case "preserve_hdr", "ph":
+            try reader.expect(at: 1)
+            // Every result here is 8 bits a channel: asking to keep more is refused rather than ignored.
+            guard try reader.boolean(0) != true else {
+                throw reader.failure("results are 8 bits a channel here; high bit depths cannot be kept")
+            }
         case "disable_animation", "da":
             try reader.expect(at: 1)
             options.disableAnimation = try reader.boolean(0) ?? false
@@ -366,6 +406,17 @@ public struct OptionsParser: Sendable {
         options.height = try reader.integer(start + 1) ?? options.height
         options.enlarge = try reader.boolean(start + 2) ?? options.enlarge
         options.extend = try reader.boolean(start + 3) ?? options.extend
+    }
+
+    /// The URL's format, or `best` (imgproxy Pro's): the smallest of the candidate formats.
+    private func setFormat(_ text: String, option: String, in options: inout ProcessingOptions) throws(ProxyError) {
+        if text.lowercased() == "best" {
+            options.format = nil
+            options.bestFormat = true
+        } else {
+            options.format = try format(text, option: option)
+            options.bestFormat = false
+        }
     }
 
     private func format(_ text: String, option: String) throws(ProxyError) -> ImageFormat {
@@ -529,6 +580,49 @@ struct ArgumentReader {
             watermark.scale = scale
         }
         return watermark
+    }
+
+    /// imgproxy Pro's resizing algorithm names.
+    func resizingAlgorithm(_ index: Int) throws(ProxyError) -> ResamplingFilter? {
+        guard let text = text(index) else { return nil }
+        let filters: [Substring: ResamplingFilter] = [
+            "nearest": .nearest, "linear": .bilinear, "cubic": .bicubic, "lanczos2": .lanczos2, "lanczos3": .lanczos3,
+        ]
+        guard let filter = filters[text] else {
+            throw failure("unknown algorithm \"\(text)\" (nearest, linear, cubic, lanczos2, lanczos3)")
+        }
+        return filter
+    }
+
+    func unsharpMode(_ index: Int) throws(ProxyError) -> ProcessingOptions.UnsharpMasking.Mode? {
+        guard let text = text(index) else { return nil }
+        guard let mode = ProcessingOptions.UnsharpMasking.Mode(rawValue: String(text)) else {
+            throw failure("unknown mode \"\(text)\" (auto, none, always)")
+        }
+        return mode
+    }
+
+    /// `METHOD:TARGET:MIN:MAX:ALLOWED_ERROR`, each from `defaults` when empty; nil for `none`.
+    /// Only the `size` method is here: `dssim` and `ml` need a perceptual metric this server
+    /// does not have, and are refused rather than ignored.
+    func autoquality(defaults: ProcessingOptions.Autoquality) throws(ProxyError) -> ProcessingOptions.Autoquality? {
+        let method = text(0).map(String.init) ?? "size"
+        switch method {
+        case "none": return nil
+        case "size": break
+        case "dssim", "ml": throw failure("the \(method) method is not supported here; use size or none")
+        default: throw failure("unknown method \"\(method)\" (none, size)")
+        }
+        var quality = defaults
+        quality.target = try integer(1) ?? quality.target
+        quality.minimum = try integer(2, maximum: 100) ?? quality.minimum
+        quality.maximum = try integer(3, maximum: 100) ?? quality.maximum
+        _ = try number(4, maximum: 1)  // the allowed DSSIM error: read for its errors, unused by `size`
+        guard quality.target > 0 else { throw failure("the size method needs a target size in bytes above 0") }
+        guard quality.minimum >= 1, quality.minimum <= quality.maximum else {
+            throw failure("the qualities must be 1 <= min <= max <= 100, not \(quality.minimum) and \(quality.maximum)")
+        }
+        return quality
     }
 
     /// A brightness, a whole number in -255...255.

@@ -134,6 +134,48 @@ public struct ProcessingOptions: Sendable, Equatable {
         public var digest: String
     }
 
+    /// `crop_aspect_ratio`'s arguments.
+    public struct CropAspectRatio: Sendable, Equatable {
+        /// Width over height, above 0.
+        public var ratio: Double
+        /// Grow the short side rather than shrink the long one.
+        public var enlarge: Bool
+    }
+
+    /// `unsharp_masking`/`ush:MODE:WEIGHT:DIVIDER` (paid edition): a 3x3 sharpening after a
+    /// resize, ``UnsharpMaskTransformer``.
+    public struct UnsharpMasking: Sendable, Equatable {
+        public enum Mode: String, Sendable, CaseIterable {
+            /// Only when the image was scaled down and `sharpen` is not set.
+            case auto
+            /// Never.
+            case none
+            /// Every result.
+            case always
+        }
+
+        public var mode: Mode
+        /// How much the neighbours count, above 0. imgproxy's default 1.
+        public var weight = 1.0
+        /// The strength's divisor, above 0: the smaller, the sharper. imgproxy's default 24.
+        public var divider = 24.0
+
+        public init(mode: Mode) { self.mode = mode }
+    }
+
+    /// `autoquality`/`aq:METHOD:TARGET:MIN:MAX:ERROR` (paid edition), the `size` method: the
+    /// highest quality in `minimum...maximum` whose result fits in `target` bytes, else `minimum`.
+    public struct Autoquality: Sendable, Equatable {
+        /// The result's size in bytes.
+        public var target: Int
+        /// The lowest quality tried. imgproxy's default 70 (`IMGPROXY_AUTOQUALITY_MIN`).
+        public var minimum = 70
+        /// The highest. imgproxy's default 80 (`IMGPROXY_AUTOQUALITY_MAX`).
+        public var maximum = 80
+
+        public init(target: Int) { self.target = target }
+    }
+
     /// Space added around the result (`padding:T:R:B:L`), in CSS order and shorthand.
     public struct Padding: Sendable, Equatable {
         public var top: Int
@@ -199,6 +241,29 @@ public struct ProcessingOptions: Sendable, Equatable {
     public var page = 0
     /// `disable_animation`/`da`: every source is treated as a still. Default false.
     public var disableAnimation = false
+    /// `resizing_algorithm`/`ra` (paid edition): the resize's kernel. imgproxy's names `nearest`,
+    /// `linear`, `cubic`, `lanczos2`, `lanczos3`; default lanczos3.
+    public var resizingAlgorithm = ResamplingFilter.lanczos3
+    /// `crop_aspect_ratio`/`car:RATIO:ENLARGE` (paid edition): the crop's sides corrected to this
+    /// width-to-height ratio, by shrinking one side (or growing one with `enlarge`, shrunk back
+    /// to the image if it then overflows); nil or 0 leaves the crop as given.
+    public var cropAspectRatio: CropAspectRatio?
+    /// `unsharp_masking`/`ush`; nil applies none (the open-source edition's behaviour, and
+    /// this server's default unless `IMGPROXY_UNSHARP_MASKING_MODE` sets one).
+    public var unsharpMasking: UnsharpMasking?
+    /// `autoquality`/`aq:size:…`; nil for none.
+    public var autoquality: Autoquality?
+    /// `format:best` (paid edition): every candidate format encoded and the smallest result kept.
+    public var bestFormat = false
+    /// `pages`/`pgs` (paid edition): this many pages or frames from ``page`` stacked top to
+    /// bottom, left-aligned, when the result is a still. Default 1.
+    public var pages = 1
+    /// `keep_copyright`/`kcr`: when metadata is stripped, IFD0's Copyright and Artist stay
+    /// (imgproxy's default true, `IMGPROXY_KEEP_COPYRIGHT`).
+    public var keepCopyright = true
+    /// `enforce_thumbnail`/`eth`: a HEIF source's embedded thumbnail replaces its main image
+    /// (`IMGPROXY_ENFORCE_THUMBNAIL`). Default false.
+    public var enforceThumbnail = false
     /// Gaussian blur's sigma; 0 for none.
     public var blur = 0.0
     /// Unsharp mask's sigma; 0 for none.
@@ -309,13 +374,26 @@ public struct ProcessingOptions: Sendable, Equatable {
         if backgroundAlpha != 1 { parts.append("bga:\(TransformSpec.format(backgroundAlpha))") }
         if let hashsum { parts.append("hs:\(hashsum.kind.rawValue):\(hashsum.digest)") }
         if page > 0 { parts.append("pg:\(page)") }
+        if pages > 1 { parts.append("pgs:\(pages)") }
+        if resizingAlgorithm != .lanczos3 { parts.append("ra:\(resizingAlgorithm.rawValue)") }
+        if let cropAspectRatio, crop != nil {
+            parts.append("car:\(TransformSpec.format(cropAspectRatio.ratio)):\(cropAspectRatio.enlarge ? 1 : 0)")
+        }
+        if let unsharpMasking, unsharpMasking.mode != .none {
+            parts.append(
+                "ush:\(unsharpMasking.mode.rawValue):\(TransformSpec.format(unsharpMasking.weight)):\(TransformSpec.format(unsharpMasking.divider))"
+            )
+        }
+        if let autoquality { parts.append("aq:size:\(autoquality.target):\(autoquality.minimum):\(autoquality.maximum)") }
+        if bestFormat { parts.append("f:best") }
+        if enforceThumbnail { parts.append("eth:1") }
         if disableAnimation { parts.append("da:1") }
         if quality > 0 { parts.append("q:\(quality)") }
         for (format, value) in formatQuality.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             parts.append("fq:\(format.rawValue):\(value)")
         }
         if maxBytes > 0 { parts.append("mb:\(maxBytes)") }
-        if !stripMetadata { parts.append("sm:0") }
+        if !stripMetadata { parts.append("sm:0") } else if !keepCopyright { parts.append("kcr:0") }
         if !stripColorProfile { parts.append("scp:0") }
         if !cacheBuster.isEmpty { parts.append("cb:\(cacheBuster)") }
         if let security = security.canonical { parts.append(security) }

@@ -62,10 +62,17 @@ struct ImageProcessor: Sendable {
 
         var decodeOptions = DecodeOptions(
             limits: DecodeLimits(maximumPixelCount: limits.decodedPixels),
-            firstFrameOnly: (!rule.mayAnimate || options.disableAnimation) && options.page == 0,
-            keepsColorProfile: !options.stripColorProfile, keepsEXIF: !options.stripMetadata)
-        // A trim's box is found in the whole source's pixels, so a trimmed source is decoded whole.
-        if plan.crop == nil, options.trim == nil, plan.scaledWidth < uprightWidth, plan.scaledHeight < uprightHeight {
+            firstFrameOnly: (!rule.mayAnimate || options.disableAnimation) && options.page == 0 && options.pages == 1,
+            keepsColorProfile: !options.stripColorProfile, keepsEXIF: !options.stripMetadata || options.keepCopyright)
+        // imgproxy's `enforce_thumbnail`: a HEIF's embedded thumbnail (the smallest) in place of its image.
+        let enforcesThumbnail = options.enforceThumbnail && (header.format == .heic || header.format == .heif)
+        if enforcesThumbnail {
+            decodeOptions.thumbnail = ThumbnailSize(width: 1, height: 1, preservesAspectRatio: false, resamples: false)
+        } else if plan.crop == nil, options.trim == nil, options.pages == 1, plan.scaledWidth < uprightWidth,
+            plan.scaledHeight < uprightHeight
+        {
+            // A trim's box is found in the whole source's pixels, and stacked pages are planned
+            // whole, so those sources are decoded at full size.
             // The decoder scales by its own steps (DCT eighths, whole factors) to at least this
             // box; the plan's transformers go the rest of the way: one resampling at most.
             let (width, height) = turnsSideways ? (plan.scaledHeight, plan.scaledWidth) : (plan.scaledWidth, plan.scaledHeight)
@@ -76,16 +83,22 @@ struct ImageProcessor: Sendable {
         var image: Image
         do { image = try coders.decode(data, options: decodeOptions) } catch { throw Self.proxyError(error) }
         try limits.check(frames: image.frames.count, width: header.width, height: header.height)
+        if options.stripMetadata { image.exif = options.keepCopyright ? image.exif.flatMap(CopyrightEXIF.kept(from:)) : nil }
         let transparent =
             (options.background == nil || options.backgroundAlpha < 1) && (image.hasAlpha || options.padding != nil || options.extend)
         let animated = image.frames.count > 1 && !options.disableAnimation
-        let format = rule.resolve(source: header.format, animated: animated, transparent: transparent)
+        let candidates = rule.candidates(source: header.format, animated: animated, transparent: transparent)
+        let format = candidates[0]
+        var stacked = false
         if !animated || !OutputFormatRule.animates(format) {
-            // A still: the page asked for (imgproxy's `page`, ignored when the result animates).
+            // A still: the page asked for (imgproxy's `page`, ignored when the result animates),
+            // or `pages` of them from there stacked top to bottom.
             guard options.page < image.frames.count else {
                 throw .badRequest("page \(options.page) is past the source's \(image.frames.count) (page)")
             }
-            image.frames = [image.frames[options.page]]
+            let kept = image.frames[options.page..<min(image.frames.count, options.page + options.pages)]
+            stacked = kept.count > 1
+            image.frames = [stacked ? try Self.stack(kept, limit: resultLimits) : kept[kept.startIndex]]
         }
         // imgproxy trims first, in the stored orientation, and plans from what is left; never an
         // animation ("Trim is not supported for animated images").
@@ -97,7 +110,7 @@ struct ImageProcessor: Sendable {
             steps.append(FlippingTransformer(horizontal: options.flipHorizontally, vertical: options.flipVertically))
         }
         image = try Self.apply(steps, to: image, isCancelled: isCancelled)
-        if trimmed {
+        if trimmed || stacked || enforcesThumbnail {
             (uprightWidth, uprightHeight) = (image.pixelWidth, image.pixelHeight)
             plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: resultLimits)
         }
@@ -122,27 +135,98 @@ struct ImageProcessor: Sendable {
                     offsetScale: options.dpr * plan.limitScale))
         }
         image = try Self.apply(steps, to: image, isCancelled: isCancelled)
-        try Self.check(isCancelled)
-        var quality = options.quality(for: format, defaults: formatQuality, fallback: defaultQuality)
+        // `format:best`: every candidate encoded, the smallest kept (the first on a tie).
+        var best: (data: Data, format: ImageFormat)?
+        for candidate in candidates {
+            try Self.check(isCancelled)
+            let encoded = try encode(image, as: candidate, options: options, isCancelled: isCancelled)
+            if encoded.count < best?.data.count ?? Int.max { best = (encoded, candidate) }
+        }
+        guard let best else { throw .unprocessable("no format could be chosen for the result") }
+        return best
+    }
+
+    /// `image` encoded as `format` at the options' quality: chosen by `autoquality`'s size
+    /// search when the URL asks for it, then lowered by `max_bytes`' steps until it fits.
+    private func encode(_ image: Image, as format: ImageFormat, options: ProcessingOptions, isCancelled: () -> Bool) throws(ProxyError)
+        -> Data
+    {
         var encoding = EncodeOptions(
-            quality: Double(quality) / 100, progressive: encoderSettings.jpegProgressive, webPMethod: encoderSettings.webPEffort,
-            avifSpeed: encoderSettings.avifSpeed)
+            progressive: encoderSettings.jpegProgressive, webPMethod: encoderSettings.webPEffort, avifSpeed: encoderSettings.avifSpeed)
         if format == .jpegXL {
             let budget = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)
             encoding.jxlEffort = min(encoderSettings.jxlEffort, budget)
         }
-        while true {
-            let encoded: Data
-            do { encoded = try coders.encode(image, as: format, options: encoding) } catch {
+        func attempt(_ quality: Int) throws(ProxyError) -> Data {
+            try Self.check(isCancelled)
+            encoding.quality = Double(quality) / 100
+            do { return try coders.encode(image, as: format, options: encoding) } catch {
                 throw .unprocessable("the result could not be encoded as \(format.rawValue): \(error.detail)")
             }
-            guard options.maxBytes > 0, Self.lossyFormats.contains(format),
-                let lower = Self.qualityToFit(quality: quality, size: encoded.count, target: options.maxBytes)
-            else { return (encoded, format) }
-            try Self.check(isCancelled)
-            quality = lower
-            encoding.quality = Double(quality) / 100
         }
+        var quality = options.quality(for: format, defaults: formatQuality, fallback: defaultQuality)
+        var encoded: Data
+        if let autoquality = options.autoquality, Self.lossyFormats.contains(format) {
+            (quality, encoded) = try Self.search(autoquality, attempt)
+        } else {
+            encoded = try attempt(quality)
+        }
+        while options.maxBytes > 0, Self.lossyFormats.contains(format),
+            let lower = Self.qualityToFit(quality: quality, size: encoded.count, target: options.maxBytes)
+        {
+            quality = lower
+            encoded = try attempt(quality)
+        }
+        return encoded
+    }
+
+    /// `autoquality`'s `size` method: the highest quality in its range whose result fits its
+    /// target, by bisection (the maximum first, as most results fit there); the minimum's result
+    /// when none fits. imgproxy Pro's search is not public; its documentation names the result.
+    static func search(_ autoquality: ProcessingOptions.Autoquality, _ attempt: (Int) throws(ProxyError) -> Data) throws(ProxyError)
+        -> (quality: Int, data: Data)
+    {
+        let highest = try attempt(autoquality.maximum)
+        if highest.count <= autoquality.target || autoquality.minimum == autoquality.maximum { return (autoquality.maximum, highest) }
+        var fitting: (quality: Int, data: Data)?
+        var (low, high) = (autoquality.minimum, autoquality.maximum - 1)
+        var lowest: Data?
+        while low <= high {
+            let middle = (low + high) / 2
+            let encoded = try attempt(middle)
+            if middle == autoquality.minimum { lowest = encoded }
+            if encoded.count <= autoquality.target {
+                fitting = (middle, encoded)
+                low = middle + 1
+            } else {
+                high = middle - 1
+            }
+        }
+        if let fitting { return fitting }
+        if let lowest { return (autoquality.minimum, lowest) }
+        return (autoquality.minimum, try attempt(autoquality.minimum))
+    }
+
+    /// `pages`: the frames one under another, left-aligned on a transparent canvas as wide as
+    /// the widest, within the result limits.
+    static func stack(_ frames: ArraySlice<ImageFrame>, limit: ProcessingPlan.Limits) throws(ProxyError) -> ImageFrame {
+        let width = frames.map(\.pixels.width).max() ?? 0
+        let height = frames.reduce(0) { $0 + $1.pixels.height }
+        guard width * height <= limit.maximumPixels * 4 else {
+            throw .unprocessable("\(frames.count) pages stacked would be \(width)x\(height), over the limit of the result's pixels")
+        }
+        var bytes = [UInt8](repeating: 0, count: width * height * 4)
+        var top = 0
+        for frame in frames {
+            let pixels = frame.pixels
+            for row in 0..<pixels.height {
+                let from = row * pixels.bytesPerRow
+                let to = (top + row) * width * 4
+                bytes.replaceSubrange(to..<(to + pixels.bytesPerRow), with: pixels.bytes[from..<(from + pixels.bytesPerRow)])
+            }
+            top += pixels.height
+        }
+        return ImageFrame(pixels: PixelBuffer(width: width, height: height, straightRGBA: bytes))
     }
 
     /// The formats whose encoders take a quality, which `max_bytes` lowers.

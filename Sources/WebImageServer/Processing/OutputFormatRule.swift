@@ -24,6 +24,10 @@ struct OutputFormatRule: Sendable, Equatable {
     /// The formats a source's own is kept in, and the fallbacks in order (imgproxy's default).
     var sourceFormats: [ImageFormat] = [.jpeg, .png, .gif]
 
+    /// `format:best` (imgproxy Pro's): every format the rule could choose for this source is
+    /// tried and the smallest result kept. Default false.
+    var best = false
+
     /// Always `format`, whatever the source and the client.
     static func fixed(_ format: ImageFormat) -> OutputFormatRule {
         OutputFormatRule(requested: format, sourceFormats: [format])
@@ -44,6 +48,23 @@ struct OutputFormatRule: Sendable, Equatable {
         } ?? sourceFormats.first ?? .png
     }
 
+    /// The formats to encode a result in, the one ``resolve(source:animated:transparent:)``
+    /// chooses first. With ``best``: also every other one the client accepts and the server may
+    /// choose (``preferred``) and every one of ``sourceFormats`` that holds the result (an
+    /// animation only in a format that animates, transparency in anything but JPEG), as imgproxy
+    /// Pro's best format takes its preferred formats and the detected modern ones.
+    func candidates(source: ImageFormat?, animated: Bool, transparent: Bool) -> [ImageFormat] {
+        let chosen = resolve(source: source, animated: animated, transparent: transparent)
+        guard best else { return [chosen] }
+        var formats = [chosen]
+        for format in preferred + sourceFormats where !formats.contains(format) {
+            if animated, Self.animates(chosen), !Self.animates(format) { continue }
+            if transparent, format == .jpeg { continue }
+            formats.append(format)
+        }
+        return formats
+    }
+
     /// Whether the result may be animated, before the source is decoded: whether every frame
     /// must be decoded.
     var mayAnimate: Bool {
@@ -55,6 +76,7 @@ struct OutputFormatRule: Sendable, Equatable {
     /// What of the rule changes a result, for its cache key and ETag.
     var key: String {
         func names(_ formats: [ImageFormat]) -> String { formats.map(\.rawValue).joined(separator: ",") }
-        return "\(requested?.rawValue ?? "auto");p=\(names(preferred));e=\(names(enforced));s=\(names(sourceFormats))"
+        let chosen = best ? "best" : requested?.rawValue ?? "auto"
+        return "\(chosen);p=\(names(preferred));e=\(names(enforced));s=\(names(sourceFormats))"
     }
 }

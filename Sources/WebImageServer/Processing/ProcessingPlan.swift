@@ -42,6 +42,9 @@ struct ProcessingPlan: Equatable {
     /// Whether resizing scales both sides by one factor (every type but `force`, without a
     /// lopsided zoom).
     var keepsAspectRatio: Bool
+    /// Whether the resize makes the (cropped) image smaller on a side: when `unsharp_masking`'s
+    /// `auto` mode sharpens.
+    var isDownscaled: Bool
     /// The crop after resizing (`fill`, `fill-down`).
     var fill: Cut?
     /// The canvas `extend` grows to, with where the image sits on it.
@@ -102,8 +105,8 @@ struct ProcessingPlan: Equatable {
             width = sourceWidth
             height = sourceHeight
             if let crop = options.crop {
-                width = ProcessingPlan.cropSide(crop.width, of: sourceWidth)
-                height = ProcessingPlan.cropSide(crop.height, of: sourceHeight)
+                (width, height) = ProcessingPlan.cropSize(
+                    crop, aspectRatio: options.cropAspectRatio, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
                 self.crop = Cut(width: width, height: height, gravity: crop.gravity ?? options.gravity)
             }
             boxWidth = Double(options.width) * options.dpr * options.zoomX
@@ -141,6 +144,7 @@ struct ProcessingPlan: Equatable {
         keepsAspectRatio = base.scaleX == base.scaleY
         scaledWidth = Self.side(Double(base.width) * scaleX)
         scaledHeight = Self.side(Double(base.height) * scaleY)
+        isDownscaled = scaledWidth < base.width || scaledHeight < base.height
         let boxWidth = Int((base.boxWidth * limitScale).rounded())
         let boxHeight = Int((base.boxHeight * limitScale).rounded())
         fill = Self.fillCut(
@@ -246,6 +250,24 @@ struct ProcessingPlan: Equatable {
     }
 
     /// A crop side: 0 is the whole side, below 1 a fraction of it, else pixels (at most the side).
+    /// The crop's size in pixels of a `sourceWidth` x `sourceHeight` image, corrected to
+    /// `crop_aspect_ratio`: the long side shrunk to the ratio, or with `enlarge` the short side
+    /// grown, and then, if a side overflows the image, both shrunk to fit it at the ratio.
+    static func cropSize(
+        _ crop: ProcessingOptions.Crop, aspectRatio: ProcessingOptions.CropAspectRatio?, sourceWidth: Int, sourceHeight: Int
+    ) -> (width: Int, height: Int) {
+        var width = Double(cropSide(crop.width, of: sourceWidth))
+        var height = Double(cropSide(crop.height, of: sourceHeight))
+        guard let aspectRatio else { return (Int(width), Int(height)) }
+        let ratio = aspectRatio.ratio
+        if (width / height > ratio) != aspectRatio.enlarge { width = height * ratio } else { height = width / ratio }
+        let overflow = max(width / Double(sourceWidth), height / Double(sourceHeight))
+        if overflow > 1 { (width, height) = (width / overflow, height / overflow) }
+        return (
+            min(sourceWidth, max(1, Int(width.rounded()))), min(sourceHeight, max(1, Int(height.rounded())))
+        )
+    }
+
     static func cropSide(_ value: Double, of side: Int) -> Int {
         if value == 0 { return side }
         if value < 1 { return max(1, Int((value * Double(side)).rounded())) }
@@ -282,10 +304,12 @@ struct ProcessingPlan: Equatable {
                 let origin = fill.gravity.origin(
                     width: fill.width, height: fill.height, outerWidth: scaledWidth, outerHeight: scaledHeight, dpr: dprScale(options))
                 let window = ResizeWindow(x: origin.x, y: origin.y, width: fill.width, height: fill.height)
-                steps.append(ResizingTransformer(width: scaledWidth, height: scaledHeight, keeping: window))
+                steps.append(
+                    ResizingTransformer(width: scaledWidth, height: scaledHeight, keeping: window, filter: options.resizingAlgorithm))
                 return steps + finishing(options: options, width: fill.width, height: fill.height)
             } else {
-                steps.append(ResizingTransformer(width: scaledWidth, height: scaledHeight, mode: .fill, filter: .lanczos3))
+                steps.append(
+                    ResizingTransformer(width: scaledWidth, height: scaledHeight, mode: .fill, filter: options.resizingAlgorithm))
             }
             (width, height) = (scaledWidth, scaledHeight)
         }
@@ -302,6 +326,10 @@ struct ProcessingPlan: Equatable {
         var (width, height) = (width, height)
         if options.blur > 0 { steps.append(BlurTransformer(radius: options.blur)) }
         if options.sharpen > 0 { steps.append(SharpeningTransformer(sigma: options.sharpen)) }
+        if let masking = options.unsharpMasking, masking.mode == .always || (masking.mode == .auto && isDownscaled && options.sharpen == 0)
+        {
+            steps.append(UnsharpMaskTransformer(weight: masking.weight, divider: masking.divider))
+        }
         if options.pixelate > 1 {
             steps.append(PixelatingTransformer(blockSize: Int((Double(options.pixelate) * options.dpr * limitScale).rounded())))
         }

@@ -1,0 +1,340 @@
+import Foundation
+import Testing
+import WebImage
+import WebImageTesting
+@testable import WebImageCodecs
+@testable import WebImageServer
+@testable import webimage
+
+/// `resizing_algorithm`, `crop_aspect_ratio`, `unsharp_masking`, `autoquality`, `format:best` and
+/// `pages` from imgproxy Pro's processing page (imgproxy-docs `usage/processing.mdx`, and
+/// `features/autoquality.mdx`, `features/best_format.mdx`), and the open-source `keep_copyright`,
+/// `enforce_thumbnail` and `preserve_hdr` (imgproxy's `options/parser/apply.go`,
+/// `processing/strip_metadata.go` and `vips/vips.c` `vips_strip`). Pro's code is not public: where
+/// its page leaves the arithmetic open, the value here is worked by hand from what the type in
+/// the server says it does.
+@Suite("imgproxy Pro options: resizing, crop ratio, unsharp masking, autoquality, best format, pages", .serialized)
+struct ImgproxyProOptionsTests {
+    func options(_ text: String) throws(ProxyError) -> ProcessingOptions {
+        try OptionsParser().parse(text.split(separator: "/"))
+    }
+
+    @Test("ra takes imgproxy's five names; the kernels' weights are the textbook ones")
+    func resizingAlgorithms() throws {
+        let names: [(String, ResamplingFilter)] = [
+            ("nearest", .nearest), ("linear", .bilinear), ("cubic", .bicubic), ("lanczos2", .lanczos2), ("lanczos3", .lanczos3),
+        ]
+        for (name, filter) in names { #expect(try options("ra:\(name)").resizingAlgorithm == filter) }
+        #expect(throws: ProxyError.self) { try options("ra:bilinear") }
+        #expect(try options("ra:cubic").canonical != (try options("ra:lanczos3")).canonical)
+        // Catmull-Rom (Keys, a = -0.5): 1 at 0, 0 at 1, 0.5625 at 0.5, -0.0625 at 1.5, 0 from 2.
+        #expect(ResamplingFilter.bicubic.weight(0) == 1 && ResamplingFilter.bicubic.weight(1) == 0)
+        #expect(ResamplingFilter.bicubic.weight(0.5) == 0.5625 && ResamplingFilter.bicubic.weight(-1.5) == -0.0625)
+        #expect(ResamplingFilter.bicubic.weight(2) == 0)
+        // Lanczos 2 at 0.5: sinc(0.5) sinc(0.25) = (2 / pi) (4 sin(pi / 4) / pi) = 0.5731591682.
+        #expect(abs(ResamplingFilter.lanczos2.weight(0.5) - 0.5731591682) < 1e-9 && ResamplingFilter.lanczos2.weight(2) == 0)
+        let plan = try ProcessingPlan(options: options("rs:fit:10:10/ra:nearest"), sourceWidth: 40, sourceHeight: 40)
+        let steps = plan.transformers(options: try options("rs:fit:10:10/ra:nearest"), decodedWidth: 40, decodedHeight: 40, sourceWidth: 40)
+        #expect(steps.contains { $0.transformerKey.hasSuffix(":nearest") }, "\(steps.map(\.transformerKey))")
+    }
+
+    @Test(
+        "car shrinks the long side to the ratio, or grows the short one and fits it back in the image",
+        arguments: [
+            ("c:100:200/car:1", 400, 400, 100, 100),
+            ("c:100:200/car:1:1", 400, 400, 200, 200),
+            ("c:100:200/car:1:1", 150, 400, 150, 150),
+            ("c:300:100/car:2", 400, 400, 200, 100),
+            ("c:300:100/car:2:1", 400, 400, 300, 150),
+            ("c:0.5:0.5/car:0.5", 400, 200, 50, 100),
+            ("c:100:200/car:0", 400, 400, 100, 200),
+        ])
+    func cropAspectRatio(text: String, sourceWidth: Int, sourceHeight: Int, width: Int, height: Int) throws {
+        let parsed = try options(text)
+        let crop = try #require(parsed.crop)
+        let size = ProcessingPlan.cropSize(crop, aspectRatio: parsed.cropAspectRatio, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        #expect(size.width == width && size.height == height, "\(text) on \(sourceWidth)x\(sourceHeight): \(size)")
+        let plan = try ProcessingPlan(options: parsed, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        #expect(plan.crop?.width == width && plan.crop?.height == height)
+    }
+
+    @Test("the unsharp mask's arithmetic, and when each mode applies it")
+    func unsharpMasking() throws {
+        // A 3x3 image, 100 in the centre and 50 around: 100 + (1 / 24) (8 x 100 - 8 x 50) = 116.7.
+        var bytes = [UInt8](repeating: 0, count: 36)
+        for pixel in 0..<9 {
+            bytes.replaceSubrange(pixel * 4..<pixel * 4 + 4, with: pixel == 4 ? [100, 100, 100, 255] : [50, 50, 50, 255])
+        }
+        let image = Image(pixels: PixelBuffer(width: 3, height: 3, straightRGBA: bytes))
+        let sharpened = try #require(UnsharpMaskTransformer(weight: 1, divider: 24).transform(image, forKey: "")).frames[0].pixels
+        #expect(sharpened.pixel(x: 1, y: 1) == (117, 117, 117, 255))
+        // The corner (0, 0): its neighbours repeat the edge: 50 x 5 (itself, left, up, up-left) ...
+        // three times 50 and once 100 among the eight: 50 + (8 x 50 - (7 x 50 + 100)) / 24 = 47.9.
+        #expect(sharpened.pixel(x: 0, y: 0) == (48, 48, 48, 255))
+        let flat = Image(pixels: PixelBuffer(width: 2, height: 2, straightRGBA: [UInt8](repeating: 77, count: 16)))
+        #expect(
+            UnsharpMaskTransformer(weight: 3, divider: 1).transform(flat, forKey: "")?.frames[0].pixels.bytes == flat.frames[0].pixels.bytes
+        )
+
+        func masks(_ text: String, source: Int) throws -> Bool {
+            let parsed = try options(text)
+            let plan = try ProcessingPlan(options: parsed, sourceWidth: source, sourceHeight: source)
+            return plan.transformers(options: parsed, decodedWidth: source, decodedHeight: source, sourceWidth: source)
+                .contains { $0 is UnsharpMaskTransformer }
+        }
+        #expect(try masks("w:50/ush:auto", source: 100))
+        #expect(try !masks("w:50/ush:auto/sh:1", source: 100), "auto: not with sharpen")
+        #expect(try !masks("w:50/ush:auto", source: 40), "auto: not without a downscale")
+        #expect(try masks("w:50/ush:always", source: 40))
+        #expect(try !masks("w:50/ush:none", source: 100))
+        #expect(try !masks("w:50", source: 100), "none unless the server or the URL asks")
+        #expect(
+            try options("ush::2:12").unsharpMasking
+                == {
+                    var masking = ProcessingOptions.UnsharpMasking(mode: .auto)
+                    masking.weight = 2
+                    masking.divider = 12
+                    return masking
+                }())
+        for bad in ["ush:sometimes", "ush:auto:0", "ush:auto:1:-1", "ush:a:b:c:d"] {
+            #expect(throws: ProxyError.self, "\(bad)") { try options(bad) }
+        }
+    }
+
+    @Test("autoquality's size search: the highest quality that fits, the minimum when none does")
+    func autoqualitySearch() throws {
+        var tried: [Int] = []
+        func attempt(_ quality: Int) -> Data {
+            tried.append(quality)
+            return Data(count: quality * 100)
+        }
+        var autoquality = ProcessingOptions.Autoquality(target: 7_050)
+        autoquality.minimum = 60
+        autoquality.maximum = 80
+        let found = try ImageProcessor.search(autoquality, attempt)
+        #expect(found.quality == 70 && found.data.count == 7_000)
+        #expect(tried.first == 80 && tried.count <= 6, "the maximum first, then bisection: \(tried)")
+        tried = []
+        autoquality.target = 100_000
+        #expect(try ImageProcessor.search(autoquality, attempt).quality == 80 && tried == [80], "fits at the maximum: one encode")
+        autoquality.target = 10
+        #expect(try ImageProcessor.search(autoquality, attempt).quality == 60, "nothing fits: the minimum")
+
+        #expect(try options("aq:size:5000").autoquality == ProcessingOptions.Autoquality(target: 5000))
+        #expect(try options("aq:size:5000:10:50").autoquality?.minimum == 10)
+        #expect(try options("aq:size:5000/aq:none").autoquality == nil)
+        for bad in ["aq:dssim:0.02", "aq:ml", "aq:size", "aq:size:100:90:80", "aq:size:100:0:80", "aq:fast:1"] {
+            #expect(throws: ProxyError.self, "\(bad)") { try options(bad) }
+        }
+    }
+
+    @Test("best format's candidates follow what the result must hold")
+    func bestCandidates() {
+        var rule = OutputFormatRule(requested: nil, preferred: [.webP], sourceFormats: [.jpeg, .png, .gif])
+        rule.best = true
+        #expect(rule.candidates(source: .jpeg, animated: false, transparent: false) == [.webP, .jpeg, .png, .gif])
+        #expect(rule.candidates(source: .png, animated: false, transparent: true) == [.webP, .png, .gif], "no JPEG for transparency")
+        #expect(rule.candidates(source: .gif, animated: true, transparent: false) == [.webP, .gif], "only formats that animate")
+        rule.best = false
+        #expect(rule.candidates(source: .jpeg, animated: false, transparent: false) == [.webP])
+    }
+
+    @Test("aq, best, pages, ra and ush through the server")
+    func served() async throws {
+        let photo = [UInt8](try Fixture.data("gradient.jpg"))
+        let flat = [UInt8](
+            try CodersManager.shared.encode(
+                Image(
+                    pixels: PixelBuffer(
+                        width: 64, height: 64, straightRGBA: Array([[UInt8]](repeating: [10, 20, 30, 255], count: 4096).joined()))),
+                as: .png))
+        let frames = [[UInt8]([255, 0, 0, 255]), [0, 0, 255, 255]].map {
+            ImageFrame(
+                pixels: PixelBuffer(width: 4, height: 3, straightRGBA: Array([[UInt8]](repeating: $0, count: 12).joined())),
+                duration: .milliseconds(100))
+        }
+        let gif = [UInt8](try CodersManager.shared.encode(Image(frames: frames, hasAlpha: false), as: .gif))
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.jpg", .ok(photo, contentType: "image/jpeg"))
+            harness.origin.route("/f.png", .ok(flat, contentType: "image/png"))
+            harness.origin.route("/a.gif", .ok(gif, contentType: "image/gif"))
+            func body(_ options: String, _ path: String, _ format: String? = "jpg") async throws -> (type: String?, bytes: Data) {
+                let answer = try await harness.get(harness.signedPlain(options, path, extension: format))
+                #expect(answer.status == 200, "\(options): \(String(decoding: answer.body, as: UTF8.self))")
+                return (answer.header("Content-Type"), answer.body)
+            }
+            // autoquality: the answer is the q answer of the highest quality whose size fits.
+            let sizes = try await (60...80).asyncMap { try await body("q:\($0)", "/a.jpg").bytes.count }
+            let target = (sizes[5] + sizes[6]) / 2  // between q:65 and q:66
+            #expect(sizes[5] <= target && sizes[6] > target, "sizes grow with quality: \(sizes)")
+            let auto = try await body("aq:size:\(target):60:80", "/a.jpg")
+            let at65 = try await body("q:65", "/a.jpg")
+            #expect(auto.bytes == at65.bytes)
+            // best: the flat picture is smallest as PNG, the photo as JPEG.
+            let bestFlat = try await body("f:best", "/f.png", nil)
+            let flatJPEG = try await body("w:0", "/f.png", "jpg")
+            #expect(bestFlat.type == "image/png" && bestFlat.bytes.count <= flatJPEG.bytes.count)
+            let bestPhoto = try await body("w:0", "/a.jpg", "best")
+            let photoJPEG = try await body("w:0", "/a.jpg", "jpg")
+            #expect(bestPhoto.type == "image/jpeg" && bestPhoto.bytes == photoJPEG.bytes)
+            // pages: the two frames stacked, red over blue.
+            let stacked = try CodersManager.shared.decode(try await body("pgs:2", "/a.gif", "png").bytes).frames[0].pixels
+            #expect(stacked.width == 4 && stacked.height == 6)
+            #expect(stacked.pixel(x: 0, y: 2).red > 200 && stacked.pixel(x: 0, y: 3).blue > 200, "frame 0 on top of frame 1")
+            let animated = try CodersManager.shared.decode(try await body("pgs:2", "/a.gif", "gif").bytes)
+            #expect(animated.frames.count == 2, "ignored when the result animates")
+            // ra and ush change the pixels.
+            let plain = try await body("w:50", "/a.jpg", "png").bytes
+            let nearest = try await body("w:50/ra:nearest", "/a.jpg", "png").bytes
+            let masked = try await body("w:50/ush:always", "/a.jpg", "png").bytes
+            #expect(nearest != plain && masked != plain)
+        }
+    }
+}
+
+/// `keep_copyright`, `enforce_thumbnail` and `preserve_hdr`, from imgproxy's source: `vips_strip`
+/// (`vips/vips.c`) keeps `exif-ifd0-Copyright` and `exif-ifd0-Artist` when `keep_copyright` is on
+/// (the default, `processing/config.go` `KeepCopyright: true`); `enforce_thumbnail` reads a HEIF's
+/// embedded thumbnail (libvips `heifload` `thumbnail`); `preserve_hdr` keeps high bit depths.
+@Suite("imgproxy keep_copyright, enforce_thumbnail, preserve_hdr", .serialized)
+struct ImgproxyMetadataOptionsTests {
+    /// A JPEG whose EXIF holds Make, Artist and Copyright.
+    static func signedJPEG() throws -> [UInt8] {
+        let exif = CopyrightEXIF.minimalTIFF([
+            (0x010F, Array("Camera Maker".utf8) + [0]), (0x013B, Array("Ann Author".utf8) + [0]),
+            (0x8298, Array("(c) 2026 Ann".utf8) + [0]),
+        ])
+        var image = Image(pixels: PixelBuffer(width: 8, height: 8, straightRGBA: [UInt8](repeating: 200, count: 256)))
+        image.exif = exif
+        return [UInt8](try CodersManager.shared.encode(image, as: .jpeg, options: EncodeOptions(quality: 0.9)))
+    }
+
+    @Test("stripping keeps only the Copyright and Artist unless kcr:0; sm:0 keeps everything")
+    func keepCopyright() async throws {
+        let jpeg = try Self.signedJPEG()
+        #expect(ExifDump.tags(of: Data(jpeg))?.contains { $0.0 == "Image Make" } == true, "the fixture has a Make")
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/s.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            func tags(_ options: String) async throws -> [String: String] {
+                let answer = try await harness.get(harness.signedPlain(options, "/s.jpg", extension: "jpg"))
+                #expect(answer.status == 200)
+                return Dictionary(ExifDump.tags(of: Data(answer.body)) ?? [], uniquingKeysWith: { first, _ in first })
+            }
+            let kept = try await tags("w:4")
+            #expect(
+                kept["Image Artist"] == "Ann Author" && kept["Image Copyright"] == "(c) 2026 Ann" && kept["Image Make"] == nil, "\(kept)")
+            #expect(try await tags("w:4/kcr:0").isEmpty)
+            #expect(try await tags("w:4/sm:0")["Image Make"] == "Camera Maker")
+        }
+        #expect(CopyrightEXIF.kept(from: CopyrightEXIF.minimalTIFF([(0x010F, Array("Make".utf8) + [0])])) == nil, "nothing to keep")
+        var configuration = ServerHarness.configuration()
+        configuration.keepCopyright = false
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/s.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            let answer = try await harness.get(harness.signedPlain("w:4", "/s.jpg", extension: "jpg"))
+            #expect(ExifDump.tags(of: Data(answer.body))?.isEmpty ?? true, "the server's default off")
+            let asked = try await harness.get(harness.signedPlain("w:4/kcr:1", "/s.jpg", extension: "jpg"))
+            #expect(ExifDump.tags(of: Data(asked.body))?.contains { $0.0 == "Image Copyright" } == true, "the URL's on")
+        }
+    }
+
+    @Test("eth answers a HEIF's embedded thumbnail; ph:1 is refused, ph:0 taken")
+    func thumbnailAndHDR() async throws {
+        let heic = [UInt8](try Fixture.data("heif/photo.heic"))
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/p.heic", .ok(heic, contentType: "image/heic"))
+            func size(_ options: String) async throws -> (Int, Int) {
+                let answer = try await harness.get(harness.signedPlain(options, "/p.heic", extension: "png"))
+                #expect(answer.status == 200, "\(options)")
+                let image = try CodersManager.shared.decode(answer.body)
+                return (image.pixelWidth, image.pixelHeight)
+            }
+            #expect(try await size("w:0") == (48, 32))
+            // photo.heic carries a 16 px thumbnail (heif-enc's -t 16): 16x11 of the 48x32 image.
+            let thumbnail = try await size("eth:1")
+            #expect(thumbnail.0 == 16 && thumbnail.1 < 16, "\(thumbnail)")
+            #expect(try await size("eth:1/w:8").0 == 8, "the plan is made from the thumbnail's size")
+            #expect(try await harness.get(harness.signedPlain("ph:1", "/p.heic", extension: "png")).status == 400)
+            #expect(try await size("ph:0") == (48, 32))
+        }
+    }
+}
+
+/// The variables of those options: imgproxy's `IMGPROXY_KEEP_COPYRIGHT` and
+/// `IMGPROXY_ENFORCE_THUMBNAIL` (`processing/config.go`), and Pro's `IMGPROXY_UNSHARP_MASKING_*`
+/// and `IMGPROXY_AUTOQUALITY_*` (imgproxy-docs `configuration/options.mdx`).
+@Suite("imgproxy Pro variables")
+struct ImgproxyProVariablesTests {
+    static let key = ["IMGPROXY_KEY": "736563726574", "IMGPROXY_SALT": "68656C6C6F"]
+
+    func configuration(_ variables: [String: String], _ flags: [String] = []) throws -> ImageServerConfiguration {
+        try ServeSettings(command: try ServeCommand.parse(flags), environment: Self.key.merging(variables) { $1 }).configuration
+    }
+
+    @Test("each reaches the server's configuration and the parser's defaults; values out of range stop the start")
+    func read() throws {
+        let defaults = try configuration([:])
+        #expect(defaults.keepCopyright && !defaults.enforceThumbnail && defaults.unsharpMasking == nil && !defaults.autoqualityByDefault)
+        let set = try configuration([
+            "IMGPROXY_KEEP_COPYRIGHT": "false", "IMGPROXY_ENFORCE_THUMBNAIL": "1", "IMGPROXY_UNSHARP_MASKING_MODE": "always",
+            "IMGPROXY_UNSHARP_MASKING_WEIGHT": "2", "IMGPROXY_AUTOQUALITY_METHOD": "size", "IMGPROXY_AUTOQUALITY_TARGET": "10240",
+            "IMGPROXY_AUTOQUALITY_MIN": "10",
+        ])
+        #expect(!set.keepCopyright && set.enforceThumbnail)
+        #expect(set.unsharpMasking?.mode == .always && set.unsharpMasking?.weight == 2 && set.unsharpMasking?.divider == 24)
+        #expect(
+            set.autoqualityByDefault
+                && set.autoqualityDefaults
+                    == {
+                        var quality = ProcessingOptions.Autoquality(target: 10240)
+                        quality.minimum = 10
+                        return quality
+                    }()
+        )
+        #expect(try configuration(["IMGPROXY_KEEP_COPYRIGHT": "false"], ["--keep-copyright"]).keepCopyright, "a flag wins")
+        for (name, value) in [
+            ("IMGPROXY_UNSHARP_MASKING_MODE", "sometimes"), ("IMGPROXY_UNSHARP_MASKING_DIVIDER", "0"),
+            ("IMGPROXY_AUTOQUALITY_METHOD", "dssim"),
+            ("IMGPROXY_AUTOQUALITY_METHOD", "size"), ("IMGPROXY_AUTOQUALITY_MAX", "101"),
+        ] {
+            #expect(throws: (any Error).self, "\(name)=\(value)") { try configuration([name: value]) }
+        }
+    }
+
+    @Test("the server's autoquality is every URL's default; aq:none turns it off")
+    func serverAutoquality() async throws {
+        let photo = [UInt8](try Fixture.data("gradient.jpg"))
+        var configuration = ServerHarness.configuration()
+        configuration.autoqualityDefaults = ProcessingOptions.Autoquality(target: 100)
+        configuration.autoqualityDefaults.minimum = 10
+        configuration.autoqualityByDefault = true
+        configuration.unsharpMasking = ProcessingOptions.UnsharpMasking(mode: .always)
+        var plainConfiguration = ServerHarness.configuration()
+        plainConfiguration.defaultQuality = 80
+        var expected: [String: Data] = [:]
+        try await ServerHarness.with(plainConfiguration) { harness throws in
+            harness.origin.route("/a.jpg", .ok(photo, contentType: "image/jpeg"))
+            for options in ["q:10/ush:always", "q:80/ush:always", "q:80"] {
+                expected[options] = try await harness.get(harness.signedPlain(options, "/a.jpg", extension: "jpg")).body
+            }
+        }
+        try await ServerHarness.with(configuration) { harness throws in
+            harness.origin.route("/a.jpg", .ok(photo, contentType: "image/jpeg"))
+            // 100 bytes fit no quality: the minimum, 10; with the server's unsharp masking.
+            #expect(try await harness.get(harness.signedPlain("w:0", "/a.jpg", extension: "jpg")).body == expected["q:10/ush:always"])
+            #expect(
+                try await harness.get(harness.signedPlain("aq:none/q:80", "/a.jpg", extension: "jpg")).body == expected["q:80/ush:always"])
+            #expect(
+                try await harness.get(harness.signedPlain("aq:none/q:80/ush:none", "/a.jpg", extension: "jpg")).body == expected["q:80"])
+        }
+    }
+}
+
+extension Sequence {
+    /// The results of `transform` on each element, in order, one at a time.
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}

@@ -338,3 +338,63 @@ extension Sequence {
         return results
     }
 }
+
+/// `watermark_text` (imgproxy-docs `usage/processing.mdx`: URL-safe base64 text with Pango
+/// markup, black `sans 16` by default), drawn here through librsvg (``TextWatermark``).
+@Suite("imgproxy watermark_text", .serialized)
+struct ImgproxyTextWatermarkTests {
+    @Test("markup becomes SVG tspans; text is escaped; what is not Pango markup is a 400")
+    func markup() throws {
+        let svg = try TextWatermark.svg(
+            markup: "a <b>bold</b> &amp; <span foreground=\"#ff000080\" size=\"24pt\">big red</span>\nline 2 &lt;\"'")
+        #expect(svg.contains("<tspan font-weight=\"bold\">bold</tspan> &amp; "))
+        #expect(svg.contains("<tspan fill=\"#ff0000\" fill-opacity=\"0.502\" font-size=\"24\">big red</tspan>"), "\(svg)")
+        #expect(svg.contains("dy=\"1.2em\">line 2 &lt;&quot;&apos;</tspan>"), "a newline starts a line; the rest escaped")
+        #expect(
+            try TextWatermark.svg(markup: "<span font=\"Serif Bold Italic 20\">x</span>").contains(
+                "<tspan font-size=\"20\" font-style=\"italic\" font-weight=\"700\" font-family=\"Serif\">x</tspan>"))
+        for bad in [
+            "<blink>x</blink>", "<b>x", "x</i>", "<b class=\"a\">x</b>", "&nope;", "<span size=\"huge\">x</span>",
+            "<span onclick=\"x\">x</span>", "<span foreground=\"url(#a)\">x</span>", "<b",
+        ] {
+            #expect(throws: ProxyError.self, "\(bad)") { try TextWatermark.svg(markup: bad) }
+        }
+        #expect(throws: ProxyError.self) { try OptionsParser().parse(["wmt:" + URLSigner.base64URL(Array("<x>".utf8))]) }
+        #expect(throws: ProxyError.self) { try OptionsParser().parse(["wmt:%%"]) }
+    }
+
+    @Test("the text is laid where wm puts it, black by default, in the markup's colour and size")
+    func served() async throws {
+        let white = try ImgproxyWatermarkTests.plain(200, 100, [255, 255, 255, 255])
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
+            func ink(_ options: String) async throws -> (box: (x: Int, y: Int, width: Int, height: Int)?, red: Bool) {
+                let answer = try await harness.get(harness.signedPlain(options, "/a.png", extension: "png"))
+                #expect(answer.status == 200, "\(options): \(String(decoding: answer.body, as: UTF8.self))")
+                let pixels = try CodersManager.shared.decode(answer.body).frames[0].pixels
+                var marked = [UInt8](repeating: 0, count: pixels.width * pixels.height * 4)
+                var red = false
+                for y in 0..<pixels.height {
+                    for x in 0..<pixels.width {
+                        let pixel = pixels.pixel(x: x, y: y)
+                        if pixel.red < 128 || pixel.green < 128 { marked[(y * pixels.width + x) * 4 + 3] = 255 }
+                        if pixel.red > 200 && pixel.green < 100 { red = true }
+                    }
+                }
+                return (TrimFinder.inkBox(of: PixelBuffer(width: pixels.width, height: pixels.height, straightRGBA: marked)), red)
+            }
+            func text(_ markup: String) -> String { "wmt:" + URLSigner.base64URL(Array(markup.utf8)) }
+            let plain = try #require(try await ink("wm:1:nowe/\(text("Hi"))").box)
+            // Cut to its ink and laid at the top left (its faintest edge pixels stay light).
+            #expect(plain.x <= 2 && plain.y <= 2, "\(plain)")
+            #expect((8...20).contains(plain.height) && (10...30).contains(plain.width), "sans 16: \(plain)")
+            let southEast = try #require(try await ink("wm:1:soea/\(text("Hi"))").box)
+            #expect(southEast.x + southEast.width >= 198 && southEast.y + southEast.height >= 98, "\(southEast)")
+            let large = try #require(try await ink("wm:1:nowe/\(text("<span size=\"32pt\">Hi</span>"))").box)
+            #expect(large.height > plain.height * 3 / 2 && large.width > plain.width * 3 / 2)
+            #expect(try await ink("wm:1:nowe/\(text("<span foreground=\"red\">Hi</span>"))").red)
+            #expect(try await ink(text("Hi")).box == nil, "no wm, no mark")
+            #expect(try await harness.get(harness.signedPlain("wm:1/\(text(" "))", "/a.png", extension: "png")).status == 400)
+        }
+    }
+}

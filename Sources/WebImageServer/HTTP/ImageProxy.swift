@@ -531,6 +531,11 @@ public final class ImageProxy: Sendable {
     /// a source (through the source cache).
     private func watermark(for options: ProcessingOptions) async throws(ProxyError) -> ImageProcessor.Watermark? {
         guard let placing = options.watermark, placing.opacity > 0 else { return nil }
+        if let markup = placing.text {
+            // `wmt`: the text drawn through the SVG coder, cut to its ink when laid.
+            return ImageProcessor.Watermark(
+                data: Data(try TextWatermark.svg(markup: markup).utf8), opacity: configuration.watermark?.opacity ?? 1, isText: true)
+        }
         if let url = placing.url {
             // `wmu`: judged and fetched as a source is, through the source cache.
             let allowed = try fetcher.allowedSource(url)

@@ -218,6 +218,13 @@ public struct OptionsParser: Sendable {
                 let url = URL(string: string), ["http", "https"].contains(url.scheme?.lowercased() ?? "")
             else { throw reader.failure("not the URL-safe base64 of an http(s) URL") }
             options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with { $0.url = url }
+        case "watermark_text", "wmt":
+            try reader.expect(at: 1)
+            guard let encoded = reader.text(0), let bytes = URLSigner.bytes(base64URL: encoded),
+                let markup = String(bytes: bytes, encoding: .utf8)
+            else { throw reader.failure("not the URL-safe base64 of UTF-8 text") }
+            _ = try TextWatermark.svg(markup: markup)  // the markup's mistakes are the URL's: a 400 now
+            options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with { $0.text = markup }
         case "watermark_size", "wms":
             try reader.expect(at: 2)
             let width = try reader.integer(0, maximum: 100_000) ?? 0
@@ -673,11 +680,12 @@ extension ProcessingOptions.Watermark {
         return copy
     }
 
-    /// This placement with the paid edition's extras (URL, size, rotation) another `wm…` option set.
+    /// This placement with the paid edition's extras (URL, text, size, rotation) another `wm…` option set.
     func with(extrasOf other: Self?) -> Self {
         guard let other else { return self }
         return with {
             $0.url = other.url
+            $0.text = other.text
             $0.size = other.size
             $0.rotation = other.rotation
         }

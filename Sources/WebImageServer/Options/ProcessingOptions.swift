@@ -66,6 +66,9 @@ public struct ProcessingOptions: Sendable, Equatable {
         /// `watermark_url`/`wmu` (paid edition): the watermark's image from this URL, fetched as a
         /// source, in place of the server's.
         public var url: URL?
+        /// `watermark_text`/`wmt` (paid edition): the watermark drawn from this Pango markup
+        /// (``TextWatermark``), in place of any image.
+        public var text: String?
 
         public init(opacity: Double) { self.opacity = opacity }
 
@@ -76,6 +79,7 @@ public struct ProcessingOptions: Sendable, Equatable {
             if let size { text += ":wms:\(size.width):\(size.height)" }
             if rotation != 0 { text += ":wmr:\(TransformSpec.format(rotation))" }
             if let url { text += ":wmu:\(url.absoluteString)" }
+            if let markup = self.text { text += ":wmt:\(URLSigner.base64URL(Array(markup.utf8)))" }
             return text
         }
 
@@ -83,6 +87,7 @@ public struct ProcessingOptions: Sendable, Equatable {
             left.opacity == right.opacity && left.position == right.position && left.replicate == right.replicate && left.x == right.x
                 && left.y == right.y && left.scale == right.scale && left.size?.width == right.size?.width
                 && left.size?.height == right.size?.height && left.rotation == right.rotation && left.url == right.url
+                && left.text == right.text
         }
     }
 

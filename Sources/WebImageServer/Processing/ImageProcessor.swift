@@ -131,7 +131,7 @@ struct ImageProcessor: Sendable {
             // Last, over the flattened result, as imgproxy's pipeline lays it.
             steps.append(
                 WatermarkTransformer(
-                    mark: try decodeWatermark(watermark.data), options: placing, opacity: placing.opacity * watermark.opacity,
+                    mark: try decodeWatermark(watermark), options: placing, opacity: placing.opacity * watermark.opacity,
                     offsetScale: options.dpr * plan.limitScale))
         }
         image = try Self.apply(steps, to: image, isCancelled: isCancelled)
@@ -248,17 +248,24 @@ struct ImageProcessor: Sendable {
     struct Watermark: Sendable {
         var data: Data
         var opacity: Double
+        /// Drawn from `wmt`'s text: cut to its ink, the transparent canvas around it dropped.
+        var isText = false
     }
 
-    /// The watermark's first frame, upright, within the source limits.
-    private func decodeWatermark(_ data: Data) throws(ProxyError) -> Image {
+    /// The watermark's first frame, upright, within the source limits; a text's cut to its ink.
+    private func decodeWatermark(_ watermark: Watermark) throws(ProxyError) -> Image {
         let options = DecodeOptions(limits: DecodeLimits(maximumPixelCount: maximumSourcePixels), firstFrameOnly: true)
+        var mark: Image
         do {
-            let mark = try coders.decode(data, options: options)
-            return OrientationTransformer().transform(mark, forKey: "") ?? mark
+            mark = try coders.decode(watermark.data, options: options)
+            mark = OrientationTransformer().transform(mark, forKey: "") ?? mark
         } catch {
             throw .unprocessable("the watermark could not be decoded: \(error.detail)")
         }
+        guard watermark.isText else { return mark }
+        guard let ink = TrimFinder.inkBox(of: mark.frames[0].pixels) else { throw .badRequest("wmt: the text draws nothing") }
+        return try Self.apply(
+            [CroppingTransformer(x: ink.x, y: ink.y, width: ink.width, height: ink.height)], to: mark, isCancelled: { false })
     }
 
     /// Cuts `image`'s borders by `trim`; whether anything was cut. A still only.

@@ -16,6 +16,20 @@ struct TrimFinder {
     var equalHorizontal = false
     var equalVertical = false
 
+    /// The smallest box holding every pixel that is not fully transparent (a drawn text's ink),
+    /// nil when there is none.
+    static func inkBox(of pixels: PixelBuffer) -> (x: Int, y: Int, width: Int, height: Int)? {
+        var (left, top, right, bottom) = (pixels.width, pixels.height, -1, -1)
+        for y in 0..<pixels.height {
+            for x in 0..<pixels.width where pixels.bytes[(y * pixels.width + x) * 4 + 3] > 0 {
+                (left, right) = (min(left, x), max(right, x))
+                (top, bottom) = (min(top, y), max(bottom, y))
+            }
+        }
+        guard right >= 0 else { return nil }
+        return (left, top, right - left + 1, bottom - top + 1)
+    }
+
     /// The box to keep in `pixels`, nil when there is nothing to cut or nothing but background
     /// (imgproxy then keeps the image as it is).
     func box(in pixels: PixelBuffer) -> (x: Int, y: Int, width: Int, height: Int)? {

@@ -398,3 +398,64 @@ struct ImgproxyTextWatermarkTests {
         }
     }
 }
+
+/// `/info`'s `dominant_colors` (imgproxy-docs `usage/getting_info.mdx`: `dc:1:BUILD_MISSED`, the
+/// six swatches as `{"R":…,"G":…,"B":…}`), worked by hand from Android Palette's targets
+/// (``DominantColors``): each colour below falls within one swatch's lightness and saturation
+/// bounds (muted's 128,96,112 has lightness 0.439, saturation 0.143; it also fits dark muted's
+/// bounds but muted is chosen first).
+@Suite("imgproxy /info dominant colours", .serialized)
+struct ImgproxyDominantColorsTests {
+    static let blocks: [[UInt8]] = [[220, 20, 20], [128, 255, 128], [0, 0, 128], [128, 96, 112], [200, 190, 200], [60, 50, 60]]
+
+    static func picture(_ colors: [[UInt8]], background: [UInt8]? = nil) -> PixelBuffer {
+        var bytes: [UInt8] = []
+        for y in 0..<10 {
+            for color in colors { for _ in 0..<10 { bytes += color + [255] } }
+            if let background, y >= 0 { for _ in 0..<20 { bytes += background + [255] } }
+        }
+        return PixelBuffer(width: colors.count * 10 + (background == nil ? 0 : 20), height: 10, straightRGBA: bytes)
+    }
+
+    @Test("each swatch found where its bounds put it; missing vibrants built from the other")
+    func swatches() {
+        let found = DominantColors.swatches(of: Self.picture(Self.blocks), buildMissed: false)
+        func rgb(_ name: String) -> [Int]? { found[name].map { [$0.red, $0.green, $0.blue] } }
+        #expect(rgb("vibrant") == [220, 20, 20] && rgb("light_vibrant") == [128, 255, 128] && rgb("dark_vibrant") == [0, 0, 128])
+        #expect(rgb("muted") == [128, 96, 112] && rgb("light_muted") == [200, 190, 200] && rgb("dark_muted") == [60, 50, 60])
+        // Only a dark blue on white (white is ignored): the vibrant is it at lightness 0.5, pure blue.
+        let blue = Self.picture([[0, 0, 128]], background: [255, 255, 255])
+        #expect(DominantColors.swatches(of: blue, buildMissed: false).keys.sorted() == ["dark_vibrant"])
+        let built = DominantColors.swatches(of: blue, buildMissed: true)
+        #expect(built["vibrant"] == DominantColors.Swatch(red: 0, green: 0, blue: 255, population: 0))
+        #expect(DominantColors.swatches(of: PixelBuffer(width: 1, height: 1, straightRGBA: [0, 0, 0, 0]), buildMissed: true).isEmpty)
+        // Many colours: at most 16 boxes, every pixel counted once.
+        var gradient: [UInt8] = []
+        for y in 0..<64 { for x in 0..<64 { gradient += [UInt8(x * 4), UInt8(y * 4), 128, 255] } }
+        let histogram = DominantColors.histogram(PixelBuffer(width: 64, height: 64, straightRGBA: gradient))
+        let boxes = DominantColors.quantized(histogram, maximumColors: 16)
+        #expect(boxes.count == 16 && boxes.reduce(0) { $0 + $1.population } == histogram.reduce(0) { $0 + $1.population })
+    }
+
+    @Test("served as imgproxy's JSON member; off by default")
+    func served() async throws {
+        let png = [UInt8](try CodersManager.shared.encode(Image(pixels: Self.picture(Self.blocks)), as: .png))
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/b.png", .ok(png, contentType: "image/png"))
+            let answer = try await harness.get("/info" + harness.signedPlain("dc:1", "/b.png"))
+            #expect(answer.status == 200)
+            let object = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
+            let colors = try #require(object["dominant_colors"] as? [String: [String: Int]])
+            #expect(
+                colors.count == 6 && colors["vibrant"] == ["R": 220, "G": 20, "B": 20]
+                    && colors["dark_muted"] == ["R": 60, "G": 50, "B": 60])
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(
+                text.contains("\"dominant_colors\": {\"dark_muted\": {\"R\": 60, \"G\": 50, \"B\": 60}, \"dark_vibrant\""), "names in order"
+            )
+            let plain = try await harness.get("/info" + harness.signedPlain("s:1", "/b.png"))
+            #expect(!String(decoding: plain.body, as: UTF8.self).contains("dominant_colors"))
+        }
+        #expect(throws: ProxyError.self) { try OptionsParser().parseInfo(["dc:maybe"]) }
+    }
+}

@@ -3,7 +3,7 @@ import WebImage
 
 /// What an `/info` URL asks for: imgproxy Pro's info options (its "Getting an image info" page),
 /// with their names, short names and defaults, and two of this server's own (`frames`,
-/// `color_profile`). Options that need the pixels (`average`, `blurhash`, `crop`, `frames`,
+/// `color_profile`). Options that need the pixels (`average`, `dominant_colors`, `blurhash`, `crop`, `frames`,
 /// `color_profile`) are off by default, as imgproxy's "slow" ones are.
 public struct InfoOptions: Sendable, Equatable {
     /// `size`/`s`: the source's bytes. Default true.
@@ -22,6 +22,10 @@ public struct InfoOptions: Sendable, Equatable {
     /// out unless the second argument is false. Default off.
     public var average = false
     public var averageIgnoresTransparent = true
+    /// `dominant_colors`/`dc:DOMINANT_COLORS:BUILD_MISSED`: the six Palette swatches
+    /// (``DominantColors``), those not found built from the others when asked. Default off.
+    public var dominantColors = false
+    public var buildsMissedColors = false
     /// `blurhash`/`bh:X:Y`: a BlurHash of X by Y components, 1...9 each; nil for none.
     public var blurHash: (x: Int, y: Int)?
     /// `thumbhash`/`th` (this server's): a ThumbHash of the image fitted in 100x100, in base64.
@@ -42,7 +46,7 @@ public struct InfoOptions: Sendable, Equatable {
     public static func == (left: InfoOptions, right: InfoOptions) -> Bool { left.canonical == right.canonical }
 
     /// Whether the answer needs the pixels, not only the header and the bytes.
-    var decodes: Bool { frames || colorProfile || average || thumbHash || blurHash != nil || crop != nil || page > 0 }
+    var decodes: Bool { frames || colorProfile || average || dominantColors || thumbHash || blurHash != nil || crop != nil || page > 0 }
 
     /// Every option that changes the answer, in one fixed order: the result cache's key.
     public var canonical: String {
@@ -50,6 +54,7 @@ public struct InfoOptions: Sendable, Equatable {
         if frames { parts.append("fr:1") }
         if colorProfile { parts.append("cp:1") }
         if average { parts.append("avg:1:\(averageIgnoresTransparent ? 1 : 0)") }
+        if dominantColors { parts.append("dc:1:\(buildsMissedColors ? 1 : 0)") }
         if let blurHash { parts.append("bh:\(blurHash.x):\(blurHash.y)") }
         if thumbHash { parts.append("th:1") }
         if let crop {
@@ -90,6 +95,10 @@ extension OptionsParser {
                 try reader.expect(at: 2)
                 options.average = try reader.boolean(0) ?? false
                 options.averageIgnoresTransparent = try reader.boolean(1) ?? true
+            case "dominant_colors", "dc":
+                try reader.expect(at: 2)
+                options.dominantColors = try reader.boolean(0) ?? false
+                options.buildsMissedColors = try reader.boolean(1) ?? false
             case "blurhash", "bh":
                 try reader.expect(at: 2)
                 let x = try reader.integer(0, maximum: 9) ?? 0

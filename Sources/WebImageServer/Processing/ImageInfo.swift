@@ -3,7 +3,8 @@ import WebImage
 
 /// The JSON `/info` answers for a source's bytes (imgproxy Pro's "Getting an image info"):
 /// `size`, `format`, `width`, `height` (as stored) with `orientation`, `exif` (exifread's names),
-/// and on request `frames`, `color_profile`, `crop`, `average` and `blurhash`, in that order.
+/// and on request `frames`, `color_profile`, `crop`, `average`, `dominant_colors`, `thumbhash` and
+/// `blurhash`, in that order.
 /// Synchronous CPU work for the work pool.
 struct ImageInfo {
     let options: InfoOptions
@@ -45,6 +46,10 @@ struct ImageInfo {
         let pixels = image.frames[options.page].pixels
         if let crop = options.crop { members.append(("crop", Self.cropPlace(crop, width: pixels.width, height: pixels.height))) }
         if options.average { members.append(("average", Self.average(pixels, ignoringTransparent: options.averageIgnoresTransparent))) }
+        if options.dominantColors {
+            members.append(
+                ("dominant_colors", DominantColors.json(DominantColors.swatches(of: pixels, buildMissed: options.buildsMissedColors))))
+        }
         if options.thumbHash {
             members.append(("thumbhash", Self.quoted(Data(ThumbHash.encode(Self.fitted(pixels, within: 100))).base64EncodedString())))
         }

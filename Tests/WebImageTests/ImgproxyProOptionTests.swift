@@ -363,6 +363,31 @@ struct ImgproxyTextWatermarkTests {
         #expect(throws: ProxyError.self) { try OptionsParser().parse(["wmt:%%"]) }
     }
 
+    @Test("wmsh: a blurred black shadow of the mark's shape under it, the canvas grown by three sigmas")
+    func shadow() async throws {
+        let white = try ImgproxyWatermarkTests.plain(64, 64, [255, 255, 255, 255])
+        let red = try ImgproxyWatermarkTests.plain(8, 8, [255, 0, 0, 255])
+        try await ServerHarness.with { harness throws in
+            harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
+            harness.origin.route("/m.png", .ok(red, contentType: "image/png"))
+            let mark = "wmu:" + URLSigner.base64URL(Array(harness.origin.url("/m.png").absoluteString.utf8))
+            func pixels(_ options: String) async throws -> PixelBuffer {
+                let answer = try await harness.get(harness.signedPlain(options, "/a.png", extension: "png"))
+                #expect(answer.status == 200, "\(options)")
+                return try CodersManager.shared.decode(answer.body).frames[0].pixels
+            }
+            let plain = try await pixels("wm:1:nowe/\(mark)")
+            #expect(plain.pixel(x: 0, y: 0) == (255, 0, 0, 255) && plain.pixel(x: 9, y: 9) == (255, 255, 255, 255))
+            // Sigma 2: a 6-pixel margin, so the 8x8 mark sits at (6, 6) and the shadow darkens around it.
+            let shaded = try await pixels("wm:1:nowe/\(mark)/wmsh:2")
+            #expect(shaded.pixel(x: 6, y: 6) == (255, 0, 0, 255) && shaded.pixel(x: 13, y: 13) == (255, 0, 0, 255))
+            let beside = shaded.pixel(x: 14, y: 10)
+            #expect(beside.red < 220 && beside.red == beside.green, "grey shadow beside the mark: \(beside)")
+            #expect(shaded.pixel(x: 30, y: 30) == (255, 255, 255, 255), "past the margin: untouched")
+        }
+        #expect(throws: ProxyError.self) { try OptionsParser().parse(["wmsh:-1"]) }
+    }
+
     @Test("the text is laid where wm puts it, black by default, in the markup's colour and size")
     func served() async throws {
         let white = try ImgproxyWatermarkTests.plain(200, 100, [255, 255, 255, 255])

@@ -225,6 +225,10 @@ public struct OptionsParser: Sendable {
             else { throw reader.failure("not the URL-safe base64 of UTF-8 text") }
             _ = try TextWatermark.svg(markup: markup)  // the markup's mistakes are the URL's: a 400 now
             options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with { $0.text = markup }
+        case "watermark_shadow", "wmsh":
+            try reader.expect(at: 1)
+            let sigma = try reader.number(0, maximum: TransformSpec.maximumBlurRadius) ?? 0
+            options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with { $0.shadow = sigma }
         case "watermark_size", "wms":
             try reader.expect(at: 2)
             let width = try reader.integer(0, maximum: 100_000) ?? 0
@@ -680,12 +684,13 @@ extension ProcessingOptions.Watermark {
         return copy
     }
 
-    /// This placement with the paid edition's extras (URL, text, size, rotation) another `wm…` option set.
+    /// This placement with the paid edition's extras (URL, text, shadow, size, rotation) another `wm…` option set.
     func with(extrasOf other: Self?) -> Self {
         guard let other else { return self }
         return with {
             $0.url = other.url
             $0.text = other.text
+            $0.shadow = other.shadow
             $0.size = other.size
             $0.rotation = other.rotation
         }

@@ -69,6 +69,9 @@ public struct ProcessingOptions: Sendable, Equatable {
         /// `watermark_text`/`wmt` (paid edition): the watermark drawn from this Pango markup
         /// (``TextWatermark``), in place of any image.
         public var text: String?
+        /// `watermark_shadow`/`wmsh` (paid edition): the sigma of a black shadow blurred under
+        /// the mark; 0 for none.
+        public var shadow = 0.0
 
         public init(opacity: Double) { self.opacity = opacity }
 
@@ -79,6 +82,7 @@ public struct ProcessingOptions: Sendable, Equatable {
             if let size { text += ":wms:\(size.width):\(size.height)" }
             if rotation != 0 { text += ":wmr:\(TransformSpec.format(rotation))" }
             if let url { text += ":wmu:\(url.absoluteString)" }
+            if shadow > 0 { text += ":wmsh:\(TransformSpec.format(shadow))" }
             if let markup = self.text { text += ":wmt:\(URLSigner.base64URL(Array(markup.utf8)))" }
             return text
         }
@@ -87,7 +91,7 @@ public struct ProcessingOptions: Sendable, Equatable {
             left.opacity == right.opacity && left.position == right.position && left.replicate == right.replicate && left.x == right.x
                 && left.y == right.y && left.scale == right.scale && left.size?.width == right.size?.width
                 && left.size?.height == right.size?.height && left.rotation == right.rotation && left.url == right.url
-                && left.text == right.text
+                && left.text == right.text && left.shadow == right.shadow
         }
     }
 

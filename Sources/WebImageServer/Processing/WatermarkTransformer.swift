@@ -30,7 +30,7 @@ struct WatermarkTransformer: ImageTransformer {
 
     /// One frame with the mark laid over it.
     private func laid(_ mark: PixelBuffer, over pixels: PixelBuffer) -> PixelBuffer {
-        let prepared = scaled(mark, toShareOf: pixels.width, pixels.height)
+        let prepared = shadowed(scaled(mark, toShareOf: pixels.width, pixels.height))
         if options.replicate {
             let tile = padded(prepared, width: pixels.width, height: pixels.height)
             return Self.blend(tiled(tile, width: pixels.width, height: pixels.height), over: pixels, x: 0, y: 0, opacity: opacity)
@@ -58,6 +58,25 @@ struct WatermarkTransformer: ImageTransformer {
             return turned
         }
         return turned.resized(by: factor)
+    }
+
+    /// `wmsh` (paid edition): the mark over a black shadow of its own shape blurred by the sigma,
+    /// its canvas grown by three sigmas a side to hold the shadow (so the mark keeps its place
+    /// within it).
+    private func shadowed(_ pixels: PixelBuffer) -> PixelBuffer {
+        guard options.shadow > 0 else { return pixels }
+        let margin = Int((3 * options.shadow).rounded(.up))
+        let (width, height) = (pixels.width + 2 * margin, pixels.height + 2 * margin)
+        var shape = [UInt8](repeating: 0, count: width * height * 4)
+        for y in 0..<pixels.height {
+            for x in 0..<pixels.width {
+                shape[((y + margin) * width + x + margin) * 4 + 3] = pixels.bytes[(y * pixels.width + x) * 4 + 3]
+            }
+        }
+        let shadow = BlurTransformer(radius: options.shadow).transform(
+            Image(pixels: PixelBuffer(width: width, height: height, straightRGBA: shape)), forKey: "")?.frames.first?.pixels
+        return Self.blend(
+            pixels, over: shadow ?? PixelBuffer(width: width, height: height, straightRGBA: shape), x: margin, y: margin, opacity: 1)
     }
 
     /// `wmr`: the mark turned clockwise, its canvas grown to hold it.

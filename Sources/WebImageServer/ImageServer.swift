@@ -34,6 +34,8 @@ public final class ImageServer: Service, Sendable {
     private let listening = Locked<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
     private let draining = Locked(false)
     private let logger: Logger
+    /// `IMGPROXY_MAX_CLIENTS`' count of client connections; nil without a limit.
+    let connectionLimiter: ConnectionLimiter?
 
     /// A server; nothing listens until ``run()``.
     /// - Throws: ``WebImageError`` when a cache directory cannot be opened, or
@@ -44,6 +46,7 @@ public final class ImageServer: Service, Sendable {
         }
         self.configuration = configuration
         self.logger = logger
+        connectionLimiter = configuration.maximumClients > 0 ? ConnectionLimiter(maximum: configuration.maximumClients) : nil
         registry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: registry)
         let telemetry = Telemetry(metricsFactory: factory)
@@ -77,12 +80,21 @@ public final class ImageServer: Service, Sendable {
             idleTimeout: .seconds(Int64(configuration.idleTimeout)),
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: configuration.maximumRequestHeaderBytes, maxHeaderListSize: configuration.maximumRequestHeaderBytes))
+        let limiter = connectionLimiter
+        let timeouts = (read: TimeAmount(configuration.readRequestTimeout), write: TimeAmount(configuration.writeResponseTimeout))
         let application = Application(
             responder: ProxyResponder(server: self),
-            server: HTTPServerBuilder { responder in ProxyHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: http)) },
+            server: HTTPServerBuilder { responder in
+                ProxyHTTP1Channel(
+                    inner: HTTP1Channel(responder: responder, configuration: http), limiter: limiter, readTimeout: timeouts.read,
+                    writeTimeout: timeouts.write)
+            },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
-            onServerRunning: { [self] channel in bound(channel.localAddress?.port ?? configuration.port) },
+            onServerRunning: { [self] channel in
+                limiter?.listening(on: channel)
+                bound(channel.localAddress?.port ?? configuration.port)
+            },
             logger: logger)
         // The application is a Service too: run here, it hears this service's graceful shutdown,
         // stops accepting, and returns once the requests in flight are answered.
@@ -96,8 +108,10 @@ public final class ImageServer: Service, Sendable {
 
     /// Runs the server in its own service group that stops on SIGTERM or SIGINT.
     public func runUntilSignalled() async throws {
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // imgproxy's graceful stop timeout: requests still running then are cancelled.
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.gracefulStopTimeout
+        let group = ServiceGroup(configuration: groupConfiguration)
         try await group.run()
     }
 
@@ -336,11 +350,20 @@ final class ClientGoneHandler: ChannelInboundHandler, RemovableChannelHandler, S
 /// close` and its connection closed, rather than held open as an HTTP/1.1 one would be.
 struct ProxyHTTP1Channel: ServerChildChannel {
     let inner: HTTP1Channel
+    /// Counts the connection against `IMGPROXY_MAX_CLIENTS`; nil for no limit.
+    let limiter: ConnectionLimiter?
+    let readTimeout: TimeAmount
+    let writeTimeout: TimeAmount
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
-        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(HTTP10ConnectionHandler(), position: .after(decoder))
+        limiter?.opened(channel)
+        return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let operations = channel.pipeline.syncOperations
+            let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            let deadlines = ConnectionDeadlines(readTimeout: readTimeout, writeTimeout: writeTimeout)
+            try operations.addHandler(deadlines.bytesHandler, position: .before(decoder))
+            try operations.addHandler(deadlines.partsHandler, position: .after(decoder))
+            try operations.addHandler(HTTP10ConnectionHandler(), position: .after(decoder))
             return value
         }
     }

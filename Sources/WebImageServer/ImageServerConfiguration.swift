@@ -120,6 +120,18 @@ public struct ImageServerConfiguration: Sendable {
     public var maximumRedirects = 10
     /// Seconds a client connection may sit idle before it is closed. Default 60.
     public var idleTimeout = 60
+    /// The most a request may take to arrive whole, from its first byte (`IMGPROXY_READ_REQUEST_TIMEOUT`);
+    /// past it the connection is closed. Default 10 seconds, imgproxy's.
+    public var readRequestTimeout: Duration = .seconds(10)
+    /// The most a response may take to be written whole (`IMGPROXY_WRITE_RESPONSE_TIMEOUT`); past
+    /// it the connection is closed. Default 10 seconds, imgproxy's.
+    public var writeResponseTimeout: Duration = .seconds(10)
+    /// Client connections open at once (`IMGPROXY_MAX_CLIENTS`): at the limit the server stops
+    /// accepting until one closes; 0 for no limit. Default 2048, imgproxy's.
+    public var maximumClients = 2048
+    /// How long a graceful stop waits for requests in flight before they are cancelled
+    /// (`IMGPROXY_GRACEFUL_STOP_TIMEOUT`). Default 20 seconds, imgproxy's.
+    public var gracefulStopTimeout: Duration = .seconds(20)
     /// The most bytes of request headers a client may send. Default 16 KiB.
     public var maximumRequestHeaderBytes = 16 * 1024
     /// Quality of lossy results when the URL gives none, 1...100. Default 80, imgproxy's.
@@ -280,6 +292,8 @@ public struct EncoderSettings: Sendable, Equatable {
     public var jpegProgressive = false
     /// WebP's effort, 1 to 6. Default 4, imgproxy's and libwebp's.
     public var webPEffort = 4
+    /// libwebp's preset (`IMGPROXY_WEBP_PRESET`). Default `default`, imgproxy's.
+    public var webPPreset = WebPEncodingPreset.default
     /// AVIF's speed, 0 (slowest) to 9. Default 6 here (imgproxy's is 8).
     public var avifSpeed = 6
     /// JPEG XL's effort, 1 to 9; lowered further when a large result's encoder would not fit its

@@ -177,7 +177,9 @@ struct ImgproxyEnvironment {
         "IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES": .unsupported(
             "private and link-local sources are always refused here (imgproxy allows private ones by default); loopback can be allowed"),
         "IMGPROXY_ALLOW_SECURITY_OPTIONS": .mapped("WEBIMAGE_ALLOW_SECURITY_OPTIONS", .boolean),
-        "IMGPROXY_ALWAYS_RASTERIZE_SVG": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ALWAYS_RASTERIZE_SVG": .unsupported(
+            "SVG sources are always rasterised here (imgproxy answers them as SVG unless a format is asked for): an SVG answered as it is can carry scripts"
+        ),
         "IMGPROXY_ARGUMENTS_SEPARATOR": .mapped("WEBIMAGE_ARGUMENTS_SEPARATOR", .text),
         "IMGPROXY_AUTO_AVIF": .mapped("WEBIMAGE_AUTO_AVIF", .boolean),
         "IMGPROXY_AUTO_JXL": .mapped("WEBIMAGE_AUTO_JXL", .boolean),
@@ -189,17 +191,23 @@ struct ImgproxyEnvironment {
         "IMGPROXY_BIND": .mapped("WEBIMAGE_BIND", .bind),
         "IMGPROXY_BUGSNAG_KEY": .unsupported("error-reporting services"),
         "IMGPROXY_BUGSNAG_STAGE": .unsupported("error-reporting services"),
-        "IMGPROXY_CACHE_CONTROL_PASSTHROUGH": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_CACHE_CONTROL_PASSTHROUGH": .unsupported(
+            "results are kept in this server's result cache for the TTL; a source's own Cache-Control and Expires are not carried with them"
+        ),
+        "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT": .unsupported(
+            "source connections are pooled by AsyncHTTPClient with its idle timeout (60 seconds)"),
         "IMGPROXY_CLOUD_WATCH_NAMESPACE": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_CLOUD_WATCH_REGION": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_CLOUD_WATCH_SERVICE_NAME": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_COOKIE_BASE_URL": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_COOKIE_PASSTHROUGH": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_COOKIE_PASSTHROUGH_ALL": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_COOKIE_BASE_URL": .unsupported(
+            "a source is fetched once for every client (coalesced and cached), so no client's cookies are sent with it"),
+        "IMGPROXY_COOKIE_PASSTHROUGH": .unsupported(
+            "a source is fetched once for every client (coalesced and cached), so no client's cookies are sent with it"),
+        "IMGPROXY_COOKIE_PASSTHROUGH_ALL": .unsupported(
+            "a source is fetched once for every client (coalesced and cached), so no client's cookies are sent with it"),
         "IMGPROXY_DATADOG_ENABLE": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_DATADOG_ENABLE_ADDITIONAL_METRICS": .unsupported(
@@ -210,7 +218,8 @@ struct ImgproxyEnvironment {
         "IMGPROXY_DISABLE_SHRINK_ON_LOAD": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_DOWNLOAD_TIMEOUT": .mapped("WEBIMAGE_DOWNLOAD_TIMEOUT", .integer),
         "IMGPROXY_ENABLE_CLIENT_HINTS": .mapped("WEBIMAGE_ENABLE_CLIENT_HINTS", .boolean),
-        "IMGPROXY_ENABLE_DEBUG_HEADERS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_ENABLE_DEBUG_HEADERS": .unsupported(
+            "results come from the result cache, which does not keep the source's size and dimensions for X-Origin-* headers"),
         "IMGPROXY_ENFORCE_AVIF": .mapped("WEBIMAGE_ENFORCE_AVIF", .boolean),
         "IMGPROXY_ENFORCE_JXL": .mapped("WEBIMAGE_ENFORCE_JXL", .boolean),
         "IMGPROXY_ENFORCE_THUMBNAIL": .mapped("WEBIMAGE_ENFORCE_THUMBNAIL", .boolean),
@@ -240,7 +249,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_GCS_DENIED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_GCS_ENDPOINT": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_GCS_KEY": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_GRACEFUL_STOP_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_GRACEFUL_STOP_TIMEOUT": .mapped("WEBIMAGE_GRACEFUL_STOP_TIMEOUT", .positive),
         "IMGPROXY_HEALTH_CHECK_PATH": .mapped("WEBIMAGE_HEALTH_CHECK_PATH", .text),
         "IMGPROXY_HONEYBADGER_ENV": .unsupported("error-reporting services"),
         "IMGPROXY_HONEYBADGER_KEY": .unsupported("error-reporting services"),
@@ -257,7 +266,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_LOG_MEM_STATS": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_MAX_ANIMATION_FRAMES": .mapped("WEBIMAGE_MAX_ANIMATION_FRAMES", .integer),
         "IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION": .mapped("WEBIMAGE_MAX_ANIMATION_FRAME_RESOLUTION", .decimal),
-        "IMGPROXY_MAX_CLIENTS": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_MAX_CLIENTS": .mapped("WEBIMAGE_MAX_CLIENTS", .integer),
         "IMGPROXY_MAX_REDIRECTS": .mapped("WEBIMAGE_MAX_REDIRECTS", .integer),
         "IMGPROXY_MAX_RESULT_DIMENSION": .mapped("WEBIMAGE_MAX_RESULT_DIMENSION", .limit),
         "IMGPROXY_MAX_SRC_FILE_SIZE": .mapped("WEBIMAGE_MAX_SRC_BYTES", .limit),
@@ -291,13 +300,13 @@ struct ImgproxyEnvironment {
         "IMGPROXY_OPEN_TELEMETRY_TRACE_ID_GENERATOR": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_PATH_PREFIX": .mapped("WEBIMAGE_PATH_PREFIX", .text),
-        "IMGPROXY_PNG_INTERLACED": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_PNG_QUANTIZATION_COLORS": .unsupported("not implemented yet (issue 37)"),
-        "IMGPROXY_PNG_QUANTIZE": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PNG_INTERLACED": .unsupported("PNG output settings come with the PNG encoder's rework (issue 42)"),
+        "IMGPROXY_PNG_QUANTIZATION_COLORS": .unsupported("PNG output settings come with the PNG encoder's rework (issue 42)"),
+        "IMGPROXY_PNG_QUANTIZE": .unsupported("PNG output settings come with the PNG encoder's rework (issue 42)"),
         "IMGPROXY_PNG_UNLIMITED": .unsupported("libvips' own PNG safety limits; the source limits (resolution, bytes) always hold here"),
         "IMGPROXY_PPROF_BIND": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_PREFERRED_FORMATS": .mapped("WEBIMAGE_PREFERRED_FORMATS", .list),
-        "IMGPROXY_PRESERVE_HDR": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_PRESERVE_HDR": .unsupported("every result is 8 bits a channel here (a URL's ph:1 is a 400)"),
         "IMGPROXY_PRESETS": .mapped("WEBIMAGE_PRESET", .presets),
         "IMGPROXY_PRESETS_PATH": .mapped("WEBIMAGE_PRESETS_PATH", .text),
         "IMGPROXY_PRESETS_SEPARATOR": .readWith("IMGPROXY_PRESETS"),
@@ -306,7 +315,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_PROMETHEUS_NAMESPACE": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_QUALITY": .mapped("WEBIMAGE_QUALITY", .integer),
-        "IMGPROXY_READ_REQUEST_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_READ_REQUEST_TIMEOUT": .mapped("WEBIMAGE_READ_REQUEST_TIMEOUT", .positive),
         "IMGPROXY_REPORT_DOWNLOADING_ERRORS": .unsupported("error-reporting services"),
         "IMGPROXY_REPORT_IO_ERRORS": .unsupported("error-reporting services"),
         "IMGPROXY_REQUESTS_QUEUE_SIZE": .mapped("WEBIMAGE_QUEUE", .limit),
@@ -320,7 +329,8 @@ struct ImgproxyEnvironment {
         "IMGPROXY_S3_REGION": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_S3_USE_DECRYPTION_CLIENT": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_SALT": .mapped("WEBIMAGE_SALT", .hexList),
-        "IMGPROXY_SANITIZE_SVG": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_SANITIZE_SVG": .unsupported(
+            "SVG sources are always rasterised here, never answered as SVG, so there is nothing to sanitise"),
         "IMGPROXY_SECRET": .mapped("WEBIMAGE_SECRET", .text),
         "IMGPROXY_SENTRY_DSN": .unsupported("error-reporting services"),
         "IMGPROXY_SENTRY_ENVIRONMENT": .unsupported("error-reporting services"),
@@ -380,8 +390,8 @@ struct ImgproxyEnvironment {
         "IMGPROXY_WATERMARK_PATH": .mapped("WEBIMAGE_WATERMARK_PATH", .text),
         "IMGPROXY_WATERMARK_URL": .mapped("WEBIMAGE_WATERMARK_URL", .text),
         "IMGPROXY_WEBP_EFFORT": .mapped("WEBIMAGE_WEBP_EFFORT", .integer),
-        "IMGPROXY_WEBP_PRESET": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_WEBP_PRESET": .mapped("WEBIMAGE_WEBP_PRESET", .text),
         "IMGPROXY_WORKERS": .mapped("WEBIMAGE_CONCURRENCY", .integer),
-        "IMGPROXY_WRITE_RESPONSE_TIMEOUT": .unsupported("not implemented yet (issue 37)"),
+        "IMGPROXY_WRITE_RESPONSE_TIMEOUT": .mapped("WEBIMAGE_WRITE_RESPONSE_TIMEOUT", .positive),
     ]
 }

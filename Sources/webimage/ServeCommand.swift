@@ -133,6 +133,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds an idle client connection stays open (default 60).", valueName: "SECONDS"))
     var idleTimeout: Int?
 
+    @Option(help: ArgumentHelp("The most seconds a request may take to arrive whole (default 10).", valueName: "SECONDS"))
+    var readRequestTimeout: Double?
+
+    @Option(help: ArgumentHelp("The most seconds a response may take to be written whole (default 10).", valueName: "SECONDS"))
+    var writeResponseTimeout: Double?
+
+    @Option(help: ArgumentHelp("Client connections at once; at the limit new ones wait (default 2048, 0 for none).", valueName: "N"))
+    var maxClients: Int?
+
+    @Option(help: ArgumentHelp("Seconds a graceful stop waits for requests in flight (default 20).", valueName: "SECONDS"))
+    var gracefulStopTimeout: Double?
+
+    @Option(help: ArgumentHelp("libwebp's preset for WebP results: default, photo, picture, drawing, icon, text.", valueName: "NAME"))
+    var webpPreset: String?
+
     @Option(help: ArgumentHelp("Quality of lossy results when the URL gives none, 1-100 (default 80).", valueName: "Q"))
     var quality: Int?
 

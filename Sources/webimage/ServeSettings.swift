@@ -126,6 +126,19 @@ struct ServeSettings {
             configuration.maximumRedirects = redirects
         }
         try positive(command.idleTimeout ?? read.integer("IDLE_TIMEOUT"), "--idle-timeout") { configuration.idleTimeout = $0 }
+        if let seconds = try command.readRequestTimeout ?? read.number("READ_REQUEST_TIMEOUT") {
+            configuration.readRequestTimeout = try Self.duration(seconds, "--read-request-timeout")
+        }
+        if let seconds = try command.writeResponseTimeout ?? read.number("WRITE_RESPONSE_TIMEOUT") {
+            configuration.writeResponseTimeout = try Self.duration(seconds, "--write-response-timeout")
+        }
+        if let seconds = try command.gracefulStopTimeout ?? read.number("GRACEFUL_STOP_TIMEOUT") {
+            configuration.gracefulStopTimeout = try Self.duration(seconds, "--graceful-stop-timeout")
+        }
+        if let clients = try command.maxClients ?? read.integer("MAX_CLIENTS") {
+            guard clients >= 0 else { throw ValidationError("--max-clients is 0 (no limit) or more") }
+            configuration.maximumClients = clients
+        }
         if let quality = try command.quality ?? read.integer("QUALITY") {
             guard (1...100).contains(quality) else { throw ValidationError("--quality is 1-100") }
             configuration.defaultQuality = quality
@@ -250,6 +263,13 @@ struct ServeSettings {
     /// The encoder settings, each within imgproxy's range (`vips/config.go`).
     private mutating func setEncoding(command: ServeCommand, read: EnvironmentReader) throws {
         configuration.encoding.jpegProgressive = try command.jpegProgressive || read.boolean("JPEG_PROGRESSIVE")
+        if let name = command.webpPreset ?? read.text("WEBP_PRESET") {
+            guard let preset = WebPEncodingPreset(rawValue: name.lowercased()) else {
+                throw ValidationError(
+                    "--webp-preset is one of \(WebPEncodingPreset.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(name)\"")
+            }
+            configuration.encoding.webPPreset = preset
+        }
         let ranges: [(Int?, ClosedRange<Int>, String, WritableKeyPath<EncoderSettings, Int>)] = [
             (try command.webpEffort ?? read.integer("WEBP_EFFORT"), 1...6, "--webp-effort", \.webPEffort),
             (try command.avifSpeed ?? read.integer("AVIF_SPEED"), 0...9, "--avif-speed", \.avifSpeed),

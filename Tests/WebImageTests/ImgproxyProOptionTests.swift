@@ -301,6 +301,30 @@ struct ImgproxyProVariablesTests {
         }
     }
 
+    @Test("the client limits, the graceful stop and libwebp's preset are read from imgproxy's variables")
+    func serverVariables() throws {
+        let set = try configuration([
+            "IMGPROXY_READ_REQUEST_TIMEOUT": "5", "IMGPROXY_WRITE_RESPONSE_TIMEOUT": "7", "IMGPROXY_MAX_CLIENTS": "0",
+            "IMGPROXY_GRACEFUL_STOP_TIMEOUT": "3", "IMGPROXY_WEBP_PRESET": "text",
+        ])
+        #expect(set.readRequestTimeout == .seconds(5) && set.writeResponseTimeout == .seconds(7) && set.gracefulStopTimeout == .seconds(3))
+        #expect(set.maximumClients == 0 && set.encoding.webPPreset == .text)
+        let defaults = try configuration([:])
+        #expect(defaults.maximumClients == 2048 && defaults.readRequestTimeout == .seconds(10) && defaults.encoding.webPPreset == .default)
+        #expect(throws: (any Error).self) { try configuration(["IMGPROXY_WEBP_PRESET": "cartoon"]) }
+        #expect(throws: (any Error).self) { try configuration(["IMGPROXY_MAX_CLIENTS": "-1"]) }
+        // The preset reaches libwebp: another configuration, other bytes, both decodable.
+        var pixels: [UInt8] = []
+        for y in 0..<32 { for x in 0..<32 { pixels += [UInt8(x * 8), UInt8(y * 8), UInt8((x ^ y) * 8), 255] } }
+        let image = Image(pixels: PixelBuffer(width: 32, height: 32, straightRGBA: pixels))
+        var text = EncodeOptions(quality: 0.75)
+        text.webPPreset = .text
+        let plain = try CodersManager.shared.encode(image, as: .webP, options: EncodeOptions(quality: 0.75))
+        let preset = try CodersManager.shared.encode(image, as: .webP, options: text)
+        let decoded = try CodersManager.shared.decode(preset)
+        #expect(plain != preset && decoded.pixelWidth == 32)
+    }
+
     @Test("the server's autoquality is every URL's default; aq:none turns it off")
     func serverAutoquality() async throws {
         let photo = [UInt8](try Fixture.data("gradient.jpg"))

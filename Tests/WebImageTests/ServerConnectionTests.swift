@@ -47,7 +47,7 @@ struct ServerConnectionTests {
 
 /// One blocking TCP exchange on a thread of its own: connect to 127.0.0.1, send, then read until
 /// the server closes the connection (or 10 seconds pass, which the caller sees as not closed).
-private enum RawConnection {
+enum RawConnection {
     struct Answer: Sendable {
         var text: String
         var closed: Bool

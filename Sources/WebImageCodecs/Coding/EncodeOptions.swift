@@ -31,6 +31,8 @@ public struct EncodeOptions: Sendable, Equatable {
     public var avifSpeed: Int
     /// JPEG XL encoder effort, 1 (fastest) to 9 (smallest files). Default 7, cjxl's own.
     public var jxlEffort: Int
+    /// libwebp's preset, which tunes its filters for the kind of picture. Default `default`.
+    public var webPPreset = WebPEncodingPreset.default
 
     /// Creates options.
     public init(
@@ -46,4 +48,20 @@ public struct EncodeOptions: Sendable, Equatable {
         self.maximumFileSize = maximumFileSize
         self.webPMethod = min(6, max(0, webPMethod))
     }
+}
+
+/// libwebp's encoding presets (`WebPConfigPreset`), by imgproxy's names (`IMGPROXY_WEBP_PRESET`).
+public enum WebPEncodingPreset: String, Sendable, CaseIterable {
+    /// libwebp's defaults.
+    case `default`
+    /// Digital pictures, such as portraits and inner shots.
+    case picture
+    /// Outdoor photographs, with natural lighting.
+    case photo
+    /// Hand or line drawings, with high-contrast details.
+    case drawing
+    /// Small-sized colourful images.
+    case icon
+    /// Text-like images.
+    case text
 }

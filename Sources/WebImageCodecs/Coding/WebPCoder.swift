@@ -62,6 +62,15 @@ public struct WebPCoder: ImageCoder {
     private static func config(_ options: EncodeOptions) throws(WebImageError) -> WebPConfig {
         var config = WebPConfig()
         guard WebPConfigInit(&config) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
+        if options.webPPreset != .default {
+            let presets: [WebPEncodingPreset: CWebP.WebPPreset] = [
+                .picture: WEBP_PRESET_PICTURE, .photo: WEBP_PRESET_PHOTO, .drawing: WEBP_PRESET_DRAWING, .icon: WEBP_PRESET_ICON,
+                .text: WEBP_PRESET_TEXT,
+            ]
+            guard let preset = presets[options.webPPreset], WebPConfigPreset(&config, preset, Float(options.quality * 100)) != 0 else {
+                throw WebImageError(.encodeFailed, "libwebp version mismatch")
+            }
+        }
         config.lossless = options.lossless ? 1 : 0
         // Lossless keeps the colour of transparent pixels too (libwebp would otherwise rewrite
         // it to compress better), so decoding and re-encoding changes no value.

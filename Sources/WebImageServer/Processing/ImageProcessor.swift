@@ -153,6 +153,7 @@ struct ImageProcessor: Sendable {
     {
         var encoding = EncodeOptions(
             progressive: encoderSettings.jpegProgressive, webPMethod: encoderSettings.webPEffort, avifSpeed: encoderSettings.avifSpeed)
+        encoding.webPPreset = encoderSettings.webPPreset
         if format == .jpegXL {
             let budget = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)
             encoding.jxlEffort = min(encoderSettings.jxlEffort, budget)

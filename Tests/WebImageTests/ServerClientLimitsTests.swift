@@ -1,0 +1,119 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+import WebImageTesting
+@testable import WebImageServer
+
+/// imgproxy's client-side limits, read from `server/config.go` and `server/server.go`:
+/// `IMGPROXY_MAX_CLIENTS` (2048; `netutil.LimitListener`, so clients over it wait to be
+/// accepted), `IMGPROXY_READ_REQUEST_TIMEOUT` (10 s, Go's `ReadTimeout`: the whole request),
+/// `IMGPROXY_WRITE_RESPONSE_TIMEOUT` (10 s, the write deadline `server/responsewriter/writer.go`
+/// sets) and `IMGPROXY_GRACEFUL_STOP_TIMEOUT` (20 s, the shutdown context's timeout).
+@Suite("Server client limits", .serialized)
+struct ServerClientLimitsTests {
+    @Test("the connection count stops accepting at the limit and resumes below it")
+    func connectionCount() {
+        var count = ConnectionCount(maximum: 2)
+        #expect(count.opened() == .none)
+        #expect(count.opened() == .stopAccepting)
+        #expect(count.opened() == .none, "one of a batch already queued")
+        #expect(count.closed() == .none, "still at the limit")
+        #expect(count.closed() == .resumeAccepting)
+        #expect(count.closed() == .none)
+        #expect(count.opened() == .none && count.opened() == .stopAccepting)
+    }
+
+    /// A connection with the deadline handlers around an HTTP decoder, on a clock the test moves.
+    func connection() throws -> (EmbeddedChannel, EmbeddedEventLoop) {
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(loop: loop)
+        let deadlines = ConnectionDeadlines(readTimeout: .seconds(10), writeTimeout: .seconds(10))
+        try channel.pipeline.syncOperations.addHandlers([
+            deadlines.bytesHandler, ByteToMessageHandler(HTTPRequestDecoder()), deadlines.partsHandler,
+        ])
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        return (channel, loop)
+    }
+
+    @Test("a request must arrive whole and a response be written whole within their deadlines")
+    func deadlines() throws {
+        let (slow, slowLoop) = try connection()
+        try slow.writeInbound(ByteBuffer(string: "GET /health HTTP/1.1\r\nHost: a\r\n"))
+        slowLoop.advanceTime(by: .seconds(9))
+        #expect(slow.isActive, "within the read deadline")
+        slowLoop.advanceTime(by: .seconds(2))
+        #expect(!slow.isActive, "a header still unfinished after 10 seconds closes the connection")
+
+        let (reader, readerLoop) = try connection()
+        try reader.writeInbound(ByteBuffer(string: "GET /health HTTP/1.1\r\nHost: a\r\n\r\n"))
+        readerLoop.advanceTime(by: .seconds(30))
+        #expect(reader.isActive, "a whole request stops the read deadline")
+        try reader.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        readerLoop.advanceTime(by: .seconds(11))
+        #expect(!reader.isActive, "a response begun and not finished within 10 seconds closes the connection")
+
+        let (whole, wholeLoop) = try connection()
+        try whole.writeInbound(ByteBuffer(string: "GET /health HTTP/1.1\r\nHost: a\r\n\r\n"))
+        try whole.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try whole.writeOutbound(HTTPServerResponsePart.end(nil))
+        wholeLoop.advanceTime(by: .seconds(30))
+        #expect(whole.isActive, "a response written whole stops the write deadline")
+        _ = try whole.finish()
+        _ = try reader.finish(acceptAlreadyClosed: true)
+        // The decoder reports the request it was cut off in the middle of: the expected end here.
+        #expect(throws: HTTPParserError.self) { try slow.finish(acceptAlreadyClosed: true) }
+    }
+
+    @Test("over real connections: a slowly sent header is cut off; at the client limit the listener pauses, then resumes")
+    func served() async throws {
+        var configuration = ServerHarness.configuration()
+        configuration.readRequestTimeout = .milliseconds(300)
+        configuration.maximumClients = 1
+        try await ServerHarness.with(configuration) { harness in
+            // Without the read deadline only the 60-second idle timeout would end this.
+            let partial = try await RawConnection.exchange(port: harness.port, sending: Data("GET /health HTTP/1.1\r\nHost: a\r\n".utf8))
+            #expect(partial.closed && partial.text.isEmpty)
+            let first = HTTPClient(eventLoopGroupProvider: .singleton)
+            let second = HTTPClient(eventLoopGroupProvider: .singleton)
+            let request = HTTPClientRequest(url: "http://127.0.0.1:\(harness.port)/health")
+            #expect(try await first.execute(request, timeout: .seconds(10)).status == .ok)
+            // The first client keeps its connection: the one allowed.
+            let limiter = try #require(harness.server.connectionLimiter)
+            #expect(!limiter.isAccepting)
+            #expect(try await limiter.listenerReads() == false, "the listener stopped accepting")
+            async let waiting = second.execute(request, timeout: .seconds(10))
+            try await first.shutdown()
+            #expect(try await waiting.status == .ok, "accepted once the first connection closed")
+            try await second.shutdown()
+        }
+    }
+
+    @Test("SIGTERM waits for requests in flight at most the graceful stop timeout")
+    func gracefulStop() async throws {
+        let origin = try await OriginServer.start()
+        origin.route("/stall.jpg", OriginResponse(delivery: .neverRespond))
+        let directory = try TemporaryDirectory("serve-stop")
+        // The request would wait 60 seconds for its source; the stop waits 1.
+        let arguments = [
+            "serve", "--bind", "127.0.0.1:0", "--allow-unsigned", "--allow-loopback-sources", "--result-cache-dir", directory.path,
+            "--download-timeout", "60", "--request-timeout", "60", "--graceful-stop-timeout", "1", "--log-level", "error",
+        ]
+        let process = try ChildProcess(ChildProcess.builtProduct("webimage"), arguments)
+        let line = try await process.waitForLine { $0.hasPrefix("listening on ") }
+        let address = String(line.dropFirst("listening on ".count))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let request = HTTPClientRequest(url: "\(address)/unsafe/w:10/plain/\(origin.url("/stall.jpg"))")
+        let pending = Task { try? await client.execute(request, timeout: .seconds(90)) }
+        _ = try await origin.waitForRequests(1, to: "/stall.jpg")
+        let stopped = ContinuousClock.now
+        process.terminate()
+        let exit = try await process.waitForExit(timeout: .seconds(30))
+        #expect(ContinuousClock.now - stopped < .seconds(30) && !exit.signaled, "stopped without waiting for the source")
+        _ = await pending.value
+        try await client.shutdown()
+        try await origin.shutdown()
+    }
+}

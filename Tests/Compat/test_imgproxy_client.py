@@ -231,6 +231,27 @@ def main():
         expected = base64.b64encode(bytes(thumbhash.image_to_thumb_hash(os.path.join(sources, "small.png")))).decode()
         got = json.loads(body).get("thumbhash") if status == 200 else None
         check(got == expected, f"/info thumbhash: {got} (PyPI thumbhash: {expected})")
+        # The paid edition's options signed by the same client: crop_aspect_ratio shrinks the
+        # 320x240 crop's long side to 1:1; pages stacks the GIF's frames (3 x its height);
+        # format:best keeps the smaller of the preferred formats (a photo: JPEG); ra, ush, wmt and
+        # aq:size keep the size.
+        expect_size("car:1", photo, (240, 240), "c:320:240", "car:1")
+        status, _, gif = fetch(f"{origin_url}/anim.gif", extension="gif")
+        frame = image(gif).size if status == 200 else (0, 0)
+        expect_size("pgs:3", f"{origin_url}/anim.gif", (frame[0], frame[1] * 3), "pgs:3", extension="png")
+        expect_size("f:best", photo, (160, 120), "f:best", resizing_type="fit", width=160, content_type="image/jpeg")
+        text = base64.urlsafe_b64encode(b"<b>Hi</b>").decode().rstrip("=")
+        for options in ["ra:nearest", "ra:cubic", "ush:always", "aq:size:4000:10:80", f"wm:1:nowe/wmt:{text}", "wmsh:2/wm:1"]:
+            expect_size(options, photo, (160, 120), *options.split("/"), resizing_type="fit", width=160)
+        status, _, fitted = fetch(photo, "aq:size:4000:10:80", resizing_type="fit", width=160, extension="jpg")
+        check(status == 200 and len(fitted) <= 4000, f"aq:size:4000: {status}, {len(fitted)} bytes")
+        check(fetch(photo, "aq:dssim:0.02")[0] == 400, "aq:dssim: 400 here (only size)")
+        check(fetch(photo, "kcr:0", "eth:1", "ph:0", resizing_type="fit", width=160)[0] == 200, "kcr, eth, ph:0 taken")
+        check(fetch(photo, "ph:1")[0] == 400, "ph:1: 400 here (results are 8-bit)")
+        status, _, body = get(server, "/info" + signed(f"/s:0/f:0/d:0/dc:1/plain/{origin_url}/small.png"))
+        colors = json.loads(body).get("dominant_colors", {}) if status == 200 else {}
+        check(status == 200 and all(set(c) == {"R", "G", "B"} for c in colors.values()) and colors,
+              f"/info dominant_colors: {status} {colors}")
         # local:// sources under IMGPROXY_LOCAL_FILESYSTEM_ROOT; `..` stops at the root.
         expect_size("local source", "local:///photo.jpg", (320, 240), resizing_type="fit", width=320)
         check(fetch("local:///../sources/photo.jpg")[0] == 404, "local:///../ stays in the root")

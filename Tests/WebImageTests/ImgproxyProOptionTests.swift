@@ -444,6 +444,10 @@ struct ImgproxyTextWatermarkTests {
             #expect(try await ink("wm:1:nowe/\(text("<span foreground=\"red\">Hi</span>"))").red)
             #expect(try await ink(text("Hi")).box == nil, "no wm, no mark")
             #expect(try await harness.get(harness.signedPlain("wm:1/\(text(" "))", "/a.png", extension: "png")).status == 400)
+            // Text too large to lay out is refused as any SVG is (librsvg would abort on it), not drawn.
+            let huge = String(repeating: "<big>", count: 60) + "x" + String(repeating: "</big>", count: 60)
+            let refused = try await harness.get(harness.signedPlain("wm:1/\(text(huge))", "/a.png", extension: "png"))
+            #expect((400..<500).contains(refused.status), "\(refused.status): \(refused.text)")
         }
     }
 }

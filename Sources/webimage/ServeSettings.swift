@@ -109,32 +109,26 @@ struct ServeSettings {
             }
             configuration.presets[String(preset[..<equals])] = String(preset[preset.index(after: equals)...])
         }
-        if let seconds = try command.downloadTimeout ?? read.number("DOWNLOAD_TIMEOUT") {
-            configuration.downloadTimeout = try Self.duration(seconds, "--download-timeout")
+        // Durations in seconds, each above 0 and at most an hour.
+        let durations: [(Double?, String, WritableKeyPath<ImageServerConfiguration, Duration>)] = [
+            (try command.downloadTimeout ?? read.number("DOWNLOAD_TIMEOUT"), "--download-timeout", \.downloadTimeout),
+            (try command.requestTimeout ?? read.number("REQUEST_TIMEOUT"), "--request-timeout", \.requestTimeout),
+            (try command.processingTimeout ?? read.number("PROCESSING_TIMEOUT"), "--processing-timeout", \.processingTimeout),
+            (try command.readRequestTimeout ?? read.number("READ_REQUEST_TIMEOUT"), "--read-request-timeout", \.readRequestTimeout),
+            (try command.writeResponseTimeout ?? read.number("WRITE_RESPONSE_TIMEOUT"), "--write-response-timeout", \.writeResponseTimeout),
+            (try command.gracefulStopTimeout ?? read.number("GRACEFUL_STOP_TIMEOUT"), "--graceful-stop-timeout", \.gracefulStopTimeout),
+        ]
+        for (seconds, flag, field) in durations {
+            if let seconds { configuration[keyPath: field] = try Self.duration(seconds, flag) }
         }
         try positive(command.maxDownloadsPerHost ?? read.integer("MAX_DOWNLOADS_PER_HOST"), "--max-downloads-per-host") {
             configuration.maximumDownloadsPerHost = $0
-        }
-        if let seconds = try command.requestTimeout ?? read.number("REQUEST_TIMEOUT") {
-            configuration.requestTimeout = try Self.duration(seconds, "--request-timeout")
-        }
-        if let seconds = try command.processingTimeout ?? read.number("PROCESSING_TIMEOUT") {
-            configuration.processingTimeout = try Self.duration(seconds, "--processing-timeout")
         }
         if let redirects = try command.maxRedirects ?? read.integer("MAX_REDIRECTS") {
             guard redirects >= 0 else { throw ValidationError("--max-redirects is 0 or more") }
             configuration.maximumRedirects = redirects
         }
         try positive(command.idleTimeout ?? read.integer("IDLE_TIMEOUT"), "--idle-timeout") { configuration.idleTimeout = $0 }
-        if let seconds = try command.readRequestTimeout ?? read.number("READ_REQUEST_TIMEOUT") {
-            configuration.readRequestTimeout = try Self.duration(seconds, "--read-request-timeout")
-        }
-        if let seconds = try command.writeResponseTimeout ?? read.number("WRITE_RESPONSE_TIMEOUT") {
-            configuration.writeResponseTimeout = try Self.duration(seconds, "--write-response-timeout")
-        }
-        if let seconds = try command.gracefulStopTimeout ?? read.number("GRACEFUL_STOP_TIMEOUT") {
-            configuration.gracefulStopTimeout = try Self.duration(seconds, "--graceful-stop-timeout")
-        }
         if let clients = try command.maxClients ?? read.integer("MAX_CLIENTS") {
             guard clients >= 0 else { throw ValidationError("--max-clients is 0 (no limit) or more") }
             configuration.maximumClients = clients

@@ -313,7 +313,7 @@ struct ImgproxyWatermarkTests {
     func positions() throws {
         let mark = Image(pixels: PixelBuffer(width: 16, height: 8, straightRGBA: [UInt8](repeating: 255, count: 16 * 8 * 4)))
         func place(_ options: String, dpr: Double = 1) throws -> (x: Int, y: Int) {
-            WatermarkTransformer(mark: mark, options: try placing(options), opacity: 1, offsetScale: dpr)
+            WatermarkTransformer(mark: mark, options: try placing(options), opacity: 1, offsetScale: dpr, maximumPixels: 1 << 26)
                 .position(outerWidth: 64, outerHeight: 48, innerWidth: 16, innerHeight: 8)
         }
         #expect(try place("wm:1:ce") == (24, 20), "(64-16+1)/2 = 24.5 and (48-8+1)/2 = 20.5, to even")
@@ -804,6 +804,10 @@ struct ImgproxyWatermarkExtrasTests {
             }
             let fetched = try await pixels("wm:1:nowe/wmu:\(mark("/m.png"))")
             #expect(fetched.pixel(x: 7, y: 7) == (255, 0, 0, 255) && fetched.pixel(x: 8, y: 8) == (255, 255, 255, 255))
+            // A mark scaled past the result's pixel limit (8192 x 8192 by default) is refused, not allocated.
+            let huge = try await harness.get(
+                harness.signedPlain("wmu:\(mark("/m.png"))/wms:90000:90000/wm:1:nowe", "/a.png", extension: "png"))
+            #expect(huge.status == 422, "\(huge.status): \(huge.text)")
             let sized = try await pixels("wmu:\(mark("/m.png"))/wms:16:0/wm:1:nowe")
             #expect(
                 sized.pixel(x: 15, y: 15) == (255, 0, 0, 255) && sized.pixel(x: 16, y: 16) == (255, 255, 255, 255), "8x8 fitted to 16 wide")

@@ -181,6 +181,10 @@ struct ImgproxyProOptionsTests {
             let stacked = try CodersManager.shared.decode(try await body("pgs:2", "/a.gif", "png").bytes).frames[0].pixels
             #expect(stacked.width == 4 && stacked.height == 6)
             #expect(stacked.pixel(x: 0, y: 2).red > 200 && stacked.pixel(x: 0, y: 3).blue > 200, "frame 0 on top of frame 1")
+            // A multi-page TIFF's pages (40x30 each): pg picks one, pgs stacks them.
+            harness.origin.route("/m.tiff", .ok([UInt8](try Fixture.data("tiff/multi-page.tiff")), contentType: "image/tiff"))
+            let tiffPages = try CodersManager.shared.decode(try await body("pg:1/pgs:2", "/m.tiff", "png").bytes)
+            #expect(tiffPages.pixelWidth == 40 && tiffPages.pixelHeight == 60, "pages 1 and 2 stacked")
             let animated = try CodersManager.shared.decode(try await body("pgs:2", "/a.gif", "gif").bytes)
             #expect(animated.frames.count == 2, "ignored when the result animates")
             // ra and ush change the pixels.

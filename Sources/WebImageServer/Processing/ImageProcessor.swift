@@ -132,7 +132,7 @@ struct ImageProcessor: Sendable {
             steps.append(
                 WatermarkTransformer(
                     mark: try decodeWatermark(watermark), options: placing, opacity: placing.opacity * watermark.opacity,
-                    offsetScale: options.dpr * plan.limitScale))
+                    offsetScale: options.dpr * plan.limitScale, maximumPixels: resultLimits.maximumPixels))
         }
         image = try Self.apply(steps, to: image, isCancelled: isCancelled)
         // `format:best`: every candidate encoded, the smallest kept (the first on a tie).

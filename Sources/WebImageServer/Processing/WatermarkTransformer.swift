@@ -15,22 +15,25 @@ struct WatermarkTransformer: ImageTransformer {
     var opacity: Double
     /// What pixel offsets are multiplied by: the result's `dpr` scale.
     var offsetScale: Double
+    /// The most pixels the scaled mark may have: the result's own limit (`wms` can ask for any size).
+    var maximumPixels: Int
 
     var transformerKey: String { "watermark" }
 
     func transform(_ image: Image, forKey key: String) -> Image? {
         guard let first = mark.frames.first?.pixels else { return image }
+        // Every frame has the result's size: the mark is prepared once, nil when over the limit.
+        guard let prepared = scaled(first, toShareOf: image.pixelWidth, image.pixelHeight).map(shadowed) else { return nil }
         // Blending over can only make pixels more opaque: the image's alpha flag stays right.
         var marked = image
         marked.frames = image.frames.map { frame in
-            ImageFrame(pixels: laid(first, over: frame.pixels), duration: frame.duration)
+            ImageFrame(pixels: laid(prepared, over: frame.pixels), duration: frame.duration)
         }
         return marked
     }
 
-    /// One frame with the mark laid over it.
-    private func laid(_ mark: PixelBuffer, over pixels: PixelBuffer) -> PixelBuffer {
-        let prepared = shadowed(scaled(mark, toShareOf: pixels.width, pixels.height))
+    /// One frame with the prepared mark laid over it.
+    private func laid(_ prepared: PixelBuffer, over pixels: PixelBuffer) -> PixelBuffer {
         if options.replicate {
             let tile = padded(prepared, width: pixels.width, height: pixels.height)
             return Self.blend(tiled(tile, width: pixels.width, height: pixels.height), over: pixels, x: 0, y: 0, opacity: opacity)
@@ -41,8 +44,9 @@ struct WatermarkTransformer: ImageTransformer {
     }
 
     /// The mark fitted (enlarging too) in `scale` of the result's size, each side rounded half to
-    /// even as imgproxy's `ScaleToEven`; as it is without a scale.
-    private func scaled(_ pixels: PixelBuffer, toShareOf width: Int, _ height: Int) -> PixelBuffer {
+    /// even as imgproxy's `ScaleToEven`; as it is without a scale; nil when that is over
+    /// ``maximumPixels``.
+    private func scaled(_ pixels: PixelBuffer, toShareOf width: Int, _ height: Int) -> PixelBuffer? {
         let turned = rotated(pixels)
         let factor: Double
         if let scale = options.scale, scale > 0 {
@@ -56,6 +60,9 @@ struct WatermarkTransformer: ImageTransformer {
             factor = min(byWidth, byHeight)
         } else {
             return turned
+        }
+        guard (Double(turned.width) * factor).rounded() * (Double(turned.height) * factor).rounded() <= Double(maximumPixels) else {
+            return nil
         }
         return turned.resized(by: factor)
     }

@@ -18,7 +18,10 @@ Parts (all by default; name some to run only those):
               5xx count, the cache's entries and the server's RSS sampled every 10 s; growth
               is the last minute's mean RSS against the minute after warm-up (the first fifth).
 
-Usage: scripts/compare/serve.py [PART ...] [--repeats N] [--seconds S] [--soak-minutes M] [--json FILE]
+With --baseline BINARY the throughput part runs that webimage build beside this one (same flags,
+URLs and alternation): a before-and-after in one run.
+
+Usage: scripts/compare/serve.py [PART ...] [--repeats N] [--seconds S] [--soak-minutes M] [--json FILE] [--baseline BINARY]
 """
 import argparse
 import ctypes
@@ -93,9 +96,9 @@ http {{
     return port
 
 
-def start_ours(workdir: Path, name: str, *flags: str) -> tuple:
+def start_ours(workdir: Path, name: str, *flags: str, binary: Path = WEBIMAGE) -> tuple:
     port = free_port()
-    process = start([str(WEBIMAGE), "serve", "--bind", f"127.0.0.1:{port}", "--allow-unsigned", "--allow-loopback-sources",
+    process = start([str(binary), "serve", "--bind", f"127.0.0.1:{port}", "--allow-unsigned", "--allow-loopback-sources",
                      "--result-cache-dir", str(workdir / name), "--log-level", "warning", *flags], port, workdir / f"{name}.log")
     return process, port
 
@@ -182,6 +185,13 @@ def throughput(workdir: Path, args, report: dict):
         "thumbor 7 (2 processes)": (f"http://127.0.0.1:{thumbor_port}/unsafe/fit-in/512x512/filters:quality(80)/{source}", lambda: None),
         "nginx image_filter (2 workers)": (f"http://127.0.0.1:{origin}/resize/{photo.name}", lambda: None),
     }
+    baseline = None
+    if args.baseline:
+        # Another build of ours beside this one, same flags and URLs: a before-and-after in one run.
+        baseline, baseline_port = start_ours(workdir, "baseline", binary=args.baseline)
+        sides["webimage serve (baseline)"] = (
+            f"http://127.0.0.1:{baseline_port}",
+            lambda: cachebusting(workdir, f"/unsafe/rs:fit:512:512/q:80/cb:{{cb}}/plain/http://{source}@jpg"))
     warm_ups = {name: wrk(url, 2, script=script()) for name, (url, script) in sides.items()}  # sources cached, workers started
     runs = {name: [] for name in sides}
     for _ in range(args.repeats):
@@ -203,8 +213,9 @@ def throughput(workdir: Path, args, report: dict):
     print(f"  floor: TurboJPEG alone decodes the file at 1/4 in {floor:.2f} ms, so 2 cores decode at most "
           f"{2000 / floor:.0f} images/s before any HTTP, resizing or encoding")
     report["throughput"] = results | {"decode_floor_ms": floor}
-    for process in (ours, thumbor):
-        stop(process)
+    for process in (ours, thumbor, baseline):
+        if process:
+            stop(process)
 
 
 def processing_count(port: int) -> int:
@@ -344,12 +355,14 @@ def main():
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--soak-minutes", type=float, default=10)
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument("--baseline", type=Path, help="throughput: another webimage binary run beside this build's")
     args = parser.parse_args()
     unknown = set(args.parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
     subprocess.run(["swift", "build", "-c", "release", "--product", "webimage"], cwd=ROOT, check=True)
-    subprocess.run(["swift", "build", "-c", "release", "--product", "HTTPFloor"], cwd=ROOT / "Benchmarks", check=True)
+    if "cache" in (args.parts or PARTS):  # only the cache part measures Hummingbird's floor
+        subprocess.run(["swift", "build", "-c", "release", "--product", "HTTPFloor"], cwd=ROOT / "Benchmarks", check=True)
     subprocess.run([str(ROOT / "scripts" / "install-deps.sh"), "nginx", "libnginx-mod-http-image-filter", "wrk", "curl"], check=True)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "thumbor", "pillow"], check=True)
     print(f"{date.today()} on {machine()}")

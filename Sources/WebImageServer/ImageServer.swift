@@ -110,7 +110,7 @@ public final class ImageServer: Service, Sendable {
     public func runUntilSignalled() async throws {
         var groupConfiguration = ServiceGroupConfiguration(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // imgproxy's graceful stop timeout: requests still running then are cancelled.
-        groupConfiguration.maximumGracefulShutdownDuration = configuration.gracefulStopTimeout
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.gracefulStopTimeout ?? configuration.requestTimeout + .seconds(5)
         let group = ServiceGroup(configuration: groupConfiguration)
         try await group.run()
     }

@@ -130,8 +130,9 @@ public struct ImageServerConfiguration: Sendable {
     /// accepting until one closes; 0 for no limit. Default 2048, imgproxy's.
     public var maximumClients = 2048
     /// How long a graceful stop waits for requests in flight before they are cancelled
-    /// (`IMGPROXY_GRACEFUL_STOP_TIMEOUT`). Default 20 seconds, imgproxy's.
-    public var gracefulStopTimeout: Duration = .seconds(20)
+    /// (`IMGPROXY_GRACEFUL_STOP_TIMEOUT`). Default nil: the request timeout and 5 seconds more, so
+    /// that a drain cuts no request short (imgproxy's 20 seconds suit its 10-second timeout).
+    public var gracefulStopTimeout: Duration?
     /// The most bytes of request headers a client may send. Default 16 KiB.
     public var maximumRequestHeaderBytes = 16 * 1024
     /// Quality of lossy results when the URL gives none, 1...100. Default 80, imgproxy's.

@@ -142,7 +142,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Client connections at once; at the limit new ones wait (default 2048, 0 for none).", valueName: "N"))
     var maxClients: Int?
 
-    @Option(help: ArgumentHelp("Seconds a graceful stop waits for requests in flight (default 20).", valueName: "SECONDS"))
+    @Option(
+        help: ArgumentHelp("Seconds a graceful stop waits for requests in flight (default: the request timeout + 5).", valueName: "SECONDS")
+    )
     var gracefulStopTimeout: Double?
 
     @Option(help: ArgumentHelp("libwebp's preset for WebP results: default, photo, picture, drawing, icon, text.", valueName: "NAME"))

@@ -116,10 +116,12 @@ struct ServeSettings {
             (try command.processingTimeout ?? read.number("PROCESSING_TIMEOUT"), "--processing-timeout", \.processingTimeout),
             (try command.readRequestTimeout ?? read.number("READ_REQUEST_TIMEOUT"), "--read-request-timeout", \.readRequestTimeout),
             (try command.writeResponseTimeout ?? read.number("WRITE_RESPONSE_TIMEOUT"), "--write-response-timeout", \.writeResponseTimeout),
-            (try command.gracefulStopTimeout ?? read.number("GRACEFUL_STOP_TIMEOUT"), "--graceful-stop-timeout", \.gracefulStopTimeout),
         ]
         for (seconds, flag, field) in durations {
             if let seconds { configuration[keyPath: field] = try Self.duration(seconds, flag) }
+        }
+        if let seconds = try command.gracefulStopTimeout ?? read.number("GRACEFUL_STOP_TIMEOUT") {
+            configuration.gracefulStopTimeout = try Self.duration(seconds, "--graceful-stop-timeout")
         }
         try positive(command.maxDownloadsPerHost ?? read.integer("MAX_DOWNLOADS_PER_HOST"), "--max-downloads-per-host") {
             configuration.maximumDownloadsPerHost = $0

@@ -315,6 +315,7 @@ struct ImgproxyProVariablesTests {
         #expect(set.maximumClients == 0 && set.encoding.webPPreset == .text)
         let defaults = try configuration([:])
         #expect(defaults.maximumClients == 2048 && defaults.readRequestTimeout == .seconds(10) && defaults.encoding.webPPreset == .default)
+        #expect(defaults.gracefulStopTimeout == nil, "unset: the request timeout and 5 seconds, so a drain cuts nothing short")
         #expect(throws: (any Error).self) { try configuration(["IMGPROXY_WEBP_PRESET": "cartoon"]) }
         #expect(throws: (any Error).self) { try configuration(["IMGPROXY_MAX_CLIENTS": "-1"]) }
         // The preset reaches libwebp: another configuration, other bytes, both decodable.

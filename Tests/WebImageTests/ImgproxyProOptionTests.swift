@@ -384,12 +384,34 @@ struct ImgproxyTextWatermarkTests {
                 "<tspan font-size=\"20\" font-style=\"italic\" font-weight=\"700\" font-family=\"Serif\">x</tspan>"))
         for bad in [
             "<blink>x</blink>", "<b>x", "x</i>", "<b class=\"a\">x</b>", "&nope;", "<span size=\"huge\">x</span>",
-            "<span onclick=\"x\">x</span>", "<span foreground=\"url(#a)\">x</span>", "<b",
+            "<span onclick=\"x\">x</span>", "<span foreground=\"url(#a)\">x</span>", "<b", "a&#0;b", "a\u{7}b",
         ] {
             #expect(throws: ProxyError.self, "\(bad)") { try TextWatermark.svg(markup: bad) }
         }
         #expect(throws: ProxyError.self) { try OptionsParser().parse(["wmt:" + URLSigner.base64URL(Array("<x>".utf8))]) }
         #expect(throws: ProxyError.self) { try OptionsParser().parse(["wmt:%%"]) }
+    }
+
+    @Test("hostile markup: 5,000 seeded random mixes of tags, attributes, entities and text each parse or give a 400")
+    func hostileMarkup() {
+        let pieces = [
+            "<b>", "</b>", "<span", " size=\"", "\"", "'", ">", "</span>", "&amp;", "&#x1F600;", "&#0;", "&", ";", "<", "=",
+            "foreground=\"#ff0000\"", "font=\"Sans 9999\"", "\n", "x", "é", "<big>", "</big>", "<sup>", "</sup>", "/>", "&lt;",
+            "letter_spacing=\"-5\"", "alpha=\"50%\"", "weight=\"900\"", " ",
+        ]
+        var generator = SplitMix64(seed: 37)
+        var accepted = 0
+        for _ in 0..<5_000 {
+            let markup = (0..<Int.random(in: 1...12, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            do {
+                let svg = try TextWatermark.svg(markup: markup)
+                #expect(svg.hasPrefix("<svg") && svg.hasSuffix("</svg>"))
+                accepted += 1
+            } catch {
+                #expect(error.status == 400, "\(markup): \(error)")
+            }
+        }
+        #expect(accepted > 100, "some mixes are well formed: \(accepted)")
     }
 
     @Test("wmsh: a blurred black shadow of the mark's shape under it, the canvas grown by three sigmas")

@@ -225,6 +225,10 @@ enum TextWatermark {
 
         /// XML's five entities and numeric references resolved.
         static func unescaped(_ text: Substring) throws(ProxyError) -> String {
+            // XML has no place for control characters but tab, newline and return: librsvg would refuse the document.
+            guard !text.unicodeScalars.contains(where: { $0.value < 0x20 && ![0x09, 0x0A, 0x0D].contains($0.value) }) else {
+                throw .badRequest("wmt: the text holds a control character")
+            }
             guard text.contains("&") else { return String(text) }
             var result = ""
             var rest = text
@@ -237,7 +241,7 @@ enum TextWatermark {
                     result += character
                 } else if name.hasPrefix("#"),
                     let code = name.hasPrefix("#x") ? UInt32(name.dropFirst(2), radix: 16) : UInt32(name.dropFirst()),
-                    let scalar = Unicode.Scalar(code)
+                    let scalar = Unicode.Scalar(code), code >= 0x20 || [0x09, 0x0A, 0x0D].contains(code)
                 {
                     result.unicodeScalars.append(scalar)
                 } else {

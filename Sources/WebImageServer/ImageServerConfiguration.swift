@@ -116,6 +116,10 @@ public struct ImageServerConfiguration: Sendable {
     /// answered 504. The work itself runs to its end (a decoder cannot be stopped midway) and
     /// its result is dropped. Default 20 seconds.
     public var processingTimeout: Duration = .seconds(20)
+    /// How long an idle connection to a source's host stays open for the next fetch
+    /// (`IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT`); zero reuses none. Default nil: AsyncHTTPClient's
+    /// 60 seconds (imgproxy's is 90).
+    public var sourceKeepAliveTimeout: Duration?
     /// Redirects followed per source. Default 10.
     public var maximumRedirects = 10
     /// Seconds a client connection may sit idle before it is closed. Default 60.

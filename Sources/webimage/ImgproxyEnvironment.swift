@@ -194,8 +194,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_CACHE_CONTROL_PASSTHROUGH": .unsupported(
             "results are kept in this server's result cache for the TTL; a source's own Cache-Control and Expires are not carried with them"
         ),
-        "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT": .unsupported(
-            "source connections are pooled by AsyncHTTPClient with its idle timeout (60 seconds)"),
+        "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT": .mapped("WEBIMAGE_SOURCE_KEEP_ALIVE_TIMEOUT", .integer),
         "IMGPROXY_CLOUD_WATCH_NAMESPACE": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_CLOUD_WATCH_REGION": .unsupported(

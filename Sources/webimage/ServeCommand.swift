@@ -127,6 +127,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The most seconds processing one result may take before a 504 (default 20).", valueName: "SECONDS"))
     var processingTimeout: Double?
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds an idle connection to a source's host is kept for reuse; 0 reuses none (default 60).", valueName: "SECONDS"))
+    var sourceKeepAliveTimeout: Double?
+
     @Option(help: ArgumentHelp("Redirects followed per source (default 10).", valueName: "N"))
     var maxRedirects: Int?
 

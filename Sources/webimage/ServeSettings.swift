@@ -120,6 +120,10 @@ struct ServeSettings {
         for (seconds, flag, field) in durations {
             if let seconds { configuration[keyPath: field] = try Self.duration(seconds, flag) }
         }
+        if let seconds = try command.sourceKeepAliveTimeout ?? read.number("SOURCE_KEEP_ALIVE_TIMEOUT") {
+            // 0 is a setting here: no connection to a source is reused.
+            configuration.sourceKeepAliveTimeout = seconds == 0 ? .zero : try Self.duration(seconds, "--source-keep-alive-timeout")
+        }
         if let seconds = try command.gracefulStopTimeout ?? read.number("GRACEFUL_STOP_TIMEOUT") {
             configuration.gracefulStopTimeout = try Self.duration(seconds, "--graceful-stop-timeout")
         }

@@ -309,8 +309,10 @@ struct ImgproxyProVariablesTests {
     func serverVariables() throws {
         let set = try configuration([
             "IMGPROXY_READ_REQUEST_TIMEOUT": "5", "IMGPROXY_WRITE_RESPONSE_TIMEOUT": "7", "IMGPROXY_MAX_CLIENTS": "0",
-            "IMGPROXY_GRACEFUL_STOP_TIMEOUT": "3", "IMGPROXY_WEBP_PRESET": "text",
+            "IMGPROXY_GRACEFUL_STOP_TIMEOUT": "3", "IMGPROXY_WEBP_PRESET": "text", "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT": "0",
         ])
+        #expect(set.sourceKeepAliveTimeout == .zero)
+        #expect(try configuration(["IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT": "90"]).sourceKeepAliveTimeout == .seconds(90))
         #expect(set.readRequestTimeout == .seconds(5) && set.writeResponseTimeout == .seconds(7) && set.gracefulStopTimeout == .seconds(3))
         #expect(set.maximumClients == 0 && set.encoding.webPPreset == .text)
         let defaults = try configuration([:])

@@ -4,6 +4,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+import WebImage
 import WebImageTesting
 @testable import WebImageServer
 
@@ -115,5 +116,26 @@ struct ServerClientLimitsTests {
         _ = await pending.value
         try await client.shutdown()
         try await origin.shutdown()
+    }
+
+    @Test("IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT: connections to a source's host are reused, or with 0 none is")
+    func sourceKeepAlive() async throws {
+        let png = [UInt8](
+            try CodersManager.shared.encode(
+                Image(pixels: PixelBuffer(width: 2, height: 2, straightRGBA: [UInt8](repeating: 255, count: 16))), as: .png))
+        for (timeout, reused) in [(nil as Duration?, true), (Duration.zero, false)] {
+            var configuration = ServerHarness.configuration()
+            configuration.sourceKeepAliveTimeout = timeout
+            try await ServerHarness.with(configuration) { harness in
+                harness.origin.route("/a.png", .ok(png, contentType: "image/png"))
+                harness.origin.route("/b.png", .ok(png, contentType: "image/png"))
+                #expect(try await harness.get(harness.signedPlain("w:1", "/a.png")).status == 200)
+                #expect(try await harness.get(harness.signedPlain("w:1", "/b.png")).status == 200)
+                let first = try await harness.origin.waitForRequests(1, to: "/a.png")[0]
+                let second = try await harness.origin.waitForRequests(1, to: "/b.png")[0]
+                #expect((first.connectionID == second.connectionID) == reused, "\(String(describing: timeout))")
+                #expect((first.header("Connection")?.lowercased() == "close") == !reused)
+            }
+        }
     }
 }

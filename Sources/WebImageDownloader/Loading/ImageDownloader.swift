@@ -73,7 +73,7 @@ public final class ImageDownloader: ImageLoader {
         responsePolicy = DownloadResponsePolicy(configuration)
         scheduler = DownloadScheduler(
             slots: configuration.maximumConcurrentDownloads, order: configuration.executionOrder, politeness: configuration.hostPoliteness)
-        headers = Locked(configuration.headers)
+        headers = Locked(configuration.headers + (configuration.connectionIdleTimeout == .zero ? [("Connection", "close")] : []))
         partials = PartialDownloads(maximumTotalBytes: configuration.maximumResumableBytes)
         instruments = DownloaderInstruments(telemetry)
         var http = HTTPClient.Configuration()
@@ -86,6 +86,7 @@ public final class ImageDownloader: ImageLoader {
         // The retry policy retries with backoff; the pool's own silent retries would only delay
         // a refused connection or a bad certificate until the connect timeout.
         http.connectionPool.retryConnectionEstablishment = false
+        if let idle = configuration.connectionIdleTimeout, idle > .zero { http.connectionPool.idleTimeout = TimeAmount(idle) }
         http.decompression = .enabled(limit: .size(configuration.maximumBodySize))
         // AsyncHTTPClient's default starts a span for every request even when no tracer was
         // bootstrapped, and filling in the no-op span cost more than the rest of the request.

@@ -40,6 +40,10 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// Whether a challenge over plain `http` is answered too, which sends the password readable
     /// by anyone on the path. Default false.
     public var sendsCredentialsOverHTTP = false
+    /// How long a connection left idle stays open for the next download to the same host. Nil,
+    /// the default, keeps AsyncHTTPClient's 60 seconds; zero sends `Connection: close` with every
+    /// request, so that no connection is reused (imgproxy's `IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT=0`).
+    public var connectionIdleTimeout: Duration?
     /// The most body bytes accepted, with or without a `Content-Length`. Default 50 MiB.
     public var maximumBodySize: Int
     /// Redirects followed before giving up with ``WebImageError/Code/tooManyRedirects``.

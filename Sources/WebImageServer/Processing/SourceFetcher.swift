@@ -19,7 +19,7 @@ final class SourceFetcher: Sendable {
         let allowList = try SourceAllowList(configuration.allowedSources)
         var policy = configuration.sourceAddressPolicy
         if configuration.allowsLoopbackSources { policy.allowedNetworks += ["127.0.0.0/8", "::1/128"].compactMap { IPNetwork($0) } }
-        let downloads = ImageDownloaderConfiguration(
+        var downloads = ImageDownloaderConfiguration(
             maximumConcurrentDownloads: max(configuration.concurrency * 2, 8),
             // A proxy answers now: a source's 429 or 503 is a 502 at once, not a hold on its host.
             hostPoliteness: HostPoliteness(
@@ -32,6 +32,7 @@ final class SourceFetcher: Sendable {
             addressPolicy: policy, hostResolver: configuration.hostResolver,
             // A proxy answers now or not at all: the client retries, not the server.
             retryPolicy: .none)
+        downloads.connectionIdleTimeout = configuration.sourceKeepAliveTimeout
         downloader = ImageDownloader(configuration: downloads, telemetry: telemetry)
         let disk = try DiskCache(
             directory: configuration.resolvedCacheDirectory.appendingPathComponent("sources"),

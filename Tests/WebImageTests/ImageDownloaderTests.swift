@@ -676,9 +676,9 @@ struct ImageDownloaderTests {
 
     @Test("a refused connection is a typed error")
     func refused() async throws {
-        let origin = try await OriginServer.start()
-        let url = origin.url("/gone.png")
-        try await origin.shutdown()
+        // A bound socket that never listens: no server of a test running beside this one can take the port.
+        let refusing = try RefusingPort()
+        let url = refusing.url("/gone.png")
         let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(timeout: .seconds(1), retryPolicy: .none))
         do {
             _ = try await downloader.loadData(url)

@@ -98,7 +98,7 @@ struct ImageProcessor: Sendable {
             }
             let kept = image.frames[options.page..<min(image.frames.count, options.page + options.pages)]
             stacked = kept.count > 1
-            image.frames = [stacked ? try Self.stack(kept, limit: resultLimits) : kept[kept.startIndex]]
+            image.frames = [stacked ? try Self.stack(kept, maximumPixels: limits.decodedPixels) : kept[kept.startIndex]]
         }
         // imgproxy trims first, in the stored orientation, and plans from what is left; never an
         // animation ("Trim is not supported for animated images").
@@ -209,12 +209,15 @@ struct ImageProcessor: Sendable {
     }
 
     /// `pages`: the frames one under another, left-aligned on a transparent canvas as wide as
-    /// the widest, within the result limits.
-    static func stack(_ frames: ArraySlice<ImageFrame>, limit: ProcessingPlan.Limits) throws(ProxyError) -> ImageFrame {
+    /// the widest. The canvas is a source the plan then resizes, so it is held to what a decoded
+    /// source may be: `maximumPixels` (frames of one size, as decoders give them, always fit, since
+    /// they were decoded within it together).
+    static func stack(_ frames: ArraySlice<ImageFrame>, maximumPixels: Int) throws(ProxyError) -> ImageFrame {
         let width = frames.map(\.pixels.width).max() ?? 0
         let height = frames.reduce(0) { $0 + $1.pixels.height }
-        guard width * height <= limit.maximumPixels * 4 else {
-            throw .unprocessable("\(frames.count) pages stacked would be \(width)x\(height), over the limit of the result's pixels")
+        guard width * height <= maximumPixels else {
+            throw .unprocessable(
+                "\(frames.count) pages stacked would be \(width)x\(height), over the source limit of \(maximumPixels) pixels")
         }
         var bytes = [UInt8](repeating: 0, count: width * height * 4)
         var top = 0

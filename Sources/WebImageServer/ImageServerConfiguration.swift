@@ -196,6 +196,10 @@ public struct ImageServerConfiguration: Sendable {
     /// Convert results to sRGB and drop the profile unless a URL says otherwise
     /// (`strip_color_profile`'s default, `IMGPROXY_STRIP_COLOR_PROFILE`). Default true.
     public var stripColorProfile = true
+    /// Answer processed results with imgproxy's debug headers (`X-Origin-Width`, `-Height`,
+    /// `-Content-Length`, `X-Result-Width`, `-Height`; `IMGPROXY_ENABLE_DEBUG_HEADERS`), kept with
+    /// each result made while it is on. Default false.
+    public var enablesDebugHeaders = false
     /// Keep the EXIF Copyright and Artist when metadata is stripped, unless a URL says otherwise
     /// (`keep_copyright`'s default, `IMGPROXY_KEEP_COPYRIGHT`). Default true, as imgproxy.
     public var keepCopyright = true

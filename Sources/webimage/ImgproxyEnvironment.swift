@@ -217,8 +217,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_DISABLE_SHRINK_ON_LOAD": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_DOWNLOAD_TIMEOUT": .mapped("WEBIMAGE_DOWNLOAD_TIMEOUT", .integer),
         "IMGPROXY_ENABLE_CLIENT_HINTS": .mapped("WEBIMAGE_ENABLE_CLIENT_HINTS", .boolean),
-        "IMGPROXY_ENABLE_DEBUG_HEADERS": .unsupported(
-            "results come from the result cache, which does not keep the source's size and dimensions for X-Origin-* headers"),
+        "IMGPROXY_ENABLE_DEBUG_HEADERS": .mapped("WEBIMAGE_ENABLE_DEBUG_HEADERS", .boolean),
         "IMGPROXY_ENFORCE_AVIF": .mapped("WEBIMAGE_ENFORCE_AVIF", .boolean),
         "IMGPROXY_ENFORCE_JXL": .mapped("WEBIMAGE_ENFORCE_JXL", .boolean),
         "IMGPROXY_ENFORCE_THUMBNAIL": .mapped("WEBIMAGE_ENFORCE_THUMBNAIL", .boolean),

@@ -248,6 +248,9 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var keepCopyright: Bool?
 
+    @Flag(help: "Answer processed results with X-Origin-Width/-Height/-Content-Length and X-Result-Width/-Height.")
+    var enableDebugHeaders = false
+
     @Flag(help: "Use a HEIF source's embedded thumbnail in place of its image unless a URL says otherwise.")
     var enforceThumbnail = false
 

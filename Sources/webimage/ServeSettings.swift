@@ -200,6 +200,7 @@ struct ServeSettings {
         configuration.autoRotate = try command.autoRotate ?? read.boolean("AUTO_ROTATE", default: true)
         configuration.keepCopyright = try command.keepCopyright ?? read.boolean("KEEP_COPYRIGHT", default: true)
         configuration.enforceThumbnail = try command.enforceThumbnail || read.boolean("ENFORCE_THUMBNAIL")
+        configuration.enablesDebugHeaders = try command.enableDebugHeaders || read.boolean("ENABLE_DEBUG_HEADERS")
         try setUnsharpMasking(command: command, read: read)
         try setAutoquality(command: command, read: read)
         if let separator = command.argumentsSeparator ?? read.text("ARGUMENTS_SEPARATOR") {

@@ -138,4 +138,31 @@ struct ServerClientLimitsTests {
             }
         }
     }
+
+    @Test("IMGPROXY_ENABLE_DEBUG_HEADERS: the source's size and bytes and the result's size, on a miss and on cached answers")
+    func debugHeaders() async throws {
+        let png = [UInt8](
+            try CodersManager.shared.encode(
+                Image(pixels: PixelBuffer(width: 200, height: 150, straightRGBA: [UInt8](repeating: 90, count: 200 * 150 * 4))), as: .png))
+        for memory in [64 * 1024 * 1024, 0] {
+            var configuration = ServerHarness.configuration()
+            configuration.enablesDebugHeaders = true
+            configuration.resultMemoryCacheBytes = memory  // 0: the second answer comes from the disk cache
+            try await ServerHarness.with(configuration) { harness in
+                harness.origin.route("/p.png", .ok(png, contentType: "image/png"))
+                for round in 0..<2 {
+                    let answer = try await harness.get(harness.signedPlain("rs:fit:100:100", "/p.png"))
+                    let facts = ["X-Origin-Width", "X-Origin-Height", "X-Origin-Content-Length", "X-Result-Width", "X-Result-Height"].map {
+                        answer.header($0)
+                    }
+                    #expect(facts == ["200", "150", String(png.count), "100", "75"], "round \(round), memory \(memory): \(facts)")
+                }
+            }
+        }
+        try await ServerHarness.with { harness in
+            harness.origin.route("/p.png", .ok(png, contentType: "image/png"))
+            let plain = try await harness.get(harness.signedPlain("rs:fit:100:100", "/p.png"))
+            #expect(plain.header("X-Origin-Width") == nil, "off by default")
+        }
+    }
 }

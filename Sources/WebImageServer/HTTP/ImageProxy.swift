@@ -40,6 +40,44 @@ public final class ImageProxy: Sendable {
         var lastModified: String?
         var fetchSeconds: Double?
         var processSeconds: Double?
+        /// `IMGPROXY_ENABLE_DEBUG_HEADERS`' facts, kept with the result when the setting is on.
+        var debug: DebugFacts?
+    }
+
+    /// The source's byte count and size and the result's size, answered as imgproxy's debug
+    /// headers (`handlers/processing/request_methods.go`, `writeDebugHeaders`), and stored with
+    /// the result as five numbers so that a cached answer has them too.
+    struct DebugFacts: Sendable, Equatable {
+        var originBytes: Int
+        var originWidth: Int
+        var originHeight: Int
+        var resultWidth: Int
+        var resultHeight: Int
+
+        /// From the source's and the result's bytes (their headers only); nil when either does not parse.
+        init?(source: Data, result: Data) {
+            guard let origin = try? ImageHeader(data: source), let made = try? ImageHeader(data: result) else { return nil }
+            (originBytes, originWidth, originHeight) = (source.count, origin.width, origin.height)
+            (resultWidth, resultHeight) = (made.width, made.height)
+        }
+
+        /// As stored in the result's metadata.
+        init?(stored: Data?) {
+            let numbers = stored.map { String(decoding: $0, as: UTF8.self).split(separator: " ").compactMap { Int($0) } } ?? []
+            guard numbers.count == 5 else { return nil }
+            (originBytes, originWidth, originHeight, resultWidth, resultHeight) = (
+                numbers[0], numbers[1], numbers[2], numbers[3], numbers[4]
+            )
+        }
+
+        var stored: Data { Data("\(originBytes) \(originWidth) \(originHeight) \(resultWidth) \(resultHeight)".utf8) }
+
+        var headers: [(name: String, value: String)] {
+            [
+                ("X-Origin-Width", String(originWidth)), ("X-Origin-Height", String(originHeight)), ("X-Result-Width", String(resultWidth)),
+                ("X-Result-Height", String(resultHeight)), ("X-Origin-Content-Length", String(originBytes)),
+            ]
+        }
     }
 
     /// What a valid path resolved to. Only paths whose answer does not depend on the request's
@@ -416,7 +454,9 @@ public final class ImageProxy: Sendable {
         guard let metadata = results.metadata(for: key), let etag = metadata.etag, let contentType = metadata.contentType,
             let data = try? results.data(for: key)
         else { return nil }
-        let result = ProcessedResult(data: data, contentType: contentType, etag: etag, lastModified: metadata.lastModified)
+        let result = ProcessedResult(
+            data: data, contentType: contentType, etag: etag, lastModified: metadata.lastModified,
+            debug: DebugFacts(stored: metadata.extendedData))
         remember(result, for: key)
         metrics.resultHits.increment()
         return result
@@ -425,7 +465,7 @@ public final class ImageProxy: Sendable {
     /// Keeps a result in memory too, without the timings of the request that made it.
     private func remember(_ result: ProcessedResult, for key: String) {
         let stored = ProcessedResult(
-            data: result.data, contentType: result.contentType, etag: result.etag, lastModified: result.lastModified)
+            data: result.data, contentType: result.contentType, etag: result.etag, lastModified: result.lastModified, debug: result.debug)
         _ = recentResults?.insert(stored, for: CacheKey(key), cost: result.data.count)
     }
 
@@ -475,11 +515,12 @@ public final class ImageProxy: Sendable {
         let result = ProcessedResult(
             data: encoded, contentType: format.mimeType, etag: Self.etag(source: data, options: options, choice: choice),
             lastModified: fetcher.cache.disk?.metadata(for: source.absoluteString)?.lastModified,
-            fetchSeconds: fetched.seconds, processSeconds: processSeconds)
+            fetchSeconds: fetched.seconds, processSeconds: processSeconds,
+            debug: configuration.enablesDebugHeaders ? DebugFacts(source: data, result: encoded) : nil)
         do {
-            try results.store(
-                encoded, for: key,
-                metadata: DiskCacheMetadata(contentType: result.contentType, etag: result.etag, lastModified: result.lastModified))
+            var metadata = DiskCacheMetadata(contentType: result.contentType, etag: result.etag, lastModified: result.lastModified)
+            metadata.extendedData = result.debug?.stored
+            try results.store(encoded, for: key, metadata: metadata)
         } catch {
             logger.warning("the result cache could not store a result", metadata: ["error": "\(error)"])
         }
@@ -588,6 +629,7 @@ public final class ImageProxy: Sendable {
         if vary { headers.append(("Vary", varyHeaders(options).joined(separator: ", "))) }
         if let lastModified { headers.append(("Last-Modified", lastModified)) }
         if !timing.isEmpty { headers.append(("Server-Timing", timing)) }
+        if configuration.enablesDebugHeaders, let debug = result.debug { headers += debug.headers }
         if Self.isNotModified(conditions, etag: etag, lastModified: lastModified) {
             return ProxyResponse(status: 304, headers: headers)
         }

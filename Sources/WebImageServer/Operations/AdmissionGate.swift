@@ -94,10 +94,13 @@ extension AdmissionGate {
         let cancelled = Locked(false)
         let outcome = FirstResult<Result<Output, ProxyError>>()
         pool.submit(priority: .normal) { [self] in
-            defer { leave() }
             let isCancelled: @Sendable () -> Bool = { cancelled.withLock { $0 } }
-            guard !isCancelled() else { return outcome.finish(.failure(Self.gone)) }
-            outcome.finish(Result { () throws(ProxyError) in try job(isCancelled) })
+            let result = isCancelled() ? .failure(Self.gone) : Result { () throws(ProxyError) in try job(isCancelled) }
+            // The slot is free before the waiter hears the result: finishing first let its client
+            // send the next request while this thread still held the slot, and get a 503 (seen
+            // once under load in "a full queue answers 503 with Retry-After at once").
+            leave()
+            outcome.finish(result)
         }
         return try await withDeadline(limit, error: timeout) { () async throws(ProxyError) -> Output in
             let result = await withTaskCancellationHandler {

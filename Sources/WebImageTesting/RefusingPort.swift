@@ -43,7 +43,10 @@ public final class RefusingPort: Sendable {
 
 /// A system call that failed while reserving a ``RefusingPort``.
 public struct RefusingPortError: Error, CustomStringConvertible {
+    /// The call that failed: `socket` or `bind`.
     public let call: String
+    /// Its `errno`.
     public let code: Int32
+    /// The call and the system's words for the error.
     public var description: String { "\(call) failed: \(String(cString: strerror(code)))" }
 }

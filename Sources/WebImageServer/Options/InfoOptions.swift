@@ -25,6 +25,7 @@ public struct InfoOptions: Sendable, Equatable {
     /// `dominant_colors`/`dc:DOMINANT_COLORS:BUILD_MISSED`: the six Palette swatches
     /// (``DominantColors``), those not found built from the others when asked. Default off.
     public var dominantColors = false
+    /// `dominant_colors`' second argument: swatches not found are built from the others. Default false.
     public var buildsMissedColors = false
     /// `blurhash`/`bh:X:Y`: a BlurHash of X by Y components, 1...9 each; nil for none.
     public var blurHash: (x: Int, y: Int)?

@@ -163,12 +163,14 @@ public struct ProcessingOptions: Sendable, Equatable {
             case always
         }
 
+        /// When the mask applies.
         public var mode: Mode
         /// How much the neighbours count, above 0. imgproxy's default 1.
         public var weight = 1.0
         /// The strength's divisor, above 0: the smaller, the sharper. imgproxy's default 24.
         public var divider = 24.0
 
+        /// Unsharp masking in `mode` with imgproxy Pro's default weight and divider.
         public init(mode: Mode) { self.mode = mode }
     }
 
@@ -182,6 +184,7 @@ public struct ProcessingOptions: Sendable, Equatable {
         /// The highest. imgproxy's default 80 (`IMGPROXY_AUTOQUALITY_MAX`).
         public var maximum = 80
 
+        /// The size method toward `target` bytes, with imgproxy Pro's default qualities.
         public init(target: Int) { self.target = target }
     }
 

@@ -138,7 +138,6 @@ struct ImageProcessor: Sendable {
         // `format:best`: every candidate encoded, the smallest kept (the first on a tie).
         var best: (data: Data, format: ImageFormat)?
         for candidate in candidates {
-            try Self.check(isCancelled)
             let encoded = try encode(image, as: candidate, options: options, isCancelled: isCancelled)
             if encoded.count < best?.data.count ?? Int.max { best = (encoded, candidate) }
         }

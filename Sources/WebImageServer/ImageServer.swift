@@ -82,12 +82,13 @@ public final class ImageServer: Service, Sendable {
                 maxHeaderFieldSize: configuration.maximumRequestHeaderBytes, maxHeaderListSize: configuration.maximumRequestHeaderBytes))
         let limiter = connectionLimiter
         let timeouts = (read: TimeAmount(configuration.readRequestTimeout), write: TimeAmount(configuration.writeResponseTimeout))
+        let drainGrace = TimeAmount(configuration.drainGrace)
         let application = Application(
             responder: ProxyResponder(server: self),
             server: HTTPServerBuilder { responder in
                 ProxyHTTP1Channel(
                     inner: HTTP1Channel(responder: responder, configuration: http), limiter: limiter, readTimeout: timeouts.read,
-                    writeTimeout: timeouts.write)
+                    writeTimeout: timeouts.write, drainGrace: drainGrace)
             },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
@@ -354,6 +355,8 @@ struct ProxyHTTP1Channel: ServerChildChannel {
     let limiter: ConnectionLimiter?
     let readTimeout: TimeAmount
     let writeTimeout: TimeAmount
+    /// How long an idle connection stays open once the server drains (``ConnectionDrain``).
+    let drainGrace: TimeAmount
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
         limiter?.opened(channel)
@@ -364,6 +367,7 @@ struct ProxyHTTP1Channel: ServerChildChannel {
             try operations.addHandler(deadlines.bytesHandler, position: .before(decoder))
             try operations.addHandler(deadlines.partsHandler, position: .after(decoder))
             try operations.addHandler(HTTP10ConnectionHandler(), position: .after(decoder))
+            try operations.addHandler(ConnectionDrainHandler(grace: drainGrace), position: .after(decoder))
             return value
         }
     }

@@ -137,6 +137,10 @@ public struct ImageServerConfiguration: Sendable {
     /// (`IMGPROXY_GRACEFUL_STOP_TIMEOUT`). Default nil: the request timeout and 5 seconds more, so
     /// that a drain cuts no request short (imgproxy's 20 seconds suit its 10-second timeout).
     public var gracefulStopTimeout: Duration?
+    /// How long a client connection that is idle when the server starts draining stays open, so
+    /// that a request its client (nginx, a load balancer) is already sending on it is answered,
+    /// with `Connection: close`, instead of meeting the close. Default 1 second.
+    public var drainGrace: Duration = .seconds(1)
     /// The most bytes of request headers a client may send. Default 16 KiB.
     public var maximumRequestHeaderBytes = 16 * 1024
     /// Quality of lossy results when the URL gives none, 1...100. Default 80, imgproxy's.

@@ -152,6 +152,13 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var gracefulStopTimeout: Double?
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a connection idle when a graceful stop begins stays open for a request already on its way (default 1).",
+            valueName: "SECONDS")
+    )
+    var drainGrace: Double?
+
     @Option(help: ArgumentHelp("libwebp's preset for WebP results: default, photo, picture, drawing, icon, text.", valueName: "NAME"))
     var webpPreset: String?
 

@@ -127,6 +127,10 @@ struct ServeSettings {
         if let seconds = try command.gracefulStopTimeout ?? read.number("GRACEFUL_STOP_TIMEOUT") {
             configuration.gracefulStopTimeout = try Self.duration(seconds, "--graceful-stop-timeout")
         }
+        if let seconds = try command.drainGrace ?? read.number("DRAIN_GRACE") {
+            // 0 is a setting here: idle connections close at once, as Hummingbird's own drain does.
+            configuration.drainGrace = seconds == 0 ? .zero : try Self.duration(seconds, "--drain-grace")
+        }
         try positive(command.maxDownloadsPerHost ?? read.integer("MAX_DOWNLOADS_PER_HOST"), "--max-downloads-per-host") {
             configuration.maximumDownloadsPerHost = $0
         }

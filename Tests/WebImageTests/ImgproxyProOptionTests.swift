@@ -318,6 +318,9 @@ struct ImgproxyProVariablesTests {
         let defaults = try configuration([:])
         #expect(defaults.maximumClients == 2048 && defaults.readRequestTimeout == .seconds(10) && defaults.encoding.webPPreset == .default)
         #expect(defaults.gracefulStopTimeout == nil, "unset: the request timeout and 5 seconds, so a drain cuts nothing short")
+        #expect(defaults.drainGrace == .seconds(1))
+        #expect(try configuration(["WEBIMAGE_DRAIN_GRACE": "0.25"]).drainGrace == .milliseconds(250))
+        #expect(try configuration([:], ["--drain-grace", "0"]).drainGrace == .zero)
         #expect(throws: (any Error).self) { try configuration(["IMGPROXY_WEBP_PRESET": "cartoon"]) }
         #expect(throws: (any Error).self) { try configuration(["IMGPROXY_MAX_CLIENTS": "-1"]) }
         // The preset reaches libwebp: another configuration, other bytes, both decodable.

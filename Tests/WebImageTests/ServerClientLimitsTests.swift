@@ -68,6 +68,82 @@ struct ServerClientLimitsTests {
         #expect(throws: HTTPParserError.self) { try slow.finish(acceptAlreadyClosed: true) }
     }
 
+    @Test("draining: an idle connection waits out the grace, a request in it is answered and ends it, a response says close")
+    func drainDecisions() {
+        var idle = ConnectionDrain()
+        #expect(idle.requestHead() == .none && idle.responseHead() == false && idle.responseEnd() == .none, "not draining: keep-alive as usual")
+        #expect(idle.quiesce() == .startGrace, "idle when the drain begins: the grace starts")
+        #expect(idle.quiesce() == .none, "told twice, once")
+        #expect(idle.requestHead() == .cancelGrace, "a request sent in the grace is taken")
+        #expect(idle.responseHead() == true, "and its response says Connection: close")
+        #expect(idle.responseEnd() == .closeAfterWrite)
+
+        var busy = ConnectionDrain()
+        _ = busy.requestHead()
+        #expect(busy.quiesce() == .none, "a request in flight: no grace, the response ends it")
+        #expect(busy.responseHead() == true)
+        #expect(busy.responseEnd() == .closeAfterWrite)
+
+        var late = ConnectionDrain()
+        _ = late.requestHead()
+        #expect(late.responseHead() == false, "the head went out before the drain, without a close")
+        #expect(late.quiesce() == .none)
+        #expect(late.responseEnd() == .startGrace, "so the client may reuse it: the grace, as for any idle connection")
+    }
+
+    /// A connection with the drain handler after an HTTP decoder and encoder, on a clock the test moves.
+    func drainingConnection(grace: TimeAmount) throws -> (EmbeddedChannel, EmbeddedEventLoop) {
+        let loop = EmbeddedEventLoop()
+        let channel = EmbeddedChannel(loop: loop)
+        try channel.pipeline.syncOperations.addHandlers([
+            HTTPResponseEncoder(), ByteToMessageHandler(HTTPRequestDecoder()), ConnectionDrainHandler(grace: grace),
+        ])
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        return (channel, loop)
+    }
+
+    /// Answers the request just read with a 200 and returns the bytes written.
+    func answer(_ channel: EmbeddedChannel) throws -> String {
+        var head = HTTPResponseHead(version: .http1_1, status: .ok)
+        head.headers.add(name: "Content-Length", value: "0")
+        try channel.writeOutbound(HTTPServerResponsePart.head(head))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        var text = ""
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { text += String(buffer: buffer) }
+        return text
+    }
+
+    @Test("the drain handler holds an idle connection for the grace, answers a request in it with Connection: close, then closes")
+    func drainHandler() throws {
+        let request = ByteBuffer(string: "GET /a HTTP/1.1\r\nHost: a\r\n\r\n")
+        let (reused, reusedLoop) = try drainingConnection(grace: .seconds(1))
+        try reused.writeInbound(request)
+        #expect(try !answer(reused).lowercased().contains("connection: close"), "before the drain: kept alive")
+        reused.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        reusedLoop.advanceTime(by: .milliseconds(900))
+        #expect(reused.isActive, "idle, within the grace: still open for a request on its way")
+        try reused.writeInbound(request)
+        reusedLoop.advanceTime(by: .seconds(5))
+        #expect(reused.isActive, "a request arrived: the grace no longer closes it under the request")
+        #expect(try answer(reused).lowercased().contains("connection: close"))
+        #expect(!reused.isActive, "closed once the answer is written")
+
+        let (quiet, quietLoop) = try drainingConnection(grace: .seconds(1))
+        quiet.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        quietLoop.advanceTime(by: .milliseconds(999))
+        #expect(quiet.isActive)
+        quietLoop.advanceTime(by: .milliseconds(1))
+        #expect(!quiet.isActive, "no request in the grace: closed")
+
+        let (busy, _) = try drainingConnection(grace: .seconds(1))
+        try busy.writeInbound(request)
+        busy.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        #expect(busy.isActive, "a request in flight is answered")
+        #expect(try answer(busy).lowercased().contains("connection: close"))
+        #expect(!busy.isActive)
+        for channel in [reused, quiet, busy] { _ = try channel.finish(acceptAlreadyClosed: true) }
+    }
+
     @Test("over real connections: a slowly sent header is cut off; at the client limit the listener pauses, then resumes")
     func served() async throws {
         var configuration = ServerHarness.configuration()

@@ -66,9 +66,10 @@ struct ServerHarness {
         let harness = ServerHarness(server: server, origin: origin, client: client, port: port, cacheDirectory: directory)
         var failure: (any Error)?
         do { try await body(harness) } catch { failure = error }
+        // The client goes first: a connection it keeps alive would hold the drain for its grace.
+        try? await client.shutdown()
         await group.triggerGracefulShutdown()
         _ = try? await running.value
-        try? await client.shutdown()
         try? await origin.shutdown()
         try? FileManager.default.removeItem(at: directory)
         if let failure { throw failure }

@@ -23,4 +23,11 @@ if [[ $kind == address ]]; then
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
 fi
-swift test --skip-build --sanitize="$kind" --scratch-path "$scratch" --no-parallel "$@"
+# As scripts/test.sh runs it: in parallel but for the suite of bounds in time, unless filtered.
+run=(swift test --skip-build --sanitize="$kind" --scratch-path "$scratch")
+if (($# == 0)); then
+  "${run[@]}" --experimental-maximum-parallelization-width 3 --skip TimingBoundTests
+  "${run[@]}" --no-parallel --filter TimingBoundTests
+else
+  "${run[@]}" --no-parallel "$@"
+fi

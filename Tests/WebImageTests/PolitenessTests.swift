@@ -42,25 +42,4 @@ struct PolitenessTests {
         try await downloader.shutdown()
         try await origin.shutdown()
     }
-
-    @Test("a 429 with Retry-After holds that host's queued downloads, not another host's")
-    func retryAfterHoldsTheHost() async throws {
-        let origin = try await OriginServer.start()
-        let downloader = ImageDownloader(
-            configuration: ImageDownloaderConfiguration(hostPoliteness: HostPoliteness(), retryPolicy: .none))
-        origin.route("/busy", .retryAfter(seconds: 1))
-        origin.route("/after.png", .ok(png, contentType: "image/png"))
-        origin.route("/b.png", .ok(png, contentType: "image/png"))
-        await #expect(throws: WebImageError(.badStatus(429))) { try await downloader.loadData(origin.url("/busy")) }
-        let held = Outcomes()
-        let heldToken = downloader.load(origin.url("/after.png"), options: LoadRequestOptions(), events: held.handler())
-        let other = try await downloader.loadData(URL(string: "http://localhost:\(origin.port)/b.png")!)
-        #expect(other.data == Data(png))
-        #expect(origin.requestCount("/after.png") == 0, "queued first, yet held while the other host was served")
-        try await held.waitForResults(1)
-        #expect((try? held.all.first?.get())?.data == Data(png), "it starts once the hold is over")
-        heldToken.cancel()
-        try await downloader.shutdown()
-        try await origin.shutdown()
-    }
 }

@@ -71,7 +71,8 @@ struct ServerClientLimitsTests {
     @Test("draining: an idle connection waits out the grace, a request in it is answered and ends it, a response says close")
     func drainDecisions() {
         var idle = ConnectionDrain()
-        #expect(idle.requestHead() == .none && idle.responseHead() == false && idle.responseEnd() == .none, "not draining: keep-alive as usual")
+        #expect(
+            idle.requestHead() == .none && idle.responseHead() == false && idle.responseEnd() == .none, "not draining: keep-alive as usual")
         #expect(idle.quiesce() == .startGrace, "idle when the drain begins: the grace starts")
         #expect(idle.quiesce() == .none, "told twice, once")
         #expect(idle.requestHead() == .cancelGrace, "a request sent in the grace is taken")

@@ -173,6 +173,8 @@ let package = Package(
                 "WebImage", "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
                 "WebImageTesting", "CWebImageCodecs", "WebImageTestChild", "webimage", "WebImageServer",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -41,9 +41,6 @@ public final class ImageServer: Service, Sendable {
     /// - Throws: ``WebImageError`` when a cache directory cannot be opened, or
     ///   ``WebImageError/Code/invalidArgument`` when neither a key nor `allowsUnsigned` is given.
     public init(configuration: ImageServerConfiguration, logger: Logger = Logger(label: "webimage.server")) throws(WebImageError) {
-        guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {
-            throw WebImageError(.invalidArgument, "give a signing key (--key and --salt) or allow unsigned URLs (--allow-unsigned)")
-        }
         self.configuration = configuration
         self.logger = logger
         connectionLimiter = configuration.maximumClients > 0 ? ConnectionLimiter(maximum: configuration.maximumClients) : nil
@@ -84,7 +81,7 @@ public final class ImageServer: Service, Sendable {
         let timeouts = (read: TimeAmount(configuration.readRequestTimeout), write: TimeAmount(configuration.writeResponseTimeout))
         let drainGrace = TimeAmount(configuration.drainGrace)
         let application = Application(
-            responder: ProxyResponder(server: self),
+            router: makeRouter(),
             server: HTTPServerBuilder { responder in
                 ProxyHTTP1Channel(
                     inner: HTTP1Channel(responder: responder, configuration: http), limiter: limiter, readTimeout: timeouts.read,
@@ -129,91 +126,61 @@ public final class ImageServer: Service, Sendable {
         for waiter in waiters { waiter.resume(returning: port) }
     }
 
-    /// What the server reads of a request.
-    struct Incoming: Sendable {
-        var method: String
-        var path: Substring
-        var query: String?
-        var accept: String?
-        var ifNoneMatch: String?
-        var ifModifiedSince: String?
-        /// The client's hints, read only when the server takes them.
-        var hints: OptionsParser.ClientHints?
-        /// The peer, the headers a proxy names the client with, and the page's token header: read
-        /// only for the pages' paths.
-        var peerAddress: String?
-        /// The connection's close future: a miss stops when its client goes away.
-        var connectionClosed: EventLoopFuture<Void>?
-        var forwarding = PageAccess.Forwarding()
-        var pageToken: String?
-        /// The `Authorization` header, read only when a ``ImageServerConfiguration/secret`` is set.
-        var authorization: String?
-    }
-
-    /// The answer to any request: the operational routes and pages, else the proxy.
-    func respond(_ request: Incoming) async -> ProxyResponse {
-        var response = await answer(request)
-        if request.method == "HEAD" { response.body = Data() }
-        return response
-    }
-
-    private func answer(_ request: Incoming) async -> ProxyResponse {
-        let method = request.method
-        // Every route is under the prefix, as imgproxy's router adds it to each.
-        guard let path = Self.removingPrefix(configuration.pathPrefix, from: request.path) else {
-            return proxy.errorResponse(.notFound("no route here: every path starts with \(configuration.pathPrefix)"))
-        }
-        if method == "OPTIONS" {
-            // A CORS preflight, or a client asking: imgproxy answers every OPTIONS with a 200.
-            return ProxyResponse(status: 200, headers: [("Allow", "GET, HEAD, OPTIONS")] + corsHeaders, body: Data())
-        }
-        guard method == "GET" || method == "HEAD" else {
-            return ProxyResponse(
-                status: 405, headers: [("Allow", "GET, HEAD, OPTIONS"), ("Content-Type", "text/plain; charset=utf-8")],
-                body: Data("use GET or HEAD\n".utf8))
-        }
-        if ServerPages.mayHandle(path) {
-            let page = ServerPages.Request(
-                path: path, query: request.query, peerAddress: request.peerAddress, forwarding: request.forwarding,
-                tokenHeader: request.pageToken)
-            if let answer = pages.respond(to: page, metrics: { MetricsReading(text: metricsText()) }) { return answer }
-        }
-        switch path {
-        case "/health", configuration.healthCheckPath ?? "/health":
-            return ProxyResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("ok\n".utf8))
-        case "/ready":
-            return isReady
-                ? ProxyResponse(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("ready\n".utf8))
-                : ProxyResponse(status: 503, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("shutting down\n".utf8))
-        case "/metrics":
-            return ProxyResponse(
-                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Data(metricsText().utf8))
-        default:
-            // The signature does not cover a query: each one would be another key for the same
-            // image in every cache in front. A source's own query is escaped inside the path.
-            var response: ProxyResponse
-            if let secret = configuration.secret, !Self.constantTimeEqual(request.authorization ?? "", "Bearer " + secret) {
-                response = proxy.errorResponse(.forbidden("the Authorization header does not carry the secret"))
-            } else if request.query != nil {
-                response = proxy.errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)"))
-            } else if path.hasPrefix("/info/") {
-                response = await proxy.respondInfo(
-                    path: path.dropFirst("/info".count), ifNoneMatch: request.ifNoneMatch, connectionClosed: request.connectionClosed)
-            } else {
-                response = await proxy.respond(
-                    method: method, path: path, accept: request.accept, ifNoneMatch: request.ifNoneMatch,
-                    ifModifiedSince: request.ifModifiedSince, hints: request.hints,
-                    connectionClosed: request.connectionClosed)
+    /// The routes, each under the configured prefix as imgproxy's router adds it: the operational
+    /// routes, the pages that are on, and the proxy for every other path. A `HEAD` is routed as a
+    /// `GET` and loses its body in one place, the router's.
+    func makeRouter() -> Router<ServerRequestContext> {
+        let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: ResponseStampMiddleware())
+        router.add(middleware: MethodMiddleware(corsHeaders: proxy.corsHeaders))
+        let prefix = configuration.pathPrefix
+        if !prefix.isEmpty {
+            router.get("/**") { _, _ throws(ProxyError) -> Response in
+                throw .notFound("no route here: every path starts with \(prefix)")
             }
-            response.headers += corsHeaders
-            return response
         }
+        let routes = router.group(RouterPath(prefix))
+        for path in Set(["/health", configuration.healthCheckPath ?? "/health"]) {
+            routes.get(RouterPath(path)) { _, _ in Self.text(200, "ok") }
+        }
+        routes.get("/ready") { [self] _, _ in isReady ? Self.text(200, "ready") : Self.text(503, "shutting down") }
+        routes.get("/metrics") { [self] _, _ in
+            ProxyResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Data(metricsText().utf8)
+            ).hummingbirdResponse
+        }
+        var pagePaths: [String] = []
+        if configuration.playground { pagePaths += ["/playground", "/playground/sign", "/playground/demo/**"] }
+        if configuration.statusPage { pagePaths += ["/status", "/status/figures"] }
+        for path in pagePaths {
+            routes.get(RouterPath(path)) { [self] request, context in page(request, context: context) }
+        }
+        for path in ["/", "/**"] {
+            routes.get(RouterPath(path)) { [self] request, context in
+                let path = Self.removingPrefix(prefix, from: Substring(request.uri.path)) ?? "/"
+                return await proxy.response(to: request, path: path, connectionClosed: context.channel.closeFuture)
+            }
+        }
+        return router
     }
 
-    /// imgproxy's CORS headers, when an origin is configured.
-    private var corsHeaders: [(String, String)] {
-        guard let origin = configuration.allowOrigin else { return [] }
-        return [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", "GET, OPTIONS")]
+    private static func text(_ status: Int, _ line: String) -> Response {
+        ProxyResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data((line + "\n").utf8))
+            .hummingbirdResponse
+    }
+
+    /// A page's answer, the access rules and tokens applied by the pages.
+    private func page(_ request: Request, context: ServerRequestContext) -> Response {
+        let path = Self.removingPrefix(configuration.pathPrefix, from: Substring(request.uri.path)) ?? "/"
+        let forwarding = PageAccess.Forwarding(
+            forwarded: request.headers[HeaderName.forwarded], forwardedFor: request.headers[HeaderName.forwardedFor],
+            realIP: request.headers[HeaderName.realIP])
+        let page = ServerPages.Request(
+            path: path, query: request.uri.query, peerAddress: context.remoteAddress?.ipAddress, forwarding: forwarding,
+            tokenHeader: request.headers[path.hasPrefix("/status") ? HeaderName.statusToken : HeaderName.playgroundToken])
+        let answer =
+            pages.respond(to: page, metrics: { MetricsReading(text: metricsText()) }) ?? proxy.errorResponse(.notFound("no such page"))
+        return answer.hummingbirdResponse
     }
 
     /// `path` without `prefix`, which must be followed by `/` or nothing; nil when it is not there.
@@ -241,75 +208,6 @@ public final class ImageServer: Service, Sendable {
         proxy.metrics.running.record(proxy.gate.running)
         proxy.metrics.queued.record(proxy.gate.queued)
         return String(decoding: registry.emitToBuffer(), as: UTF8.self)
-    }
-}
-
-/// Hummingbird's side: reads the method, the raw path and two headers, writes the
-/// ``ProxyResponse`` back, and logs one line per request with its id.
-struct ProxyResponder: HTTPResponder {
-    typealias Context = ServerRequestContext
-    let server: ImageServer
-
-    /// The names the proxy writes, made once: checking and lowercasing a name on every
-    /// response cost 1% of a result-cache hit.
-    private static let knownNames: [String: HTTPField.Name] = [
-        "ETag": .eTag, "Cache-Control": .cacheControl, "Vary": .vary, "Last-Modified": .lastModified,
-        "Server-Timing": HTTPField.Name("Server-Timing")!, "Content-Type": .contentType, "Content-Length": .contentLength,
-        "Content-Disposition": .contentDisposition, "Retry-After": .retryAfter,
-    ]
-
-    private static let forwarded = HTTPField.Name("Forwarded")!
-    private static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
-    private static let realIP = HTTPField.Name("X-Real-IP")!
-    private static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
-    private static let playgroundToken = HTTPField.Name("X-Playground-Token")!
-    private static let statusToken = HTTPField.Name("X-Status-Token")!
-    private static let hintDPR = HTTPField.Name("Sec-CH-DPR")!
-    private static let dpr = HTTPField.Name("DPR")!
-    private static let hintWidth = HTTPField.Name("Sec-CH-Width")!
-    private static let width = HTTPField.Name("Width")!
-
-    func respond(to request: Request, context: Context) async throws -> Response {
-        let start = ContinuousClock.now
-        let method = request.method.rawValue
-        let path = Substring(request.uri.path)
-        var incoming = ImageServer.Incoming(
-            method: method, path: path, query: request.uri.query, accept: request.headers[.accept],
-            ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince])
-        // Only the pages read these; a proxy request does not look for them.
-        if ServerPages.mayHandle(path) {
-            incoming.peerAddress = context.remoteAddress?.ipAddress
-            incoming.forwarding = PageAccess.Forwarding(
-                forwarded: request.headers[Self.forwarded], forwardedFor: request.headers[Self.forwardedFor],
-                realIP: request.headers[Self.realIP])
-            incoming.pageToken = request.headers[path.hasPrefix("/status") ? Self.statusToken : Self.playgroundToken]
-        }
-        incoming.connectionClosed = context.channel.closeFuture
-        if server.configuration.secret != nil { incoming.authorization = request.headers[.authorization] }
-        if server.configuration.enableClientHints {
-            incoming.hints = OptionsParser.ClientHints(
-                dpr: [request.headers[Self.hintDPR], request.headers[Self.dpr]],
-                width: [request.headers[Self.hintWidth], request.headers[Self.width]])
-        }
-        let answer = await server.respond(incoming)
-        var headers = HTTPFields()
-        for (name, value) in answer.headers {
-            if let field = Self.knownNames[name] ?? HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
-        }
-        // An HTTP/1.0 request without keep-alive (ProxyHTTP1Channel marked it) closes after its answer.
-        if request.headers[.connection]?.lowercased() == "close" { headers[.connection] = "close" }
-        let requestID = context.id
-        headers.append(HTTPField(name: HTTPField.Name("X-Request-Id")!, value: requestID))
-        // Every body is what its Content-Type says: a browser must not guess HTML into an error's text.
-        headers.append(HTTPField(name: Self.contentTypeOptions, value: "nosniff"))
-        context.logger.info(
-            "request",
-            metadata: [
-                "method": "\(method)", "path": "\(request.uri.path.prefix(200))", "status": "\(answer.status)",
-                "bytes": "\(answer.body.count)", "ms": "\(Int((ContinuousClock.now - start) / .milliseconds(1)))",
-            ])
-        let body = answer.body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
-        return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: body)
     }
 }
 

@@ -1,10 +1,12 @@
+public import HTTPTypes
+
 /// Why the proxy refused or failed a request: the HTTP status it answers with and a one-line
 /// reason that names the option, the limit or the source at fault. The reason is the response
 /// body, so a developer sees what to fix; it never carries a stack trace or a server path.
 public struct ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The status the response carries (4xx for the client's mistakes, 502/504 for the
     /// source's, 503 when the server is full).
-    public var status: Int
+    public var status: HTTPResponse.Status
     /// One line saying what was wrong.
     public var reason: String
     /// Seconds a client should wait before trying again (503 only).
@@ -12,15 +14,17 @@ public struct ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// For a source that could not be fetched, what went wrong (`http_404`, `timedOut`): the
     /// `kind` of `webimage_server_source_errors_total`.
     var sourceFailure: String?
+    /// Headers the answer carries besides the reason's (`Allow` on a 405).
+    var headers = HTTPFields()
 
     /// Creates an error.
     public init(status: Int, _ reason: String, retryAfter: Int? = nil) {
-        self.status = status
+        self.status = HTTPResponse.Status(code: status)
         self.reason = reason
         self.retryAfter = retryAfter
     }
 
-    public var description: String { "\(status) \(reason)" }
+    public var description: String { "\(status.code) \(reason)" }
 
     /// 400: the URL or an option is malformed.
     static func badRequest(_ reason: String) -> ProxyError { ProxyError(status: 400, reason) }

@@ -1,4 +1,6 @@
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import NIOSSL
 import Logging
 import Testing
@@ -166,6 +168,15 @@ func signedProxyPath() -> String {
     return path
 }
 
+func imageApplication(configuration: ImageServerConfiguration) throws -> (ImageProxy, Application<RouterResponder<BasicRequestContext>>) {
+    let proxy = try ImageProxy(configuration: configuration)
+    let router = Router()
+    router.get("/hello") { _, _ in "hello\n" }
+    // Middleware applies to the routes added after it and to paths no route takes: /images/... here.
+    router.add(middleware: ImageProxyMiddleware(proxy: proxy, prefix: "/images"))
+    return (proxy, Application(router: router))
+}
+
 @Suite("README examples")
 struct ReadmeExamplesTests {
     @Test("signedProxyPath() signs with the first key, as imgproxy does")
@@ -237,6 +248,39 @@ struct ReadmeExamplesTests {
         #expect(try await fetchAvatar(origin.url("/me.png"), cachedETag: nil) == Data(png))
         #expect(try await fetchAvatar(origin.url("/me.png"), cachedETag: "\"7\"") == nil)
         #expect(origin.requests(to: "/me.png").last?.header("If-None-Match") == "\"7\"")
+        try await origin.shutdown()
+    }
+
+    @Test("imageApplication(configuration:) serves its own route beside the proxy under /images, in process")
+    func embeddedProxyExample() async throws {
+        let origin = try await OriginServer.start()
+        origin.route("/photo.jpg", .ok(Array(try Fixture.data("gradient.jpg")), contentType: "image/jpeg"))
+        let directory = try TemporaryDirectory()
+        var configuration = ServerHarness.configuration()
+        configuration.cacheDirectory = directory.url
+        let (proxy, application) = try imageApplication(configuration: configuration)
+        let signed = URLSigner(keys: [ServerHarness.exampleKey]).sign("/rs:fit:32:32/plain/\(origin.url("/photo.jpg").absoluteString)@png")
+        try await application.test(.router) { client in
+            try await client.execute(uri: "/hello", method: .get) { response in
+                #expect(response.status == .ok && String(buffer: response.body) == "hello\n")
+            }
+            try await client.execute(uri: "/images" + signed, method: .get) { response in
+                #expect(response.status == .ok && response.headers[.contentType] == "image/png")
+                let header = try ImageHeader(data: Data(buffer: response.body))
+                #expect(max(header.width, header.height) == 32)
+            }
+            try await client.execute(uri: "/images" + signed, method: .head) { response in
+                #expect(response.status == .ok && response.body.readableBytes == 0 && response.headers[.contentLength] != nil)
+            }
+            try await client.execute(uri: "/images/unsafe/w:10/plain/http://127.0.0.1/a.jpg", method: .get) { response in
+                #expect(response.status == .forbidden, "unsigned paths are refused as the server refuses them")
+            }
+            try await client.execute(uri: "/elsewhere", method: .get) { response in
+                #expect(response.status == .notFound, "outside the prefix the application's router answers")
+            }
+        }
+        #expect(origin.requestCount("/photo.jpg") == 1, "the HEAD was answered from the result cache")
+        await proxy.shutdown()
         try await origin.shutdown()
     }
 

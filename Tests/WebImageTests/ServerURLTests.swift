@@ -54,7 +54,7 @@ struct ServerURLTests {
     @Test("bad paths answer 400 or 404 with a reason")
     func badPaths() {
         func status(_ path: String) -> Int? {
-            do { _ = try ProxyPath(parsing: Substring(path)) } catch { return error.status }
+            do { _ = try ProxyPath(parsing: Substring(path)) } catch { return error.status.code }
             return nil
         }
         #expect(status("/onlysignature") == 404)
@@ -82,7 +82,7 @@ struct ServerURLTests {
     func optionErrors() {
         let parser = OptionsParser(presets: ["thumb": "rs:fill:100:100"], maximumResultDimension: 1000)
         func reason(_ segments: [Substring]) -> String? {
-            do { _ = try parser.parse(segments) } catch { return "\(error.status) \(error.reason)" }
+            do { _ = try parser.parse(segments) } catch { return error.description }
             return nil
         }
         #expect(reason(["nope:1"]) == "400 unknown option \"nope\"")

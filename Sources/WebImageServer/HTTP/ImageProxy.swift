@@ -92,6 +92,9 @@ public final class ImageProxy: Sendable {
     init(configuration: ImageServerConfiguration, telemetry: Telemetry, metrics: ServerMetrics, localSources: DemoSources? = nil)
         throws(WebImageError)
     {
+        guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {
+            throw WebImageError(.invalidArgument, "give a signing key (--key and --salt) or allow unsigned URLs (--allow-unsigned)")
+        }
         self.configuration = configuration
         self.localSources = localSources
         localFiles = try configuration.localFilesystemRoot.map { root throws(WebImageError) in
@@ -170,8 +173,9 @@ public final class ImageProxy: Sendable {
     /// Requests waiting for that work.
     var inFlightWaiterCount: Int { inFlight.waiterCount }
 
-    /// Closes the caches and the downloader.
-    func shutdown() async {
+    /// Flushes and closes the caches and shuts the downloader down; ``run()`` does it when a
+    /// service group stops. The proxy answers nothing afterwards.
+    public func shutdown() async {
         await fetcher.shutdown()
         try? results.flush()
         results.close()
@@ -196,7 +200,8 @@ public final class ImageProxy: Sendable {
         } catch {
             response = errorResponse(error)
         }
-        if method == "HEAD" { response.body = Data() } else { metrics.bytesOut.increment(by: Int64(response.body.count)) }
+        // A HEAD's body is dropped by whoever routes it; only a GET's goes out.
+        if method != "HEAD" { metrics.bytesOut.increment(by: Int64(response.body.count)) }
         metrics.record(
             status: response.status, seconds: Self.seconds(since: start), signedPath: Self.withoutSignature(path),
             bytes: response.body.count)
@@ -416,7 +421,7 @@ public final class ImageProxy: Sendable {
             ("Content-Disposition", contentDisposition(options, contentType: format.mimeType)),
         ]
         if vary { headers.append(("Vary", varyHeaders(options).joined(separator: ", "))) }
-        return ProxyResponse(status: fallback.status == 0 ? error.status : fallback.status, headers: headers, body: encoded)
+        return ProxyResponse(status: fallback.status == 0 ? error.status.code : fallback.status, headers: headers, body: encoded)
     }
 
     private func checkSignature(_ path: ProxyPath) throws(ProxyError) {
@@ -690,11 +695,13 @@ public final class ImageProxy: Sendable {
 
     func errorResponse(_ error: ProxyError) -> ProxyResponse {
         var headers: [(name: String, value: String)] = [("Content-Type", "text/plain; charset=utf-8")]
-        let transient = error.status == 503 || error.status == 504 || error.status == 499
+        let transient = [503, 504, 499].contains(error.status.code)
         headers.append(("Cache-Control", transient ? "no-store" : "public, max-age=\(configuration.errorTTL)"))
         if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
-        if error.status >= 500 { logger.notice("request failed", metadata: ["status": "\(error.status)", "reason": "\(error.reason)"]) }
-        return ProxyResponse(status: error.status, headers: headers, body: Data((error.reason + "\n").utf8))
+        if error.status.code >= 500 {
+            logger.notice("request failed", metadata: ["status": "\(error.status.code)", "reason": "\(error.reason)"])
+        }
+        return ProxyResponse(status: error.status.code, headers: headers, body: Data((error.reason + "\n").utf8))
     }
 
     private static func seconds(since start: ContinuousClock.Instant) -> Double {

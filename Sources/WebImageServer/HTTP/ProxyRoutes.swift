@@ -1,0 +1,148 @@
+import Foundation
+public import Hummingbird
+import HTTPTypes
+import Metrics
+public import NIOCore
+public import ServiceLifecycle
+public import WebImage
+
+/// The proxy on Hummingbird's types: what ``ImageServer``'s router and ``ImageProxyMiddleware``
+/// both answer a proxy path with, so that a proxy mounted in another application behaves as the
+/// server does.
+extension ImageProxy {
+    /// A proxy for an application of your own: mount it with ``ImageProxyMiddleware`` and run it
+    /// as a service (``run()``), so that its caches are flushed when the application stops.
+    /// - Throws: ``WebImageError`` when a cache directory cannot be opened, or
+    ///   ``WebImageError/Code/invalidArgument`` for a configuration the proxy cannot run with
+    ///   (neither a key nor `allowsUnsigned`, a preferred format it cannot write).
+    public convenience init(configuration: ImageServerConfiguration, telemetry: Telemetry = .default) throws(WebImageError) {
+        try self.init(
+            configuration: configuration, telemetry: telemetry,
+            metrics: ServerMetrics(factory: telemetry.metricsFactory ?? MetricsSystem.factory))
+    }
+
+    /// The answer to a `GET` or `HEAD` of a proxy path (`path` is the request's path with any
+    /// mount prefix removed): the secret and the query checked, `/info/` or processing, imgproxy's
+    /// CORS headers. The body is a `GET`'s; whoever routes a `HEAD` drops it, once.
+    func response(to request: Request, path: Substring, connectionClosed: EventLoopFuture<Void>?) async -> Response {
+        var answer: ProxyResponse
+        // The signature does not cover a query: each one would be another key for the same image
+        // in every cache in front. A source's own query is escaped inside the path.
+        if let secret = configuration.secret, !ImageServer.constantTimeEqual(request.headers[.authorization] ?? "", "Bearer " + secret) {
+            answer = errorResponse(.forbidden("the Authorization header does not carry the secret"))
+        } else if request.uri.query != nil {
+            answer = errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)"))
+        } else if path.hasPrefix("/info/") {
+            answer = await respondInfo(
+                path: path.dropFirst("/info".count), ifNoneMatch: request.headers[.ifNoneMatch], connectionClosed: connectionClosed)
+        } else {
+            var hints: OptionsParser.ClientHints?
+            if configuration.enableClientHints {
+                hints = OptionsParser.ClientHints(
+                    dpr: [request.headers[HeaderName.hintDPR], request.headers[HeaderName.dpr]],
+                    width: [request.headers[HeaderName.hintWidth], request.headers[HeaderName.width]])
+            }
+            answer = await respond(
+                method: request.method.rawValue, path: path, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
+                ifModifiedSince: request.headers[.ifModifiedSince], hints: hints, connectionClosed: connectionClosed)
+        }
+        answer.headers += corsHeaders
+        return answer.hummingbirdResponse
+    }
+
+    /// imgproxy's CORS headers, when an origin is configured.
+    var corsHeaders: [(name: String, value: String)] {
+        guard let origin = configuration.allowOrigin else { return [] }
+        return [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Methods", "GET, OPTIONS")]
+    }
+}
+
+extension ImageProxy: Service {
+    /// Waits for the service group's graceful shutdown, then flushes and closes the caches and the
+    /// downloader. In a `ServiceGroup`, list the proxy before the HTTP application: the group stops
+    /// services in reverse order, so the application drains its requests first.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+}
+
+/// Mounts an ``ImageProxy`` in a Hummingbird application of your own, under a path prefix:
+/// `GET` and `HEAD` requests below the prefix are the proxy's (imgproxy's URLs, `/info/` included),
+/// everything else goes on to the application's routes.
+///
+/// ```swift
+/// let proxy = try ImageProxy(configuration: configuration)
+/// let router = Router()
+/// router.get("/hello") { _, _ in "hello" }
+/// router.add(middleware: ImageProxyMiddleware(proxy: proxy, prefix: "/images"))
+/// let application = Application(router: router)
+/// let group = ServiceGroup(services: [proxy, application], logger: logger)
+/// ```
+///
+/// Add it before the routes it should come in front of: Hummingbird applies a middleware to the
+/// routes added after it (and to paths no route matches).
+public struct ImageProxyMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The proxy that answers.
+    public let proxy: ImageProxy
+    /// Where its paths start, such as `/images`; empty for every path.
+    public let prefix: String
+
+    /// A middleware answering the paths under `prefix` with `proxy`.
+    public init(proxy: ImageProxy, prefix: String = "") {
+        self.proxy = proxy
+        self.prefix = prefix
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .get || request.method == .head,
+            let path = ImageServer.removingPrefix(prefix, from: Substring(request.uri.path)), path != "/"
+        else { return try await next(request, context) }
+        let response = await proxy.response(to: request, path: path, connectionClosed: nil)
+        return request.method == .head ? response.createHeadResponse() : response
+    }
+}
+
+/// Header names read or written more than once, made once: checking and lowercasing a name on
+/// every response cost 1% of a result-cache hit.
+enum HeaderName {
+    static let known: [String: HTTPField.Name] = [
+        "ETag": .eTag, "Cache-Control": .cacheControl, "Vary": .vary, "Last-Modified": .lastModified,
+        "Server-Timing": HTTPField.Name("Server-Timing")!, "Content-Type": .contentType, "Content-Length": .contentLength,
+        "Content-Disposition": .contentDisposition, "Retry-After": .retryAfter, "Allow": .allow,
+    ]
+    static let forwarded = HTTPField.Name("Forwarded")!
+    static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+    static let realIP = HTTPField.Name("X-Real-IP")!
+    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+    static let requestID = HTTPField.Name("X-Request-Id")!
+    static let playgroundToken = HTTPField.Name("X-Playground-Token")!
+    static let statusToken = HTTPField.Name("X-Status-Token")!
+    static let hintDPR = HTTPField.Name("Sec-CH-DPR")!
+    static let dpr = HTTPField.Name("DPR")!
+    static let hintWidth = HTTPField.Name("Sec-CH-Width")!
+    static let width = HTTPField.Name("Width")!
+}
+
+extension ProxyResponse {
+    /// As Hummingbird writes it.
+    var hummingbirdResponse: Response {
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            if let field = HeaderName.known[name] ?? HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+        }
+        let body = body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body))
+        return Response(status: HTTPResponse.Status(code: status), headers: fields, body: body)
+    }
+}
+
+extension ProxyError: HTTPResponseError {
+    /// The reason as the body, uncached (an error thrown by a route, not the proxy's own answer,
+    /// which carries the configured error TTL).
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var fields: HTTPFields = [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"]
+        fields.append(contentsOf: headers)
+        if let retryAfter { fields[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: reason + "\n")))
+    }
+}

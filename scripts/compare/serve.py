@@ -267,6 +267,13 @@ def cache(workdir: Path, args, report: dict):
     start([str(HTTP_FLOOR), str(workdir / "www" / "result.jpg"), str(floor_port)], floor_port, workdir / "floor.log")
     sides = {"webimage serve, result-cache hit": url, "nginx, static file": f"http://127.0.0.1:{origin}/result.jpg",
              "Hummingbird alone, bytes in memory": f"http://127.0.0.1:{floor_port}/result.jpg"}
+    baseline = None
+    if args.baseline:
+        # Another build of ours beside this one, its cache filled by one request: a before-and-after in one run.
+        baseline, baseline_port = start_ours(workdir, "cache-baseline", binary=args.baseline)
+        baseline_url = url.replace(f":{ours_port}/", f":{baseline_port}/", 1)
+        subprocess.run(["curl", "-sf", "-o", "/dev/null", baseline_url], check=True)
+        sides["webimage serve (baseline), result-cache hit"] = baseline_url
     runs = {name: [] for name in sides}
     for _ in range(args.repeats):
         for name, side in sides.items():
@@ -284,7 +291,9 @@ def cache(workdir: Path, args, report: dict):
     print(f"  304 revalidation (If-None-Match, one connection): p50 {revalidation['p50']:.3f} ms, "
           f"p99 {revalidation['p99']:.3f} ms, {revalidation['rate']:.0f} req/s")
     report["cache"] = results | {"revalidation": revalidation}
-    stop(ours)
+    for process in (ours, baseline):
+        if process:
+            stop(process)
 
 
 def entry_bytes(path: Path) -> int:
@@ -355,7 +364,7 @@ def main():
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--soak-minutes", type=float, default=10)
     parser.add_argument("--json", type=Path, help="also write the results to this file")
-    parser.add_argument("--baseline", type=Path, help="throughput: another webimage binary run beside this build's")
+    parser.add_argument("--baseline", type=Path, help="throughput and cache: another webimage binary run beside this build's")
     args = parser.parse_args()
     unknown = set(args.parts) - set(PARTS)
     if unknown:

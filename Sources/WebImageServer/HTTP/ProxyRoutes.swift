@@ -87,18 +87,28 @@ public struct ImageProxyMiddleware<Context: RequestContext>: RouterMiddleware {
     public let proxy: ImageProxy
     /// Where its paths start, such as `/images`; empty for every path.
     public let prefix: String
+    /// The request's connection closing, which cancels a miss's work when its client goes away;
+    /// nil where the context does not know its connection.
+    let connectionClosed: @Sendable (Context) -> EventLoopFuture<Void>?
 
     /// A middleware answering the paths under `prefix` with `proxy`.
     public init(proxy: ImageProxy, prefix: String = "") {
-        self.proxy = proxy
-        self.prefix = prefix
+        self.init(proxy: proxy, prefix: prefix, connectionClosed: { _ in nil })
     }
 
+    init(proxy: ImageProxy, prefix: String, connectionClosed: @escaping @Sendable (Context) -> EventLoopFuture<Void>?) {
+        self.proxy = proxy
+        self.prefix = prefix
+        self.connectionClosed = connectionClosed
+    }
+
+    /// Answers a `GET` or `HEAD` under the prefix (a `HEAD` is the `GET`'s answer without its
+    /// body, here and nowhere else); hands anything else on.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.method == .get || request.method == .head,
-            let path = ImageServer.removingPrefix(prefix, from: Substring(request.uri.path)), path != "/"
+            let path = ImageServer.removingPrefix(prefix, from: Substring(request.uri.path))
         else { return try await next(request, context) }
-        let response = await proxy.response(to: request, path: path, connectionClosed: nil)
+        let response = await proxy.response(to: request, path: path, connectionClosed: connectionClosed(context))
         return request.method == .head ? response.createHeadResponse() : response
     }
 }

@@ -54,3 +54,14 @@ struct MethodMiddleware: RouterMiddleware {
 
     private static let allowed = "GET, HEAD, OPTIONS"
 }
+
+/// The innermost middleware: reached only by a path outside the prefix, which no route and not
+/// the proxy takes.
+struct UnroutedMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let prefix: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        throw ProxyError.notFound("no route here: every path starts with \(prefix)")
+    }
+}

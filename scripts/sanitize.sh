@@ -24,9 +24,10 @@ if [[ $kind == address ]]; then
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
 fi
 # As scripts/test.sh runs it: in parallel but for the suite of bounds in time, unless filtered.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-3}
 run=(swift test --skip-build --sanitize="$kind" --scratch-path "$scratch")
 if (($# == 0)); then
-  "${run[@]}" --experimental-maximum-parallelization-width 3 --skip TimingBoundTests
+  "${run[@]}" --skip TimingBoundTests
   "${run[@]}" --no-parallel --filter TimingBoundTests
 else
   "${run[@]}" --no-parallel "$@"

@@ -17,8 +17,10 @@ swift build --build-tests
 # In parallel, three tests at a time (on two cores; an unbounded run starts every test at once and
 # the origin servers' connections time out), except the suite whose assertions are bounds in time
 # (TimingBoundTests), which runs alone afterwards. A filtered run (arguments given) is serial.
+# (The width is Swift Testing's SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH, which a toolchain before 6.3 ignores.)
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-3}
 if (($# == 0)); then
-  swift test --skip-build --experimental-maximum-parallelization-width 3 --skip TimingBoundTests
+  swift test --skip-build --skip TimingBoundTests
   swift test --skip-build --no-parallel --filter TimingBoundTests
 else
   swift test --skip-build --no-parallel "$@"

@@ -1,6 +1,6 @@
 /// The package's release, named where it is shown: the downloader's `User-Agent`, the image
 /// proxy's `/status` and playground.
-public enum WebImageRelease {
+package enum WebImageRelease {
     /// The version.
     public static let version = "0.1"
 }

@@ -31,7 +31,9 @@ public final class ImageServer: Service, Sendable {
     /// `/playground` and `/status`.
     let pages: ServerPages
     /// The port once bound, and who waits for it until then.
-    private let listening = Locked<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
+    private let listening = BoundPort()
+    /// The operations port's, when ``ImageServerConfiguration/operationsPort`` is set.
+    private let operationsListening = BoundPort()
     private let draining = Locked(false)
     private let logger: Logger
     /// `IMGPROXY_MAX_CLIENTS`' count of client connections; nil without a limit.
@@ -59,15 +61,13 @@ public final class ImageServer: Service, Sendable {
 
     /// The port the server listens on, once it does (for a configuration with port 0).
     public var port: Int {
-        get async {
-            await withCheckedContinuation { continuation in
-                let port = listening.withLock { listening in
-                    if listening.port == nil { listening.waiters.append(continuation) }
-                    return listening.port
-                }
-                if let port { continuation.resume(returning: port) }
-            }
-        }
+        get async { await listening.value }
+    }
+
+    /// The port of the operational routes, once it listens; only with an
+    /// ``ImageServerConfiguration/operationsPort`` (else it never returns).
+    public var operationsPort: Int {
+        get async { await operationsListening.value }
     }
 
     /// Listens until the service group is told to stop, then drains and closes the caches.
@@ -94,10 +94,22 @@ public final class ImageServer: Service, Sendable {
                 bound(channel.localAddress?.port ?? configuration.port)
             },
             logger: logger)
-        // The application is a Service too: run here, it hears this service's graceful shutdown,
+        let operations = configuration.operationsPort.map { port in
+            Application(
+                router: makeOperationsRouter(),
+                configuration: ApplicationConfiguration(
+                    address: .hostname(configuration.operationsHost, port: port), serverName: "webimage"),
+                onServerRunning: { [self] channel in operationsListening.bound(channel.localAddress?.port ?? port) },
+                logger: logger)
+        }
+        // Each application is a Service too: run here, it hears this service's graceful shutdown,
         // stops accepting, and returns once the requests in flight are answered.
         try await withGracefulShutdownHandler {
-            try await application.run()
+            try await withThrowingTaskGroup { group in
+                group.addTask { try await application.run() }
+                if let operations { group.addTask { try await operations.run() } }
+                try await group.waitForAll()
+            }
         } onGracefulShutdown: { [self] in
             draining.withLock { $0 = true }
         }
@@ -119,11 +131,7 @@ public final class ImageServer: Service, Sendable {
     private func bound(_ port: Int) {
         ListeningSockets.releaseOnCrash()
         pages.listening(on: port)
-        let waiters = listening.withLock { listening in
-            defer { listening = (port, []) }
-            return listening.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: port) }
+        listening.bound(port)
     }
 
     /// The routes, each under the configured prefix as imgproxy's router adds it: the operational
@@ -138,8 +146,41 @@ public final class ImageServer: Service, Sendable {
         router.add(middleware: MethodMiddleware(corsHeaders: proxy.corsHeaders))
         let prefix = configuration.pathPrefix
         let routes = router.group(RouterPath(prefix))
+        addOperationalRoutes(to: routes, all: configuration.operationsPort == nil)
+        if configuration.playground {
+            for path in ["/playground", "/playground/sign", "/playground/demo/**"] {
+                routes.get(RouterPath(path)) { [self] request, context in page(request, context: context) }
+            }
+        }
+        // Added after the routes, so it applies only to the paths none of them takes.
+        router.add(middleware: ImageProxyMiddleware(proxy: proxy, prefix: prefix, connectionClosed: { $0.channel.closeFuture }))
+        router.add(middleware: UnroutedMiddleware(prefix: prefix))
+        return router
+    }
+
+    /// The operations port's routes (`--ops-bind`): `/health`, `/ready`, `/metrics` and the status
+    /// page, with no prefix and no proxy.
+    func makeOperationsRouter() -> Router<ServerRequestContext> {
+        let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: ResponseStampMiddleware())
+        router.add(middleware: MethodMiddleware(corsHeaders: []))
+        addOperationalRoutes(to: router, all: true)
+        return router
+    }
+
+    /// `/health` (and the configured health path) always; with `all`, `/ready`, `/metrics` and the
+    /// status page too, which `--ops-bind` moves to its own port.
+    private func addOperationalRoutes(to routes: some RouterMethods<ServerRequestContext>, all: Bool) {
         for path in Set(["/health", configuration.healthCheckPath ?? "/health"]) {
             routes.get(RouterPath(path)) { _, _ in Self.text(200, "ok") }
+        }
+        guard all else {
+            for path in ["/ready", "/metrics", "/status", "/status/figures"] {
+                routes.get(RouterPath(path)) { _, _ throws(ProxyError) -> Response in
+                    throw .notFound("\(path) is served on the operations port")
+                }
+            }
+            return
         }
         routes.get("/ready") { [self] _, _ in isReady ? Self.text(200, "ready") : Self.text(503, "shutting down") }
         routes.get("/metrics") { [self] _, _ in
@@ -147,16 +188,11 @@ public final class ImageServer: Service, Sendable {
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Data(metricsText().utf8)
             ).hummingbirdResponse
         }
-        var pagePaths: [String] = []
-        if configuration.playground { pagePaths += ["/playground", "/playground/sign", "/playground/demo/**"] }
-        if configuration.statusPage { pagePaths += ["/status", "/status/figures"] }
-        for path in pagePaths {
-            routes.get(RouterPath(path)) { [self] request, context in page(request, context: context) }
+        if configuration.statusPage {
+            for path in ["/status", "/status/figures"] {
+                routes.get(RouterPath(path)) { [self] request, context in page(request, context: context) }
+            }
         }
-        // Added after the routes, so it applies only to the paths none of them takes.
-        router.add(middleware: ImageProxyMiddleware(proxy: proxy, prefix: prefix, connectionClosed: { $0.channel.closeFuture }))
-        router.add(middleware: UnroutedMiddleware(prefix: prefix))
-        return router
     }
 
     private static func text(_ status: Int, _ line: String) -> Response {
@@ -166,7 +202,9 @@ public final class ImageServer: Service, Sendable {
 
     /// A page's answer, the access rules and tokens applied by the pages.
     private func page(_ request: Request, context: ServerRequestContext) -> Response {
-        let path = Self.removingPrefix(configuration.pathPrefix, from: Substring(request.uri.path)) ?? "/"
+        // Under the prefix on the public port; as it is on the operations port, which has none.
+        let raw = Substring(request.uri.path)
+        let path = Self.removingPrefix(configuration.pathPrefix, from: raw) ?? raw
         let forwarding = PageAccess.Forwarding(
             forwarded: request.headers[HeaderName.forwarded], forwardedFor: request.headers[HeaderName.forwardedFor],
             realIP: request.headers[HeaderName.realIP])
@@ -281,5 +319,32 @@ final class HTTP10ConnectionHandler: ChannelInboundHandler, RemovableChannelHand
         }
         head.headers.replaceOrAdd(name: "Connection", value: "close")
         context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+}
+
+/// A port learned once a listener binds, and whoever waits for it until then.
+final class BoundPort: Sendable {
+    // Locked: the listener binds on an event loop while callers wait from any task.
+    private let state = Locked<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
+
+    /// The port, now or once bound.
+    var value: Int {
+        get async {
+            await withCheckedContinuation { continuation in
+                let port = state.withLock { state in
+                    if state.port == nil { state.waiters.append(continuation) }
+                    return state.port
+                }
+                if let port { continuation.resume(returning: port) }
+            }
+        }
+    }
+
+    func bound(_ port: Int) {
+        let waiters = state.withLock { state in
+            defer { state = (port, []) }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: port) }
     }
 }

@@ -141,6 +141,13 @@ public struct ImageServerConfiguration: Sendable {
     /// that a request its client (nginx, a load balancer) is already sending on it is answered,
     /// with `Connection: close`, instead of meeting the close. Default 1 second.
     public var drainGrace: Duration = .seconds(1)
+    /// A port of its own for the operational routes (`--ops-bind`, imgproxy's
+    /// `IMGPROXY_PROMETHEUS_BIND`): `/ready`, `/metrics` and `/status` move there from the public
+    /// port, where only `/health` stays (a load balancer's or imgproxy's probe keeps working).
+    /// Default nil: all of them on the public port.
+    public var operationsPort: Int?
+    /// The address the operations port listens on. Default 127.0.0.1.
+    public var operationsHost = "127.0.0.1"
     /// The most bytes of request headers a client may send. Default 16 KiB.
     public var maximumRequestHeaderBytes = 16 * 1024
     /// Quality of lossy results when the URL gives none, 1...100. Default 80, imgproxy's.

@@ -308,8 +308,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_PRESETS": .mapped("WEBIMAGE_PRESET", .presets),
         "IMGPROXY_PRESETS_PATH": .mapped("WEBIMAGE_PRESETS_PATH", .text),
         "IMGPROXY_PRESETS_SEPARATOR": .readWith("IMGPROXY_PRESETS"),
-        "IMGPROXY_PROMETHEUS_BIND": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+        "IMGPROXY_PROMETHEUS_BIND": .mapped("WEBIMAGE_OPS_BIND", .bind),
         "IMGPROXY_PROMETHEUS_NAMESPACE": .unsupported(
             "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
         "IMGPROXY_QUALITY": .mapped("WEBIMAGE_QUALITY", .integer),

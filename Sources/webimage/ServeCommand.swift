@@ -360,6 +360,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A second path answering like /health.", valueName: "PATH"))
     var healthCheckPath: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve /ready, /metrics and /status on this address instead of the public one (/health answers on both).",
+            valueName: "HOST:PORT"))
+    var opsBind: String?
+
     func run() async throws {
         let settings = try ServeSettings(command: self, environment: ProcessInfo.processInfo.environment)
         let level = settings.logLevel
@@ -382,6 +388,13 @@ struct ServeCommand: AsyncParsableCommand {
             logger.notice("listening", metadata: ["address": "\(address)"])
             // One line on standard output for scripts, which learn the port of `--bind HOST:0` here.
             FileHandle.standardOutput.write(Data("listening on \(address)\n".utf8))
+        }
+        if settings.configuration.operationsPort != nil {
+            Task {
+                let address = "http://\(settings.configuration.operationsHost):\(await server.operationsPort)"
+                logger.notice("operations listening", metadata: ["address": "\(address)"])
+                FileHandle.standardOutput.write(Data("operations on \(address)\n".utf8))
+            }
         }
         try await server.runUntilSignalled()
     }

@@ -17,7 +17,13 @@ struct ServeSettings {
         let imgproxy = try ImgproxyEnvironment(environment: environment).translate()
         warnings = imgproxy.warnings
         let read = EnvironmentReader(environment: imgproxy.variables.merging(environment) { _, own in own })
-        if let bind = command.bind ?? read.text("BIND") { try setBind(bind) }
+        if let bind = command.bind ?? read.text("BIND") {
+            (configuration.host, configuration.port) = try Self.address(bind, "--bind")
+        }
+        if let bind = command.opsBind ?? read.text("OPS_BIND") {
+            let (host, port) = try Self.address(bind, "--ops-bind")
+            (configuration.operationsHost, configuration.operationsPort) = (host, port)
+        }
         let keys = try command.key.ifEmpty(Self.lines(ofFile: command.keyFile ?? read.text("KEY_FILE"), "--key-file") ?? read.list("KEY"))
         let salts = try command.salt.ifEmpty(
             Self.lines(ofFile: command.saltFile ?? read.text("SALT_FILE"), "--salt-file") ?? read.list("SALT"))
@@ -373,12 +379,12 @@ struct ServeSettings {
         return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
-    private mutating func setBind(_ bind: String) throws {
+    /// `HOST:PORT` (an IPv6 host in brackets).
+    static func address(_ bind: String, _ option: String) throws -> (host: String, port: Int) {
         guard let colon = bind.lastIndex(of: ":"), let port = Int(bind[bind.index(after: colon)...]), (0...65535).contains(port) else {
-            throw ValidationError("--bind is HOST:PORT, not \"\(bind)\"")
+            throw ValidationError("\(option) is HOST:PORT, not \"\(bind)\"")
         }
-        configuration.host = String(bind[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        configuration.port = port
+        return (String(bind[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
     }
 
     private func positive(_ value: Int?, _ name: String, _ set: (Int) -> Void) throws {

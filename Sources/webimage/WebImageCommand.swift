@@ -15,7 +15,7 @@ struct WebImageCommand: AsyncParsableCommand {
             """,
         subcommands: [
             FetchCommand.self, PrefetchCommand.self, ConvertCommand.self, InfoCommand.self, CacheCommand.self, ServeCommand.self,
-            DemoCommand.self,
+            DemoCommand.self, HealthCommand.self,
         ]
     )
 

@@ -35,6 +35,8 @@ public final class ImageServer: Service, Sendable {
     /// The operations port's, when ``ImageServerConfiguration/operationsPort`` is set.
     private let operationsListening = BoundPort()
     private let draining = Locked(false)
+    /// Who hears that the drain began (``runUntilSignalled(onDrain:)``).
+    private let drainObservers = Locked<[@Sendable () -> Void]>([])
     private let logger: Logger
     /// `IMGPROXY_MAX_CLIENTS`' count of client connections; nil without a limit.
     let connectionLimiter: ConnectionLimiter?
@@ -99,30 +101,45 @@ public final class ImageServer: Service, Sendable {
                 router: makeOperationsRouter(),
                 configuration: ApplicationConfiguration(
                     address: .hostname(configuration.operationsHost, port: port), serverName: "webimage"),
-                onServerRunning: { [self] channel in operationsListening.bound(channel.localAddress?.port ?? port) },
+                onServerRunning: { [self] channel in
+                    // This listener may bind after the public one: it is freed on a crash too.
+                    ListeningSockets.releaseOnCrash()
+                    operationsListening.bound(channel.localAddress?.port ?? port)
+                },
                 logger: logger)
         }
-        // Each application is a Service too: run here, it hears this service's graceful shutdown,
+        // The operations listener runs detached from this service's graceful shutdown, so that
+        // while the public port drains it still answers: /ready with 503 (the readiness flip an
+        // orchestrator watches), /metrics and /status with the drain's figures. It is stopped,
+        // by cancellation, once the drain is over; its task does not outlive this function.
+        let operationsTask = operations.map { operations in Task.detached { try await operations.run() } }
+        defer { operationsTask?.cancel() }
+        // The application is a Service too: run here, it hears this service's graceful shutdown,
         // stops accepting, and returns once the requests in flight are answered.
         try await withGracefulShutdownHandler {
-            try await withThrowingTaskGroup { group in
-                group.addTask { try await application.run() }
-                if let operations { group.addTask { try await operations.run() } }
-                try await group.waitForAll()
-            }
+            try await application.run()
         } onGracefulShutdown: { [self] in
             draining.withLock { $0 = true }
+            onDrain()
         }
+        operationsTask?.cancel()
+        _ = await operationsTask?.result
         await proxy.shutdown()
     }
 
-    /// Runs the server in its own service group that stops on SIGTERM or SIGINT.
-    public func runUntilSignalled() async throws {
+    /// Runs the server in its own service group that stops on SIGTERM or SIGINT; `onDrain` is
+    /// called as the drain begins (the command prints `draining` for scripts and tests).
+    public func runUntilSignalled(onDrain: @escaping @Sendable () -> Void = {}) async throws {
+        drainObservers.withLock { $0.append(onDrain) }
         var groupConfiguration = ServiceGroupConfiguration(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // imgproxy's graceful stop timeout: requests still running then are cancelled.
         groupConfiguration.maximumGracefulShutdownDuration = configuration.gracefulStopTimeout ?? configuration.requestTimeout + .seconds(5)
         let group = ServiceGroup(configuration: groupConfiguration)
         try await group.run()
+    }
+
+    private func onDrain() {
+        for observer in drainObservers.withLock({ $0 }) { observer() }
     }
 
     /// Whether the server takes new work: false once shutdown has begun.

@@ -396,6 +396,9 @@ struct ServeCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data("operations on \(address)\n".utf8))
             }
         }
-        try await server.runUntilSignalled()
+        try await server.runUntilSignalled(onDrain: {
+            logger.notice("draining")
+            FileHandle.standardOutput.write(Data("draining\n".utf8))
+        })
     }
 }

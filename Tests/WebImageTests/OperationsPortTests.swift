@@ -55,4 +55,38 @@ struct OperationsPortTests {
         server.terminate()
         #expect(try await server.waitForExit().status == 0)
     }
+
+    @Test("on SIGTERM the operations port answers /ready 503 and /metrics while the public port drains, then the process exits 0")
+    func readinessFlip() async throws {
+        let origin = try await OriginServer.start()
+        origin.route("/stall.jpg", OriginResponse(delivery: .neverRespond))
+        let directory = try TemporaryDirectory("serve-flip")
+        // The request in flight holds the drain open until the graceful stop cuts it, 5 s on.
+        let arguments = [
+            "serve", "--bind", "127.0.0.1:0", "--ops-bind", "127.0.0.1:0", "--allow-unsigned", "--allow-loopback-sources",
+            "--result-cache-dir", directory.path, "--download-timeout", "60", "--request-timeout", "60", "--graceful-stop-timeout", "5",
+            "--log-level", "error",
+        ]
+        let server = try ChildProcess(ChildProcess.builtProduct("webimage"), arguments)
+        let publicAddress = String(try await server.waitForLine { $0.hasPrefix("listening on ") }.dropFirst("listening on ".count))
+        let operations = String(try await server.waitForLine { $0.hasPrefix("operations on ") }.dropFirst("operations on ".count))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        func answer(_ url: String) async throws -> (status: UInt, text: String) {
+            let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+            return (response.status.code, String(buffer: try await response.body.collect(upTo: 1 << 20)))
+        }
+        #expect(try await answer(operations + "/ready") == (200, "ready\n"))
+        let request = HTTPClientRequest(url: "\(publicAddress)/unsafe/w:10/plain/\(origin.url("/stall.jpg"))")
+        let pending = Task { try? await client.execute(request, timeout: .seconds(90)) }
+        try await origin.waitForRequests(1, to: "/stall.jpg")
+        server.terminate()
+        try await server.waitForLine { $0 == "draining" }
+        #expect(try await answer(operations + "/ready") == (503, "shutting down\n"), "the flip, while the drain holds the process")
+        let metrics = try await answer(operations + "/metrics")
+        #expect(metrics.status == 200 && metrics.text.contains("webimage_server_"), "the figures stay readable during the drain")
+        #expect(try await server.waitForExit(timeout: .seconds(30)).status == 0)
+        _ = await pending.value
+        try await client.shutdown()
+        try await origin.shutdown()
+    }
 }

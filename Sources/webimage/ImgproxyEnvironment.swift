@@ -34,6 +34,8 @@ struct ImgproxyEnvironment {
         case decimal
         /// debug, info, warn or error.
         case logLevel
+        /// pretty or structured (text here), json or gcp (JSON lines here).
+        case logFormat
         /// Presets split by `IMGPROXY_PRESETS_SEPARATOR`.
         case presets
     }
@@ -128,6 +130,10 @@ struct ImgproxyEnvironment {
             let levels = ["debug": "debug", "info": "info", "warn": "warning", "error": "error"]
             guard let level = levels[trimmed.lowercased()] else { throw Self.failure(name, text, "debug, info, warn or error") }
             converted = level
+        case .logFormat:
+            let formats = ["pretty": "text", "structured": "text", "json": "json", "gcp": "json"]
+            guard let format = formats[trimmed.lowercased()] else { throw Self.failure(name, text, "pretty, structured, json or gcp") }
+            converted = format
         case .presets:
             let presets = Self.list(text, separator: value("IMGPROXY_PRESETS_SEPARATOR") ?? ",")
             guard !presets.contains(where: { $0.contains(",") }) else {
@@ -259,7 +265,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_KEY": .mapped("WEBIMAGE_KEY", .hexList),
         "IMGPROXY_LAST_MODIFIED_BUSTER": .mapped("WEBIMAGE_LAST_MODIFIED_BUSTER", .text),
         "IMGPROXY_LOCAL_FILESYSTEM_ROOT": .mapped("WEBIMAGE_LOCAL_FILESYSTEM_ROOT", .text),
-        "IMGPROXY_LOG_FORMAT": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
+        "IMGPROXY_LOG_FORMAT": .mapped("WEBIMAGE_LOG_FORMAT", .logFormat),
         "IMGPROXY_LOG_LEVEL": .mapped("WEBIMAGE_LOG_LEVEL", .logLevel),
         "IMGPROXY_LOG_MEM_STATS": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_MAX_ANIMATION_FRAMES": .mapped("WEBIMAGE_MAX_ANIMATION_FRAMES", .integer),
@@ -351,11 +357,11 @@ struct ImgproxyEnvironment {
         "IMGPROXY_SWIFT_TENANT": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_SWIFT_TIMEOUT_SECONDS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_SWIFT_USERNAME": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_SYSLOG_ADDRESS": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
-        "IMGPROXY_SYSLOG_ENABLE": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
-        "IMGPROXY_SYSLOG_LEVEL": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
-        "IMGPROXY_SYSLOG_NETWORK": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
-        "IMGPROXY_SYSLOG_TAG": .unsupported("logging to syslog and log formats (JSON logs are issue 41)"),
+        "IMGPROXY_SYSLOG_ADDRESS": .unsupported("logging to syslog"),
+        "IMGPROXY_SYSLOG_ENABLE": .unsupported("logging to syslog"),
+        "IMGPROXY_SYSLOG_LEVEL": .unsupported("logging to syslog"),
+        "IMGPROXY_SYSLOG_NETWORK": .unsupported("logging to syslog"),
+        "IMGPROXY_SYSLOG_TAG": .unsupported("logging to syslog"),
         "IMGPROXY_TIFF_UNLIMITED": .unsupported("libvips' own TIFF safety limits; the source limits always hold here"),
         "IMGPROXY_TIMEOUT": .mapped("WEBIMAGE_REQUEST_TIMEOUT", .integer),
         "IMGPROXY_TRUSTED_SIGNATURES": .mapped("WEBIMAGE_TRUSTED_SIGNATURES", .list),

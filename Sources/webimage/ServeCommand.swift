@@ -328,6 +328,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("trace, debug, info (default: one line per request), notice, warning or error.", valueName: "LEVEL"))
     var logLevel: String?
 
+    @Option(help: ArgumentHelp("text (default) or json: one JSON object per line on standard error.", valueName: "FORMAT"))
+    var logFormat: String?
+
     @Flag(help: "Serve /playground, a page to try options that signs the URLs it makes: loopback clients only, unless --playground-token.")
     var playground = false
 
@@ -369,7 +372,13 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try ServeSettings(command: self, environment: ProcessInfo.processInfo.environment)
         let level = settings.logLevel
+        let json = settings.logsJSON
         LoggingSystem.bootstrap { label in
+            if json {
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler

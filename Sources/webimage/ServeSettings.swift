@@ -10,6 +10,8 @@ import WebImageServer
 struct ServeSettings {
     var configuration = ImageServerConfiguration()
     var logLevel = Logger.Level.info
+    /// `--log-format json`: JSON lines instead of text.
+    var logsJSON = false
     /// What start-up reports about the environment: imgproxy settings not supported here.
     var warnings: [String] = []
 
@@ -240,6 +242,12 @@ struct ServeSettings {
                 throw ValidationError("--log-level: unknown level \"\(level)\"")
             }
             logLevel = parsed
+        }
+        if let format = command.logFormat ?? read.text("LOG_FORMAT") {
+            guard ["text", "json"].contains(format.lowercased()) else {
+                throw ValidationError("--log-format is text or json, not \"\(format)\"")
+            }
+            logsJSON = format.lowercased() == "json"
         }
         try checkPresets()
         guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {

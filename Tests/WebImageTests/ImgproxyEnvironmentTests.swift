@@ -36,6 +36,12 @@ struct ImgproxyEnvironmentTests {
             ])
         #expect(translation.warnings.isEmpty, "\(translation.warnings)")
         #expect(try translate(["PORT": "8081"]).variables == ["WEBIMAGE_BIND": "0.0.0.0:8081"])
+        // imgproxy's log formats (logger/config.go: pretty, structured, json, gcp) and its metrics address.
+        for (format, ours) in [("pretty", "text"), ("structured", "text"), ("JSON", "json"), ("gcp", "json")] {
+            #expect(try translate(["IMGPROXY_LOG_FORMAT": format]).variables == ["WEBIMAGE_LOG_FORMAT": ours])
+        }
+        #expect(throws: (any Error).self) { try translate(["IMGPROXY_LOG_FORMAT": "xml"]) }
+        #expect(try translate(["IMGPROXY_PROMETHEUS_BIND": ":9091"]).variables == ["WEBIMAGE_OPS_BIND": "0.0.0.0:9091"])
         #expect(try translate(["PORT": "8081", "IMGPROXY_BIND": "127.0.0.1:7000"]).variables == ["WEBIMAGE_BIND": "127.0.0.1:7000"])
     }
 

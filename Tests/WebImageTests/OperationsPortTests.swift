@@ -89,4 +89,28 @@ struct OperationsPortTests {
         try await client.shutdown()
         try await origin.shutdown()
     }
+
+    @Test("--log-format json: one JSON object per line with the time, level, message and fields, the request id among them")
+    func jsonLogs() async throws {
+        let directory = try TemporaryDirectory("serve-json-logs")
+        let errors = directory.url.appendingPathComponent("stderr.log")
+        let server = try ChildProcess(
+            ChildProcess.builtProduct("webimage"),
+            ["serve", "--bind", "127.0.0.1:0", "--allow-unsigned", "--result-cache-dir", directory.path, "--log-format", "json"],
+            standardError: errors)
+        let address = String(try await server.waitForLine { $0.hasPrefix("listening on ") }.dropFirst("listening on ".count))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let response = try await client.execute(HTTPClientRequest(url: address + "/health"), timeout: .seconds(10))
+        let requestID = try #require(response.headers.first(name: "X-Request-Id"))
+        try await client.shutdown()
+        server.terminate()
+        #expect(try await server.waitForExit().status == 0)
+        let lines = try String(contentsOf: errors, encoding: .utf8).split(separator: "\n")
+        let objects = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], "\($0)") }
+        #expect(!objects.isEmpty && objects.allSatisfy { $0["time"] is String && $0["level"] is String && $0["msg"] is String })
+        let access = try #require(objects.first { $0["msg"] as? String == "request" && $0["path"] as? String == "/health" })
+        #expect(access["status"] as? String == "200" && access["level"] as? String == "info")
+        #expect(access["hb.request.id"] as? String == requestID, "the line names the request its answer names")
+        #expect(access["logger"] as? String == "webimage.server")
+    }
 }

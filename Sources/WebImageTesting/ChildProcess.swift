@@ -110,10 +110,17 @@ public final class ChildProcess: Sendable {
             argv.forEach { free($0) }
             envp?.forEach { free($0) }
         }
+        // A process group of its own, led by the child: whatever the child starts (Swift's crash
+        // reporter, say) stays in it after the child is gone, so killProcessGroup() reaches it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
         var processID: pid_t = 0
         let status =
-            envp.map { posix_spawn(&processID, path, &actions, nil, argv, $0) }
-            ?? posix_spawn(&processID, path, &actions, nil, argv, environ)
+            envp.map { posix_spawn(&processID, path, &actions, &attributes, argv, $0) }
+            ?? posix_spawn(&processID, path, &actions, &attributes, argv, environ)
         guard status == 0 else { throw ChildProcessError(call: "posix_spawn \(path)", errno: status) }
         return processID
     }
@@ -157,6 +164,13 @@ public final class ChildProcess: Sendable {
     /// Sends SIGKILL: the child stops wherever it is, as in a crash.
     public func kill() {
         Glibc.kill(processID, SIGKILL)
+    }
+
+    /// Sends SIGKILL to the child and everything it started: its process group, which processes
+    /// it spawned stay in when it is gone (a crash reporter keeping the output pipe open, which
+    /// would hold ``waitForExit(timeout:)`` until its timeout).
+    public func killProcessGroup() {
+        Glibc.kill(-processID, SIGKILL)
     }
 
     /// Sends `signal` (SIGABRT, for example, to crash the child as a failed check would).

@@ -66,7 +66,7 @@ public struct StaticHostResolver: HostResolver {
 }
 
 /// A name that did not resolve.
-package struct HostResolutionError: Error, Sendable, CustomStringConvertible {
+public struct HostResolutionError: Error, Sendable, CustomStringConvertible {
     /// The name looked up.
     public let host: String
     /// The resolver's reason.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Something that carries HTTP headers in order and looks them up without regard to case.
-package protocol HTTPHeaderLookup {
+public protocol HTTPHeaderLookup {
     /// The headers, in order.
     var headers: [(name: String, value: String)] { get }
 }

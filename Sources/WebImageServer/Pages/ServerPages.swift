@@ -47,12 +47,7 @@ final class ServerPages: Sendable {
         summary = Self.summary(configuration)
     }
 
-    /// Whether `path` may be a page's, so that every other request skips the pages' work.
-    static func mayHandle(_ path: Substring) -> Bool {
-        path.hasPrefix("/playground") || path.hasPrefix("/status")
-    }
-
-    /// The answer for a page route, or nil when `path` is not one (the proxy takes it).
+    /// The answer for a page route, or nil when `path` is not one of the pages that are on (a 404).
     func respond(to request: Request, metrics: () -> MetricsReading) -> ProxyResponse? {
         switch request.path {
         case "/playground", "/playground/":

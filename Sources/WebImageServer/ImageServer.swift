@@ -8,6 +8,7 @@ import NIOCore
 import NIOHTTP1
 public import Prometheus
 public import ServiceLifecycle
+public import Tracing
 public import WebImage
 
 /// The image proxy as a service: ``ImageProxy`` behind Hummingbird 2, with `/health`, `/ready`
@@ -42,15 +43,22 @@ public final class ImageServer: Service, Sendable {
     let connectionLimiter: ConnectionLimiter?
 
     /// A server; nothing listens until ``run()``.
+    ///
+    /// With a `tracer`, or the process-wide one once bootstrapped (`InstrumentationSystem`), each
+    /// request is a server span continuing an incoming `traceparent`, with spans beneath it for
+    /// the result cache, the source's fetch (and its download), the processing (its decode,
+    /// transforms and encode) and the store; downloads send `traceparent` to the origin.
     /// - Throws: ``WebImageError`` when a cache directory cannot be opened, or
     ///   ``WebImageError/Code/invalidArgument`` when neither a key nor `allowsUnsigned` is given.
-    public init(configuration: ImageServerConfiguration, logger: Logger = Logger(label: "webimage.server")) throws(WebImageError) {
+    public init(
+        configuration: ImageServerConfiguration, logger: Logger = Logger(label: "webimage.server"), tracer: (any Tracer)? = nil
+    ) throws(WebImageError) {
         self.configuration = configuration
         self.logger = logger
         connectionLimiter = configuration.maximumClients > 0 ? ConnectionLimiter(maximum: configuration.maximumClients) : nil
         registry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: registry)
-        let telemetry = Telemetry(metricsFactory: factory)
+        let telemetry = Telemetry(metricsFactory: factory, tracer: tracer)
         let metrics = ServerMetrics(factory: factory)
         let demos = configuration.playground ? try DemoSources() : nil
         proxy = try ImageProxy(configuration: configuration, telemetry: telemetry, metrics: metrics, localSources: demos)
@@ -129,9 +137,12 @@ public final class ImageServer: Service, Sendable {
 
     /// Runs the server in its own service group that stops on SIGTERM or SIGINT; `onDrain` is
     /// called as the drain begins (the command prints `draining` for scripts and tests).
-    public func runUntilSignalled(onDrain: @escaping @Sendable () -> Void = {}) async throws {
+    /// `services`, such as a trace exporter, run beside it and stop after it, so that what the
+    /// drained requests recorded is still sent.
+    public func runUntilSignalled(alongside services: [any Service] = [], onDrain: @escaping @Sendable () -> Void = {}) async throws {
         drainObservers.withLock { $0.append(onDrain) }
-        var groupConfiguration = ServiceGroupConfiguration(services: [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services + [self], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // imgproxy's graceful stop timeout: requests still running then are cancelled.
         groupConfiguration.maximumGracefulShutdownDuration = configuration.gracefulStopTimeout ?? configuration.requestTimeout + .seconds(5)
         let group = ServiceGroup(configuration: groupConfiguration)
@@ -159,6 +170,7 @@ public final class ImageServer: Service, Sendable {
     /// imgproxy path (5% of a result-cache hit's CPU, measured with perf).
     func makeRouter() -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
+        if let tracer = proxy.tracer { router.add(middleware: RequestTracingMiddleware(tracer: tracer)) }
         router.add(middleware: ResponseStampMiddleware())
         router.add(middleware: MethodMiddleware(corsHeaders: proxy.corsHeaders))
         let prefix = configuration.pathPrefix
@@ -170,7 +182,10 @@ public final class ImageServer: Service, Sendable {
             }
         }
         // Added after the routes, so it applies only to the paths none of them takes.
-        router.add(middleware: ImageProxyMiddleware(proxy: proxy, prefix: prefix, connectionClosed: { $0.channel.closeFuture }))
+        router.add(
+            middleware: ImageProxyMiddleware(
+                proxy: proxy, prefix: prefix, connectionClosed: { $0.channel.closeFuture },
+                answered: { context, path, tier in context.access.record(path: path, tier: tier) }))
         router.add(middleware: UnroutedMiddleware(prefix: prefix))
         return router
     }
@@ -267,6 +282,8 @@ struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
     let channel: any Channel
+    /// The proxy's facts about its answer, for the access line and the request's span.
+    let access = AccessRecord()
 
     init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)

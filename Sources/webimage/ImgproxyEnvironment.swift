@@ -202,11 +202,11 @@ struct ImgproxyEnvironment {
         ),
         "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT": .mapped("WEBIMAGE_SOURCE_KEEP_ALIVE_TIMEOUT", .integer),
         "IMGPROXY_CLOUD_WATCH_NAMESPACE": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_CLOUD_WATCH_REGION": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_CLOUD_WATCH_SERVICE_NAME": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_COOKIE_BASE_URL": .unsupported(
             "a source is fetched once for every client (coalesced and cached), so no client's cookies are sent with it"),
         "IMGPROXY_COOKIE_PASSTHROUGH": .unsupported(
@@ -214,11 +214,11 @@ struct ImgproxyEnvironment {
         "IMGPROXY_COOKIE_PASSTHROUGH_ALL": .unsupported(
             "a source is fetched once for every client (coalesced and cached), so no client's cookies are sent with it"),
         "IMGPROXY_DATADOG_ENABLE": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_DATADOG_ENABLE_ADDITIONAL_METRICS": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_DATADOG_PROPAGATE_EXTERNAL": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_DEVELOPMENT_ERRORS_MODE": .unsupported("an error's reason is always in the answer here, one line, never a stack trace"),
         "IMGPROXY_DISABLE_SHRINK_ON_LOAD": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_DOWNLOAD_TIMEOUT": .mapped("WEBIMAGE_DOWNLOAD_TIMEOUT", .integer),
@@ -277,32 +277,26 @@ struct ImgproxyEnvironment {
         "IMGPROXY_MAX_SRC_RESOLUTION": .mapped("WEBIMAGE_MAX_SRC_RESOLUTION", .decimal),
         "IMGPROXY_NETWORK": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_NEW_RELIC_APP_NAME": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_NEW_RELIC_KEY": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_NEW_RELIC_LABELS": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_NEW_RELIC_PROPAGATE_EXTERNAL": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_ONLY_PRESETS": .mapped("WEBIMAGE_ONLY_PRESETS", .boolean),
         "IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "the exporter's TLS files are the standard OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY (paths)"),
         "IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_OPEN_TELEMETRY_ENABLE": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_OPEN_TELEMETRY_ENABLE_LOGS": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_OPEN_TELEMETRY_ENABLE_METRICS": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_OPEN_TELEMETRY_LOGGER_NAME": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "the exporter's TLS files are the standard OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY (paths)"),
+        "IMGPROXY_OPEN_TELEMETRY_ENABLE": .mapped("WEBIMAGE_TRACING", .boolean),
+        "IMGPROXY_OPEN_TELEMETRY_ENABLE_LOGS": .unsupported("logs go to standard error (--log-format json for a collector), not over OTLP"),
+        "IMGPROXY_OPEN_TELEMETRY_ENABLE_METRICS": .unsupported("metrics are Prometheus text on /metrics (--ops-bind), not OTLP"),
+        "IMGPROXY_OPEN_TELEMETRY_LOGGER_NAME": .unsupported("logs go to standard error, not over OTLP"),
+        "IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL": .unsupported("a traced request always sends traceparent to its origin"),
         "IMGPROXY_OPEN_TELEMETRY_SERVER_CERT": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
-        "IMGPROXY_OPEN_TELEMETRY_TRACE_ID_GENERATOR": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "the collector's certificate is the standard OTEL_EXPORTER_OTLP_CERTIFICATE (a path)"),
+        "IMGPROXY_OPEN_TELEMETRY_TRACE_ID_GENERATOR": .unsupported("trace ids are W3C random ones; X-Ray ids are not made"),
         "IMGPROXY_PATH_PREFIX": .mapped("WEBIMAGE_PATH_PREFIX", .text),
         "IMGPROXY_PNG_INTERLACED": .unsupported("PNG output settings come with the PNG encoder's rework (issue 42)"),
         "IMGPROXY_PNG_QUANTIZATION_COLORS": .unsupported("PNG output settings come with the PNG encoder's rework (issue 42)"),
@@ -316,7 +310,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_PRESETS_SEPARATOR": .readWith("IMGPROXY_PRESETS"),
         "IMGPROXY_PROMETHEUS_BIND": .mapped("WEBIMAGE_OPS_BIND", .bind),
         "IMGPROXY_PROMETHEUS_NAMESPACE": .unsupported(
-            "monitoring integrations: /metrics serves Prometheus text on the server's own port; OpenTelemetry is issue 41"),
+            "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),
         "IMGPROXY_QUALITY": .mapped("WEBIMAGE_QUALITY", .integer),
         "IMGPROXY_READ_REQUEST_TIMEOUT": .mapped("WEBIMAGE_READ_REQUEST_TIMEOUT", .positive),
         "IMGPROXY_REPORT_DOWNLOADING_ERRORS": .unsupported("error-reporting services"),

@@ -53,3 +53,33 @@ struct JSONLogHandler: LogHandler {
         date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
 }
+
+/// Where the command's log lines go: standard error, as text or JSON lines, at a level; in a
+/// traced run each line of a traced request also carries its `trace_id` and `span_id`.
+struct LogOutput {
+    var level: Logger.Level
+    var json = false
+    var traced = false
+
+    /// Bootstraps the process-wide logging system (once per process).
+    func bootstrap() {
+        let level = level
+        let json = json
+        let factory: @Sendable (String, Logger.MetadataProvider?) -> any LogHandler = { label, provider in
+            if json {
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                handler.metadataProvider = provider
+                return handler
+            }
+            var handler = StreamLogHandler.standardError(label: label, metadataProvider: provider)
+            handler.logLevel = level
+            return handler
+        }
+        if traced {
+            LoggingSystem.bootstrap(factory, metadataProvider: TraceExport.logMetadata)
+        } else {
+            LoggingSystem.bootstrap { label in factory(label, nil) }
+        }
+    }
+}

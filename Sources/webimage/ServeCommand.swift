@@ -370,19 +370,11 @@ struct ServeCommand: AsyncParsableCommand {
     var opsBind: String?
 
     func run() async throws {
-        let settings = try ServeSettings(command: self, environment: ProcessInfo.processInfo.environment)
-        let level = settings.logLevel
-        let json = settings.logsJSON
-        LoggingSystem.bootstrap { label in
-            if json {
-                var handler = JSONLogHandler(label: label)
-                handler.logLevel = level
-                return handler
-            }
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let environment = ProcessInfo.processInfo.environment
+        let settings = try ServeSettings(command: self, environment: environment)
+        let traced = TraceExport.isRequested(switch: settings.tracing, environment: environment)
+        LogOutput(level: settings.logLevel, json: settings.logsJSON, traced: traced).bootstrap()
+        let tracing = try TraceExport.bootstrap(switch: settings.tracing, environment: environment)
         let server: ImageServer
         do {
             server = try ImageServer(configuration: settings.configuration)
@@ -405,9 +397,11 @@ struct ServeCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data("operations on \(address)\n".utf8))
             }
         }
-        try await server.runUntilSignalled(onDrain: {
-            logger.notice("draining")
-            FileHandle.standardOutput.write(Data("draining\n".utf8))
-        })
+        try await server.runUntilSignalled(
+            alongside: tracing.map { [$0] } ?? [],
+            onDrain: {
+                logger.notice("draining")
+                FileHandle.standardOutput.write(Data("draining\n".utf8))
+            })
     }
 }

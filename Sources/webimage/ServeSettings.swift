@@ -12,6 +12,9 @@ struct ServeSettings {
     var logLevel = Logger.Level.info
     /// `--log-format json`: JSON lines instead of text.
     var logsJSON = false
+    /// `WEBIMAGE_TRACING` (imgproxy's `IMGPROXY_OPEN_TELEMETRY_ENABLE`): traces on or off
+    /// whatever the `OTEL_*` variables say; nil leaves it to them (``TraceExport``).
+    var tracing: Bool?
     /// What start-up reports about the environment: imgproxy settings not supported here.
     var warnings: [String] = []
 
@@ -249,6 +252,7 @@ struct ServeSettings {
             }
             logsJSON = format.lowercased() == "json"
         }
+        if read.text("TRACING") != nil { tracing = try read.boolean("TRACING") }
         try checkPresets()
         guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {
             throw ValidationError("give a signing key (--key HEX --salt HEX) or --allow-unsigned")

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import Logging
 import ServiceLifecycle
+import Tracing
 import WebImageServer
 import WebImageTesting
 
@@ -47,7 +48,7 @@ struct ServerHarness {
     /// Runs `body` against a server with `configuration` (and a fresh cache directory) in front
     /// of `origin`, or of a new origin.
     static func with(
-        _ configuration: ImageServerConfiguration = configuration(), origin given: OriginServer? = nil,
+        _ configuration: ImageServerConfiguration = configuration(), origin given: OriginServer? = nil, tracer: (any Tracer)? = nil,
         _ body: (ServerHarness) async throws -> Void
     ) async throws {
         let origin: OriginServer
@@ -57,7 +58,7 @@ struct ServerHarness {
         configuration.cacheDirectory = directory
         var logger = Logger(label: "webimage.server")
         logger.logLevel = .warning
-        let server = try ImageServer(configuration: configuration, logger: logger)
+        let server = try ImageServer(configuration: configuration, logger: logger, tracer: tracer)
         let group = ServiceGroup(services: [server], logger: logger)
         let running = Task { try await group.run() }
         let port = await server.port

@@ -1,6 +1,7 @@
 public import Foundation
 import CoreMetrics
 import Logging
+import Tracing
 
 /// URL in, image out (SDWebImage's `SDWebImageManager`): memory cache, then disk cache, then the
 /// loader; decode; transform; store; deliver.
@@ -283,7 +284,9 @@ public final class ImageManager: Sendable {
             handleCookies: options.contains(.handleCookies), allowInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
             requestModifier: context.downloadRequestModifier, responseModifier: context.downloadResponseModifier,
             decryptor: context.downloadDecryptor, method: source.method, headers: source.headers, body: source.body,
-            timeout: source.timeout, values: context.customValues
+            timeout: source.timeout, values: context.customValues,
+            // Read here, on the caller's task: the load goes on from cache queues and tasks of its own.
+            traceContext: ServiceContext.current
         )
         return Request(
             url: url, options: options, context: context, key: variantKey(for: url, context: context),

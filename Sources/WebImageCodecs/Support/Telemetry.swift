@@ -9,8 +9,9 @@ public import Tracing
 /// ...), so an application routes or silences them with `LoggingSystem.bootstrap`. Metrics go to
 /// swift-metrics under the names in ``MetricName``, with the dimensions each name documents.
 ///
-/// Downloads are traced through AsyncHTTPClient's spans: with ``tracer`` when it is set,
-/// otherwise with the process-wide tracer once one is bootstrapped (`InstrumentationSystem`).
+/// Spans go to ``tracer`` when it is set, otherwise to the process-wide tracer once one is
+/// bootstrapped (`InstrumentationSystem`): downloads through AsyncHTTPClient's spans (and a
+/// `traceparent` header sent to the origin), the proxy's requests and stages through its own.
 /// Without either no span is made at all, which saves more than the rest of a request costs.
 ///
 /// The default sends all of these to the process-wide systems; a test or an application that
@@ -20,7 +21,7 @@ public struct Telemetry: Sendable {
     public var logHandlerFactory: (@Sendable (String) -> any LogHandler)?
     /// The metrics backend; nil uses the process-wide `MetricsSystem`.
     public var metricsFactory: (any MetricsFactory)?
-    /// The tracer for downloads; nil uses the process-wide one when it is bootstrapped.
+    /// The tracer for spans; nil uses the process-wide one when it is bootstrapped.
     public var tracer: (any Tracer)?
 
     /// Logs and metrics to the process-wide systems.
@@ -37,8 +38,8 @@ public struct Telemetry: Sendable {
         self.tracer = tracer
     }
 
-    /// The tracer downloads use: ``tracer``, else the bootstrapped process-wide one, else none.
-    package var downloadTracer: (any Tracer)? {
+    /// The tracer spans go to: ``tracer``, else the bootstrapped process-wide one, else none.
+    package var activeTracer: (any Tracer)? {
         if let tracer { return tracer }
         let global = InstrumentationSystem.tracer
         return global is NoOpTracer ? nil : global

@@ -22,6 +22,8 @@ final class BodyCollector: HTTPClientResponseDelegate {
         var refusal: Refused?
         var redirect: Redirect?
         var challenged = false
+        /// The last response head's status, for the request's span.
+        var statusCode: Int?
     }
 
     /// A redirect response: where it leads and its head. Its body is read and dropped, so that
@@ -63,11 +65,14 @@ final class BodyCollector: HTTPClientResponseDelegate {
     var redirect: Redirect? { state.withLock { $0.redirect } }
     /// Whether the response was a Basic challenge to answer with the credentials.
     var challenged: Bool { state.withLock { $0.challenged } }
+    /// The status of the response head received, if one was.
+    var statusCode: Int? { state.withLock { $0.statusCode } }
     /// Everything received so far, the resumed prefix included.
     var receivedSoFar: Data { state.withLock { $0.body.data } }
 
     func didReceiveHead(task: HTTPClient.Task<Data>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let status = Int(head.status.code)
+        state.withLock { $0.statusCode = status }
         if RedirectRule.statuses.contains(status),
             let target = RedirectRule.target(status: status, location: head.headers.first(name: "Location"), from: url)
         {

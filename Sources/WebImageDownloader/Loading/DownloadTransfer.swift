@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import Tracing
 
 /// One network transfer shared by every caller of the same URL and request options.
 final class DownloadTransfer: Sendable {
@@ -75,12 +76,16 @@ final class DownloadTransfer: Sendable {
     let sequence: Int
     let state: Locked<State>
     let timeline = Locked(Timeline())
+    /// The trace of the caller that started it: its requests' spans are beneath that caller's
+    /// span, and the origin is told the trace (`traceparent`). Callers that join later share it.
+    let traceContext: ServiceContext?
 
     init(key: Key, options: LoadRequestOptions, sequence: Int) {
         self.key = key
         self.options = options
         self.sequence = sequence
         state = Locked(State())
+        traceContext = options.traceContext ?? ServiceContext.current
     }
 
     /// Moves the state machine on by one event, under the transfer's lock.

@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSOCKS
 import NIOSSL
+import Tracing
 
 /// Downloads images over HTTP(S) with AsyncHTTPClient (SDWebImage's `SDWebImageDownloader`).
 ///
@@ -46,6 +47,8 @@ public final class ImageDownloader: ImageLoader {
     /// own when it shows those levels, otherwise none, because the client attaches a request id
     /// to the logger's metadata on every request, which a real handler formats each time.
     private let clientLogger: Logger?
+    /// Where spans go; nil makes none and sends no `traceparent`.
+    private let tracer: (any Tracer)?
 
     /// Creates a downloader with its own HTTP clients, on the shared event loops. Call
     /// ``shutdown()`` when done with it.
@@ -88,9 +91,12 @@ public final class ImageDownloader: ImageLoader {
         http.connectionPool.retryConnectionEstablishment = false
         if let idle = configuration.connectionIdleTimeout, idle > .zero { http.connectionPool.idleTimeout = TimeAmount(idle) }
         http.decompression = .enabled(limit: .size(configuration.maximumBodySize))
-        // AsyncHTTPClient's default starts a span for every request even when no tracer was
-        // bootstrapped, and filling in the no-op span cost more than the rest of the request.
-        http.tracing.tracer = telemetry.downloadTracer
+        // The downloader makes its own client spans (``startSpan(for:transfer:)``): the client's
+        // start on the event loop, outside the caller's trace, as roots of traces of their own.
+        // Its default also made a span for every request with no tracer bootstrapped, and filling
+        // in the no-op span cost more than the rest of the request.
+        http.tracing.tracer = nil
+        tracer = telemetry.activeTracer
         clients = DownloaderClients(configuration: configuration, base: http, external: external)
         logger = telemetry.logger("downloader")
         clientLogger = logger.logLevel <= .debug ? logger : nil
@@ -274,6 +280,7 @@ public final class ImageDownloader: ImageLoader {
     private func send(_ hop: Hop, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int) {
         let url = hop.request.url
         let collector = makeCollector(for: transfer, url: url, resumable: resumable)
+        let span = startSpan(for: hop.request, transfer: transfer)
         let request: HTTPClient.Request
         let chosen: HTTPClient
         do {
@@ -283,9 +290,12 @@ public final class ImageDownloader: ImageLoader {
                 url: url.absoluteString, method: HTTPMethod(rawValue: hop.request.method.uppercased()),
                 headers: HTTPHeaders(hop.request.headers), body: hop.request.body.map { .bytes($0) })
             if let tls { built.tlsConfiguration = tls }
+            if let tracer, let span { tracer.inject(span.context, into: &built.headers, using: TraceHeaderInjector()) }
             request = built
             chosen = client
         } catch {
+            span?.fail(error)
+            span?.end()
             received(.failure(error), hop: hop, collector: collector, resumable: resumable, transfer: transfer, attempt: number)
             return
         }
@@ -297,8 +307,35 @@ public final class ImageDownloader: ImageLoader {
         // runs in a task: on the event loop it competed with the I/O of the other transfers,
         // and 2,000 downloads took a third longer.
         task.futureResult.whenComplete { [self] result in
+            if let span { Self.end(span, result: result, status: collector.statusCode) }
             Task { received(result, hop: hop, collector: collector, resumable: resumable, transfer: transfer, attempt: number) }
         }
+    }
+
+    /// A client span for one request, beneath the trace of the caller that started the transfer
+    /// (OpenTelemetry's HTTP client conventions; the path without its query, which may carry a
+    /// token); nil without a tracer.
+    private func startSpan(for request: DownloadRequest, transfer: DownloadTransfer) -> (any Span)? {
+        guard let tracer else { return nil }
+        let method = request.method.uppercased()
+        let span = tracer.startSpan(method, context: transfer.traceContext ?? .topLevel, ofKind: .client)
+        span.attributes["http.request.method"] = method
+        span.attributes["server.address"] = request.url.host ?? ""
+        if let port = request.url.port { span.attributes["server.port"] = port }
+        span.attributes["url.scheme"] = request.url.scheme ?? ""
+        span.attributes["url.path"] = request.url.path
+        return span
+    }
+
+    /// Ends a request's span with its status; a failure or an error status (4xx, 5xx) marks it failed.
+    private static func end(_ span: any Span, result: Result<Data, any Error>, status: Int?) {
+        if let status { span.attributes["http.response.status_code"] = status }
+        if case .failure(let error) = result {
+            span.fail(error)
+        } else if let status, status >= 400 {
+            span.setStatus(SpanStatus(code: .error))
+        }
+        span.end()
     }
 
     /// Refuses, before any connection, a URL whose host the address policy refuses by name or
@@ -620,5 +657,12 @@ final class ProgressPacer: Sendable {
             last = fraction
             return true
         }
+    }
+}
+
+/// Writes a trace's propagation headers (`traceparent`, `tracestate`) into a request's.
+private struct TraceHeaderInjector: Injector {
+    func inject(_ value: String, forKey key: String, into headers: inout HTTPHeaders) {
+        headers.replaceOrAdd(name: key, value: value)
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+public import Tracing
 
 /// What a caller asks of one load, beyond the URL (SDWebImage's downloader options and the
 /// request-affecting context), and the parts of the HTTP request itself: method, extra headers,
@@ -47,6 +48,10 @@ public struct LoadRequestOptions: Sendable, Hashable {
     /// The application's own values for this load (the manager passes its context's), for a
     /// loader that needs them; a downloader's transfer is shared only by loads with equal values.
     public var values: CustomValues
+    /// The trace the load belongs to: the download's spans go beneath it and the origin is told
+    /// it (`traceparent`) when a tracer is set. Nil takes the trace current where the downloader
+    /// is called. Not part of what makes two loads share a transfer: the first one's is used.
+    public var traceContext: ServiceContext?
 
     /// Creates options; the defaults make a plain, normal-priority request.
     public init(
@@ -63,9 +68,11 @@ public struct LoadRequestOptions: Sendable, Hashable {
         body: Data? = nil,
         timeout: Duration? = nil,
         retryPolicy: RetryPolicy? = nil,
-        values: CustomValues = CustomValues()
+        values: CustomValues = CustomValues(),
+        traceContext: ServiceContext? = nil
     ) {
         self.values = values
+        self.traceContext = traceContext
         self.retryPolicy = retryPolicy
         self.priority = priority
         self.progressive = progressive

@@ -2,6 +2,7 @@ import Crypto
 public import NIOCore
 import Foundation
 import Logging
+import Tracing
 import WebImage
 
 /// The proxy's request handling, apart from the wire: path → signature → options → result
@@ -31,6 +32,9 @@ public final class ImageProxy: Sendable {
     private let localFiles: LocalFileSource?
     private let inFlight = InFlight<ProcessedResult>()
     private let logger: Logger
+    /// Where a request's stage spans go (result cache, fetch, process with its decode, transforms
+    /// and encode, store); nil makes none.
+    let tracer: (any Tracer)?
 
     /// A processed result, as stored and served.
     struct ProcessedResult: Sendable {
@@ -42,6 +46,8 @@ public final class ImageProxy: Sendable {
         var processSeconds: Double?
         /// `IMGPROXY_ENABLE_DEBUG_HEADERS`' facts, kept with the result when the setting is on.
         var debug: DebugFacts?
+        /// Where this answer came from.
+        var tier: CacheTier = .processed
     }
 
     /// The source's byte count and size and the result's size, answered as imgproxy's debug
@@ -97,6 +103,7 @@ public final class ImageProxy: Sendable {
         }
         self.configuration = configuration
         self.localSources = localSources
+        tracer = telemetry.activeTracer
         localFiles = try configuration.localFilesystemRoot.map { root throws(WebImageError) in
             try LocalFileSource(root: root, maximumBytes: configuration.maximumSourceBytes)
         }
@@ -219,7 +226,7 @@ public final class ImageProxy: Sendable {
             let source = try judged(proxyPath.source)
             let key = ["info", source.absoluteString, options.canonical].joined(separator: "\n")
             let result: ProcessedResult
-            if let hit = cachedResult(for: key) {
+            if let hit = lookUp(key) {
                 result = hit
             } else {
                 result = try await info(source, options: options, key: key, closed: connectionClosed)
@@ -230,10 +237,10 @@ public final class ImageProxy: Sendable {
             ]
             if configuration.usesETag { headers.append(("ETag", etag)) }
             if let ifNoneMatch, configuration.usesETag, Self.matches(ifNoneMatch, etag) {
-                return ProxyResponse(status: 304, headers: headers)
+                return ProxyResponse(status: 304, headers: headers, tier: result.tier)
             }
             headers += [("Content-Type", result.contentType), ("Content-Length", String(result.data.count))]
-            return ProxyResponse(status: 200, headers: headers, body: result.data)
+            return ProxyResponse(status: 200, headers: headers, body: result.data, tier: result.tier)
         } catch {
             return errorResponse(error)
         }
@@ -249,13 +256,15 @@ public final class ImageProxy: Sendable {
         try Self.checkSourceBytes(fetched.data, options: limits)
         let describer = ImageInfo(options: options, maximumSourcePixels: processor.maximumSourcePixels, coders: processor.coders)
         let data = fetched.data
-        let json = try await gate.run(
-            in: WorkPool.shared, limit: configuration.processingTimeout,
-            timeout: ProxyError(status: 504, "processing took longer than \(configuration.processingTimeout)")
-        ) { _ throws(ProxyError) in try describer.json(for: data) }
+        let json = try await withStageSpan("process", tracer: tracer) { () async throws(ProxyError) in
+            try await gate.run(
+                in: WorkPool.shared, limit: configuration.processingTimeout,
+                timeout: ProxyError(status: 504, "processing took longer than \(configuration.processingTimeout)")
+            ) { _ throws(ProxyError) in try describer.json(for: data) }
+        }
         let result = ProcessedResult(
             data: Data(json.utf8), contentType: "application/json", etag: Self.etag(source: data, describing: "info\n\(options.canonical)"))
-        try? results.store(result.data, for: key, metadata: DiskCacheMetadata(contentType: result.contentType, etag: result.etag))
+        store(result.data, for: key, metadata: DiskCacheMetadata(contentType: result.contentType, etag: result.etag))
         remember(result, for: key)
         return result
     }
@@ -279,7 +288,7 @@ public final class ImageProxy: Sendable {
         -> ProxyResponse
     {
         let pathKey = CacheKey(String(path))
-        if let resolved = resolvedPaths?.value(for: pathKey), let hit = cachedResult(for: resolved.key) {
+        if let resolved = resolvedPaths?.value(for: pathKey), let hit = lookUp(resolved.key) {
             metrics.resolvedPathHits.increment()
             var response = success(hit, options: resolved.options, vary: false, conditions: conditions, timing: "cache;desc=\"result\"")
             // The key's first line is the source.
@@ -330,7 +339,7 @@ public final class ImageProxy: Sendable {
             _ = resolvedPaths?.insert(ResolvedPath(key: key, options: options), for: pathKey, cost: path.utf8.count + key.utf8.count + 256)
         }
 
-        if let hit = cachedResult(for: key) {
+        if let hit = lookUp(key) {
             return success(hit, options: options, vary: vary, conditions: conditions, timing: "cache;desc=\"result\"")
         }
         metrics.resultMisses.increment()
@@ -365,7 +374,7 @@ public final class ImageProxy: Sendable {
                 let source = try await self.fetch(parsed.source)
                 let etag = Self.etag(source: source.data, options: options, choice: choice)
                 if Self.matches(ifNoneMatch, self.presented(etag: etag)) {
-                    return ProcessedResult(data: Data(), contentType: "", etag: etag)
+                    return ProcessedResult(data: Data(), contentType: "", etag: etag, tier: .revalidated)
                 }
                 fetched = source
             }
@@ -397,7 +406,7 @@ public final class ImageProxy: Sendable {
                 ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))"),
                 ("Content-Type", contentType), ("Content-Length", String(fetched.data.count)),
                 ("Content-Disposition", contentDisposition(options, contentType: contentType)),
-            ], body: fetched.data)
+            ], body: fetched.data, tier: .raw)
     }
 
     /// The fallback image, processed with the request's options, for a source that could not be
@@ -421,7 +430,8 @@ public final class ImageProxy: Sendable {
             ("Content-Disposition", contentDisposition(options, contentType: format.mimeType)),
         ]
         if vary { headers.append(("Vary", varyHeaders(options).joined(separator: ", "))) }
-        return ProxyResponse(status: fallback.status == 0 ? error.status.code : fallback.status, headers: headers, body: encoded)
+        return ProxyResponse(
+            status: fallback.status == 0 ? error.status.code : fallback.status, headers: headers, body: encoded, tier: .fallback)
     }
 
     private func checkSignature(_ path: ProxyPath) throws(ProxyError) {
@@ -450,10 +460,17 @@ public final class ImageProxy: Sendable {
         return rule
     }
 
+    /// The stored result for `key`, if the result cache has it whole, as a span when traced.
+    private func lookUp(_ key: String) -> ProcessedResult? {
+        guard tracer != nil else { return cachedResult(for: key) }
+        return StageSpans(tracer: tracer).measure("result cache") { cachedResult(for: key) }
+    }
+
     /// The stored result for `key`, if the result cache has it whole.
     private func cachedResult(for key: String) -> ProcessedResult? {
-        if let recent = recentResults?.value(for: CacheKey(key)) {
+        if var recent = recentResults?.value(for: CacheKey(key)) {
             metrics.resultMemoryHits.increment()
+            recent.tier = .memory
             return recent
         }
         guard let metadata = results.metadata(for: key), let etag = metadata.etag, let contentType = metadata.contentType,
@@ -461,7 +478,7 @@ public final class ImageProxy: Sendable {
         else { return nil }
         let result = ProcessedResult(
             data: data, contentType: contentType, etag: etag, lastModified: metadata.lastModified,
-            debug: DebugFacts(stored: metadata.extendedData))
+            debug: DebugFacts(stored: metadata.extendedData), tier: .disk)
         remember(result, for: key)
         metrics.resultHits.increment()
         return result
@@ -480,8 +497,12 @@ public final class ImageProxy: Sendable {
         var seconds: Double
     }
 
-    /// The source's bytes, timed and counted.
+    /// The source's bytes, timed and counted, as a span when traced.
     private func fetch(_ source: URL) async throws(ProxyError) -> FetchedSource {
+        try await withStageSpan("fetch", tracer: tracer) { () async throws(ProxyError) in try await fetchSource(source) }
+    }
+
+    private func fetchSource(_ source: URL) async throws(ProxyError) -> FetchedSource {
         let start = ContinuousClock.now
         if source.scheme == ProxyPath.localScheme {
             if let local = localSources?.source(path: source.path) {
@@ -522,15 +543,22 @@ public final class ImageProxy: Sendable {
             lastModified: fetcher.cache.disk?.metadata(for: source.absoluteString)?.lastModified,
             fetchSeconds: fetched.seconds, processSeconds: processSeconds,
             debug: configuration.enablesDebugHeaders ? DebugFacts(source: data, result: encoded) : nil)
+        var metadata = DiskCacheMetadata(contentType: result.contentType, etag: result.etag, lastModified: result.lastModified)
+        metadata.extendedData = result.debug?.stored
+        store(encoded, for: key, metadata: metadata)
+        remember(result, for: key)
+        return result
+    }
+
+    /// Writes a result to the disk tier, as a span when traced; a failure is logged, not answered.
+    private func store(_ data: Data, for key: String, metadata: DiskCacheMetadata) {
         do {
-            var metadata = DiskCacheMetadata(contentType: result.contentType, etag: result.etag, lastModified: result.lastModified)
-            metadata.extendedData = result.debug?.stored
-            try results.store(encoded, for: key, metadata: metadata)
+            try StageSpans(tracer: tracer).measure("store") { () throws(WebImageError) in
+                try results.store(data, for: key, metadata: metadata)
+            }
         } catch {
             logger.warning("the result cache could not store a result", metadata: ["error": "\(error)"])
         }
-        remember(result, for: key)
-        return result
     }
 
     /// Refuses a source over the URL's own `max_src_file_size` (413, as a source over the server's
@@ -563,10 +591,14 @@ public final class ImageProxy: Sendable {
         let processor = self.processor
         let watermark = try await watermark(for: options)
         let limit = configuration.processingTimeout
-        let result = try await gate.run(
-            in: WorkPool.shared, limit: limit, timeout: ProxyError(status: 504, "processing took longer than \(limit)")
-        ) { isCancelled throws(ProxyError) in
-            try processor.process(data, options: options, rule: choice, watermark: watermark, isCancelled: isCancelled)
+        // The span covers the wait for a slot too; its decode, transforms and encode are beneath it.
+        let result = try await withStageSpan("process", tracer: tracer) { () async throws(ProxyError) in
+            let spans = StageSpans(tracer: tracer)
+            return try await gate.run(
+                in: WorkPool.shared, limit: limit, timeout: ProxyError(status: 504, "processing took longer than \(limit)")
+            ) { isCancelled throws(ProxyError) in
+                try processor.process(data, options: options, rule: choice, watermark: watermark, spans: spans, isCancelled: isCancelled)
+            }
         }
         metrics.running.record(gate.running)
         metrics.queued.record(gate.queued)
@@ -636,12 +668,12 @@ public final class ImageProxy: Sendable {
         if !timing.isEmpty { headers.append(("Server-Timing", timing)) }
         if configuration.enablesDebugHeaders, let debug = result.debug { headers += debug.headers }
         if Self.isNotModified(conditions, etag: etag, lastModified: lastModified) {
-            return ProxyResponse(status: 304, headers: headers)
+            return ProxyResponse(status: 304, headers: headers, tier: result.tier)
         }
         headers.append(("Content-Type", result.contentType))
         headers.append(("Content-Length", String(result.data.count)))
         headers.append(("Content-Disposition", contentDisposition(options, contentType: result.contentType)))
-        return ProxyResponse(status: 200, headers: headers, body: result.data)
+        return ProxyResponse(status: 200, headers: headers, body: result.data, tier: result.tier)
     }
 
     /// The request headers an answer depends on: `Accept` when a format may be chosen by it, the

@@ -9,16 +9,39 @@ public struct ProxyResponse: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body.
     public var body: Data
+    /// Where the answer came from, for the access log and the request's span; nil for a refusal.
+    var tier: CacheTier?
 
     /// A response.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data()) {
+        self.init(status: status, headers: headers, body: body, tier: nil)
+    }
+
+    init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data(), tier: CacheTier?) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.tier = tier
     }
 
     /// The value of the first header called `name`, compared without case.
     public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
+}
+
+/// Where a proxy answer came from, as the access log and the request's span name it.
+enum CacheTier: String, Sendable {
+    /// The result, from the memory tier.
+    case memory
+    /// The result, from the disk tier.
+    case disk
+    /// Processed for this request (or for another one it waited with).
+    case processed
+    /// A 304 decided by the source's bytes, the result no longer being cached.
+    case revalidated
+    /// `raw`: the source's bytes.
+    case raw
+    /// The fallback image, the source failing.
+    case fallback
 }

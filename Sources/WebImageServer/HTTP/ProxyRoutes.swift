@@ -2,7 +2,7 @@ import Foundation
 public import Hummingbird
 import HTTPTypes
 import Metrics
-public import NIOCore
+import NIOCore
 public import ServiceLifecycle
 public import WebImage
 
@@ -24,7 +24,9 @@ extension ImageProxy {
     /// The answer to a `GET` or `HEAD` of a proxy path (`path` is the request's path with any
     /// mount prefix removed): the secret and the query checked, `/info/` or processing, imgproxy's
     /// CORS headers. The body is a `GET`'s; whoever routes a `HEAD` drops it, once.
-    func response(to request: Request, path: Substring, connectionClosed: EventLoopFuture<Void>?) async -> Response {
+    func response(to request: Request, path: Substring, connectionClosed: EventLoopFuture<Void>?) async -> (
+        response: Response, tier: CacheTier?
+    ) {
         var answer: ProxyResponse
         // The signature does not cover a query: each one would be another key for the same image
         // in every cache in front. A source's own query is escaped inside the path.
@@ -47,7 +49,14 @@ extension ImageProxy {
                 ifModifiedSince: request.headers[.ifModifiedSince], hints: hints, connectionClosed: connectionClosed)
         }
         answer.headers += corsHeaders
-        return answer.hummingbirdResponse
+        return (answer.hummingbirdResponse, answer.tier)
+    }
+
+    /// A proxy path as it may be logged or traced: without its signature, which is a key to the
+    /// URL (`/info/` paths keep their `/info`).
+    static func loggablePath(_ path: Substring) -> Substring {
+        guard path.hasPrefix("/info/") else { return withoutSignature(path) }
+        return Substring("/info" + withoutSignature(path.dropFirst("/info".count)))
     }
 
     /// imgproxy's CORS headers, when an origin is configured.
@@ -90,16 +99,22 @@ public struct ImageProxyMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The request's connection closing, which cancels a miss's work when its client goes away;
     /// nil where the context does not know its connection.
     let connectionClosed: @Sendable (Context) -> EventLoopFuture<Void>?
+    /// Told each answer's loggable path and tier, for the server's access line and span.
+    let answered: @Sendable (Context, Substring, CacheTier?) -> Void
 
     /// A middleware answering the paths under `prefix` with `proxy`.
     public init(proxy: ImageProxy, prefix: String = "") {
-        self.init(proxy: proxy, prefix: prefix, connectionClosed: { _ in nil })
+        self.init(proxy: proxy, prefix: prefix, connectionClosed: { _ in nil }, answered: { _, _, _ in })
     }
 
-    init(proxy: ImageProxy, prefix: String, connectionClosed: @escaping @Sendable (Context) -> EventLoopFuture<Void>?) {
+    init(
+        proxy: ImageProxy, prefix: String, connectionClosed: @escaping @Sendable (Context) -> EventLoopFuture<Void>?,
+        answered: @escaping @Sendable (Context, Substring, CacheTier?) -> Void
+    ) {
         self.proxy = proxy
         self.prefix = prefix
         self.connectionClosed = connectionClosed
+        self.answered = answered
     }
 
     /// Answers a `GET` or `HEAD` under the prefix (a `HEAD` is the `GET`'s answer without its
@@ -108,7 +123,9 @@ public struct ImageProxyMiddleware<Context: RequestContext>: RouterMiddleware {
         guard request.method == .get || request.method == .head,
             let path = ImageServer.removingPrefix(prefix, from: Substring(request.uri.path))
         else { return try await next(request, context) }
-        let response = await proxy.response(to: request, path: path, connectionClosed: connectionClosed(context))
+        let (response, tier) = await proxy.response(to: request, path: path, connectionClosed: connectionClosed(context))
+        let loggable = ImageProxy.loggablePath(path)
+        answered(context, prefix.isEmpty ? loggable : Substring(prefix + loggable), tier)
         return request.method == .head ? response.createHeadResponse() : response
     }
 }

@@ -1,6 +1,9 @@
 import Foundation
 import Hummingbird
 import HTTPTypes
+import Logging
+import Tracing
+import WebImage
 
 /// What every answer of ``ImageServer`` carries, whichever route made it: the request's id,
 /// `nosniff`, HTTP/1.0's `Connection: close`, and one log line. Outermost, so that an error a
@@ -21,13 +24,71 @@ struct ResponseStampMiddleware: RouterMiddleware {
         response.headers.append(HTTPField(name: HeaderName.requestID, value: context.id))
         // Every body is what its Content-Type says: a browser must not guess HTML into an error's text.
         response.headers.append(HTTPField(name: HeaderName.contentTypeOptions, value: "nosniff"))
-        context.logger.info(
-            "request",
-            metadata: [
-                "method": "\(request.method.rawValue)", "path": "\(request.uri.path.prefix(200))", "status": "\(response.status.code)",
-                "bytes": "\(response.body.contentLength ?? 0)", "ms": "\(Int((ContinuousClock.now - start) / .milliseconds(1)))",
-            ])
+        let access = context.access.facts
+        var fields: Logger.Metadata = [
+            "method": "\(request.method.rawValue)", "path": "\((access.path ?? Substring(request.uri.path)).prefix(200))",
+            "status": "\(response.status.code)", "bytes": "\(response.body.contentLength ?? 0)",
+            "ms": "\(Int((ContinuousClock.now - start) / .milliseconds(1)))",
+        ]
+        if let tier = access.tier { fields["cache"] = "\(tier.rawValue)" }
+        context.logger.info("request", metadata: fields)
         return response
+    }
+}
+
+/// A server span per request, continuing the trace an incoming `traceparent` names (W3C Trace
+/// Context, through the tracer's propagator): everything the request does is beneath it, and
+/// its log lines carry its trace id. Outermost, and only added when a tracer is set.
+struct RequestTracingMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let tracer: any Tracer
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var incoming = ServiceContext.topLevel
+        tracer.extract(request.headers, into: &incoming, using: HTTPFieldsExtractor())
+        let span = tracer.startSpan(request.method.rawValue, context: incoming, ofKind: .server)
+        defer { span.end() }
+        span.attributes["http.request.method"] = request.method.rawValue
+        let response: Response
+        do {
+            response = try await ServiceContext.withValue(span.context) { try await next(request, context) }
+        } catch {
+            span.fail(error)
+            throw error
+        }
+        let access = context.access.facts
+        // The path without its signature: a trace store is no place for a key to a signed URL.
+        span.attributes["url.path"] = String((access.path ?? Substring(request.uri.path)).prefix(200))
+        span.attributes["http.response.status_code"] = Int(response.status.code)
+        if let tier = access.tier { span.attributes["webimage.cache"] = tier.rawValue }
+        if response.status.code >= 500 { span.setStatus(SpanStatus(code: .error)) }
+        return response
+    }
+}
+
+/// Reads a trace's propagation headers from a request's.
+private struct HTTPFieldsExtractor: Extractor {
+    func extract(key: String, from headers: HTTPFields) -> String? {
+        HTTPField.Name(key).flatMap { headers[$0] }
+    }
+}
+
+/// What the proxy tells the outer middleware about an answer: the path as it may be logged (a
+/// proxy path without its signature) and where the answer came from. Written by the proxy's
+/// middleware and read by the outer ones after it, in one request's task; locked because the
+/// context that holds it must be `Sendable`.
+final class AccessRecord: Sendable {
+    struct Facts {
+        var path: Substring?
+        var tier: CacheTier?
+    }
+
+    private let state = Locked(Facts())
+
+    var facts: Facts { state.withLock { $0 } }
+
+    func record(path: Substring, tier: CacheTier?) {
+        state.withLock { $0 = Facts(path: path, tier: tier) }
     }
 }
 

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import WebImage
 
 /// What an `/info` URL asks for: imgproxy Pro's info options (its "Getting an image info" page),
@@ -78,7 +78,7 @@ extension OptionsParser {
         for segment in segments {
             let parts = segment.components(separatedBy: argumentsSeparator).map { Substring($0) }
             let name = String(parts[0])
-            var reader = ArgumentReader(option: name, arguments: Array(parts.dropFirst()))
+            let reader = ArgumentReader(option: name, arguments: Array(parts.dropFirst()))
             switch name {
             case "size", "s", "format", "f", "dimensions", "d", "exif", "frames", "fr", "color_profile", "cp", "thumbhash", "th":
                 try reader.expect(at: 1)

@@ -37,7 +37,8 @@ struct ImageProcessor: Sendable {
     /// The encoded result of `options` on `data`, in the format `rule` chooses for this source
     /// (which needs the decoded image: whether it is animated or has transparent pixels).
     func process(
-        _ data: Data, options: ProcessingOptions, rule: OutputFormatRule, watermark: Watermark? = nil, isCancelled: () -> Bool = { false }
+        _ data: Data, options: ProcessingOptions, rule: OutputFormatRule, watermark: Watermark? = nil, spans: StageSpans = .off,
+        isCancelled: () -> Bool = { false }
     )
         throws(ProxyError) -> (data: Data, format: ImageFormat)
     {
@@ -81,7 +82,13 @@ struct ImageProcessor: Sendable {
         // imgproxy keeps the first frames of a longer animation (one: a still) rather than refusing it.
         decodeOptions.maximumFrames = limits.frames
         var image: Image
-        do { image = try coders.decode(data, options: decodeOptions) } catch { throw Self.proxyError(error) }
+        do {
+            image = try spans.measure("decode", attributes: [("image.format", header.format.rawValue)]) { () throws(WebImageError) in
+                try coders.decode(data, options: decodeOptions)
+            }
+        } catch {
+            throw Self.proxyError(error)
+        }
         try limits.check(frames: image.frames.count, width: header.width, height: header.height)
         if options.stripMetadata { image.exif = options.keepCopyright ? image.exif.flatMap(CopyrightEXIF.kept(from:)) : nil }
         let transparent =
@@ -109,7 +116,7 @@ struct ImageProcessor: Sendable {
         if options.flipHorizontally || options.flipVertically {
             steps.append(FlippingTransformer(horizontal: options.flipHorizontally, vertical: options.flipVertically))
         }
-        image = try Self.apply(steps, to: image, isCancelled: isCancelled)
+        image = try spans.measure("orient") { () throws(ProxyError) in try Self.apply(steps, to: image, isCancelled: isCancelled) }
         if trimmed || stacked || enforcesThumbnail {
             (uprightWidth, uprightHeight) = (image.pixelWidth, image.pixelHeight)
             plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: resultLimits)
@@ -134,11 +141,15 @@ struct ImageProcessor: Sendable {
                     mark: try decodeWatermark(watermark), options: placing, opacity: placing.opacity * watermark.opacity,
                     offsetScale: options.dpr * plan.limitScale, maximumPixels: resultLimits.maximumPixels))
         }
-        image = try Self.apply(steps, to: image, isCancelled: isCancelled)
+        image = try spans.measure("transform", attributes: [("webimage.steps", steps.map(\.transformerKey).joined(separator: " "))]) {
+            () throws(ProxyError) in try Self.apply(steps, to: image, isCancelled: isCancelled)
+        }
         // `format:best`: every candidate encoded, the smallest kept (the first on a tie).
         var best: (data: Data, format: ImageFormat)?
         for candidate in candidates {
-            let encoded = try encode(image, as: candidate, options: options, isCancelled: isCancelled)
+            let encoded = try spans.measure("encode", attributes: [("image.format", candidate.rawValue)]) { () throws(ProxyError) in
+                try encode(image, as: candidate, options: options, isCancelled: isCancelled)
+            }
             if encoded.count < best?.data.count ?? Int.max { best = (encoded, candidate) }
         }
         guard let best else { throw .unprocessable("no format could be chosen for the result") }

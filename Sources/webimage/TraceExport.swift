@@ -1,0 +1,65 @@
+import Foundation
+import Logging
+import OTel
+import ServiceLifecycle
+import Tracing
+
+/// OpenTelemetry traces for the command, over OTLP/HTTP: off unless the environment asks for
+/// them, and then configured by the standard `OTEL_*` variables, which swift-otel reads
+/// (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
+/// `OTEL_EXPORTER_OTLP_PROTOCOL` `http/protobuf` or `http/json`, `OTEL_SERVICE_NAME`,
+/// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` and its argument, `OTEL_BSP_*`).
+///
+/// Only the command bootstraps a tracer; the libraries make their spans through
+/// swift-distributed-tracing and so go wherever an application sends its own.
+enum TraceExport {
+    /// Whether the environment asks for traces: `WEBIMAGE_TRACING` (or imgproxy's
+    /// `IMGPROXY_OPEN_TELEMETRY_ENABLE`, mapped to it) when set, else an OTLP endpoint or
+    /// `OTEL_TRACES_EXPORTER` naming an exporter; never with `OTEL_SDK_DISABLED=true` or
+    /// `OTEL_TRACES_EXPORTER=none`.
+    static func isRequested(switch explicit: Bool?, environment: [String: String]) -> Bool {
+        if environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" { return false }
+        let exporter = environment["OTEL_TRACES_EXPORTER"]?.lowercased()
+        if exporter == "none" { return false }
+        if let explicit { return explicit }
+        let endpoint = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"].contains { environment[$0]?.isEmpty == false }
+        return endpoint || exporter == "otlp" || exporter == "console"
+    }
+
+    /// The process-wide tracer bootstrapped, and the service that sends its spans (run it beside
+    /// the work and stop it last, so that it flushes them); nil when traces are not requested.
+    /// Also sets the logging metadata provider that puts `trace_id` and `span_id` in a traced
+    /// request's log lines.
+    ///
+    /// - Throws: ``CommandFailure`` for a configuration swift-otel refuses, or the gRPC
+    ///   protocol, whose exporter is not built in (its trait would add grpc-swift to the build).
+    static func bootstrap(switch explicit: Bool?, environment: [String: String]) throws -> (any Service)? {
+        guard isRequested(switch: explicit, environment: environment) else { return nil }
+        let protocols = ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"].compactMap { environment[$0]?.lowercased() }
+        if protocols.contains("grpc") {
+            throw CommandFailure(
+                "OTLP over gRPC is not built in: set OTEL_EXPORTER_OTLP_PROTOCOL to http/protobuf or http/json (a collector's port 4318)")
+        }
+        var configuration = OTel.Configuration.default
+        configuration.serviceName = "webimage"
+        configuration.metrics.enabled = false
+        configuration.logs.enabled = false
+        configuration.traces.enabled = true
+        configuration.diagnosticLogger = .custom(Logger(label: "webimage.otel"))
+        let backend: (factory: any Tracer, service: any Service)
+        do {
+            // The OTEL_* variables override these defaults here.
+            let made = try OTel.makeTracingBackend(configuration: configuration)
+            backend = (made.factory, made.service)
+        } catch {
+            throw CommandFailure("cannot start tracing: \(error)")
+        }
+        InstrumentationSystem.bootstrap(backend.factory)
+        return backend.service
+    }
+
+    /// The logging metadata provider of a traced run: the current span's `trace_id` and `span_id`.
+    static var logMetadata: Logger.MetadataProvider {
+        OTel.makeLoggingMetadataProvider()
+    }
+}

@@ -59,14 +59,10 @@ struct OutputOptions: ParsableArguments {
     @Flag(help: "Log debug messages on stderr.")
     var verbose = false
 
-    /// Sends library logs to stderr: debug with --verbose, else warnings and worse.
-    func bootstrapLogging() {
-        let level: Logger.Level = verbose ? .debug : .warning
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+    /// Sends library logs to stderr: debug with --verbose, else warnings and worse; a traced
+    /// run's lines carry their trace id.
+    func bootstrapLogging(traced: Bool = false) {
+        LogOutput(level: verbose ? .debug : .warning, traced: traced).bootstrap()
     }
 }
 

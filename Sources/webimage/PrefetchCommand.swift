@@ -179,7 +179,15 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        outputOptions.bootstrapLogging()
+        let environment = ProcessInfo.processInfo.environment
+        let tracingSwitch = try EnvironmentReader(environment: environment).optionalBoolean("TRACING")
+        outputOptions.bootstrapLogging(traced: TraceExport.isRequested(switch: tracingSwitch, environment: environment))
+        try await TraceExport.running(try TraceExport.bootstrap(switch: tracingSwitch, environment: environment)) {
+            try await prefetchAll()
+        }
+    }
+
+    private func prefetchAll() async throws {
         // Decoded images of a few hundred KB are allocated and freed thousands of times a second;
         // above glibc's mmap threshold each one is a fresh mapping, faulted in and zeroed page by
         // page (a sixth of a dataset run's CPU went to the kernel). Keeping them in the heap, and
@@ -406,7 +414,7 @@ struct PrefetchCommand: AsyncParsableCommand {
                 everyLine(row, index)
                 if let slice, Self.slice(of: row.url, count: slice.count) != slice.index { continue }
                 position += 1
-                if let work = job(row, index, position - 1) { return work }
+                if let work = job(row, index, position - 1) { return TraceExport.traced("prefetch", url: row.url, work) }
             }
             return nil
         }

@@ -252,7 +252,7 @@ struct ServeSettings {
             }
             logsJSON = format.lowercased() == "json"
         }
-        if read.text("TRACING") != nil { tracing = try read.boolean("TRACING") }
+        tracing = try read.optionalBoolean("TRACING")
         try checkPresets()
         guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {
             throw ValidationError("give a signing key (--key HEX --salt HEX) or --allow-unsigned")
@@ -459,6 +459,11 @@ struct EnvironmentReader {
         guard let text = text(name) else { return nil }
         guard let value = Double(text), value.isFinite else { throw ValidationError("WEBIMAGE_\(name): \"\(text)\" is not a number") }
         return value
+    }
+
+    /// A boolean variable, nil when it is not set.
+    func optionalBoolean(_ name: String) throws -> Bool? {
+        text(name) == nil ? nil : try boolean(name)
     }
 
     func boolean(_ name: String, default unset: Bool = false) throws -> Bool {

@@ -46,6 +46,8 @@ enum TraceExport {
         configuration.logs.enabled = false
         configuration.traces.enabled = true
         configuration.diagnosticLogger = .custom(Logger(label: "webimage.otel"))
+        // Its own start-up lines (each OTEL_* variable read) are info; OTEL_LOG_LEVEL brings them back.
+        configuration.diagnosticLogLevel = .warning
         let backend: (factory: any Tracer, service: any Service)
         do {
             // The OTEL_* variables override these defaults here.
@@ -56,6 +58,43 @@ enum TraceExport {
         }
         InstrumentationSystem.bootstrap(backend.factory)
         return backend.service
+    }
+
+    /// Runs `body` with the exporter's `service` (when traced) beside it, then stops the service,
+    /// which sends the spans still batched before this returns.
+    static func running<T>(_ service: (any Service)?, _ body: () async throws -> T) async throws -> T {
+        guard let service else { return try await body() }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], logger: Logger(label: "webimage.otel")))
+        let exporting = Task { try await group.run() }
+        let result: Result<T, any Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        await group.triggerGracefulShutdown()
+        _ = try? await exporting.value
+        return try result.get()
+    }
+
+    /// `work` in a root span of its own called `name`, for one URL of a long list: the sampler
+    /// (`OTEL_TRACES_SAMPLER`, such as `traceidratio` with `OTEL_TRACES_SAMPLER_ARG=0.01`) keeps
+    /// or drops each URL's trace, and what the work loads is beneath it. Without a bootstrapped
+    /// tracer, `work` as it is.
+    static func traced(_ name: String, url: String, _ work: @escaping @Sendable () async throws -> Void)
+        -> @Sendable () async throws -> Void
+    {
+        let tracer = InstrumentationSystem.tracer
+        if tracer is NoOpTracer { return work }
+        return {
+            let span = tracer.startSpan(name, context: .topLevel)
+            // Without the query, which may carry a token.
+            span.attributes["url.full"] = String(url.prefix { $0 != "?" })
+            defer { span.end() }
+            do {
+                try await ServiceContext.withValue(span.context) { try await work() }
+            } catch {
+                span.recordError(error)
+                span.setStatus(SpanStatus(code: .error))
+                throw error
+            }
+        }
     }
 
     /// The logging metadata provider of a traced run: the current span's `trace_id` and `span_id`.

@@ -89,6 +89,39 @@ struct TracingTests {
         try await receiver.shutdown()
     }
 
+    @Test("prefetch: a root span per URL with its download beneath, the origin told each URL's trace; untraced, nothing sent")
+    func prefetchSpans() async throws {
+        let receiver = try await TraceReceiver.start()
+        let origin = try await OriginServer.start()
+        let jpeg = Array(try Fixture.data("gradient.jpg"))
+        for name in ["a", "b", "c"] { origin.route("/\(name).jpg", .ok(jpeg, contentType: "image/jpeg")) }
+        let directory = try TemporaryDirectory("prefetch-traced")
+        let list = directory.url.appendingPathComponent("list.txt")
+        try "\(origin.url("/a.jpg"))\n\(origin.url("/b.jpg"))\n".write(to: list, atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CACHE_HOME"] = directory.path
+        environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = receiver.endpoint + "/v1/traces"
+        environment["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/json"
+        let run = try ChildProcess(ChildProcess.builtProduct("webimage"), ["prefetch", "-i", list.path], environment: environment)
+        #expect(try await run.waitForExit().status == 0)
+        // The exporter is stopped, and so flushed, before the command exits: every span is in.
+        let roots = receiver.spans.filter { $0.name == "prefetch" }
+        #expect(roots.count == 2 && roots.allSatisfy { $0.parentSpanID.isEmpty })
+        for path in ["/a.jpg", "/b.jpg"] {
+            let root = try #require(roots.first { $0.attributes["url.full"] == origin.url(path).absoluteString })
+            let download = try #require(receiver.spans.first { $0.kind == 3 && $0.parentSpanID == root.spanID }, "\(path)'s download")
+            #expect(origin.requests(to: path).first?.header("traceparent") == "00-\(root.traceID)-\(download.spanID)-01")
+        }
+
+        environment.removeValue(forKey: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        try "\(origin.url("/c.jpg"))\n".write(to: list, atomically: true, encoding: .utf8)
+        let untraced = try ChildProcess(ChildProcess.builtProduct("webimage"), ["prefetch", "-i", list.path], environment: environment)
+        #expect(try await untraced.waitForExit().status == 0)
+        #expect(origin.requests(to: "/c.jpg").count == 1 && origin.requests(to: "/c.jpg").first?.header("traceparent") == nil)
+        try await origin.shutdown()
+        try await receiver.shutdown()
+    }
+
     @Test("traces are off unless the environment asks; gRPC is refused with a reason")
     func environmentSwitch() throws {
         #expect(!TraceExport.isRequested(switch: nil, environment: [:]))
@@ -105,7 +138,7 @@ struct TracingTests {
         }
     }
 
-    @Test("an ImageServer given a tracer makes the same spans in process; without one it makes none")
+    @Test("an ImageServer given a tracer makes the same spans in process; without one the origin is sent no traceparent")
     func inProcessTracer() async throws {
         let tracer = InMemoryTracer()
         try await ServerHarness.with(tracer: tracer) { harness in

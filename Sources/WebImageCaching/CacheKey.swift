@@ -17,7 +17,7 @@
 /// `https://x.com/a.png{thumbnail:300x200:fit}`. Because a lone `{` appears only where a variant
 /// part starts, no original and no variant can spell another's string form.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
-    /// A requested thumbnail (``ThumbnailSize``): one of the parts that make a variant.
+    /// A requested thumbnail (`ThumbnailSize`): one of the parts that make a variant.
     public typealias Thumbnail = ThumbnailSize
 
     /// The key of the original image.

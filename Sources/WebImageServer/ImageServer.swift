@@ -48,8 +48,8 @@ public final class ImageServer: Service, Sendable {
     /// request is a server span continuing an incoming `traceparent`, with spans beneath it for
     /// the result cache, the source's fetch (and its download), the processing (its decode,
     /// transforms and encode) and the store; downloads send `traceparent` to the origin.
-    /// - Throws: ``WebImageError`` when a cache directory cannot be opened, or
-    ///   ``WebImageError/Code/invalidArgument`` when neither a key nor `allowsUnsigned` is given.
+    /// - Throws: `WebImageError` when a cache directory cannot be opened, or
+    ///   `WebImageError.Code.invalidArgument` when neither a key nor `allowsUnsigned` is given.
     public init(
         configuration: ImageServerConfiguration, logger: Logger = Logger(label: "webimage.server"), tracer: (any Tracer)? = nil
     ) throws(WebImageError) {

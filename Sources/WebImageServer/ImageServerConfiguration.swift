@@ -236,7 +236,7 @@ public struct ImageServerConfiguration: Sendable {
     /// and width (`IMGPROXY_ENABLE_CLIENT_HINTS`); answers then vary by them. Default false.
     public var enableClientHints = false
     /// The `User-Agent` of source requests (`IMGPROXY_USER_AGENT`). Default the downloader's
-    /// (``ImageDownloaderConfiguration/userAgent``).
+    /// (`ImageDownloaderConfiguration.userAgent`).
     public var userAgent = ImageDownloaderConfiguration.userAgent
     /// Accept sources whose TLS certificate does not verify (`IMGPROXY_IGNORE_SSL_VERIFICATION`).
     /// Default false.

@@ -38,7 +38,7 @@ public final class OriginServer: Sendable {
     public let port: Int
     /// Whether the server speaks HTTPS (with ``TestCertificate``, self-signed, made at run time).
     public let usesTLS: Bool
-    /// Whether requests and connection events are kept (see ``start(tls:http2:keepsLog:)``).
+    /// Whether requests and connection events are kept (see `start(tls:http2:keepsLog:)`).
     public let keepsLog: Bool
     private let listener: any Channel
     let state: NIOLockedValueBox<State>

@@ -8,7 +8,7 @@ import WebImage
 import WebImageServer
 import WebImageTesting
 
-// The README's examples, verbatim, so that they keep compiling.
+// The README's examples and the DocC articles' (Sources/*/*.docc), verbatim, so that they keep compiling.
 
 func describe(_ bytes: [UInt8]) -> String {
     guard let format = ImageFormat(sniffing: bytes) else { return "not an image" }

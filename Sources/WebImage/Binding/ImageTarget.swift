@@ -37,7 +37,7 @@ extension ImageTarget {
     /// The image is shown when it arrives, unless `.avoidAutoSetImage` leaves that to
     /// `completed`; partial images of a `.progressiveLoad` are shown too, and reach `completed`
     /// only with `.avoidAutoSetImage`. A nil URL shows the placeholder and reports
-    /// ``WebImageError/Code/invalidURL``. A result of a load that a newer one replaced is dropped.
+    /// `WebImageError.Code.invalidURL`. A result of a load that a newer one replaced is dropped.
     @discardableResult
     public func setImage(
         with url: URL?,

@@ -215,7 +215,7 @@ public final class ImageCache: ImageCaching {
         try disk?.removeAll()
     }
 
-    /// The bytes the disk cache's entries take (``DiskCache/totalSize``).
+    /// The bytes the disk cache's entries take (`DiskCache.totalSize`).
     public var totalDiskSize: Int { disk?.totalSize ?? 0 }
     /// The disk cache's entry count.
     public var diskCount: Int { disk?.count ?? 0 }

@@ -4,7 +4,7 @@ public import Foundation
 ///
 /// By default (``useCachedAsIs``, SDWebImage's behaviour) a cached image is used for as long as
 /// the cache keeps it, whatever the origin said. With ``respectCacheControl(now:)`` the
-/// freshness stored with the original's bytes (``HTTPFreshness``, from `Cache-Control`,
+/// freshness stored with the original's bytes (`HTTPFreshness`, from `Cache-Control`,
 /// `Expires`, `Date`, `Age`) decides: a fresh entry is used; a stale one is revalidated with its
 /// validators first (a 304 renews its freshness without a download, a 200 replaces it); within
 /// `stale-while-revalidate` it is used at once and revalidated in the background. An entry

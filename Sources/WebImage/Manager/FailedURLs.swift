@@ -2,7 +2,7 @@ public import Foundation
 import Synchronization
 
 /// The URLs whose load failed for good (SDWebImage's `failedURLs`): loading them again fails at
-/// once with ``WebImageError/Code/blockedURL`` unless the load asks `.retryFailed`.
+/// once with `WebImageError.Code.blockedURL` unless the load asks `.retryFailed`.
 ///
 /// Unlike SDWebImage's set, the list is bounded and ages: it holds at most ``capacity`` URLs (the
 /// oldest entry leaves for a new one) and an entry older than ``lifetime`` no longer blocks, so a

@@ -6,14 +6,14 @@ extension ImageManager {
     /// suspending.
     ///
     /// - Throws: `CancellationError` when the calling task is cancelled (which cancels this
-    ///   caller's share of the load), else a ``WebImageError``.
+    ///   caller's share of the load), else a `WebImageError`.
     public func image(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) async throws -> ImageResult {
         // The hit is looked for before a request is made: making one copies the context.
         if let url, let hit = memoryHit(url, options: options, context: context) { return hit }
         return try await load(ImageRequest(url: url, options: options, context: context))
     }
 
-    /// ``image(for:options:context:)`` for a full request (method, headers, body, timeout).
+    /// ``image(for:options:context:)-(URL?,_,_)`` for a full request (method, headers, body, timeout).
     public func image(for request: ImageRequest) async throws -> ImageResult {
         if let url = request.url, let hit = memoryHit(url, options: request.options, context: request.context) { return hit }
         return try await load(request)

@@ -13,9 +13,9 @@ public struct ImageManagerConfiguration: Sendable {
     /// Rewrites every load's options and context. Default none.
     public var optionsProcessor: OptionsProcessor?
     /// Decides whether to download and whether to block failed URLs. Default: download, and
-    /// block URLs that failed for good (``WebImageError/isTransient`` false).
+    /// block URLs that failed for good (`WebImageError.isTransient` false).
     public var delegate: (any ImageManagerDelegate)?
-    /// Bounds checked before decoding. Default ``DecodeLimits/init()``.
+    /// Bounds checked before decoding. Default `DecodeLimits.init()`.
     public var decodeLimits: DecodeLimits
     /// Whether the origin's caching headers decide when a cached image is revalidated. Default
     /// ``CacheFreshnessPolicy/useCachedAsIs``.

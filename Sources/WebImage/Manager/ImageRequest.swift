@@ -17,7 +17,7 @@ public import Foundation
 /// let result = try await ImageManager.shared.image(for: request)
 /// ```
 public struct ImageRequest: Sendable {
-    /// The image's URL; nil fails the load with ``WebImageError/Code/invalidURL``.
+    /// The image's URL; nil fails the load with `WebImageError.Code.invalidURL`.
     public var url: URL?
     /// The HTTP method. Default `GET`.
     public var method: String

@@ -13,7 +13,7 @@ public struct ImageResult: Sendable {
     public var url: URL
     /// False for a partial image of a progressive load; more will follow.
     public var isFinished: Bool
-    /// The URL the loader took the bytes from, after redirects (``LoadedData/url``); nil for an
+    /// The URL the loader took the bytes from, after redirects (`LoadedData.url`); nil for an
     /// image from the cache, whose entry does not record it.
     public var finalURL: URL?
 

@@ -61,7 +61,7 @@ public struct LoadContext: Sendable {
     public var alternativeSources: [URL] = []
 
     /// The application's own values (``subscript(_:)``), which reach the options processor,
-    /// the loader (``LoadRequestOptions/values``) and the coders (``DecodeOptions/values``).
+    /// the loader (`LoadRequestOptions.values`) and the coders (`DecodeOptions.values`).
     public var customValues = CustomValues()
 
     /// An empty context: every default applies.

@@ -46,7 +46,7 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     public static let queryMemoryDataSync = LoadOptions(rawValue: 1 << 13)
     /// After a memory miss, read the disk on the calling thread.
     public static let queryDiskDataSync = LoadOptions(rawValue: 1 << 14)
-    /// Never load: a cache miss fails with ``WebImageError/Code/cacheMiss``.
+    /// Never load: a cache miss fails with `WebImageError.Code.cacheMiss`.
     public static let fromCacheOnly = LoadOptions(rawValue: 1 << 15)
     /// Never read the caches; always load (the result is still stored).
     public static let fromLoaderOnly = LoadOptions(rawValue: 1 << 16)
@@ -64,13 +64,13 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
         message: "no effect: an animation's frames are always decoded together (use CodersManager.animatedCoder for frames on demand)"
     )
     public static let preloadAllFrames = LoadOptions(rawValue: 1 << 20)
-    /// No effect on Linux: there is one image type, ``Image``.
+    /// No effect on Linux: there is one image type, `Image`.
     @available(*, deprecated, message: "no effect on Linux: there is one image type, Image")
     public static let matchAnimatedImageClass = LoadOptions(rawValue: 1 << 21)
     /// Deliver the result only after it is stored in the caches.
     public static let waitStoreCache = LoadOptions(rawValue: 1 << 22)
-    /// Show what arrived of an image whose data ends early (``DecodeOptions/acceptTruncatedImages``):
-    /// the result is marked ``Image/isPartial``, is never cached, and the URL is not put on the
+    /// Show what arrived of an image whose data ends early (`DecodeOptions.acceptTruncatedImages`):
+    /// the result is marked `Image.isPartial`, is never cached, and the URL is not put on the
     /// failed list. Off by default, as in SDWebImage: a file cut short fails the load.
     public static let acceptTruncatedImages = LoadOptions(rawValue: 1 << 23)
 
@@ -89,7 +89,7 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     ]
 
     /// Parses a comma-separated list of ``names``.
-    /// - Throws: ``WebImageError/Code/invalidArgument`` naming the first unknown name.
+    /// - Throws: `WebImageError.Code.invalidArgument` naming the first unknown name.
     public init(parsing list: String) throws(WebImageError) {
         var options: LoadOptions = []
         for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) where !name.isEmpty {

@@ -82,7 +82,7 @@ public final class DiskCache: Sendable {
 
     /// Opens the cache in `directory`, creating it if needed.
     ///
-    /// - Throws: ``WebImageError/Code/cacheIO`` when the directory can be neither created nor read.
+    /// - Throws: `WebImageError.Code.cacheIO` when the directory can be neither created nor read.
     public convenience init(
         directory: URL,
         configuration: DiskCacheConfiguration = DiskCacheConfiguration(),
@@ -252,9 +252,9 @@ public final class DiskCache: Sendable {
     /// Stores `data` under `key`, replacing what was there, then removes least recently used
     /// entries while a limit is passed.
     ///
-    /// - Throws: ``WebImageError/Code/tooLarge`` for data larger than the size limit (nothing is
+    /// - Throws: `WebImageError.Code.tooLarge` for data larger than the size limit (nothing is
     ///   written, and an older entry for the key is removed so it is not served stale), and
-    ///   ``WebImageError/Code/cacheIO`` when the cache is read-only or a write fails (the
+    ///   `WebImageError.Code.cacheIO` when the cache is read-only or a write fails (the
     ///   cache keeps what it had).
     public func store(_ data: Data, for key: String, metadata: DiskCacheMetadata = DiskCacheMetadata()) throws(WebImageError) {
         guard !isReadOnly else {

@@ -13,7 +13,7 @@ public struct DiskCacheConfiguration: Sendable {
     /// What opening a directory that another process holds does.
     public enum LockPolicy: Sendable {
         /// Open read-only: reads work from the journal as it was at open, stores throw
-        /// ``WebImageError/Code/cacheIO``.
+        /// `WebImageError.Code.cacheIO`.
         case readOnly
         /// Block until the other process closes the cache.
         case wait

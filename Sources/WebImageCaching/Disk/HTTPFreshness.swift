@@ -3,7 +3,7 @@ public import Foundation
 /// How long a stored response may be used without asking the origin again (RFC 9111), from its
 /// `Cache-Control`, `Expires`, `Date`, `Age` and `Last-Modified`; kept with the entry's
 /// ``DiskCacheMetadata``. The manager consults it only with
-/// ``CacheFreshnessPolicy/respectCacheControl(now:)``; by default (SDWebImage's rule) a cached
+/// `CacheFreshnessPolicy.respectCacheControl(now:)`; by default (SDWebImage's rule) a cached
 /// image is used as it is.
 public struct HTTPFreshness: Sendable, Hashable {
     /// Until when the response is fresh.

@@ -1,6 +1,6 @@
 /// An animation decoded on demand (SDWebImage's `SDAnimatedImageCoder`): the frame count, loop
 /// count and durations come from the file's headers; a frame's pixels are composed only when
-/// asked for. ``CodersManager/animatedCoder(for:options:)`` makes one for GIF, APNG and WebP.
+/// asked for. `CodersManager.animatedCoder(for:options:)` makes one for GIF, APNG and WebP.
 public protocol AnimatedImageCoder: AnyObject, Sendable {
     /// How many frames the animation has.
     var frameCount: Int { get }

@@ -137,7 +137,7 @@ public final class CodersManager: Sendable {
 
     /// Encodes `image` as `format` with the newest coder for it, with the image's colour profile,
     /// EXIF and orientation written into the file where the format has room for them
-    /// (``MetadataWriter``).
+    /// (`MetadataWriter`).
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions = EncodeOptions()) throws(WebImageError) -> Data {
         guard let coder = all.last(where: { $0.canEncode(to: format) }) else {
             throw WebImageError(.unsupportedFormat, "no coder encodes \(format.rawValue)")

@@ -35,7 +35,7 @@ public struct DecodeOptions: Sendable, Equatable {
     /// Keep the source's EXIF as ``Image/exif`` (JPEG's APP1, PNG's `eXIf`, WebP's `EXIF`), for
     /// encoders to write again. Off by default: results carry no metadata.
     public var keepsEXIF: Bool
-    /// The application's own values for this load (``LoadContext/subscript(_:)``), for a
+    /// The application's own values for this load (`LoadContext.subscript(_:)`), for a
     /// plugin coder that needs them.
     public var values: CustomValues
 

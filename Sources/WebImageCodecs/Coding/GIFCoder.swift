@@ -4,7 +4,7 @@ import CGIF
 /// GIF through giflib: every frame composed onto the canvas with its disposal method and
 /// transparency, frame delays by SDWebImage's rule (under 0.011 s becomes 0.1 s), the loop count
 /// from the NETSCAPE2.0 extension (1 when absent), and first-frame-only decoding. Files browsers
-/// show are read (``GIFRecordReader``: empty extensions, no trailer, frames past the screen
+/// show are read (`GIFRecordReader`: empty extensions, no trailer, frames past the screen
 /// clipped, no colour table read as a grey ramp); a file that ends inside a frame is a
 /// ``WebImageError/Code/decodeFailed`` unless truncated images are accepted. The canvas is
 /// checked against the limits first, and every frame's declared size before its pixels are read

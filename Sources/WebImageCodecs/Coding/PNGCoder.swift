@@ -7,7 +7,7 @@ import CWebImageCodecs
 /// tRNS kept, and encoding from straight RGBA (RGB when the image is opaque). For a thumbnail, a
 /// non-interlaced file is reduced by a whole factor while its rows are read, so a 10000x10000
 /// PNG never holds its full 400 MB of pixels. Animated PNG
-/// (APNG) is read and written through ``APNGReader`` and ``APNGWriter``, with libpng decoding
+/// (APNG) is read and written through `APNGReader` and `APNGWriter`, with libpng decoding
 /// and encoding each frame.
 public struct PNGCoder: ImageCoder {
     /// Creates the coder.

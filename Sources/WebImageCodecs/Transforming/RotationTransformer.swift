@@ -4,7 +4,7 @@ import Foundation
 /// SDWebImage and Pillow (SDWebImage's `SDImageRotationTransformer`, which takes radians).
 ///
 /// Multiples of 90° are exact pixel moves. Other angles sample bilinearly from premultiplied
-/// pixels (``PremultipliedPixel``), as Pillow's `rotate` does; the corners the turned image leaves empty are transparent. With `fitsSize` the
+/// pixels (`PremultipliedPixel`), as Pillow's `rotate` does; the corners the turned image leaves empty are transparent. With `fitsSize` the
 /// canvas grows to hold the whole turned image; without, it keeps the original size and the
 /// corners are cut off.
 ///

@@ -18,11 +18,11 @@ import Tracing
 ///
 /// A response is an image when its status is acceptable and its media type is `image/*` (or
 /// `application/octet-stream`, or absent, with bytes that sniff as an image); an HTML error page
-/// is ``WebImageError/Code/notAnImage``. A request carrying ``HTTPValidators`` is conditional, and
-/// a 304 finishes with ``WebImageError/Code/notModified`` so the caller keeps its copy. The body
+/// is `WebImageError.Code.notAnImage`. A request carrying ``HTTPValidators`` is conditional, and
+/// a 304 finishes with `WebImageError.Code.notModified` so the caller keeps its copy. The body
 /// is capped while it streams.
 ///
-/// Requests are traced (AsyncHTTPClient's spans) only when ``Telemetry`` names a tracer or the
+/// Requests are traced (AsyncHTTPClient's spans) only when `Telemetry` names a tracer or the
 /// application has bootstrapped one, and AsyncHTTPClient's own debug and trace logs go to the
 /// downloader's logger only when that logger shows them: both cost as much as the rest of a
 /// request's handling when nothing reads them.
@@ -62,7 +62,7 @@ public final class ImageDownloader: ImageLoader {
     /// (`redirectConfiguration = .disallow`) for the downloader to follow them itself, through
     /// ``ImageDownloaderConfiguration/redirectHandler``. The configuration's
     /// ``ImageDownloaderConfiguration/addressPolicy`` needs the downloader's own clients: with
-    /// one, every load fails with ``WebImageError/Code/refusedAddress`` rather than go
+    /// one, every load fails with `WebImageError.Code.refusedAddress` rather than go
     /// unguarded; its proxy and TLS settings are the client's own business.
     public convenience init(
         configuration: ImageDownloaderConfiguration = ImageDownloaderConfiguration(), httpClient: HTTPClient,
@@ -163,7 +163,7 @@ public final class ImageDownloader: ImageLoader {
     }
 
     /// Cancels every caller of every download: each gets `.finished` with
-    /// ``WebImageError/Code/cancelled`` (as SDWebImage calls every completion block with
+    /// `WebImageError.Code.cancelled` (as SDWebImage calls every completion block with
     /// `SDWebImageErrorCancelled`), so no caller waits for a download that will not come.
     public func cancelAllDownloads() {
         let transfers = scheduler.removeAll()

@@ -23,8 +23,8 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// Queue order within one priority. Default FIFO.
     public var executionOrder: ExecutionOrder
     /// Headers sent with every request, in order. By default an `Accept` naming what
-    /// ``CodersManager/shared`` decodes when the configuration is made
-    /// (``CodersManager/acceptHeader``) and ``userAgent``.
+    /// `CodersManager.shared` decodes when the configuration is made
+    /// (`CodersManager.acceptHeader`) and ``userAgent``.
     public var headers: [(name: String, value: String)]
     /// Basic-auth credentials, used when both are set. They answer a server's challenge (a `401`
     /// with `WWW-Authenticate: Basic`), as SDWebImage's URLSession credential does, and are then
@@ -46,12 +46,12 @@ public struct ImageDownloaderConfiguration: Sendable {
     public var connectionIdleTimeout: Duration?
     /// The most body bytes accepted, with or without a `Content-Length`. Default 50 MiB.
     public var maximumBodySize: Int
-    /// Redirects followed before giving up with ``WebImageError/Code/tooManyRedirects``.
+    /// Redirects followed before giving up with `WebImageError.Code.tooManyRedirects`.
     /// Default 10 (imgproxy's and curl's browsers' usual limit; SDWebImage leaves it to
     /// URLSession, which allows 16).
     public var maximumRedirects: Int
     /// Decides each redirect hop: follow it, refuse it (the load fails with
-    /// ``WebImageError/Code/rejected``), or follow another URL instead. Nil follows every hop.
+    /// `WebImageError.Code.rejected`), or follow another URL instead. Nil follows every hop.
     /// The downloader follows redirects itself, so the hook, the address policy and the proxy
     /// choice see every hop; with a client of your own
     /// (``ImageDownloader/init(configuration:httpClient:telemetry:)``) hops that client follows
@@ -61,7 +61,7 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// anywhere, as SDWebImage does. With a policy every connection goes through an in-process
     /// guard that resolves names itself and judges the address actually connected to, on every
     /// redirect hop and every new connection; a refusal fails the load with
-    /// ``WebImageError/Code/refusedAddress``. See ``AddressPolicy``.
+    /// `WebImageError.Code.refusedAddress`. See ``AddressPolicy``.
     public var addressPolicy: AddressPolicy?
     /// Resolves host names for the address guard (used only with an ``addressPolicy``). Default
     /// the system's resolver.
@@ -87,13 +87,13 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// `If-Range`. Default 64 MiB; 0 turns resuming off.
     public var maximumResumableBytes: Int
     /// Changes each request before it is sent; returning nil cancels the download with
-    /// ``WebImageError/Code/rejected``.
+    /// `WebImageError.Code.rejected`.
     public var requestModifier: (@Sendable (DownloadRequest) async -> DownloadRequest?)?
     /// Changes or refuses each response head; returning nil fails the download with
-    /// ``WebImageError/Code/rejected``.
+    /// `WebImageError.Code.rejected`.
     public var responseModifier: (@Sendable (DownloadResponseHead) -> DownloadResponseHead?)?
     /// Turns the downloaded bytes into the image bytes (for encrypted images); returning nil
-    /// fails the download with ``WebImageError/Code/rejected``.
+    /// fails the download with `WebImageError.Code.rejected`.
     public var decryptor: (@Sendable (Data, DownloadResponseHead) -> Data?)?
 
     /// The `User-Agent` the downloader sends by default.

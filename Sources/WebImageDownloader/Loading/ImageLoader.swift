@@ -14,7 +14,7 @@ public protocol ImageLoader: Sendable {
 
 extension ImageLoader {
     /// Loads `url` and returns its bytes. Cancelling the calling task cancels the load and throws
-    /// ``WebImageError/Code/cancelled``.
+    /// `WebImageError.Code.cancelled`.
     public func loadData(_ url: URL, options: LoadRequestOptions = LoadRequestOptions()) async throws(WebImageError) -> LoadedData {
         let result = await withCancellableCallback(cancelled: .failure(WebImageError(.cancelled))) { resume in
             let token = load(url, options: options) { event in

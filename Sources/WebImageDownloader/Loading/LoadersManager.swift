@@ -20,7 +20,7 @@ public final class LoadersManager: ImageLoader {
     }
 
     /// Loads with the preferred loader for `url`; a URL no loader takes finishes at once with
-    /// ``WebImageError/Code/invalidURL``.
+    /// `WebImageError.Code.invalidURL`.
     public func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
         guard let loader = loader(for: url) else {
             events(.finished(.failure(WebImageError(.invalidURL, "no loader for \(url.absoluteString)"))))

@@ -12,7 +12,7 @@ public struct RedirectHop: Sendable, Hashable {
     /// Which hop this is, from 1.
     public let number: Int
 
-    /// How the message of the ``WebImageError/Code/rejected`` error of a refused hop begins.
+    /// How the message of the `WebImageError.Code.rejected` error of a refused hop begins.
     public static let refusalPrefix = "the redirect handler refused"
 
     /// Creates a hop.
@@ -28,7 +28,7 @@ public struct RedirectHop: Sendable, Hashable {
 public enum RedirectDecision: Sendable, Hashable {
     /// Follow it.
     case follow
-    /// Do not follow it: the load fails with ``WebImageError/Code/rejected``.
+    /// Do not follow it: the load fails with `WebImageError.Code.rejected`.
     case refuse
     /// Go to this URL instead (it counts as the same hop).
     case rewrite(URL)

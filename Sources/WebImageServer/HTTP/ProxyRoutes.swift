@@ -12,8 +12,8 @@ public import WebImage
 extension ImageProxy {
     /// A proxy for an application of your own: mount it with ``ImageProxyMiddleware`` and run it
     /// as a service (``run()``), so that its caches are flushed when the application stops.
-    /// - Throws: ``WebImageError`` when a cache directory cannot be opened, or
-    ///   ``WebImageError/Code/invalidArgument`` for a configuration the proxy cannot run with
+    /// - Throws: `WebImageError` when a cache directory cannot be opened, or
+    ///   `WebImageError.Code.invalidArgument` for a configuration the proxy cannot run with
     ///   (neither a key nor `allowsUnsigned`, a preferred format it cannot write).
     public convenience init(configuration: ImageServerConfiguration, telemetry: Telemetry = .default) throws(WebImageError) {
         try self.init(

@@ -2,7 +2,7 @@ import WebImage
 
 /// Where a crop or an extension anchors the image (imgproxy's `gravity`): a compass point with
 /// offsets in pixels, a focus point given as fractions of the image, or `sm`, the most detailed
-/// region (``SmartCroppingTransformer``).
+/// region (`SmartCroppingTransformer`).
 public struct Gravity: Sendable, Hashable {
     /// The anchor.
     public enum Kind: String, Sendable, Hashable, CaseIterable {

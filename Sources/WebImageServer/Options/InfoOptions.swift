@@ -23,7 +23,7 @@ public struct InfoOptions: Sendable, Equatable {
     public var average = false
     public var averageIgnoresTransparent = true
     /// `dominant_colors`/`dc:DOMINANT_COLORS:BUILD_MISSED`: the six Palette swatches
-    /// (``DominantColors``), those not found built from the others when asked. Default off.
+    /// (`DominantColors`), those not found built from the others when asked. Default off.
     public var dominantColors = false
     /// `dominant_colors`' second argument: swatches not found are built from the others. Default false.
     public var buildsMissedColors = false

@@ -67,7 +67,7 @@ public struct ProcessingOptions: Sendable, Equatable {
         /// source, in place of the server's.
         public var url: URL?
         /// `watermark_text`/`wmt` (paid edition): the watermark drawn from this Pango markup
-        /// (``TextWatermark``), in place of any image.
+        /// (`TextWatermark`), in place of any image.
         public var text: String?
         /// `watermark_shadow`/`wmsh` (paid edition): the sigma of a black shadow blurred under
         /// the mark; 0 for none.
@@ -95,7 +95,7 @@ public struct ProcessingOptions: Sendable, Equatable {
         }
     }
 
-    /// The colour options of imgproxy's paid edition (``ColorFilterTransformer`` has their effects).
+    /// The colour options of imgproxy's paid edition (`ColorFilterTransformer` has their effects).
     public struct ColorFilters: Sendable, Equatable {
         /// `brightness`/`br`: -255...255, added to each channel. Default 0.
         public var brightness = 0
@@ -152,7 +152,7 @@ public struct ProcessingOptions: Sendable, Equatable {
     }
 
     /// `unsharp_masking`/`ush:MODE:WEIGHT:DIVIDER` (paid edition): a 3x3 sharpening after a
-    /// resize, ``UnsharpMaskTransformer``.
+    /// resize, `UnsharpMaskTransformer`.
     public struct UnsharpMasking: Sendable, Equatable {
         public enum Mode: String, Sendable, CaseIterable {
             /// Only when the image was scaled down and `sharpen` is not set.

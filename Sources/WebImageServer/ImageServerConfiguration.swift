@@ -3,7 +3,7 @@ public import WebImage
 
 /// Everything `webimage serve` takes, with imgproxy's defaults where it has one and safer ones
 /// where it does not (private addresses are refused too). Each property is a flag and a
-/// `WEBIMAGE_*` variable of the command; the README's table lists them.
+/// `WEBIMAGE_*` variable of the command; docs/serve.md's table lists them.
 public struct ImageServerConfiguration: Sendable {
     /// The address to listen on. Default `127.0.0.1`.
     public var host = "127.0.0.1"

@@ -525,7 +525,7 @@ server {{
         survivor = self.nodes[1].processed() - before["node-b"]
         self.reports.append(PhaseReport("2 kill", answers, {"node-a": "killed", "node-b": survivor}, self.origin_fetches() - fetches))
         # Phase 1's variants that node-a made, asked of the restarted node directly.
-        phase1 = {variant.path: variant for variant in variants(PHASE1, self.origin_port)}
+        phase1 = {unsigned(variant.path): variant for variant in variants(PHASE1, self.origin_port)}
         made = [phase1[path] for path in sorted(self.phase1_by_node["node-a"])]
         direct = [get(victim.port, variant.path) for variant in made]
         self.check_answers(direct, made, "restarted node-a")

@@ -43,8 +43,6 @@ let package = Package(
         // Traces over OTLP/HTTP for the command only (the libraries stay on swift-distributed-tracing);
         // the gRPC exporter's trait is off, which keeps grpc-swift out of the build.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
-        // `swift package generate-documentation`: the DocC catalogs, built offline in CI.
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),

@@ -2,9 +2,8 @@
 # Builds the DocC documentation of the library products offline, with warnings as errors, so that
 # a broken symbol link or an unresolved article reference fails: the symbol graphs come from the
 # debug build (`swift package dump-symbol-graph`), then the toolchain's `docc convert` makes one
-# archive per module from its catalog (Sources/MODULE/MODULE.docc).
-# (`swift package --disable-sandbox generate-documentation --target MODULE`, through
-# swift-docc-plugin, renders the same catalogs for browsing.)
+# archive per module from its catalog (Sources/MODULE/MODULE.docc). No swift-docc-plugin: the
+# toolchain's docc is enough, and the package resolves one dependency fewer.
 #
 # Usage: scripts/docs.sh [OUTPUT_DIRECTORY]   (default .build/documentation)
 set -euo pipefail

@@ -76,8 +76,8 @@ struct LogOutput {
             handler.logLevel = level
             return handler
         }
-        if traced {
-            LoggingSystem.bootstrap(factory, metadataProvider: TraceExport.logMetadata)
+        if traced, let provider = TraceExport.logMetadata {
+            LoggingSystem.bootstrap(factory, metadataProvider: provider)
         } else {
             LoggingSystem.bootstrap { label in factory(label, nil) }
         }

@@ -1,8 +1,11 @@
 import Foundation
 import Logging
-import OTel
 import ServiceLifecycle
 import Tracing
+
+#if canImport(OTel)
+import OTel
+#endif
 
 /// OpenTelemetry traces for the command, over OTLP/HTTP: off unless the environment asks for
 /// them, and then configured by the standard `OTEL_*` variables, which swift-otel reads
@@ -35,6 +38,24 @@ enum TraceExport {
     ///   protocol, whose exporter is not built in (its trait would add grpc-swift to the build).
     static func bootstrap(switch explicit: Bool?, environment: [String: String]) throws -> (any Service)? {
         guard isRequested(switch: explicit, environment: environment) else { return nil }
+        #if canImport(OTel)
+        return try bootstrapExporter(environment: environment)
+        #else
+        throw CommandFailure("this build has no OTLP exporter (built with WEBIMAGE_WITHOUT_OTEL): unset the OTEL_* variables")
+        #endif
+    }
+
+    /// Whether this build has the exporter: sanitizer builds leave it out (Package.swift).
+    static var isBuiltIn: Bool {
+        #if canImport(OTel)
+        true
+        #else
+        false
+        #endif
+    }
+
+    #if canImport(OTel)
+    private static func bootstrapExporter(environment: [String: String]) throws -> (any Service)? {
         let protocols = ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"].compactMap { environment[$0]?.lowercased() }
         if protocols.contains("grpc") {
             throw CommandFailure(
@@ -59,6 +80,7 @@ enum TraceExport {
         InstrumentationSystem.bootstrap(backend.factory)
         return backend.service
     }
+    #endif
 
     /// Runs `body` with the exporter's `service` (when traced) beside it, then stops the service,
     /// which sends the spans still batched before this returns.
@@ -98,7 +120,11 @@ enum TraceExport {
     }
 
     /// The logging metadata provider of a traced run: the current span's `trace_id` and `span_id`.
-    static var logMetadata: Logger.MetadataProvider {
+    static var logMetadata: Logger.MetadataProvider? {
+        #if canImport(OTel)
         OTel.makeLoggingMetadataProvider()
+        #else
+        nil
+        #endif
     }
 }

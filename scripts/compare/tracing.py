@@ -39,6 +39,13 @@ class Sink(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class QuietFiles(http.server.SimpleHTTPRequestHandler):
+    """The origin: the photo, without a log line per request."""
+
+    def log_message(self, *args):
+        pass
+
+
 def cpu_seconds(pid: int) -> float:
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -55,7 +62,7 @@ def main():
     with tempfile.TemporaryDirectory() as temporary:
         work = Path(temporary)
         photo = encoded_photo(2048, 1365, "JPEG", quality=90)(work)
-        origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(photo.parent)))
+        origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: QuietFiles(*a, directory=str(photo.parent)))
         sink = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
         for server in (origin, sink):
             threading.Thread(target=server.serve_forever, daemon=True).start()

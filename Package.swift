@@ -171,7 +171,9 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ] + (withOTel ? [.product(name: "OTel", package: "swift-otel")] : []),
             resources: [.copy("DemoImages")],
-            swiftSettings: strictSwift
+            // A condition of our own rather than canImport(OTel): a scratch folder that once built
+            // the module still finds it, though the product is no longer linked.
+            swiftSettings: strictSwift + (withOTel ? [.define("WEBIMAGE_OTEL")] : [])
         ),
         .executableTarget(
             name: "WebImageTestChild",

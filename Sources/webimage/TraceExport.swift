@@ -3,7 +3,7 @@ import Logging
 import ServiceLifecycle
 import Tracing
 
-#if canImport(OTel)
+#if WEBIMAGE_OTEL
 import OTel
 #endif
 
@@ -38,7 +38,7 @@ enum TraceExport {
     ///   protocol, whose exporter is not built in (its trait would add grpc-swift to the build).
     static func bootstrap(switch explicit: Bool?, environment: [String: String]) throws -> (any Service)? {
         guard isRequested(switch: explicit, environment: environment) else { return nil }
-        #if canImport(OTel)
+        #if WEBIMAGE_OTEL
         return try bootstrapExporter(environment: environment)
         #else
         throw CommandFailure("this build has no OTLP exporter (built with WEBIMAGE_WITHOUT_OTEL): unset the OTEL_* variables")
@@ -47,14 +47,14 @@ enum TraceExport {
 
     /// Whether this build has the exporter: sanitizer builds leave it out (Package.swift).
     static var isBuiltIn: Bool {
-        #if canImport(OTel)
+        #if WEBIMAGE_OTEL
         true
         #else
         false
         #endif
     }
 
-    #if canImport(OTel)
+    #if WEBIMAGE_OTEL
     private static func bootstrapExporter(environment: [String: String]) throws -> (any Service)? {
         let protocols = ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"].compactMap { environment[$0]?.lowercased() }
         if protocols.contains("grpc") {
@@ -121,7 +121,7 @@ enum TraceExport {
 
     /// The logging metadata provider of a traced run: the current span's `trace_id` and `span_id`.
     static var logMetadata: Logger.MetadataProvider? {
-        #if canImport(OTel)
+        #if WEBIMAGE_OTEL
         OTel.makeLoggingMetadataProvider()
         #else
         nil

@@ -112,8 +112,7 @@ enum TraceExport {
             do {
                 try await ServiceContext.withValue(span.context) { try await work() }
             } catch {
-                span.recordError(error)
-                span.setStatus(SpanStatus(code: .error))
+                span.fail(error)
                 throw error
             }
         }

@@ -462,8 +462,7 @@ public final class ImageProxy: Sendable {
 
     /// The stored result for `key`, if the result cache has it whole, as a span when traced.
     private func lookUp(_ key: String) -> ProcessedResult? {
-        guard tracer != nil else { return cachedResult(for: key) }
-        return StageSpans(tracer: tracer).measure("result cache") { cachedResult(for: key) }
+        StageSpans(tracer: tracer).measure("result cache") { cachedResult(for: key) }
     }
 
     /// The stored result for `key`, if the result cache has it whole.

@@ -63,7 +63,7 @@ let package = Package(
         .systemLibrary(name: "CRSVG", pkgConfig: "librsvg-2.0", providers: [.apt(["librsvg2-dev"])]),
         .target(
             name: "CWebImageCodecs",
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("tiff")]
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("tiff"), .linkedLibrary("deflate")]
         ),
         // The server's one piece of C: listening sockets closed by a crash signal (a signal
         // handler must not run Swift).

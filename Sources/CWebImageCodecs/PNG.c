@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <png.h>
 
+#include "PNGRows.h"
+
 typedef struct {
     const uint8_t *data;
     size_t size;
@@ -77,39 +79,9 @@ static void cwi_png_decode_warning(png_structp png, png_const_charp message) {
     }
 }
 
-// Adds one decoded row to the sums of its band of `reduction` rows: per output pixel, each
-// colour weighted by its alpha, and the alpha.
-static void cwi_png_accumulate(const uint8_t *row, uint32_t width, uint32_t reduction, uint64_t *sums) {
-    for (uint32_t x = 0; x < width; x++) {
-        const uint8_t *pixel = row + (size_t)x * 4;
-        uint64_t *sum = sums + (size_t)(x / reduction) * 4;
-        uint64_t alpha = pixel[3];
-        sum[0] += pixel[0] * alpha;
-        sum[1] += pixel[1] * alpha;
-        sum[2] += pixel[2] * alpha;
-        sum[3] += alpha;
-    }
-}
-
-// Writes a band's averages as one output row of straight RGBA, and clears the sums.
-static void cwi_png_emit(uint64_t *sums, uint32_t width, uint32_t reduction, uint32_t band_rows, uint8_t *out_row) {
-    uint32_t out_width = (width + reduction - 1) / reduction;
-    for (uint32_t ox = 0; ox < out_width; ox++) {
-        uint64_t *sum = sums + (size_t)ox * 4;
-        uint32_t columns = ox + 1 < out_width ? reduction : width - ox * reduction;
-        uint64_t count = (uint64_t)columns * band_rows;
-        uint8_t *pixel = out_row + (size_t)ox * 4;
-        pixel[3] = (uint8_t)((sum[3] + count / 2) / count);
-        for (int channel = 0; channel < 3; channel++) {
-            pixel[channel] = pixel[3] == 0 ? 0 : (uint8_t)((sum[channel] + sum[3] / 2) / sum[3]);
-        }
-        memset(sum, 0, 4 * sizeof(uint64_t));
-    }
-}
-
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                         uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
-                        cwi_png_outcome *outcome) {
+                        int32_t allow_direct, cwi_png_outcome *outcome) {
     memset(outcome, 0, sizeof(*outcome));
     uint32_t out_width = reduction == 0 ? 0 : (width + reduction - 1) / reduction;
     uint32_t out_height = reduction == 0 ? 0 : (height + reduction - 1) / reduction;
@@ -153,6 +125,13 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     }
     int color_type = png_get_color_type(png, png_info);
     outcome->has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, png_info, PNG_INFO_tRNS) != 0;
+    // libpng has read every chunk before the image data and stopped after the first IDAT's
+    // length and type. A file it had nothing to say about so far may take the direct path.
+    if (allow_direct && outcome->warnings[0] == 0 && source.offset >= 8 &&
+        cwi_png_direct_rows(png, png_info, data + source.offset - 8, size - (source.offset - 8), out, width, height, reduction) == 0) {
+        png_destroy_read_struct(&png, &png_info, NULL);
+        return 0;
+    }
     // Palette, low bit depths and tRNS become 8-bit RGBA; 16-bit samples are scaled with
     // rounding (value x 255 / 65535), not cut to their high byte as Pillow does; no gamma is
     // applied (the simplified API would treat 16-bit data as linear light and brighten it).

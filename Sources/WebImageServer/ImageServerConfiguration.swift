@@ -319,6 +319,16 @@ public struct EncoderSettings: Sendable, Equatable {
     /// JPEG XL's effort, 1 to 9; lowered further when a large result's encoder would not fit its
     /// memory budget. Default 7 here (imgproxy's is 4).
     public var jxlEffort = 7
+    /// PNG's deflate level, 0 to 9. Default 6, libvips' (imgproxy has no setting for it).
+    public var pngCompressionLevel = 6
+    /// PNG results are Adam7 interlaced (`IMGPROXY_PNG_INTERLACED`). Default false, imgproxy's.
+    public var pngInterlaced = false
+    /// PNG results are reduced to a palette (`IMGPROXY_PNG_QUANTIZE`). Default false, imgproxy's.
+    public var pngQuantize = false
+    /// The most colours of a quantised PNG, 2 to 256 (`IMGPROXY_PNG_QUANTIZATION_COLORS`); its
+    /// palette indexes take 8 bits above 16 colours, 4 above 4, 2 above 2, else 1, as imgproxy's.
+    /// Default 256, imgproxy's.
+    public var pngQuantizationColors = 256
 
     /// The encoders' own settings.
     public init() {}

@@ -147,6 +147,16 @@ struct EncodingOptions: ParsableArguments {
     @Option(name: .customLong("webp-method"), help: ArgumentHelp("WebP effort, 0 (fastest) to 6 (smallest; default 4).", valueName: "N"))
     var webPMethod: Int?
 
+    @Option(help: ArgumentHelp("PNG's deflate level, 0 (fastest) to 9 (smallest; default 6).", valueName: "N"))
+    var pngCompression: Int?
+
+    @Flag(help: "PNG: write an Adam7-interlaced file.")
+    var pngInterlaced = false
+
+    @Option(
+        help: ArgumentHelp("PNG: reduce to a palette of at most N colours, 2 to 256 (lossy above the image's own count).", valueName: "N"))
+    var pngPalette: Int?
+
     /// Checks the values, for a command's `validate()`.
     func check() throws {
         if let quality, !(1...100).contains(quality) { throw ValidationError("--quality takes 1 to 100, not \(quality)") }
@@ -155,14 +165,18 @@ struct EncodingOptions: ParsableArguments {
         }
         if let maxFileSize, maxFileSize < 1 { throw ValidationError("--max-file-size takes a number of bytes, not \(maxFileSize)") }
         if let webPMethod, !(0...6).contains(webPMethod) { throw ValidationError("--webp-method takes 0 to 6, not \(webPMethod)") }
+        if let pngCompression, !(0...9).contains(pngCompression) {
+            throw ValidationError("--png-compression takes 0 to 9, not \(pngCompression)")
+        }
+        if let pngPalette, !(2...256).contains(pngPalette) { throw ValidationError("--png-palette takes 2 to 256, not \(pngPalette)") }
     }
 
     /// The encoder options asked for; nil when none were, so that an image can be written as
     /// its original bytes.
     func options() -> EncodeOptions? {
-        guard quality != nil || progressive || lossless || subsamplingText != nil || maxFileSize != nil || webPMethod != nil else {
-            return nil
-        }
+        let pngAsked = pngCompression != nil || pngInterlaced || pngPalette != nil
+        guard quality != nil || progressive || lossless || subsamplingText != nil || maxFileSize != nil || webPMethod != nil || pngAsked
+        else { return nil }
         var options = EncodeOptions()
         if let quality { options.quality = Double(quality) / 100 }
         options.progressive = progressive
@@ -172,6 +186,9 @@ struct EncodingOptions: ParsableArguments {
         }
         options.maximumFileSize = maxFileSize
         if let webPMethod { options.webPMethod = webPMethod }
+        if let pngCompression { options.pngCompressionLevel = pngCompression }
+        options.pngInterlaced = pngInterlaced
+        options.pngPaletteColors = pngPalette
         return options
     }
 }

@@ -219,6 +219,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("WebP's effort, 1 to 6 (default 4).", valueName: "N"))
     var webpEffort: Int?
 
+    @Option(help: ArgumentHelp("PNG's deflate level, 0 (fastest) to 9 (smallest; default 6).", valueName: "N"))
+    var pngCompression: Int?
+
+    @Flag(help: "PNG results are Adam7 interlaced.")
+    var pngInterlaced = false
+
+    @Flag(help: "PNG results are reduced to a palette (lossy, smaller; see --png-quantization-colors).")
+    var pngQuantize = false
+
+    @Option(help: ArgumentHelp("The most colours of a quantised PNG, 2 to 256 (default 256).", valueName: "N"))
+    var pngQuantizationColors: Int?
+
     @Option(help: ArgumentHelp("AVIF's speed, 0 (slowest, smallest) to 9 (default 6).", valueName: "N"))
     var avifSpeed: Int?
 

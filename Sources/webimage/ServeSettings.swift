@@ -286,6 +286,8 @@ struct ServeSettings {
     /// The encoder settings, each within imgproxy's range (`vips/config.go`).
     private mutating func setEncoding(command: ServeCommand, read: EnvironmentReader) throws {
         configuration.encoding.jpegProgressive = try command.jpegProgressive || read.boolean("JPEG_PROGRESSIVE")
+        configuration.encoding.pngInterlaced = try command.pngInterlaced || read.boolean("PNG_INTERLACED")
+        configuration.encoding.pngQuantize = try command.pngQuantize || read.boolean("PNG_QUANTIZE")
         if let name = command.webpPreset ?? read.text("WEBP_PRESET") {
             guard let preset = WebPEncodingPreset(rawValue: name.lowercased()) else {
                 throw ValidationError(
@@ -297,6 +299,11 @@ struct ServeSettings {
             (try command.webpEffort ?? read.integer("WEBP_EFFORT"), 1...6, "--webp-effort", \.webPEffort),
             (try command.avifSpeed ?? read.integer("AVIF_SPEED"), 0...9, "--avif-speed", \.avifSpeed),
             (try command.jxlEffort ?? read.integer("JXL_EFFORT"), 1...9, "--jxl-effort", \.jxlEffort),
+            (try command.pngCompression ?? read.integer("PNG_COMPRESSION"), 0...9, "--png-compression", \.pngCompressionLevel),
+            (
+                try command.pngQuantizationColors ?? read.integer("PNG_QUANTIZATION_COLORS"), 2...256, "--png-quantization-colors",
+                \.pngQuantizationColors
+            ),
         ]
         for (value, range, flag, field) in ranges {
             guard let value else { continue }

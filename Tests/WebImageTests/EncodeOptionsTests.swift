@@ -79,7 +79,7 @@ struct EncodeOptionsTests {
         #expect(webP.count <= limit)
     }
 
-    @Test("convert takes --progressive, --subsampling, --max-file-size and --webp-method; bad values are usage errors")
+    @Test("convert takes --progressive, --subsampling, --max-file-size, --webp-method and the PNG options; bad values are usage errors")
     func commandLine() async throws {
         let workspace = try WebImageCommandTests.Workspace()
         let source = Fixture.url("gradient.jpg").path
@@ -92,7 +92,18 @@ struct EncodeOptionsTests {
         let written = try #require(FileManager.default.contents(atPath: workspace.path("b.webp")))
         let decoded = try CodersManager.shared.decode(written)
         #expect(written.count <= 600 && decoded.pixelWidth == 64)
-        for bad in [["--subsampling", "411"], ["--webp-method", "9"], ["--max-file-size", "0"]] {
+        let palette = try await workspace.run([
+            "convert", source, workspace.path("d.png"), "--png-palette", "4", "--png-interlaced", "--png-compression", "9",
+        ])
+        #expect(palette.status == 0, "\(palette.standardError)")
+        let png = try #require(FileManager.default.contents(atPath: workspace.path("d.png")))
+        #expect([png[24], png[25], png[28]] == [2, 3, 1], "2-bit palette, Adam7")
+        let pixels = try CodersManager.shared.decode(png).pixels.bytes
+        #expect(Set(stride(from: 0, to: pixels.count, by: 4).map { Array(pixels[$0..<$0 + 4]) }).count <= 4)
+        for bad in [
+            ["--subsampling", "411"], ["--webp-method", "9"], ["--max-file-size", "0"], ["--png-palette", "1"],
+            ["--png-compression", "10"],
+        ] {
             let refused = try await workspace.run(["convert", source, workspace.path("c.jpg")] + bad)
             #expect(refused.status == 2, "\(bad): \(refused.status) \(refused.standardError)")
         }

@@ -566,7 +566,9 @@ struct ImgproxyGravityTests {
 }
 
 /// imgproxy's encoder settings (`vips/config.go`: `IMGPROXY_JPEG_PROGRESSIVE`, `_WEBP_EFFORT`
-/// 1-6, `_AVIF_SPEED` 0-9, `_JXL_EFFORT` 1-9; a value out of range stops the start).
+/// 1-6, `_AVIF_SPEED` 0-9, `_JXL_EFFORT` 1-9, `_PNG_INTERLACED`, `_PNG_QUANTIZE`,
+/// `_PNG_QUANTIZATION_COLORS` 2-256; a value out of range stops the start; `vips/vips.c`
+/// `vips_pngsave_go` for the palette's bit depth).
 @Suite("imgproxy encoder settings", .serialized)
 struct ImgproxyEncoderSettingsTests {
     @Test("each setting reaches the encoder: a progressive JPEG, other bytes at another effort or speed")
@@ -578,7 +580,7 @@ struct ImgproxyEncoderSettingsTests {
             var bodies: [String: Data] = [:]
             try await ServerHarness.with(configuration) { harness throws in
                 harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
-                for format in ["jpg", "webp", "avif", "jxl"] {
+                for format in ["jpg", "webp", "avif", "jxl", "png"] {
                     let answer = try await harness.get(harness.signedPlain("w:32", "/a.jpg", extension: format))
                     #expect(answer.status == 200, "\(format)")
                     bodies[format] = answer.body
@@ -592,9 +594,37 @@ struct ImgproxyEncoderSettingsTests {
         changed.webPEffort = 1
         changed.avifSpeed = 9
         changed.jxlEffort = 1
+        changed.pngInterlaced = true
+        changed.pngQuantize = true
+        changed.pngQuantizationColors = 12
         let other = try await bodies(changed)
         #expect(try ImageHeader(data: other["jpg"]!).isProgressive && !ImageHeader(data: defaults["jpg"]!).isProgressive)
         for format in ["webp", "avif", "jxl"] { #expect(other[format] != defaults[format], "\(format)") }
+        // IHDR's bit depth, colour type and interlace method: 8-bit RGB, not interlaced, by
+        // default; a 4-bit palette (12 colours: more than 4, at most 16), Adam7, when asked.
+        let png = try #require(defaults["png"])
+        let quantised = try #require(other["png"])
+        #expect([png[24], png[25], png[28]] == [8, 2, 0] && [quantised[24], quantised[25], quantised[28]] == [4, 3, 1])
+        #expect(PNGCodingTests.chunk("PLTE", in: quantised).map { $0.count / 3 } == 12)
+    }
+
+    @Test("PNG: a lower deflate level answers bigger files of the same pixels")
+    func pngLevel() async throws {
+        let png = [UInt8](try Fixture.data("gradient-rgba.png"))
+        var bodies: [Data] = []
+        for level in [0, 9] {
+            var configuration = ServerHarness.configuration()
+            configuration.encoding.pngCompressionLevel = level
+            try await ServerHarness.with(configuration) { harness throws in
+                harness.origin.route("/a.png", .ok(png, contentType: "image/png"))
+                let answer = try await harness.get(harness.signedPlain("w:40", "/a.png", extension: "png"))
+                #expect(answer.status == 200)
+                bodies.append(answer.body)
+            }
+        }
+        #expect(bodies[0].count > bodies[1].count)
+        let decoded = try bodies.map { try CodersManager.shared.decode($0).pixels }
+        #expect(decoded[0] == decoded[1])
     }
 
     @Test("read from imgproxy's variables, within imgproxy's ranges")
@@ -602,10 +632,22 @@ struct ImgproxyEncoderSettingsTests {
         let key = ["IMGPROXY_KEY": "736563726574", "IMGPROXY_SALT": "68656C6C6F"]
         let settings = try ServeSettings(
             command: try ServeCommand.parse([]),
-            environment: key.merging(["IMGPROXY_JPEG_PROGRESSIVE": "true", "IMGPROXY_WEBP_EFFORT": "6", "IMGPROXY_AVIF_SPEED": "0"]) { $1 })
+            environment: key.merging([
+                "IMGPROXY_JPEG_PROGRESSIVE": "true", "IMGPROXY_WEBP_EFFORT": "6", "IMGPROXY_AVIF_SPEED": "0",
+                "IMGPROXY_PNG_INTERLACED": "true", "IMGPROXY_PNG_QUANTIZE": "1", "IMGPROXY_PNG_QUANTIZATION_COLORS": "64",
+            ]) { $1 })
         #expect(settings.configuration.encoding.jpegProgressive && settings.configuration.encoding.webPEffort == 6)
         #expect(settings.configuration.encoding.avifSpeed == 0 && settings.configuration.encoding.jxlEffort == 7)
-        for (name, value) in [("IMGPROXY_WEBP_EFFORT", "7"), ("IMGPROXY_AVIF_SPEED", "10"), ("IMGPROXY_JXL_EFFORT", "0")] {
+        let png = settings.configuration.encoding
+        #expect(png.pngInterlaced && png.pngQuantize && png.pngQuantizationColors == 64 && png.pngCompressionLevel == 6)
+        let flags = try ServeSettings(
+            command: try ServeCommand.parse(["--png-compression", "2", "--png-quantization-colors", "2"]), environment: key)
+        #expect(flags.configuration.encoding.pngCompressionLevel == 2 && flags.configuration.encoding.pngQuantizationColors == 2)
+        #expect(!flags.configuration.encoding.pngQuantize && !flags.configuration.encoding.pngInterlaced)
+        for (name, value) in [
+            ("IMGPROXY_WEBP_EFFORT", "7"), ("IMGPROXY_AVIF_SPEED", "10"), ("IMGPROXY_JXL_EFFORT", "0"),
+            ("IMGPROXY_PNG_QUANTIZATION_COLORS", "1"), ("IMGPROXY_PNG_QUANTIZATION_COLORS", "257"), ("WEBIMAGE_PNG_COMPRESSION", "10"),
+        ] {
             #expect(throws: (any Error).self, "\(name)=\(value)") {
                 try ServeSettings(command: try ServeCommand.parse([]), environment: key.merging([name: value]) { $1 })
             }

@@ -14,11 +14,15 @@ Parts (all by default; name some to run only those):
               (`wrk -t1 -c16`), with the floor beside them: Hummingbird alone answering with the
               same bytes from memory (Benchmarks' HTTPFloor); and a 304 revalidation's latency on
               one connection.
+  formats     per output format (JPEG q80, WebP q75, AVIF q65 from a 2048x1365 JPEG; PNG from the
+              same pixels as PNG), fit 512x512, every request processed, `wrk -c8`: ours, thumbor and
+              libvips alone (pyvips-binary, two processes, no HTTP) with each result's size; then
+              the PNG codec floors (peers/png_floor.c: libpng, zlib and libdeflate alone).
   soak        SOAK_MINUTES of `wrk -c16` over 1,000 distinct variants with a 50 MB result cache:
               5xx count, the cache's entries and the server's RSS sampled every 10 s; growth
               is the last minute's mean RSS against the minute after warm-up (the first fifth).
 
-With --baseline BINARY the throughput part runs that webimage build beside this one (same flags,
+With --baseline BINARY the throughput and formats parts run that webimage build beside this one (same flags,
 URLs and alternation): a before-and-after in one run.
 
 Usage: scripts/compare/serve.py [PART ...] [--repeats N] [--seconds S] [--soak-minutes M] [--json FILE] [--baseline BINARY]
@@ -77,7 +81,7 @@ http {{
     access_log off;
     sendfile on;
     keepalive_requests 1000000;
-    types {{ image/jpeg jpg jpeg; }}
+    types {{ image/jpeg jpg jpeg; image/png png; }}
     server {{
         listen 127.0.0.1:{port};
         root {root};
@@ -354,7 +358,92 @@ def soak(workdir: Path, args, report: dict):
     stop(ours)
 
 
-PARTS = {"throughput": throughput, "memory": memory, "cache": cache, "soak": soak}
+# serve.py's `formats` rows: label, source format, our output extension and quality, libvips's save
+# suffix, thumbor's filters. libvips keeps its own defaults otherwise (PNG: compression 6, no
+# filter; WebP effort 4; AVIF effort 4), as the issue's measurement did.
+FORMAT_ROWS = (
+    ("JPEG q80", "JPEG", "jpg", 80, ".jpg[Q=80]", "quality(80)"),
+    ("WebP q75", "JPEG", "webp", 75, ".webp[Q=75]", "format(webp):quality(75)"),
+    ("AVIF q65", "JPEG", "avif", 65, ".avif[Q=65]", "format(avif):quality(65)"),
+    ("PNG (PNG source)", "PNG", "png", None, ".png", "format(png)"),
+)
+
+
+def vips_alone(path: Path, suffix: str, rounds: int) -> dict:
+    """libvips alone in two processes at once (both cores), no HTTP: images/s and result bytes."""
+    command = [sys.executable, str(Path(__file__).resolve().parent / "peers" / "format_vips.py"), str(path), suffix, str(rounds)]
+    workers = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [json.loads(worker.communicate()[0]) for worker in workers]
+    elapsed = max(result["seconds"] for result in results)
+    return {"rate": sum(result["operations"] for result in results) / elapsed, "bytes": results[0]["bytes"]}
+
+
+def png_floor(path: Path) -> dict:
+    """peers/png_floor.c: libpng, zlib and libdeflate alone on the PNG row's source and result."""
+    binary = Path(tempfile.gettempdir()) / "webimage-png-floor"
+    subprocess.run(["cc", "-O2", "-o", str(binary), str(Path(__file__).resolve().parent / "peers" / "png_floor.c"),
+                    "-lpng16", "-lz", "-ldeflate"], check=True)
+    return json.loads(subprocess.run([str(binary), str(path), "20"], check=True, capture_output=True, text=True).stdout)
+
+
+def response_bytes(url: str) -> int:
+    import urllib.request
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return len(response.read())
+
+
+def formats(workdir: Path, args, report: dict):
+    """Each output format: ours (every request processed), thumbor, and libvips alone."""
+    www = workdir / "www"
+    sources = {name: encoded_photo(2048, 1365, name, **({"quality": 90} if name == "JPEG" else {}))(www) for name in ("JPEG", "PNG")}
+    origin = start_nginx(workdir, www)
+    ours, ours_port = start_ours(workdir, "formats")
+    thumbor, thumbor_port = start_thumbor(workdir)
+    baseline = start_ours(workdir, "baseline", binary=args.baseline) if args.baseline else None
+    results = {}
+    for label, source_format, extension, quality, vips_suffix, thumbor_filters in FORMAT_ROWS:
+        source = f"127.0.0.1:{origin}/{sources[source_format].name}"
+        options = "rs:fit:512:512" + (f"/q:{quality}" if quality else "")
+        ours_path = f"/unsafe/{options}/cb:{{cb}}/plain/http://{source}@{extension}"
+        sides = {"ours": (ours_port, ours_path)}
+        if baseline:
+            sides["baseline"] = (baseline[1], ours_path)
+        thumbor_url = f"http://127.0.0.1:{thumbor_port}/unsafe/fit-in/512x512/filters:{thumbor_filters}/{source}"
+        sizes = {name: response_bytes(f"http://127.0.0.1:{port}" + path.replace("{cb}", "size")) for name, (port, path) in sides.items()}
+        try:
+            sizes["thumbor"] = response_bytes(thumbor_url)
+        except Exception as error:  # thumbor without this format's encoder
+            print(f"  thumbor cannot answer {label}: {error}")
+        rows = {name: [] for name in sides} | ({"thumbor": []} if "thumbor" in sizes else {})
+        vips_runs = []
+        for name, (port, path) in sides.items():  # warm-up: source cached, workers started
+            wrk(f"http://127.0.0.1:{port}", 2, connections=8, script=cachebusting(workdir, path))
+        for _ in range(args.repeats):
+            for name, (port, path) in sides.items():
+                rows[name].append(wrk(f"http://127.0.0.1:{port}", args.seconds, connections=8, script=cachebusting(workdir, path)))
+            if "thumbor" in rows:
+                rows["thumbor"].append(wrk(thumbor_url, args.seconds, connections=8))
+            vips_runs.append(vips_alone(sources[source_format], vips_suffix, 40 if extension != "avif" else 6))
+        row = {name: median_of(runs) | {"bytes": sizes[name]} for name, runs in rows.items()}
+        row["libvips alone"] = {"rate": statistics.median(run["rate"] for run in vips_runs), "bytes": vips_runs[0]["bytes"]}
+        results[label] = row
+    print(f"\nformats: 2048x1365 photo (JPEG q90 / PNG) -> fit 512x512, every request processed, wrk -t1 -c8, "
+          f"{args.repeats} x {args.seconds} s alternating (medians); libvips alone: 2 processes, thumbnail_buffer + save, no HTTP")
+    for label, row in results.items():
+        cells = "   ".join(f"{name} {side['rate']:7.1f}/s {side['bytes'] / 1024:6.1f} KB" for name, side in row.items())
+        print(f"  {label:18} {cells}   ours / libvips {row['ours']['rate'] / row['libvips alone']['rate']:.2f}x")
+    floor = png_floor(sources["PNG"])
+    print(f"  PNG codec floors, one core: libpng decodes the source in {floor['libpng_decode_ms']:.1f} ms (zlib inflate alone "
+          f"{floor['zlib_inflate_ms']:.1f} ms, libdeflate {floor['libdeflate_inflate_ms']:.1f} ms); the {floor['result']} result: "
+          f"libpng level 6 adaptive {floor['libpng_encode_ms']:.1f} ms ({floor['libpng_encode_bytes'] / 1024:.1f} KB), "
+          f"libdeflate level 6 on the same rows {floor['libdeflate_deflate_ms']:.1f} ms ({floor['libdeflate_deflate_bytes'] / 1024:.1f} KB)")
+    report["formats"] = results | {"png_floor": floor}
+    for process in (ours, thumbor, baseline[0] if baseline else None):
+        if process:
+            stop(process)
+
+
+PARTS = {"throughput": throughput, "memory": memory, "cache": cache, "soak": soak, "formats": formats}
 
 
 def main():
@@ -373,7 +462,7 @@ def main():
     if "cache" in (args.parts or PARTS):  # only the cache part measures Hummingbird's floor
         subprocess.run(["swift", "build", "-c", "release", "--product", "HTTPFloor"], cwd=ROOT / "Benchmarks", check=True)
     subprocess.run([str(ROOT / "scripts" / "install-deps.sh"), "nginx", "libnginx-mod-http-image-filter", "wrk", "curl"], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "thumbor", "pillow"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "thumbor", "pillow", "pyvips", "pyvips-binary"], check=True)
     print(f"{date.today()} on {machine()}")
     report = {"date": str(date.today()), "machine": machine()}
     with tempfile.TemporaryDirectory() as temporary:

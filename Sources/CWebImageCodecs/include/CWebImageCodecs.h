@@ -50,10 +50,44 @@ typedef struct {
 /// ceil(width / reduction) x ceil(height / reduction) pixels, each the average of its block
 /// (colour weighted by alpha), and only one source row is held at a time; interlaced files fail
 /// then (Adam7 needs the whole image). `out` holds exactly the output's pixels x 4 bytes.
+/// With `allow_direct`, a file of 8-bit samples, not interlaced, about whose chunks before the
+/// image data libpng said nothing, has its image data inflated at once by libdeflate and its rows
+/// unfiltered and expanded without libpng's transforms (the same bytes, about twice as fast); any
+/// doubt about the data hands it back to libpng (see PNGRows.h).
 /// Returns 0 on success, -1 with a reason in the outcome's message.
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                         uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
-                        cwi_png_outcome *outcome);
+                        int32_t allow_direct, cwi_png_outcome *outcome);
+
+/// How cwi_png_encode writes.
+typedef struct {
+    /// The deflate level, 0 (stored) to 9 (libdeflate's scale, zlib-like; 6 is the peers' default).
+    int32_t level;
+    /// 1: Adam7 interlaced.
+    int32_t interlaced;
+    /// Bits per palette index, 1, 2, 4 or 8, when `palette` is set; ignored otherwise.
+    int32_t palette_bit_depth;
+} cwi_png_write_options;
+
+/// Encodes `width` x `height` pixels as a PNG in memory: straight RGBA (`channels` 4) or RGB
+/// (`channels` 3), each row filtered with the filter whose output has the smallest sum of
+/// absolute values (libpng's adaptive heuristic), or palette indexes (`channels` 1, one byte per
+/// pixel, with `palette_rgba` holding `palette_size` RGBA entries; written with filter None and a
+/// tRNS chunk when an entry is not opaque). Chunks: IHDR, sRGB (perceptual, as libpng's simplified
+/// writer marks 8-bit output), PLTE and tRNS for a palette, one IDAT, IEND. On success returns 0
+/// and a malloc'd buffer in `*out` (the caller frees it); -1 without memory or with bad arguments.
+int cwi_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, int32_t channels,
+                   const uint8_t *palette_rgba, int32_t palette_size, cwi_png_write_options options,
+                   uint8_t **out, size_t *out_size);
+
+/// Frees what cwi_png_encode returned.
+void cwi_png_free(uint8_t *buffer);
+
+/// Reduces `width` x `height` straight RGBA pixels to a palette of at most `limit` (2 to 256)
+/// RGBA entries, written to `palette` (room for 256 x 4 bytes), and one index per pixel in
+/// `indexes`. An image with at most `limit` colours keeps them exactly; otherwise median cut and
+/// Floyd-Steinberg dithering (see Quantize.c). Returns the palette's size, or -1 without memory.
+int cwi_quantize(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t limit, uint8_t *indexes, uint8_t *palette);
 
 /// The pixels a stream has decoded so far: width * height * 4 bytes, rows not yet decoded zero.
 typedef struct {

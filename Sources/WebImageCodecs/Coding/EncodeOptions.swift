@@ -33,6 +33,18 @@ public struct EncodeOptions: Sendable, Equatable {
     public var jxlEffort: Int
     /// libwebp's preset, which tunes its filters for the kind of picture. Default `default`.
     public var webPPreset = WebPEncodingPreset.default
+    /// PNG's deflate level, 0 (stored, fastest) to 9 (smallest files); out-of-range values are
+    /// clamped. Default 6, the level of zlib, libvips and imgproxy. Every level is lossless.
+    public var pngCompressionLevel = 6
+    /// PNG: write an Adam7-interlaced file, which a browser shows coarse first (imgproxy's
+    /// `IMGPROXY_PNG_INTERLACED`). Default false.
+    public var pngInterlaced = false
+    /// PNG: reduce a still image to a palette of at most this many colours, 2 to 256 (imgproxy's
+    /// `IMGPROXY_PNG_QUANTIZE` with `IMGPROXY_PNG_QUANTIZATION_COLORS`), for smaller files. An
+    /// image with no more colours than this keeps them exactly; one with more is lossy (median
+    /// cut with dithering). Nil (the default) keeps every colour. Animated PNGs ignore it (their
+    /// frames would need one shared palette).
+    public var pngPaletteColors: Int?
 
     /// Creates options.
     public init(

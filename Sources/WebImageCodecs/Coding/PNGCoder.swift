@@ -2,9 +2,11 @@ public import Foundation
 import CPNG
 import CWebImageCodecs
 
-/// PNG through libpng's simplified API: every colour type and bit depth decoded to 8-bit
-/// straight RGBA (16-bit samples are reduced to 8 with rounding), transparency from an alpha channel or
-/// tRNS kept, and encoding from straight RGBA (RGB when the image is opaque). For a thumbnail, a
+/// PNG through libpng: every colour type and bit depth decoded to 8-bit straight RGBA (16-bit
+/// samples are reduced to 8 with rounding), transparency from an alpha channel or tRNS kept; the
+/// common 8-bit, non-interlaced file inflated at once by libdeflate. Encoding from straight RGBA
+/// (RGB when the image is opaque), rows filtered adaptively and deflated by libdeflate at
+/// ``EncodeOptions/pngCompressionLevel``, optionally interlaced or reduced to a palette. For a thumbnail, a
 /// non-interlaced file is reduced by a whole factor while its rows are read, so a 10000x10000
 /// PNG never holds its full 400 MB of pixels. Animated PNG
 /// (APNG) is read and written through `APNGReader` and `APNGWriter`, with libpng decoding
@@ -47,8 +49,9 @@ public struct PNGCoder: ImageCoder {
     }
 
     /// One image through the C shim's full libpng reader (the simplified API would treat 16-bit
-    /// samples as linear light and brighten them).
-    func decodeStill(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(WebImageError) -> Image {
+    /// samples as linear light and brighten them), or its direct path for the common file (see
+    /// `cwi_png_decode_rgba`); `direct` false keeps libpng for every row (tests compare the two).
+    func decodeStill(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions, direct: Bool = true) throws(WebImageError) -> Image {
         let source = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
         var header = cwi_header_info()
         guard cwi_png_read_header(source, bytes.count, &header) == 0 else {
@@ -68,7 +71,7 @@ public struct PNGCoder: ImageCoder {
             initialized = buffer.count
             status = cwi_png_decode_rgba(
                 source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height, UInt32(reduction),
-                options.acceptTruncatedImages ? 1 : 0, &outcome)
+                options.acceptTruncatedImages ? 1 : 0, direct ? 1 : 0, &outcome)
         }
         guard status == 0 else { throw WebImageError(.decodeFailed, "PNG: \(Self.message(outcome.message))") }
         // The rows a file cut short never reached are transparent.
@@ -99,47 +102,71 @@ public struct PNGCoder: ImageCoder {
 
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
         guard format == .png else { throw WebImageError(.unsupportedFormat, "PNGCoder encodes only PNG") }
-        guard image.isAnimated else { return try encode(image.pixels, opaque: image.pixels.isOpaque) }
+        var writing = cwi_png_write_options()
+        writing.level = Int32(min(9, max(0, options.pngCompressionLevel)))
+        writing.interlaced = options.pngInterlaced ? 1 : 0
+        guard image.isAnimated else {
+            if let colors = options.pngPaletteColors { return try encodePalette(image.pixels, colors: colors, writing: writing) }
+            return try encode(image.pixels, opaque: image.pixels.isOpaque, writing: writing)
+        }
         // Every frame of an APNG shares one colour type: RGBA as soon as any frame has alpha.
         let opaque = image.frames.allSatisfy { $0.pixels.isOpaque }
-        return try APNGWriter.encode(image) { (pixels: PixelBuffer) throws(WebImageError) -> Data in try encode(pixels, opaque: opaque) }
+        return try APNGWriter.encode(image) { (pixels: PixelBuffer) throws(WebImageError) -> Data in
+            try encode(pixels, opaque: opaque, writing: writing)
+        }
     }
 
-    private func encode(_ pixels: PixelBuffer, opaque: Bool) throws(WebImageError) -> Data {
-        var source = pixels.bytes
-        if opaque { source = Self.droppingAlpha(source) }
-        var png = png_image()
-        png.version = UInt32(PNG_IMAGE_VERSION)
-        png.width = UInt32(pixels.width)
-        png.height = UInt32(pixels.height)
-        png.format = UInt32(opaque ? PNG_FORMAT_FLAG_COLOR : PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_ALPHA)
-        defer { png_image_free(&png) }
+    /// Straight RGBA, or RGB when opaque, filtered and deflated by the C shim (PNGEncode.c).
+    private func encode(_ pixels: PixelBuffer, opaque: Bool, writing: cwi_png_write_options) throws(WebImageError) -> Data {
+        let source = opaque ? Self.droppingAlpha(pixels.bytes) : pixels.bytes
+        return try Self.written(pixels.width, pixels.height) { out, size in
+            cwi_png_encode(source, UInt32(pixels.width), UInt32(pixels.height), opaque ? 3 : 4, nil, 0, writing, &out, &size)
+        }
+    }
+
+    /// A palette of at most `colors` entries (Quantize.c), indexes packed to the fewest bits
+    /// that hold the colours asked for, as imgproxy chooses them (more than 16: 8 bits; more
+    /// than 4: 4; more than 2: 2; else 1).
+    private func encodePalette(_ pixels: PixelBuffer, colors: Int, writing: cwi_png_write_options) throws(WebImageError) -> Data {
+        let limit = min(256, max(2, colors))
+        let rgba = pixels.bytes
+        var indexes = [UInt8](repeating: 0, count: pixels.width * pixels.height)
+        var palette = [UInt8](repeating: 0, count: 256 * 4)
+        let found = cwi_quantize(rgba, UInt32(pixels.width), UInt32(pixels.height), Int32(limit), &indexes, &palette)
+        guard found > 0 else { throw WebImageError(.encodeFailed, "PNG: out of memory for the palette") }
+        var writing = writing
+        writing.palette_bit_depth = limit > 16 ? 8 : limit > 4 ? 4 : limit > 2 ? 2 : 1
+        return try Self.written(pixels.width, pixels.height) { out, size in
+            cwi_png_encode(indexes, UInt32(pixels.width), UInt32(pixels.height), 1, palette, found, writing, &out, &size)
+        }
+    }
+
+    /// The bytes a `cwi_png_encode` call wrote, copied out of the C buffer it allocated.
+    private static func written(
+        _ width: Int, _ height: Int, _ encode: (inout UnsafeMutablePointer<UInt8>?, inout Int) -> Int32
+    ) throws(WebImageError) -> Data {
+        var output: UnsafeMutablePointer<UInt8>?
         var size = 0
-        guard png_image_write_to_memory(&png, nil, &size, 0, source, 0, nil) != 0 else {
-            throw WebImageError(.encodeFailed, "PNG: \(Self.message(png))")
+        guard encode(&output, &size) == 0, let output else {
+            throw WebImageError(.encodeFailed, "PNG: \(width)x\(height) could not be encoded (out of memory, or too large)")
         }
-        var output = Data(count: size)
-        let status = output.withUnsafeMutableBytes { buffer in
-            png_image_write_to_memory(&png, buffer.baseAddress, &size, 0, source, 0, nil)
-        }
-        guard status != 0 else { throw WebImageError(.encodeFailed, "PNG: \(Self.message(png))") }
-        return output.prefix(size)
+        defer { cwi_png_free(output) }
+        return Data(bytes: output, count: size)
     }
 
     private static func droppingAlpha(_ rgba: [UInt8]) -> [UInt8] {
-        var rgb = [UInt8]()
-        rgb.reserveCapacity(rgba.count / 4 * 3)
-        for index in stride(from: 0, to: rgba.count, by: 4) {
-            rgb.append(rgba[index])
-            rgb.append(rgba[index + 1])
-            rgb.append(rgba[index + 2])
+        [UInt8](unsafeUninitializedCapacity: rgba.count / 4 * 3) { rgb, initialized in
+            rgba.withUnsafeBufferPointer { source in
+                for pixel in 0..<(source.count / 4) {
+                    rgb[pixel * 3] = source[pixel * 4]
+                    rgb[pixel * 3 + 1] = source[pixel * 4 + 1]
+                    rgb[pixel * 3 + 2] = source[pixel * 4 + 2]
+                }
+            }
+            initialized = rgba.count / 4 * 3
         }
-        return rgb
     }
 
-    private static func message(_ image: png_image) -> String {
-        withUnsafeBytes(of: image.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    }
 }
 
 extension PNGCoder: ProgressiveImageCoding, AnimatedImageCoding {

@@ -164,6 +164,9 @@ struct ImageProcessor: Sendable {
         var encoding = EncodeOptions(
             progressive: encoderSettings.jpegProgressive, webPMethod: encoderSettings.webPEffort, avifSpeed: encoderSettings.avifSpeed)
         encoding.webPPreset = encoderSettings.webPPreset
+        encoding.pngCompressionLevel = encoderSettings.pngCompressionLevel
+        encoding.pngInterlaced = encoderSettings.pngInterlaced
+        encoding.pngPaletteColors = encoderSettings.pngQuantize ? encoderSettings.pngQuantizationColors : nil
         if format == .jpegXL {
             let budget = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)
             encoding.jxlEffort = min(encoderSettings.jxlEffort, budget)

@@ -17,7 +17,8 @@ Parts (all by default; name some to run only those):
   formats     per output format (JPEG q80, WebP q75, AVIF q65 from a 2048x1365 JPEG; PNG from the
               same pixels as PNG), fit 512x512, every request processed, `wrk -c8`: ours, thumbor and
               libvips alone (pyvips-binary, two processes, no HTTP) with each result's size; then
-              the PNG codec floors (peers/png_floor.c: libpng, zlib and libdeflate alone).
+              the PNG codec floors (peers/png_floor.c: libpng, zlib and libdeflate alone) and the
+              WebP encoder's (peers/webp_floor.py: Debian's libwebp and libvips' webpsave alone).
   soak        SOAK_MINUTES of `wrk -c16` over 1,000 distinct variants with a 50 MB result cache:
               5xx count, the cache's entries and the server's RSS sampled every 10 s; growth
               is the last minute's mean RSS against the minute after warm-up (the first fifth).
@@ -372,7 +373,9 @@ FORMAT_ROWS = (
 def vips_alone(path: Path, suffix: str, rounds: int) -> dict:
     """libvips alone in two processes at once (both cores), no HTTP: images/s and result bytes."""
     command = [sys.executable, str(Path(__file__).resolve().parent / "peers" / "format_vips.py"), str(path), suffix, str(rounds)]
-    workers = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    # One thread each, as imgproxy runs libvips (VIPS_CONCURRENCY=1): the two processes are the parallelism.
+    environment = os.environ | {"VIPS_CONCURRENCY": "1"}
+    workers = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=environment) for _ in range(2)]
     results = [json.loads(worker.communicate()[0]) for worker in workers]
     elapsed = max(result["seconds"] for result in results)
     return {"rate": sum(result["operations"] for result in results) / elapsed, "bytes": results[0]["bytes"]}
@@ -437,7 +440,12 @@ def formats(workdir: Path, args, report: dict):
           f"{floor['zlib_inflate_ms']:.1f} ms, libdeflate {floor['libdeflate_inflate_ms']:.1f} ms); the {floor['result']} result: "
           f"libpng level 6 adaptive {floor['libpng_encode_ms']:.1f} ms ({floor['libpng_encode_bytes'] / 1024:.1f} KB), "
           f"libdeflate level 6 on the same rows {floor['libdeflate_deflate_ms']:.1f} ms ({floor['libdeflate_deflate_bytes'] / 1024:.1f} KB)")
-    report["formats"] = results | {"png_floor": floor}
+    webp = json.loads(subprocess.run([sys.executable, str(Path(__file__).resolve().parent / "peers" / "webp_floor.py"),
+                                      str(sources["JPEG"]), "75", "20"], check=True, capture_output=True, text=True).stdout)
+    print(f"  WebP encoder floor, one core, the same {webp['result']} pixels at q75: Debian's libwebp (ours) "
+          f"{webp['debian_libwebp_ms']:.1f} ms ({webp['debian_libwebp_bytes'] / 1024:.1f} KB), libvips' webpsave "
+          f"{webp['vips_webpsave_ms']:.1f} ms ({webp['vips_webpsave_bytes'] / 1024:.1f} KB)")
+    report["formats"] = results | {"png_floor": floor, "webp_floor": webp}
     for process in (ours, thumbor, baseline[0] if baseline else None):
         if process:
             stop(process)

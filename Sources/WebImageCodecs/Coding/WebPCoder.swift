@@ -29,7 +29,7 @@ public struct WebPCoder: ImageCoder {
         var writer = WebPMemoryWriter()
         WebPMemoryWriterInit(&writer)
         defer { WebPMemoryWriterClear(&writer) }
-        let error = try Self.withPicture(of: pixels) { picture in
+        let error = try Self.withPicture(of: pixels, asARGB: options.lossless) { picture in
             withUnsafeMutablePointer(to: &writer) { writer in
                 picture.pointee.writer = WebPMemoryWrite
                 picture.pointee.custom_ptr = UnsafeMutableRawPointer(writer)
@@ -43,13 +43,15 @@ public struct WebPCoder: ImageCoder {
     }
 
     /// Runs `body` with a libwebp picture holding `pixels` (straight RGBA), freed afterwards.
-    private static func withPicture<Result>(of pixels: PixelBuffer, _ body: (UnsafeMutablePointer<WebPPicture>) -> Result)
-        throws(WebImageError) -> Result
-    {
+    /// A lossy still takes the pixels as YUV at import, in one pass, as libvips does; lossless
+    /// and the animation encoder (which accepts ARGB frames only) keep them as ARGB.
+    private static func withPicture<Result>(
+        of pixels: PixelBuffer, asARGB: Bool, _ body: (UnsafeMutablePointer<WebPPicture>) -> Result
+    ) throws(WebImageError) -> Result {
         var picture = WebPPicture()
         guard WebPPictureInit(&picture) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
         defer { WebPPictureFree(&picture) }
-        picture.use_argb = 1
+        picture.use_argb = asARGB ? 1 : 0
         picture.width = Int32(pixels.width)
         picture.height = Int32(pixels.height)
         guard WebPPictureImportRGBA(&picture, pixels.bytes, Int32(pixels.bytesPerRow)) != 0 else {
@@ -106,7 +108,7 @@ public struct WebPCoder: ImageCoder {
     }
 
     private func add(_ pixels: PixelBuffer, to encoder: OpaquePointer, at timestamp: Int, config: inout WebPConfig) throws(WebImageError) {
-        let added = try Self.withPicture(of: pixels) { picture in
+        let added = try Self.withPicture(of: pixels, asARGB: true) { picture in
             WebPAnimEncoderAdd(encoder, picture, Int32(clamping: timestamp), &config) != 0
         }
         guard added else { throw WebImageError(.encodeFailed, "libwebp could not add a frame") }

@@ -9,11 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// The most filtered image data held at once when the caller reduces while reading (libpng's
-/// streamed read holds a row then): above it the file goes to libpng.
-static const size_t reduced_inflate_limit = 64u << 20;
-/// The most held at once in any case (the output is about as large).
-static const size_t inflate_limit = 512u << 20;
+/// The most inflated image data held at once, beside the output (libpng's streamed read holds a
+/// row): 64 MiB, a 4096x4096 RGBA image; a larger one goes to libpng, so the direct path adds at
+/// most this to a decode's peak memory.
+static const size_t inflate_limit = 64u << 20;
 
 void cwi_png_accumulate(const uint8_t *row, uint32_t width, uint32_t reduction, uint64_t *sums) {
     // Block by block rather than dividing each pixel's x by the reduction: the division cost
@@ -276,7 +275,7 @@ int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, si
     }
     size_t row_bytes = (size_t)width * how.channels;
     size_t filtered_size = (row_bytes + 1) * height;
-    if (filtered_size / height != row_bytes + 1 || filtered_size > (reduction > 1 ? reduced_inflate_limit : inflate_limit)) {
+    if (filtered_size / height != row_bytes + 1 || filtered_size > inflate_limit) {
         return 1;
     }
     uint8_t *copy = NULL;

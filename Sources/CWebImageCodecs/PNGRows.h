@@ -29,7 +29,7 @@ void cwi_png_emit(uint64_t *sums, uint32_t width, uint32_t reduction, uint32_t b
 /// checked, the stream inflated at once by libdeflate, rows unfiltered, expanded to RGBA with
 /// the palette and tRNS libpng read, written to `out` (or reduced as cwi_png_decode_rgba does).
 /// Returns 0 when the image is decoded, 1 when it declines (damaged, truncated or unusual data,
-/// or more memory than a streamed read needs): nothing has been written to `out` then, and
+/// or more than 64 MiB of inflated image data): nothing has been written to `out` then, and
 /// libpng reads the file, so that every error, warning and partial image comes from libpng.
 int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, size_t available,
                         uint8_t *out, uint32_t width, uint32_t height, uint32_t reduction);

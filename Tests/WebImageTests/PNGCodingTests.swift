@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WebImage
+import CWebImageCodecs
 import CZlib
 
 @testable import WebImageCodecs
@@ -96,6 +97,21 @@ struct PNGCodingTests {
                 Self.expectSameDecode(damaged, options: options, "alpha \(alpha) \(variant) damaged")
             }
         }
+    }
+
+    @Test("palette indexes past the palette read as libpng reads them: black and opaque")
+    func indexesPastThePalette() throws {
+        let indexes = (0..<64).map { UInt8($0 % 6) }
+        let palette: [UInt8] = [10, 20, 30, 255, 40, 50, 60, 128]
+        var output: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        let options = cwi_png_write_options(level: 6, interlaced: 0, palette_bit_depth: 8)
+        try #require(cwi_png_encode(indexes, 8, 8, 1, palette, 2, options, &output, &size) == 0)
+        let encoded = Data(bytes: try #require(output), count: size)
+        cwi_png_free(output)
+        Self.expectSameDecode(encoded, options: DecodeOptions(), "indexes past the palette")
+        let decoded = try encoded.withUnsafeBytes { try PNGCoder().decodeStill($0, options: DecodeOptions(), direct: true) }
+        #expect(Array(decoded.pixels.bytes[0..<12]) == [10, 20, 30, 255, 40, 50, 60, 128, 0, 0, 0, 255])
     }
 
     @Test("RGB, RGBA, every level, interlaced or not, odd sizes: libpng reads back the same pixels")

@@ -253,6 +253,11 @@ struct ServerHTTPTests {
     func hostileSources() async throws {
         var limited = ServerHarness.configuration()
         limited.maximumSourceBytes = 100_000
+        // None of these sources stalls: each answer follows an event (a status, a close, a reset,
+        // the byte cap, a redirect loop), so the download timeout only bounds a hang. At 5 s a
+        // ThreadSanitizer run with three tests at a time and the dataset tests' children beside
+        // it once took longer than that to see /truncated.jpg's close (504 instead of 502).
+        limited.downloadTimeout = .seconds(20)
         try await ServerHarness.with(limited) { harness in
             let origin = harness.origin
             origin.route("/missing.jpg", .status(404))

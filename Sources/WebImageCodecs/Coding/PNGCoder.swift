@@ -1,5 +1,4 @@
 public import Foundation
-import CPNG
 import CWebImageCodecs
 
 /// PNG through libpng: every colour type and bit depth decoded to 8-bit straight RGBA (16-bit

@@ -129,6 +129,7 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     // length and type. A file it had nothing to say about so far may take the direct path.
     if (allow_direct && outcome->warnings[0] == 0 && source.offset >= 8 &&
         cwi_png_direct_rows(png, png_info, data + source.offset - 8, size - (source.offset - 8), out, width, height, reduction) == 0) {
+        outcome->direct = 1;
         png_destroy_read_struct(&png, &png_info, NULL);
         return 0;
     }
@@ -160,10 +161,7 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
             png_read_row(png, row, NULL);
             rows_read = y + 1;
             cwi_png_accumulate(row, width, reduction, sums);
-            if ((y + 1) % reduction == 0 || y + 1 == height) {
-                uint32_t band = y / reduction;
-                cwi_png_emit(sums, width, reduction, y + 1 - band * reduction, out + (size_t)band * out_width * 4);
-            }
+            cwi_png_finish_band(sums, y, width, height, reduction, out);
         }
         free(row);
         free(sums);

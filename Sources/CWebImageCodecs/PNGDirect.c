@@ -34,8 +34,11 @@ void cwi_png_accumulate(const uint8_t *row, uint32_t width, uint32_t reduction, 
     }
 }
 
-void cwi_png_emit(uint64_t *sums, uint32_t width, uint32_t reduction, uint32_t band_rows, uint8_t *out_row) {
+void cwi_png_finish_band(uint64_t *sums, uint32_t y, uint32_t width, uint32_t height, uint32_t reduction, uint8_t *out) {
+    if ((y + 1) % reduction != 0 && y + 1 != height) return;
+    uint32_t band = y / reduction, band_rows = y + 1 - band * reduction;
     uint32_t out_width = (width + reduction - 1) / reduction;
+    uint8_t *out_row = out + (size_t)band * out_width * 4;
     for (uint32_t ox = 0; ox < out_width; ox++) {
         uint64_t *sum = sums + (size_t)ox * 4;
         uint32_t columns = ox + 1 < out_width ? reduction : width - ox * reduction;
@@ -169,8 +172,7 @@ static void unfilter(uint8_t *row, const uint8_t *prior, size_t length, size_t b
         break;
     case 4:
         if (prior == NULL) {
-            // Paeth with no row above is Sub.
-            for (size_t i = bpp; i < length; i++) row[i] = (uint8_t)(row[i] + row[i - bpp]);
+            unfilter(row, NULL, length, bpp, 1);  // Paeth with no row above is Sub
         } else if (bpp == 3) {
             unpaeth3(row, prior, length);
         } else if (bpp == 4) {
@@ -327,10 +329,7 @@ int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, si
             expand(&how, row + 1, width, rgba);
             cwi_png_accumulate(rgba, width, reduction, sums);
         }
-        if ((y + 1) % reduction == 0 || y + 1 == height) {
-            uint32_t band = y / reduction;
-            cwi_png_emit(sums, width, reduction, y + 1 - band * reduction, out + (size_t)band * out_width * 4);
-        }
+        cwi_png_finish_band(sums, y, width, height, reduction, out);
     }
     free(filtered);
     free(rgba);

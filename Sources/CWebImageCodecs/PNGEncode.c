@@ -1,7 +1,7 @@
-// PNG written without libpng: rows filtered here and the whole stream deflated at once by
-// libdeflate, which at the same level (6, the peers' default) is about three times as fast as
-// zlib and compresses a little better. libpng's simplified writer spent 60 ms of a 512x341
-// thumbnail in zlib; this takes about 15.
+// PNG's image data written without libpng: rows filtered here and the whole stream deflated at
+// once by libdeflate, which at the same level (6, the peers' default) is about three times as
+// fast as zlib and compresses a little better. libpng's simplified writer spent 60 ms of a
+// 512x341 thumbnail in zlib; this takes about 15. PNGCoder.swift puts the chunks around it.
 #include "CWebImageCodecs.h"
 #include "PNGRows.h"
 
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// A growing output buffer; `failed` once an allocation failed.
+/// A growing buffer of filtered rows; `failed` once an allocation failed.
 typedef struct {
     uint8_t *bytes;
     size_t length;
@@ -35,20 +35,6 @@ static void append(buffer *target, const void *bytes, size_t length) {
     if (target->failed) return;
     memcpy(target->bytes + target->length, bytes, length);
     target->length += length;
-}
-
-static void append_u32(buffer *target, uint32_t value) {
-    uint8_t bytes[4] = {(uint8_t)(value >> 24), (uint8_t)(value >> 16), (uint8_t)(value >> 8), (uint8_t)value};
-    append(target, bytes, 4);
-}
-
-static void append_chunk(buffer *target, const char *type, const uint8_t *data, size_t length) {
-    append_u32(target, (uint32_t)length);
-    size_t start = target->length;
-    append(target, type, 4);
-    append(target, data, length);
-    if (target->failed) return;
-    append_u32(target, (uint32_t)libdeflate_crc32(0, target->bytes + start, length + 4));
 }
 
 /// libpng's measure of a filtered byte: its value read as signed, made positive.
@@ -166,15 +152,11 @@ static int filtered_data(const uint8_t *pixels, uint32_t width, uint32_t height,
     return target->failed ? -1 : 0;
 }
 
-int cwi_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, int32_t channels,
-                   const uint8_t *palette_rgba, int32_t palette_size, cwi_png_write_options options,
-                   uint8_t **out, size_t *out_size) {
-    int bit_depth = channels == 1 ? options.palette_bit_depth : 8;
-    int valid_palette = channels != 1 || (palette_rgba != NULL && palette_size >= 1 && palette_size <= 256 &&
-                                          (bit_depth == 1 || bit_depth == 2 || bit_depth == 4 || bit_depth == 8) &&
-                                          palette_size <= (1 << bit_depth));
+int cwi_png_compress_image(const uint8_t *pixels, uint32_t width, uint32_t height, int32_t channels, int32_t bit_depth,
+                           cwi_png_write_options options, uint8_t **out, size_t *out_size) {
+    int valid_depth = channels == 1 ? bit_depth == 1 || bit_depth == 2 || bit_depth == 4 || bit_depth == 8 : bit_depth == 8;
     if (width == 0 || height == 0 || width > 0x7FFFFFFF || height > 0x7FFFFFFF || options.level < 0 || options.level > 9 ||
-        (channels != 1 && channels != 3 && channels != 4) || !valid_palette) {
+        (channels != 1 && channels != 3 && channels != 4) || !valid_depth) {
         return -1;
     }
     buffer raw = {0};
@@ -193,40 +175,8 @@ int cwi_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, int32
         free(compressed);
         return -1;
     }
-    buffer png = {0};
-    static const uint8_t signature[8] = {137, 80, 78, 71, 13, 10, 26, 10};
-    append(&png, signature, 8);
-    uint8_t color_type = channels == 1 ? 3 : channels == 3 ? 2 : 6;
-    uint8_t header[13] = {(uint8_t)(width >> 24), (uint8_t)(width >> 16), (uint8_t)(width >> 8), (uint8_t)width,
-                          (uint8_t)(height >> 24), (uint8_t)(height >> 16), (uint8_t)(height >> 8), (uint8_t)height,
-                          (uint8_t)bit_depth, color_type, 0, 0, (uint8_t)(options.interlaced ? 1 : 0)};
-    append_chunk(&png, "IHDR", header, 13);
-    static const uint8_t perceptual = 0;
-    append_chunk(&png, "sRGB", &perceptual, 1);
-    if (channels == 1) {
-        uint8_t colors[256 * 3], alphas[256];
-        int last_translucent = -1;
-        for (int index = 0; index < palette_size; index++) {
-            memcpy(colors + index * 3, palette_rgba + index * 4, 3);
-            alphas[index] = palette_rgba[index * 4 + 3];
-            if (alphas[index] != 255) last_translucent = index;
-        }
-        append_chunk(&png, "PLTE", colors, (size_t)palette_size * 3);
-        if (last_translucent >= 0) append_chunk(&png, "tRNS", alphas, (size_t)last_translucent + 1);
-    }
-    // IDAT in pieces of 256 KiB, so that a reader decoding as bytes arrive gets whole chunks early.
-    for (size_t offset = 0; offset < compressed_size; offset += 256 * 1024) {
-        size_t piece = compressed_size - offset < 256 * 1024 ? compressed_size - offset : 256 * 1024;
-        append_chunk(&png, "IDAT", compressed + offset, piece);
-    }
-    append_chunk(&png, "IEND", NULL, 0);
-    free(compressed);
-    if (png.failed) {
-        free(png.bytes);
-        return -1;
-    }
-    *out = png.bytes;
-    *out_size = png.length;
+    *out = compressed;
+    *out_size = compressed_size;
     return 0;
 }
 

@@ -21,8 +21,9 @@ static inline uint8_t cwi_paeth(int left, int above, int upper_left) {
 /// colour weighted by its alpha, and the alpha.
 void cwi_png_accumulate(const uint8_t *row, uint32_t width, uint32_t reduction, uint64_t *sums);
 
-/// Writes a band's averages as one output row of straight RGBA, and clears the sums.
-void cwi_png_emit(uint64_t *sums, uint32_t width, uint32_t reduction, uint32_t band_rows, uint8_t *out_row);
+/// After source row `y` was accumulated: when it is the last of its band (or of the image),
+/// writes the band's averages as its output row of straight RGBA in `out`, and clears the sums.
+void cwi_png_finish_band(uint64_t *sums, uint32_t y, uint32_t width, uint32_t height, uint32_t reduction, uint8_t *out);
 
 /// Decodes the image data of an 8-bit, non-interlaced PNG whose chunks up to its first IDAT
 /// libpng has read (`idat` points at that chunk's length field) without libpng: every IDAT's CRC

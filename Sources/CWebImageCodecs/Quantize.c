@@ -224,10 +224,9 @@ int cwi_quantize(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t l
     }
     int colors = median_cut(buckets, bucket_count, limit, boxes);
     for (int i = 0; i < colors; i++) {
-        uint64_t sum[4] = {0, 0, 0, 0}, pixels = 0;
+        uint64_t sum[4] = {0, 0, 0, 0}, pixels = boxes[i].pixels;
         for (size_t b = boxes[i].first; b < boxes[i].first + boxes[i].count; b++) {
             for (int c = 0; c < 4; c++) sum[c] += buckets[b].sum[c];
-            pixels += buckets[b].count;
         }
         for (int c = 0; c < 4; c++) palette[i * 4 + c] = (uint8_t)((sum[c] + pixels / 2) / pixels);
     }

@@ -32,6 +32,8 @@ typedef struct {
     int32_t has_alpha;
     /// 1 when the data ended before the image did and the rows decoded so far were kept.
     int32_t partial;
+    /// 1 when the direct path (libdeflate, no libpng transforms) decoded the rows.
+    int32_t direct;
     /// A short reason when the call failed; empty on success.
     char message[200];
     /// What libpng warned about and worked around (a CRC error in an ancillary chunk, which is
@@ -59,28 +61,24 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
                         uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
                         int32_t allow_direct, cwi_png_outcome *outcome);
 
-/// How cwi_png_encode writes.
+/// How cwi_png_compress_image writes.
 typedef struct {
     /// The deflate level, 0 (stored) to 9 (libdeflate's scale, zlib-like; 6 is the peers' default).
     int32_t level;
     /// 1: Adam7 interlaced.
     int32_t interlaced;
-    /// Bits per palette index, 1, 2, 4 or 8, when `palette` is set; ignored otherwise.
-    int32_t palette_bit_depth;
 } cwi_png_write_options;
 
-/// Encodes `width` x `height` pixels as a PNG in memory: straight RGBA (`channels` 4) or RGB
-/// (`channels` 3), each row filtered with the filter whose output has the smallest sum of
-/// absolute values (libpng's adaptive heuristic), or palette indexes (`channels` 1, one byte per
-/// pixel, with `palette_rgba` holding `palette_size` RGBA entries; written with filter None and a
-/// tRNS chunk when an entry is not opaque). Chunks: IHDR, sRGB (perceptual, as libpng's simplified
-/// writer marks 8-bit output), PLTE and tRNS for a palette, one IDAT, IEND. On success returns 0
-/// and a malloc'd buffer in `*out` (the caller frees it); -1 without memory or with bad arguments.
-int cwi_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, int32_t channels,
-                   const uint8_t *palette_rgba, int32_t palette_size, cwi_png_write_options options,
-                   uint8_t **out, size_t *out_size);
+/// A PNG's image data, the zlib stream its IDAT chunks carry, for `width` x `height` pixels:
+/// straight RGBA (`channels` 4) or RGB (`channels` 3) at `bit_depth` 8, each row filtered with
+/// the filter whose output has the smallest sum of absolute values (libpng's adaptive
+/// heuristic); or palette indexes (`channels` 1, one byte per pixel, packed to `bit_depth` 1, 2,
+/// 4 or 8), unfiltered. On success returns 0 and a malloc'd buffer in `*out` (free it with
+/// cwi_png_free); -1 without memory or with bad arguments.
+int cwi_png_compress_image(const uint8_t *pixels, uint32_t width, uint32_t height, int32_t channels, int32_t bit_depth,
+                           cwi_png_write_options options, uint8_t **out, size_t *out_size);
 
-/// Frees what cwi_png_encode returned.
+/// Frees what cwi_png_compress_image returned.
 void cwi_png_free(uint8_t *buffer);
 
 /// Reduces `width` x `height` straight RGBA pixels to a palette of at most `limit` (2 to 256)

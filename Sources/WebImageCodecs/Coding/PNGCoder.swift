@@ -118,9 +118,12 @@ public struct PNGCoder: ImageCoder {
     /// Straight RGBA, or RGB when opaque, filtered and deflated by the C shim (PNGEncode.c).
     private func encode(_ pixels: PixelBuffer, opaque: Bool, writing: cwi_png_write_options) throws(WebImageError) -> Data {
         let source = opaque ? Self.droppingAlpha(pixels.bytes) : pixels.bytes
-        return try Self.written(pixels.width, pixels.height) { out, size in
-            cwi_png_encode(source, UInt32(pixels.width), UInt32(pixels.height), opaque ? 3 : 4, nil, 0, writing, &out, &size)
+        let imageData = try Self.compressed(pixels.width, pixels.height) { out, size in
+            cwi_png_compress_image(source, UInt32(pixels.width), UInt32(pixels.height), opaque ? 3 : 4, 8, writing, &out, &size)
         }
+        return Self.file(
+            width: pixels.width, height: pixels.height, bitDepth: 8, colorType: opaque ? 2 : 6, interlaced: writing.interlaced != 0,
+            palette: nil, imageData: imageData)
     }
 
     /// A palette of at most `colors` entries (Quantize.c), indexes packed to the fewest bits
@@ -128,29 +131,55 @@ public struct PNGCoder: ImageCoder {
     /// than 4: 4; more than 2: 2; else 1).
     private func encodePalette(_ pixels: PixelBuffer, colors: Int, writing: cwi_png_write_options) throws(WebImageError) -> Data {
         let limit = min(256, max(2, colors))
-        let rgba = pixels.bytes
         var indexes = [UInt8](repeating: 0, count: pixels.width * pixels.height)
         var palette = [UInt8](repeating: 0, count: 256 * 4)
-        let found = cwi_quantize(rgba, UInt32(pixels.width), UInt32(pixels.height), Int32(limit), &indexes, &palette)
+        let found = cwi_quantize(pixels.bytes, UInt32(pixels.width), UInt32(pixels.height), Int32(limit), &indexes, &palette)
         guard found > 0 else { throw WebImageError(.encodeFailed, "PNG: out of memory for the palette") }
-        var writing = writing
-        writing.palette_bit_depth = limit > 16 ? 8 : limit > 4 ? 4 : limit > 2 ? 2 : 1
-        return try Self.written(pixels.width, pixels.height) { out, size in
-            cwi_png_encode(indexes, UInt32(pixels.width), UInt32(pixels.height), 1, palette, found, writing, &out, &size)
+        let bitDepth: UInt8 = limit > 16 ? 8 : limit > 4 ? 4 : limit > 2 ? 2 : 1
+        let imageData = try Self.compressed(pixels.width, pixels.height) { out, size in
+            cwi_png_compress_image(indexes, UInt32(pixels.width), UInt32(pixels.height), 1, Int32(bitDepth), writing, &out, &size)
         }
+        return Self.file(
+            width: pixels.width, height: pixels.height, bitDepth: bitDepth, colorType: 3, interlaced: writing.interlaced != 0,
+            palette: Array(palette[..<(Int(found) * 4)]), imageData: imageData)
     }
 
-    /// The bytes a `cwi_png_encode` call wrote, copied out of the C buffer it allocated.
-    private static func written(
-        _ width: Int, _ height: Int, _ encode: (inout UnsafeMutablePointer<UInt8>?, inout Int) -> Int32
-    ) throws(WebImageError) -> Data {
+    /// The image data a `cwi_png_compress_image` call wrote, copied out of the C buffer.
+    private static func compressed(
+        _ width: Int, _ height: Int, _ compress: (inout UnsafeMutablePointer<UInt8>?, inout Int) -> Int32
+    ) throws(WebImageError) -> [UInt8] {
         var output: UnsafeMutablePointer<UInt8>?
         var size = 0
-        guard encode(&output, &size) == 0, let output else {
+        guard compress(&output, &size) == 0, let output else {
             throw WebImageError(.encodeFailed, "PNG: \(width)x\(height) could not be encoded (out of memory, or too large)")
         }
         defer { cwi_png_free(output) }
-        return Data(bytes: output, count: size)
+        return Array(UnsafeBufferPointer(start: output, count: size))
+    }
+
+    /// A PNG file around `imageData`: IHDR, sRGB (perceptual, as libpng's simplified writer marked
+    /// 8-bit output), PLTE and tRNS (up to the last entry that is not opaque) for a palette of
+    /// RGBA entries, IDAT in pieces of 256 KiB (so that a reader decoding as bytes arrive gets
+    /// whole chunks early), IEND.
+    static func file(
+        width: Int, height: Int, bitDepth: UInt8, colorType: UInt8, interlaced: Bool, palette: [UInt8]?, imageData: [UInt8]
+    ) -> Data {
+        let header =
+            PNGChunk.bigEndian(UInt32(width)) + PNGChunk.bigEndian(UInt32(height)) + [bitDepth, colorType, 0, 0, interlaced ? 1 : 0]
+        var chunks = [PNGChunk(type: "IHDR", data: header), PNGChunk(type: "sRGB", data: [0])]
+        if let palette {
+            let entries = stride(from: 0, to: palette.count, by: 4)
+            chunks.append(PNGChunk(type: "PLTE", data: entries.flatMap { palette[$0..<$0 + 3] }))
+            let alphas = entries.map { palette[$0 + 3] }
+            if let last = alphas.lastIndex(where: { $0 != 255 }) { chunks.append(PNGChunk(type: "tRNS", data: Array(alphas[...last]))) }
+        }
+        for start in stride(from: 0, to: imageData.count, by: 256 * 1024) {
+            chunks.append(PNGChunk(type: "IDAT", data: Array(imageData[start..<min(imageData.count, start + 256 * 1024)])))
+        }
+        chunks.append(PNGChunk(type: "IEND", data: []))
+        var bytes = PNGChunk.signature
+        for chunk in chunks { bytes += chunk.encoded }
+        return Data(bytes)
     }
 
     private static func droppingAlpha(_ rgba: [UInt8]) -> [UInt8] {

@@ -10,17 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-static unsigned char *read_file(const char *path, size_t *size) {
-    FILE *file = fopen(path, "rb");
-    if (!file) return NULL;
-    fseek(file, 0, SEEK_END);
-    *size = (size_t)ftell(file);
-    fseek(file, 0, SEEK_SET);
-    unsigned char *data = malloc(*size);
-    if (fread(data, 1, *size, file) != *size) exit(1);
-    fclose(file);
-    return data;
-}
+#include "read_file.h"
 
 static double decode_heif(const unsigned char *data, size_t size) {
     struct heif_context *context = heif_context_alloc();
@@ -73,7 +63,6 @@ int main(int argc, char **argv) {
     if (argc != 4) return 2;
     size_t size = 0;
     unsigned char *data = read_file(argv[2], &size);
-    if (!data) return 1;
     int rounds = atoi(argv[3]);
     int heif = strcmp(argv[1], "heif") == 0;
     struct timespec start, end;

@@ -14,22 +14,12 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "read_file.h"
+
 static double now(void) {
     struct timespec clock;
     clock_gettime(CLOCK_MONOTONIC, &clock);
     return clock.tv_sec + clock.tv_nsec / 1e9;
-}
-
-static unsigned char *read_file(const char *path, size_t *size) {
-    FILE *file = fopen(path, "rb");
-    if (!file) exit(1);
-    fseek(file, 0, SEEK_END);
-    *size = (size_t)ftell(file);
-    fseek(file, 0, SEEK_SET);
-    unsigned char *data = malloc(*size);
-    if (fread(data, 1, *size, file) != *size) exit(1);
-    fclose(file);
-    return data;
 }
 
 typedef struct { const unsigned char *data; size_t size, offset; } source;

@@ -17,6 +17,7 @@ let package = Package(
     products: [
         // Pick the part you need; each module brings only the dependencies of its own layer.
         .library(name: "WebImage", targets: ["WebImage"]),
+        .library(name: "WebImageCore", targets: ["WebImageCore"]),
         .library(name: "WebImageCodecs", targets: ["WebImageCodecs"]),
         .library(name: "WebImageCaching", targets: ["WebImageCaching"]),
         .library(name: "WebImageDownloader", targets: ["WebImageDownloader"]),
@@ -68,10 +69,22 @@ let package = Package(
         // The server's one piece of C: listening sockets closed by a crash signal (a signal
         // handler must not run Swift).
         .target(name: "CWebImageServer"),
+        // What every layer shares and nothing else: the error type, telemetry, locks, the work
+        // pool, coalescing, HTTP dates, file I/O. Links no image library and no networking.
+        .target(
+            name: "WebImageCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // Image model, coders, transformers and the C shims: no networking, no storage.
         .target(
             name: "WebImageCodecs",
             dependencies: [
+                "WebImageCore",
                 "CTurboJPEG", "CPNG", "CGIF", "CWebP", "CWebImageCodecs", "CZlib", "CLCMS2", "CAVIF", "CHEIF", "CJXL", "CRSVG",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -83,7 +96,7 @@ let package = Package(
         .target(
             name: "WebImageCaching",
             dependencies: [
-                "WebImageCodecs",
+                "WebImageCore", "WebImageCodecs",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -94,7 +107,7 @@ let package = Package(
         .target(
             name: "WebImageDownloader",
             dependencies: [
-                "WebImageCodecs",
+                "WebImageCore", "WebImageCodecs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -113,7 +126,7 @@ let package = Package(
         .target(
             name: "WebImage",
             dependencies: [
-                "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
+                "WebImageCore", "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
@@ -184,7 +197,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
+                "WebImage", "WebImageCore", "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
                 "WebImageTesting", "CWebImageCodecs", "WebImageTestChild", "webimage", "WebImageServer",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),

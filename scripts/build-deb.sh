@@ -13,7 +13,7 @@ set -euo pipefail
 binary=$(realpath "${1:?usage: build-deb.sh BINARY OUTPUT_DIRECTORY}")
 output=$(realpath -m "${2:?usage: build-deb.sh BINARY OUTPUT_DIRECTORY}")
 repo=$(cd "$(dirname "$0")/.." && pwd)
-version=$(sed -n 's/.*static let version = "\(.*\)".*/\1/p' "$repo/Sources/WebImageCodecs/Support/Release.swift")
+version=$(sed -n 's/.*static let version = "\(.*\)".*/\1/p' "$repo/Sources/WebImageCore/Release.swift")
 architecture=$(dpkg --print-architecture)
 resources="$(dirname "$binary")/swift-web-image_webimage.resources"
 

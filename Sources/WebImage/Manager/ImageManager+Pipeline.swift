@@ -306,7 +306,7 @@ extension ImageManager {
     }
 
     /// A decode that worked around damage is logged at debug level and counted
-    /// (``MetricName/decodeWarnings``); it is a success all the same.
+    /// (`MetricName.decodeWarnings`); it is a success all the same.
     private func reportWarnings(of image: Image, _ request: Request) {
         guard !image.warnings.isEmpty else { return }
         (image.isPartial ? partialDecodes : decodesWithWarnings).increment()
@@ -381,7 +381,7 @@ extension ImageManager {
     }
 
     /// Runs a cache write now (`.waitStoreCache`, whose caller gets the write's error) or in the
-    /// background. Either way a failed write is logged and counted (``MetricName/cacheStoreFailures``).
+    /// background. Either way a failed write is logged and counted (`MetricName.cacheStoreFailures`).
     private func write(_ request: Request, _ body: @escaping @Sendable () async throws(WebImageError) -> Void) async throws(WebImageError) {
         guard request.options.contains(.waitStoreCache) else {
             Task.detached(priority: .utility) { [self] in
@@ -404,7 +404,7 @@ extension ImageManager {
 }
 
 extension Task where Success == Never, Failure == Never {
-    /// Throws ``WebImageError/Code/cancelled`` when the current task is cancelled.
+    /// Throws `WebImageError.Code.cancelled` when the current task is cancelled.
     static func checkCancellation(as: WebImageError.Type) throws(WebImageError) {
         if Task.isCancelled { throw WebImageError(.cancelled) }
     }

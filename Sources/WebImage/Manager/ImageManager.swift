@@ -50,9 +50,9 @@ public final class ImageManager: Sendable {
     /// The background revalidations running (`stale-while-revalidate`), by original key, so that
     /// a burst of hits on a stale entry sends one conditional request.
     let revalidations = Locked<[CacheKey: Task<Void, Never>]>([:])
-    /// Counts the cache stores that failed (``MetricName/cacheStoreFailures``).
+    /// Counts the cache stores that failed (`MetricName.cacheStoreFailures`).
     let storeFailures: Counter
-    /// ``MetricName/decodeWarnings``, complete images and partial ones.
+    /// `MetricName.decodeWarnings`, complete images and partial ones.
     let decodesWithWarnings: Counter
     let partialDecodes: Counter
     let sharedLoads = Locked(CoalescingTable<SharedLoadKey, SharedLoad>())

@@ -4,7 +4,7 @@ extension AnimationFrameSource {
     /// The frames held together must fit the pixel budget: of a longer animation the first frames
     /// that fit are kept, with a warning, as imgproxy keeps the first frames rather than refusing
     /// (a long animation is a valid file, and a refusal put its URL on the failed list for good);
-    /// only a single frame over the budget is ``WebImageError/Code/tooLarge``.
+    /// only a single frame over the budget is `WebImageError.Code.tooLarge`.
     mutating func image(options: DecodeOptions, inputSize: Int, format: ImageFormat) throws(WebImageError) -> Image {
         let all = options.firstFrameOnly ? 1 : durations.count
         try options.limits.check(width: canvasWidth, height: canvasHeight, inputSize: inputSize)

@@ -45,8 +45,8 @@ public final class CodersManager: Sendable {
 
     /// Decodes `data` with the newest coder for its format.
     ///
-    /// - Throws: ``WebImageError/Code/notAnImage`` when no format is recognised,
-    ///   ``WebImageError/Code/unsupportedFormat`` when no coder handles it, or the coder's error.
+    /// - Throws: `WebImageError.Code.notAnImage` when no format is recognised,
+    ///   `WebImageError.Code.unsupportedFormat` when no coder handles it, or the coder's error.
     public func decode(_ data: Data, options: DecodeOptions = DecodeOptions()) throws(WebImageError) -> Image {
         guard let format = ImageFormat(sniffing: data) else {
             throw WebImageError(.notAnImage, "no image signature in \(data.count) bytes")

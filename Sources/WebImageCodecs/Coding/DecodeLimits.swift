@@ -22,7 +22,7 @@ public struct DecodeLimits: Sendable, Equatable {
         self.maximumDeclaredPixelCount = maximumDeclaredPixelCount
     }
 
-    /// Throws ``WebImageError/Code/tooLarge`` when a file declares more than
+    /// Throws `WebImageError.Code.tooLarge` when a file declares more than
     /// ``maximumDeclaredPixelCount`` pixels (or ``maximumPixelCount``, if that is larger), for a
     /// decoder that will allocate for a smaller size than the declared one.
     public func checkDeclared(width: Int, height: Int) throws(WebImageError) {
@@ -33,7 +33,7 @@ public struct DecodeLimits: Sendable, Equatable {
         }
     }
 
-    /// Throws ``WebImageError/Code/tooLarge`` when `width × height` pixels, or `inputSize`
+    /// Throws `WebImageError.Code.tooLarge` when `width × height` pixels, or `inputSize`
     /// bytes, are over the limits.
     public func check(width: Int, height: Int, inputSize: Int) throws(WebImageError) {
         guard inputSize <= maximumInputSize else {

@@ -3,7 +3,7 @@ public import Foundation
 /// Decodes and encodes images of some formats (SDWebImage's `SDImageCoder`).
 ///
 /// Coders are plugins: ``CodersManager`` asks each, newest first, whether it handles a format.
-/// A coder must throw a ``WebImageError`` for bad input, never crash or print.
+/// A coder must throw a `WebImageError` for bad input, never crash or print.
 public protocol ImageCoder: Sendable {
     /// Whether the coder decodes `format`.
     func canDecode(_ format: ImageFormat) -> Bool

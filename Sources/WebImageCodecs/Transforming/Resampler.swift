@@ -20,7 +20,7 @@ enum Resampler {
     }
 
     /// `source` resized to `width` x `height`, of which only `window` (default all) is made.
-    /// - Throws: ``WebImageError/Code/tooLarge`` when the window, or the pass between the two
+    /// - Throws: `WebImageError.Code.tooLarge` when the window, or the pass between the two
     ///   passes, is over ``PixelBuffer/maximumPixelCount``.
     static func resize(_ source: PixelBuffer, width: Int, height: Int, window: ResizeWindow? = nil, filter: ResamplingFilter)
         throws(WebImageError)

@@ -34,7 +34,7 @@ public enum TransformSpec {
 
     /// The transformer a spec describes: one step gives that transformer, several give a
     /// ``PipelineTransformer``.
-    /// - Throws: ``WebImageError/Code/invalidTransformSpec`` naming the step and the problem.
+    /// - Throws: `WebImageError.Code.invalidTransformSpec` naming the step and the problem.
     public static func parse(_ spec: String) throws(WebImageError) -> any ImageTransformer {
         let steps = spec.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
         guard !spec.trimmingCharacters(in: .whitespaces).isEmpty else { throw invalid("the spec is empty") }

@@ -2,7 +2,7 @@ import CoreMetrics
 import WebImage
 
 /// The server's own metrics, beside the library's (which go to the same factory through
-/// ``Telemetry``): requests by status, fetch and processing durations, result-cache hits and
+/// `Telemetry`): requests by status, fetch and processing durations, result-cache hits and
 /// misses, bytes in and out, work running and waiting.
 final class ServerMetrics: Sendable {
     let factory: any MetricsFactory

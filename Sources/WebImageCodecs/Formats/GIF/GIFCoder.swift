@@ -6,7 +6,7 @@ import CGIF
 /// from the NETSCAPE2.0 extension (1 when absent), and first-frame-only decoding. Files browsers
 /// show are read (`GIFRecordReader`: empty extensions, no trailer, frames past the screen
 /// clipped, no colour table read as a grey ramp); a file that ends inside a frame is a
-/// ``WebImageError/Code/decodeFailed`` unless truncated images are accepted. The canvas is
+/// `WebImageError.Code.decodeFailed` unless truncated images are accepted. The canvas is
 /// checked against the limits first, and every frame's declared size before its pixels are read
 /// (a frame is held at its declared size, however small the canvas); all frames together count
 /// toward the pixel budget.

@@ -24,9 +24,9 @@ public struct MetricName: RawRepresentable, Hashable, Sendable {
     public static let cacheStoreFailures = MetricName(rawValue: "webimage_cache_store_failures_total")
 
     /// Counter: downloaded images an image manager decoded that its decoder reported warnings
-    /// for (``Image/warnings``: damage worked around, as browsers do). Dimension `partial`:
+    /// for (`Image.warnings` in WebImageCodecs: damage worked around, as browsers do). Dimension `partial`:
     /// `true` when the data ended early and only part of the image was decoded
-    /// (``Image/isPartial``), `false` otherwise.
+    /// (`Image.isPartial`), `false` otherwise.
     public static let decodeWarnings = MetricName(rawValue: "webimage_decode_warnings_total")
 
     /// Counter: downloads that ended. Dimension `result`: `success`, `failure`, `cancelled`, `not_modified`.

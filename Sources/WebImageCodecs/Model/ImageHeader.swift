@@ -26,9 +26,9 @@ public struct ImageHeader: Sendable, Equatable {
 
     /// Reads the header of `data`.
     ///
-    /// - Throws: ``WebImageError/Code/notAnImage`` when no image signature matches,
-    ///   ``WebImageError/Code/unsupportedFormat`` for a recognised format with no header reader,
-    ///   and ``WebImageError/Code/decodeFailed`` for a corrupt or truncated header.
+    /// - Throws: `WebImageError.Code.notAnImage` when no image signature matches,
+    ///   `WebImageError.Code.unsupportedFormat` for a recognised format with no header reader,
+    ///   and `WebImageError.Code.decodeFailed` for a corrupt or truncated header.
     public init(data: some ContiguousBytes) throws(WebImageError) {
         let result: Result<ImageHeader, WebImageError> = data.withUnsafeBytes { bytes in
             guard let format = ImageFormat(sniffing: bytes) else {

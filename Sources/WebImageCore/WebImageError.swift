@@ -94,7 +94,7 @@ public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible
         public static let cacheIO = Code(.cacheIO)
         /// The transformer returned no image.
         public static let transformFailed = Code(.transformFailed)
-        /// A transform spec (``TransformSpec``) could not be parsed; the message says where and why.
+        /// A transform spec (WebImageCodecs' `TransformSpec`) could not be parsed; the message says where and why.
         public static let invalidTransformSpec = Code(.invalidTransformSpec)
         /// An argument was not understood (an unknown option name, a malformed size); the message says which.
         public static let invalidArgument = Code(.invalidArgument)

@@ -1,7 +1,7 @@
 /// The one check every allocation of pixels goes through: decoders, transformers, the canvas
 /// and the resampler ask ``PixelBuffer/byteCount(width:height:bytesPerPixel:)`` for the size of
 /// what they are about to allocate, and a size past the limit (or one whose byte count does not
-/// fit in an `Int`) is a ``WebImageError/Code/tooLarge`` error before any memory is asked for.
+/// fit in an `Int`) is a `WebImageError.Code.tooLarge` error before any memory is asked for.
 ///
 /// Why a check of its own: Swift traps when an allocation fails, so one request that makes a
 /// transformer ask for 268 GB ended the whole process. The configured limits (``DecodeLimits``
@@ -13,7 +13,7 @@ extension PixelBuffer {
     public static let maximumPixelCount = 400_000_000
 
     /// The bytes of a `width` x `height` buffer of `bytesPerPixel`-byte pixels.
-    /// - Throws: ``WebImageError/Code/tooLarge`` when a side is negative, the product overflows,
+    /// - Throws: `WebImageError.Code.tooLarge` when a side is negative, the product overflows,
     ///   or the pixels are over ``maximumPixelCount``.
     public static func byteCount(width: Int, height: Int, bytesPerPixel: Int = 4) throws(WebImageError) -> Int {
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)

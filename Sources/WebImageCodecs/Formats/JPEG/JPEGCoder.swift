@@ -9,7 +9,7 @@ import CTurboJPEG
 /// CMYK and YCCK files (Photoshop's, with Adobe's inverted ink) are converted to RGB without a
 /// colour profile, as Pillow does. What libjpeg only warns about (stray bytes between markers,
 /// padding after a segment) decodes as browsers show it, the warnings in ``Image/warnings``. A
-/// file that ends before its image data does is a ``WebImageError/Code/decodeFailed``, not a
+/// file that ends before its image data does is a `WebImageError.Code.decodeFailed`, not a
 /// grey-filled success, unless ``DecodeOptions/acceptTruncatedImages`` asks for what arrived.
 public struct JPEGCoder: ImageCoder {
     /// Creates the coder.

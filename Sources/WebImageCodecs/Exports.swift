@@ -1,0 +1,3 @@
+// The codecs' types throw the core's error and report through its telemetry: importing
+// WebImageCodecs brings WebImageCore along.
+@_exported public import WebImageCore

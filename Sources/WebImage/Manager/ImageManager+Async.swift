@@ -20,12 +20,12 @@ extension ImageManager {
     }
 
     /// A load past the memory hit: the last image it delivers.
-    private func load(_ request: ImageRequest) async throws -> ImageResult {
+    func load(_ request: ImageRequest, bytesOnly: Bool = false) async throws -> ImageResult {
         typealias Outcome = Result<ImageResult, any Error>
         let last = Locked<ImageResult?>(nil)
         let result = await withCancellableCallback(cancelled: Outcome.failure(CancellationError())) {
             (resume: @escaping @Sendable (Outcome) -> Void) -> (@Sendable () -> Void)? in
-            let operation: LoadOperation? = start(request) { event in
+            let operation: LoadOperation? = start(request, bytesOnly: bytesOnly) { event in
                 switch event {
                 case .progress:
                     break

@@ -54,7 +54,9 @@ extension ImageManager {
             image = try await decodeAndTransform(loaded.data, request)
         } catch  where error.code == .notModified && cached != nil {
             await renewFreshness(request, after: error)
-            return isStale ? cached : nil
+            guard isStale, var cached else { return nil }
+            if cached.metadata != nil { cached.metadata = request.cache.metadata(for: request.key) ?? cached.metadata }
+            return cached
         } catch {
             guard error.code != .cancelled, let recovered = await fromAlternativeSources(request, load: load) else {
                 blockIfNeeded(request.url, error: error)
@@ -62,7 +64,8 @@ extension ImageManager {
             }
             (loaded, image) = recovered
         }
-        let result = ImageResult(image: image, data: loaded.data, cacheType: .none, url: request.url, finalURL: loaded.url)
+        let result = ImageResult(
+            image: image, data: loaded.data, cacheType: .none, url: request.url, finalURL: loaded.url, metadata: metadata(of: loaded))
         // Outside the block above: a store that fails is the cache's trouble, never a reason to
         // put the URL on the failed list.
         try await store(result, loaded: loaded, request: request)
@@ -83,13 +86,14 @@ extension ImageManager {
         let hit = await request.cache.query(
             request.key, options: options.cacheOptions.union(.avoidDecodeImage), cacheType: request.queryCacheType)
         guard hit.isHit else { return nil }
+        let metadata = hit.data == nil ? nil : request.cache.metadata(for: request.key)
         if hit.image != nil || options.contains(.avoidDecodeImage) {
-            return ImageResult(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: request.url)
+            return ImageResult(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: request.url, metadata: metadata)
         }
         guard let data = hit.data else { return nil }
         do throws(WebImageError) {
             let image = try await decodeCached(data, request)
-            return ImageResult(image: image, data: data, cacheType: hit.cacheType, url: request.url)
+            return ImageResult(image: image, data: data, cacheType: hit.cacheType, url: request.url, metadata: metadata)
         } catch  where error.code == .decodeFailed || error.code == .notAnImage {
             // Bytes that no longer decode are never served again; the load goes on to the loader.
             logger.notice("removing an undecodable cache entry", metadata: ["key": "\(request.key)", "error": "\(error)"])
@@ -323,14 +327,7 @@ extension ImageManager {
     private func store(_ result: ImageResult, loaded: LoadedData, request: Request) async throws(WebImageError) {
         // Part of an image is never kept as if it were the image: the next load asks again.
         guard loaded.isStorable, result.image?.isPartial != true else { return }
-        // Only an HTTP response has caching headers; bytes from a file or a data: URL have none.
-        let freshness = loaded.statusCode.map { _ in
-            HTTPFreshness(
-                cacheControl: loaded.cacheControl, expires: loaded.expires, date: loaded.date, age: loaded.age,
-                lastModified: loaded.lastModified, receivedAt: configuration.cacheFreshness.now())
-        }
-        let metadata = DiskCacheMetadata(
-            contentType: loaded.contentType, etag: loaded.etag, lastModified: loaded.lastModified, freshness: freshness)
+        let metadata = result.metadata ?? metadata(of: loaded)
         if request.key.isVariant, request.originalStoreCacheType != .none {
             let original = request.key.originalKey
             try await write(request) { () async throws(WebImageError) in
@@ -339,6 +336,18 @@ extension ImageManager {
             }
         }
         try await storeVariant(result, data: loaded.data, request: request, metadata: metadata)
+    }
+
+    /// What a load's response said about its bytes, as the cache stores it beside them.
+    private func metadata(of loaded: LoadedData) -> DiskCacheMetadata {
+        // Only an HTTP response has caching headers; bytes from a file or a data: URL have none.
+        let freshness = loaded.statusCode.map { _ in
+            HTTPFreshness(
+                cacheControl: loaded.cacheControl, expires: loaded.expires, date: loaded.date, age: loaded.age,
+                lastModified: loaded.lastModified, receivedAt: configuration.cacheFreshness.now())
+        }
+        return DiskCacheMetadata(
+            contentType: loaded.contentType, etag: loaded.etag, lastModified: loaded.lastModified, freshness: freshness)
     }
 
     /// The memory tier is filled at once, so the image is there when the caller hears of it;

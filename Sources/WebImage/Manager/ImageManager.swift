@@ -241,7 +241,12 @@ public final class ImageManager: Sendable {
     /// The one entry point: the callback API, the async API, targets and the prefetcher all
     /// come through here. `handler` gets every event; it runs on the callback queue, never after
     /// the operation is cancelled.
-    func start(_ source: ImageRequest, handler: @escaping @Sendable (SharedLoadEvent) -> Void) -> LoadOperation? {
+    ///
+    /// `bytesOnly` (``data(for:)``): the original's key and no transformer, so the bytes are
+    /// cached and shared under the key a decoding load of the same URL keeps its original under.
+    func start(_ source: ImageRequest, bytesOnly: Bool = false, handler: @escaping @Sendable (SharedLoadEvent) -> Void)
+        -> LoadOperation?
+    {
         guard let url = source.url, !url.absoluteString.isEmpty else {
             (source.context.callbackQueue ?? .inline).run {
                 handler(.finished(.failure(WebImageError(.invalidURL, "the URL is nil or empty"))))
@@ -259,7 +264,7 @@ public final class ImageManager: Sendable {
             }
             return nil
         }
-        let request = resolve(url, source: source)
+        let request = resolve(url, source: source, bytesOnly: bytesOnly)
         if let hit = synchronousHit(request) {
             if options.contains(.retryFailed) { failedURLs.remove(url) }
             queue.run { handler(.finished(.success(hit))) }
@@ -277,7 +282,7 @@ public final class ImageManager: Sendable {
         return operation
     }
 
-    private func resolve(_ url: URL, source: ImageRequest) -> Request {
+    private func resolve(_ url: URL, source: ImageRequest, bytesOnly: Bool) -> Request {
         let (options, context) = (source.options, source.context)
         let requestOptions = LoadRequestOptions(
             priority: options.priority, progressive: options.contains(.progressiveLoad),
@@ -289,9 +294,10 @@ public final class ImageManager: Sendable {
             traceContext: ServiceContext.current
         )
         return Request(
-            url: url, options: options, context: context, key: variantKey(for: url, context: context),
+            url: url, options: options, context: context,
+            key: bytesOnly ? CacheKey(cacheKey(for: url, context: context)) : variantKey(for: url, context: context),
             cache: context.imageCache ?? cache, loader: context.imageLoader ?? loader, coders: context.imageCoders ?? coders,
-            transformer: context.imageTransformer ?? transformer, serializer: context.cacheSerializer ?? cacheSerializer,
+            transformer: bytesOnly ? nil : context.imageTransformer ?? transformer, serializer: context.cacheSerializer ?? cacheSerializer,
             requestOptions: requestOptions
         )
     }

@@ -16,10 +16,18 @@ public struct ImageResult: Sendable {
     /// The URL the loader took the bytes from, after redirects (`LoadedData.url`); nil for an
     /// image from the cache, whose entry does not record it.
     public var finalURL: URL?
+    /// What the origin said about the bytes (content type, validators, freshness), as stored
+    /// beside them: set for a load from the loader and for a disk hit of a cache that keeps
+    /// metadata; nil for a memory hit, whose image has no bytes at hand.
+    public var metadata: DiskCacheMetadata?
 
     /// Creates a result.
-    public init(image: Image?, data: Data?, cacheType: ImageCacheType, url: URL, isFinished: Bool = true, finalURL: URL? = nil) {
+    public init(
+        image: Image?, data: Data?, cacheType: ImageCacheType, url: URL, isFinished: Bool = true, finalURL: URL? = nil,
+        metadata: DiskCacheMetadata? = nil
+    ) {
         self.finalURL = finalURL
+        self.metadata = metadata
         self.image = image
         self.data = data
         self.cacheType = cacheType

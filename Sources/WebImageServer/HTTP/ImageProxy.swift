@@ -494,6 +494,9 @@ public final class ImageProxy: Sendable {
     struct FetchedSource: Sendable {
         var data: Data
         var seconds: Double
+        /// The source's `Last-Modified`, when its origin sent one (imgproxy's
+        /// `IMGPROXY_USE_LAST_MODIFIED` passes it on).
+        var lastModified: String?
     }
 
     /// The source's bytes, timed and counted, as a span when traced.
@@ -512,18 +515,17 @@ public final class ImageProxy: Sendable {
             }
             return FetchedSource(data: try localFiles.read(source.path), seconds: Self.seconds(since: start))
         }
-        let data: Data
-        let fromCache: Bool
+        let fetched: ImageData
         do throws(ProxyError) {
-            (data, fromCache) = try await fetcher.fetch(source)
+            fetched = try await fetcher.fetch(source)
         } catch {
             if let kind = error.sourceFailure { metrics.countSourceError(kind: kind) }
             throw error
         }
         let seconds = Self.seconds(since: start)
-        if fromCache { metrics.sourceHits.increment() } else { metrics.bytesIn.increment(by: Int64(data.count)) }
+        if fetched.cacheType != .none { metrics.sourceHits.increment() } else { metrics.bytesIn.increment(by: Int64(fetched.data.count)) }
         metrics.fetchDuration.recordSeconds(seconds)
-        return FetchedSource(data: data, seconds: seconds)
+        return FetchedSource(data: fetched.data, seconds: seconds, lastModified: fetched.metadata.lastModified)
     }
 
     /// Processes a fetched source in the work pool, stores and returns the result.
@@ -539,7 +541,7 @@ public final class ImageProxy: Sendable {
         metrics.processingDuration.recordSeconds(processSeconds)
         let result = ProcessedResult(
             data: encoded, contentType: format.mimeType, etag: Self.etag(source: data, options: options, choice: choice),
-            lastModified: fetcher.cache.disk?.metadata(for: source.absoluteString)?.lastModified,
+            lastModified: fetched.lastModified,
             fetchSeconds: fetched.seconds, processSeconds: processSeconds,
             debug: configuration.enablesDebugHeaders ? DebugFacts(source: data, result: encoded) : nil)
         var metadata = DiskCacheMetadata(contentType: result.contentType, etag: result.etag, lastModified: result.lastModified)

@@ -1,8 +1,8 @@
 import Foundation
 import WebImage
 
-/// Gets a source's bytes through the library: an ``ImageManager`` over a disk-only source cache
-/// that follows the origin's caching headers (revalidating stale entries with `If-None-Match`),
+/// Gets a source's bytes through the library: ``ImageManager/data(for:)`` over a disk-only source
+/// cache that follows the origin's caching headers (revalidating stale entries with `If-None-Match`),
 /// and an ``ImageDownloader`` behind the address guard, with the byte cap enforced while
 /// streaming, the redirect limit checked hop by hop, and one transfer per URL however many
 /// requests want it.
@@ -72,23 +72,19 @@ final class SourceFetcher: Sendable {
         }
     }
 
-    /// The source's bytes, from the source cache or the network, and whether the network was used.
-    func fetch(_ source: URL) async throws(ProxyError) -> (data: Data, fromCache: Bool) {
-        // Bytes only, on disk only: the server decodes them at the size each request needs.
-        var context = LoadContext()
-        context.queryCacheType = .disk
-        context.storeCacheType = .disk
-        // `.waitStoreCache`: the load ends once the bytes are on disk. Written in the background,
-        // a request for another variant of the source arriving between the end of the load and the
-        // end of the write missed the cache and fetched the source again (seen in the fleet test:
-        // 46 downloads for 45 sources on one node, in one run of four).
-        var options: LoadOptions = [.avoidDecodeImage, .retryFailed, .waitStoreCache]
+    /// The source's bytes and its response's metadata, from the source cache or the network.
+    func fetch(_ source: URL) async throws(ProxyError) -> ImageData {
+        // Bytes only, on disk only: the server decodes them at the size each request needs. The
+        // fetch ends once the bytes are on disk (`data(for:)` waits for the store): written in the
+        // background, a request for another variant of the source arriving between the end of the
+        // load and the end of the write missed the cache and fetched the source again (seen in the
+        // fleet test: 46 downloads for 45 sources on one node, in one run of four).
+        var options: LoadOptions = [.retryFailed]
         if ignoresSSLVerification { options.insert(.allowInvalidSSLCertificates) }
-        var request = ImageRequest(url: source, options: options, context: context)
+        var request = ImageRequest(url: source, options: options)
         request.timeout = timeout
-        let result: ImageResult
         do {
-            result = try await manager.image(for: request)
+            return try await manager.data(for: request)
         } catch let error as WebImageError {
             var failure = Self.proxyError(error)
             if error.code != .cancelled { failure.sourceFailure = error.code.httpStatus.map { "http_\($0)" } ?? error.code.description }
@@ -96,8 +92,6 @@ final class SourceFetcher: Sendable {
         } catch {
             throw ProxyError(status: 499, "the request was cancelled")
         }
-        guard let data = result.data else { throw ProxyError(status: 502, "the source sent no bytes") }
-        return (data, result.cacheType != .none)
     }
 
     func shutdown() async {

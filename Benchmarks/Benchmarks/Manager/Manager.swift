@@ -54,6 +54,25 @@ private let nothingStored: LoadContext = {
 
 private let hitManager = ImageManager(cache: cache, loader: NeverLoader())
 
+/// 1,000 entries of the tiny PNG on disk (no memory tier kept), behind a manager whose loader
+/// must never be reached: each load reads the bytes and decodes them.
+private let diskEntries = 1000
+private let diskURLs: [URL] = (0..<diskEntries).map { URL(string: "https://disk.example.com/\($0).png")! }
+private let diskManager: ImageManager = {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-bench-disk-\(getpid())")
+    let disk = try! DiskCache(directory: directory)
+    for url in diskURLs { try! disk.store(MemoryLoader.png, for: url.absoluteString) }
+    return ImageManager(cache: ImageCache(disk: disk), loader: NeverLoader())
+}()
+
+/// The disk tier alone, and nothing stored after: every load is a disk hit.
+private let diskOnly: LoadContext = {
+    var context = LoadContext()
+    context.queryCacheType = .disk
+    context.storeCacheType = ImageCacheType.none
+    return context
+}()
+
 /// `count` distinct URLs loaded at once through the async API, nothing cached or stored.
 private func concurrentLoads(_ count: Int, round: Int) async {
     let manager = ImageManager(cache: ImageCache(disk: nil), loader: MemoryLoader())
@@ -115,6 +134,16 @@ let benchmarks: @Sendable () -> Void = {
                 for index in order where (try? await hitManager.image(for: urls[index]))?.cacheType == .memory { hits += 1 }
             }
             precondition(hits == 10 * entryCount)
+        }
+    }
+
+    // 1,000 disk hits per iteration, one after another: µs per iteration / 1,000 = µs per hit.
+    Benchmark("Manager disk hit: 1,000 image(for:) read from the disk tier and decoded, one at a time", configuration: lookups) {
+        benchmark in
+        for _ in benchmark.scaledIterations {
+            var hits = 0
+            for url in diskURLs where (try? await diskManager.image(for: url, context: diskOnly))?.cacheType == .disk { hits += 1 }
+            precondition(hits == diskEntries)
         }
     }
 

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
 
-/// A bounded pool for CPU work (decoding, transforming): at most `width` jobs run at once on
-/// GCD threads, the rest wait. Swift's cooperative pool is never blocked by a decode, and a burst
+/// The library's one pool for blocking work (decoding, transforming, cache file I/O): at most
+/// `width` jobs run at once on GCD threads, the rest wait. GCD because the work blocks its thread
+/// (a decode, a read), which a task on Swift's cooperative pool must never do; the bound is ours. Swift's cooperative pool is never blocked by a decode, and a burst
 /// of misses never starts more decodes than there are cores. Waiting jobs start by priority,
 /// then in arrival order, so the decode of an image someone is looking at does not wait behind
 /// a prefetch batch's.
@@ -61,16 +62,89 @@ package final class WorkPool: Sendable {
     }
 
     /// Runs `work` in the pool and returns its result; when the pool is busy it waits behind the
-    /// jobs of its priority and higher. Inlinable, so that the generic part is specialized in the
-    /// caller's module (the manager's) and only the non-generic ``submit(priority:_:)`` crosses.
+    /// jobs of its priority and higher. A caller cancelled while its job waits gets
+    /// `WebImageError.Code.cancelled` at once, and the job, when its turn comes, ends without
+    /// running `work`: a queue of abandoned decodes holds no slot. (A job that has started runs
+    /// to its end: a decode has no point to stop at.) Inlinable, so that the generic part is
+    /// specialized in the caller's module (the manager's) and only the non-generic
+    /// ``submit(priority:_:)`` crosses.
     @inlinable
     package func run<Output: Sendable>(
         priority: Priority = .normal, _ work: @escaping @Sendable () throws(WebImageError) -> Output
     ) async throws(WebImageError) -> Output {
-        let result: Result<Output, WebImageError> = await withCheckedContinuation { continuation in
-            submit(priority: priority) { continuation.resume(returning: Result { () throws(WebImageError) in try work() }) }
+        let waiter = Waiter<Output>()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard waiter.wait(continuation) else { return }
+                submit(priority: priority) {
+                    guard let continuation = waiter.take() else { return }
+                    continuation.resume(returning: Result { () throws(WebImageError) in try work() })
+                }
+            }
+        } onCancel: {
+            waiter.cancel()
         }
         return try result.get()
+    }
+
+    /// One caller of ``run(priority:_:)``: its continuation, resumed once, by its job or by its
+    /// cancellation, whichever comes first.
+    @usableFromInline
+    package final class Waiter<Output: Sendable>: Sendable {
+        @usableFromInline
+        package typealias Continuation = CheckedContinuation<Result<Output, WebImageError>, Never>
+
+        private enum State {
+            case idle
+            case waiting(Continuation)
+            case ended
+        }
+
+        private let state = Locked(State.idle)
+
+        @usableFromInline
+        package init() {}
+
+        /// Keeps the continuation; false when the caller was cancelled already, in which case it
+        /// is resumed with `.cancelled` here and no job should be queued.
+        @usableFromInline
+        package func wait(_ continuation: Continuation) -> Bool {
+            let cancelled = state.withLock { state in
+                guard case .idle = state else { return true }
+                state = .waiting(continuation)
+                return false
+            }
+            if cancelled { continuation.resume(returning: .failure(WebImageError(.cancelled))) }
+            return !cancelled
+        }
+
+        /// The continuation, for the job to resume; nil when the caller was cancelled.
+        @usableFromInline
+        package func take() -> Continuation? {
+            state.withLock { state in
+                guard case .waiting(let continuation) = state else { return nil }
+                state = .ended
+                return continuation
+            }
+        }
+
+        /// Resumes a waiting caller with `.cancelled`; a caller not waiting yet is told when it does.
+        @usableFromInline
+        package func cancel() {
+            let continuation = state.withLock { state -> Continuation? in
+                switch state {
+                case .idle:
+                    state = .ended
+                    return nil
+                case .waiting(let continuation):
+                    state = .ended
+                    return continuation
+                case .ended:
+                    return nil
+                }
+            }
+            continuation?.resume(returning: .failure(WebImageError(.cancelled)))
+        }
     }
 
     /// Starts `job` now when a slot is free, else queues it by priority.

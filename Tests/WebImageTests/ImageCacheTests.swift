@@ -83,15 +83,21 @@ struct ImageCacheTests {
     @Test("a cancelled disk query never calls back")
     func cancelledQuery() async throws {
         let directory = try TemporaryDirectory()
-        let cache = try makeCache(directory)
+        // A pool of one, held by a job until the query is cancelled: the query waits behind it.
+        let pool = WorkPool(width: 1)
+        let cache = ImageCache(
+            memory: MemoryCache(), disk: try DiskCache(directory: directory.url), coders: .shared, configuration: ImageCacheConfiguration(),
+            telemetry: .default, workPool: pool)
         let (image, data) = try jpeg()
         try await cache.store(image, data: data, for: CacheKey("k"), cacheType: .disk)
         let called = Locked(false)
-        cache.ioQueue.suspend()
+        let gate = DispatchSemaphore(value: 0)
+        pool.submit(priority: .high) { gate.wait() }
         let query = try #require(cache.query(CacheKey("k")) { _ in called.withLock { $0 = true } })
         query.cancel()
-        cache.ioQueue.resume()
-        cache.ioQueue.sync(flags: .barrier) {}
+        gate.signal()
+        // A job after the query's has run only once the query's job has.
+        _ = try await pool.run(priority: .low) { () throws(WebImageError) in true }
         #expect(!called.withLock { $0 })
         #expect(query.isCancelled)
     }

@@ -42,6 +42,38 @@ struct WorkPoolTests {
         #expect(running.withLock { $0.most } == 1)
     }
 
+    @Test("a caller cancelled while its job waits gets .cancelled and the job never runs; one cancelled before asking never queues")
+    func cancelledWhileWaiting() async throws {
+        let pool = WorkPool(width: 1)
+        let blocker = DispatchSemaphore(value: 0)
+        let started = EventLog<String>()
+        let ran = Locked<[String]>([])
+        let holder = Task {
+            try await pool.run { () throws(WebImageError) in
+                started.record("holder")
+                blocker.wait()
+            }
+        }
+        try await started.waitFor("the holder to take the only slot") { $0 == "holder" }
+        let waiting = Task {
+            try await pool.run { () throws(WebImageError) in ran.withLock { $0.append("waiting") } }
+        }
+        try await waitUntilQueued(pool, count: 1)
+        waiting.cancel()
+        await #expect(throws: WebImageError(.cancelled)) { try await waiting.value }
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await pool.run { () throws(WebImageError) in ran.withLock { $0.append("early") } }
+        }
+        await #expect(throws: WebImageError(.cancelled)) { try await early.value }
+        #expect(pool.waitingCount == 1, "the cancelled waiter's job, which will not run its work; the early one never queued")
+        blocker.signal()
+        try await holder.value
+        // Everything queued before this job has started (one slot, arrival order).
+        try await pool.run(priority: .low) { () throws(WebImageError) in }
+        #expect(ran.withLock { $0 }.isEmpty)
+    }
+
     /// Waits for the pool's queue to hold `count` jobs, yielding between looks (no sleep).
     private func waitUntilQueued(_ pool: WorkPool, count: Int) async throws {
         while pool.waitingCount < count {

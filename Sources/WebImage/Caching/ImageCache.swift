@@ -1,5 +1,4 @@
 public import Foundation
-import Dispatch
 import Logging
 
 /// Decoded images in memory, their encoded bytes on disk (SDWebImage's `SDImageCache`).
@@ -7,8 +6,8 @@ import Logging
 /// A query looks in memory, then on disk; a disk hit is decoded (at the key's thumbnail size,
 /// with the key's scale) and put in memory. A store puts the image in memory and the data on
 /// disk; an image stored without data is encoded first, as PNG when it has alpha and as JPEG
-/// otherwise. Disk work runs on a concurrent I/O queue unless a `…Sync` option asks for the
-/// caller's thread.
+/// otherwise. Disk work runs in the library's work pool (the one the manager decodes in) unless a
+/// `…Sync` option asks for the caller's thread.
 public final class ImageCache: ImageCaching {
     /// The shared cache: the default memory cache and the disk cache of namespace `default`
     /// (memory only, with a logged notice, if that directory cannot be opened).
@@ -32,21 +31,30 @@ public final class ImageCache: ImageCaching {
     /// Policies.
     public let configuration: ImageCacheConfiguration
 
-    let ioQueue = DispatchQueue(label: "webimage.cache.io", qos: .utility, attributes: .concurrent)
+    /// Where disk reads and writes run: the shared pool unless a test gives its own.
+    let workPool: WorkPool
     private let logger: Logger
 
     /// A cache over the given tiers.
-    public init(
+    public convenience init(
         memory: MemoryCache<Image> = MemoryCache(),
         disk: DiskCache?,
         coders: CodersManager = .shared,
         configuration: ImageCacheConfiguration = ImageCacheConfiguration(),
         telemetry: Telemetry = .default
     ) {
+        self.init(memory: memory, disk: disk, coders: coders, configuration: configuration, telemetry: telemetry, workPool: .shared)
+    }
+
+    init(
+        memory: MemoryCache<Image>, disk: DiskCache?, coders: CodersManager, configuration: ImageCacheConfiguration, telemetry: Telemetry,
+        workPool: WorkPool
+    ) {
         self.memory = memory
         self.disk = disk
         self.coders = coders
         self.configuration = configuration
+        self.workPool = workPool
         logger = telemetry.logger("cache.image")
     }
 
@@ -104,7 +112,7 @@ public final class ImageCache: ImageCaching {
 
     /// Looks `key` up, SDWebImage-style: a memory hit (without ``ImageCacheOptions/queryMemoryData``)
     /// calls `completion` at once on the caller's thread and returns nil; so do the `…Sync`
-    /// options. Otherwise the disk is read on the I/O queue and the returned query can cancel
+    /// options. Otherwise the disk is read in the work pool and the returned query can cancel
     /// it, in which case `completion` is never called.
     @discardableResult
     public func query(
@@ -141,7 +149,7 @@ public final class ImageCache: ImageCaching {
             return nil
         }
         let query = ImageCacheQuery()
-        ioQueue.async {
+        workPool.submit(priority: .normal) {
             guard !query.isCancelled else { return }
             let result = work()
             guard !query.isCancelled else { return }
@@ -171,8 +179,11 @@ public final class ImageCache: ImageCaching {
             memory.insert(image, for: key, cost: image.memoryCost)
         }
         guard cacheType.includesDisk, let disk, image != nil || data != nil else { return }
+        // In arrival order with the decodes (a lower priority could starve the writes behind a
+        // long stream of decodes). Not cancellable: a store the caller stopped waiting for still
+        // completes, as SDWebImage's does.
         let result: Result<Void, WebImageError> = await withCheckedContinuation { continuation in
-            ioQueue.async {
+            workPool.submit(priority: .normal) {
                 continuation.resume(
                     returning: Result { () throws(WebImageError) in
                         let bytes: Data

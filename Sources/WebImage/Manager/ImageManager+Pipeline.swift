@@ -83,6 +83,9 @@ extension ImageManager {
         if request.queryCacheType.includesMemory, let image = request.cache.memoryImage(for: request.key) {
             return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
         }
+        if request.cache is ImageCache {
+            return try await fromDiskInOneJob(request)
+        }
         let hit = await request.cache.query(
             request.key, options: options.cacheOptions.union(.avoidDecodeImage), cacheType: request.queryCacheType)
         guard hit.isHit else { return nil }
@@ -100,6 +103,28 @@ extension ImageManager {
             await request.cache.remove(request.key, cacheType: .disk)
             return nil
         }
+    }
+
+    /// A disk hit of an ``ImageCache`` in one job of the pool: its query for bytes is exactly
+    /// its byte facet (the disk's bytes and metadata), so the bytes are read, and decoded, where
+    /// the decode runs anyway, with no trip through the cache's own query. Any other cache (a
+    /// chain that promotes hits between its caches, an application's) is asked through `query`.
+    private func fromDiskInOneJob(_ request: Request) async throws(WebImageError) -> ImageResult? {
+        guard request.queryCacheType.includesDisk else { return nil }
+        let decodes = !request.options.contains(.avoidDecodeImage)
+        let read: (data: Data, metadata: DiskCacheMetadata?, image: Image?)?
+        do throws(WebImageError) {
+            read = try await workPool.run(priority: request.workPriority) { () throws(WebImageError) in
+                guard let data = request.cache.storedData(for: request.key) else { return nil }
+                return (data, request.cache.metadata(for: request.key), decodes ? try self.decodeCachedNow(data, request) : nil)
+            }
+        } catch  where error.code == .decodeFailed || error.code == .notAnImage {
+            logger.notice("removing an undecodable cache entry", metadata: ["key": "\(request.key)", "error": "\(error)"])
+            await request.cache.remove(request.key, cacheType: .disk)
+            return nil
+        }
+        guard let read else { return nil }
+        return ImageResult(image: read.image, data: read.data, cacheType: .disk, url: request.url, metadata: read.metadata)
     }
 
     /// Decodes a cache entry's bytes in the pool.

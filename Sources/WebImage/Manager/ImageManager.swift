@@ -335,8 +335,8 @@ public final class ImageManager: Sendable {
     }
 
     /// A memory hit that also wants the bytes from the byte tier: read them on this thread with
-    /// `.queryMemoryDataSync`, else on a utility queue (a blocking read, kept off the concurrency
-    /// pool), and deliver both; a cancelled operation is never delivered to.
+    /// `.queryMemoryDataSync`, else as a low-priority job of the work pool (a blocking read, kept
+    /// off the concurrency pool), and deliver both; a cancelled operation is never delivered to.
     private func queryMemoryData(
         _ request: Request, image: Image, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void
     ) {
@@ -345,7 +345,7 @@ public final class ImageManager: Sendable {
             self.deliver(.finished(.success(result)), to: operation, queue: request.callbackQueue, handler: handler)
         }
         guard !request.options.contains(.queryMemoryDataSync) else { return deliverHit(request.cache.storedData(for: request.key)) }
-        DispatchQueue.global(qos: .utility).async {
+        workPool.submit(priority: .low) {
             guard !operation.isCancelled else { return }
             deliverHit(request.cache.storedData(for: request.key))
         }

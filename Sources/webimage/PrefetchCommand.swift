@@ -435,7 +435,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         do throws(WebImageError) {
             _ = try ImageHeader(data: [UInt8](result.data ?? Data()))
         } catch {
-            try? run.session.cache.remove(run.session.manager.variantKey(for: url, context: run.context), fromDisk: true)
+            await run.session.cache.remove(run.session.manager.variantKey(for: url, context: run.context))
             throw error
         }
         return result

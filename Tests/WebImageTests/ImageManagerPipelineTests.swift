@@ -63,7 +63,7 @@ struct ImageManagerPipelineTests {
             #expect(cache.diskImageExists(for: CacheKey(url.absoluteString)), "the original bytes are on disk")
             #expect(try cache.disk?.data(for: url.absoluteString) == harness.png)
             #expect(cache.diskImageExists(for: manager.variantKey(for: url, context: context)))
-            #expect(cache.imageFromMemory(for: CacheKey(url.absoluteString)) == nil, "the original image is not kept in memory")
+            #expect(cache.memoryImage(for: CacheKey(url.absoluteString)) == nil, "the original image is not kept in memory")
 
             var other = LoadContext()
             other.imageTransformer = TransformSpecTransformer("flip:h")
@@ -114,13 +114,13 @@ struct ImageManagerPipelineTests {
             #expect(bytes.image == nil && bytes.data == harness.png)
             #expect(harness.coder.decodes.load(ordering: .relaxed) == 0)
             #expect(
-                cache.imageFromMemory(for: CacheKey(url.absoluteString)) == nil && cache.diskImageExists(for: CacheKey(url.absoluteString)))
+                cache.memoryImage(for: CacheKey(url.absoluteString)) == nil && cache.diskImageExists(for: CacheKey(url.absoluteString)))
 
             harness.servePNG("/m.png")
             var memoryOnly = LoadContext()
             memoryOnly.storeCacheType = .memory
             _ = try await manager.image(for: harness.origin.url("/m.png"), options: .waitStoreCache, context: memoryOnly)
-            #expect(cache.imageFromMemory(for: CacheKey(harness.origin.url("/m.png").absoluteString)) != nil)
+            #expect(cache.memoryImage(for: CacheKey(harness.origin.url("/m.png").absoluteString)) != nil)
             #expect(!cache.diskImageExists(for: CacheKey(harness.origin.url("/m.png").absoluteString)))
 
             harness.servePNG("/n.png")
@@ -510,7 +510,7 @@ struct ManagerCacheFacetTests {
             #expect(harness.coder.decodes.load(ordering: .relaxed) == before + 1, "decoded by the manager's coders")
             #expect(cache.memoryImage(for: key) != nil, "and put in the memory tier")
 
-            cache.clearMemory()
+            await cache.clear(.memory)
             let strict = ImageManager(
                 cache: cache, loader: harness.downloader, coders: harness.coders,
                 configuration: ImageManagerConfiguration(decodeLimits: DecodeLimits(maximumPixelCount: 16)))

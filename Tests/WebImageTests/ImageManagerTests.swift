@@ -239,17 +239,15 @@ struct ImageManagerTests {
         }
     }
 
-    @Test("every cancellable handle is an ImageOperation: a load, a loader's token, a cache query and a prefetch stop through it")
+    @Test("every cancellable handle is an ImageOperation: a load, a loader's token and a prefetch stop through it")
     func operationsShareOneProtocol() async throws {
         try await ManagerHarness.run { harness in
             harness.origin.route("/never.png", OriginResponse(body: [], delivery: .neverRespond))
             let manager = try harness.makeManager()
-            let cache = try harness.makeCache()
             let deliveries = Deliveries()
             let handles: [(any ImageOperation)?] = [
                 manager.loadImage(with: harness.origin.url("/never.png?load"), completed: deliveries.completion),
                 harness.downloader.load(harness.origin.url("/never.png?token"), options: LoadRequestOptions()) { _ in },
-                cache.query(CacheKey("absent")) { _ in },
                 ImagePrefetcher(manager: manager).prefetch([harness.origin.url("/never.png?prefetch")]),
             ]
             #expect(handles.allSatisfy { $0 != nil })

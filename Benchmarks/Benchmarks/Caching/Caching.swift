@@ -30,7 +30,7 @@ private let imageCache: ImageCache = {
 private func readAll(_ cache: ImageCache) -> Int {
     var hits = 0
     for _ in 0..<10 {
-        for index in order where cache.imageFromMemory(for: keys[index]) != nil { hits += 1 }
+        for index in order where cache.memoryImage(for: keys[index]) != nil { hits += 1 }
     }
     return hits
 }

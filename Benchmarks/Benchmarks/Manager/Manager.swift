@@ -102,12 +102,12 @@ let benchmarks: @Sendable () -> Void = {
     let lookups = Benchmark.Configuration(metrics: [.wallClock, .mallocCountTotal], timeUnits: .microseconds, maxDuration: .seconds(5))
 
     // Each iteration makes 100,000 lookups: µs per iteration / 100 = ns per lookup.
-    // `imageFromMemory(for:)` is the MemoryCache lookup specialised inside the library, as the
+    // `memoryImage(for:)` is the MemoryCache lookup specialised inside the library, as the
     // manager makes it; calling the generic `MemoryCache.value(for:)` from here would be slower.
     Benchmark("Manager hit baseline: bare MemoryCache lookup with a prepared key (100,000)", configuration: lookups) { benchmark in
         for _ in benchmark.scaledIterations {
             var hits = 0
-            for _ in 0..<10 { for index in order where cache.imageFromMemory(for: keys[index]) != nil { hits += 1 } }
+            for _ in 0..<10 { for index in order where cache.memoryImage(for: keys[index]) != nil { hits += 1 } }
             precondition(hits == 10 * entryCount)
         }
     }

@@ -65,18 +65,14 @@ public final class ImageCache: ImageCaching {
 
     // MARK: - Synchronous reads
 
-    /// The image in memory for `key`, if any: a lock and a lookup.
-    public func imageFromMemory(for key: CacheKey) -> Image? {
-        memory.inlinedValue(for: key)
-    }
-
     /// Reads and decodes the disk entry for `key` on the caller's thread, putting the image in
     /// memory; nil when absent or undecodable.
     public func imageFromDisk(for key: CacheKey, options: ImageCacheOptions = []) -> Image? {
         readDisk(key, options: options).image
     }
 
-    /// The image in memory for `key`, if any (the memory facet of ``ImageCaching``).
+    /// The image in memory for `key`, if any: a lock and a lookup (the memory facet of
+    /// ``ImageCaching``).
     public func memoryImage(for key: CacheKey) -> Image? {
         memory.inlinedValue(for: key)
     }
@@ -108,62 +104,28 @@ public final class ImageCache: ImageCaching {
         disk?.contains(key.stringValue) ?? false
     }
 
-    // MARK: - Callback query
+    // MARK: - ImageCaching
 
-    /// Looks `key` up, SDWebImage-style: a memory hit (without ``ImageCacheOptions/queryMemoryData``)
-    /// calls `completion` at once on the caller's thread and returns nil; so do the `…Sync`
-    /// options. Otherwise the disk is read in the work pool and the returned query can cancel
-    /// it, in which case `completion` is never called.
-    @discardableResult
-    public func query(
-        _ key: CacheKey,
-        options: ImageCacheOptions = [],
-        cacheType: ImageCacheType = .all,
-        completion: @escaping @Sendable (ImageCacheResult) -> Void
-    ) -> ImageCacheQuery? {
+    /// Looks `key` up: memory first (a hit reads nothing from disk, unless
+    /// ``ImageCacheOptions/queryMemoryData`` asks for its bytes too), then the disk, whose hit
+    /// is decoded (unless ``ImageCacheOptions/avoidDecodeImage``) and put in memory. Disk reads run in the work
+    /// pool, or on the caller's thread with the `…Sync` options. A caller cancelled while its
+    /// read waits in the pool gets a miss at once; the read does not run.
+    public func query(_ key: CacheKey, options: ImageCacheOptions = [], cacheType: ImageCacheType = .all) async -> ImageCacheResult {
         if cacheType.includesMemory, let image = memory.inlinedValue(for: key) {
-            guard options.contains(.queryMemoryData), let disk else {
-                completion(ImageCacheResult(image: image, data: nil, cacheType: .memory))
-                return nil
-            }
-            return run(synchronously: options.contains(.queryMemoryDataSync), completion: completion) {
+            guard options.contains(.queryMemoryData), let disk else { return ImageCacheResult(image: image, data: nil, cacheType: .memory) }
+            return await read(synchronously: options.contains(.queryMemoryDataSync)) {
                 ImageCacheResult(image: image, data: try? disk.data(for: key.stringValue), cacheType: .memory)
             }
         }
-        guard cacheType.includesDisk, disk != nil else {
-            completion(.miss)
-            return nil
-        }
-        return run(synchronously: options.contains(.queryDiskDataSync), completion: completion) {
-            self.readDisk(key, options: options)
-        }
+        guard cacheType.includesDisk, disk != nil else { return .miss }
+        return await read(synchronously: options.contains(.queryDiskDataSync)) { self.readDisk(key, options: options) }
     }
 
-    private func run(
-        synchronously: Bool,
-        completion: @escaping @Sendable (ImageCacheResult) -> Void,
-        _ work: @escaping @Sendable () -> ImageCacheResult
-    ) -> ImageCacheQuery? {
-        guard !synchronously else {
-            completion(work())
-            return nil
-        }
-        let query = ImageCacheQuery()
-        workPool.submit(priority: .normal) {
-            guard !query.isCancelled else { return }
-            let result = work()
-            guard !query.isCancelled else { return }
-            completion(result)
-        }
-        return query
-    }
-
-    // MARK: - ImageCaching
-
-    public func query(_ key: CacheKey, options: ImageCacheOptions = [], cacheType: ImageCacheType = .all) async -> ImageCacheResult {
-        await withCheckedContinuation { continuation in
-            query(key, options: options, cacheType: cacheType) { continuation.resume(returning: $0) }
-        }
+    /// Runs a disk read here or in the pool; a read the caller stopped waiting for is a miss.
+    private func read(synchronously: Bool, _ work: @escaping @Sendable () -> ImageCacheResult) async -> ImageCacheResult {
+        guard !synchronously else { return work() }
+        return (try? await workPool.run { () throws(WebImageError) in work() }) ?? .miss
     }
 
     public func store(_ image: Image?, data: Data?, for key: CacheKey, cacheType: ImageCacheType = .all) async throws(WebImageError) {
@@ -195,14 +157,16 @@ public final class ImageCache: ImageCaching {
         try result.get()
     }
 
+    /// Removes `key` from the tiers `cacheType` names; a disk entry that cannot be removed is
+    /// logged (the disk cache's own limits remove it later).
     public func remove(_ key: CacheKey, cacheType: ImageCacheType = .all) async {
-        try? remove(key, fromDisk: cacheType.includesDisk, fromMemory: cacheType.includesMemory)
-    }
-
-    /// Removes `key` from memory and, when `fromDisk`, from disk.
-    public func remove(_ key: CacheKey, fromDisk: Bool, fromMemory: Bool = true) throws(WebImageError) {
-        if fromMemory { memory.removeValue(for: key) }
-        if fromDisk { try disk?.remove(key.stringValue) }
+        if cacheType.includesMemory { memory.removeValue(for: key) }
+        guard cacheType.includesDisk, let disk else { return }
+        do throws(WebImageError) {
+            try disk.remove(key.stringValue)
+        } catch {
+            logger.warning("a disk entry could not be removed", metadata: ["key": "\(key)", "error": "\(error)"])
+        }
     }
 
     public func contains(_ key: CacheKey, cacheType: ImageCacheType = .all) async -> ImageCacheType {
@@ -211,19 +175,16 @@ public final class ImageCache: ImageCaching {
         return .none
     }
 
+    /// Empties the tiers `cacheType` names (SDWebImage's `clearMemory` and `clearDisk`); a disk
+    /// that cannot be emptied is logged.
     public func clear(_ cacheType: ImageCacheType = .all) async {
-        if cacheType.includesMemory { clearMemory() }
-        if cacheType.includesDisk { try? clearDisk() }
-    }
-
-    /// Empties the memory cache.
-    public func clearMemory() {
-        memory.removeAll()
-    }
-
-    /// Empties the disk cache.
-    public func clearDisk() throws(WebImageError) {
-        try disk?.removeAll()
+        if cacheType.includesMemory { memory.removeAll() }
+        guard cacheType.includesDisk, let disk else { return }
+        do throws(WebImageError) {
+            try disk.removeAll()
+        } catch {
+            logger.warning("the disk cache could not be emptied", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The bytes the disk cache's entries take (`DiskCache.totalSize`).

@@ -13,7 +13,8 @@ public protocol HostResolver: Sendable {
 /// The system's resolver (`getaddrinfo`: `/etc/hosts`, then DNS), run on a utility queue so
 /// that a slow lookup blocks no event loop and no thread of the concurrency pool. (NIO's
 /// singleton thread pool would do as well, but it is never torn down, and LeakSanitizer reports
-/// its queue at the exit of every process that started it.)
+/// its queue at the exit of every process that started it. Not the library's work pool either: a
+/// lookup can wait seconds for a DNS server, and would hold a decode's slot all that time.)
 public struct SystemHostResolver: HostResolver {
     /// Creates the resolver.
     public init() {}

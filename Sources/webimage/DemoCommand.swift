@@ -144,7 +144,7 @@ struct DemoCommand: AsyncParsableCommand {
     private func progressive(_ manager: ImageManager, origin: DemoOrigin) async throws {
         let start = ContinuousClock.now
         var scans: [String] = []
-        for try await result in manager.images(for: origin.url("/progressive.jpg"), options: .progressiveLoad) {
+        for try await result in manager.images(for: ImageRequest(url: origin.url("/progressive.jpg"), options: .progressiveLoad)) {
             let at = String(format: "%.0f", (ContinuousClock.now - start).milliseconds)
             if !result.isFinished { scans.append(at) }
         }

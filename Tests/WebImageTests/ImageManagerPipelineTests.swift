@@ -18,7 +18,9 @@ struct ImageManagerPipelineTests {
             let deliveries = Deliveries()
             _ = try #require(manager.loadImage(with: url, options: .refreshCached, completed: deliveries.completion))
             var streamed: [ImageCacheType] = []
-            for try await result in manager.images(for: url, options: .refreshCached) { streamed.append(result.cacheType) }
+            for try await result in manager.images(for: ImageRequest(url: url, options: .refreshCached)) {
+                streamed.append(result.cacheType)
+            }
             #expect(streamed == [.memory], "a 304 brings no second image")
             #expect(try await deliveries.result().get().cacheType == .memory)
             #expect(harness.origin.requestCount("/r.png") == 2)
@@ -42,7 +44,9 @@ struct ImageManagerPipelineTests {
             let manager = try harness.makeManager()
             _ = try await manager.image(for: url, options: .waitStoreCache)
             var seen: [ImageResult] = []
-            for try await result in manager.images(for: url, options: [.refreshCached, .waitStoreCache]) { seen.append(result) }
+            for try await result in manager.images(for: ImageRequest(url: url, options: [.refreshCached, .waitStoreCache])) {
+                seen.append(result)
+            }
             #expect(seen.map(\.cacheType) == [.memory, .none])
             #expect(seen.last?.data == harness.jpeg)
             #expect(try await manager.image(for: url, options: .fromCacheOnly).image?.sourceFormat == .jpeg)
@@ -172,7 +176,7 @@ struct ImageManagerPipelineTests {
                 OriginResponse(headers: [("Content-Type", "image/jpeg")], body: [UInt8](jpeg), delivery: .stall(after: jpeg.count * 2 / 3)))
             let manager = try harness.makeManager()
             var partial: ImageResult?
-            for try await result in manager.images(for: harness.origin.url("/stalled.jpg"), options: .progressiveLoad) {
+            for try await result in manager.images(for: ImageRequest(url: harness.origin.url("/stalled.jpg"), options: .progressiveLoad)) {
                 partial = result
                 break
             }

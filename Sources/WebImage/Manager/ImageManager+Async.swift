@@ -13,7 +13,7 @@ extension ImageManager {
         return try await load(ImageRequest(url: url, options: options, context: context))
     }
 
-    /// ``image(for:options:context:)-(URL?,_,_)`` for a full request (method, headers, body, timeout).
+    /// ``image(for:options:context:)`` for a full request (method, headers, body, timeout).
     public func image(for request: ImageRequest) async throws -> ImageResult {
         if let url = request.url, let hit = memoryHit(url, options: request.options, context: request.context) { return hit }
         return try await load(request)
@@ -44,22 +44,10 @@ extension ImageManager {
         return try result.get()
     }
 
-    /// ``image(for:options:context:)`` for a URL string.
-    public func image(for urlString: String?, options: LoadOptions = [], context: LoadContext = LoadContext()) async throws -> ImageResult {
-        try await image(for: urlString.flatMap(URL.init(string:)), options: options, context: context)
-    }
-
     /// Every image a load delivers, in order: partial images of a progressive load
     /// (``ImageResult/isFinished`` false), the cached image before a `.refreshCached`
     /// revalidation, then the final one. The stream ends after the last; ending iteration
     /// cancels the load.
-    public func images(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) -> AsyncThrowingStream<
-        ImageResult, any Error
-    > {
-        images(for: ImageRequest(url: url, options: options, context: context))
-    }
-
-    /// ``images(for:options:context:)`` for a full request.
     public func images(for request: ImageRequest) -> AsyncThrowingStream<ImageResult, any Error> {
         AsyncThrowingStream { continuation in
             let operation = start(request) { event in

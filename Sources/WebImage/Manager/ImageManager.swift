@@ -17,7 +17,7 @@ import Tracing
 public final class ImageManager: Sendable {
     /// Reports bytes received so far, the expected total when known, and the URL.
     public typealias ProgressHandler = @Sendable (_ received: Int64, _ expected: Int64?, _ url: URL) -> Void
-    /// Receives each image the load delivers (see ``loadImage(with:options:context:progress:completed:)-(URL?,_,_,_,_)``), or its error.
+    /// Receives each image the load delivers (see ``loadImage(with:options:context:progress:completed:)``), or its error.
     public typealias CompletionHandler = @Sendable (Result<ImageResult, WebImageError>) -> Void
 
     /// The manager targets and the prefetcher use unless told otherwise: ``ImageCache/shared``
@@ -147,7 +147,7 @@ public final class ImageManager: Sendable {
         return load(ImageRequest(url: url, options: options, context: context), progress: progress, completed: completed)
     }
 
-    /// Loads the image a request names: ``loadImage(with:options:context:progress:completed:)-(URL?,_,_,_,_)``
+    /// Loads the image a request names: ``loadImage(with:options:context:progress:completed:)``
     /// for a full request (method, headers, body, timeout).
     @discardableResult
     public func loadImage(with request: ImageRequest, progress: ProgressHandler? = nil, completed: @escaping CompletionHandler)
@@ -178,19 +178,6 @@ public final class ImageManager: Sendable {
                 if let result { completed(result) }
             }
         }
-    }
-
-    /// ``loadImage(with:options:context:progress:completed:)`` for a URL string, as SDWebImage
-    /// accepts one; a string that is not a URL fails with `WebImageError.Code.invalidURL`.
-    @discardableResult
-    public func loadImage(
-        with urlString: String?,
-        options: LoadOptions = [],
-        context: LoadContext = LoadContext(),
-        progress: ProgressHandler? = nil,
-        completed: @escaping CompletionHandler
-    ) -> LoadOperation? {
-        loadImage(with: urlString.flatMap(URL.init(string:)), options: options, context: context, progress: progress, completed: completed)
     }
 
     // MARK: - State

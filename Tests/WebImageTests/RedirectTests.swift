@@ -93,6 +93,33 @@ struct RedirectTests {
         }
     }
 
+    @Test("a hop is judged without a socket: the limit first, then the handler (follow, refuse, rewrite), then the cycle check")
+    func judgedHops() throws {
+        let a = URL(string: "https://a.example/1")!
+        let b = URL(string: "https://b.example/2")!
+        let c = URL(string: "https://c.example/3")!
+        func judge(to target: URL, redirects: Int = 0, visited: [URL] = [], handler: (@Sendable (RedirectHop) -> RedirectDecision)? = nil)
+            -> Result<URL, WebImageError>
+        {
+            RedirectRule.judge(
+                from: a, to: target, status: 302, redirects: redirects, visited: visited, limit: 2, original: a, handler: handler)
+        }
+        #expect(try judge(to: b).get() == b)
+        #expect(judge(to: b, redirects: 2).failure?.code == .tooManyRedirects, "the limit counts the hops already followed")
+        let seen = Locked<[RedirectHop]>([])
+        _ = judge(to: b, redirects: 1) { hop in
+            seen.withLock { $0.append(hop) }
+            return .follow
+        }
+        #expect(seen.withLock { $0 } == [RedirectHop(from: a, to: b, statusCode: 302, number: 2)])
+        let refused = judge(to: b) { _ in .refuse }
+        #expect(refused.failure?.code == .rejected && refused.failure?.message?.hasPrefix(RedirectHop.refusalPrefix) == true)
+        #expect(try judge(to: b) { _ in .rewrite(c) }.get() == c)
+        #expect(judge(to: a).failure?.code == .tooManyRedirects, "back to itself")
+        #expect(judge(to: c, visited: [c]).failure?.code == .tooManyRedirects, "to a URL that redirected before")
+        #expect(judge(to: c) { _ in .rewrite(a) }.failure?.code == .tooManyRedirects, "a rewrite into a cycle is a cycle too")
+    }
+
     @Test("a downloader on the application's own client uses it and leaves it running")
     func externalClient() async throws {
         let origin = try await OriginServer.start()

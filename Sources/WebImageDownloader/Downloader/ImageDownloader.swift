@@ -404,34 +404,23 @@ public final class ImageDownloader: ImageLoader {
         attempt number: Int
     ) {
         let from = hop.request.url
-        if transfer.key.handleCookies { Self.storeCookies(from: redirect.head, for: from) }
-        func fail(_ error: WebImageError) { attemptFailed(transfer, error, retryAfter: nil, attempt: number) }
-        guard hop.redirects < configuration.maximumRedirects else {
-            return fail(
-                WebImageError(
-                    .tooManyRedirects, "\(transfer.key.url.absoluteString) redirected more than \(configuration.maximumRedirects) times"))
-        }
-        var target = redirect.target
-        if let handler = configuration.redirectHandler {
-            switch handler(RedirectHop(from: from, to: target, statusCode: redirect.head.statusCode, number: hop.redirects + 1)) {
-            case .follow: break
-            case .refuse:
-                return fail(WebImageError(.rejected, "\(RedirectHop.refusalPrefix) \(from.absoluteString) → \(target.absoluteString)"))
-            case .rewrite(let rewritten): target = rewritten
-            }
-        }
-        let visited = hop.visited + [from]
-        guard !visited.contains(target) else {
-            return fail(WebImageError(.tooManyRedirects, "\(target.absoluteString) redirects in a cycle"))
+        if transfer.key.handleCookies { SharedCookies.store(from: redirect.head, for: from) }
+        let target: URL
+        switch RedirectRule.judge(
+            from: from, to: redirect.target, status: redirect.head.statusCode, redirects: hop.redirects, visited: hop.visited,
+            limit: configuration.maximumRedirects, original: transfer.key.url, handler: configuration.redirectHandler)
+        {
+        case .success(let judged): target = judged
+        case .failure(let error): return attemptFailed(transfer, error, retryAfter: nil, attempt: number)
         }
         var request = RedirectRule.follow(hop.request, to: target, status: redirect.head.statusCode)
         if transfer.key.handleCookies {
             request.headers.removeAll { $0.name.equalsIgnoringASCIICase("Cookie") }
-            request.headers += Self.cookieHeaders(for: target)
+            request.headers += SharedCookies.headers(for: target)
         }
         send(
-            Hop(request: request, redirects: hop.redirects + 1, visited: visited), resumable: resumable, transfer: transfer, attempt: number
-        )
+            Hop(request: request, redirects: hop.redirects + 1, visited: hop.visited + [from]), resumable: resumable, transfer: transfer,
+            attempt: number)
     }
 
     private func finish(
@@ -514,7 +503,7 @@ public final class ImageDownloader: ImageLoader {
                 announce(.receivedResponse(transfer.key.url, statusCode: Int(response.status.code)))
                 var head = DownloadResponseHead(
                     statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
-                if transfer.key.handleCookies { Self.storeCookies(from: head, for: url) }
+                if transfer.key.handleCookies { SharedCookies.store(from: head, for: url) }
                 if let modifier = transfer.key.responseModifier?.modify ?? responseModifier {
                     guard let modified = modifier(head) else {
                         return .failure(
@@ -579,7 +568,7 @@ public final class ImageDownloader: ImageLoader {
         {
             headers.append(("Authorization", authorization))
         }
-        if transfer.key.handleCookies { headers += Self.cookieHeaders(for: transfer.key.url) }
+        if transfer.key.handleCookies { headers += SharedCookies.headers(for: transfer.key.url) }
         if let etag = transfer.key.validators?.etag { headers.append(("If-None-Match", etag)) }
         if let lastModified = transfer.key.validators?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
         return headers
@@ -612,20 +601,6 @@ public final class ImageDownloader: ImageLoader {
         answered.request.headers.removeAll { $0.name.equalsIgnoringASCIICase("Authorization") }
         answered.request.headers.append(("Authorization", authorization))
         send(answered, resumable: resumable, transfer: transfer, attempt: number)
-    }
-
-    /// The `Cookie` header for `url` from Foundation's shared cookie storage.
-    private static func cookieHeaders(for url: URL) -> [(name: String, value: String)] {
-        guard let cookies = HTTPCookieStorage.shared.cookies(for: url), !cookies.isEmpty else { return [] }
-        return HTTPCookie.requestHeaderFields(with: cookies).map { ($0.key, $0.value) }
-    }
-
-    /// Keeps the response's cookies in Foundation's shared cookie storage, as URLSession would.
-    private static func storeCookies(from head: DownloadResponseHead, for url: URL) {
-        let cookies = head.headers.filter { $0.name.lowercased() == "set-cookie" }.flatMap { header in
-            HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": header.value], for: url)
-        }
-        if !cookies.isEmpty { HTTPCookieStorage.shared.setCookies(cookies, for: url, mainDocumentURL: nil) }
     }
 
 }

@@ -67,6 +67,32 @@ struct RedirectRule {
         return next
     }
 
+    /// Where a redirect leads once the limit, the handler and the cycle check have had their say:
+    /// the target (possibly rewritten by the handler), or the error that ends the attempt.
+    /// `redirects` is how many hops were followed before this one; `visited`, the URLs that
+    /// redirected so far (without `from`).
+    static func judge(
+        from: URL, to target: URL, status: Int, redirects: Int, visited: [URL], limit: Int, original: URL,
+        handler: (@Sendable (RedirectHop) -> RedirectDecision)?
+    ) -> Result<URL, WebImageError> {
+        guard redirects < limit else {
+            return .failure(WebImageError(.tooManyRedirects, "\(original.absoluteString) redirected more than \(limit) times"))
+        }
+        var target = target
+        if let handler {
+            switch handler(RedirectHop(from: from, to: target, statusCode: status, number: redirects + 1)) {
+            case .follow: break
+            case .refuse:
+                return .failure(WebImageError(.rejected, "\(RedirectHop.refusalPrefix) \(from.absoluteString) → \(target.absoluteString)"))
+            case .rewrite(let rewritten): target = rewritten
+            }
+        }
+        guard !(visited + [from]).contains(target) else {
+            return .failure(WebImageError(.tooManyRedirects, "\(target.absoluteString) redirects in a cycle"))
+        }
+        return .success(target)
+    }
+
     static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
         lhs.scheme?.lowercased() == rhs.scheme?.lowercased() && lhs.host?.lowercased() == rhs.host?.lowercased()
             && lhs.effectivePort == rhs.effectivePort

@@ -257,8 +257,14 @@ public final class ImageManager: Sendable {
             queue.run { handler(.finished(.success(hit))) }
             return nil
         }
-        let operation = LoadOperation(url: url) { [weak self] operation in
-            _ = self?.running.withLock { $0.remove(operation) }
+        // The closures of a load hold the manager's tables, not the manager: no weak reference to
+        // it is ever made. (A weak reference gives the manager a side table that LeakSanitizer,
+        // which cannot read the object's encoded pointer to it, reported as lost when a process
+        // exited with the manager alive: `webimage serve` stopped with a request in flight.) The
+        // table and the operation refer to each other only until the operation ends.
+        let running = running
+        let operation = LoadOperation(url: url) { operation in
+            _ = running.withLock { $0.remove(operation) }
         }
         running.withLock { _ = $0.insert(operation) }
         if shouldQueryMemoryData(request), let image = request.cache.memoryImage(for: request.key) {
@@ -329,7 +335,7 @@ public final class ImageManager: Sendable {
     ) {
         let deliverHit: @Sendable (Data?) -> Void = { data in
             let result = ImageResult(image: image, data: data, cacheType: .memory, url: request.url)
-            self.deliver(.finished(.success(result)), to: operation, queue: request.callbackQueue, handler: handler)
+            Self.deliver(.finished(.success(result)), to: operation, queue: request.callbackQueue, handler: handler)
         }
         guard !request.options.contains(.queryMemoryDataSync) else { return deliverHit(request.cache.storedData(for: request.key)) }
         workPool.submit(priority: .low) {
@@ -343,20 +349,21 @@ public final class ImageManager: Sendable {
         let key = sharedKey(for: request)
         let subscriber = SharedLoad.Subscriber(
             priority: request.options.priority, wantsPartial: request.options.contains(.progressiveLoad)
-        ) { [weak self] event in self?.deliver(event, to: operation, queue: request.callbackQueue, handler: handler) }
+        ) { event in Self.deliver(event, to: operation, queue: request.callbackQueue, handler: handler) }
         let (load, joined, isNew) = sharedLoads.withLock { loads in
             let (load, isNew) = loads.join(key) { SharedLoad(key: key) }
             return (load, load.add(subscriber), isNew)
         }
         if let cached = joined.cached { subscriber.deliver(.image(cached, isPartial: false)) }
         if let raised = joined.raisedPriority { joined.token?.setPriority(raised) }
-        operation.setCancelHandler { [weak self] in self?.unsubscribe(joined.id, from: load) }
+        let sharedLoads = sharedLoads
+        operation.setCancelHandler { Self.unsubscribe(joined.id, from: load, in: sharedLoads) }
         if isNew {
             load.start(Task { await self.perform(request, load: load) })
         }
     }
 
-    private func unsubscribe(_ id: Int, from load: SharedLoad) {
+    private static func unsubscribe(_ id: Int, from load: SharedLoad, in sharedLoads: Locked<CoalescingTable<SharedLoadKey, SharedLoad>>) {
         let stop = sharedLoads.withLock { loads in
             let empty = load.remove(id)
             if empty { loads.remove(load, for: load.key) }
@@ -400,7 +407,7 @@ public final class ImageManager: Sendable {
     }
 
     /// Gives one caller an event on its queue, unless it cancelled; the last event finishes it.
-    private func deliver(
+    private static func deliver(
         _ event: SharedLoadEvent, to operation: LoadOperation, queue: CallbackQueue, handler: @escaping @Sendable (SharedLoadEvent) -> Void
     ) {
         if case .finished = event {

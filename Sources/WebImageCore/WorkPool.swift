@@ -72,79 +72,17 @@ package final class WorkPool: Sendable {
     package func run<Output: Sendable>(
         priority: Priority = .normal, _ work: @escaping @Sendable () throws(WebImageError) -> Output
     ) async throws(WebImageError) -> Output {
-        let waiter = Waiter<Output>()
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                guard waiter.wait(continuation) else { return }
-                submit(priority: priority) {
-                    guard let continuation = waiter.take() else { return }
-                    continuation.resume(returning: Result { () throws(WebImageError) in try work() })
-                }
+        // A caller cancelled before asking never queues a job.
+        if Task.isCancelled { throw WebImageError(.cancelled) }
+        let abandoned = Locked(false)
+        let result = await withCancellableCallback(cancelled: Result<Output, WebImageError>.failure(WebImageError(.cancelled))) { resume in
+            submit(priority: priority) {
+                guard !abandoned.withLock({ $0 }) else { return }
+                resume(Result { () throws(WebImageError) in try work() })
             }
-        } onCancel: {
-            waiter.cancel()
+            return { abandoned.withLock { $0 = true } }
         }
         return try result.get()
-    }
-
-    /// One caller of ``run(priority:_:)``: its continuation, resumed once, by its job or by its
-    /// cancellation, whichever comes first.
-    @usableFromInline
-    package final class Waiter<Output: Sendable>: Sendable {
-        @usableFromInline
-        package typealias Continuation = CheckedContinuation<Result<Output, WebImageError>, Never>
-
-        private enum State {
-            case idle
-            case waiting(Continuation)
-            case ended
-        }
-
-        private let state = Locked(State.idle)
-
-        @usableFromInline
-        package init() {}
-
-        /// Keeps the continuation; false when the caller was cancelled already, in which case it
-        /// is resumed with `.cancelled` here and no job should be queued.
-        @usableFromInline
-        package func wait(_ continuation: Continuation) -> Bool {
-            let cancelled = state.withLock { state in
-                guard case .idle = state else { return true }
-                state = .waiting(continuation)
-                return false
-            }
-            if cancelled { continuation.resume(returning: .failure(WebImageError(.cancelled))) }
-            return !cancelled
-        }
-
-        /// The continuation, for the job to resume; nil when the caller was cancelled.
-        @usableFromInline
-        package func take() -> Continuation? {
-            state.withLock { state in
-                guard case .waiting(let continuation) = state else { return nil }
-                state = .ended
-                return continuation
-            }
-        }
-
-        /// Resumes a waiting caller with `.cancelled`; a caller not waiting yet is told when it does.
-        @usableFromInline
-        package func cancel() {
-            let continuation = state.withLock { state -> Continuation? in
-                switch state {
-                case .idle:
-                    state = .ended
-                    return nil
-                case .waiting(let continuation):
-                    state = .ended
-                    return continuation
-                case .ended:
-                    return nil
-                }
-            }
-            continuation?.resume(returning: .failure(WebImageError(.cancelled)))
-        }
     }
 
     /// Starts `job` now when a slot is free, else queues it by priority.

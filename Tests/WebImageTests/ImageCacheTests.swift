@@ -94,7 +94,7 @@ struct ImageCacheTests {
         let gate = DispatchSemaphore(value: 0)
         pool.submit(priority: .high) { gate.wait() }
         let query = Task { await cache.query(CacheKey("k")) }
-        while pool.waitingCount < 1 { await Task.yield() }
+        try await pool.waitUntilQueued(1)
         query.cancel()
         #expect(await query.value.cacheType == .none, "answered while the pool is still held")
         gate.signal()

@@ -33,7 +33,7 @@ struct WorkPoolTests {
         var queued: [Task<Void, any Error>] = []
         for (name, priority) in [("low-1", WorkPool.Priority.low), ("normal", .normal), ("low-2", .low), ("high", .high)] {
             queued.append(job(name, priority))
-            try await waitUntilQueued(pool, count: queued.count)
+            try await pool.waitUntilQueued(queued.count)
         }
         blocker.signal()
         try await first.value
@@ -58,7 +58,7 @@ struct WorkPoolTests {
         let waiting = Task {
             try await pool.run { () throws(WebImageError) in ran.withLock { $0.append("waiting") } }
         }
-        try await waitUntilQueued(pool, count: 1)
+        try await pool.waitUntilQueued(1)
         waiting.cancel()
         await #expect(throws: WebImageError(.cancelled)) { try await waiting.value }
         let early = Task {
@@ -73,10 +73,12 @@ struct WorkPoolTests {
         try await pool.run(priority: .low) { () throws(WebImageError) in }
         #expect(ran.withLock { $0 }.isEmpty)
     }
+}
 
-    /// Waits for the pool's queue to hold `count` jobs, yielding between looks (no sleep).
-    private func waitUntilQueued(_ pool: WorkPool, count: Int) async throws {
-        while pool.waitingCount < count {
+extension WorkPool {
+    /// Waits for the queue to hold `count` jobs, yielding between looks (no sleep).
+    func waitUntilQueued(_ count: Int) async throws {
+        while waitingCount < count {
             try Task.checkCancellation()
             await Task.yield()
         }

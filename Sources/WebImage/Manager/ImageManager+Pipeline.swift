@@ -79,13 +79,23 @@ extension ImageManager {
     /// as a miss; bytes over the manager's limits fail the load as a download of them would,
     /// and stay (another manager's limits may allow them).
     private func cachedImage(_ request: Request) async throws(WebImageError) -> ImageResult? {
-        let options = request.options
         if request.queryCacheType.includesMemory, let image = request.cache.memoryImage(for: request.key) {
             return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
         }
-        if request.cache is ImageCache {
-            return try await fromDiskInOneJob(request)
+        do throws(WebImageError) {
+            return request.cache is ImageCache ? try await fromDiskInOneJob(request) : try await fromQuery(request)
+        } catch  where error.code == .decodeFailed || error.code == .notAnImage {
+            // Bytes that no longer decode are never served again; the load goes on to the loader.
+            logger.notice("removing an undecodable cache entry", metadata: ["key": "\(request.key)", "error": "\(error)"])
+            await request.cache.remove(request.key, cacheType: .disk)
+            return nil
         }
+    }
+
+    /// A hit of any cache but an ``ImageCache``: its bytes, asked for through `query`, decoded in
+    /// the pool (an image the cache returns anyway is used as it is).
+    private func fromQuery(_ request: Request) async throws(WebImageError) -> ImageResult? {
+        let options = request.options
         let hit = await request.cache.query(
             request.key, options: options.cacheOptions.union(.avoidDecodeImage), cacheType: request.queryCacheType)
         guard hit.isHit else { return nil }
@@ -94,15 +104,8 @@ extension ImageManager {
             return ImageResult(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: request.url, metadata: metadata)
         }
         guard let data = hit.data else { return nil }
-        do throws(WebImageError) {
-            let image = try await decodeCached(data, request)
-            return ImageResult(image: image, data: data, cacheType: hit.cacheType, url: request.url, metadata: metadata)
-        } catch  where error.code == .decodeFailed || error.code == .notAnImage {
-            // Bytes that no longer decode are never served again; the load goes on to the loader.
-            logger.notice("removing an undecodable cache entry", metadata: ["key": "\(request.key)", "error": "\(error)"])
-            await request.cache.remove(request.key, cacheType: .disk)
-            return nil
-        }
+        let image = try await decodeCached(data, request)
+        return ImageResult(image: image, data: data, cacheType: hit.cacheType, url: request.url, metadata: metadata)
     }
 
     /// A disk hit of an ``ImageCache`` in one job of the pool: its query for bytes is exactly
@@ -112,19 +115,12 @@ extension ImageManager {
     private func fromDiskInOneJob(_ request: Request) async throws(WebImageError) -> ImageResult? {
         guard request.queryCacheType.includesDisk else { return nil }
         let decodes = !request.options.contains(.avoidDecodeImage)
-        let read: (data: Data, metadata: DiskCacheMetadata?, image: Image?)?
-        do throws(WebImageError) {
-            read = try await workPool.run(priority: request.workPriority) { () throws(WebImageError) in
-                guard let data = request.cache.storedData(for: request.key) else { return nil }
-                return (data, request.cache.metadata(for: request.key), decodes ? try self.decodeCachedNow(data, request) : nil)
-            }
-        } catch  where error.code == .decodeFailed || error.code == .notAnImage {
-            logger.notice("removing an undecodable cache entry", metadata: ["key": "\(request.key)", "error": "\(error)"])
-            await request.cache.remove(request.key, cacheType: .disk)
-            return nil
+        let read = try await workPool.run(priority: request.workPriority) { () throws(WebImageError) in
+            guard let data = request.cache.storedData(for: request.key) else { return nil as (Data, DiskCacheMetadata?, Image?)? }
+            return (data, request.cache.metadata(for: request.key), decodes ? try self.decodeCachedNow(data, request) : nil)
         }
-        guard let read else { return nil }
-        return ImageResult(image: read.image, data: read.data, cacheType: .disk, url: request.url, metadata: read.metadata)
+        guard let (data, metadata, image) = read else { return nil }
+        return ImageResult(image: image, data: data, cacheType: .disk, url: request.url, metadata: metadata)
     }
 
     /// Decodes a cache entry's bytes in the pool.

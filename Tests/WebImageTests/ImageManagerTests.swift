@@ -234,6 +234,26 @@ struct ImageManagerTests {
         }
     }
 
+    @Test("cancelAll ends the async API's waits: image(for:) and data(for:) throw CancellationError, images(for:) ends throwing it")
+    func cancelAllAsync() async throws {
+        try await ManagerHarness.run { harness in
+            let manager = try harness.makeManager()
+            harness.origin.route("/never.png", OriginResponse(body: [], delivery: .neverRespond))
+            let image = Task { try await manager.image(for: harness.origin.url("/never.png?image")) }
+            let data = Task { try await manager.data(for: ImageRequest(url: harness.origin.url("/never.png?data"))) }
+            let stream = Task {
+                for try await _ in manager.images(for: ImageRequest(url: harness.origin.url("/never.png?stream"))) {}
+            }
+            _ = try await harness.origin.waitForRequests(3, to: "/never.png")
+            manager.cancelAll()
+            // Without the operation telling the async callers, each of these waits for ever.
+            await #expect(throws: CancellationError.self) { try await image.value }
+            await #expect(throws: CancellationError.self) { try await data.value }
+            await #expect(throws: CancellationError.self) { try await stream.value }
+            #expect(!manager.isRunning)
+        }
+    }
+
     @Test("every cancellable handle is an ImageOperation: a load, a loader's token and a prefetch stop through it")
     func operationsShareOneProtocol() async throws {
         try await ManagerHarness.run { harness in

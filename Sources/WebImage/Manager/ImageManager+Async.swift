@@ -6,7 +6,7 @@ extension ImageManager {
     /// suspending.
     ///
     /// - Throws: `CancellationError` when the calling task is cancelled (which cancels this
-    ///   caller's share of the load), else a `WebImageError`.
+    ///   caller's share of the load) or ``cancelAll()`` cancels the load, else a `WebImageError`.
     public func image(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) async throws -> ImageResult {
         // The hit is looked for before a request is made: making one copies the context.
         if let url, let hit = memoryHit(url, options: options, context: context) { return hit }
@@ -25,7 +25,10 @@ extension ImageManager {
         let last = Locked<ImageResult?>(nil)
         let result = await withCancellableCallback(cancelled: Outcome.failure(CancellationError())) {
             (resume: @escaping @Sendable (Outcome) -> Void) -> (@Sendable () -> Void)? in
-            let operation: LoadOperation? = start(request, bytesOnly: bytesOnly) { event in
+            // Cancelled from outside (`cancelAll()`, the operation handed to a target): the
+            // handler is silent from then on, so the cancellation is the answer.
+            let operation: LoadOperation? = start(request, bytesOnly: bytesOnly, cancelled: { resume(.failure(CancellationError())) }) {
+                event in
                 switch event {
                 case .progress:
                     break
@@ -47,10 +50,10 @@ extension ImageManager {
     /// Every image a load delivers, in order: partial images of a progressive load
     /// (``ImageResult/isFinished`` false), the cached image before a `.refreshCached`
     /// revalidation, then the final one. The stream ends after the last; ending iteration
-    /// cancels the load.
+    /// cancels the load, and ``cancelAll()`` ends the stream with `CancellationError`.
     public func images(for request: ImageRequest) -> AsyncThrowingStream<ImageResult, any Error> {
         AsyncThrowingStream { continuation in
-            let operation = start(request) { event in
+            let operation = start(request, cancelled: { continuation.finish(throwing: CancellationError()) }) { event in
                 switch event {
                 case .progress:
                     break

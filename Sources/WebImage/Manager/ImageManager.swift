@@ -231,9 +231,13 @@ public final class ImageManager: Sendable {
     ///
     /// `bytesOnly` (``data(for:)``): the original's key and no transformer, so the bytes are
     /// cached and shared under the key a decoding load of the same URL keeps its original under.
-    func start(_ source: ImageRequest, bytesOnly: Bool = false, handler: @escaping @Sendable (SharedLoadEvent) -> Void)
-        -> LoadOperation?
-    {
+    /// `cancelled` runs once if the operation is cancelled, by whoever cancels it (its caller,
+    /// ``cancelAll()``, a target): the handler never runs after that, so a caller that waits
+    /// for the last event (the async API) learns of the end from it.
+    func start(
+        _ source: ImageRequest, bytesOnly: Bool = false, cancelled: (@Sendable () -> Void)? = nil,
+        handler: @escaping @Sendable (SharedLoadEvent) -> Void
+    ) -> LoadOperation? {
         guard let url = source.url, !url.absoluteString.isEmpty else {
             (source.context.callbackQueue ?? .inline).run {
                 handler(.finished(.failure(WebImageError(.invalidURL, "the URL is nil or empty"))))
@@ -265,6 +269,7 @@ public final class ImageManager: Sendable {
         let running = running
         let operation = LoadOperation(url: url) { operation in
             _ = running.withLock { $0.remove(operation) }
+            if operation.isCancelled { cancelled?() }
         }
         running.withLock { _ = $0.insert(operation) }
         if shouldQueryMemoryData(request), let image = request.cache.memoryImage(for: request.key) {

@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "WebImageCodecs", targets: ["WebImageCodecs"]),
         .library(name: "WebImageCaching", targets: ["WebImageCaching"]),
         .library(name: "WebImageDownloader", targets: ["WebImageDownloader"]),
+        // S3 and the S3-compatible stores: SigV4, the object operations, the AWS credential chain.
+        .library(name: "WebImageS3", targets: ["WebImageS3"]),
         // The image proxy (imgproxy's URL format) on Hummingbird: the only module that links it.
         .library(name: "WebImageServer", targets: ["WebImageServer"]),
         // The test kit: a scripted origin server on 127.0.0.1 for testing code that loads images.
@@ -122,6 +124,19 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The S3 client: SigV4 over AsyncHTTPClient and swift-crypto (no AWS SDK), the object
+        // operations, the AWS credential chain. Its transport errors map as the downloader's do.
+        .target(
+            name: "WebImageS3",
+            dependencies: [
+                "WebImageCore", "WebImageDownloader",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // The manager, the ImageCache front, the prefetcher and targets; re-exports the rest.
         .target(
             name: "WebImage",
@@ -213,6 +228,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "WebImageS3Tests",
+            dependencies: [
+                "WebImageS3", "WebImageCore", "WebImageTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            resources: [.copy("aws4_testsuite"), .copy("botocore_sign.py")],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -13,6 +13,7 @@ case "$kind" in
   *) echo "usage: scripts/sanitize.sh thread|address [swift test arguments ...]" >&2; exit 2 ;;
 esac
 scripts/install-deps.sh squid  # the proxy tests run Debian's squid
+scripts/python-deps.sh > /dev/null  # botocore and SeaweedFS for the S3 tests
 scratch=.build-tsan
 [[ $kind == address ]] && scratch=.build-asan
 # swift-otel does not compile under a sanitizer with Swift 6.3.1: these builds leave the OTLP

@@ -5,13 +5,8 @@ cd "$(dirname "$0")/.."
 # The browser tests' packages too (Chromium, its driver, Selenium and Pillow from Debian), and
 # squid, which the proxy tests run with Debian's stock rules.
 scripts/install-deps.sh chromium chromium-driver python3-selenium python3-pil squid
-# From PyPI, in a virtual environment of its own: DuckDB's command-line tool for the Parquet
-# recipe's test (docs/crawling.md), and the `imgproxy` URL client, the `blurhash` and `thumbhash`
-# encoders and Pillow for the imgproxy compatibility suite (Tests/Compat). About 100 MB and 15 s.
-venv="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/webimage-ci/venv"
-[[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
-"$venv/bin/python" -c "import imgproxy, blurhash, thumbhash, PIL" 2>/dev/null && [[ -x "$venv/bin/duckdb" ]] ||
-  "$venv/bin/pip" install -q duckdb-cli imgproxy==1.0.0 blurhash==1.1.5 thumbhash==0.1.2 pillow
+# From PyPI, in a virtual environment of its own (scripts/python-deps.sh says what and why).
+venv=$(scripts/python-deps.sh)
 export WEBIMAGE_DUCKDB="$venv/bin/duckdb"
 swift build --build-tests
 # In parallel, three tests at a time (on two cores; an unbounded run starts every test at once and

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import Foundation
+package import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -12,7 +12,7 @@ import Glibc
 /// configuration: which heads carry a usable image, what a range continues, whether a body is
 /// an image, how a transport error maps to a code, and whether a failure is tried again after
 /// what delay. No socket and no clock: the tests drive it with values.
-struct DownloadResponsePolicy: Sendable {
+package struct DownloadResponsePolicy: Sendable {
     /// What a head's judgement lets through: the head (after the response modifier), the bytes
     /// a range continues, and the full length expected.
     struct Accepted: Sendable {
@@ -125,7 +125,7 @@ struct DownloadResponsePolicy: Sendable {
     }
 
     /// Maps a transport error to the library's codes.
-    static func classify(_ error: any Error, url: URL) -> WebImageError {
+    package static func classify(_ error: any Error, url: URL) -> WebImageError {
         if let error = error as? WebImageError { return error }
         if error is CancellationError { return WebImageError(.cancelled, underlying: error) }
         let detail = "\(url.absoluteString): \(error)"

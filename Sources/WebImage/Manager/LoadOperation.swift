@@ -8,16 +8,18 @@ public final class LoadOperation: ImageOperation, Hashable {
         var isCancelled = false
         var isFinished = false
         var onCancel: (@Sendable () -> Void)?
+        /// Run once, when the load ends either way, then dropped: it may hold what holds this
+        /// operation (the async API's continuation holds the action that cancels it).
+        var onFinish: (@Sendable (LoadOperation) -> Void)?
     }
 
     /// The URL being loaded; nil for a load that failed because it had none.
     public let url: URL?
-    private let state = Locked(State())
-    private let onFinish: (@Sendable (LoadOperation) -> Void)?
+    private let state: Locked<State>
 
     init(url: URL?, onFinish: (@Sendable (LoadOperation) -> Void)? = nil) {
         self.url = url
-        self.onFinish = onFinish
+        state = Locked(State(onFinish: onFinish))
     }
 
     /// Stops this load's callbacks and releases its share of the work.
@@ -28,11 +30,12 @@ public final class LoadOperation: ImageOperation, Hashable {
     /// Cancels; false when the load had already finished or been cancelled, so its last
     /// callback is (or was) delivered instead.
     func cancelIfRunning() -> Bool {
-        let (cancelled, action) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
-            guard !state.isCancelled, !state.isFinished else { return (false, nil) }
+        let (cancelled, action, onFinish) = state.withLock {
+            state -> (Bool, (@Sendable () -> Void)?, (@Sendable (LoadOperation) -> Void)?) in
+            guard !state.isCancelled, !state.isFinished else { return (false, nil, nil) }
             state.isCancelled = true
-            defer { state.onCancel = nil }
-            return (true, state.onCancel)
+            defer { (state.onCancel, state.onFinish) = (nil, nil) }
+            return (true, state.onCancel, state.onFinish)
         }
         guard cancelled else { return false }
         action?()
@@ -63,13 +66,13 @@ public final class LoadOperation: ImageOperation, Hashable {
     /// Marks the load finished; false when it was cancelled (so nothing may be delivered) or had
     /// finished already.
     func finish() -> Bool {
-        let finished = state.withLock { state in
-            guard !state.isCancelled, !state.isFinished else { return false }
+        let (finished, onFinish) = state.withLock { state -> (Bool, (@Sendable (LoadOperation) -> Void)?) in
+            guard !state.isCancelled, !state.isFinished else { return (false, nil) }
             state.isFinished = true
-            state.onCancel = nil
-            return true
+            defer { (state.onCancel, state.onFinish) = (nil, nil) }
+            return (true, state.onFinish)
         }
-        if finished { onFinish?(self) }
+        onFinish?(self)
         return finished
     }
 

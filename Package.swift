@@ -233,7 +233,7 @@ let package = Package(
         .testTarget(
             name: "WebImageS3Tests",
             dependencies: [
-                "WebImageS3", "WebImageCore", "WebImageTesting",
+                "WebImageS3", "WebImageCore", "WebImageTesting", "WebImage",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             resources: [.copy("aws4_testsuite"), .copy("botocore_sign.py")],

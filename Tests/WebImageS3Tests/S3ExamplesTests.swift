@@ -1,10 +1,11 @@
 import AsyncHTTPClient
 import Foundation
 import Testing
+import WebImage
 import WebImageS3
 import WebImageTesting
 
-// The example of WebImageS3.docc/WebImageS3.md and the README, verbatim, run against the test server.
+// The examples of WebImageS3.docc/WebImageS3.md, verbatim, run against the test server.
 
 /// Copies an object to another bucket and returns a link to the copy that works for an hour.
 func publish(_ key: String, from source: String, to destination: String, client: S3Client) async throws -> URL {
@@ -14,7 +15,13 @@ func publish(_ key: String, from source: String, to destination: String, client:
     return try client.presignedURL(copy, expires: 3600)
 }
 
-@Suite("WebImageS3's documented example")
+/// A manager that loads `s3://` URLs as well as `http(s)`, with the AWS settings it finds.
+func bucketAwareManager(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ImageManager {
+    let s3 = S3ImageLoader(client: S3Client(configuration: try .fromEnvironment(environment)))
+    return ImageManager(loader: LoadersManager(loaders: [ImageDownloader.shared, s3]), configuration: ImageManagerConfiguration())
+}
+
+@Suite("WebImageS3's documented examples")
 struct S3ExamplesTests {
     @Test("publish copies an object and the link it returns serves the copy to a client without credentials")
     func publishes() async throws {
@@ -33,6 +40,23 @@ struct S3ExamplesTests {
             #expect(response.status.code == 200 && body == .init(string: "jpeg"))
             #expect(response.headers.first(name: "content-type") == "image/jpeg")
             #expect(response.headers.first(name: "cache-control") == "max-age=600")
+        }
+    }
+
+    @Test("bucketAwareManager reads the AWS variables and loads an s3:// image; its client needs no shutdown")
+    func bucketAware() async throws {
+        try await S3ClientTests.Harness.run { harness in
+            let location = S3Location(bucket: S3ClientTests.bucket(), key: "1.png")
+            try await harness.client().putObject(location, data: try S3ImageLoaderTests.png(width: 5, height: 3), contentType: "image/png")
+            let manager = try bucketAwareManager(environment: [
+                "HOME": "/nonexistent", "AWS_ENDPOINT_URL_S3": harness.server.endpoint.absoluteString,
+                "AWS_ACCESS_KEY_ID": harness.server.accessKeyID, "AWS_SECRET_ACCESS_KEY": harness.server.secretAccessKey,
+            ])
+            // Neither read nor written: the manager's cache is the shared one.
+            var context = LoadContext()
+            context.storeCacheType = ImageCacheType.none
+            let result = try await manager.image(for: location.url, options: .fromLoaderOnly, context: context)
+            #expect(result.image?.pixelWidth == 5 && result.image?.pixelHeight == 3)
         }
     }
 }

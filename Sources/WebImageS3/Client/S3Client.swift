@@ -26,6 +26,7 @@ public final class S3Client: Sendable {
     public let configuration: S3Configuration
     private let httpClient: HTTPClient
     private let ownsHTTPClient: Bool
+    private let isShutDown = Locked(false)
     private let signer: SigV4Signer?
 
     /// Creates a client; with no `httpClient` it makes one of its own, which ``shutdown()`` ends.
@@ -51,9 +52,24 @@ public final class S3Client: Sendable {
         return http
     }
 
-    /// Ends the HTTP client the client made for itself (not one it was given).
+    /// Ends the HTTP client the client made for itself (not one it was given), waiting for
+    /// its connections to close. A client released without it ends its HTTP client anyway, in
+    /// the background.
     public func shutdown() async throws {
-        if ownsHTTPClient { try await httpClient.shutdown() }
+        let first = isShutDown.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard ownsHTTPClient, first else { return }
+        try await httpClient.shutdown()
+    }
+
+    deinit {
+        // AsyncHTTPClient stops the process when a client it made is released running; a
+        // client held by a loader or a short function must not have to be shut down by hand.
+        guard ownsHTTPClient, !isShutDown.withLock({ $0 }) else { return }
+        let httpClient = httpClient
+        Task { try? await httpClient.shutdown() }
     }
 
     // MARK: - Objects

@@ -151,7 +151,7 @@ let package = Package(
         .target(
             name: "WebImageServer",
             dependencies: [
-                "WebImage", "CWebImageServer",
+                "WebImage", "WebImageS3", "CWebImageServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -186,7 +186,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageServer", "CZlib", "CWebImageCodecs",
+                "WebImage", "WebImageServer", "WebImageS3", "CZlib", "CWebImageCodecs",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -213,7 +213,7 @@ let package = Package(
             name: "WebImageTests",
             dependencies: [
                 "WebImage", "WebImageCore", "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
-                "WebImageTesting", "CWebImageCodecs", "WebImageTestChild", "webimage", "WebImageServer",
+                "WebImageTesting", "CWebImageCodecs", "WebImageTestChild", "webimage", "WebImageServer", "WebImageS3",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,5 +1,6 @@
 public import Foundation
 public import WebImage
+public import WebImageS3
 
 /// Everything `webimage serve` takes, with imgproxy's defaults where it has one and safer ones
 /// where it does not (private addresses are refused too). Each property is a flag and a
@@ -68,6 +69,16 @@ public struct ImageServerConfiguration: Sendable {
     /// animation is checked frame by frame instead of all its frames together, as
     /// `IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION` does. Default 0.
     public var maximumAnimationFrameMegapixels = 0.0
+    /// `s3://BUCKET/KEY` sources (`IMGPROXY_USE_S3` and the `IMGPROXY_S3_*` settings): the
+    /// client's settings and the buckets sources may name; nil reads none. The endpoint is the
+    /// operator's, reached wherever it is (loopback and private addresses too), while the
+    /// address guard still judges every http(s) source: a source URL never chooses the endpoint.
+    /// Default nil.
+    public var s3Sources: S3Sources?
+    /// What ends an `s3://` source's key and starts its version
+    /// (`IMGPROXY_SOURCE_URL_QUERY_SEPARATOR`): `s3://bucket/key?VERSION`. Empty: the whole
+    /// rest is the key. Default `?`, imgproxy's.
+    public var sourceURLQuerySeparator = "?"
     /// The folder `local:///PATH` sources are read from (`IMGPROXY_LOCAL_FILESYSTEM_ROOT`); no path
     /// or link leads out of it. Default none: only the playground's demo images are local.
     public var localFilesystemRoot: String?
@@ -332,4 +343,26 @@ public struct EncoderSettings: Sendable, Equatable {
 
     /// The encoders' own settings.
     public init() {}
+}
+
+/// Where `s3://` sources are read from, and which buckets they may name.
+public struct S3Sources: Sendable {
+    /// The client's endpoint, region, addressing and credentials.
+    public var client: S3Configuration
+    /// The only buckets sources may name (`IMGPROXY_S3_ALLOWED_BUCKETS`); empty: any. Default empty.
+    public var allowedBuckets: [String]
+    /// Buckets sources may never name (`IMGPROXY_S3_DENIED_BUCKETS`). Default empty.
+    public var deniedBuckets: [String]
+
+    /// Creates settings.
+    public init(client: S3Configuration, allowedBuckets: [String] = [], deniedBuckets: [String] = []) {
+        self.client = client
+        self.allowedBuckets = allowedBuckets
+        self.deniedBuckets = deniedBuckets
+    }
+
+    /// imgproxy's rule: on the allowed list when there is one, and not on the denied list.
+    public func allows(bucket: String) -> Bool {
+        (allowedBuckets.isEmpty || allowedBuckets.contains(bucket)) && !deniedBuckets.contains(bucket)
+    }
 }

@@ -79,6 +79,11 @@ struct ImgproxyEnvironment {
             case nil: unknown.append(name)
             }
         }
+        // Set and empty means something here, as in imgproxy (which looks it up rather than
+        // reading it): no separator, the whole rest of an s3:// source is its key.
+        if let separator = environment["IMGPROXY_SOURCE_URL_QUERY_SEPARATOR"] {
+            translation.variables["WEBIMAGE_SOURCE_URL_QUERY_SEPARATOR"] = separator
+        }
         if value("IMGPROXY_BIND") == nil, let port = value("PORT") {
             guard let number = Int(port.trimmingCharacters(in: .whitespaces)) else { throw Self.failure("PORT", port, "an integer") }
             translation.variables["WEBIMAGE_BIND"] = "0.0.0.0:\(number)"
@@ -316,15 +321,15 @@ struct ImgproxyEnvironment {
         "IMGPROXY_REPORT_DOWNLOADING_ERRORS": .unsupported("error-reporting services"),
         "IMGPROXY_REPORT_IO_ERRORS": .unsupported("error-reporting services"),
         "IMGPROXY_REQUESTS_QUEUE_SIZE": .mapped("WEBIMAGE_QUEUE", .limit),
-        "IMGPROXY_S3_ACCESS_POINTS": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_S3_ALLOWED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_S3_ASSUME_ROLE_ARN": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_S3_DENIED_BUCKETS": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_S3_ENDPOINT": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_S3_ENDPOINT_USE_PATH_STYLE": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_S3_REGION": .unsupported("object storage sources (S3 is issue 40)"),
-        "IMGPROXY_S3_USE_DECRYPTION_CLIENT": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_S3_ACCESS_POINTS": .unsupported("S3 access points (an ARN in place of a bucket)"),
+        "IMGPROXY_S3_ALLOWED_BUCKETS": .mapped("WEBIMAGE_S3_ALLOWED_BUCKETS", .list),
+        "IMGPROXY_S3_ASSUME_ROLE_ARN": .unsupported("assuming a role (STS is not called here; give the role's keys)"),
+        "IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID": .unsupported("assuming a role (STS is not called here; give the role's keys)"),
+        "IMGPROXY_S3_DENIED_BUCKETS": .mapped("WEBIMAGE_S3_DENIED_BUCKETS", .list),
+        "IMGPROXY_S3_ENDPOINT": .mapped("WEBIMAGE_S3_ENDPOINT", .text),
+        "IMGPROXY_S3_ENDPOINT_USE_PATH_STYLE": .mapped("WEBIMAGE_S3_ENDPOINT_USE_PATH_STYLE", .boolean),
+        "IMGPROXY_S3_REGION": .mapped("WEBIMAGE_S3_REGION", .text),
+        "IMGPROXY_S3_USE_DECRYPTION_CLIENT": .unsupported("S3 client-side encryption"),
         "IMGPROXY_SALT": .mapped("WEBIMAGE_SALT", .hexList),
         "IMGPROXY_SANITIZE_SVG": .unsupported(
             "SVG sources are always rasterised here, never answered as SVG, so there is nothing to sanitise"),
@@ -335,8 +340,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_SET_CANONICAL_HEADER": .mapped("WEBIMAGE_SET_CANONICAL_HEADER", .boolean),
         "IMGPROXY_SIGNATURE_SIZE": .mapped("WEBIMAGE_SIGNATURE_SIZE", .integer),
         "IMGPROXY_SKIP_PROCESSING_FORMATS": .mapped("WEBIMAGE_SKIP_PROCESSING_FORMATS", .list),
-        "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": .unsupported(
-            "a local:// path ends at `?` here, imgproxy's default; s3:// sources are issue 40"),
+        "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": .readWith("WEBIMAGE_SOURCE_URL_QUERY_SEPARATOR"),
         "IMGPROXY_SO_REUSEPORT": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_STRIP_COLOR_PROFILE": .mapped("WEBIMAGE_STRIP_COLOR_PROFILE", .boolean),
         "IMGPROXY_STRIP_METADATA": .mapped("WEBIMAGE_STRIP_METADATA", .boolean),
@@ -367,7 +371,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_USE_GCS": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_USE_LAST_MODIFIED": .mapped("WEBIMAGE_LAST_MODIFIED", .boolean),
         "IMGPROXY_USE_LINEAR_COLORSPACE": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
-        "IMGPROXY_USE_S3": .unsupported("object storage sources (S3 is issue 40)"),
+        "IMGPROXY_USE_S3": .mapped("WEBIMAGE_USE_S3", .boolean),
         "IMGPROXY_USE_SWIFT": .unsupported("object storage sources (S3 is issue 40)"),
         "IMGPROXY_VIPS_CACHE_TRACE": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
         "IMGPROXY_VIPS_LEAK_CHECK": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),

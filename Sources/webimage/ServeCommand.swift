@@ -241,6 +241,27 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The folder local:///PATH sources are read from; nothing outside it is reachable.", valueName: "DIR"))
     var localFilesystemRoot: String?
 
+    @Flag(help: "Read s3://BUCKET/KEY sources, with the AWS credentials the AWS SDKs would find (AWS_* variables, ~/.aws).")
+    var useS3 = false
+
+    @Option(help: ArgumentHelp("The S3 region (default AWS_REGION, else us-east-1).", valueName: "REGION"))
+    var s3Region: String?
+
+    @Option(help: ArgumentHelp("The S3 endpoint, for an S3-compatible store (default AWS_ENDPOINT_URL_S3, else AWS's).", valueName: "URL"))
+    var s3Endpoint: String?
+
+    @Option(help: ArgumentHelp("Path-style S3 addressing, ENDPOINT/BUCKET/KEY (default true, as imgproxy).", valueName: "BOOL"))
+    var s3EndpointUsePathStyle: Bool?
+
+    @Option(help: ArgumentHelp("The only buckets s3:// sources may name, comma-separated (default any).", valueName: "LIST"))
+    var s3AllowedBuckets: String?
+
+    @Option(help: ArgumentHelp("Buckets s3:// sources may never name, comma-separated.", valueName: "LIST"))
+    var s3DeniedBuckets: String?
+
+    @Option(help: ArgumentHelp("What ends an s3:// source's key and starts its version (default ?; empty for none).", valueName: "TEXT"))
+    var sourceUrlQuerySeparator: String?
+
     @Option(help: ArgumentHelp("The image wm lays over results.", valueName: "PATH"))
     var watermarkPath: String?
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import WebImage
 import WebImageServer
+import WebImageS3
 
 /// `serve`'s flags over its `WEBIMAGE_*` variables over imgproxy's `IMGPROXY_*` ones, checked and
 /// turned into the server's configuration. A flag given wins; a variable fills in a flag not
@@ -208,6 +209,7 @@ struct ServeSettings {
         try setEncoding(command: command, read: read)
         configuration.setsCanonicalHeader = try command.setCanonicalHeader || read.boolean("SET_CANONICAL_HEADER")
         configuration.localFilesystemRoot = command.localFilesystemRoot ?? read.text("LOCAL_FILESYSTEM_ROOT")
+        try setS3Sources(command: command, read: read)
         if let agent = command.userAgent ?? read.text("USER_AGENT") { configuration.userAgent = agent }
         configuration.ignoresSSLVerification = try command.ignoreSslVerification || read.boolean("IGNORE_SSL_VERIFICATION")
         configuration.stripMetadata = try command.stripMetadata ?? read.boolean("STRIP_METADATA", default: true)
@@ -437,6 +439,28 @@ struct ServeSettings {
             }
             return format
         }
+    }
+
+    /// `s3://` sources, with imgproxy's settings over the AWS SDKs' (credentials always come from
+    /// the AWS chain: `AWS_*` variables and the shared files).
+    private mutating func setS3Sources(command: ServeCommand, read: EnvironmentReader) throws {
+        configuration.sourceURLQuerySeparator =
+            command.sourceUrlQuerySeparator ?? read.environment["WEBIMAGE_SOURCE_URL_QUERY_SEPARATOR"] ?? "?"
+        guard try command.useS3 || read.boolean("USE_S3") else { return }
+        var client: S3Configuration
+        do {
+            client = try S3Configuration.fromEnvironment(read.environment)
+            if let region = command.s3Region ?? read.text("S3_REGION") { client.region = region }
+            if let endpoint = command.s3Endpoint ?? read.text("S3_ENDPOINT") { client.endpoint = try S3Configuration.endpointURL(endpoint) }
+        } catch {
+            throw ValidationError("S3 sources: \(error.message ?? error.description)")
+        }
+        // imgproxy's default is path style, for any endpoint.
+        client.usePathStyle = try command.s3EndpointUsePathStyle ?? read.boolean("S3_ENDPOINT_USE_PATH_STYLE", default: true)
+        configuration.s3Sources = S3Sources(
+            client: client,
+            allowedBuckets: command.s3AllowedBuckets.map { Self.split($0) } ?? read.list("S3_ALLOWED_BUCKETS"),
+            deniedBuckets: command.s3DeniedBuckets.map { Self.split($0) } ?? read.list("S3_DENIED_BUCKETS"))
     }
 
     static func split(_ list: String) -> [String] {

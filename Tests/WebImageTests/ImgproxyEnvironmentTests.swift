@@ -66,14 +66,14 @@ struct ImgproxyEnvironmentTests {
     @Test("a set variable that is not supported, a name that is not imgproxy's, and a 0 meaning 'no limit' are each named")
     func warnsInsteadOfIgnoring() throws {
         let translation = try translate([
-            "IMGPROXY_USE_S3": "true", "IMGPROXY_SENTRY_DSN": "https://sentry.invalid/1", "IMGPROXY_MAX_SRC_FILE_SIZ": "10",
+            "IMGPROXY_USE_GCS": "true", "IMGPROXY_SENTRY_DSN": "https://sentry.invalid/1", "IMGPROXY_MAX_SRC_FILE_SIZ": "10",
             "IMGPROXY_REQUESTS_QUEUE_SIZE": "0", "IMGPROXY_STRIP_METADATA": "",
         ])
         #expect(translation.variables.isEmpty)
         #expect(
             translation.warnings == [
                 "IMGPROXY_REQUESTS_QUEUE_SIZE=0 means no limit in imgproxy; the default limit here stays",
-                "imgproxy settings not supported here, ignored: IMGPROXY_SENTRY_DSN, IMGPROXY_USE_S3",
+                "imgproxy settings not supported here, ignored: IMGPROXY_SENTRY_DSN, IMGPROXY_USE_GCS",
                 "not imgproxy settings, ignored: IMGPROXY_MAX_SRC_FILE_SIZ",
             ])
     }
@@ -116,7 +116,7 @@ struct ImgproxyEnvironmentTests {
         environment.merge([
             // imgproxy's documented example: key "secret", salt "hello".
             "IMGPROXY_KEY": "736563726574", "IMGPROXY_SALT": "68656C6C6F", "IMGPROXY_BIND": "127.0.0.1:0",
-            "IMGPROXY_ALLOWED_SOURCES": "http://127.0.0.1:9/", "IMGPROXY_USE_S3": "true", "WEBIMAGE_RESULT_CACHE_DIR": directory.path,
+            "IMGPROXY_ALLOWED_SOURCES": "http://127.0.0.1:9/", "IMGPROXY_USE_GCS": "true", "WEBIMAGE_RESULT_CACHE_DIR": directory.path,
         ]) { _, new in new }
         let process = try ChildProcess(ChildProcess.builtProduct("webimage"), ["serve"], environment: environment, standardError: errors)
         let line = try await process.waitForLine { $0.hasPrefix("listening on ") }
@@ -137,6 +137,6 @@ struct ImgproxyEnvironmentTests {
         _ = try await process.waitForExit()
         try await client.shutdown()
         let log = try String(contentsOf: errors, encoding: .utf8)
-        #expect(log.contains("imgproxy settings not supported here, ignored: IMGPROXY_USE_S3"), "\(log)")
+        #expect(log.contains("imgproxy settings not supported here, ignored: IMGPROXY_USE_GCS"), "\(log)")
     }
 }

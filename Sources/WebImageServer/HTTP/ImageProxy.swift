@@ -127,9 +127,12 @@ public final class ImageProxy: Sendable {
             presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable,
             allowedOptions: allowed, baseOptions: base, argumentsSeparator: configuration.argumentsSeparator,
             allowsSecurityOptions: configuration.allowsSecurityOptions, autoqualityDefaults: configuration.autoqualityDefaults)
-        pathRules = ProxyPath.Rules(
+        var rules = ProxyPath.Rules(
             rewriting: configuration.sourceRewriting, base64IncludesFilename: configuration.base64URLIncludesFilename,
             onlyPresets: configuration.onlyPresets, argumentsSeparator: configuration.argumentsSeparator)
+        rules.allowsS3 = configuration.s3Sources != nil
+        rules.querySeparator = configuration.sourceURLQuerySeparator
+        pathRules = rules
         guard !configuration.preferredFormats.isEmpty else { throw WebImageError(.invalidArgument, "the preferred formats are empty") }
         if let unwritable = configuration.preferredFormats.first(where: { !encodable.contains($0) }) {
             throw WebImageError(.invalidArgument, "a preferred format must be one this server writes, not \(unwritable.rawValue)")

@@ -1,4 +1,5 @@
 public import Foundation
+import WebImageS3
 
 /// A request path in imgproxy's format, split into its parts:
 ///
@@ -80,6 +81,12 @@ public struct ProxyPath: Sendable, Equatable {
         }
         guard let decoded = sourceText, !decoded.isEmpty else { throw .notFound("the path names no source image") }
         let source = rules.rewriting.apply(decoded)
+        if source.prefix(5).lowercased() == "s3://" {
+            self.options = options
+            self.source = try Self.s3Source(source, rules: rules)
+            self.extensionName = extensionName.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
+            return
+        }
         guard let url = URL(string: source), let scheme = url.scheme?.lowercased(),
             ["http", "https"].contains(scheme) ? !(url.host ?? "").isEmpty : scheme == Self.localScheme && !url.path.isEmpty
         else {
@@ -88,6 +95,26 @@ public struct ProxyPath: Sendable, Equatable {
         self.options = options
         self.source = url
         self.extensionName = extensionName.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// An `s3://BUCKET/KEY` source as imgproxy reads one: the key taken as written (no
+    /// percent-decoding, leading slashes dropped), cut at the query separator, after which
+    /// comes the version (`s3://b/k?VERSION`); returned as ``S3Location/url``, the form the
+    /// library's S3 loader takes.
+    /// - Throws: 400 when S3 sources are off; 404 for an empty bucket or key, as imgproxy.
+    static func s3Source(_ text: String, rules: Rules) throws(ProxyError) -> URL {
+        guard rules.allowsS3 else { throw .badRequest("s3:// sources are not enabled here (IMGPROXY_USE_S3)") }
+        let rest = text.dropFirst(5)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let bucket = String(rest[..<slash])
+        var key = slash < rest.endIndex ? String(rest[rest.index(after: slash)...].drop { $0 == "/" }) : ""
+        var version: String?
+        if !rules.querySeparator.isEmpty, let cut = key.range(of: rules.querySeparator) {
+            version = String(key[cut.upperBound...])
+            key = String(key[..<cut.lowerBound])
+        }
+        guard !bucket.isEmpty, !key.isEmpty else { throw .notFound("the S3 source names no bucket or no key") }
+        return S3Location(bucket: bucket, key: key, versionID: version.flatMap { $0.isEmpty ? nil : $0 }).url
     }
 
     /// How a server reads its paths, beyond imgproxy's URL format itself.
@@ -102,6 +129,11 @@ public struct ProxyPath: Sendable, Equatable {
         /// What separates an option's name and arguments: a segment holding it is an option
         /// (`IMGPROXY_ARGUMENTS_SEPARATOR`). Default `:`.
         public var argumentsSeparator = ":"
+        /// Whether `s3://` sources are read (`IMGPROXY_USE_S3`).
+        public var allowsS3 = false
+        /// What ends an `s3://` source's key and starts its version
+        /// (`IMGPROXY_SOURCE_URL_QUERY_SEPARATOR`); empty: the whole rest is the key.
+        public var querySeparator = "?"
 
         /// The rules of imgproxy's defaults: none.
         public init(

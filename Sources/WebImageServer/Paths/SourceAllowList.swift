@@ -32,6 +32,9 @@ struct SourceAllowList: Sendable {
     /// The `local://` entries' paths, cleaned, without their leading slash (`local:///images/` is
     /// `images`).
     let localPaths: [String]
+    /// The `s3://` entries, as written: an `s3://` source is allowed when its text
+    /// (`s3://BUCKET/KEY`) starts with one, `*` standing for any run of characters but `/`.
+    let s3Prefixes: [String]
 
     /// The list of `prefixes`; an entry that is not an absolute http(s) URL without a query or
     /// fragment, or has a `*` outside its host and path, is an error (what the server refuses to
@@ -39,7 +42,12 @@ struct SourceAllowList: Sendable {
     init(_ prefixes: [String]) throws(WebImageError) {
         var entries: [Entry] = []
         var localPaths: [String] = []
+        var s3Prefixes: [String] = []
         for prefix in prefixes {
+            if prefix.lowercased().hasPrefix("s3://") {
+                s3Prefixes.append("s3://" + prefix.dropFirst(5))
+                continue
+            }
             if prefix.lowercased().hasPrefix("local://") {
                 localPaths.append(LocalFileSource.cleaned(String(prefix.dropFirst("local://".count))))
                 continue
@@ -55,11 +63,39 @@ struct SourceAllowList: Sendable {
         }
         self.entries = entries
         self.localPaths = localPaths
+        self.s3Prefixes = s3Prefixes
     }
 
     private static let wildcardToken = "xwebimagewildcardx"
 
-    var isEmpty: Bool { entries.isEmpty && localPaths.isEmpty }
+    var isEmpty: Bool { entries.isEmpty && localPaths.isEmpty && s3Prefixes.isEmpty }
+
+    /// Whether an `s3://` source is allowed: every one with an empty list, else one whose text
+    /// starts with an `s3://` entry. S3 keeps a key's `.` and `..` segments as they are, but a
+    /// server in front of a store may resolve them, so with a list a key holding one is refused.
+    func allowsS3(bucket: String, key: String) -> Bool {
+        guard !isEmpty else { return true }
+        guard !key.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }) else {
+            return false
+        }
+        let text = Array("s3://\(bucket)/\(key)")
+        return s3Prefixes.contains { Self.starts(text[...], with: Array($0)[...]) }
+    }
+
+    /// Whether `text` starts with `prefix`, each `*` of which matches any run of characters but `/`.
+    private static func starts(_ text: ArraySlice<Character>, with prefix: ArraySlice<Character>) -> Bool {
+        guard let first = prefix.first else { return true }
+        if first == "*" {
+            var rest = text
+            while true {
+                if starts(rest, with: prefix.dropFirst()) { return true }
+                guard let next = rest.first, next != "/" else { return false }
+                rest = rest.dropFirst()
+            }
+        }
+        guard text.first == first else { return false }
+        return starts(text.dropFirst(), with: prefix.dropFirst())
+    }
 
     /// Whether a local source's cleaned `path` is allowed: every one with an empty list, else one
     /// equal to a `local://` entry's path or under it (`*` as in a URL entry's path).

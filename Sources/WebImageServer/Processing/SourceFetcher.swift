@@ -1,5 +1,6 @@
 import Foundation
 import WebImage
+import WebImageS3
 
 /// Gets a source's bytes through the library: ``ImageManager/data(for:)`` over a disk-only source
 /// cache that follows the origin's caching headers (revalidating stale entries with `If-None-Match`),
@@ -10,6 +11,10 @@ final class SourceFetcher: Sendable {
     let manager: ImageManager
     let cache: ImageCache
     private let downloader: ImageDownloader
+    /// The client of `s3://` sources, when they are on: not behind the address guard, since its
+    /// endpoint is the operator's and no source URL can change it.
+    private let s3Client: S3Client?
+    private let s3Sources: S3Sources?
     private let timeout: Duration
     private let allowList: SourceAllowList
     /// Whether sources whose certificate does not verify are fetched anyway.
@@ -38,8 +43,16 @@ final class SourceFetcher: Sendable {
             directory: configuration.resolvedCacheDirectory.appendingPathComponent("sources"),
             configuration: DiskCacheConfiguration(sizeLimit: configuration.sourceCacheBytes), telemetry: telemetry)
         cache = ImageCache(disk: disk, telemetry: telemetry)
+        s3Sources = configuration.s3Sources
+        var limits = configuration.s3Sources?.client
+        limits?.timeout = configuration.downloadTimeout
+        limits?.maximumObjectSize = configuration.maximumSourceBytes
+        let s3Client = limits.map { S3Client(configuration: $0) }
+        self.s3Client = s3Client
+        let loader: any ImageLoader =
+            s3Client.map { [downloader] in LoadersManager(loaders: [downloader, S3ImageLoader(client: $0)]) } ?? downloader
         manager = ImageManager(
-            cache: cache, loader: downloader, configuration: ImageManagerConfiguration(cacheFreshness: .respectCacheControl()),
+            cache: cache, loader: loader, configuration: ImageManagerConfiguration(cacheFreshness: .respectCacheControl()),
             telemetry: telemetry)
         timeout = configuration.downloadTimeout
         self.allowList = allowList
@@ -58,6 +71,16 @@ final class SourceFetcher: Sendable {
     /// normalised form when an entry allows it.
     /// - Throws: 403 when the allow-list does not allow it.
     func allowedSource(_ source: URL) throws(ProxyError) -> URL {
+        if let location = S3Location(url: source) {
+            guard s3Sources?.allows(bucket: location.bucket) == true else {
+                throw .forbidden("access to the S3 bucket \(location.bucket) is denied")
+            }
+            // The allow-list judges the source as written: s3://BUCKET/KEY.
+            guard allowList.allowsS3(bucket: location.bucket, key: location.key) else {
+                throw .forbidden("the source \(ProxyPath.shortened(location.description)) is not on the allowed list")
+            }
+            return source
+        }
         guard let allowed = allowList.allowed(source) else {
             throw .forbidden("the source \(ProxyPath.shortened(source.absoluteString)) is not on the allowed list")
         }
@@ -86,7 +109,7 @@ final class SourceFetcher: Sendable {
         do {
             return try await manager.data(for: request)
         } catch let error as WebImageError {
-            var failure = Self.proxyError(error)
+            var failure = (error.underlyingError as? S3ServiceError).map { Self.proxyError($0, source: source) } ?? Self.proxyError(error)
             if error.code != .cancelled { failure.sourceFailure = error.code.httpStatus.map { "http_\($0)" } ?? error.code.description }
             throw failure
         } catch {
@@ -96,8 +119,22 @@ final class SourceFetcher: Sendable {
 
     func shutdown() async {
         try? await downloader.shutdown()
+        try? await s3Client?.shutdown()
         try? cache.disk?.flush()
         cache.disk?.close()
+    }
+
+    /// The status an S3 error answers with: a missing object or bucket 404, refused credentials
+    /// 403 (naming S3's code, never a key), a 304 passed on, anything else 502.
+    static func proxyError(_ error: S3ServiceError, source: URL) -> ProxyError {
+        let name = S3Location(url: source)?.description ?? "the S3 source"
+        switch error.code {
+        case .noSuchKey, .notFound: return .notFound("\(name) does not exist")
+        case .noSuchBucket: return .notFound("the bucket of \(name) does not exist")
+        case .accessDenied, .invalidAccessKeyID, .signatureDoesNotMatch, .requestTimeTooSkewed:
+            return .forbidden("the S3 server refused to give \(name): \(error.code)")
+        default: return ProxyError(status: 502, "the S3 server answered \(error.status) \(error.code) for \(name)")
+        }
     }
 
     /// The status a fetch error answers with: the source's own 404 as 404, its other failures

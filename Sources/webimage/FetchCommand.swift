@@ -32,7 +32,7 @@ struct FetchCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The image URLs (http, https, file or data).")
+    @Argument(help: "The image URLs (http, https, file, data, or s3://BUCKET/KEY with the AWS settings).")
     var urls: [String]
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Where to write: a file for one URL, a directory for several.", valueName: "PATH"))

@@ -349,7 +349,8 @@ struct ImgproxyEnvironment {
         "IMGPROXY_SWIFT_API_KEY": .unsupported("Azure Blob, Google Cloud and OpenStack Swift storage (s3:// sources are read)"),
         "IMGPROXY_SWIFT_AUTH_URL": .unsupported("Azure Blob, Google Cloud and OpenStack Swift storage (s3:// sources are read)"),
         "IMGPROXY_SWIFT_AUTH_VERSION": .unsupported("Azure Blob, Google Cloud and OpenStack Swift storage (s3:// sources are read)"),
-        "IMGPROXY_SWIFT_CONNECT_TIMEOUT_SECONDS": .unsupported("Azure Blob, Google Cloud and OpenStack Swift storage (s3:// sources are read)"),
+        "IMGPROXY_SWIFT_CONNECT_TIMEOUT_SECONDS": .unsupported(
+            "Azure Blob, Google Cloud and OpenStack Swift storage (s3:// sources are read)"),
         "IMGPROXY_SWIFT_DENIED_BUCKETS": .unsupported("Azure Blob, Google Cloud and OpenStack Swift storage (s3:// sources are read)"),
         "IMGPROXY_SWIFT_DOMAIN": .unsupported("Azure Blob, Google Cloud and OpenStack Swift storage (s3:// sources are read)"),
         "IMGPROXY_SWIFT_TENANT": .unsupported("Azure Blob, Google Cloud and OpenStack Swift storage (s3:// sources are read)"),

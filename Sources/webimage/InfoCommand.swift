@@ -76,14 +76,17 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     private func load() async throws -> Data {
-        if let url = URL(string: source), let scheme = url.scheme, ["http", "https", "data", "file"].contains(scheme.lowercased()) {
+        if let url = URL(string: source), let scheme = url.scheme, ["http", "https", "data", "file", "s3"].contains(scheme.lowercased()) {
             let downloader = ImageDownloader()
+            let s3 = EnvironmentS3Loader()
             do {
-                let loaded = try await LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), downloader]).loadData(url)
+                let loaded = try await LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), downloader, s3]).loadData(url)
                 try? await downloader.shutdown()
+                try? await s3.shutdown()
                 return loaded.data
             } catch {
                 try? await downloader.shutdown()
+                try? await s3.shutdown()
                 throw CommandFailure("cannot load \(source): \(error)")
             }
         }

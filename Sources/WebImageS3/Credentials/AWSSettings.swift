@@ -48,7 +48,7 @@ public struct AWSSettings: Sendable, Equatable {
         let configFile = try AWSProfileFile.load(nonEmpty(environment["AWS_CONFIG_FILE"]) ?? "\(home)/.aws/config", kind: .config)
         let fromCredentials = credentialsFile?.profiles[profileName]
         let fromConfig = configFile?.profiles[profileName]
-        if environment["AWS_PROFILE"] != nil, fromCredentials == nil, fromConfig == nil {
+        if nonEmpty(environment["AWS_PROFILE"]) != nil, fromCredentials == nil, fromConfig == nil {
             throw WebImageError(.invalidArgument, "AWS_PROFILE names the profile \(profileName), which neither AWS file has")
         }
         var settings = AWSSettings()

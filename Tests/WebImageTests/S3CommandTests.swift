@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+import WebImage
+import WebImageS3
+import WebImageTesting
+
+/// `webimage fetch` and `webimage info` reading `s3://` URLs with the AWS settings of their
+/// environment, against SeaweedFS on 127.0.0.1.
+@Suite("webimage with s3:// URLs")
+struct S3CommandTests {
+    static func environment(_ server: S3TestServer, secret: String? = nil) -> [String: String] {
+        [
+            "AWS_ENDPOINT_URL_S3": server.endpoint.absoluteString, "AWS_ACCESS_KEY_ID": server.accessKeyID,
+            "AWS_SECRET_ACCESS_KEY": secret ?? server.secretAccessKey, "AWS_PROFILE": "", "HOME": "/nonexistent",
+        ]
+    }
+
+    @Test("fetch and info read an s3:// image; a missing key and refused credentials fail with the reason, exit 1")
+    func fetchAndInfo() async throws {
+        let server = try await S3TestServer.shared()
+        let bucket = ServerS3SourceTests.bucket()
+        _ = try await ServerS3SourceTests.seed(
+            server, [(S3Location(bucket: bucket, key: "dir/a b.png"), try ServerS3SourceTests.png(width: 20, height: 10))])
+        let workspace = try WebImageCommandTests.Workspace()
+        let url = S3Location(bucket: bucket, key: "dir/a b.png").url.absoluteString
+        let fetched = try await workspace.run(
+            ["fetch", url, "-o", workspace.path("a.png"), "--json"], environment: Self.environment(server))
+        #expect(fetched.status == 0, "\(fetched.standardError)")
+        #expect(fetched.jsonLines().first?["width"] as? Int == 20)
+        #expect(try ImageHeader(data: [UInt8](try #require(FileManager.default.contents(atPath: workspace.path("a.png"))))).width == 20)
+        let info = try await workspace.run(["info", url, "--json"], environment: Self.environment(server))
+        #expect(info.status == 0, "\(info.standardError)")
+        #expect(info.json["width"] as? Int == 20 && info.json["height"] as? Int == 10, "\(info.lines)")
+        let missing = try await workspace.run(["fetch", "s3://\(bucket)/none.png"], environment: Self.environment(server))
+        #expect(missing.status == 1 && missing.standardError.contains("404"), "\(missing.standardError)")
+        let refused = try await workspace.run(["fetch", url, "--no-cache"], environment: Self.environment(server, secret: "not-it-at-all"))
+        #expect(refused.status == 1 && refused.standardError.contains("SignatureDoesNotMatch"), "\(refused.standardError)")
+        #expect(!refused.standardError.contains("not-it-at-all"))
+        let badProfile = try await workspace.run(
+            ["fetch", url, "--no-cache"], environment: ["AWS_PROFILE": "nobody", "HOME": "/nonexistent"])
+        #expect(badProfile.status == 1 && badProfile.standardError.contains("AWS_PROFILE"), "\(badProfile.standardError)")
+    }
+}

@@ -89,7 +89,9 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("shard"),
-        help: ArgumentHelp("Take only slice I of N of the list (0 ≤ I < N), by a stable hash of each URL.", valueName: "I/N"))
+        help: ArgumentHelp(
+            "Take only slice I of N of the list (0 ≤ I < N), by a stable hash of each URL (default $JOB_COMPLETION_INDEX/$JOB_COMPLETIONS when both are set).",
+            valueName: "I/N"))
     var shardText: String?
 
     @Option(help: .hidden)
@@ -130,12 +132,24 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     /// Which slice of the list this run takes: (index, count), or nil for all of it. Read as
-    /// text and checked here, as ``ImageShapingOptions`` reads its options.
+    /// text and checked here, as ``ImageShapingOptions`` reads its options. Without `--shard`, a
+    /// Kubernetes Indexed Job's pod index (`JOB_COMPLETION_INDEX`, which the Job controller sets)
+    /// of `JOB_COMPLETIONS` (which the manifest sets to its `completions`), when both are set.
     private func shard() throws -> (index: Int, count: Int)? {
-        guard let shardText else { return nil }
-        let parts = shardText.split(separator: "/", omittingEmptySubsequences: false)
+        let environment = ProcessInfo.processInfo.environment
+        let (text, source): (String, String)
+        if let shardText {
+            (text, source) = (shardText, "--shard")
+        } else if let index = environment["JOB_COMPLETION_INDEX"], !index.isEmpty, let count = environment["JOB_COMPLETIONS"],
+            !count.isEmpty
+        {
+            (text, source) = ("\(index)/\(count)", "JOB_COMPLETION_INDEX/JOB_COMPLETIONS")
+        } else {
+            return nil
+        }
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1, (0..<count).contains(index) else {
-            throw ValidationError("--shard takes I/N with 0 ≤ I < N, not \"\(shardText)\"")
+            throw ValidationError("\(source) takes I/N with 0 ≤ I < N, not \"\(text)\"")
         }
         return (index, count)
     }

@@ -20,9 +20,15 @@ struct ShardTests {
         for index in 0..<3 {
             let list = (index == 1 ? urls.reversed() : urls).joined(separator: "\n")
             try list.write(toFile: workspace.path("urls-\(index).txt"), atomically: true, encoding: .utf8)
-            let run = try await workspace.run([
-                "prefetch", "-i", workspace.path("urls-\(index).txt"), "--shard", "\(index)/3", "-o", workspace.path("out"), "--json",
-            ])
+            // The third takes its slice from a Kubernetes Indexed Job's variables instead of --shard.
+            let run =
+                index == 2
+                ? try await workspace.run(
+                    ["prefetch", "-i", workspace.path("urls-\(index).txt"), "-o", workspace.path("out"), "--json"],
+                    environment: ["JOB_COMPLETION_INDEX": "2", "JOB_COMPLETIONS": "3"])
+                : try await workspace.run([
+                    "prefetch", "-i", workspace.path("urls-\(index).txt"), "--shard", "\(index)/3", "-o", workspace.path("out"), "--json",
+                ])
             #expect(run.status == 0, "\(run.standardError)")
             totals.append(run.json["total"] as? Int ?? -1)
         }
@@ -35,6 +41,9 @@ struct ShardTests {
 
         let refused = try await workspace.run(["prefetch", "-i", workspace.path("urls-0.txt"), "--shard", "3/3"])
         #expect(refused.status == 2 && refused.standardError.contains("--shard"))
+        let refusedIndex = try await workspace.run(
+            ["prefetch", "-i", workspace.path("urls-0.txt")], environment: ["JOB_COMPLETION_INDEX": "3", "JOB_COMPLETIONS": "3"])
+        #expect(refusedIndex.status == 2 && refusedIndex.standardError.contains("JOB_COMPLETION_INDEX"))
     }
 
     @Test("URLs that share a file name get their place in the list added, alike in every shard, from a streamed list")

@@ -75,6 +75,11 @@ public struct ImageServerConfiguration: Sendable {
     /// address guard still judges every http(s) source: a source URL never chooses the endpoint.
     /// Default nil.
     public var s3Sources: S3Sources?
+    /// Processed results also kept in a bucket the fleet shares, behind each node's memory and
+    /// disk tiers (`IMGPROXY_CACHE_USE=s3`, `IMGPROXY_CACHE_BUCKET`, `IMGPROXY_CACHE_S3_*`): a
+    /// node with an empty disk answers from it without fetching or processing. nil: none.
+    /// Default nil.
+    public var resultBucket: ResultBucketSettings?
     /// What ends an `s3://` source's key and starts its version
     /// (`IMGPROXY_SOURCE_URL_QUERY_SEPARATOR`): `s3://bucket/key?VERSION`. Empty: the whole
     /// rest is the key. Default `?`, imgproxy's.
@@ -364,5 +369,26 @@ public struct S3Sources: Sendable {
     /// imgproxy's rule: on the allowed list when there is one, and not on the denied list.
     public func allows(bucket: String) -> Bool {
         (allowedBuckets.isEmpty || allowedBuckets.contains(bucket)) && !deniedBuckets.contains(bucket)
+    }
+}
+
+/// Where processed results are shared (`IMGPROXY_CACHE_USE=s3`).
+public struct ResultBucketSettings: Sendable {
+    /// The client's endpoint, region, addressing and credentials (`IMGPROXY_CACHE_S3_*`).
+    public var client: S3Configuration
+    /// The bucket (`IMGPROXY_CACHE_BUCKET`).
+    public var bucket: String
+    /// Put before every object key (`IMGPROXY_CACHE_PATH_PREFIX`), as `results/`. Default empty.
+    public var keyPrefix: String
+    /// A bucket that cannot be read answers 502 rather than processing without it
+    /// (`IMGPROXY_CACHE_REPORT_ERRORS`). Default false.
+    public var reportsErrors: Bool
+
+    /// Creates settings.
+    public init(client: S3Configuration, bucket: String, keyPrefix: String = "", reportsErrors: Bool = false) {
+        self.client = client
+        self.bucket = bucket
+        self.keyPrefix = keyPrefix
+        self.reportsErrors = reportsErrors
     }
 }

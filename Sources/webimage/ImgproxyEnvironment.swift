@@ -205,6 +205,19 @@ struct ImgproxyEnvironment {
         "IMGPROXY_CACHE_CONTROL_PASSTHROUGH": .unsupported(
             "results are kept in this server's result cache for the TTL; a source's own Cache-Control and Expires are not carried with them"
         ),
+        // imgproxy Pro 4's internal cache: its S3 adapter is the bucket the fleet shares here.
+        "IMGPROXY_CACHE_USE": .mapped("WEBIMAGE_CACHE_USE", .text),
+        "IMGPROXY_CACHE_BUCKET": .mapped("WEBIMAGE_CACHE_BUCKET", .text),
+        "IMGPROXY_CACHE_PATH_PREFIX": .mapped("WEBIMAGE_CACHE_PATH_PREFIX", .text),
+        "IMGPROXY_CACHE_S3_REGION": .mapped("WEBIMAGE_CACHE_S3_REGION", .text),
+        "IMGPROXY_CACHE_S3_ENDPOINT": .mapped("WEBIMAGE_CACHE_S3_ENDPOINT", .text),
+        "IMGPROXY_CACHE_S3_ENDPOINT_USE_PATH_STYLE": .mapped("WEBIMAGE_CACHE_S3_ENDPOINT_USE_PATH_STYLE", .boolean),
+        "IMGPROXY_CACHE_REPORT_ERRORS": .mapped("WEBIMAGE_CACHE_REPORT_ERRORS", .boolean),
+        "IMGPROXY_CACHE_S3_ASSUME_ROLE_ARN": .unsupported("assuming a role (STS is not called here; give the role's keys)"),
+        "IMGPROXY_CACHE_S3_ASSUME_ROLE_EXTERNAL_ID": .unsupported("assuming a role (STS is not called here; give the role's keys)"),
+        "IMGPROXY_CACHE_KEY_HEADERS": .unsupported("request headers and cookies in the result's cache key"),
+        "IMGPROXY_CACHE_KEY_COOKIES": .unsupported("request headers and cookies in the result's cache key"),
+        "IMGPROXY_CACHE_FS_ROOT": .unsupported("the disk result cache is always on, in --result-cache-dir (WEBIMAGE_RESULT_CACHE_DIR)"),
         "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT": .mapped("WEBIMAGE_SOURCE_KEEP_ALIVE_TIMEOUT", .integer),
         "IMGPROXY_CLOUD_WATCH_NAMESPACE": .unsupported(
             "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),

@@ -262,6 +262,24 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("What ends an s3:// source's key and starts its version (default ?; empty for none).", valueName: "TEXT"))
     var sourceUrlQuerySeparator: String?
 
+    @Option(help: ArgumentHelp("Share processed results in this S3 bucket, behind the memory and disk tiers.", valueName: "BUCKET"))
+    var resultBucket: String?
+
+    @Option(help: ArgumentHelp("Put before every result bucket key, as results/.", valueName: "PREFIX"))
+    var resultBucketPrefix: String?
+
+    @Option(help: ArgumentHelp("The result bucket's region (default the AWS settings').", valueName: "REGION"))
+    var resultBucketRegion: String?
+
+    @Option(help: ArgumentHelp("The result bucket's endpoint (default the AWS settings').", valueName: "URL"))
+    var resultBucketEndpoint: String?
+
+    @Option(help: ArgumentHelp("Path-style addressing for the result bucket (default true, as imgproxy).", valueName: "BOOL"))
+    var resultBucketPathStyle: Bool?
+
+    @Flag(help: "Answer 502 when the result bucket cannot be read, rather than processing without it.")
+    var resultBucketReportErrors = false
+
     @Option(help: ArgumentHelp("The image wm lays over results.", valueName: "PATH"))
     var watermarkPath: String?
 

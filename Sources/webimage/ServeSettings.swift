@@ -210,6 +210,7 @@ struct ServeSettings {
         configuration.setsCanonicalHeader = try command.setCanonicalHeader || read.boolean("SET_CANONICAL_HEADER")
         configuration.localFilesystemRoot = command.localFilesystemRoot ?? read.text("LOCAL_FILESYSTEM_ROOT")
         try setS3Sources(command: command, read: read)
+        try setResultBucket(command: command, read: read)
         if let agent = command.userAgent ?? read.text("USER_AGENT") { configuration.userAgent = agent }
         configuration.ignoresSSLVerification = try command.ignoreSslVerification || read.boolean("IGNORE_SSL_VERIFICATION")
         configuration.stripMetadata = try command.stripMetadata ?? read.boolean("STRIP_METADATA", default: true)
@@ -461,6 +462,34 @@ struct ServeSettings {
             client: client,
             allowedBuckets: command.s3AllowedBuckets.map { Self.split($0) } ?? read.list("S3_ALLOWED_BUCKETS"),
             deniedBuckets: command.s3DeniedBuckets.map { Self.split($0) } ?? read.list("S3_DENIED_BUCKETS"))
+    }
+
+    /// The bucket the fleet's results are shared in (`--result-bucket`, imgproxy Pro's
+    /// `IMGPROXY_CACHE_USE=s3` with `IMGPROXY_CACHE_BUCKET`), with its own region, endpoint and
+    /// addressing over the AWS settings.
+    private mutating func setResultBucket(command: ServeCommand, read: EnvironmentReader) throws {
+        if let use = read.text("CACHE_USE"), use.lowercased() != "s3" {
+            throw ValidationError(
+                "IMGPROXY_CACHE_USE: only s3 is supported here, not \(use) (the disk result cache is always on, in --result-cache-dir)")
+        }
+        let bucket = command.resultBucket ?? (read.text("CACHE_USE") == nil ? nil : read.text("CACHE_BUCKET"))
+        if read.text("CACHE_USE") != nil, bucket == nil { throw ValidationError("IMGPROXY_CACHE_USE=s3 needs IMGPROXY_CACHE_BUCKET") }
+        guard let bucket else { return }
+        var client: S3Configuration
+        do {
+            client = try S3Configuration.fromEnvironment(read.environment)
+            if let region = command.resultBucketRegion ?? read.text("CACHE_S3_REGION") { client.region = region }
+            if let endpoint = command.resultBucketEndpoint ?? read.text("CACHE_S3_ENDPOINT") {
+                client.endpoint = try S3Configuration.endpointURL(endpoint)
+            }
+        } catch {
+            throw ValidationError("the result bucket: \(error.message ?? error.description)")
+        }
+        client.usePathStyle =
+            try command.resultBucketPathStyle ?? read.boolean("CACHE_S3_ENDPOINT_USE_PATH_STYLE", default: true)
+        configuration.resultBucket = ResultBucketSettings(
+            client: client, bucket: bucket, keyPrefix: command.resultBucketPrefix ?? read.text("CACHE_PATH_PREFIX") ?? "",
+            reportsErrors: try command.resultBucketReportErrors || read.boolean("CACHE_REPORT_ERRORS"))
     }
 
     static func split(_ list: String) -> [String] {

@@ -14,6 +14,8 @@ public final class ImageProxy: Sendable {
     /// How paths are read beyond the URL format: source rewriting, file names, only presets.
     let pathRules: ProxyPath.Rules
     let signer: URLSigner?
+    /// The results the fleet shares, when configured.
+    private let bucket: ResultBucket?
     let fetcher: SourceFetcher
     let results: DiskCache
     /// The results served most recently, in front of the disk: a hit costs no file read. Nil
@@ -144,6 +146,7 @@ public final class ImageProxy: Sendable {
             configuration: DiskCacheConfiguration(sizeLimit: configuration.resultCacheBytes), telemetry: telemetry)
         try Self.requireWritable(results)
         fetcher = try SourceFetcher(configuration: configuration, telemetry: telemetry)
+        bucket = configuration.resultBucket.map { ResultBucket(settings: $0, factory: metrics.factory, logger: telemetry.logger("server")) }
         // A memory cache's cost limit of 0 means unlimited; the server's 0 means none.
         let memoryBytes = configuration.resultMemoryCacheBytes
         recentResults =
@@ -187,6 +190,7 @@ public final class ImageProxy: Sendable {
     /// service group stops. The proxy answers nothing afterwards.
     public func shutdown() async {
         await fetcher.shutdown()
+        await bucket?.shutdown()
         try? results.flush()
         results.close()
     }
@@ -344,6 +348,14 @@ public final class ImageProxy: Sendable {
 
         if let hit = lookUp(key) {
             return success(hit, options: options, vary: vary, conditions: conditions, timing: "cache;desc=\"result\"")
+        }
+        if let bucket, let hit = try await bucket.result(for: key) {
+            // Kept on this node too: the next request for it stays local.
+            var metadata = DiskCacheMetadata(contentType: hit.contentType, etag: hit.etag, lastModified: hit.lastModified)
+            metadata.extendedData = hit.debug?.stored
+            store(hit.data, for: key, metadata: metadata)
+            remember(hit, for: key)
+            return success(hit, options: options, vary: vary, conditions: conditions, timing: "cache;desc=\"bucket\"")
         }
         metrics.resultMisses.increment()
         // The deadline covers everything from here: the download, the wait for a processing slot
@@ -550,6 +562,9 @@ public final class ImageProxy: Sendable {
         var metadata = DiskCacheMetadata(contentType: result.contentType, etag: result.etag, lastModified: result.lastModified)
         metadata.extendedData = result.debug?.stored
         store(encoded, for: key, metadata: metadata)
+        bucket?.store(
+            encoded, for: key, contentType: result.contentType, etag: result.etag, lastModified: result.lastModified,
+            debug: result.debug?.stored)
         remember(result, for: key)
         return result
     }

@@ -36,6 +36,8 @@ enum CacheTier: String, Sendable {
     case memory
     /// The result, from the disk tier.
     case disk
+    /// The result, from the bucket the fleet shares.
+    case bucket
     /// Processed for this request (or for another one it waited with).
     case processed
     /// A 304 decided by the source's bytes, the result no longer being cached.

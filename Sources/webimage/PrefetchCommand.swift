@@ -42,7 +42,9 @@ struct PrefetchCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The URL list; - for stdin.", valueName: "FILE"))
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp("The URL list; - for stdin, s3://BUCKET/KEY for one in a bucket (AWS settings).", valueName: "FILE"))
     var input: String = "-"
 
     @Option(name: .short, help: ArgumentHelp("How many images load at once.", valueName: "N"))
@@ -197,7 +199,14 @@ struct PrefetchCommand: AsyncParsableCommand {
         let tracingSwitch = try EnvironmentReader(environment: environment).optionalBoolean("TRACING")
         outputOptions.bootstrapLogging(traced: TraceExport.isRequested(switch: tracingSwitch, environment: environment))
         try await TraceExport.running(try TraceExport.bootstrap(switch: tracingSwitch, environment: environment)) {
-            try await prefetchAll()
+            guard input.lowercased().hasPrefix("s3://") else { return try await prefetchAll() }
+            // A list in a bucket is copied to a local file first: the list is read twice (the
+            // count, then the run) and streamed, as a local one is.
+            let copy = try await S3ListCopy.download(input, environment: environment)
+            defer { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) }
+            var local = self
+            local.input = copy.path
+            try await local.prefetchAll()
         }
     }
 

@@ -40,4 +40,42 @@ struct S3CommandTests {
             ["fetch", url, "--no-cache"], environment: ["AWS_PROFILE": "nobody", "HOME": "/nonexistent"])
         #expect(badProfile.status == 1 && badProfile.standardError.contains("AWS_PROFILE"), "\(badProfile.standardError)")
     }
+
+    @Test("prefetch -i s3://BUCKET/KEY reads its list from the bucket (a gzipped CSV too); a missing list fails with the reason")
+    func listFromBucket() async throws {
+        let server = try await S3TestServer.shared()
+        let origin = try await OriginServer.start()
+        let png = [UInt8](try ServerS3SourceTests.png(width: 6, height: 4))
+        for index in 0..<3 { origin.route("/l\(index).png", .ok(png, contentType: "image/png")) }
+        let bucket = ServerS3SourceTests.bucket()
+        let lines = (0..<3).map { origin.url("/l\($0).png").absoluteString }
+        let csv = "url,caption\n" + lines.map { "\($0),\"a, b\"" }.joined(separator: "\n") + "\n"
+        // Compressed by the system's gzip, as a user's list would be.
+        let workspace = try WebImageCommandTests.Workspace()
+        try csv.write(toFile: workspace.path("captions.csv"), atomically: true, encoding: .utf8)
+        let gzip = try ChildProcess(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", "gzip -c '\(workspace.path("captions.csv"))' > '\(workspace.path("captions.csv.gz"))'"])
+        #expect(try await gzip.waitForExit().status == 0)
+        let compressed = try #require(FileManager.default.contents(atPath: workspace.path("captions.csv.gz")))
+        _ = try await ServerS3SourceTests.seed(
+            server,
+            [
+                (S3Location(bucket: bucket, key: "lists/urls.txt"), Data(lines.joined(separator: "\n").utf8)),
+                (S3Location(bucket: bucket, key: "lists/captions.csv.gz"), compressed),
+            ])
+        let plain = try await workspace.run(
+            ["prefetch", "-i", "s3://\(bucket)/lists/urls.txt", "-o", workspace.path("named"), "--json"],
+            environment: Self.environment(server))
+        #expect(plain.status == 0 && plain.json["succeeded"] as? Int == 3, "\(plain.standardError)")
+        let dataset = try await workspace.run(
+            [
+                "prefetch", "-i", "s3://\(bucket)/lists/captions.csv.gz", "--input-format", "csv", "--caption-col", "caption",
+                "--output-format", "files", "-o", workspace.path("dataset"), "--json",
+            ], environment: Self.environment(server))
+        #expect(dataset.status == 0, "\(dataset.standardError)")
+        #expect(FileManager.default.contents(atPath: workspace.path("dataset/00000/000000001.txt")) == Data("a, b".utf8))
+        let missing = try await workspace.run(["prefetch", "-i", "s3://\(bucket)/lists/none.txt"], environment: Self.environment(server))
+        #expect(missing.status == 1 && missing.standardError.contains("cannot read the list") && missing.standardError.contains("404"))
+        try await origin.shutdown()
+    }
 }

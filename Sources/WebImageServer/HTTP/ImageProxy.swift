@@ -146,7 +146,14 @@ public final class ImageProxy: Sendable {
             configuration: DiskCacheConfiguration(sizeLimit: configuration.resultCacheBytes), telemetry: telemetry)
         try Self.requireWritable(results)
         fetcher = try SourceFetcher(configuration: configuration, telemetry: telemetry)
-        bucket = configuration.resultBucket.map { ResultBucket(settings: $0, factory: metrics.factory, logger: telemetry.logger("server")) }
+        bucket = configuration.resultBucket.map { settings in
+            // A lookup comes before every miss's work: a bucket that hangs may hold a request
+            // no longer than a source download may, and is not tried again.
+            var settings = settings
+            settings.client.timeout = min(settings.client.timeout, configuration.downloadTimeout)
+            settings.client.maximumAttempts = 1
+            return ResultBucket(settings: settings, factory: metrics.factory, logger: telemetry.logger("server"))
+        }
         // A memory cache's cost limit of 0 means unlimited; the server's 0 means none.
         let memoryBytes = configuration.resultMemoryCacheBytes
         recentResults =

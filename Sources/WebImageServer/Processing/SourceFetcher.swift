@@ -125,7 +125,7 @@ final class SourceFetcher: Sendable {
     }
 
     /// The status an S3 error answers with: a missing object or bucket 404, refused credentials
-    /// 403 (naming S3's code, never a key), a 304 passed on, anything else 502.
+    /// 403 (naming S3's code, never a key), anything else 502.
     static func proxyError(_ error: S3ServiceError, source: URL) -> ProxyError {
         let name = S3Location(url: source)?.description ?? "the S3 source"
         switch error.code {

@@ -26,6 +26,8 @@ let package = Package(
             name: "FuzzProxyOptions",
             dependencies: [.product(name: "WebImageServer", package: libraryIdentity), .product(name: "WebImage", package: libraryIdentity)],
             path: "Sources/FuzzProxyOptions"),
+        .executableTarget(
+            name: "FuzzS3XML", dependencies: [.product(name: "WebImageS3", package: libraryIdentity)], path: "Sources/FuzzS3XML"),
         .target(name: "FuzzSupport", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)], path: "Sources/FuzzSupport"),
     ],
     swiftLanguageModes: [.v6]

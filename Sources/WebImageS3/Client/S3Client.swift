@@ -364,13 +364,14 @@ public final class S3Client: Sendable {
             return value
         }
         var objects: [S3ListedObject] = []
+        let dates = ISO8601()
         for entry in document.children("Contents") {
             guard let key = entry["Key"], let size = entry["Size"].flatMap(Int.init) else {
                 throw WebImageError(.badServerResponse, "s3://\(bucket): a listed object without a key or size")
             }
             objects.append(
                 S3ListedObject(
-                    key: try decoded(key), size: size, etag: entry["ETag"], lastModified: entry["LastModified"].flatMap(ISO8601.parse)))
+                    key: try decoded(key), size: size, etag: entry["ETag"], lastModified: entry["LastModified"].flatMap(dates.parse)))
         }
         var prefixes: [String] = []
         for prefix in document.children("CommonPrefixes") { if let text = prefix["Prefix"] { prefixes.append(try decoded(text)) } }
@@ -405,13 +406,17 @@ private struct S3Response: Sendable {
     var body: Data
 }
 
-/// S3's listing dates: `2009-10-12T17:50:30.000Z`, with or without the fraction.
-enum ISO8601 {
-    static func parse(_ text: String) -> Date? {
-        let plain = ISO8601DateFormatter()
-        if let date = plain.date(from: text) { return date }
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return fractional.date(from: text)
+/// S3's listing dates: `2009-10-12T17:50:30.000Z`, with or without the fraction. One per page,
+/// not two formatters per listed object: a formatter is costly to make.
+final class ISO8601 {
+    private let plain = ISO8601DateFormatter()
+    private let fractional: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
+
+    func parse(_ text: String) -> Date? {
+        plain.date(from: text) ?? fractional.date(from: text)
     }
 }

@@ -42,14 +42,7 @@ struct FileID: Hashable, Sendable {
 
     /// 64 lowercase hex digits.
     var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(64)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        bytes.lowercaseHex
     }
 
     static func == (lhs: FileID, rhs: FileID) -> Bool {

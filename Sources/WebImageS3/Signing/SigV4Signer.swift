@@ -1,5 +1,6 @@
 public import Foundation
 internal import Crypto
+internal import WebImageCore
 
 /// AWS Signature Version 4, as S3 takes it: the `Authorization` header of a request, or the
 /// query of a presigned URL.
@@ -37,7 +38,7 @@ public struct SigV4Signer: Sendable {
 
     /// The SHA-256 of `payload` in lowercase hex: a signed payload's hash.
     public static func payloadHash(_ payload: Data) -> String {
-        hex(SHA256.hash(data: payload))
+        SHA256.hash(data: payload).lowercaseHex
     }
 
     /// Headers never signed, as the AWS SDKs leave them out: a proxy or the HTTP client may
@@ -127,9 +128,9 @@ public struct SigV4Signer: Sendable {
     /// The string to sign and its signature with the key derived for the day, region and service.
     private func finish(_ canonicalRequest: String, stamp: AmzDate) -> SigV4Signature {
         let stringToSign = [
-            "AWS4-HMAC-SHA256", stamp.dateTime, scope(stamp), Self.hex(SHA256.hash(data: Data(canonicalRequest.utf8))),
+            "AWS4-HMAC-SHA256", stamp.dateTime, scope(stamp), SHA256.hash(data: Data(canonicalRequest.utf8)).lowercaseHex,
         ].joined(separator: "\n")
-        let signature = Self.hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: signingKey(stamp)))
+        let signature = HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: signingKey(stamp)).lowercaseHex
         return SigV4Signature(canonicalRequest: canonicalRequest, stringToSign: stringToSign, signature: signature)
     }
 
@@ -140,16 +141,6 @@ public struct SigV4Signer: Sendable {
             key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(part.utf8), using: key)))
         }
         return key
-    }
-
-    private static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 }
 

@@ -52,7 +52,7 @@ final class ResultBucket: Sendable {
 
     /// The object a result's cache key is kept under.
     func objectKey(_ key: String) -> String {
-        settings.keyPrefix + SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        settings.keyPrefix + SHA256.hash(data: Data(key.utf8)).lowercaseHex
     }
 
     /// The stored result for `key`, or nil when the bucket has none or cannot be read.

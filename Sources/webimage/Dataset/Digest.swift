@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import WebImage
+import WebImageCore
 
 /// The hashes img2dataset computes and verifies (Python's `hashlib` names), as lower-case hex.
 enum DigestKind: String, CaseIterable, Sendable {
@@ -9,14 +10,10 @@ enum DigestKind: String, CaseIterable, Sendable {
     /// The hex digest of `data`.
     func hex(of data: Data) -> String {
         switch self {
-        case .md5: Self.hex(Insecure.MD5.hash(data: data))
-        case .sha256: Self.hex(SHA256.hash(data: data))
-        case .sha512: Self.hex(SHA512.hash(data: data))
+        case .md5: Insecure.MD5.hash(data: data).lowercaseHex
+        case .sha256: SHA256.hash(data: data).lowercaseHex
+        case .sha512: SHA512.hash(data: data).lowercaseHex
         }
-    }
-
-    private static func hex(_ digest: some Digest) -> String {
-        digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     }
 }
 

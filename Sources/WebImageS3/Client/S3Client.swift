@@ -28,6 +28,9 @@ public final class S3Client: Sendable {
     private let ownsHTTPClient: Bool
     private let isShutDown = Locked(false)
     private let signer: SigV4Signer?
+    /// The downloader's back-off (full jitter, doubling to 20 s) over S3's rule for what is
+    /// worth another try: anything transient (5xx, 429, `SlowDown`, a lost connection, a timeout).
+    private let retryPolicy: RetryPolicy
 
     /// Creates a client; with no `httpClient` it makes one of its own, which ``shutdown()`` ends.
     /// Its own client never follows redirects (S3's are errors to report, not to follow: a
@@ -40,6 +43,9 @@ public final class S3Client: Sendable {
         self.httpClient = httpClient ?? HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.httpConfiguration(configuration))
         ownsHTTPClient = httpClient == nil
         signer = configuration.credentials.map { SigV4Signer(credentials: $0, region: configuration.region) }
+        retryPolicy = RetryPolicy(
+            maximumRetries: configuration.maximumAttempts - 1, baseDelay: configuration.retryBaseDelay, maximumDelay: .seconds(20),
+            decision: RetryDecision { error, _ in error.isTransient && error.code != .cancelled })
     }
 
     private static func httpConfiguration(_ configuration: S3Configuration) -> HTTPClient.Configuration {
@@ -273,17 +279,13 @@ public final class S3Client: Sendable {
     /// Sends `call`, retrying what is transient; a 2xx answer (206 for a range) is returned,
     /// any other becomes the error S3 sent.
     private func perform(_ call: S3Call) async throws(WebImageError) -> S3Response {
-        var attempt = 1
+        var attempt = 0
         while true {
             do {
                 return try await performOnce(call)
-            } catch  where error.isTransient && error.code != .cancelled && attempt < configuration.maximumAttempts {
-                let ceiling = min(configuration.retryBaseDelay * (1 << (attempt - 1)), .seconds(20))
-                let delay =
-                    Double.random(in: 0...1) * Double(ceiling.components.seconds) + Double.random(in: 0...1)
-                    * Double(ceiling.components.attoseconds) / 1e18
+            } catch  where attempt < retryPolicy.maximumRetries && retryPolicy.shouldRetry(error, attempt: attempt) {
                 do {
-                    try await Task.sleep(for: .seconds(delay))
+                    try await Task.sleep(for: retryPolicy.delay(beforeRetry: attempt, retryAfter: nil))
                 } catch {
                     throw WebImageError(.cancelled, underlying: error)
                 }

@@ -152,7 +152,7 @@ public final class ImageProxy: Sendable {
             var settings = settings
             settings.client.timeout = min(settings.client.timeout, configuration.downloadTimeout)
             settings.client.maximumAttempts = 1
-            return ResultBucket(settings: settings, factory: metrics.factory, logger: telemetry.logger("server"))
+            return ResultBucket(settings: settings, metrics: metrics, logger: telemetry.logger("server"))
         }
         // A memory cache's cost limit of 0 means unlimited; the server's 0 means none.
         let memoryBytes = configuration.resultMemoryCacheBytes
@@ -278,8 +278,7 @@ public final class ImageProxy: Sendable {
         }
         let result = ProcessedResult(
             data: Data(json.utf8), contentType: "application/json", etag: Self.etag(source: data, describing: "info\n\(options.canonical)"))
-        store(result.data, for: key, metadata: DiskCacheMetadata(contentType: result.contentType, etag: result.etag))
-        remember(result, for: key)
+        keepLocally(result, for: key)
         return result
     }
 
@@ -358,10 +357,7 @@ public final class ImageProxy: Sendable {
         }
         if let bucket, let hit = try await bucket.result(for: key) {
             // Kept on this node too: the next request for it stays local.
-            var metadata = DiskCacheMetadata(contentType: hit.contentType, etag: hit.etag, lastModified: hit.lastModified)
-            metadata.extendedData = hit.debug?.stored
-            store(hit.data, for: key, metadata: metadata)
-            remember(hit, for: key)
+            keepLocally(hit, for: key)
             return success(hit, options: options, vary: vary, conditions: conditions, timing: "cache;desc=\"bucket\"")
         }
         metrics.resultMisses.increment()
@@ -566,21 +562,20 @@ public final class ImageProxy: Sendable {
             lastModified: fetched.lastModified,
             fetchSeconds: fetched.seconds, processSeconds: processSeconds,
             debug: configuration.enablesDebugHeaders ? DebugFacts(source: data, result: encoded) : nil)
-        var metadata = DiskCacheMetadata(contentType: result.contentType, etag: result.etag, lastModified: result.lastModified)
-        metadata.extendedData = result.debug?.stored
-        store(encoded, for: key, metadata: metadata)
-        bucket?.store(
-            encoded, for: key, contentType: result.contentType, etag: result.etag, lastModified: result.lastModified,
-            debug: result.debug?.stored)
-        remember(result, for: key)
+        keepLocally(result, for: key)
+        bucket?.store(result, for: key)
         return result
     }
 
-    /// Writes a result to the disk tier, as a span when traced; a failure is logged, not answered.
-    private func store(_ data: Data, for key: String, metadata: DiskCacheMetadata) {
+    /// Writes a result to the disk tier (with its validators and debug facts beside it, as a
+    /// span when traced) and keeps it in memory; a failed write is logged, not answered.
+    private func keepLocally(_ result: ProcessedResult, for key: String) {
+        remember(result, for: key)
+        var metadata = DiskCacheMetadata(contentType: result.contentType, etag: result.etag, lastModified: result.lastModified)
+        metadata.extendedData = result.debug?.stored
         do {
             try StageSpans(tracer: tracer).measure("store") { () throws(WebImageError) in
-                try results.store(data, for: key, metadata: metadata)
+                try results.store(result.data, for: key, metadata: metadata)
             }
         } catch {
             logger.warning("the result cache could not store a result", metadata: ["error": "\(error)"])

@@ -13,6 +13,10 @@ final class ServerMetrics: Sendable {
     let resolvedPathHits: Counter
     let resultMisses: Counter
     let sourceHits: Counter
+    /// The bucket the fleet shares: lookups (hit, miss, error) and background writes (stored,
+    /// error, dropped for want of a slot).
+    let resultBucketHits, resultBucketMisses, resultBucketErrors: Counter
+    let resultBucketStored, resultBucketWriteErrors, resultBucketWritesDropped: Counter
     let bytesIn: Counter
     let bytesOut: Counter
     let running: Gauge
@@ -38,6 +42,17 @@ final class ServerMetrics: Sendable {
             label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result"), ("result", "miss")], factory: factory)
         sourceHits = Counter(
             label: "webimage_server_cache_lookups_total", dimensions: [("tier", "source"), ("result", "hit")], factory: factory)
+        func bucketLookups(_ result: String) -> Counter {
+            Counter(
+                label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result-bucket"), ("result", result)], factory: factory)
+        }
+        (resultBucketHits, resultBucketMisses, resultBucketErrors) = (bucketLookups("hit"), bucketLookups("miss"), bucketLookups("error"))
+        func bucketWrites(_ result: String) -> Counter {
+            Counter(label: "webimage_server_result_bucket_writes_total", dimensions: [("result", result)], factory: factory)
+        }
+        (resultBucketStored, resultBucketWriteErrors, resultBucketWritesDropped) = (
+            bucketWrites("stored"), bucketWrites("error"), bucketWrites("dropped")
+        )
         bytesIn = Counter(label: "webimage_server_source_bytes_total", factory: factory)
         bytesOut = Counter(label: "webimage_server_response_bytes_total", factory: factory)
         running = Gauge(label: "webimage_server_requests_running", factory: factory)

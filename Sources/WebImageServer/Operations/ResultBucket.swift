@@ -1,4 +1,3 @@
-import CoreMetrics
 import Crypto
 import Foundation
 import Logging
@@ -22,32 +21,15 @@ final class ResultBucket: Sendable {
     private let client: S3Client
     private let settings: ResultBucketSettings
     private let logger: Logger
-    private let counters: Counters
+    private let metrics: ServerMetrics
     /// Writes under way, to wait for at shutdown; a lock because they start from any request.
     private let pending = Locked<(next: Int, tasks: [Int: Task<Void, Never>])>((0, [:]))
 
-    private struct Counters {
-        let hits, misses, errors, stored, writeErrors, dropped: Counter
-
-        init(_ factory: any MetricsFactory) {
-            func counter(_ result: String) -> Counter {
-                Counter(
-                    label: "webimage_server_cache_lookups_total", dimensions: [("tier", "result-bucket"), ("result", result)],
-                    factory: factory)
-            }
-            (hits, misses, errors) = (counter("hit"), counter("miss"), counter("error"))
-            func write(_ result: String) -> Counter {
-                Counter(label: "webimage_server_result_bucket_writes_total", dimensions: [("result", result)], factory: factory)
-            }
-            (stored, writeErrors, dropped) = (write("stored"), write("error"), write("dropped"))
-        }
-    }
-
-    init(settings: ResultBucketSettings, factory: any MetricsFactory, logger: Logger) {
+    init(settings: ResultBucketSettings, metrics: ServerMetrics, logger: Logger) {
         self.settings = settings
         client = S3Client(configuration: settings.client)
         self.logger = logger
-        counters = Counters(factory)
+        self.metrics = metrics
     }
 
     /// The object a result's cache key is kept under.
@@ -63,18 +45,18 @@ final class ResultBucket: Sendable {
             let object = try await client.getObject(location)
             let metadata = object.info.metadata
             guard let etag = metadata["etag"], let contentType = object.info.contentType else {
-                counters.misses.increment()
+                metrics.resultBucketMisses.increment()
                 return nil
             }
-            counters.hits.increment()
+            metrics.resultBucketHits.increment()
             return ImageProxy.ProcessedResult(
                 data: object.data, contentType: contentType, etag: etag, lastModified: metadata["last-modified"],
                 debug: ImageProxy.DebugFacts(stored: metadata["debug"].map { Data($0.utf8) }), tier: .bucket)
         } catch  where error.code == .badStatus(404) {
-            counters.misses.increment()
+            metrics.resultBucketMisses.increment()
             return nil
         } catch {
-            counters.errors.increment()
+            metrics.resultBucketErrors.increment()
             logger.warning("the result bucket could not be read", metadata: ["error": "\(error)"])
             if settings.reportsErrors { throw ProxyError(status: 502, "the result bucket could not be read: \(error.code)") }
             return nil
@@ -82,10 +64,11 @@ final class ResultBucket: Sendable {
     }
 
     /// Stores a result in the background.
-    func store(_ data: Data, for key: String, contentType: String, etag: String, lastModified: String?, debug: Data?) {
-        var metadata = ["etag": etag]
-        if let lastModified { metadata["last-modified"] = lastModified }
-        if let debug { metadata["debug"] = String(decoding: debug, as: UTF8.self) }
+    func store(_ result: ImageProxy.ProcessedResult, for key: String) {
+        var metadata = ["etag": result.etag]
+        if let lastModified = result.lastModified { metadata["last-modified"] = lastModified }
+        if let debug = result.debug?.stored { metadata["debug"] = String(decoding: debug, as: UTF8.self) }
+        let (data, contentType) = (result.data, result.contentType)
         let location = S3Location(bucket: settings.bucket, key: objectKey(key))
         // A task of its own: the answer does not wait for the write. It is made under the lock,
         // so it is recorded before it can remove itself when done; shutdown() waits for the rest.
@@ -93,19 +76,19 @@ final class ResultBucket: Sendable {
             guard state.tasks.count < Self.maximumPendingWrites else { return false }
             state.next += 1
             let id = state.next
-            state.tasks[id] = Task { [client, counters, logger, pending, metadata] in
+            state.tasks[id] = Task { [client, metrics, logger, pending, metadata] in
                 do {
                     try await client.putObject(location, data: data, contentType: contentType, metadata: metadata)
-                    counters.stored.increment()
+                    metrics.resultBucketStored.increment()
                 } catch {
-                    counters.writeErrors.increment()
+                    metrics.resultBucketWriteErrors.increment()
                     logger.warning("the result bucket could not store a result", metadata: ["error": "\(error)"])
                 }
                 _ = pending.withLock { $0.tasks.removeValue(forKey: id) }
             }
             return true
         }
-        if !admitted { counters.dropped.increment() }
+        if !admitted { metrics.resultBucketWritesDropped.increment() }
     }
 
     /// Waits for the writes under way (each removes itself as it ends), then ends the client.

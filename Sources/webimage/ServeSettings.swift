@@ -448,18 +448,11 @@ struct ServeSettings {
         configuration.sourceURLQuerySeparator =
             command.sourceUrlQuerySeparator ?? read.environment["WEBIMAGE_SOURCE_URL_QUERY_SEPARATOR"] ?? "?"
         guard try command.useS3 || read.boolean("USE_S3") else { return }
-        var client: S3Configuration
-        do {
-            client = try S3Configuration.fromEnvironment(read.environment)
-            if let region = command.s3Region ?? read.text("S3_REGION") { client.region = region }
-            if let endpoint = command.s3Endpoint ?? read.text("S3_ENDPOINT") { client.endpoint = try S3Configuration.endpointURL(endpoint) }
-        } catch {
-            throw ValidationError("S3 sources: \(error.message ?? error.description)")
-        }
-        // imgproxy's default is path style, for any endpoint.
-        client.usePathStyle = try command.s3EndpointUsePathStyle ?? read.boolean("S3_ENDPOINT_USE_PATH_STYLE", default: true)
         configuration.s3Sources = S3Sources(
-            client: client,
+            client: try Self.s3Client(
+                "S3 sources", read: read, region: command.s3Region ?? read.text("S3_REGION"),
+                endpoint: command.s3Endpoint ?? read.text("S3_ENDPOINT"),
+                pathStyle: try command.s3EndpointUsePathStyle ?? read.boolean("S3_ENDPOINT_USE_PATH_STYLE", default: true)),
             allowedBuckets: command.s3AllowedBuckets.map { Self.split($0) } ?? read.list("S3_ALLOWED_BUCKETS"),
             deniedBuckets: command.s3DeniedBuckets.map { Self.split($0) } ?? read.list("S3_DENIED_BUCKETS"))
     }
@@ -475,21 +468,30 @@ struct ServeSettings {
         let bucket = command.resultBucket ?? (read.text("CACHE_USE") == nil ? nil : read.text("CACHE_BUCKET"))
         if read.text("CACHE_USE") != nil, bucket == nil { throw ValidationError("IMGPROXY_CACHE_USE=s3 needs IMGPROXY_CACHE_BUCKET") }
         guard let bucket else { return }
-        var client: S3Configuration
-        do {
-            client = try S3Configuration.fromEnvironment(read.environment)
-            if let region = command.resultBucketRegion ?? read.text("CACHE_S3_REGION") { client.region = region }
-            if let endpoint = command.resultBucketEndpoint ?? read.text("CACHE_S3_ENDPOINT") {
-                client.endpoint = try S3Configuration.endpointURL(endpoint)
-            }
-        } catch {
-            throw ValidationError("the result bucket: \(error.message ?? error.description)")
-        }
-        client.usePathStyle =
-            try command.resultBucketPathStyle ?? read.boolean("CACHE_S3_ENDPOINT_USE_PATH_STYLE", default: true)
+        let client = try Self.s3Client(
+            "the result bucket", read: read, region: command.resultBucketRegion ?? read.text("CACHE_S3_REGION"),
+            endpoint: command.resultBucketEndpoint ?? read.text("CACHE_S3_ENDPOINT"),
+            pathStyle: try command.resultBucketPathStyle ?? read.boolean("CACHE_S3_ENDPOINT_USE_PATH_STYLE", default: true))
         configuration.resultBucket = ResultBucketSettings(
             client: client, bucket: bucket, keyPrefix: command.resultBucketPrefix ?? read.text("CACHE_PATH_PREFIX") ?? "",
             reportsErrors: try command.resultBucketReportErrors || read.boolean("CACHE_REPORT_ERRORS"))
+    }
+
+    /// An S3 client's settings: the AWS SDKs' (credentials, region, endpoint) with the region
+    /// and endpoint given here over them, and the addressing given (imgproxy's default is path
+    /// style, for any endpoint). `use` names what it is for in an error.
+    private static func s3Client(_ use: String, read: EnvironmentReader, region: String?, endpoint: String?, pathStyle: Bool) throws
+        -> S3Configuration
+    {
+        do {
+            var client = try S3Configuration.fromEnvironment(read.environment)
+            if let region { client.region = region }
+            if let endpoint { client.endpoint = try S3Configuration.endpointURL(endpoint) }
+            client.usePathStyle = pathStyle
+            return client
+        } catch {
+            throw ValidationError("\(use): \(error.message ?? error.description)")
+        }
     }
 
     static func split(_ list: String) -> [String] {

@@ -93,6 +93,48 @@ struct ImgproxyEnvironmentTests {
         #expect(settings.configuration.signingKeys.count == 1)
     }
 
+    @Test("imgproxy's S3 source and internal cache variables over the AWS ones; flags over both; refusals named")
+    func s3Settings() throws {
+        let aws = [
+            "HOME": "/nonexistent", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-west-2",
+            "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9000", "WEBIMAGE_ALLOW_UNSIGNED": "true",
+        ]
+        let imgproxy = [
+            "IMGPROXY_USE_S3": "true", "IMGPROXY_S3_REGION": "eu-west-1", "IMGPROXY_S3_ALLOWED_BUCKETS": "a, b",
+            "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR": "", "IMGPROXY_CACHE_USE": "s3", "IMGPROXY_CACHE_BUCKET": "results",
+            "IMGPROXY_CACHE_PATH_PREFIX": "r/", "IMGPROXY_CACHE_S3_ENDPOINT": "http://127.0.0.1:9100",
+            "IMGPROXY_CACHE_S3_ENDPOINT_USE_PATH_STYLE": "false",
+        ]
+        let settings = try ServeSettings(command: try ServeCommand.parse([]), environment: aws.merging(imgproxy) { $1 })
+        let sources = try #require(settings.configuration.s3Sources)
+        #expect(sources.client.region == "eu-west-1" && sources.client.endpoint == URL(string: "http://127.0.0.1:9000"))
+        #expect(sources.client.usePathStyle && sources.client.credentials?.accessKeyID == "AKID")
+        #expect(sources.allowedBuckets == ["a", "b"] && sources.deniedBuckets.isEmpty)
+        #expect(settings.configuration.sourceURLQuerySeparator == "", "set and empty: no separator")
+        let bucket = try #require(settings.configuration.resultBucket)
+        #expect(bucket.bucket == "results" && bucket.keyPrefix == "r/" && !bucket.reportsErrors)
+        #expect(bucket.client.region == "us-west-2" && bucket.client.endpoint == URL(string: "http://127.0.0.1:9100"))
+        #expect(!bucket.client.usePathStyle)
+        let flagged = try ServeSettings(
+            command: try ServeCommand.parse(["--s3-region", "ap-south-1", "--result-bucket", "other", "--result-bucket-path-style", "true"]
+            ),
+            environment: aws.merging(imgproxy) { $1 })
+        #expect(flagged.configuration.s3Sources?.client.region == "ap-south-1")
+        #expect(flagged.configuration.resultBucket?.bucket == "other" && flagged.configuration.resultBucket?.client.usePathStyle == true)
+        #expect(try ServeSettings(command: try ServeCommand.parse([]), environment: aws).configuration.s3Sources == nil)
+        for (environment, message) in [
+            (["IMGPROXY_CACHE_USE": "fs"], "only s3"), (["IMGPROXY_CACHE_USE": "s3"], "needs IMGPROXY_CACHE_BUCKET"),
+            (["IMGPROXY_USE_S3": "true", "AWS_PROFILE": "nobody"], "S3 sources"),
+        ] {
+            do {
+                _ = try ServeSettings(command: try ServeCommand.parse([]), environment: aws.merging(environment) { $1 })
+                Issue.record("accepted \(environment)")
+            } catch {
+                #expect("\(error)".contains(message), "\(error)")
+            }
+        }
+    }
+
     @Test("every imgproxy variable is in docs/imgproxy-configuration.md with its status here")
     func documented() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -81,20 +81,19 @@ public struct ProxyPath: Sendable, Equatable {
         }
         guard let decoded = sourceText, !decoded.isEmpty else { throw .notFound("the path names no source image") }
         let source = rules.rewriting.apply(decoded)
-        if source.prefix(5).lowercased() == "s3://" {
-            self.options = options
-            self.source = try Self.s3Source(source, rules: rules)
-            self.extensionName = extensionName.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
-            return
-        }
+        self.options = options
+        self.source = try source.prefix(5).equalsIgnoringASCIICase("s3://") ? Self.s3Source(source, rules: rules) : Self.sourceURL(source)
+        self.extensionName = extensionName.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// An http(s) source, or a ``localScheme`` one.
+    private static func sourceURL(_ source: String) throws(ProxyError) -> URL {
         guard let url = URL(string: source), let scheme = url.scheme?.lowercased(),
             ["http", "https"].contains(scheme) ? !(url.host ?? "").isEmpty : scheme == Self.localScheme && !url.path.isEmpty
         else {
             throw .badRequest("the source \"\(Self.shortened(source))\" is not an http(s) URL")
         }
-        self.options = options
-        self.source = url
-        self.extensionName = extensionName.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
+        return url
     }
 
     /// An `s3://BUCKET/KEY` source as imgproxy reads one: the key taken as written (no

@@ -182,6 +182,29 @@ struct S3ClientTests {
         }
     }
 
+    @Test("ListMultipartUploads names the uploads left open under a prefix, odd keys decoded; completed and aborted ones are gone")
+    func pendingUploads() async throws {
+        try await Harness.run { harness in
+            let client = harness.client()
+            let bucket = Self.bucket()
+            try await client.putObject(S3Location(bucket: bucket, key: "elsewhere"), data: Data())
+            let keys = ["run/00000.tar", "run/00001 é+&.tar", "run/00002.tar", "other/00000.tar"]
+            var ids: [String: String] = [:]
+            for key in keys { ids[key] = try await client.createMultipartUpload(S3Location(bucket: bucket, key: key)) }
+            let done = S3Location(bucket: bucket, key: "run/00002.tar")
+            let part = try await client.uploadPart(done, uploadID: ids[done.key]!, partNumber: 1, data: Data("whole".utf8))
+            try await client.completeMultipartUpload(done, uploadID: ids[done.key]!, parts: [part])
+            let pending = try await client.multipartUploads(bucket: bucket, prefix: "run/")
+            #expect(Set(pending.map(\.key)) == ["run/00000.tar", "run/00001 é+&.tar"])
+            #expect(Set(pending.map(\.uploadID)) == [ids["run/00000.tar"]!, ids["run/00001 é+&.tar"]!])
+            for upload in pending {
+                try await client.abortMultipartUpload(S3Location(bucket: bucket, key: upload.key), uploadID: upload.uploadID)
+            }
+            #expect(try await client.multipartUploads(bucket: bucket, prefix: "run/").isEmpty)
+            #expect(try await client.multipartUploads(bucket: bucket).map(\.key) == ["other/00000.tar"])
+        }
+    }
+
     @Test("ListObjectsV2 pages with continuation tokens, decodes odd keys, rolls up prefixes; objects(bucket:prefix:) walks every page")
     func listing() async throws {
         try await Harness.run { harness in

@@ -75,4 +75,42 @@ struct S3XMLReaderTests {
         }
         #expect(throws: WebImageError(.badServerResponse)) { try S3Client.listPage(Data("<Other/>".utf8), bucket: "b") }
     }
+
+    /// The fields of ListMultipartUploadsResult as AWS's API reference spells them
+    /// (docs.aws.amazon.com/AmazonS3/latest/API/API_ListMultipartUploads.html).
+    @Test("a page of pending uploads: keys and ids, the next markers of a truncated page (the last upload's when absent)")
+    func uploadsPage() throws {
+        let truncated = try S3Client.uploadsPage(
+            Data(
+                """
+                <ListMultipartUploadsResult><Bucket>b</Bucket><IsTruncated>true</IsTruncated>
+                <NextKeyMarker>k2</NextKeyMarker><NextUploadIdMarker>u2</NextUploadIdMarker>
+                <Upload><Key>k1 &amp;</Key><UploadId>u1</UploadId><Initiated>2024-05-01T10:00:00.000Z</Initiated></Upload>
+                <Upload><Key>k2</Key><UploadId>u2</UploadId></Upload></ListMultipartUploadsResult>
+                """.utf8), bucket: "b")
+        #expect(
+            truncated.uploads == [
+                S3PendingUpload(key: "k1 &", uploadID: "u1", initiated: Date(timeIntervalSince1970: 1_714_557_600)),
+                S3PendingUpload(key: "k2", uploadID: "u2", initiated: nil),
+            ])
+        #expect(truncated.next?.key == "k2" && truncated.next?.upload == "u2")
+        let unmarked = try S3Client.uploadsPage(
+            Data(
+                "<ListMultipartUploadsResult><IsTruncated>true</IsTruncated><Upload><Key>z</Key><UploadId>v</UploadId></Upload></ListMultipartUploadsResult>"
+                    .utf8),
+            bucket: "b")
+        #expect(unmarked.next?.key == "z" && unmarked.next?.upload == "v")
+        let last = try S3Client.uploadsPage(
+            Data("<ListMultipartUploadsResult><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>".utf8), bucket: "b")
+        #expect(last.uploads.isEmpty && last.next == nil)
+        #expect(throws: WebImageError(.badServerResponse)) {
+            try S3Client.uploadsPage(
+                Data("<ListMultipartUploadsResult><IsTruncated>true</IsTruncated></ListMultipartUploadsResult>".utf8), bucket: "b")
+        }
+        #expect(throws: WebImageError(.badServerResponse)) {
+            try S3Client.uploadsPage(
+                Data("<ListMultipartUploadsResult><Upload><Key>k</Key></Upload></ListMultipartUploadsResult>".utf8), bucket: "b")
+        }
+        #expect(throws: WebImageError(.badServerResponse)) { try S3Client.uploadsPage(Data("<Other/>".utf8), bucket: "b") }
+    }
 }

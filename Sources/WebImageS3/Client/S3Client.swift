@@ -175,6 +175,26 @@ public final class S3Client: Sendable {
         _ = try await perform(S3Call(method: .DELETE, location: location, query: [("uploadId", uploadID)]))
     }
 
+    /// The multipart uploads started under `prefix` and neither completed nor aborted, every page
+    /// of ListMultipartUploads: what a writer that was killed left behind, to abort.
+    public func multipartUploads(bucket: String, prefix: String = "") async throws(WebImageError) -> [S3PendingUpload] {
+        var uploads: [S3PendingUpload] = []
+        var markers: (key: String, upload: String)?
+        repeat {
+            // Keys come XML-escaped, not URL-encoded: SeaweedFS (4.48) answers `encoding-type=url`
+            // with `<EncodingType>url` and keys left as they are, so asking for it would
+            // decode a `+` into a space. Keys a writer makes are tame.
+            var query: [(name: String, value: String)] = [("uploads", "")]
+            if !prefix.isEmpty { query.append(("prefix", prefix)) }
+            if let markers { query += [("key-marker", markers.key), ("upload-id-marker", markers.upload)] }
+            let response = try await perform(S3Call(method: .GET, location: S3Location(bucket: bucket, key: ""), query: query))
+            let page = try Self.uploadsPage(response.body, bucket: bucket)
+            uploads += page.uploads
+            markers = page.next
+        } while markers != nil
+        return uploads
+    }
+
     // MARK: - Listing
 
     /// One page of ListObjectsV2 under `prefix`: up to `maximumKeys` (S3's limit is 1000) after
@@ -358,13 +378,7 @@ public final class S3Client: Sendable {
             throw WebImageError(.badServerResponse, "s3://\(bucket): a listing answered with <\(document.name)>")
         }
         let encoded = document["EncodingType"] == "url"
-        func decoded(_ text: String) throws(WebImageError) -> String {
-            guard encoded else { return text }
-            guard let value = AWSPercentEncoding.decode(text, plusIsSpace: true) else {
-                throw WebImageError(.badServerResponse, "s3://\(bucket): a listed key is not URL-encoded: \(text.prefix(64))")
-            }
-            return value
-        }
+        func decoded(_ text: String) throws(WebImageError) -> String { try listedKey(text, encoded: encoded, bucket: bucket) }
         var objects: [S3ListedObject] = []
         let dates = ISO8601()
         for entry in document.children("Contents") {
@@ -383,6 +397,42 @@ public final class S3Client: Sendable {
             throw WebImageError(.badServerResponse, "s3://\(bucket): a truncated listing without a continuation token")
         }
         return S3ListPage(objects: objects, commonPrefixes: prefixes, nextContinuationToken: truncated ? token : nil)
+    }
+
+    /// A key of a listing asked for with `encoding-type=url`, decoded when the server encoded it.
+    private static func listedKey(_ text: String, encoded: Bool, bucket: String) throws(WebImageError) -> String {
+        guard encoded else { return text }
+        guard let value = AWSPercentEncoding.decode(text, plusIsSpace: true) else {
+            throw WebImageError(.badServerResponse, "s3://\(bucket): a listed key is not URL-encoded: \(text.prefix(64))")
+        }
+        return value
+    }
+
+    static func uploadsPage(_ body: Data, bucket: String) throws(WebImageError) -> (
+        uploads: [S3PendingUpload], next: (key: String, upload: String)?
+    ) {
+        let document = try S3XMLReader.parse(body)
+        guard document.name == "ListMultipartUploadsResult" else {
+            throw WebImageError(.badServerResponse, "s3://\(bucket): a listing of uploads answered with <\(document.name)>")
+        }
+        let encoded = document["EncodingType"] == "url"
+        func decoded(_ text: String) throws(WebImageError) -> String { try listedKey(text, encoded: encoded, bucket: bucket) }
+        var uploads: [S3PendingUpload] = []
+        let dates = ISO8601()
+        for entry in document.children("Upload") {
+            guard let key = entry["Key"], let id = entry["UploadId"], !id.isEmpty else {
+                throw WebImageError(.badServerResponse, "s3://\(bucket): a listed upload without a key or id")
+            }
+            uploads.append(S3PendingUpload(key: try decoded(key), uploadID: id, initiated: entry["Initiated"].flatMap(dates.parse)))
+        }
+        guard document["IsTruncated"] == "true" else { return (uploads, nil) }
+        // The markers are the last upload's when the server leaves them out.
+        guard let key = try document["NextKeyMarker"].map(decoded) ?? uploads.last?.key,
+            let upload = document["NextUploadIdMarker"] ?? uploads.last?.uploadID
+        else {
+            throw WebImageError(.badServerResponse, "s3://\(bucket): a truncated listing of uploads without markers")
+        }
+        return (uploads, (key, upload))
     }
 
     private static func xmlEscaped(_ text: String) -> String {

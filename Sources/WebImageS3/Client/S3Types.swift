@@ -134,6 +134,16 @@ public struct S3ListedObject: Sendable, Equatable {
     public var lastModified: Date?
 }
 
+/// A multipart upload started and not yet completed or aborted.
+public struct S3PendingUpload: Sendable, Equatable {
+    /// The key the object will have.
+    public var key: String
+    /// The upload's id, to abort or complete it.
+    public var uploadID: String
+    /// When it was started.
+    public var initiated: Date?
+}
+
 /// One page of ListObjectsV2.
 public struct S3ListPage: Sendable, Equatable {
     /// The objects, in key order.

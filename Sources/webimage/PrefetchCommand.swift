@@ -2,6 +2,7 @@ import ArgumentParser
 import CWebImageCodecs
 import Foundation
 import WebImage
+import WebImageS3
 
 /// `webimage prefetch`: warms the cache from a list of URLs, N at a time.
 struct PrefetchCommand: AsyncParsableCommand {
@@ -62,7 +63,9 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     @Option(
         name: .shortAndLong,
-        help: ArgumentHelp("Also save each image into this directory (in its source format unless --format).", valueName: "DIR"))
+        help: ArgumentHelp(
+            "Also save each image into this directory (in its source format unless --format); with --output-format files or webdataset, s3://BUCKET/PREFIX writes the shards to a bucket (AWS settings).",
+            valueName: "DIR"))
     var output: String?
 
     @Option(
@@ -118,6 +121,9 @@ struct PrefetchCommand: AsyncParsableCommand {
             throw ValidationError(
                 "the dataset modes resize and encode by img2dataset's options (--image-size, --resize-mode, --encode-format, --encode-quality), not --thumbnail, --transform, --format or the encoding options"
             )
+        }
+        if let output, Self.isBucket(output), layout == nil {
+            throw ValidationError("-o \(output) writes to a bucket with --output-format files or webdataset only")
         }
         if noCache, output == nil { throw ValidationError("--no-cache needs -o DIR: without it nothing would be kept") }
         guard shardSize >= 1 else { throw ValidationError("--shard-size takes a whole number from 1, not \(shardSize)") }
@@ -379,32 +385,64 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// `--output-format files|webdataset`: the list streamed row by row into img2dataset's
     /// shards; returns how many rows this run took (its slice of the list).
     private func saveDataset(layout: DatasetWriter.Layout, run: Run) async throws -> Int {
-        let writer = try DatasetWriter(
-            directory: URL(fileURLWithPath: output ?? ".", isDirectory: true), layout: layout, shardSize: shardSize,
-            slice: try shard() ?? (0, 1))
+        let target = output ?? "."
+        guard Self.isBucket(target) else {
+            let folder = try FolderDestination(directory: URL(fileURLWithPath: target, isDirectory: true))
+            return try await saveDataset(into: folder, layout: layout, run: run)
+        }
+        let client: S3Client
+        do {
+            client = S3Client(configuration: try S3Configuration.fromEnvironment(ProcessInfo.processInfo.environment))
+        } catch {
+            throw CommandFailure("cannot write to \(target): \(error)")
+        }
+        do {
+            let total = try await saveDataset(
+                into: try BucketDestination(url: URL(string: target) ?? URL(fileURLWithPath: target), client: client), layout: layout,
+                run: run)
+            try await client.shutdown()
+            return total
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    /// Whether `-o` names a bucket's prefix rather than a folder.
+    static func isBucket(_ output: String) -> Bool {
+        output.lowercased().hasPrefix("s3://")
+    }
+
+    private func saveDataset(into destination: any DatasetDestination, layout: DatasetWriter.Layout, run: Run) async throws -> Int {
+        let writer = try await DatasetWriter.open(destination, layout: layout, shardSize: shardSize, slice: try shard() ?? (0, 1))
         let hashes = try dataset.hashes()
         let job = DatasetJob(
             manager: run.session.manager, context: run.context, resizer: try dataset.resizer(), limits: DecodeLimits(),
             columns: try dataset.columns(), computeHash: hashes.compute, verifyHash: hashes.verify?.kind,
             digests: dataset.dedup ? DownloadDigests() : nil, robots: run.robots, extractsExif: dataset.extractExif)
-        let total = try await streamList { row, _, place in
-            if writer.isWritten(position: place) {
-                run.counts.update { $0.skipped += 1 }
-                return nil
-            }
-            let key = writer.key(forPosition: place)
-            return {
-                let sample = await job.sample(row, key: key, position: place)
-                run.counts.update {
-                    if sample.status == .success { $0.succeeded += 1 } else { $0.failed += 1 }
-                    $0.bytes += Int64(sample.image?.count ?? 0)
+        do {
+            let total = try await streamList { row, _, place in
+                if writer.isWritten(position: place) {
+                    run.counts.update { $0.skipped += 1 }
+                    return nil
                 }
-                if let error = sample.error { run.reporter.message("webimage: \(row.url): \(error)") }
-                try writer.add(sample)
+                let key = writer.key(forPosition: place)
+                return {
+                    let sample = await job.sample(row, key: key, position: place)
+                    run.counts.update {
+                        if sample.status == .success { $0.succeeded += 1 } else { $0.failed += 1 }
+                        $0.bytes += Int64(sample.image?.count ?? 0)
+                    }
+                    if let error = sample.error { run.reporter.message("webimage: \(row.url): \(error)") }
+                    try await writer.add(sample)
+                }
             }
+            try await writer.finish(total: total)
+            return total
+        } catch {
+            await writer.abandon()
+            throw error
         }
-        try writer.finish(total: total)
-        return total
     }
 
     /// The downloader as the dataset options ask: the timeout, the retries, the user agent

@@ -24,7 +24,12 @@ struct DatasetTests {
 
     /// Reads a ustar archive: what the writer claims to write, checked independently of it.
     static func members(ofTar path: String) throws -> [Member] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        try members(ofTar: try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    static func members(ofTar archive: Data) throws -> [Member] {
+        // Indexed from zero, whatever slice the bytes came in.
+        let data = Data([UInt8](archive))
         var members: [Member] = []
         var offset = 0
         while offset + 512 <= data.count {

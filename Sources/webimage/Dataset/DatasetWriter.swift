@@ -1,5 +1,6 @@
 import Foundation
 import WebImage
+import WebImageCore
 
 /// `prefetch --output-format files|webdataset`: samples in shards laid out as img2dataset lays
 /// them out (its `writer.py` and `logger.py` are the reference), so that its readers and the
@@ -17,13 +18,12 @@ import WebImage
 /// the shard, zero-padded to that many digits plus five (`000010002` is the third row of shard 1
 /// with 10,000 rows a shard).
 ///
-/// A shard is written under temporary names (`.partial`, or a folder emptied when it is
-/// opened again) and its `_stats.json` comes last, when its last row is in; img2dataset's
+/// The shards go to a ``DatasetDestination`` (a folder or a bucket's prefix), whose rule is that
+/// a shard's `_stats.json` comes last, when everything else of it is whole; img2dataset's
 /// incremental mode and a rerun here both take a shard with a `_stats.json` as done, so a crash
 /// never leaves a torn shard counted as done. With `--shard I/N`, this run's shards are
-/// numbered I, I+N, I+2N, ...: the directories of the N runs merge without a clash.
-final class DatasetWriter: @unchecked Sendable {
-    // @unchecked: every mutable field is behind `lock`.
+/// numbered I, I+N, I+2N, ...: the outputs of the N runs merge without a clash.
+final class DatasetWriter: Sendable {
 
     enum Layout: String {
         case files, webdataset
@@ -53,16 +53,25 @@ final class DatasetWriter: @unchecked Sendable {
         var record: JSONValue
     }
 
+    /// A shard this run has rows in and has not completed.
     private struct OpenShard {
-        var tar: TarWriter?
-        var lines: FileHandle
+        /// Opened once, by the shard's first row; the rows arriving meanwhile wait for it.
+        /// A task, not the first row's own work, so that every row of the shard can await one
+        /// opening without a hand-made list of waiters.
+        var output: Task<any DatasetShardOutput, any Error>
         var written = 0
         var counts: [Status: Int] = [:]
         var statusCounts: [String: Int] = [:]
         let start = Date()
     }
 
-    let directory: URL
+    private struct State {
+        var open: [Int: OpenShard] = [:]
+        /// The rows of the run, once the list has ended.
+        var total: Int?
+    }
+
+    let destination: any DatasetDestination
     let layout: Layout
     let shardSize: Int
     /// Digits of a row's place in its shard: ⌈log10 shardSize⌉ (img2dataset's
@@ -71,17 +80,29 @@ final class DatasetWriter: @unchecked Sendable {
     /// Digits of a shard's number (img2dataset's `oom_shard_count`, default 5).
     static let shardDigits = 5
     private let slice: (index: Int, count: Int)
-    private let lock = NSLock()
-    private var open: [Int: OpenShard] = [:]
-    private var total: Int?
+    /// The shards an earlier run finished, read once when the run starts.
+    private let finished: Set<Int>
+    /// Small bookkeeping, changed in place; the writing itself is the destination's.
+    private let state = Locked(State())
 
-    init(directory: URL, layout: Layout, shardSize: Int, slice: (index: Int, count: Int)) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        self.directory = directory
+    private init(
+        destination: any DatasetDestination, layout: Layout, shardSize: Int, slice: (index: Int, count: Int), finished: Set<Int>
+    ) {
+        self.destination = destination
         self.layout = layout
         self.shardSize = shardSize
         self.slice = slice
+        self.finished = finished
         sampleDigits = Int(log10(Double(shardSize)).rounded(.up))
+    }
+
+    /// A writer into `destination`, knowing which shards an earlier run finished there.
+    static func open(
+        _ destination: any DatasetDestination, layout: Layout, shardSize: Int, slice: (index: Int, count: Int)
+    ) async throws -> DatasetWriter {
+        DatasetWriter(
+            destination: destination, layout: layout, shardSize: shardSize, slice: slice,
+            finished: try await destination.finishedShards())
     }
 
     /// The number of the shard holding this run's `position`-th row.
@@ -96,7 +117,7 @@ final class DatasetWriter: @unchecked Sendable {
 
     /// Whether the row at `position` is in a shard an earlier run finished.
     func isWritten(position: Int) -> Bool {
-        FileManager.default.fileExists(atPath: statsPath(shardNumber(forPosition: position)))
+        finished.contains(shardNumber(forPosition: position))
     }
 
     /// The key of this run's `position`-th row (img2dataset's `compute_key`).
@@ -108,85 +129,64 @@ final class DatasetWriter: @unchecked Sendable {
     }
 
     /// Adds one row's outcome; completes its shard when it is the shard's last.
-    func add(_ sample: Sample) throws {
+    func add(_ sample: Sample) async throws {
         let shard = sample.position / shardSize
-        let number = shardNumber(forPosition: sample.position)
-        try lock.withLock { if open[shard] == nil { open[shard] = try openShard(number) } }
+        let opening = state.withLock { state in
+            if let open = state.open[shard] { return open.output }
+            let number = shardNumber(forPosition: sample.position)
+            let output = Task { [destination, layout] in try await destination.openShard(shardName(number), layout: layout) }
+            state.open[shard] = OpenShard(output: output)
+            return output
+        }
+        let output = try await opening.value
         let stem = sample.record["key"]?.text ?? key(forPosition: sample.position)
-        let members = sample.image.map { image in
-            [(stem + "." + sample.fileExtension, image)] + (sample.caption.map { [(stem + ".txt", Data($0.utf8))] } ?? [])
-                + [(stem + ".json", Data(sample.record.serialized(indent: 4).utf8))]
+        let members =
+            sample.image.map { image in
+                [DatasetMember(name: stem + "." + sample.fileExtension, data: image)]
+                    + (sample.caption.map { [DatasetMember(name: stem + ".txt", data: Data($0.utf8))] } ?? [])
+                    + [DatasetMember(name: stem + ".json", data: Data(sample.record.serialized(indent: 4).utf8))]
+            } ?? []
+        try await output.add(members: members, line: Data((sample.record.serialized() + "\n").utf8))
+        let completed = state.withLock { state -> OpenShard? in
+            state.open[shard]?.written += 1
+            state.open[shard]?.counts[sample.status, default: 0] += 1
+            state.open[shard]?.statusCounts[sample.error ?? "success", default: 0] += 1
+            return Self.takeIfComplete(shard, from: &state, shardSize: shardSize)
         }
-        if layout == .files, let members {
-            // Files of their own: written outside the lock, as they share nothing.
-            let folder = directory.appendingPathComponent(shardName(number))
-            for (name, data) in members { try writeWhole(data, to: folder.appendingPathComponent(name).path) }
-        }
-        try lock.withLock {
-            guard var current = open[shard] else { return }
-            if let tar = current.tar, let members {
-                for (name, data) in members { try tar.append(name: name, data: data) }
-            }
-            try current.lines.write(contentsOf: Data((sample.record.serialized() + "\n").utf8))
-            current.written += 1
-            current.counts[sample.status, default: 0] += 1
-            current.statusCounts[sample.error ?? "success", default: 0] += 1
-            open[shard] = current
-            try closeIfComplete(shard)
-        }
+        if let completed { try await complete(completed, output: output) }
     }
 
     /// Says how many rows this run took, which completes the last shard.
-    func finish(total: Int) throws {
-        try lock.withLock {
-            self.total = total
-            for shard in open.keys.sorted() { try closeIfComplete(shard) }
-            guard open.isEmpty else {
-                throw CommandFailure("shards \(open.keys.sorted()) are incomplete at the end of the list")
-            }
+    func finish(total: Int) async throws {
+        let (completed, incomplete) = state.withLock { state in
+            state.total = total
+            let completed = state.open.keys.sorted().compactMap { Self.takeIfComplete($0, from: &state, shardSize: shardSize) }
+            return (completed, state.open.keys.sorted())
         }
+        for shard in completed { try await complete(shard, output: try await shard.output.value) }
+        guard incomplete.isEmpty else { throw CommandFailure("shards \(incomplete) are incomplete at the end of the list") }
     }
 
-    private func path(_ number: Int, _ suffix: String) -> String {
-        directory.appendingPathComponent(shardName(number) + suffix).path
+    /// Gives up the shards still open (the run failed): what their destination can drop now is.
+    func abandon() async {
+        let open = state.withLock { state in
+            defer { state.open = [:] }
+            return Array(state.open.values)
+        }
+        for shard in open { await (try? await shard.output.value)?.abandon() }
     }
 
-    private func statsPath(_ number: Int) -> String { path(number, "_stats.json") }
-
-    private func openShard(_ number: Int) throws -> OpenShard {
-        let lines = path(number, ".jsonl.partial")
-        guard FileManager.default.createFile(atPath: lines, contents: nil) else { throw CommandFailure("cannot create \(lines)") }
-        var tar: TarWriter?
-        switch layout {
-        case .webdataset:
-            tar = try TarWriter(path: path(number, ".tar.partial"))
-        case .files:
-            // What a run that stopped in this shard left is written again from the start.
-            let folder = path(number, "")
-            try? FileManager.default.removeItem(atPath: folder)
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        }
-        return OpenShard(tar: tar, lines: try FileHandle(forWritingTo: URL(fileURLWithPath: lines)))
+    /// Removes and returns a shard whose every row is in.
+    private static func takeIfComplete(_ shard: Int, from state: inout State, shardSize: Int) -> OpenShard? {
+        guard let current = state.open[shard] else { return nil }
+        let expected = state.total.map { min(shardSize, $0 - shard * shardSize) } ?? shardSize
+        guard current.written == expected else { return nil }
+        state.open[shard] = nil
+        return current
     }
 
-    /// Closes a shard whose every row is in: the `.jsonl` and the `.tar` renamed to their names,
-    /// then the stats, which mark it done.
-    private func closeIfComplete(_ shard: Int) throws {
-        guard let current = open[shard] else { return }
-        let expected = total.map { min(shardSize, $0 - shard * shardSize) } ?? shardSize
-        guard current.written == expected else { return }
-        open[shard] = nil
-        let number = shardNumber(forPosition: shard * shardSize)
-        try current.tar?.finish()
-        try current.lines.synchronize()
-        try current.lines.close()
-        for suffix in [".jsonl"] + (current.tar == nil ? [] : [".tar"]) {
-            let partial = path(number, suffix + ".partial")
-            guard rename(partial, path(number, suffix)) == 0 else {
-                throw CommandFailure("cannot rename \(partial): \(String(cString: strerror(errno)))")
-            }
-        }
-        try writeWhole(Data(stats(of: current).serialized(indent: 4).utf8), to: statsPath(number))
+    private func complete(_ shard: OpenShard, output: any DatasetShardOutput) async throws {
+        try await output.complete(stats: Data(stats(of: shard).serialized(indent: 4).utf8))
     }
 
     /// img2dataset's `write_stats`: the counts, the times as seconds since 1970, and how many

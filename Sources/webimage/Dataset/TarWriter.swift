@@ -1,37 +1,21 @@
 import Foundation
 
-/// Writes a POSIX ustar archive, member after member, to a file: what Python's `tarfile`, GNU
-/// tar and the webdataset loaders read. Names are at most 100 bytes (a dataset's keys are short).
-final class TarWriter {
-    private let handle: FileHandle
-    private let modified: Int
+/// POSIX ustar, member after member: what Python's `tarfile`, GNU tar and the webdataset loaders
+/// read. Names are at most 100 bytes (a dataset's keys are short). The bytes only: a
+/// ``TarWriter`` puts them in a file, a bucket's shard in the parts of an upload.
+enum TarFormat {
+    /// The two zero blocks that end an archive.
+    static let end = Data(count: 1024)
 
-    /// Creates (or truncates) the archive at `path`.
-    init(path: String, modified: Date = Date()) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw CommandFailure("cannot create \(path)") }
-        handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        self.modified = Int(modified.timeIntervalSince1970)
+    /// A regular file member: its header, its bytes, the zeros to the next 512-byte block.
+    static func append(name: String, data: Data, modified: Int, to archive: inout Data) throws {
+        archive.append(try header(name: name, size: data.count, modified: modified))
+        archive.append(data)
+        archive.append(Data(count: padding(data.count)))
     }
 
-    /// Appends a regular file member.
-    func append(name: String, data: Data) throws {
-        try handle.write(contentsOf: Self.header(name: name, size: data.count, modified: modified))
-        try handle.write(contentsOf: data)
-        let padding = (512 - data.count % 512) % 512
-        if padding > 0 { try handle.write(contentsOf: Data(count: padding)) }
-    }
-
-    /// Writes the end-of-archive blocks, flushes to the disk and closes.
-    func finish() throws {
-        try handle.write(contentsOf: Data(count: 1024))
-        try handle.synchronize()
-        try handle.close()
-    }
-
-    /// Closes without finishing (the archive is abandoned).
-    func abandon() {
-        try? handle.close()
-    }
+    /// The zeros after `size` bytes of a member up to its last block's end.
+    static func padding(_ size: Int) -> Int { (512 - size % 512) % 512 }
 
     /// A 512-byte ustar header: octal fields, the checksum over the header with its own field
     /// counted as spaces.
@@ -58,5 +42,38 @@ final class TarWriter {
         let checksum = block.reduce(0) { $0 + Int($1) }
         put(Array(String(checksum, radix: 8).leftPadded(to: 6).utf8) + [0, 0x20], at: 148)
         return Data(block)
+    }
+}
+
+/// Writes a ustar archive to a file, member after member.
+final class TarWriter {
+    private let handle: FileHandle
+    private let modified: Int
+
+    /// Creates (or truncates) the archive at `path`.
+    init(path: String, modified: Date = Date()) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw CommandFailure("cannot create \(path)") }
+        handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        self.modified = Int(modified.timeIntervalSince1970)
+    }
+
+    /// Appends a regular file member.
+    func append(name: String, data: Data) throws {
+        try handle.write(contentsOf: TarFormat.header(name: name, size: data.count, modified: modified))
+        try handle.write(contentsOf: data)
+        let padding = TarFormat.padding(data.count)
+        if padding > 0 { try handle.write(contentsOf: Data(count: padding)) }
+    }
+
+    /// Writes the end-of-archive blocks, flushes to the disk and closes.
+    func finish() throws {
+        try handle.write(contentsOf: TarFormat.end)
+        try handle.synchronize()
+        try handle.close()
+    }
+
+    /// Closes without finishing (the archive is abandoned).
+    func abandon() {
+        try? handle.close()
     }
 }

@@ -146,4 +146,112 @@ struct DatasetBucketTests {
             #expect(try await tars.finishedShards().isEmpty)
         }
     }
+
+    /// docs/crawling.md's fleet: N workers on one list, one bucket. Three processes, one of
+    /// them SIGKILLed inside a shard, then rerun.
+    @Test(
+        "three processes with --shard I/3 write one dataset into one bucket; one killed mid-shard leaves no shard object and its rerun every sample in exactly one shard"
+    )
+    func threeWorkersOneKilled() async throws {
+        let server = try await S3TestServer.shared()
+        let client = Self.client(server)
+        let origin = try await OriginServer.start()
+        let workspace = try WebImageCommandTests.Workspace()
+        let jpeg = [UInt8](try Fixture.data("gradient.jpg"))
+        let bucket = try await Self.bucket(client)
+        let urls = (0..<45).map { origin.url("/w\($0).jpg").absoluteString }
+        let slice1 = urls.filter { PrefetchCommand.slice(of: $0, count: 3) == 1 }
+        try #require(slice1.count >= 9, "slice 1 takes \(slice1.count) URLs")
+        // Slice 1's rows 5...8 stall: with four at a time, once all four are asked for, rows 0...4
+        // are in (its first shard of 4 complete, row 4 in the open upload of its second).
+        let stalled = Set(slice1[5...8])
+        for url in urls {
+            let path = URL(string: url)!.path
+            origin.route(
+                path,
+                OriginResponse(
+                    headers: [("Content-Type", "image/jpeg")], body: jpeg, headerDelay: stalled.contains(url) ? .seconds(120) : .zero))
+        }
+        try urls.joined(separator: "\n").write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+        let output = "s3://\(bucket)/laion/part"
+        func arguments(_ index: Int) -> [String] {
+            [
+                "prefetch", "-i", workspace.path("urls.txt"), "-o", output, "--output-format", "webdataset", "--shard-size", "4", "-j", "4",
+                "--shard", "\(index)/3", "--json",
+            ]
+        }
+        var environment = ProcessInfo.processInfo.environment.merging(S3CommandTests.environment(server)) { $1 }
+        func start(_ index: Int) throws -> ChildProcess {
+            environment["WEBIMAGE_CACHE_DIR"] = workspace.path("cache-\(index)")
+            return try ChildProcess(ChildProcess.builtProduct("webimage"), arguments(index), environment: environment)
+        }
+        let workers = try (0..<3).map(start)
+        for url in stalled { _ = try await origin.waitForRequests(1, to: URL(string: url)!.path, timeout: .seconds(60)) }
+        workers[1].kill()
+        #expect(try await workers[1].waitForExit().signaled)
+        for index in [0, 2] { #expect(try await workers[index].waitForExit() == (0, false), "worker \(index)") }
+
+        // Slice 1's shards are numbered 1, 4, 7, ...: 1 is whole, 4 has only an open upload.
+        let killedShard = "laion/part/00004.tar"
+        let left = try await client.multipartUploads(bucket: bucket, prefix: "laion/")
+        #expect(left.map(\.key) == [killedShard], "\(left)")
+        let torn = await #expect(throws: WebImageError.self) { try await client.headObject(S3Location(bucket: bucket, key: killedShard)) }
+        #expect(torn?.code == .badStatus(404))
+        _ = try await client.headObject(S3Location(bucket: bucket, key: "laion/part/00001_stats.json"))
+
+        for url in stalled { origin.route(URL(string: url)!.path, .ok(jpeg, contentType: "image/jpeg")) }
+        let rerun = try start(1)
+        #expect(try await rerun.waitForExit() == (0, false))
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data((rerun.lines.last ?? "").utf8)) as? [String: Any])
+        #expect(summary["skipped"] as? Int == 4, "the first shard of slice 1 is not fetched again: \(summary)")
+
+        #expect(try await client.multipartUploads(bucket: bucket, prefix: "laion/").isEmpty, "the killed run's upload was aborted")
+        var names: [String] = []
+        for try await object in client.objects(bucket: bucket, prefix: "laion/part/") { names.append(String(object.key.dropFirst(11))) }
+        let shards = Set(names.filter { $0.hasSuffix("_stats.json") }.map { String($0.prefix(5)) })
+        let expectedNames: Set<String> = Set(
+            shards.flatMap { shard -> [String] in [shard + ".tar", shard + ".jsonl", shard + "_stats.json"] })
+        #expect(Set(names) == expectedNames, "\(names.sorted())")
+        var seen: [String] = []
+        for shard in shards {
+            let records = String(
+                decoding: try await client.getObject(S3Location(bucket: bucket, key: "laion/part/\(shard).jsonl")).data, as: UTF8.self
+            )
+            .split(separator: "\n").map { try! DatasetTests.json(Data($0.utf8)) }
+            let members = try DatasetTests.members(
+                ofTar: try await client.getObject(S3Location(bucket: bucket, key: "laion/part/\(shard).tar")).data)
+            #expect(members.count == records.count * 2, "shard \(shard): KEY.jpg and KEY.json per row")
+            for record in records {
+                #expect(record["status"] as? String == "success")
+                let key = try #require(record["key"] as? String)
+                #expect(Int(key.prefix(5)) == Int(shard), "key \(key) in shard \(shard)")
+                let image = try #require(members.first { $0.name == key + ".jpg" }, "\(key).jpg in shard \(shard)")
+                #expect(ImageFormat(sniffing: [UInt8](image.data)) == .jpeg)
+            }
+            seen += records.compactMap { $0["url"] as? String }
+        }
+        #expect(seen.sorted() == urls.sorted(), "every sample in exactly one shard")
+        for url in urls {
+            #expect(origin.requestCount(URL(string: url)!.path) == (stalled.contains(url) ? 2 : 1), "\(url)")
+        }
+        try await origin.shutdown()
+        try await client.shutdown()
+    }
+
+    @Test("-o s3:// is refused without a dataset layout; a missing bucket fails with S3's reason")
+    func refusals() async throws {
+        let server = try await S3TestServer.shared()
+        let workspace = try WebImageCommandTests.Workspace()
+        try "http://127.0.0.1:9/a.jpg\n".write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+        let named = try await workspace.run(
+            ["prefetch", "-i", workspace.path("urls.txt"), "-o", "s3://b/p"], environment: S3CommandTests.environment(server))
+        #expect(named.status != 0 && named.standardError.contains("--output-format files or webdataset"), "\(named.standardError)")
+        let missing = try await workspace.run(
+            [
+                "prefetch", "-i", workspace.path("urls.txt"), "-o", "s3://no-such-bucket-\(UUID().uuidString.prefix(8).lowercased())/p",
+                "--output-format", "tar",
+            ],
+            environment: S3CommandTests.environment(server))
+        #expect(missing.status == 1 && missing.standardError.contains("NoSuchBucket"), "\(missing.standardError)")
+    }
 }

@@ -107,7 +107,7 @@ do {
             say("decode \(error.code)")
         }
         do {
-            _ = try CodersManager().animatedCoder(for: data)
+            _ = try CodersManager().animatedImageProvider(for: data)
             say("animated ok")
         } catch {
             say("animated \(error.code)")

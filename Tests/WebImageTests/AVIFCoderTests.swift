@@ -38,12 +38,12 @@ struct AVIFCoderTests {
         let data = try Fixture.data("avif/animated.avif")
         let image = try CodersManager.shared.decode(data)
         #expect(image.frames.map(\.duration) == [.milliseconds(100), .milliseconds(200), .milliseconds(300)])
-        let animated = try #require(try CodersManager.shared.animatedCoder(for: data))
+        let animated = try #require(try CodersManager.shared.animatedImageProvider(for: data))
         #expect(animated.frameCount == 3 && animated.loopCount == 0)
         #expect(try animated.frame(at: 2) == image.frames[2].pixels)
         #expect(try animated.frame(at: 0) == image.frames[0].pixels)
         #expect(try CodersManager.shared.decode(data, options: DecodeOptions(firstFrameOnly: true)).frames.count == 1)
-        #expect(try CodersManager.shared.animatedCoder(for: try Fixture.data("avif/8-bit.avif")) == nil)
+        #expect(try CodersManager.shared.animatedImageProvider(for: try Fixture.data("avif/8-bit.avif")) == nil)
     }
 
     @Test("encoding keeps size, alpha, colour within the quantizer's error, frames and durations, and the profile")
@@ -72,7 +72,7 @@ struct AVIFCoderTests {
         animation.colorProfile = profiled.colorProfile
         let sequence = try CodersManager.shared.encode(animation, as: .avif, options: EncodeOptions(avifSpeed: 9))
         let whole = try CodersManager.shared.decode(sequence)
-        let lazy = try #require(try CodersManager.shared.animatedCoder(for: sequence))
+        let lazy = try #require(try CodersManager.shared.animatedImageProvider(for: sequence))
         #expect(try lazy.frame(at: 1) == whole.frames[1].pixels)
         let kept = try CodersManager.shared.decode(sequence, options: DecodeOptions(keepsColorProfile: true))
         #expect(kept.frames[1].pixels != whole.frames[1].pixels, "the conversion changed the frames")

@@ -8,7 +8,7 @@ struct AnimatedAndProgressiveCoderTests {
     func lazyFramesMatchTheFullDecode(name: String) throws {
         let data = try Fixture.data(name)
         let full = try CodersManager.shared.decode(data)
-        let coder = try #require(try CodersManager.shared.animatedCoder(for: data, maximumBufferedFrames: 2))
+        let coder = try #require(try CodersManager.shared.animatedImageProvider(for: data, maximumBufferedFrames: 2))
         #expect(coder.frameCount == full.frames.count && coder.loopCount == full.loopCount)
         for index in 0..<coder.frameCount { #expect(coder.duration(at: index) == full.frames[index].duration) }
         // Forwards, backwards (a replay from the start) and repeats.
@@ -22,14 +22,14 @@ struct AnimatedAndProgressiveCoderTests {
 
     @Test func stillsHaveNoAnimatedCoder() throws {
         for name in ["gradient-rgba.png", "gradient.jpg", "gradient-lossy.webp"] {
-            #expect(try CodersManager.shared.animatedCoder(for: try Fixture.data(name)) == nil)
+            #expect(try CodersManager.shared.animatedImageProvider(for: try Fixture.data(name)) == nil)
         }
     }
 
     /// Feeds a download 300 bytes at a time, as the manager does.
     private func partialImages(_ name: String) throws -> [Image] {
         let data = try Fixture.data(name)
-        let coder = try #require(CodersManager.shared.progressiveCoder(for: data.prefix(64)))
+        let coder = try #require(CodersManager.shared.incrementalDecoder(for: data.prefix(64)))
         return stride(from: 300, through: data.count + 299, by: 300).compactMap { coder.update(data.prefix(min($0, data.count))) }
     }
 
@@ -54,7 +54,7 @@ struct AnimatedAndProgressiveCoderTests {
     @Test func progressiveJPEGFedByteByByteDrawsEachScanOnce() throws {
         let data = try Fixture.data("large-progressive.jpg")
         let markers = scanStarts(data)
-        let coder = try #require(CodersManager.shared.progressiveCoder(for: data))
+        let coder = try #require(CodersManager.shared.incrementalDecoder(for: data))
         var images: [(end: Int, image: Image)] = []
         for end in 1...data.count {
             if let image = coder.update(data.prefix(end)) { images.append((end, image)) }
@@ -76,7 +76,7 @@ struct AnimatedAndProgressiveCoderTests {
         var straight: [UInt8] = []
         for y in 0..<128 { for x in 0..<96 { straight += [UInt8(x * 2), UInt8(y * 2), UInt8((x * y) & 0xFF), 255] } }
         let data = try CodersManager.shared.encode(Image(pixels: PixelBuffer(width: 96, height: 128, straightRGBA: straight)), as: .jpeg)
-        let coder = try #require(CodersManager.shared.progressiveCoder(for: data))
+        let coder = try #require(CodersManager.shared.incrementalDecoder(for: data))
         let images = stride(from: 64, through: data.count + 63, by: 64).compactMap { coder.update(data.prefix(min($0, data.count))) }
         #expect(images.count >= 3, "\(images.count) images")
         let first = try #require(images.first)
@@ -88,7 +88,7 @@ struct AnimatedAndProgressiveCoderTests {
     @Test func interlacedPNGAndWebPFedByteByByteEndAsTheFullDecode() throws {
         for name in ["gradient-interlaced.png", "gradient-lossy.webp", "gradient-lossless.webp"] {
             let data = try Fixture.data(name)
-            let coder = try #require(CodersManager.shared.progressiveCoder(for: data))
+            let coder = try #require(CodersManager.shared.incrementalDecoder(for: data))
             let images = (1...data.count).compactMap { coder.update(data.prefix($0)) }
             if name.hasSuffix(".png") { #expect(images.count == 7, "one image per Adam7 pass") }
             #expect(images.count > 1, "\(name): \(images.count) images")
@@ -105,7 +105,7 @@ struct AnimatedAndProgressiveCoderTests {
         var hostile = data.prefix(markers[markers.count - 1])
         for _ in 0..<600 { hostile.append(lastScan) }
         hostile.append(contentsOf: [0xFF, 0xD9])
-        let coder = try #require(CodersManager.shared.progressiveCoder(for: hostile))
+        let coder = try #require(CodersManager.shared.incrementalDecoder(for: hostile))
         let images = stride(from: 4096, through: hostile.count + 4095, by: 4096).compactMap {
             coder.update(hostile.prefix(min($0, hostile.count)))
         }
@@ -116,7 +116,7 @@ struct AnimatedAndProgressiveCoderTests {
     @Test func corruptDataEndsTheStreamQuietly() throws {
         for name in ["large-progressive.jpg", "gradient-interlaced.png", "gradient-lossy.webp"] {
             let data = try Fixture.data(name)
-            let coder = try #require(CodersManager.shared.progressiveCoder(for: data))
+            let coder = try #require(CodersManager.shared.incrementalDecoder(for: data))
             var broken = data.prefix(data.count / 3)
             broken.append(Data(repeating: 0xFF, count: 4096))
             broken.append(Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131) }))
@@ -129,7 +129,7 @@ struct AnimatedAndProgressiveCoderTests {
         let images = try partialImages("gradient-lossy.webp")
         #expect(!images.isEmpty)
         #expect(images.allSatisfy { $0.pixelWidth == 64 && $0.pixelHeight == 48 })
-        #expect(CodersManager.shared.progressiveCoder(for: try Fixture.data("animated.gif")) == nil, "GIF has no progressive decoder")
+        #expect(CodersManager.shared.incrementalDecoder(for: try Fixture.data("animated.gif")) == nil, "GIF has no progressive decoder")
     }
 }
 
@@ -140,7 +140,7 @@ struct ProgressivePNGTests {
         var straight: [UInt8] = []
         for y in 0..<64 { for x in 0..<64 { straight += [UInt8(x * 4), UInt8(y * 4), UInt8((x ^ y) & 0xFF), 255] } }
         let data = try CodersManager.shared.encode(Image(pixels: PixelBuffer(width: 64, height: 64, straightRGBA: straight)), as: .png)
-        let coder = try #require(CodersManager.shared.progressiveCoder(for: data.prefix(64)))
+        let coder = try #require(CodersManager.shared.incrementalDecoder(for: data.prefix(64)))
         var images: [Image] = []
         for end in stride(from: 200, through: data.count, by: max(1, data.count / 6)) {
             if let image = coder.update(data.prefix(end)) { images.append(image) }
@@ -157,7 +157,7 @@ struct ProgressivePNGTests {
 
     @Test func interlacedImagesShowByPass() throws {
         let data = try Fixture.data("gradient-interlaced.png")
-        let coder = try #require(CodersManager.shared.progressiveCoder(for: data))
+        let coder = try #require(CodersManager.shared.incrementalDecoder(for: data))
         let shown = stride(from: 100, through: data.count, by: 40).compactMap { coder.update(data.prefix($0)) }
         #expect(!shown.isEmpty)
         #expect(shown.allSatisfy { $0.pixelWidth == 64 && $0.pixelHeight == 48 })
@@ -165,7 +165,7 @@ struct ProgressivePNGTests {
 }
 
 /// Shows a 1x1 image for every update, and counts them.
-private final class CountingProgressiveDecoder: ProgressiveImageCoder {
+private final class CountingProgressiveDecoder: IncrementalImageDecoder {
     let updates = Locked(0)
 
     func update(_ data: Data) -> Image? {
@@ -176,12 +176,12 @@ private final class CountingProgressiveDecoder: ProgressiveImageCoder {
 
 /// A plugin's GIF coder: decodes through giflib like the built-in one, and adds progressive
 /// decoding, but no frames on demand.
-private struct ProgressiveGIFCoder: ProgressiveImageCoding {
+private struct ProgressiveGIFCoder: ProgressiveImageCoder {
     func canDecode(_ format: ImageFormat) -> Bool { format == .gif }
     func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image { try GIFCoder().decode(data, options: options) }
     func canEncode(to format: ImageFormat) -> Bool { false }
     func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data { Data() }
-    func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)? {
+    func incrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)? {
         CountingProgressiveDecoder()
     }
 }
@@ -201,17 +201,17 @@ struct CoderPluginTests {
         let manager = CodersManager()
         let gif = try Fixture.data("animated.gif")
         let jpeg = try Fixture.data("gradient-progressive.jpg")
-        #expect(manager.progressiveCoder(for: gif) == nil)
-        #expect(try manager.animatedCoder(for: gif)?.frameCount == 3)
-        #expect(manager.progressiveCoder(for: jpeg) != nil)
+        #expect(manager.incrementalDecoder(for: gif) == nil)
+        #expect(try manager.animatedImageProvider(for: gif)?.frameCount == 3)
+        #expect(manager.incrementalDecoder(for: jpeg) != nil)
 
         manager.add(ProgressiveGIFCoder())
-        let progressive = try #require(manager.progressiveCoder(for: gif) as? CountingProgressiveDecoder)
+        let progressive = try #require(manager.incrementalDecoder(for: gif) as? CountingProgressiveDecoder)
         #expect(progressive.update(gif)?.pixelWidth == 1 && progressive.updates.withLock { $0 } == 1)
-        #expect(try manager.animatedCoder(for: gif) == nil, "the newest GIF coder decodes no frames on demand")
+        #expect(try manager.animatedImageProvider(for: gif) == nil, "the newest GIF coder decodes no frames on demand")
 
         manager.add(PlainJPEGCoder())
-        #expect(manager.progressiveCoder(for: jpeg) == nil, "the newest JPEG coder has no progressive decoding")
+        #expect(manager.incrementalDecoder(for: jpeg) == nil, "the newest JPEG coder has no progressive decoding")
         #expect(try manager.decode(jpeg).pixelWidth == 64)
     }
 }

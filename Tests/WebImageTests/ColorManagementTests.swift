@@ -66,7 +66,7 @@ struct ColorManagementTests {
     func progressiveAndAnimatedConvert() throws {
         let data = try Fixture.data("color/p3.jpg")
         let whole = try CodersManager.shared.decode(data)
-        let coder = try #require(CodersManager.shared.progressiveCoder(for: data.prefix(64)))
+        let coder = try #require(CodersManager.shared.incrementalDecoder(for: data.prefix(64)))
         var last: Image?
         for end in stride(from: 256, through: data.count, by: 256) + [data.count] {
             if let image = coder.update(data.prefix(end)) { last = image }
@@ -74,7 +74,7 @@ struct ColorManagementTests {
         #expect(last?.pixels == whole.pixels)
         let animation = try Fixture.data("color/p3-animated.webp")
         let frames = try CodersManager.shared.decode(animation).frames
-        let animated = try #require(try CodersManager.shared.animatedCoder(for: animation))
+        let animated = try #require(try CodersManager.shared.animatedImageProvider(for: animation))
         #expect(animated.frameCount == 2)
         for index in 0..<2 { #expect(try animated.frame(at: index) == frames[index].pixels) }
         let reference = try Self.decode("p3.webp.srgb.png").pixels

@@ -125,7 +125,7 @@ struct AllocatedLimitTests {
         var capped = thumbnail
         capped.limits.maximumDeclaredPixelCount = 2_000
         #expect(throws: WebImageError(.tooLarge)) { try CodersManager.shared.decode(jpeg, options: capped) }
-        let progressive = try #require(CodersManager.shared.progressiveCoder(for: jpeg, options: thumbnail))
+        let progressive = try #require(CodersManager.shared.incrementalDecoder(for: jpeg, options: thumbnail))
         #expect(progressive.update(jpeg)?.pixelWidth == 16)
     }
 

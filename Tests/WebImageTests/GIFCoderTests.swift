@@ -75,9 +75,10 @@ struct GIFCoderTests {
         let gif = try GIFCoder().encode(Image(frames: frames, hasAlpha: true), as: .gif, options: EncodeOptions())
         let lazy = CodersManager(coders: [GIFCoder()])
         // Five 10x10 frames: 500 declared pixels, within four times 125 but not four times 124.
-        #expect(try lazy.animatedCoder(for: gif, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 125)))?.frameCount == 5)
+        #expect(
+            try lazy.animatedImageProvider(for: gif, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 125)))?.frameCount == 5)
         #expect(throws: WebImageError(.tooLarge)) {
-            try lazy.animatedCoder(for: gif, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 124)))
+            try lazy.animatedImageProvider(for: gif, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 124)))
         }
         // The first frame's descriptor declares 3000x3000 on the 10x10 canvas.
         var huge = gif
@@ -85,7 +86,7 @@ struct GIFCoderTests {
         huge.replaceSubrange(descriptor.lowerBound + 5..<descriptor.lowerBound + 9, with: [0xB8, 0x0B, 0xB8, 0x0B])
         let limits = DecodeOptions(limits: DecodeLimits(maximumPixelCount: 1_000_000))
         #expect(throws: WebImageError(.tooLarge)) { try GIFCoder().decode(huge, options: limits) }
-        #expect(throws: WebImageError(.tooLarge)) { try lazy.animatedCoder(for: huge, options: limits) }
+        #expect(throws: WebImageError(.tooLarge)) { try lazy.animatedImageProvider(for: huge, options: limits) }
     }
 
     @Test("an animation encodes and decodes back with its frames, delays and loop count, colours close")

@@ -41,12 +41,12 @@ struct JXLCoderTests {
         let data = try Fixture.data("jxl/animated.jxl")
         let image = try CodersManager.shared.decode(data)
         #expect(image.frames.map(\.duration) == [.milliseconds(100), .milliseconds(200), .milliseconds(300)])
-        let animated = try #require(try CodersManager.shared.animatedCoder(for: data))
+        let animated = try #require(try CodersManager.shared.animatedImageProvider(for: data))
         #expect(animated.frameCount == 3)
         #expect(try animated.frame(at: 2) == image.frames[2].pixels)
         #expect(try animated.frame(at: 0) == image.frames[0].pixels, "after a rewind")
         #expect(try CodersManager.shared.decode(data, options: DecodeOptions(firstFrameOnly: true)).frames.count == 1)
-        #expect(try CodersManager.shared.animatedCoder(for: try Fixture.data("jxl/photo.jxl")) == nil)
+        #expect(try CodersManager.shared.animatedImageProvider(for: try Fixture.data("jxl/photo.jxl")) == nil)
     }
 
     @Test("a lossless file's colour profile is converted to sRGB, or kept when asked")

@@ -6,7 +6,7 @@ import WebImageTesting
 
 /// Counts decodes (and partial decodes) while passing them to the real coders, progressive and
 /// animated decoding included, as a wrapping plugin would.
-final class CountingCoder: ProgressiveImageCoding, AnimatedImageCoding {
+final class CountingCoder: ProgressiveImageCoder, AnimatedImageCoder {
     let decodes = Atomic(0)
     private let inner: [any ImageCoder] = [PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder()]
 
@@ -20,17 +20,18 @@ final class CountingCoder: ProgressiveImageCoding, AnimatedImageCoding {
     func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
         try inner.first { $0.canEncode(to: format) }!.encode(image, as: format, options: options)
     }
-    func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)? {
-        inner.lazy.compactMap { $0 as? any ProgressiveImageCoding }.first { $0.canDecode(format) }?.progressiveCoder(
+    func incrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)? {
+        inner.lazy.compactMap { $0 as? any ProgressiveImageCoder }.first { $0.canDecode(format) }?.incrementalDecoder(
             for: format, options: options)
     }
-    func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int) throws(WebImageError)
-        -> (any AnimatedImageCoder)?
+    func animatedImageProvider(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
+        throws(WebImageError)
+        -> (any AnimatedImageProvider)?
     {
-        guard let coder = inner.lazy.compactMap({ $0 as? any AnimatedImageCoding }).first(where: { $0.canDecode(format) }) else {
+        guard let coder = inner.lazy.compactMap({ $0 as? any AnimatedImageCoder }).first(where: { $0.canDecode(format) }) else {
             return nil
         }
-        return try coder.animatedCoder(for: data, format: format, options: options, maximumBufferedFrames: maximumBufferedFrames)
+        return try coder.animatedImageProvider(for: data, format: format, options: options, maximumBufferedFrames: maximumBufferedFrames)
     }
 }
 

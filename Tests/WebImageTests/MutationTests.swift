@@ -46,11 +46,11 @@ struct MutationTests {
                 _ = error.code
             }
             _ = try? ImageHeader(data: bytes)
-            if let progressive = manager.progressiveCoder(for: Data(bytes)) {
+            if let progressive = manager.incrementalDecoder(for: Data(bytes)) {
                 // In three pieces, so the codec's state carries from one to the next.
                 for end in [bytes.count / 3, bytes.count * 2 / 3, bytes.count] { _ = progressive.update(Data(bytes.prefix(end))) }
             }
-            if let animated = try? manager.animatedCoder(for: Data(bytes), options: limits) {
+            if let animated = try? manager.animatedImageProvider(for: Data(bytes), options: limits) {
                 _ = try? animated.frame(at: animated.frameCount - 1)
             }
         }

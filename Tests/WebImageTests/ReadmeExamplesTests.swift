@@ -102,7 +102,7 @@ func show(_ urls: [URL], in views: [AvatarView], manager: ImageManager) {
 }
 
 func posterAndLength(of animation: Data) throws -> (Image?, Duration) {
-    guard let coder = try CodersManager.shared.animatedCoder(for: animation, maximumBufferedFrames: 3) else {
+    guard let coder = try CodersManager.shared.animatedImageProvider(for: animation, maximumBufferedFrames: 3) else {
         return (try CodersManager.shared.decode(animation), .zero)  // a still image
     }
     let total = (0..<coder.frameCount).reduce(Duration.zero) { $0 + coder.duration(at: $1) }
@@ -112,10 +112,10 @@ func posterAndLength(of animation: Data) throws -> (Image?, Duration) {
 /// Partial images of a download that arrives in `pieces`, each time the picture has improved.
 func previews(of pieces: [Data]) -> [Image] {
     var received = Data()
-    var coder: (any ProgressiveImageCoder)?
+    var coder: (any IncrementalImageDecoder)?
     return pieces.compactMap { piece in
         received.append(piece)
-        coder = coder ?? CodersManager.shared.progressiveCoder(for: received)
+        coder = coder ?? CodersManager.shared.incrementalDecoder(for: received)
         return coder?.update(received)  // nil: nothing new yet
     }
 }

@@ -207,7 +207,7 @@ enum CompareWorkloads {
         let data = Data(input)
         let header = try ImageHeader(data: data)
         let timed = try measure(rounds: rounds) {
-            guard let coder = CodersManager.shared.progressiveCoder(for: data) else {
+            guard let coder = CodersManager.shared.incrementalDecoder(for: data) else {
                 throw WebImageError(.unsupportedFormat, "no progressive coder")
             }
             var partials = 0

@@ -26,11 +26,11 @@ public func fuzzDecoding(_ bytes: UnsafePointer<UInt8>, _ count: Int, with coder
         _ = try? manager.encode(kept, as: format)
     }
     // The progressive coder keeps its codec's state between pieces: feed it ten of them.
-    if let progressive = manager.progressiveCoder(for: data, options: DecodeOptions(limits: limits)) {
+    if let progressive = manager.incrementalDecoder(for: data, options: DecodeOptions(limits: limits)) {
         for end in stride(from: max(1, count / 10), to: count, by: max(1, count / 10)) { _ = progressive.update(data.prefix(end)) }
         _ = progressive.update(data)
     }
-    if let animated = try? manager.animatedCoder(for: data, options: DecodeOptions(limits: limits), maximumBufferedFrames: 2) {
+    if let animated = try? manager.animatedImageProvider(for: data, options: DecodeOptions(limits: limits), maximumBufferedFrames: 2) {
         _ = try? animated.frame(at: animated.frameCount - 1)
         _ = try? animated.frame(at: 0)
     }

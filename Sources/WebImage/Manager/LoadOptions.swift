@@ -61,7 +61,8 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     /// so this is the behaviour whether or not it is set.
     @available(
         *, deprecated,
-        message: "no effect: an animation's frames are always decoded together (use CodersManager.animatedCoder for frames on demand)"
+        message:
+            "no effect: an animation's frames are always decoded together (use CodersManager.animatedImageProvider for frames on demand)"
     )
     public static let preloadAllFrames = LoadOptions(rawValue: 1 << 20)
     /// No effect on Linux: there is one image type, `Image`.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Turns the bytes of a progressive download into partial images through the format's
-/// ``ProgressiveImageCoder`` (made from the first bytes): at most one decode at a time, always
+/// ``IncrementalImageDecoder`` (made from the first bytes): at most one decode at a time, always
 /// of the newest bytes. Partial images are never transformed or stored.
 final class PartialImageDecoder: Sendable {
     private struct State {
@@ -9,7 +9,7 @@ final class PartialImageDecoder: Sendable {
         var pending: Data?
         var stopped = false
         var lastByteCount = 0
-        var coder: (any ProgressiveImageCoder)?
+        var coder: (any IncrementalImageDecoder)?
         var hasCoder = false
     }
 
@@ -44,10 +44,10 @@ final class PartialImageDecoder: Sendable {
     }
 
     /// The download's progressive coder, made once from the first bytes that sniff as a format.
-    private func coder(for data: Data) -> (any ProgressiveImageCoder)? {
+    private func coder(for data: Data) -> (any IncrementalImageDecoder)? {
         state.withLock { state in
             if !state.hasCoder, ImageFormat(sniffing: data) != nil {
-                state.coder = request.coders.progressiveCoder(for: data, options: manager.decodeOptions(for: request, partial: true))
+                state.coder = request.coders.incrementalDecoder(for: data, options: manager.decodeOptions(for: request, partial: true))
                 state.hasCoder = true
             }
             return state.coder

@@ -3,7 +3,7 @@
 /// ``maximumBufferedFrames``), so playing the animation through costs one composition per frame
 /// and a bounded amount of memory. Asking for an earlier frame that is no longer buffered replays
 /// the animation from the start.
-package final class AnimatedImageDecoder: AnimatedImageCoder {
+package final class AnimatedImageDecoder: AnimatedImageProvider {
     private struct State {
         var source: any AnimationFrameSource
         /// The index of the frame `source.next()` returns.

@@ -78,14 +78,14 @@ public final class CodersManager: Sendable {
 
     /// An animation decoded on demand (GIF, APNG or animated WebP with the built-in coders),
     /// keeping at most `maximumBufferedFrames` composed frames; nil for a still image or a
-    /// format whose newest coder has no ``AnimatedImageCoding``.
+    /// format whose newest coder has no ``AnimatedImageCoder``.
     /// - Throws: the coder's error when the file is an animation that cannot be read.
-    public func animatedCoder(for data: Data, options: DecodeOptions = DecodeOptions(), maximumBufferedFrames: Int = 4)
-        throws(WebImageError) -> (any AnimatedImageCoder)?
+    public func animatedImageProvider(for data: Data, options: DecodeOptions = DecodeOptions(), maximumBufferedFrames: Int = 4)
+        throws(WebImageError) -> (any AnimatedImageProvider)?
     {
-        guard let format = ImageFormat(sniffing: data), let coder = newest(for: format) as? any AnimatedImageCoding else { return nil }
+        guard let format = ImageFormat(sniffing: data), let coder = newest(for: format) as? any AnimatedImageCoder else { return nil }
         guard
-            let animated = try coder.animatedCoder(
+            let animated = try coder.animatedImageProvider(
                 for: data, format: format, options: options, maximumBufferedFrames: maximumBufferedFrames)
         else { return nil }
         return ColorManagedAnimatedCoder.wrapping(animated, data: data, format: format, options: options)
@@ -93,10 +93,10 @@ public final class CodersManager: Sendable {
 
     /// A decoder for one download whose first bytes are `data`, showing partial images as more
     /// arrive: JPEG (scan by scan, or rows), PNG (rows, or Adam7 passes) and WebP (rows) with the
-    /// built-in coders; nil for a format whose newest coder has no ``ProgressiveImageCoding``.
-    public func progressiveCoder(for data: Data, options: DecodeOptions = DecodeOptions()) -> (any ProgressiveImageCoder)? {
-        guard let format = ImageFormat(sniffing: data), let coder = newest(for: format) as? any ProgressiveImageCoding else { return nil }
-        guard let progressive = coder.progressiveCoder(for: format, options: options) else { return nil }
+    /// built-in coders; nil for a format whose newest coder has no ``ProgressiveImageCoder``.
+    public func incrementalDecoder(for data: Data, options: DecodeOptions = DecodeOptions()) -> (any IncrementalImageDecoder)? {
+        guard let format = ImageFormat(sniffing: data), let coder = newest(for: format) as? any ProgressiveImageCoder else { return nil }
+        guard let progressive = coder.incrementalDecoder(for: format, options: options) else { return nil }
         return SourceMetadata.formats.contains(format)
             ? ColorManagedProgressiveCoder(progressive, format: format, options: options) : progressive
     }

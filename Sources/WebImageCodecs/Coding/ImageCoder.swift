@@ -2,8 +2,8 @@ public import Foundation
 
 /// Decodes and encodes images of some formats (SDWebImage's `SDImageCoder`).
 ///
-/// Coders are plugins: ``CodersManager`` asks each, newest first, whether it handles a format.
-/// A coder must throw a `WebImageError` for bad input, never crash or print.
+/// Coders are plugins: ``CodersManager`` asks each, newest first, whether it handles a format. A
+/// coder must throw a `WebImageError` for bad input, never crash or print.
 public protocol ImageCoder: Sendable {
     /// Whether the coder decodes `format`.
     func canDecode(_ format: ImageFormat) -> Bool
@@ -15,19 +15,22 @@ public protocol ImageCoder: Sendable {
     func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data
 }
 
-/// A coder that can also decode an image while it downloads. ``CodersManager`` asks the newest
-/// coder for the format that conforms; a plugin adds progressive decoding for its format by
-/// conforming too.
-public protocol ProgressiveImageCoding: ImageCoder {
+/// A coder that can also decode an image while it downloads (SDWebImage's
+/// `SDProgressiveImageCoder`), by making an ``IncrementalImageDecoder`` per download.
+/// ``CodersManager`` asks the newest coder for the format that conforms; a plugin adds progressive
+/// decoding for its format by conforming too.
+public protocol ProgressiveImageCoder: ImageCoder {
     /// A new decoder for one download of `format`, or nil when this coder has none for it.
-    func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)?
+    func incrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)?
 }
 
-/// A coder that can also decode animations on demand, frame by frame. ``CodersManager`` asks
-/// the newest coder for the format that conforms.
-public protocol AnimatedImageCoding: ImageCoder {
+/// A coder that can also decode animations on demand, frame by frame (SDWebImage's
+/// `SDAnimatedImageCoder`), by making an ``AnimatedImageProvider`` per animation. ``CodersManager``
+/// asks the newest coder for the format that conforms.
+public protocol AnimatedImageCoder: ImageCoder {
     /// An animation over `data` (of `format`), or nil for a still image.
     /// - Throws: when `data` is an animation that cannot be read or is over the limits.
-    func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int) throws(WebImageError)
-        -> (any AnimatedImageCoder)?
+    func animatedImageProvider(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
+        throws(WebImageError)
+        -> (any AnimatedImageProvider)?
 }

@@ -3,12 +3,12 @@ import Foundation
 /// A progressive coder whose partial images are converted to sRGB as ``CodersManager/decode(_:options:)``
 /// converts the whole image, from the profile in the bytes so far (a JPEG's, PNG's or WebP's
 /// colour metadata comes before its pixels), so the last partial image is the final one.
-final class ColorManagedProgressiveCoder: ProgressiveImageCoder {
-    private let inner: any ProgressiveImageCoder
+final class ColorManagedProgressiveCoder: IncrementalImageDecoder {
+    private let inner: any IncrementalImageDecoder
     private let format: ImageFormat
     private let options: DecodeOptions
 
-    init(_ inner: any ProgressiveImageCoder, format: ImageFormat, options: DecodeOptions) {
+    init(_ inner: any IncrementalImageDecoder, format: ImageFormat, options: DecodeOptions) {
         self.inner = inner
         self.format = format
         self.options = options
@@ -23,13 +23,13 @@ final class ColorManagedProgressiveCoder: ProgressiveImageCoder {
 
 /// An animated coder whose frames are converted to sRGB from the file's colour profile, unless
 /// the decode keeps the profile.
-final class ColorManagedAnimatedCoder: AnimatedImageCoder {
-    private let inner: any AnimatedImageCoder
+final class ColorManagedAnimatedCoder: AnimatedImageProvider {
+    private let inner: any AnimatedImageProvider
     private let transform: ColorManagement.Transform
 
     /// The coder itself when its file needs no conversion.
-    static func wrapping(_ inner: any AnimatedImageCoder, data: Data, format: ImageFormat, options: DecodeOptions)
-        -> any AnimatedImageCoder
+    static func wrapping(_ inner: any AnimatedImageProvider, data: Data, format: ImageFormat, options: DecodeOptions)
+        -> any AnimatedImageProvider
     {
         guard !options.keepsColorProfile, let colorSpace = SourceMetadata(data, format: format).colorSpace,
             let profile = ColorManagement.profileData(colorSpace),
@@ -38,7 +38,7 @@ final class ColorManagedAnimatedCoder: AnimatedImageCoder {
         return ColorManagedAnimatedCoder(inner, transform: transform)
     }
 
-    private init(_ inner: any AnimatedImageCoder, transform: ColorManagement.Transform) {
+    private init(_ inner: any AnimatedImageProvider, transform: ColorManagement.Transform) {
         self.inner = inner
         self.transform = transform
     }

@@ -31,10 +31,10 @@ public struct GIFCoder: ImageCoder {
     }
 }
 
-extension GIFCoder: AnimatedImageCoding {
+extension GIFCoder: AnimatedImageCoder {
     /// A GIF's frames on demand; nil for a GIF of one frame.
-    public func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
-        throws(WebImageError) -> (any AnimatedImageCoder)?
+    public func animatedImageProvider(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
+        throws(WebImageError) -> (any AnimatedImageProvider)?
     {
         guard format == .gif else { return nil }
         return AnimatedImageDecoder.ifAnimated(

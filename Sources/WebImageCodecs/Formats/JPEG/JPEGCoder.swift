@@ -167,9 +167,9 @@ public struct JPEGCoder: ImageCoder {
     }
 }
 
-extension JPEGCoder: ProgressiveImageCoding {
+extension JPEGCoder: ProgressiveImageCoder {
     /// Scan by scan for a progressive JPEG, rows for a baseline one.
-    public func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)? {
+    public func incrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)? {
         format == .jpeg ? ProgressiveJPEGDecoder(options: options) : nil
     }
 }

@@ -10,7 +10,7 @@ import CWebImageCodecs
 /// scan by scan. A baseline JPEG shows its rows top down as they arrive, each time at least an
 /// eighth more of the height is ready; rows not yet received are transparent. Thumbnails decode
 /// at the DCT scale a full decode would use and are resampled the rest of the way.
-package final class ProgressiveJPEGDecoder: ProgressiveImageCoder {
+package final class ProgressiveJPEGDecoder: IncrementalImageDecoder {
     /// The libjpeg stream and what the header said about the colours and the orientation.
     private struct Stream {
         let handle: OpaquePointer

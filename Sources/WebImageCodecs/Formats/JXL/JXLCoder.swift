@@ -12,7 +12,7 @@ import CJXL
 /// mapping: 0.9 is distance 1, cjxl's default), or lossless with ``EncodeOptions/lossless``;
 /// ``EncodeOptions/jxlEffort``; alpha; animations with their frame durations and repetition
 /// count; the image's colour profile embedded.
-public struct JXLCoder: ImageCoder, AnimatedImageCoding {
+public struct JXLCoder: ImageCoder, AnimatedImageCoder {
     /// The most frames an animation may have. 10,000, as for AVIF.
     public static let maximumFrames = 10_000
 
@@ -27,8 +27,8 @@ public struct JXLCoder: ImageCoder, AnimatedImageCoding {
         return try source.image(options: options, inputSize: data.count, format: .jpegXL)
     }
 
-    public func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
-        throws(WebImageError) -> (any AnimatedImageCoder)?
+    public func animatedImageProvider(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
+        throws(WebImageError) -> (any AnimatedImageProvider)?
     {
         guard format == .jpegXL else { return nil }
         return AnimatedImageDecoder.ifAnimated(

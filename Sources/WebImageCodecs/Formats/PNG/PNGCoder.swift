@@ -197,15 +197,15 @@ public struct PNGCoder: ImageCoder {
 
 }
 
-extension PNGCoder: ProgressiveImageCoding, AnimatedImageCoding {
+extension PNGCoder: ProgressiveImageCoder, AnimatedImageCoder {
     /// Rows, or Adam7 passes for an interlaced PNG.
-    public func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)? {
+    public func incrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)? {
         format == .png ? ProgressivePNGDecoder(options: options) : nil
     }
 
     /// An APNG's frames on demand; nil for a still PNG.
-    public func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
-        throws(WebImageError) -> (any AnimatedImageCoder)?
+    public func animatedImageProvider(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
+        throws(WebImageError) -> (any AnimatedImageProvider)?
     {
         guard format == .png, data.withUnsafeBytes({ APNGReader.isAnimated($0) }) else { return nil }
         let opening = try data.withTypedBytes { bytes throws(WebImageError) in

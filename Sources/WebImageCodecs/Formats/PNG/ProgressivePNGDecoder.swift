@@ -5,7 +5,7 @@ import CWebImageCodecs
 /// for the whole download and fed only the bytes that are new: the rows received so far, the
 /// rest transparent; an interlaced PNG shows after each complete Adam7 pass, its missing pixels
 /// still transparent.
-package final class ProgressivePNGDecoder: ProgressiveImageCoder {
+package final class ProgressivePNGDecoder: IncrementalImageDecoder {
     private let options: DecodeOptions
     private let feed = Locked(IncrementalFeed<OpaquePointer>())
 

@@ -5,7 +5,7 @@ import CWebP
 /// kept for the whole download and given only the bytes that are new: the rows decoded so far,
 /// the rest transparent, each time more rows are ready. Animated WebP shows nothing until
 /// complete.
-package final class ProgressiveWebPDecoder: ProgressiveImageCoder {
+package final class ProgressiveWebPDecoder: IncrementalImageDecoder {
     private struct State {
         var feed = IncrementalFeed<OpaquePointer>()
         var shownRows = 0

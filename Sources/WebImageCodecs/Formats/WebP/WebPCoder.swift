@@ -205,15 +205,15 @@ public struct WebPCoder: ImageCoder {
     }
 }
 
-extension WebPCoder: ProgressiveImageCoding, AnimatedImageCoding {
+extension WebPCoder: ProgressiveImageCoder, AnimatedImageCoder {
     /// Rows, as libwebp's incremental decoder gives them.
-    public func progressiveCoder(for format: ImageFormat, options: DecodeOptions) -> (any ProgressiveImageCoder)? {
+    public func incrementalDecoder(for format: ImageFormat, options: DecodeOptions) -> (any IncrementalImageDecoder)? {
         format == .webP ? ProgressiveWebPDecoder(options: options) : nil
     }
 
     /// An animated WebP's frames on demand; nil for a still one.
-    public func animatedCoder(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
-        throws(WebImageError) -> (any AnimatedImageCoder)?
+    public func animatedImageProvider(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
+        throws(WebImageError) -> (any AnimatedImageProvider)?
     {
         guard format == .webP, Self.isAnimated(data) else { return nil }
         return AnimatedImageDecoder.ifAnimated(

@@ -1,7 +1,8 @@
-/// An animation decoded on demand (SDWebImage's `SDAnimatedImageCoder`): the frame count, loop
-/// count and durations come from the file's headers; a frame's pixels are composed only when
-/// asked for. `CodersManager.animatedCoder(for:options:)` makes one for GIF, APNG and WebP.
-public protocol AnimatedImageCoder: AnyObject, Sendable {
+/// An animation decoded on demand (SDWebImage's `SDAnimatedImageProvider`), made by an
+/// ``AnimatedImageCoder``: the frame count, loop count and durations come from the file's headers;
+/// a frame's pixels are composed only when asked for.
+/// `CodersManager.animatedImageProvider(for:options:)` makes one for GIF, APNG and WebP.
+public protocol AnimatedImageProvider: AnyObject, Sendable {
     /// How many frames the animation has.
     var frameCount: Int { get }
     /// How many times it plays; 0 means forever.

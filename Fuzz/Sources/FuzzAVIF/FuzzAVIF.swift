@@ -4,6 +4,6 @@ import WebImageCodecs
 /// libFuzzer entry point for the AVIF decoder (see ``fuzzDecoding(_:_:with:)``).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    fuzzDecoding(bytes, count, with: AVIFCoder())
+    fuzzDecoding(bytes, count, with: builtInCoder(for: .avif))
     return 0
 }

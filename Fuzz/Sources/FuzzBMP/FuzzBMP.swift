@@ -4,6 +4,6 @@ import WebImageCodecs
 /// libFuzzer entry point for the BMP and ICO decoder (see ``fuzzDecoding(_:_:with:)``).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    fuzzDecoding(bytes, count, with: BMPCoder())
+    fuzzDecoding(bytes, count, with: builtInCoder(for: .bmp))
     return 0
 }

@@ -1,10 +1,18 @@
 import Foundation
 public import WebImageCodecs
 
+/// The built-in coder for `format` (the coders themselves are not public: a manager lists them).
+public func builtInCoder(for format: ImageFormat) -> any ImageCoder {
+    guard let coder = CodersManager.builtInCoders.first(where: { $0.canDecode(format) }) else {
+        preconditionFailure("no built-in coder decodes \(format)")
+    }
+    return coder
+}
+
 /// What every fuzz target does with its input: it must decode through `coder` or fail with a
 /// WebImageError, never crash, leak or allocate past the limits — at full size, as a thumbnail
-/// and first frame only, with truncated data allowed, through the progressive coder (fed in ten
-/// pieces), through the lazy animated coder, and through `CodersManager`'s decode with its colour
+/// and first frame only, with truncated data allowed, through the incremental decoder (fed in ten
+/// pieces), through the animated image provider, and through `CodersManager`'s decode with its colour
 /// conversion and metadata, re-encoded with the metadata kept.
 public func fuzzDecoding(_ bytes: UnsafePointer<UInt8>, _ count: Int, with coder: any ImageCoder) {
     let data = Data(bytes: bytes, count: count)

@@ -4,6 +4,6 @@ import WebImageCodecs
 /// libFuzzer entry point for the TIFF decoder (see ``fuzzDecoding(_:_:with:)``).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    fuzzDecoding(bytes, count, with: TIFFCoder())
+    fuzzDecoding(bytes, count, with: builtInCoder(for: .tiff))
     return 0
 }

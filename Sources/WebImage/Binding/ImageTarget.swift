@@ -44,8 +44,8 @@ extension ImageTarget {
         placeholder: Image? = nil,
         options: LoadOptions = [],
         context: LoadContext = LoadContext(),
-        progress: ImageManager.ProgressHandler? = nil,
-        completed: ImageManager.CompletionHandler? = nil
+        progress: (@Sendable (_ received: Int64, _ expected: Int64?, _ url: URL) -> Void)? = nil,
+        completed: (@Sendable (Result<ImageResult, WebImageError>) -> Void)? = nil
     ) -> LoadOperation? {
         let key = context.setImageOperationKey ?? defaultOperationKey
         let state = imageLoadState

@@ -15,10 +15,11 @@ import Tracing
 /// let result = try await ImageManager.shared.image(for: url, context: context)
 /// ```
 public final class ImageManager: Sendable {
-    /// Reports bytes received so far, the expected total when known, and the URL.
-    public typealias ProgressHandler = @Sendable (_ received: Int64, _ expected: Int64?, _ url: URL) -> Void
+    /// Reports bytes received so far, the expected total when known, and the URL. (The public
+    /// entry points spell the closure types out, so that a reader sees them where they are used.)
+    package typealias ProgressHandler = @Sendable (_ received: Int64, _ expected: Int64?, _ url: URL) -> Void
     /// Receives each image the load delivers (see ``loadImage(with:options:context:progress:completed:)``), or its error.
-    public typealias CompletionHandler = @Sendable (Result<ImageResult, WebImageError>) -> Void
+    package typealias CompletionHandler = @Sendable (Result<ImageResult, WebImageError>) -> Void
 
     /// The manager targets and the prefetcher use unless told otherwise: ``ImageCache/shared``
     /// and the HTTP, `file:` and `data:` loaders.
@@ -136,8 +137,8 @@ public final class ImageManager: Sendable {
         with url: URL?,
         options: LoadOptions = [],
         context: LoadContext = LoadContext(),
-        progress: ProgressHandler? = nil,
-        completed: @escaping CompletionHandler
+        progress: (@Sendable (_ received: Int64, _ expected: Int64?, _ url: URL) -> Void)? = nil,
+        completed: @escaping @Sendable (Result<ImageResult, WebImageError>) -> Void
     ) -> LoadOperation? {
         // The hit is answered before a request is made: making one copies the context.
         if let url, let hit = memoryHit(url, options: options, context: context) {
@@ -150,7 +151,10 @@ public final class ImageManager: Sendable {
     /// Loads the image a request names: ``loadImage(with:options:context:progress:completed:)``
     /// for a full request (method, headers, body, timeout).
     @discardableResult
-    public func loadImage(with request: ImageRequest, progress: ProgressHandler? = nil, completed: @escaping CompletionHandler)
+    public func loadImage(
+        with request: ImageRequest, progress: (@Sendable (_ received: Int64, _ expected: Int64?, _ url: URL) -> Void)? = nil,
+        completed: @escaping @Sendable (Result<ImageResult, WebImageError>) -> Void
+    )
         -> LoadOperation?
     {
         if let url = request.url, let hit = memoryHit(url, options: request.options, context: request.context) {

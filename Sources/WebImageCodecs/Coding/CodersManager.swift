@@ -9,12 +9,15 @@ public final class CodersManager: Sendable {
 
     private let coders: Locked<[any ImageCoder]>
 
+    /// The built-in coders, one per format family, in the order a new manager holds them: PNG
+    /// (and APNG), JPEG, GIF, WebP, AVIF, BMP (and ICO), TIFF, HEIF, JPEG XL, SVG. A manager of a
+    /// few of them is these, filtered by ``ImageCoder/canDecode(_:)``.
+    public static let builtInCoders: [any ImageCoder] = [
+        PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), BMPCoder(), TIFFCoder(), HEIFCoder(), JXLCoder(), SVGCoder(),
+    ]
+
     /// A manager with the given coders, the last one preferred; by default the built-in ones.
-    public init(
-        coders: [any ImageCoder] = [
-            PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), BMPCoder(), TIFFCoder(), HEIFCoder(), JXLCoder(), SVGCoder(),
-        ]
-    ) {
+    public init(coders: [any ImageCoder] = CodersManager.builtInCoders) {
         self.coders = Locked(coders)
     }
 

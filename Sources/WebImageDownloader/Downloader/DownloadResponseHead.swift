@@ -16,7 +16,7 @@ public struct DownloadResponseHead: Sendable, HTTPHeaderLookup {
 /// The head of a 304, attached to `WebImageError.Code.notModified` as its underlying error, so
 /// that a cache can refresh the stored copy's freshness from the new `Cache-Control`, `Date`
 /// and `Age`.
-public struct NotModifiedResponse: Error, Sendable {
+package struct NotModifiedResponse: Error, Sendable {
     /// The 304's status and headers.
     public let head: DownloadResponseHead
 }

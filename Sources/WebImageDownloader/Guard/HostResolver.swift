@@ -67,7 +67,7 @@ public struct StaticHostResolver: HostResolver {
 }
 
 /// A name that did not resolve.
-public struct HostResolutionError: Error, Sendable, CustomStringConvertible {
+package struct HostResolutionError: Error, Sendable, CustomStringConvertible {
     /// The name looked up.
     public let host: String
     /// The resolver's reason.

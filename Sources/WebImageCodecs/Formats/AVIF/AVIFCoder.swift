@@ -11,7 +11,7 @@ import CAVIF
 /// quantizer 0, 0 is 63), ``EncodeOptions/avifSpeed``, alpha at the same quantizer; an animated
 /// image becomes an image sequence with its frame durations; the image's colour profile is
 /// embedded. AVIF cannot be scaled while decoded: a thumbnail is resampled from the full size.
-public struct AVIFCoder: ImageCoder, AnimatedImageCoder {
+package struct AVIFCoder: ImageCoder, AnimatedImageCoder {
     /// The most frames a sequence may have. 10,000.
     public static let maximumFrames = 10_000
 

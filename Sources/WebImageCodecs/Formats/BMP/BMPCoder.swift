@@ -10,7 +10,7 @@ public import Foundation
 /// format's original readers take it). ICO and CUR: the entry nearest the thumbnail asked for
 /// (else the largest), a PNG inside decoded by the PNG coder, a BMP inside with its AND mask as
 /// transparency (32-bit entries use their alpha). Decoding only: the formats are read, not written.
-public struct BMPCoder: ImageCoder {
+package struct BMPCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 

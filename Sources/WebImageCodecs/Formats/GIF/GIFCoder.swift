@@ -11,7 +11,7 @@ import CGIF
 /// (a frame is held at its declared size, however small the canvas); all frames together count
 /// toward the pixel budget.
 /// Encodes still and animated GIFs with giflib's quantiser.
-public struct GIFCoder: ImageCoder {
+package struct GIFCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 

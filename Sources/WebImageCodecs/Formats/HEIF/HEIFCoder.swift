@@ -11,7 +11,7 @@ import CHEIF
 /// (``canEncode(to:)`` says): 4:2:0 at ``EncodeOptions/quality`` (libheif's 0 to 100 scale), alpha,
 /// the colour profile; always lossy, and an animation keeps its first frame (libheif 1.15 writes
 /// no image sequences).
-public struct HEIFCoder: ImageCoder {
+package struct HEIFCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 

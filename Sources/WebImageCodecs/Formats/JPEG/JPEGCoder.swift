@@ -11,7 +11,7 @@ import CTurboJPEG
 /// padding after a segment) decodes as browsers show it, the warnings in ``Image/warnings``. A
 /// file that ends before its image data does is a `WebImageError.Code.decodeFailed`, not a
 /// grey-filled success, unless ``DecodeOptions/acceptTruncatedImages`` asks for what arrived.
-public struct JPEGCoder: ImageCoder {
+package struct JPEGCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 

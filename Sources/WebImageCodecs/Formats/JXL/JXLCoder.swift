@@ -12,7 +12,7 @@ import CJXL
 /// mapping: 0.9 is distance 1, cjxl's default), or lossless with ``EncodeOptions/lossless``;
 /// ``EncodeOptions/jxlEffort``; alpha; animations with their frame durations and repetition
 /// count; the image's colour profile embedded.
-public struct JXLCoder: ImageCoder, AnimatedImageCoder {
+package struct JXLCoder: ImageCoder, AnimatedImageCoder {
     /// The most frames an animation may have. 10,000, as for AVIF.
     public static let maximumFrames = 10_000
 

@@ -10,7 +10,7 @@ import CWebImageCodecs
 /// PNG never holds its full 400 MB of pixels. Animated PNG
 /// (APNG) is read and written through `APNGReader` and `APNGWriter`, with libpng decoding
 /// and encoding each frame.
-public struct PNGCoder: ImageCoder {
+package struct PNGCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 

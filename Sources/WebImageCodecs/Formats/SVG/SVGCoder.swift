@@ -11,7 +11,7 @@ import CRSVG
 /// `file:` or `http:` reference, XInclude or CSS `@import` (tested with a local file, `/etc/passwd`
 /// and a loopback server); `data:` URLs inside the document are drawn.
 /// Decoding only: nothing encodes SVG.
-public struct SVGCoder: ImageCoder {
+package struct SVGCoder: ImageCoder {
     /// What librsvg resolves lengths in inches, millimetres and points with: CSS's 96.
     static let dotsPerInch = 96.0
     /// The size a document without one is drawn at: CSS's default for replaced elements.

@@ -15,7 +15,7 @@ import CWebImageCodecs
 ///
 /// Encoding: 8-bit RGB, or RGBA with unassociated alpha, deflate with the horizontal predictor;
 /// each frame a page.
-public struct TIFFCoder: ImageCoder {
+package struct TIFFCoder: ImageCoder {
     /// The most pages read from one file. 1,000.
     public static let maximumPages = 1_000
 

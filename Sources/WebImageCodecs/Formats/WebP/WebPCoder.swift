@@ -7,7 +7,7 @@ import CWebP
 /// each frame the composed canvas, with durations (under 0.011 s becomes 0.1 s, as for GIF)
 /// and the loop count. Canvas size and frame count are checked against the limits first.
 /// Encodes still (lossy or lossless) and animated WebP.
-public struct WebPCoder: ImageCoder {
+package struct WebPCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 

@@ -50,10 +50,17 @@ package struct Subscribers<Event: Sendable, Priority: Comparable & Sendable>: Se
     /// then stop. Removing an unknown id (a caller already finished) changes nothing.
     @inlinable
     package mutating func remove(_ id: Int) -> Bool {
-        guard let index = ids.firstIndex(of: id) else { return false }
+        take(id).wasLast
+    }
+
+    /// Removes a caller and returns it, to be told itself why it stopped; `wasLast` as
+    /// ``remove(_:)`` answers. An unknown id gives nil and false.
+    @inlinable
+    package mutating func take(_ id: Int) -> (member: Subscriber?, wasLast: Bool) {
+        guard let index = ids.firstIndex(of: id) else { return (nil, false) }
         ids.remove(at: index)
-        members.remove(at: index)
-        return members.isEmpty && !isFinished
+        let member = members.remove(at: index)
+        return (member, members.isEmpty && !isFinished)
     }
 
     /// Changes a caller's priority; returns the work's priority afterwards.
@@ -80,6 +87,10 @@ package struct Subscribers<Event: Sendable, Priority: Comparable & Sendable>: Se
     /// Whether no caller is left.
     @inlinable
     package var isEmpty: Bool { members.isEmpty }
+
+    /// How many callers there are.
+    @inlinable
+    package var count: Int { members.count }
 
     /// The callers an event goes to: a partial result only to those who asked for one.
     @inlinable
@@ -143,4 +154,8 @@ package struct CoalescingTable<Key: Hashable & Sendable, Work: AnyObject & Senda
     /// How many works are in progress.
     @inlinable
     package var count: Int { works.count }
+
+    /// The works in progress, in no order.
+    @inlinable
+    package var all: Dictionary<Key, Work>.Values { works.values }
 }

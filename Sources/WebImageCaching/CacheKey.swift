@@ -17,13 +17,11 @@
 /// `https://x.com/a.png{thumbnail:300x200:fit}`. Because a lone `{` appears only where a variant
 /// part starts, no original and no variant can spell another's string form.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
-    /// A requested thumbnail (`ThumbnailSize`): one of the parts that make a variant.
-    public typealias Thumbnail = ThumbnailSize
 
     /// The key of the original image.
     public let original: String
     /// The thumbnail variant, if any.
-    public let thumbnail: Thumbnail?
+    public let thumbnail: ThumbnailSize?
     /// The transformer's key, if the image is transformed.
     public let transformerKey: String?
     /// The scale factor given with the request, if any.
@@ -33,7 +31,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     @usableFromInline let precomputedHash: Int
 
     /// Creates a key; with only `original`, the key of the original image.
-    public init(_ original: String, thumbnail: Thumbnail? = nil, transformerKey: String? = nil, scale: Double? = nil) {
+    public init(_ original: String, thumbnail: ThumbnailSize? = nil, transformerKey: String? = nil, scale: Double? = nil) {
         self.original = original
         self.thumbnail = thumbnail
         self.transformerKey = transformerKey

@@ -61,7 +61,7 @@ struct ConvertCommand: AsyncParsableCommand {
         outputOptions.bootstrapLogging()
         guard let data = FileManager.default.contents(atPath: input) else { throw CommandFailure("cannot read \(input)") }
         var image: Image
-        let thumbnail = try shaping.thumbnail().map { CacheKey.Thumbnail(width: $0.width, height: $0.height) }
+        let thumbnail = try shaping.thumbnail().map { ThumbnailSize(width: $0.width, height: $0.height) }
         do {
             image = try CodersManager.shared.decode(
                 data,

@@ -38,7 +38,7 @@ struct CacheKeyTests {
         for _ in 0..<10_000 {
             let thumbnail =
                 generator.next() % 3 == 0
-                ? CacheKey.Thumbnail(
+                ? ThumbnailSize(
                     width: Int(generator.next() % 3), height: Int(generator.next() % 3), preservesAspectRatio: generator.next() % 2 == 0)
                 : nil
             let key = CacheKey(

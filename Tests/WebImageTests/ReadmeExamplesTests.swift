@@ -46,7 +46,7 @@ func cacheThumbnail(_ bytes: Data, for url: String) throws -> Data? {
 let memory = MemoryCache<[UInt8]>(configuration: MemoryCacheConfiguration(costLimit: 64 * 1024 * 1024))
 
 func remember(_ pixels: [UInt8], for url: String) -> [UInt8]? {
-    let key = CacheKey(url, thumbnail: CacheKey.Thumbnail(width: 300, height: 200))
+    let key = CacheKey(url, thumbnail: ThumbnailSize(width: 300, height: 200))
     memory.insert(pixels, for: key, cost: pixels.count)
     return memory.value(for: key)  // a lock and a lookup; no allocation
 }

@@ -63,7 +63,7 @@ enum CompareWorkloads {
         case "progressive":
             report(try progressiveWorkload(input, pieceSize: 16 * 1024, rounds: rounds))
         case "thumbnail":
-            report(try decodeWorkload(input, thumbnail: CacheKey.Thumbnail(width: 300, height: 300), rounds: rounds))
+            report(try decodeWorkload(input, thumbnail: ThumbnailSize(width: 300, height: 300), rounds: rounds))
         case "resize":
             report(try transformWorkload(input, ResizingTransformer(width: 300, height: 200, filter: .lanczos3), rounds: rounds))
         case "blur":
@@ -219,7 +219,7 @@ enum CompareWorkloads {
         return (Double(timed.operations) * Double(header.pixelCount) / 1e6, timed.seconds)
     }
 
-    private static func decodeWorkload(_ input: [UInt8], thumbnail: CacheKey.Thumbnail?, rounds: Int) throws -> (
+    private static func decodeWorkload(_ input: [UInt8], thumbnail: ThumbnailSize?, rounds: Int) throws -> (
         operations: Double, seconds: Double
     ) {
         let data = Data(input)

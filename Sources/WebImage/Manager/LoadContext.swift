@@ -74,8 +74,8 @@ public struct LoadContext: Sendable {
     }
 
     /// The thumbnail request these keys describe.
-    var thumbnail: CacheKey.Thumbnail? {
+    var thumbnail: ThumbnailSize? {
         guard let size = imageThumbnailPixelSize, size.width > 0, size.height > 0 else { return nil }
-        return CacheKey.Thumbnail(width: size.width, height: size.height, preservesAspectRatio: imagePreserveAspectRatio ?? true)
+        return ThumbnailSize(width: size.width, height: size.height, preservesAspectRatio: imagePreserveAspectRatio ?? true)
     }
 }

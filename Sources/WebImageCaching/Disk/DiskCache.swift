@@ -199,7 +199,7 @@ public final class DiskCache: Sendable {
     }
 
     /// The index entry for `key`, without marking it used; nil when absent or expired.
-    public func entry(for key: String) -> DiskCacheEntry? {
+    package func entry(for key: String) -> DiskCacheEntry? {
         let id = FileID(key: key)
         let now = self.now()
         return state.withLock { state in
@@ -218,7 +218,7 @@ public final class DiskCache: Sendable {
         entry(for: key) != nil
     }
 
-    /// Where the file for `key` is, or would be; a packed entry (``DiskCacheEntry/isPacked``) has
+    /// Where the file for `key` is, or would be; a packed entry (`DiskCacheEntry.isPacked`) has
     /// no file there.
     public func path(for key: String) -> URL {
         let id = FileID(key: key)
@@ -227,11 +227,11 @@ public final class DiskCache: Sendable {
     }
 
     /// Every entry, least recently used first.
-    public func entries() -> [DiskCacheEntry] {
+    package func entries() -> [DiskCacheEntry] {
         state.withLock { $0.index.oldestFirst().map(\.value) }
     }
 
-    /// The bytes the entries take on disk (``DiskCacheEntry/storedSize``, summed).
+    /// The bytes the entries take on disk (`DiskCacheEntry.storedSize`, summed).
     public var totalSize: Int {
         state.withLock { $0.index.totalCost }
     }

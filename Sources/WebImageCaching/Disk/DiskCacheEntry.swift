@@ -1,7 +1,7 @@
 public import Foundation
 
 /// One entry of a ``DiskCache``, as its index knows it.
-public struct DiskCacheEntry: Sendable, Equatable {
+package struct DiskCacheEntry: Sendable, Equatable {
     /// The key the entry was stored under; nil for an entry recovered by a directory scan after
     /// the journal was lost (its data is still found by key).
     public let key: String?

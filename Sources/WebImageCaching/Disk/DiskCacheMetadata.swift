@@ -15,8 +15,8 @@ public struct DiskCacheMetadata: Sendable, Equatable {
     /// Caller-defined bytes stored with the entry.
     public var extendedData: Data?
     /// How long the response may be used without asking the origin, from its caching headers;
-    /// consulted only by a manager that respects them.
-    public var freshness: HTTPFreshness?
+    /// consulted only by a manager that respects them, which sets it from the response.
+    package var freshness: HTTPFreshness?
 
     /// Creates metadata; every field is optional.
     public init(
@@ -24,8 +24,20 @@ public struct DiskCacheMetadata: Sendable, Equatable {
         etag: String? = nil,
         lastModified: String? = nil,
         expires: Date? = nil,
+        extendedData: Data? = nil
+    ) {
+        self.init(
+            contentType: contentType, etag: etag, lastModified: lastModified, expires: expires, extendedData: extendedData, freshness: nil)
+    }
+
+    /// Metadata with the manager's freshness.
+    package init(
+        contentType: String? = nil,
+        etag: String? = nil,
+        lastModified: String? = nil,
+        expires: Date? = nil,
         extendedData: Data? = nil,
-        freshness: HTTPFreshness? = nil
+        freshness: HTTPFreshness?
     ) {
         self.contentType = contentType
         self.etag = etag

@@ -5,7 +5,7 @@ public import Foundation
 /// ``DiskCacheMetadata``. The manager consults it only with
 /// `CacheFreshnessPolicy.respectCacheControl(now:)`; by default (SDWebImage's rule) a cached
 /// image is used as it is.
-public struct HTTPFreshness: Sendable, Hashable {
+package struct HTTPFreshness: Sendable, Hashable {
     /// Until when the response is fresh.
     public var freshUntil: Date
     /// How long past ``freshUntil`` it may still be served while it is revalidated behind
@@ -18,7 +18,7 @@ public struct HTTPFreshness: Sendable, Hashable {
     public var lifetime: TimeInterval
 
     /// Where a stored response stands at a moment.
-    public enum State: Sendable, Hashable {
+    package enum State: Sendable, Hashable {
         /// Use it.
         case fresh
         /// Use it now and revalidate it in the background.

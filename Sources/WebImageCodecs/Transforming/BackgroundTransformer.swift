@@ -3,7 +3,7 @@
 /// translucent image as JPEG needs).
 ///
 /// Key: `background:COLOR`, for example `background:#ffffff`.
-public struct BackgroundTransformer: ImageTransformer, Hashable {
+package struct BackgroundTransformer: ImageTransformer, Hashable {
     /// The colour behind the image.
     public var color: RGBAColor
 

@@ -3,7 +3,7 @@
 /// goes to (x, y) on the canvas; whatever falls outside the canvas is cut off.
 ///
 /// Key: `canvas:WxH+X+Y:COLOR`, for example `canvas:300x200+10+0:#ffffff00`.
-public struct CanvasTransformer: ImageTransformer, Hashable {
+package struct CanvasTransformer: ImageTransformer, Hashable {
     /// The canvas width.
     public var width: Int
     /// The canvas height.

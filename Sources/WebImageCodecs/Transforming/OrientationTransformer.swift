@@ -2,7 +2,7 @@
 /// ``ExifOrientation/up``, so that code which ignores orientation shows it right. Exact.
 ///
 /// Key: `orient`.
-public struct OrientationTransformer: ImageTransformer, Hashable {
+package struct OrientationTransformer: ImageTransformer, Hashable {
     /// Creates the transformer.
     public init() {}
 

@@ -3,7 +3,7 @@
 /// edges are cut to the image.
 ///
 /// Key: `pixelate:SIZE`, for example `pixelate:8`.
-public struct PixelatingTransformer: ImageTransformer, Hashable {
+package struct PixelatingTransformer: ImageTransformer, Hashable {
     /// The side of one block in pixels; 1 leaves the image as it is.
     public var blockSize: Int
 

@@ -4,7 +4,7 @@
 /// library's ``BlurTransformer`` (three extended box blurs), so any sigma costs the same.
 ///
 /// Key: `sharpen:SIGMA[:AMOUNT]`, for example `sharpen:1` or `sharpen:1.5:0.8`.
-public struct SharpeningTransformer: ImageTransformer, Hashable {
+package struct SharpeningTransformer: ImageTransformer, Hashable {
     /// The blur's standard deviation in pixels: the width of the edges that gain contrast. 0
     /// leaves the image as it is.
     public var sigma: Double

@@ -7,7 +7,7 @@
 /// studio backdrops, which are flat; it costs one pass over the pixels and two sliding sums.
 ///
 /// Key: `smartcrop:WxH`, for example `smartcrop:300x200`.
-public struct SmartCroppingTransformer: ImageTransformer, Hashable {
+package struct SmartCroppingTransformer: ImageTransformer, Hashable {
     /// The width of the result (at most the image's).
     public var width: Int
     /// The height of the result.

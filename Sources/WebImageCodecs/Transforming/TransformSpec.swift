@@ -13,14 +13,14 @@
 /// | `round:R[:CORNERS[:BORDER[:COLOR]]]` | corners `all` or `tl+tr+bl+br` names; border width; `#rrggbb[aa]` | ``RoundCornerTransformer`` |
 /// | `flip:h`, `flip:v`, `flip:hv` | | ``FlippingTransformer`` |
 /// | `rotate:DEG[:fit\|crop]` | degrees counter-clockwise; `fit` (default) grows the canvas | ``RotationTransformer`` |
-/// | `orient` | | ``OrientationTransformer`` |
+/// | `orient` | | `OrientationTransformer` |
 /// | `tint:COLOR` | `#rrggbb[aa]` | ``TintTransformer`` |
 /// | `blur:R` | standard deviation in pixels | ``BlurTransformer`` |
-/// | `sharpen:SIGMA[:AMOUNT]` | unsharp mask's standard deviation; amount (default 1) | ``SharpeningTransformer`` |
-/// | `pixelate:N` | block side in pixels | ``PixelatingTransformer`` |
-/// | `canvas:WxH+X+Y[:COLOR]` | canvas size, the image's offset on it, fill (default transparent) | ``CanvasTransformer`` |
-/// | `smartcrop:WxH` | result size | ``SmartCroppingTransformer`` |
-/// | `background:COLOR` | `#rrggbb[aa]` | ``BackgroundTransformer`` |
+/// | `sharpen:SIGMA[:AMOUNT]` | unsharp mask's standard deviation; amount (default 1) | `SharpeningTransformer` |
+/// | `pixelate:N` | block side in pixels | `PixelatingTransformer` |
+/// | `canvas:WxH+X+Y[:COLOR]` | canvas size, the image's offset on it, fill (default transparent) | `CanvasTransformer` |
+/// | `smartcrop:WxH` | result size | `SmartCroppingTransformer` |
+/// | `background:COLOR` | `#rrggbb[aa]` | `BackgroundTransformer` |
 ///
 /// Every built-in transformer's ``ImageTransformer/transformerKey`` is its canonical spec, so a
 /// key parses back to an equal transformer.

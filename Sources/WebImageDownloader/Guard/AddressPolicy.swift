@@ -20,7 +20,7 @@
 /// function, tested as a table.
 public struct AddressPolicy: Sendable, Hashable {
     /// The answer for one address.
-    public enum Decision: Sendable, Hashable {
+    package enum Decision: Sendable, Hashable {
         case allow
         /// Refused, with the rule that refused it (`loopback`, `denied network 203.0.113.0/24`).
         case refuse(rule: String)
@@ -54,7 +54,7 @@ public struct AddressPolicy: Sendable, Hashable {
 
     /// The decision for a host name before it is resolved: a denied host is refused at once; an
     /// allowed one is allowed whatever it resolves to; nil when the addresses decide.
-    public func decision(forHost host: String) -> Decision? {
+    package func decision(forHost host: String) -> Decision? {
         let name = Self.normalized(host)
         if Self.matches(name, deniedHosts) { return .refuse(rule: "denied host \(name)") }
         if Self.matches(name, allowedHosts) { return .allow }
@@ -71,7 +71,7 @@ public struct AddressPolicy: Sendable, Hashable {
 
     /// The decision for connecting to `address`, reached through the name `host` (nil when the
     /// URL named the address itself).
-    public func decision(for address: IPAddress, host: String? = nil) -> Decision {
+    package func decision(for address: IPAddress, host: String? = nil) -> Decision {
         if let host, let byName = decision(forHost: host) { return byName }
         if let denied = deniedNetworks.first(where: { $0.contains(address) }) { return .refuse(rule: "denied network \(denied)") }
         if allowedNetworks.contains(where: { $0.contains(address) }) { return .allow }

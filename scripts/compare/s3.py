@@ -212,13 +212,18 @@ def median_of(runs: list) -> dict:
         "errors": sum(run["errors"] for run in runs), "requests": sum(run["requests"] for run in runs)}
 
 
-def source(workdir: Path, args, report: dict):
+def start_stores(workdir: Path, bucket: str) -> tuple:
+    """SeaweedFS with BUCKET, and nginx serving a 1024x683 JPEG q90: (client, endpoint, photo, nginx's port)."""
     endpoint = start_seaweedfs(workdir)
     client = s3_client(endpoint)
-    client.create_bucket(Bucket="sources")
+    client.create_bucket(Bucket=bucket)
     (workdir / "www").mkdir()
     photo = encoded_photo(1024, 683, "JPEG", quality=90)(workdir / "www")
-    origin = start_nginx(workdir, workdir / "www")
+    return client, endpoint, photo, start_nginx(workdir, workdir / "www")
+
+
+def source(workdir: Path, args, report: dict):
+    client, endpoint, photo, origin = start_stores(workdir, "sources")
     # Enough names that no run asks one twice: each run takes a range of its own.
     per_run = args.sources // (args.repeats + 1)
     put_copies(client, "sources", photo.read_bytes(), [f"src/{n}.jpg" for n in range(1, args.sources + 1)])
@@ -270,16 +275,10 @@ VARIANT = "/unsafe/rs:fit:256:256/q:80/cb:{n}/plain/"
 
 
 def bucket(workdir: Path, args, report: dict):
-    endpoint = start_seaweedfs(workdir)
-    client = s3_client(endpoint)
-    client.create_bucket(Bucket="results")
-    (workdir / "www").mkdir()
-    photo = encoded_photo(1024, 683, "JPEG", quality=90)(workdir / "www")
-    origin = start_nginx(workdir, workdir / "www")
-    args.bucket_source = f"http://127.0.0.1:{origin}/{photo.name}"
+    client, endpoint, photo, origin = start_stores(workdir, "results")
     environment = aws_environment(endpoint)
     flags = ("--result-bucket", "results", "--result-bucket-endpoint", endpoint)
-    template = VARIANT + args.bucket_source + "@jpg"
+    template = VARIANT + f"http://127.0.0.1:{origin}/{photo.name}@jpg"
     warm, warm_port = start_ours(workdir, "warm", environment, *flags)
     filling = ask_each(warm_port, template, args.variants)
     # A node keeps writing to the bucket after it answers: restart it (it waits for its writes

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import WebImage
 
 /// An image's EXIF tags as exifread (`process_file(f, details=False)`) names and prints them:

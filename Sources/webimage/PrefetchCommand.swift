@@ -390,21 +390,10 @@ struct PrefetchCommand: AsyncParsableCommand {
             let folder = try FolderDestination(directory: URL(fileURLWithPath: target, isDirectory: true))
             return try await saveDataset(into: folder, layout: layout, run: run)
         }
-        let client: S3Client
-        do {
-            client = S3Client(configuration: try S3Configuration.fromEnvironment(ProcessInfo.processInfo.environment))
-        } catch {
-            throw CommandFailure("cannot write to \(target): \(error)")
-        }
-        do {
-            let total = try await saveDataset(
+        return try await withS3Client("cannot write to \(target)", environment: ProcessInfo.processInfo.environment) { client in
+            try await saveDataset(
                 into: try BucketDestination(url: URL(string: target) ?? URL(fileURLWithPath: target), client: client), layout: layout,
                 run: run)
-            try await client.shutdown()
-            return total
-        } catch {
-            try? await client.shutdown()
-            throw error
         }
     }
 

@@ -213,14 +213,15 @@ public final class S3Client: Sendable {
         return try Self.listPage(response.body, bucket: bucket)
     }
 
-    /// Every object under `prefix`, page after page as iteration goes on.
-    public func objects(bucket: String, prefix: String = "") -> AsyncThrowingStream<S3ListedObject, any Error> {
+    /// Every object under `prefix`, page after page as iteration goes on; with a `delimiter`,
+    /// only those with no delimiter after the prefix (the "folder"'s own level).
+    public func objects(bucket: String, prefix: String = "", delimiter: String? = nil) -> AsyncThrowingStream<S3ListedObject, any Error> {
         let (stream, continuation) = AsyncThrowingStream<S3ListedObject, any Error>.makeStream(bufferingPolicy: .bufferingOldest(1000))
         let task = Task {
             var token: String?
             do {
                 repeat {
-                    let page = try await listObjects(bucket: bucket, prefix: prefix, continuationToken: token)
+                    let page = try await listObjects(bucket: bucket, prefix: prefix, delimiter: delimiter, continuationToken: token)
                     for object in page.objects { continuation.yield(object) }
                     token = page.nextContinuationToken
                 } while token != nil && !Task.isCancelled

@@ -36,15 +36,10 @@ struct BucketDestination: DatasetDestination {
 
     func finishedShards() async throws -> Set<Int> {
         var numbers = Set<Int>()
-        var token: String?
-        repeat {
-            // The prefix's own level only: a files shard's folder holds a shard's worth of keys.
-            let page = try await client.listObjects(bucket: bucket, prefix: prefix, delimiter: "/", continuationToken: token)
-            for object in page.objects {
-                if let number = Self.shardNumber(statsName: object.key.dropFirst(prefix.count)) { numbers.insert(number) }
-            }
-            token = page.nextContinuationToken
-        } while token != nil
+        // The prefix's own level only: a files shard's folder holds a shard's worth of keys.
+        for try await object in client.objects(bucket: bucket, prefix: prefix, delimiter: "/") {
+            if let number = Self.shardNumber(statsName: object.key.dropFirst(prefix.count)) { numbers.insert(number) }
+        }
         return numbers
     }
 

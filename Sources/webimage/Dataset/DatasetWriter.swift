@@ -153,7 +153,7 @@ final class DatasetWriter: Sendable {
             state.open[shard]?.statusCounts[sample.error ?? "success", default: 0] += 1
             return Self.takeIfComplete(shard, from: &state, shardSize: shardSize)
         }
-        if let completed { try await complete(completed, output: output) }
+        if let completed { try await complete(completed) }
     }
 
     /// Says how many rows this run took, which completes the last shard.
@@ -163,7 +163,7 @@ final class DatasetWriter: Sendable {
             let completed = state.open.keys.sorted().compactMap { Self.takeIfComplete($0, from: &state, shardSize: shardSize) }
             return (completed, state.open.keys.sorted())
         }
-        for shard in completed { try await complete(shard, output: try await shard.output.value) }
+        for shard in completed { try await complete(shard) }
         guard incomplete.isEmpty else { throw CommandFailure("shards \(incomplete) are incomplete at the end of the list") }
     }
 
@@ -185,8 +185,9 @@ final class DatasetWriter: Sendable {
         return current
     }
 
-    private func complete(_ shard: OpenShard, output: any DatasetShardOutput) async throws {
-        try await output.complete(stats: Data(stats(of: shard).serialized(indent: 4).utf8))
+    /// Completes a shard taken out of the open ones (its output opened long since).
+    private func complete(_ shard: OpenShard) async throws {
+        try await shard.output.value.complete(stats: Data(stats(of: shard).serialized(indent: 4).utf8))
     }
 
     /// img2dataset's `write_stats`: the counts, the times as seconds since 1970, and how many

@@ -12,11 +12,9 @@ enum TarFormat {
     static func append(name: String, data: Data, modified: Int, to archive: inout Data) throws {
         archive.append(try header(name: name, size: data.count, modified: modified))
         archive.append(data)
-        archive.append(Data(count: padding(data.count)))
+        // Zeros to the end of the member's last 512-byte block.
+        archive.append(Data(count: (512 - data.count % 512) % 512))
     }
-
-    /// The zeros after `size` bytes of a member up to its last block's end.
-    static func padding(_ size: Int) -> Int { (512 - size % 512) % 512 }
 
     /// A 512-byte ustar header: octal fields, the checksum over the header with its own field
     /// counted as spaces.
@@ -60,10 +58,9 @@ final class TarWriter {
 
     /// Appends a regular file member.
     func append(name: String, data: Data) throws {
-        try handle.write(contentsOf: TarFormat.header(name: name, size: data.count, modified: modified))
-        try handle.write(contentsOf: data)
-        let padding = TarFormat.padding(data.count)
-        if padding > 0 { try handle.write(contentsOf: Data(count: padding)) }
+        var member = Data()
+        try TarFormat.append(name: name, data: data, modified: modified, to: &member)
+        try handle.write(contentsOf: member)
     }
 
     /// Writes the end-of-archive blocks, flushes to the disk and closes.

@@ -91,7 +91,7 @@ public final class CodersManager: Sendable {
             let animated = try coder.animatedImageProvider(
                 for: data, format: format, options: options, maximumBufferedFrames: maximumBufferedFrames)
         else { return nil }
-        return ColorManagedAnimatedCoder.wrapping(animated, data: data, format: format, options: options)
+        return ColorManagedAnimatedProvider.wrapping(animated, data: data, format: format, options: options)
     }
 
     /// A decoder for one download whose first bytes are `data`, showing partial images as more
@@ -101,7 +101,7 @@ public final class CodersManager: Sendable {
         guard let format = ImageFormat(sniffing: data), let coder = newest(for: format) as? any ProgressiveImageCoder else { return nil }
         guard let progressive = coder.incrementalDecoder(for: format, options: options) else { return nil }
         return SourceMetadata.formats.contains(format)
-            ? ColorManagedProgressiveCoder(progressive, format: format, options: options) : progressive
+            ? ColorManagedIncrementalDecoder(progressive, format: format, options: options) : progressive
     }
 
     /// The coder added last that decodes `format`.

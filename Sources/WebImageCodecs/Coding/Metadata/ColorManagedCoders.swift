@@ -1,9 +1,9 @@
 import Foundation
 
-/// A progressive coder whose partial images are converted to sRGB as ``CodersManager/decode(_:options:)``
+/// An incremental decoder whose partial images are converted to sRGB as ``CodersManager/decode(_:options:)``
 /// converts the whole image, from the profile in the bytes so far (a JPEG's, PNG's or WebP's
 /// colour metadata comes before its pixels), so the last partial image is the final one.
-final class ColorManagedProgressiveCoder: IncrementalImageDecoder {
+final class ColorManagedIncrementalDecoder: IncrementalImageDecoder {
     private let inner: any IncrementalImageDecoder
     private let format: ImageFormat
     private let options: DecodeOptions
@@ -21,13 +21,13 @@ final class ColorManagedProgressiveCoder: IncrementalImageDecoder {
     }
 }
 
-/// An animated coder whose frames are converted to sRGB from the file's colour profile, unless
+/// An animated image provider whose frames are converted to sRGB from the file's colour profile, unless
 /// the decode keeps the profile.
-final class ColorManagedAnimatedCoder: AnimatedImageProvider {
+final class ColorManagedAnimatedProvider: AnimatedImageProvider {
     private let inner: any AnimatedImageProvider
     private let transform: ColorManagement.Transform
 
-    /// The coder itself when its file needs no conversion.
+    /// The provider itself when its file needs no conversion.
     static func wrapping(_ inner: any AnimatedImageProvider, data: Data, format: ImageFormat, options: DecodeOptions)
         -> any AnimatedImageProvider
     {
@@ -35,7 +35,7 @@ final class ColorManagedAnimatedCoder: AnimatedImageProvider {
             let profile = ColorManagement.profileData(colorSpace),
             case .transform(let transform) = ColorManagement.cache.conversion(for: profile)
         else { return inner }
-        return ColorManagedAnimatedCoder(inner, transform: transform)
+        return ColorManagedAnimatedProvider(inner, transform: transform)
     }
 
     private init(_ inner: any AnimatedImageProvider, transform: ColorManagement.Transform) {

@@ -138,3 +138,10 @@ public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible
         return text
     }
 }
+
+extension Task where Success == Never, Failure == Never {
+    /// Throws `WebImageError.Code.cancelled` when the current task is cancelled.
+    package static func checkCancellation(as: WebImageError.Type) throws(WebImageError) {
+        if Task.isCancelled { throw WebImageError(.cancelled) }
+    }
+}

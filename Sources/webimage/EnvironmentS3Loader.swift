@@ -20,14 +20,10 @@ final class EnvironmentS3Loader: ImageLoader {
         url.scheme?.lowercased() == "s3"
     }
 
-    func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
-        switch loader() {
-        case .success(let loader):
-            return loader.load(url, options: options, events: events)
-        case .failure(let error):
-            events(.finished(.failure(error)))
-            return .finished()
-        }
+    func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+        async throws(WebImageError) -> LoadedData
+    {
+        try await loader().get().loadData(url, options: options, events: events)
     }
 
     private func loader() -> Result<S3ImageLoader, WebImageError> {

@@ -13,7 +13,7 @@ final class Outcomes: Sendable {
     let progress = Locked<[(Int64, Int64?)]>([])
     let partials = Locked<[Int]>([])
 
-    func handler() -> @Sendable (LoadEvent) -> Void {
+    func handler() -> @Sendable (TransferEvent) -> Void {
         { event in
             switch event {
             case .finished(let result):
@@ -22,9 +22,9 @@ final class Outcomes: Sendable {
                     return count
                 }
                 self.results.record((index, result))
-            case .progress(let received, let expected):
+            case .update(.progress(let received, let expected)):
                 self.progress.withLock { $0.append((received, expected)) }
-            case .partialData(let data):
+            case .update(.partialData(let data)):
                 self.partials.withLock { $0.append(data.data.count) }
             }
         }
@@ -83,7 +83,7 @@ struct ImageDownloaderTests {
             let outcomes = Outcomes()
             downloader.isSuspended = true
             let tokens = (0..<1000).map { _ in
-                downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: outcomes.handler())
+                downloader.subscribe(origin.url("/shared.png"), options: LoadRequestOptions(), events: outcomes.handler())
             }
             #expect(downloader.currentDownloadCount == 1)
             downloader.isSuspended = false
@@ -102,9 +102,9 @@ struct ImageDownloaderTests {
             let kept = Outcomes()
             downloader.isSuspended = true
             let tokens = (0..<999).map { _ in
-                downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: cancelled.handler())
+                downloader.subscribe(origin.url("/shared.png"), options: LoadRequestOptions(), events: cancelled.handler())
             }
-            let last = downloader.load(origin.url("/shared.png"), options: LoadRequestOptions(), events: kept.handler())
+            let last = downloader.subscribe(origin.url("/shared.png"), options: LoadRequestOptions(), events: kept.handler())
             for token in tokens { token.cancel() }
             downloader.isSuspended = false
             try await kept.waitForResults(1)
@@ -126,14 +126,33 @@ struct ImageDownloaderTests {
             let outcomes = Outcomes()
             downloader.isSuspended = true
             var tokens = ["/a", "/b", "/c"].map {
-                downloader.load(origin.url($0), options: LoadRequestOptions(), events: outcomes.handler())
+                downloader.subscribe(origin.url($0), options: LoadRequestOptions(), events: outcomes.handler())
             }
-            tokens.append(downloader.load(origin.url("/low"), options: LoadRequestOptions(priority: .low), events: outcomes.handler()))
-            tokens.append(downloader.load(origin.url("/high"), options: LoadRequestOptions(priority: .high), events: outcomes.handler()))
+            tokens.append(downloader.subscribe(origin.url("/low"), options: LoadRequestOptions(priority: .low), events: outcomes.handler()))
+            tokens.append(
+                downloader.subscribe(origin.url("/high"), options: LoadRequestOptions(priority: .high), events: outcomes.handler()))
             downloader.isSuspended = false
             try await outcomes.waitForResults(5)
             #expect(origin.requests.map(\.path) == expected)
             withExtendedLifetime(tokens) {}
+        }
+    }
+
+    @Test("a queued download moves up when its caller's task is escalated")
+    func escalation() async throws {
+        try await withDownloader(ImageDownloaderConfiguration(maximumConcurrentDownloads: 1)) { origin, downloader in
+            for path in ["/a", "/b", "/c"] { origin.route(path, .ok(png, contentType: "image/png")) }
+            downloader.isSuspended = true
+            var loads: [Task<Void, any Error>] = []
+            for path in ["/a", "/b", "/c"] {
+                loads.append(Task(priority: .low) { _ = try await downloader.loadData(origin.url(path)) })
+                // Each joins the queue before the next starts, so the order is theirs.
+                while downloader.currentDownloadCount < loads.count { await Task.yield() }
+            }
+            loads[2].escalatePriority(to: .high)
+            downloader.isSuspended = false
+            for load in loads { try await load.value }
+            #expect(origin.requests.map(\.path) == ["/c", "/a", "/b"])
         }
     }
 
@@ -144,7 +163,7 @@ struct ImageDownloaderTests {
             let outcomes = Outcomes()
             downloader.isSuspended = true
             let tokens = ["/a", "/b", "/c"].map {
-                downloader.load(origin.url($0), options: LoadRequestOptions(), events: outcomes.handler())
+                downloader.subscribe(origin.url($0), options: LoadRequestOptions(), events: outcomes.handler())
             }
             tokens[2].setPriority(.high)
             tokens[0].setPriority(.low)
@@ -263,7 +282,8 @@ struct ImageDownloaderTests {
                 "/drip.png",
                 OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .drip(bytes: 100, every: .milliseconds(5))))
             let outcomes = Outcomes()
-            let token = downloader.load(origin.url("/drip.png"), options: LoadRequestOptions(progressive: true), events: outcomes.handler())
+            let token = downloader.subscribe(
+                origin.url("/drip.png"), options: LoadRequestOptions(progressive: true), events: outcomes.handler())
             try await outcomes.waitForResults(1)
             let progress = outcomes.progress.withLock { $0 }
             #expect(progress.first?.0 == 0 && progress.last?.0 == Int64(png.count))
@@ -321,7 +341,7 @@ struct ImageDownloaderTests {
                 LoadRequestOptions(), LoadRequestOptions(), LoadRequestOptions(method: "POST", body: Data("a".utf8)),
                 LoadRequestOptions(method: "POST", body: Data("b".utf8)), LoadRequestOptions(method: "POST", body: Data("b".utf8)),
             ]
-            let tokens = variants.map { downloader.load(url, options: $0, events: outcomes.handler()) }
+            let tokens = variants.map { downloader.subscribe(url, options: $0, events: outcomes.handler()) }
             try await outcomes.waitForResults(variants.count)
             #expect(tokens.count == 5 && outcomes.all.allSatisfy { (try? $0.get().data) == Data(png) })
             #expect(origin.requests(to: "/render").map(\.method).sorted() == ["GET", "POST", "POST"])
@@ -373,14 +393,14 @@ struct ImageDownloaderTests {
             let stream = downloader.events()
             let reader = Task { for await event in stream { events.record(event) } }
             defer { reader.cancel() }
-            let busy = downloader.load(origin.url("/busy.png"), options: LoadRequestOptions()) { _ in }
+            let busy = downloader.subscribe(origin.url("/busy.png"), options: LoadRequestOptions()) { _ in }
             try await events.waitFor("the 503") { if case .receivedResponse(_, 503) = $0 { true } else { false } }
             busy.cancel()
             try await events.waitFor("the busy download stopped") {
                 if case .stopped(let url) = $0 { url.path == "/busy.png" } else { false }
             }
             #expect(origin.requestCount("/busy.png") == 1, "no retry after the cancel")
-            let slow = downloader.load(origin.url("/slow-modifier.png"), options: LoadRequestOptions()) { _ in }
+            let slow = downloader.subscribe(origin.url("/slow-modifier.png"), options: LoadRequestOptions()) { _ in }
             try await events.waitFor("the slow download started") {
                 if case .started(let url) = $0 { url.path == "/slow-modifier.png" } else { false }
             }
@@ -402,7 +422,7 @@ struct ImageDownloaderTests {
             let tokens = (0..<count).map { index in
                 // No host: the HTTP client refuses the request before any I/O, so each transfer
                 // ends inside the call that starts it, and that ending starts the next.
-                downloader.load(URL(string: "http:///\(index).png")!, options: LoadRequestOptions(), events: outcomes.handler())
+                downloader.subscribe(URL(string: "http:///\(index).png")!, options: LoadRequestOptions(), events: outcomes.handler())
             }
             downloader.isSuspended = false
             try await outcomes.waitForResults(count)
@@ -602,7 +622,7 @@ struct ImageDownloaderTests {
 
             origin.route("/slow.png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .stall(after: 10)))
             let stopping = downloader.events()
-            let token = downloader.load(origin.url("/slow.png"), options: LoadRequestOptions()) { _ in }
+            let token = downloader.subscribe(origin.url("/slow.png"), options: LoadRequestOptions()) { _ in }
             try await origin.waitForRequests(1, to: "/slow.png")
             token.cancel()
             let stoppedEvents = await eventsUntilEnd(stopping)

@@ -280,10 +280,11 @@ struct ImageManagerPipelineTests {
             let png: Data
             init(png: Data) { self.png = png }
             func canLoad(_ url: URL) -> Bool { true }
-            func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
+            func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+                async throws(WebImageError) -> LoadedData
+            {
                 seen.withLock { $0.append(options.values[Tenant.self]) }
-                events(.finished(.success(LoadedData(data: png, url: url))))
-                return .finished()
+                return LoadedData(data: png, url: url)
             }
         }
         /// Decodes PNG and tints nothing, but records the tenant it decoded for.
@@ -396,34 +397,44 @@ struct ImageManagerContextTests {
         }
     }
 
-    @Test("high priority overtakes queued loads; the prefetcher calls back on its queue")
+    @Test(
+        "high priority overtakes queued loads, and so does a queued load a high-priority caller joins; the prefetcher calls back on its queue"
+    )
     func priorityAndPrefetcherQueue() async throws {
         try await ManagerHarness.run { harness in
-            for name in ["first", "queued", "urgent"] { harness.servePNG("/\(name).png") }
+            for name in ["first", "queued", "urgent", "joined"] { harness.servePNG("/\(name).png") }
             let downloader = ImageDownloader(configuration: ImageDownloaderConfiguration(maximumConcurrentDownloads: 1, retryPolicy: .none))
             let loader = AnnouncingLoader(downloader)
             let manager = ImageManager(cache: try harness.makeCache(), loader: loader, coders: harness.coders)
             downloader.isSuspended = true
             let order = EventLog<String>()
-            for (name, options) in [("first", LoadOptions.lowPriority), ("queued", []), ("urgent", .highPriority)] {
+            for (name, options) in [
+                ("first", LoadOptions.lowPriority), ("queued", []), ("urgent", .highPriority), ("joined", .lowPriority),
+            ] {
                 manager.loadImage(with: harness.origin.url("/\(name).png"), options: options) { _ in order.record(name) }
             }
             let queued = Locked(0)
             try await loader.started.waitFor { _ in
                 queued.withLock {
                     $0 += 1
-                    return $0 == 3
+                    return $0 == 4
                 }
             }
+            // Joins the low-priority load of /joined.png: the shared load's task is escalated,
+            // and the downloader moves the transfer up (issue 39: priority through the task).
+            manager.loadImage(with: harness.origin.url("/joined.png"), options: .highPriority) { _ in order.record("joined again") }
             downloader.isSuspended = false
             let finished = Locked(0)
             try await order.waitFor { _ in
                 finished.withLock {
                     $0 += 1
-                    return $0 == 3
+                    return $0 == 5
                 }
             }
-            #expect(harness.origin.requests.map(\.path) == ["/urgent.png", "/queued.png", "/first.png"])
+            // The two high-priority transfers reach the queue in either order (each load runs in a
+            // task of its own); both go before the normal and the low one.
+            let paths = harness.origin.requests.map(\.path)
+            #expect(Set(paths.prefix(2)) == ["/urgent.png", "/joined.png"] && paths.dropFirst(2) == ["/queued.png", "/first.png"])
             try await downloader.shutdown()
 
             let queue = DispatchQueue(label: "prefetch-callbacks")
@@ -450,10 +461,11 @@ final class AnnouncingLoader: ImageLoader {
 
     func canLoad(_ url: URL) -> Bool { inner.canLoad(url) }
 
-    func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
-        let token = inner.load(url, options: options, events: events)
+    func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+        async throws(WebImageError) -> LoadedData
+    {
         started.record(url)
-        return token
+        return try await inner.loadData(url, options: options, events: events)
     }
 }
 

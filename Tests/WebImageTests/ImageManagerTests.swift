@@ -262,7 +262,7 @@ struct ImageManagerTests {
             let deliveries = Deliveries()
             let handles: [(any ImageOperation)?] = [
                 manager.loadImage(with: harness.origin.url("/never.png?load"), completed: deliveries.completion),
-                harness.downloader.load(harness.origin.url("/never.png?token"), options: LoadRequestOptions()) { _ in },
+                harness.downloader.subscribe(harness.origin.url("/never.png?token"), options: LoadRequestOptions()) { _ in },
                 ImagePrefetcher(manager: manager).prefetch([harness.origin.url("/never.png?prefetch")]),
             ]
             #expect(handles.allSatisfy { $0 != nil })

@@ -105,19 +105,12 @@ final class ConcurrencyCountingLoader: ImageLoader {
 
     func canLoad(_ url: URL) -> Bool { inner.canLoad(url) }
 
-    func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
+    func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+        async throws(WebImageError) -> LoadedData
+    {
         let now = running.add(1, ordering: .relaxed).newValue
         most.max(now, ordering: .relaxed)
-        let ended = Atomic(false)
-        let end: @Sendable () -> Void = { if !ended.exchange(true, ordering: .relaxed) { self.running.subtract(1, ordering: .relaxed) } }
-        let token = inner.load(url, options: options) { event in
-            if case .finished = event { end() }
-            events(event)
-        }
-        return LoadToken(
-            onCancel: {
-                end()
-                token.cancel()
-            }, onPriorityChange: { token.setPriority($0) })
+        defer { running.subtract(1, ordering: .relaxed) }
+        return try await inner.loadData(url, options: options, events: events)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WebImage
+import WebImageTesting
 
 @Suite("file: and data: loaders, LoadersManager")
 struct LoaderTests {
@@ -36,9 +37,10 @@ struct LoaderTests {
     func routing() async throws {
         struct Claims: ImageLoader {
             func canLoad(_ url: URL) -> Bool { url.isFileURL }
-            func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
-                events(.finished(.success(LoadedData(data: Data([42]), url: url))))
-                return .finished()
+            func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+                async throws(WebImageError) -> LoadedData
+            {
+                LoadedData(data: Data([42]), url: url)
             }
         }
         let manager = LoadersManager(loaders: [FileURLLoader(), DataURLLoader()])
@@ -52,22 +54,32 @@ struct LoaderTests {
         #expect(try await manager.loadData(Fixture.url("gradient.jpg")).data == Data([42]))
     }
 
-    @Test("cancelling the task cancels the load's token and throws cancelled")
+    @Test("a manager's cancelled load cancels the task of the application's loader, which throws cancelled")
     func cancellation() async throws {
+        /// Returns only when its task is cancelled, recording the start and the cancellation.
         final class Hanging: ImageLoader {
-            let tokens = Locked<[LoadToken]>([])
+            let log = EventLog<String>()
             func canLoad(_ url: URL) -> Bool { true }
-            func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
-                let token = LoadToken {}
-                tokens.withLock { $0.append(token) }
-                return token
+            func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+                async throws(WebImageError) -> LoadedData
+            {
+                let (stream, continuation) = AsyncStream<Never>.makeStream()
+                await withTaskCancellationHandler {
+                    log.record("started")
+                    for await _ in stream {}
+                } onCancel: {
+                    continuation.finish()
+                }
+                log.record("cancelled")
+                throw WebImageError(.cancelled)
             }
         }
         let loader = Hanging()
-        let task = Task { try await loader.loadData(URL(string: "https://example.com/x.png")!) }
-        while loader.tokens.withLock({ $0.isEmpty }) { await Task.yield() }
+        let manager = ImageManager(cache: ImageCache(disk: nil), loader: loader)
+        let task = Task { try await manager.image(for: URL(string: "https://example.com/x.png")!) }
+        try await loader.log.waitFor { $0 == "started" }
         task.cancel()
-        await #expect(throws: WebImageError(.cancelled)) { try await task.value }
-        #expect(loader.tokens.withLock { $0.allSatisfy(\.isCancelled) })
+        await #expect(throws: (any Error).self) { try await task.value }
+        try await loader.log.waitFor { $0 == "cancelled" }
     }
 }

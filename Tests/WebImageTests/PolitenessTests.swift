@@ -22,10 +22,10 @@ struct PolitenessTests {
                 maximumConcurrentDownloads: 8, hostPoliteness: HostPoliteness(maximumConcurrentDownloadsPerHost: 2), retryPolicy: .none))
         for index in 0..<5 { origin.route("/stall\(index)", OriginResponse(delivery: .neverRespond)) }
         origin.route("/b.png", .ok(png, contentType: "image/png"))
-        let stalled = (0..<5).map { index in downloader.load(origin.url("/stall\(index)"), options: LoadRequestOptions()) { _ in } }
+        let stalled = (0..<5).map { index in downloader.subscribe(origin.url("/stall\(index)"), options: LoadRequestOptions()) { _ in } }
         let outcomes = Outcomes()
         let other = (0..<3).map { index in
-            downloader.load(
+            downloader.subscribe(
                 URL(string: "http://localhost:\(origin.port)/b.png?\(index)")!, options: LoadRequestOptions(), events: outcomes.handler())
         }
         try await outcomes.waitForResults(3)

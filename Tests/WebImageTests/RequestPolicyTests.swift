@@ -49,7 +49,7 @@ struct RequestPolicyTests {
             let downloader = ImageDownloader(
                 configuration: ImageDownloaderConfiguration(retryPolicy: .none, minimumProgressInterval: interval))
             let outcomes = Outcomes()
-            let token = downloader.load(origin.url("/big"), options: LoadRequestOptions(), events: outcomes.handler())
+            let token = downloader.subscribe(origin.url("/big"), options: LoadRequestOptions(), events: outcomes.handler())
             try await outcomes.waitForResults(1)
             let reports = outcomes.progress.withLock { $0 }
             #expect(reports.last?.0 == Int64(body.count), "the last report says every byte arrived")

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 import WebImageCore
+import WebImageTesting
 
 @testable import WebImage
 
 /// The manager's shared load as a state machine, without I/O: who joins, at what priority, what a
-/// late caller is given, what cancels the loader's token, and that the end is delivered once
+/// late caller is given, what escalates and cancels the load's task, and that the end is delivered once
 /// (issue 39: the coalescing state tested apart from the loads it shares).
 @Suite("SharedLoad: one load's callers, without I/O")
 struct SharedLoadTests {
@@ -40,19 +41,42 @@ struct SharedLoadTests {
         ImageResult(image: nil, data: Data(), cacheType: .none, url: URL(string: "https://example.com/" + name)!, isFinished: !partial)
     }
 
-    @Test("a caller of higher priority raises the load's and is given the loader's token to pass it on; a lower one raises nothing")
-    func priorities() {
+    /// A task at `priority` that records its start and each escalation, and ends when cancelled.
+    static func escalationRecordingTask(_ priority: TaskPriority, log: EventLog<String>) -> Task<Void, Never> {
+        Task(priority: priority) {
+            let (stream, continuation) = AsyncStream<Never>.makeStream()
+            await withTaskCancellationHandler {
+                await withTaskPriorityEscalationHandler {
+                    log.record("started")
+                    for await _ in stream {}
+                } onPriorityEscalated: { _, escalated in
+                    log.record("escalated to \(escalated)")
+                }
+            } onCancel: {
+                continuation.finish()
+            }
+        }
+    }
+
+    @Test("a caller of higher priority raises the load's, and escalating passes it to the load's task; a lower one raises nothing")
+    func priorities() async throws {
         let load = Self.load()
         let inbox = Inbox()
         let first = load.add(inbox.subscriber(.low))
-        #expect(first.raisedPriority == nil && first.token == nil && load.priority == .low)
-        let token = LoadToken {}
-        load.setToken(token)
+        #expect(!first.raisedPriority && load.priority == .low)
+        let log = EventLog<String>()
+        let task = Self.escalationRecordingTask(.low, log: log)
+        load.start(task)
+        try await log.waitFor { $0 == "started" }
         let second = load.add(inbox.subscriber(.high))
-        #expect(second.raisedPriority == .high && second.token === token && load.priority == .high)
+        #expect(second.raisedPriority && load.priority == .high)
+        load.escalate()
+        try await log.waitFor { $0 == "escalated to \(TaskPriority.high)" }
         let third = load.add(inbox.subscriber(.normal))
-        #expect(third.raisedPriority == nil && load.priority == .high)
-        #expect(!token.isCancelled)
+        #expect(!third.raisedPriority && load.priority == .high)
+        #expect(!task.isCancelled)
+        load.cancel()
+        await task.value
     }
 
     @Test("partial images go to the callers who asked; a whole image is kept for a caller who joins later; the end is delivered once")
@@ -77,7 +101,7 @@ struct SharedLoadTests {
         #expect(load.add(Inbox().subscriber(.normal)).cached == nil, "a finished load keeps no image")
     }
 
-    @Test("the last caller leaving says stop; a token arriving after everyone left is cancelled at once; cancel reaches task and token")
+    @Test("the last caller leaving says stop; a task kept after everyone left is cancelled at once; cancel reaches the task")
     func leavingAndCancelling() async {
         let load = Self.load()
         let inbox = Inbox()
@@ -86,19 +110,17 @@ struct SharedLoadTests {
         #expect(!load.remove(first), "one caller is left")
         #expect(!load.remove(first), "an unknown caller changes nothing")
         #expect(load.remove(second), "the last caller leaving stops the load")
-        let late = LoadToken {}
-        load.setToken(late)
-        #expect(late.isCancelled, "a loader's token for a load nobody waits for is cancelled when it comes")
+        let late = Self.escalationRecordingTask(.medium, log: EventLog())
+        load.start(late)
+        await late.value
+        #expect(late.isCancelled, "the task of a load nobody waits for is cancelled when it is kept")
 
         let running = Self.load()
         _ = running.add(inbox.subscriber(.normal))
-        // Ends only when cancelled.
-        let task = Task<Void, Never> { _ = try? await Task.sleep(for: .seconds(3600)) }
+        let task = Self.escalationRecordingTask(.medium, log: EventLog())
         running.start(task)
-        let token = LoadToken {}
-        running.setToken(token)
+        #expect(!task.isCancelled)
         running.cancel()
-        #expect(token.isCancelled)
         await task.value
         #expect(task.isCancelled)
     }

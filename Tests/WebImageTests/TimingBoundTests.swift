@@ -28,7 +28,7 @@ struct TimingBoundTests {
                 origin.route(path, OriginResponse(headers: [("Content-Type", "image/png")], body: png, delivery: .stall(after: 100)))
                 let outcomes = Outcomes()
                 let tokens = (0..<10).map { _ in
-                    downloader.load(origin.url(path), options: LoadRequestOptions(), events: outcomes.handler())
+                    downloader.subscribe(origin.url(path), options: LoadRequestOptions(), events: outcomes.handler())
                 }
                 try await origin.waitForRequests(1, to: path)
                 let cancelled = clock.now
@@ -51,7 +51,7 @@ struct TimingBoundTests {
         origin.route("/b.png", .ok(png, contentType: "image/png"))
         await #expect(throws: WebImageError(.badStatus(429))) { try await downloader.loadData(origin.url("/busy")) }
         let held = Outcomes()
-        let heldToken = downloader.load(origin.url("/after.png"), options: LoadRequestOptions(), events: held.handler())
+        let heldToken = downloader.subscribe(origin.url("/after.png"), options: LoadRequestOptions(), events: held.handler())
         let other = try await downloader.loadData(URL(string: "http://localhost:\(origin.port)/b.png")!)
         #expect(other.data == Data(png))
         #expect(origin.requestCount("/after.png") == 0, "queued first, yet held while the other host was served")

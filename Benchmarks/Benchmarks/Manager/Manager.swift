@@ -25,13 +25,22 @@ private let cache: ImageCache = {
     return cache
 }()
 
-/// Counts loads and never finishes them: what starting a miss costs, without the network.
+/// Counts loads and finishes them only when cancelled: what starting a miss costs, without the
+/// network.
 private final class NeverLoader: ImageLoader {
     let started = Atomic(0)
     func canLoad(_ url: URL) -> Bool { true }
-    func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
-        started.add(1, ordering: .relaxed)
-        return LoadToken {}
+    func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+        async throws(WebImageError) -> LoadedData
+    {
+        let (stream, continuation) = AsyncStream<Never>.makeStream()
+        await withTaskCancellationHandler {
+            started.add(1, ordering: .relaxed)
+            for await _ in stream {}
+        } onCancel: {
+            continuation.finish()
+        }
+        throw WebImageError(.cancelled)
     }
 }
 
@@ -40,9 +49,10 @@ private struct MemoryLoader: ImageLoader {
     static let png = try! CodersManager.shared.encode(
         Image(pixels: PixelBuffer(width: 2, height: 2, premultipliedRGBA: [UInt8](repeating: 128, count: 16))), as: .png)
     func canLoad(_ url: URL) -> Bool { true }
-    func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
-        events(.finished(.success(LoadedData(data: Self.png, url: url))))
-        return .finished()
+    func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+        async throws(WebImageError) -> LoadedData
+    {
+        LoadedData(data: Self.png, url: url)
     }
 }
 

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import WebImage
 
 /// Runs one named workload on an input file and prints `{"operations": N, "seconds": S}`, the
@@ -147,7 +146,7 @@ enum CompareWorkloads {
     }
 
     /// The `download` workload: every URL of the list (one per line) through one
-    /// `ImageDownloader` with `concurrency` downloads in flight, started through the callback API
+    /// `ImageDownloader` with `concurrency` downloads in flight, one child task per URL started
     /// all at once (the downloader queues them); each body is checked non-empty.
     /// Downloads every URL of the list, `concurrency` at a time; with `newConnectionEach`, each
     /// request asks for `Connection: close`, so that every download opens a connection (the
@@ -162,40 +161,16 @@ enum CompareWorkloads {
         let options = LoadRequestOptions(headers: newConnectionEach ? [("Connection", "close")] : [])
         let clock = ContinuousClock()
         let start = clock.now
-        let failures: Int = await withCheckedContinuation { continuation in
-            let remaining = Counter(urls.count, whenZero: continuation)
+        let failures = await withTaskGroup(of: Bool.self) { group in
             for url in urls {
-                _ = downloader.load(url, options: options) { event in
-                    guard case .finished(let result) = event else { return }
-                    remaining.countDown(failed: (try? result.get().data.isEmpty) != false)
-                }
+                group.addTask { (try? await downloader.loadData(url, options: options).data.isEmpty) != false }
             }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         let elapsed = clock.now - start
         try await downloader.shutdown()
         guard failures == 0 else { throw WebImageError(.connectionLost, "\(failures) downloads failed") }
         return (urls.count, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-    }
-
-    /// Counts finished downloads down to zero, then resumes with how many failed.
-    private final class Counter: Sendable {
-        private let state: Mutex<(remaining: Int, failures: Int)>
-        private let continuation: CheckedContinuation<Int, Never>
-
-        init(_ count: Int, whenZero continuation: CheckedContinuation<Int, Never>) {
-            state = Mutex((count, 0))
-            self.continuation = continuation
-            if count == 0 { continuation.resume(returning: 0) }
-        }
-
-        func countDown(failed: Bool) {
-            let done: Int? = state.withLock { state in
-                state.remaining -= 1
-                if failed { state.failures += 1 }
-                return state.remaining == 0 ? state.failures : nil
-            }
-            if let done { continuation.resume(returning: done) }
-        }
     }
 
     /// Decodes the input `rounds` times (at most 300 px with a thumbnail); operations are the

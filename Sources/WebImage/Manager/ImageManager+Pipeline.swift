@@ -259,22 +259,15 @@ extension ImageManager {
         // A revalidation never shows partial images of the new copy over the cached one.
         requestOptions.progressive = validators == nil && load.wantsPartialImages
         let partials = PartialImageDecoder(manager: self, request: request, load: load)
-        let result = await withCancellableCallback(cancelled: .failure(WebImageError(.cancelled))) { resume in
-            let token = request.loader.load(url, options: requestOptions) { event in
-                switch event {
-                case .progress(let received, let expected):
-                    load.broadcast(.progress(received: received, expected: expected))
-                case .partialData(let partial):
-                    partials.offer(partial.data)
-                case .finished(let result):
-                    partials.stop()
-                    resume(result)
-                }
+        defer { partials.stop() }
+        return try await request.loader.loadData(url, options: requestOptions) { event in
+            switch event {
+            case .progress(let received, let expected):
+                load.broadcast(.progress(received: received, expected: expected))
+            case .partialData(let partial):
+                partials.offer(partial.data)
             }
-            load.setToken(token)
-            return { token.cancel() }
         }
-        return try result.get()
     }
 
     // MARK: - Decoding and transforming
@@ -430,12 +423,5 @@ extension ImageManager {
     private func storeFailed(_ request: Request, _ error: WebImageError) {
         storeFailures.increment()
         logger.warning("a cache store failed", metadata: ["key": "\(request.key)", "error": "\(error)"])
-    }
-}
-
-extension Task where Success == Never, Failure == Never {
-    /// Throws `WebImageError.Code.cancelled` when the current task is cancelled.
-    static func checkCancellation(as: WebImageError.Type) throws(WebImageError) {
-        if Task.isCancelled { throw WebImageError(.cancelled) }
     }
 }

@@ -364,11 +364,13 @@ public final class ImageManager: Sendable {
             return (load, load.add(subscriber), isNew)
         }
         if let cached = joined.cached { subscriber.deliver(.image(cached, isPartial: false)) }
-        if let raised = joined.raisedPriority { joined.token?.setPriority(raised) }
+        if joined.raisedPriority { load.escalate() }
         let sharedLoads = sharedLoads
         operation.setCancelHandler { Self.unsubscribe(joined.id, from: load, in: sharedLoads) }
         if isNew {
-            load.start(Task { await self.perform(request, load: load) })
+            // The task runs at the load's priority, so that a caller who joins with a higher one
+            // escalates it, and the loader's queue with it.
+            load.start(Task(priority: request.options.priority.taskPriority) { await self.perform(request, load: load) })
         }
     }
 

@@ -1,13 +1,13 @@
 /// The work of one load (cache query, download, decode, transform, store) shared by every
 /// caller of the same ``SharedLoadKey``. It runs in one task; when the last caller leaves, the
-/// task is cancelled, which cancels the download with it.
+/// task is cancelled, which cancels the download with it; when a caller with a higher priority
+/// joins, the task is escalated, which raises the download in the loader's queue.
 final class SharedLoad: Sendable {
     typealias Subscriber = Subscribers<SharedLoadEvent, LoadRequestOptions.Priority>.Subscriber
 
     private struct State {
         var subscribers = Subscribers<SharedLoadEvent, LoadRequestOptions.Priority>()
         var task: Task<Void, Never>?
-        var token: LoadToken?
         /// The cached image delivered before a revalidation, for callers who join later.
         var cached: ImageResult?
     }
@@ -19,13 +19,12 @@ final class SharedLoad: Sendable {
         self.key = key
     }
 
-    /// Adds a caller; returns its id, the cached image it missed (if any), the load's priority
-    /// when this caller raised it, and the loader's token to pass that on to.
-    func add(_ subscriber: Subscriber) -> (id: Int, cached: ImageResult?, raisedPriority: LoadRequestOptions.Priority?, token: LoadToken?) {
+    /// Adds a caller; returns its id, the cached image it missed (if any), and whether this
+    /// caller raised the load's priority (then ``escalate()`` passes that on).
+    func add(_ subscriber: Subscriber) -> (id: Int, cached: ImageResult?, raisedPriority: Bool) {
         state.withLock { state in
             let (id, previous, current) = state.subscribers.add(subscriber)
-            let raised = previous.map { current > $0 ? current : nil } ?? nil
-            return (id, state.cached, raised, state.token)
+            return (id, state.cached, previous.map { current > $0 } ?? false)
         }
     }
 
@@ -34,23 +33,26 @@ final class SharedLoad: Sendable {
         state.withLock { $0.subscribers.remove(id) }
     }
 
+    /// Keeps the task doing the work: cancelled at once if every caller left before it was
+    /// kept, escalated if one raised the priority meanwhile.
     func start(_ task: Task<Void, Never>) {
-        state.withLock { $0.task = task }
+        let abandoned = state.withLock { state in
+            state.task = task
+            return state.subscribers.isEmpty
+        }
+        if abandoned { task.cancel() } else { escalate() }
+    }
+
+    /// Escalates the task to the callers' highest priority (a task is never lowered).
+    func escalate() {
+        guard let (task, priority) = state.withLock({ state in state.task.map { ($0, state.subscribers.priority ?? .normal) } }) else {
+            return
+        }
+        task.escalatePriority(to: priority.taskPriority)
     }
 
     func cancel() {
-        let (task, token) = state.withLock { state in (state.task, state.token) }
-        task?.cancel()
-        token?.cancel()
-    }
-
-    /// Keeps the loader's token, to pass on priority changes and cancellation.
-    func setToken(_ token: LoadToken) {
-        let cancelled = state.withLock { state in
-            state.token = token
-            return state.subscribers.isEmpty
-        }
-        if cancelled { token.cancel() }
+        state.withLock { $0.task }?.cancel()
     }
 
     /// The highest priority among the callers.
@@ -73,11 +75,10 @@ final class SharedLoad: Sendable {
         for subscriber in recipients { subscriber.deliver(event) }
     }
 
-    /// Marks the work done and returns the callers to give the result to. The token and the
-    /// task are let go: nothing is left to cancel.
+    /// Marks the work done and returns the callers to give the result to. The task is let go:
+    /// nothing is left to cancel.
     func finish() -> [Subscriber] {
         state.withLock { state in
-            state.token = nil
             state.task = nil
             state.cached = nil
             return state.subscribers.finish()

@@ -11,8 +11,8 @@ import Tracing
 /// Downloads images over HTTP(S) with AsyncHTTPClient (SDWebImage's `SDWebImageDownloader`).
 ///
 /// One transfer per URL and per set of request-affecting options, however many callers: each
-/// caller holds a ``LoadToken`` and receives progress, optional partial data and the result;
-/// cancelling a token ends that caller's delivery, and cancelling the last one cancels the
+/// ``loadData(_:options:events:)`` receives progress, optional partial data and the result;
+/// cancelling a caller's task ends that caller's wait, and cancelling the last one cancels the
 /// transfer and closes its connection. Transfers past ``ImageDownloaderConfiguration/maximumConcurrentDownloads``
 /// wait in a queue, high priority first, then in FIFO or LIFO order.
 ///
@@ -117,7 +117,50 @@ public final class ImageDownloader: ImageLoader {
         return scheme == "http" || scheme == "https"
     }
 
-    public func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
+    /// Downloads `url`, sharing the transfer with every other caller of the same URL and options.
+    /// The transfer waits in the queue at the highest priority among its callers; escalating a
+    /// caller's task moves it up.
+    public func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+        async throws(WebImageError) -> LoadedData
+    {
+        // The token exists only once the transfer is joined; an escalation that comes first is
+        // kept for it.
+        let joined = Locked<(token: LoadToken?, raised: LoadRequestOptions.Priority?)>((nil, nil))
+        let result = await withTaskPriorityEscalationHandler {
+            var options = options
+            // An escalation that came before the handler was installed shows only here.
+            if let base = Task.basePriority, Task.currentPriority > base {
+                options.priority = max(options.priority, LoadRequestOptions.Priority(Task.currentPriority))
+            }
+            return await withCancellableCallback(cancelled: .failure(WebImageError(.cancelled))) { resume in
+                let token = self.subscribe(url, options: options) { event in
+                    switch event {
+                    case .update(let update): events(update)
+                    case .finished(let result): resume(result)
+                    }
+                }
+                if let raised = joined.withLock({ joined -> LoadRequestOptions.Priority? in
+                    joined.token = token
+                    return joined.raised
+                }) {
+                    token.setPriority(raised)
+                }
+                return { token.cancel() }
+            }
+        } onPriorityEscalated: { _, escalated in
+            let priority = LoadRequestOptions.Priority(escalated)
+            let token = joined.withLock { joined in
+                joined.raised = max(joined.raised ?? priority, priority)
+                return joined.token
+            }
+            token?.setPriority(priority)
+        }
+        return try result.get()
+    }
+
+    /// The callback side of ``loadData(_:options:events:)``: joins or starts the transfer and
+    /// returns this caller's hold on it.
+    package func subscribe(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (TransferEvent) -> Void) -> LoadToken {
         let key = DownloadTransfer.Key(url: url, options: options)
         let subscriber = DownloadTransfer.Subscriber(priority: options.priority, wantsPartial: options.progressive, deliver: events)
         let (transfer, id) = scheduler.join(key, options: options, subscriber: subscriber)
@@ -162,12 +205,12 @@ public final class ImageDownloader: ImageLoader {
         for continuation in observers.withLock({ Array($0.continuations.values) }) { continuation.yield(event) }
     }
 
-    /// Cancels every caller of every download: each gets `.finished` with
+    /// Cancels every caller of every download: each load throws
     /// `WebImageError.Code.cancelled` (as SDWebImage calls every completion block with
     /// `SDWebImageErrorCancelled`), so no caller waits for a download that will not come.
     public func cancelAllDownloads() {
         let transfers = scheduler.removeAll()
-        let cancelled = LoadEvent.finished(.failure(WebImageError(.cancelled, "the downloader cancelled every download")))
+        let cancelled = TransferEvent.finished(.failure(WebImageError(.cancelled, "the downloader cancelled every download")))
         for transfer in transfers {
             let subscribers = transfer.state.withLock { $0.subscribers.removeAll() }
             transfer.cancel()

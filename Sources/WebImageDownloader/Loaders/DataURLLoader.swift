@@ -9,9 +9,11 @@ public struct DataURLLoader: ImageLoader {
         url.scheme?.lowercased() == "data"
     }
 
-    public func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
-        events(.finished(Self.decode(url)))
-        return .finished()
+    /// Decodes the URL's data.
+    public func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+        async throws(WebImageError) -> LoadedData
+    {
+        try Self.decode(url).get()
     }
 
     static func decode(_ url: URL) -> Result<LoadedData, WebImageError> {

@@ -14,23 +14,20 @@ public struct FileURLLoader: ImageLoader {
         url.isFileURL
     }
 
-    public func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
-        events(.finished(read(url)))
-        return .finished()
-    }
-
-    private func read(_ url: URL) -> Result<LoadedData, WebImageError> {
-        Result { () throws(WebImageError) in
-            guard let info = FileSystem.fileInfo(url.path) else {
-                throw WebImageError(.invalidURL, "no file at \(url.path)")
-            }
-            guard info.size <= maximumSize else {
-                throw WebImageError(.tooLarge, "\(url.path) is \(info.size) bytes, over \(maximumSize)")
-            }
-            guard let bytes = try FileSystem.contents(of: url.path) else {
-                throw WebImageError(.invalidURL, "no file at \(url.path)")
-            }
-            return LoadedData(data: Data(bytes), url: url, contentType: ImageFormat(sniffing: bytes)?.mimeType)
+    /// Reads the file (on the calling task: a local read, bounded by ``maximumSize``).
+    public func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+        async throws(WebImageError) -> LoadedData
+    {
+        try Task.checkCancellation(as: WebImageError.self)
+        guard let info = FileSystem.fileInfo(url.path) else {
+            throw WebImageError(.invalidURL, "no file at \(url.path)")
         }
+        guard info.size <= maximumSize else {
+            throw WebImageError(.tooLarge, "\(url.path) is \(info.size) bytes, over \(maximumSize)")
+        }
+        guard let bytes = try FileSystem.contents(of: url.path) else {
+            throw WebImageError(.invalidURL, "no file at \(url.path)")
+        }
+        return LoadedData(data: Data(bytes), url: url, contentType: ImageFormat(sniffing: bytes)?.mimeType)
     }
 }

@@ -19,14 +19,15 @@ public final class LoadersManager: ImageLoader {
         loader(for: url) != nil
     }
 
-    /// Loads with the preferred loader for `url`; a URL no loader takes finishes at once with
-    /// `WebImageError.Code.invalidURL`.
-    public func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
+    /// Loads with the preferred loader for `url`; a URL no loader takes throws
+    /// `WebImageError.Code.invalidURL` at once.
+    public func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+        async throws(WebImageError) -> LoadedData
+    {
         guard let loader = loader(for: url) else {
-            events(.finished(.failure(WebImageError(.invalidURL, "no loader for \(url.absoluteString)"))))
-            return .finished()
+            throw WebImageError(.invalidURL, "no loader for \(url.absoluteString)")
         }
-        return loader.load(url, options: options, events: events)
+        return try await loader.loadData(url, options: options, events: events)
     }
 
     private func loader(for url: URL) -> (any ImageLoader)? {

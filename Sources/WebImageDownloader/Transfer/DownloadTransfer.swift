@@ -48,11 +48,11 @@ final class DownloadTransfer: Sendable {
         }
     }
 
-    typealias Subscriber = Subscribers<LoadEvent, LoadRequestOptions.Priority>.Subscriber
+    typealias Subscriber = Subscribers<TransferEvent, LoadRequestOptions.Priority>.Subscriber
 
     struct State {
         /// The callers; the highest priority among them is where the transfer waits in the queue.
-        var subscribers = Subscribers<LoadEvent, LoadRequestOptions.Priority>()
+        var subscribers = Subscribers<TransferEvent, LoadRequestOptions.Priority>()
         /// Where the transfer is in its life, and what comes next.
         var machine = DownloadTransferStateMachine()
         /// The handle of the step running now, for ``cancel()`` to stop.
@@ -126,7 +126,7 @@ final class DownloadTransfer: Sendable {
             if case .partialData = event { return state.subscribers.recipients(partial: true) }
             return state.subscribers.recipients(partial: false)
         }
-        for subscriber in recipients { subscriber.deliver(event) }
+        for subscriber in recipients { subscriber.deliver(.update(event)) }
     }
 
     /// Ends the transfer for every caller, once.

@@ -28,36 +28,22 @@ public struct S3ImageLoader: ImageLoader {
     }
 
     /// Gets the object. The HTTP parts of `options` (method, headers, body, modifiers) do not
-    /// apply to S3 and are not sent; its validators and timeout are.
-    public func load(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void) -> LoadToken {
+    /// apply to S3 and are not sent; its validators are.
+    /// Cancelling the calling task stops the client's retries and body read.
+    public func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
+        async throws(WebImageError) -> LoadedData
+    {
         guard let location = S3Location(url: url) else {
-            events(.finished(.failure(WebImageError(.invalidURL, "\(url.absoluteString) is not s3://BUCKET/KEY"))))
-            return .finished()
+            throw WebImageError(.invalidURL, "\(url.absoluteString) is not s3://BUCKET/KEY")
         }
         let getOptions = S3GetOptions(
             ifNoneMatch: options.validators?.etag, ifModifiedSince: options.validators?.lastModified.flatMap(HTTPDate.parse))
-        // Delivered at most once, and never after the caller cancelled (the loader contract).
-        let delivered = Locked(false)
-        let deliver: @Sendable (Result<LoadedData, WebImageError>) -> Void = { result in
-            let first = delivered.withLock { done in
-                defer { done = true }
-                return !done
-            }
-            if first { events(.finished(result)) }
-        }
-        // The callback protocol needs a task of its own per load; cancelling the token cancels
-        // it, and the client's retries and body read stop with it.
-        let task = Task { [client] in
-            do throws(WebImageError) {
-                let object = try await client.getObject(location, options: getOptions)
-                deliver(.success(Self.loaded(object, url: url)))
-            } catch {
-                deliver(.failure(error))
-            }
-        }
-        return LoadToken {
-            delivered.withLock { $0 = true }
-            task.cancel()
+        do throws(WebImageError) {
+            return Self.loaded(try await client.getObject(location, options: getOptions), url: url)
+        } catch {
+            // However the client's request ended, a caller that left hears that it left.
+            if Task.isCancelled { throw WebImageError(.cancelled) }
+            throw error
         }
     }
 

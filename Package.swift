@@ -209,25 +209,99 @@ let package = Package(
             path: "Tests/WebImageTestChild",
             swiftSettings: strictSwift
         ),
-        .testTarget(
-            name: "WebImageTests",
+        // What the test targets share: the fixtures (one copy, read through `Fixture`), temporary
+        // directories, and the downloader's, manager's and proxy's harnesses. Not a product.
+        .target(
+            name: "WebImageTestSupport",
             dependencies: [
-                "WebImage", "WebImageCore", "WebImageCodecs", "WebImageCaching", "WebImageDownloader",
-                "WebImageTesting", "CWebImageCodecs", "WebImageTestChild", "webimage", "WebImageServer", "WebImageS3",
+                "WebImage", "WebImageCore", "WebImageDownloader", "WebImageServer", "WebImageS3", "WebImageTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
+            path: "Tests/WebImageTestSupport",
+            resources: [.copy("Fixtures")],
+            swiftSettings: strictSwift
+        ),
+        // A test target per module, each with the module's own dependencies.
+        .testTarget(
+            name: "WebImageCoreTests",
+            dependencies: [
+                "WebImageCore", "WebImageCodecs", "WebImageTesting", "WebImageTestSupport",
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The codecs and transformers (and the cache keys transformers make); WebImageTestChild
+        // decodes in a child process.
+        .testTarget(
+            name: "WebImageCodecsTests",
+            dependencies: [
+                "WebImageCodecs", "WebImageCaching", "CWebImageCodecs", "CZlib", "WebImageTesting", "WebImageTestSupport", "WebImageTestChild",
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The memory and disk tiers; WebImageTestChild shares a disk cache from other processes.
+        .testTarget(
+            name: "WebImageCachingTests",
+            dependencies: [
+                "WebImageCaching", "WebImageTesting", "WebImageTestSupport", "WebImageTestChild",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The downloader, its policies and the address guard, against the origin server and squid.
+        .testTarget(
+            name: "WebImageDownloaderTests",
+            dependencies: [
+                "WebImageDownloader", "WebImageTesting", "WebImageTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The manager, the prefetcher and targets; the README's examples.
+        .testTarget(
+            name: "WebImageTests",
+            dependencies: [
+                "WebImage", "WebImageServer", "WebImageTesting", "WebImageTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The image proxy: imgproxy's URLs and options, its routes, limits and processes.
+        .testTarget(
+            name: "WebImageServerTests",
+            dependencies: [
+                "WebImageServer", "WebImage", "WebImageS3", "webimage", "WebImageTesting", "WebImageTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            resources: [.copy("Fixtures")],
+            swiftSettings: strictSwift
+        ),
+        // The `webimage` command: prefetch and datasets, fetch, serve's configuration, S3 lists.
+        .testTarget(
+            name: "WebImageCommandTests",
+            dependencies: [
+                "webimage", "WebImage", "WebImageServer", "WebImageS3", "WebImageTesting", "WebImageTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(

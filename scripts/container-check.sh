@@ -42,7 +42,7 @@ mount -t proc proc "$root/proc"
 run() { chroot --userspec=10001:10001 "$root" env HOME=/var/cache/webimage "$@"; }
 
 # A conversion: decoders, resampling and an encoder, in the image's root.
-cp "$repo/Tests/WebImageTests/Fixtures/gradient.jpg" "$root/var/cache/webimage/in.jpg"
+cp "$repo/Tests/WebImageTestSupport/Fixtures/gradient.jpg" "$root/var/cache/webimage/in.jpg"
 chown 10001:10001 "$root/var/cache/webimage/in.jpg"
 run /usr/local/bin/webimage convert /var/cache/webimage/in.jpg /var/cache/webimage/out.webp --thumbnail 64x64
 test -s "$root/var/cache/webimage/out.webp"

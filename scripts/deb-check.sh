@@ -19,7 +19,7 @@ echo "lintian: no error or warning"
 
 dpkg -i "$package" >/dev/null
 test "$(dpkg-query -W -f '${Status}' webimage)" = "install ok installed"
-webimage convert "$repo/Tests/WebImageTests/Fixtures/gradient.jpg" "$work/out.png" --thumbnail 32x32
+webimage convert "$repo/Tests/WebImageTestSupport/Fixtures/gradient.jpg" "$work/out.png" --thumbnail 32x32
 test -s "$work/out.png"
 test -f /usr/lib/systemd/system/webimage@.service && test -f /etc/webimage/webimage.env
 echo "installed: /usr/bin/webimage converts; the unit and its environment file are in place"

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import WebImage
+import WebImageTestSupport
 
 /// Issue 36, item 6: the failed-URL list grew without bound and never let a URL go.
 @Suite("Failed URLs")

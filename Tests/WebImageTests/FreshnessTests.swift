@@ -4,6 +4,7 @@ import WebImageTesting
 @testable import WebImage
 @testable import WebImageCaching
 @testable import WebImageCodecs
+import WebImageTestSupport
 
 /// HTTP freshness: the headers' arithmetic as values, then a manager that respects it against
 /// the origin, with a clock the test moves (no sleeping).

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WebImageTesting
 @testable import WebImage
+import WebImageTestSupport
 
 /// `ImageManager.data(for:)`: bytes with the response's metadata, through the manager's cache,
 /// freshness and coalescing, never decoded (the proxy fetches its sources through it).

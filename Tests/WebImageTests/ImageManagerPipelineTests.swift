@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import WebImage
 import WebImageTesting
+import WebImageTestSupport
 
 @Suite("ImageManager pipeline")
 struct ImageManagerPipelineTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WebImage
 import WebImageTesting
+import WebImageTestSupport
 
 @Suite("ImageManager")
 struct ImageManagerTests {
@@ -290,12 +291,5 @@ struct ImageManagerTests {
                 #expect(!manager.isRunning)
             }
         }
-    }
-}
-
-extension Result {
-    var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
     }
 }

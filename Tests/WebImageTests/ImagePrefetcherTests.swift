@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import WebImage
 import WebImageTesting
+import WebImageTestSupport
 
 @Suite("ImagePrefetcher")
 struct ImagePrefetcherTests {

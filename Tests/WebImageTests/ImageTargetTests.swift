@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WebImage
 import WebImageTesting
+import WebImageTestSupport
 
 /// A target that remembers what it was shown, in order.
 final class RecordingTarget: ImageTarget {

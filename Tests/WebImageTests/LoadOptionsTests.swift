@@ -1,5 +1,6 @@
 import Testing
 import WebImage
+import WebImageTestSupport
 
 @Suite("LoadOptions")
 struct LoadOptionsTests {

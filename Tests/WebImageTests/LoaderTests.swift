@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WebImage
 import WebImageTesting
+import WebImageTestSupport
 
 @Suite("file: and data: loaders, LoadersManager")
 struct LoaderTests {

@@ -4,6 +4,7 @@ import MetricsTestKit
 import Testing
 import WebImage
 import WebImageTesting
+import WebImageTestSupport
 
 /// A cache whose stores always fail, as a full disk's would; queries always miss.
 private struct RefusingCache: ImageCaching {
@@ -17,22 +18,6 @@ private struct RefusingCache: ImageCaching {
     func remove(_ key: CacheKey, cacheType: ImageCacheType) async {}
     func contains(_ key: CacheKey, cacheType: ImageCacheType) async -> ImageCacheType { .none }
     func clear(_ cacheType: ImageCacheType) async {}
-}
-
-/// Log entries recorded in an event log, so a test can wait for one.
-struct EventLogHandler: LogHandler {
-    let entries: EventLog<String>
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        entries.record("\(event.level) \(event.message)")
-    }
 }
 
 @Suite("ImageManager store failures")

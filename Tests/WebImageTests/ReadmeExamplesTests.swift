@@ -7,6 +7,7 @@ import Testing
 import WebImage
 import WebImageServer
 import WebImageTesting
+import WebImageTestSupport
 
 // The README's examples and the DocC articles' (Sources/*/*.docc), verbatim, so that they keep compiling.
 

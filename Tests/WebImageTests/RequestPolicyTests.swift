@@ -3,6 +3,7 @@ import Testing
 import WebImageTesting
 @testable import WebImage
 @testable import WebImageDownloader
+import WebImageTestSupport
 
 /// Per-request retry decisions, progress pacing and alternative sources, against the origin.
 @Suite("Retry decisions, progress pacing, alternative sources")

@@ -4,6 +4,7 @@ import WebImageCore
 import WebImageTesting
 
 @testable import WebImage
+import WebImageTestSupport
 
 /// The manager's shared load as a state machine, without I/O: who joins, at what priority, what a
 /// late caller is given, what escalates and cancels the load's task, and that the end is delivered once

@@ -3,6 +3,7 @@ import Logging
 import MetricsTestKit
 import Testing
 import WebImage
+import WebImageTestSupport
 
 @Suite("Telemetry")
 struct TelemetryTests {

@@ -36,7 +36,7 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="prefetch-memory-"))
     work.chmod(0o755)
     (work / "www").mkdir()
-    shutil.copy(ROOT / "Tests/WebImageTests/Fixtures/large-progressive.jpg", work / "www/a.jpg")
+    shutil.copy(ROOT / "Tests/WebImageTestSupport/Fixtures/large-progressive.jpg", work / "www/a.jpg")
     port = free_port()
     (work / "nginx.conf").write_text(f"""worker_processes 1;
 pid {work}/nginx.pid;

@@ -215,6 +215,8 @@ let package = Package(
             name: "WebImageTestSupport",
             dependencies: [
                 "WebImage", "WebImageCore", "WebImageDownloader", "WebImageServer", "WebImageS3", "WebImageTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,10 +1,10 @@
 import Foundation
-import Hummingbird
+package import Hummingbird
 public import Logging
 import HTTPTypes
 import HummingbirdCore
 import Metrics
-import NIOCore
+package import NIOCore
 import NIOHTTP1
 public import Prometheus
 public import ServiceLifecycle
@@ -168,7 +168,7 @@ public final class ImageServer: Service, Sendable {
     /// The proxy is a middleware rather than a `/**` route because a path no route takes costs the
     /// router one component to reject, where a recursive wildcard walks every component of a long
     /// imgproxy path (5% of a result-cache hit's CPU, measured with perf).
-    func makeRouter() -> Router<ServerRequestContext> {
+    package func makeRouter() -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self, options: .autoGenerateHeadEndpoints)
         if let tracer = proxy.tracer { router.add(middleware: RequestTracingMiddleware(tracer: tracer)) }
         router.add(middleware: ResponseStampMiddleware())
@@ -278,14 +278,14 @@ public final class ImageServer: Service, Sendable {
 
 /// Hummingbird's basic context plus the peer's address, which the playground's access rule
 /// reads, and the connection, whose closing cancels the request's work.
-struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
-    var coreContext: CoreRequestContextStorage
-    let remoteAddress: SocketAddress?
+package struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
+    package var coreContext: CoreRequestContextStorage
+    package let remoteAddress: SocketAddress?
     let channel: any Channel
     /// The proxy's facts about its answer, for the access line and the request's span.
     let access = AccessRecord()
 
-    init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress
         channel = source.channel

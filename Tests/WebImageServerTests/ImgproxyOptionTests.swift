@@ -52,7 +52,7 @@ struct ImgproxySecurityOptionsTests {
         let jpeg = [UInt8](try Fixture.data("gradient.jpg"))  // 64x48: 3,072 pixels
         var configuration = ServerHarness.configuration()
         configuration.allowsSecurityOptions = true
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             #expect(try await harness.get(harness.signedPlain("msr:0.003", "/a.jpg")).status == 422, "3,072 > 3,000 pixels")
             #expect(try await harness.get(harness.signedPlain("msr:0.0031", "/a.jpg")).status == 200)
@@ -70,7 +70,7 @@ struct ImgproxySecurityOptionsTests {
         let animation = [UInt8](try Fixture.data("animated.gif"))  // 3 frames of 32x24: 768 pixels each, 2,304 in all
         var configuration = ServerHarness.configuration()
         configuration.allowsSecurityOptions = true
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/a.gif", .ok(animation, contentType: "image/gif"))
             let still = try await harness.get(harness.signedPlain("maf:1", "/a.gif"))
             #expect(try still.status == 200 && CodersManager.shared.decode(still.body).frames.count == 1)
@@ -111,7 +111,7 @@ struct ImgproxySkipProcessingTests {
 
     @Test("a listed source format is answered byte for byte, unless the URL asks for another format")
     func skipped() async throws {
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let kept = try await harness.get(harness.signedPlain("w:10/skp:jpg", "/a.jpg"))
             #expect(kept.status == 200 && kept.header("Content-Type") == "image/jpeg" && [UInt8](kept.body) == jpeg)
@@ -124,7 +124,7 @@ struct ImgproxySkipProcessingTests {
         }
         var configuration = ServerHarness.configuration()
         configuration.skipProcessingFormats = [.jpeg]
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             #expect(try await [UInt8](harness.get(harness.signedPlain("w:10", "/a.jpg")).body) == jpeg, "IMGPROXY_SKIP_PROCESSING_FORMATS")
         }
@@ -132,7 +132,7 @@ struct ImgproxySkipProcessingTests {
 
     @Test("raw answers the source's bytes, typed by what they are, whatever the other options")
     func raw() async throws {
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "application/octet-stream"))
             let answer = try await harness.get(harness.signedPlain("raw:1/w:10/fn:photo", "/a.jpg", extension: "png"))
             #expect(answer.status == 200 && [UInt8](answer.body) == jpeg)
@@ -173,7 +173,7 @@ struct ImgproxyExtendAspectRatioTests {
     @Test("the image sits by exar's gravity on the background; the option changes the key")
     func placed() async throws {
         let jpeg = [UInt8](try Fixture.data("gradient.jpg"))  // 64x48
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let north = try await harness.get(harness.signedPlain("rs:fit:64:64/exar:1:no/bg:ff0000", "/a.jpg", extension: "png"))
             let image = try CodersManager.shared.decode(north.body)
@@ -238,7 +238,7 @@ struct ImgproxyTrimTests {
             #expect(throws: ProxyError.self, "\(bad)") { try parser.parse([Substring(bad)]) }
         }
         let png = [UInt8](try CodersManager.shared.encode(Image(pixels: Self.picture()), as: .png))
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.png", .ok(png, contentType: "image/png"))
             let trimmed = try await harness.get(harness.signedPlain("t:10", "/a.png", extension: "png"))
             let image = try CodersManager.shared.decode(trimmed.body)
@@ -271,7 +271,7 @@ struct ImgproxyMaxBytesTests {
     @Test("a JPEG is the q answer the search reaches; PNG has no quality and is unchanged")
     func served() async throws {
         let jpeg = [UInt8](try Fixture.data("gradient.jpg"))
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             func size(_ quality: Int) async throws -> Int {
                 try await harness.get(harness.signedPlain("q:\(quality)", "/a.jpg", extension: "jpg")).body.count
@@ -334,7 +334,7 @@ struct ImgproxyWatermarkTests {
         let red = try Self.plain(8, 8, [255, 0, 0, 255])
         var configuration = ServerHarness.configuration()
         configuration.watermark = WatermarkImage(source: .data(Data(red)))
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
             func pixels(_ options: String) async throws -> PixelBuffer {
                 let answer = try await harness.get(harness.signedPlain(options, "/a.png", extension: "png"))
@@ -356,12 +356,12 @@ struct ImgproxyWatermarkTests {
             #expect(half.pixel(x: 0, y: 0) == (255, 128, 128, 255), "255 * 0.5 + 255 * 0.5 over white; 127.5 rounded")
         }
         configuration.watermark = WatermarkImage(source: .data(Data(red)), opacity: 0.5)
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
             let answer = try await harness.get(harness.signedPlain("wm:1:nowe", "/a.png", extension: "png"))
             #expect(try CodersManager.shared.decode(answer.body).frames[0].pixels.pixel(x: 0, y: 0) == (255, 128, 128, 255))
         }
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
             let marked = try await harness.get(harness.signedPlain("wm:1:nowe", "/a.png", extension: "png"))
             #expect(try CodersManager.shared.decode(marked.body).frames[0].pixels.pixel(x: 0, y: 0) == (255, 255, 255, 255))
@@ -380,7 +380,7 @@ struct ImgproxyGeometryTests {
             try CodersManager.shared.encode(
                 Image(pixels: PixelBuffer(width: 2, height: 1, straightRGBA: [255, 0, 0, 255, 0, 0, 255, 255])), as: .png))
         let oriented = [UInt8](try Fixture.data("oriented-right.jpg"))  // stored 64x48, EXIF orientation 6
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/rb.png", .ok(redBlue, contentType: "image/png"))
             harness.origin.route("/o.jpg", .ok(oriented, contentType: "image/jpeg"))
             func pixels(_ options: String, _ path: String = "/rb.png") async throws -> PixelBuffer {
@@ -504,7 +504,7 @@ struct LocalFilesystemRootTests {
         try FileManager.default.createSymbolicLink(atPath: root.path + "/up", withDestinationPath: outer.url.path)
         var configuration = ServerHarness.configuration()
         configuration.localFilesystemRoot = root.path
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             func status(_ source: String) async throws -> Int {
                 try await harness.get(harness.signer.sign("/w:2/plain/\(source)@png")).status
             }
@@ -522,7 +522,7 @@ struct LocalFilesystemRootTests {
             #expect(try await status("local:///missing.png") == 404)
         }
         configuration.allowedSources = ["http://127.0.0.1/", "local:///sub/"]
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             #expect(try await harness.get(harness.signer.sign("/w:2/plain/local:///sub/b.png@png")).status == 200)
             #expect(try await harness.get(harness.signer.sign("/w:2/plain/local:///a.png@png")).status == 403, "not under local:///sub/")
             #expect(
@@ -530,7 +530,7 @@ struct LocalFilesystemRootTests {
         }
         configuration.localFilesystemRoot = nil
         configuration.allowedSources = []
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             #expect(try await harness.get(harness.signer.sign("/w:2/plain/local:///a.png@png")).status == 404, "no root, no local files")
         }
     }
@@ -583,7 +583,7 @@ struct ImgproxyEncoderSettingsTests {
             var configuration = ServerHarness.configuration()
             configuration.encoding = settings
             var bodies: [String: Data] = [:]
-            try await ServerHarness.with(configuration) { harness throws in
+            try await ServerHarness.inProcess(configuration) { harness throws in
                 harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
                 for format in ["jpg", "webp", "avif", "jxl", "png"] {
                     let answer = try await harness.get(harness.signedPlain("w:32", "/a.jpg", extension: format))
@@ -620,7 +620,7 @@ struct ImgproxyEncoderSettingsTests {
         for level in [0, 9] {
             var configuration = ServerHarness.configuration()
             configuration.encoding.pngCompressionLevel = level
-            try await ServerHarness.with(configuration) { harness throws in
+            try await ServerHarness.inProcess(configuration) { harness throws in
                 harness.origin.route("/a.png", .ok(png, contentType: "image/png"))
                 let answer = try await harness.get(harness.signedPlain("w:40", "/a.png", extension: "png"))
                 #expect(answer.status == 200)
@@ -716,7 +716,7 @@ struct ImgproxyInfoTests {
         let half = [UInt8](
             try CodersManager.shared.encode(
                 Image(pixels: PixelBuffer(width: 2, height: 1, straightRGBA: [10, 20, 30, 255, 0, 0, 0, 0])), as: .png))
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/o.jpg", .ok(oriented, contentType: "image/jpeg"))
             harness.origin.route("/a.gif", .ok(animation, contentType: "image/gif"))
             harness.origin.route("/h.png", .ok(half, contentType: "image/png"))
@@ -796,7 +796,7 @@ struct ImgproxyPaidOptionsTests {
         let clear = [UInt8](
             try CodersManager.shared.encode(
                 Image(pixels: PixelBuffer(width: 2, height: 2, straightRGBA: [UInt8](repeating: 0, count: 16))), as: .png))
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.gif", .ok(gif, contentType: "image/gif"))
             harness.origin.route("/c.png", .ok(clear, contentType: "image/png"))
             func decoded(_ options: String, _ path: String, _ format: String) async throws -> Image {
@@ -839,7 +839,7 @@ struct ImgproxyWatermarkExtrasTests {
         }
         let redBlue = [UInt8](
             try CodersManager.shared.encode(Image(pixels: PixelBuffer(width: 8, height: 4, straightRGBA: halves)), as: .png))
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
             harness.origin.route("/m.png", .ok(red, contentType: "image/png"))
             harness.origin.route("/rb.png", .ok(redBlue, contentType: "image/png"))
@@ -880,7 +880,7 @@ struct CanonicalHeaderTests {
         let jpeg = [UInt8](try Fixture.data("gradient.jpg"))
         var configuration = ServerHarness.configuration()
         configuration.setsCanonicalHeader = true
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let expected = "<\(harness.origin.url("/a.jpg").absoluteString)>; rel=\"canonical\""
             for options in ["w:10", "w:10", "raw:1"] {
@@ -888,7 +888,7 @@ struct CanonicalHeaderTests {
                 #expect(answer.status == 200 && answer.header("Link") == expected, "\(options): \(answer.header("Link") ?? "none")")
             }
         }
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             #expect(try await harness.get(harness.signedPlain("w:10", "/a.jpg")).header("Link") == nil)
         }

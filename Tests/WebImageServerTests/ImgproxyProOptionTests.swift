@@ -155,7 +155,7 @@ struct ImgproxyProOptionsTests {
                 duration: .milliseconds(100))
         }
         let gif = [UInt8](try CodersManager.shared.encode(Image(frames: frames, hasAlpha: false), as: .gif))
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.jpg", .ok(photo, contentType: "image/jpeg"))
             harness.origin.route("/f.png", .ok(flat, contentType: "image/png"))
             harness.origin.route("/a.gif", .ok(gif, contentType: "image/gif"))
@@ -218,7 +218,7 @@ struct ImgproxyMetadataOptionsTests {
     func keepCopyright() async throws {
         let jpeg = try Self.signedJPEG()
         #expect(ExifDump.tags(of: Data(jpeg))?.contains { $0.0 == "Image Make" } == true, "the fixture has a Make")
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/s.jpg", .ok(jpeg, contentType: "image/jpeg"))
             func tags(_ options: String) async throws -> [String: String] {
                 let answer = try await harness.get(harness.signedPlain(options, "/s.jpg", extension: "jpg"))
@@ -234,7 +234,7 @@ struct ImgproxyMetadataOptionsTests {
         #expect(CopyrightEXIF.kept(from: CopyrightEXIF.minimalTIFF([(0x010F, Array("Make".utf8) + [0])])) == nil, "nothing to keep")
         var configuration = ServerHarness.configuration()
         configuration.keepCopyright = false
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/s.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let answer = try await harness.get(harness.signedPlain("w:4", "/s.jpg", extension: "jpg"))
             #expect(ExifDump.tags(of: Data(answer.body))?.isEmpty ?? true, "the server's default off")
@@ -246,7 +246,7 @@ struct ImgproxyMetadataOptionsTests {
     @Test("eth answers a HEIF's embedded thumbnail; ph:1 is refused, ph:0 taken")
     func thumbnailAndHDR() async throws {
         let heic = [UInt8](try Fixture.data("heif/photo.heic"))
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/p.heic", .ok(heic, contentType: "image/heic"))
             func size(_ options: String) async throws -> (Int, Int) {
                 let answer = try await harness.get(harness.signedPlain(options, "/p.heic", extension: "png"))
@@ -347,13 +347,13 @@ struct ImgproxyProVariablesTests {
         var plainConfiguration = ServerHarness.configuration()
         plainConfiguration.defaultQuality = 80
         var expected: [String: Data] = [:]
-        try await ServerHarness.with(plainConfiguration) { harness throws in
+        try await ServerHarness.inProcess(plainConfiguration) { harness throws in
             harness.origin.route("/a.jpg", .ok(photo, contentType: "image/jpeg"))
             for options in ["q:10/ush:always", "q:80/ush:always", "q:80"] {
                 expected[options] = try await harness.get(harness.signedPlain(options, "/a.jpg", extension: "jpg")).body
             }
         }
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/a.jpg", .ok(photo, contentType: "image/jpeg"))
             // 100 bytes fit no quality: the minimum, 10; with the server's unsharp masking.
             #expect(try await harness.get(harness.signedPlain("w:0", "/a.jpg", extension: "jpg")).body == expected["q:10/ush:always"])
@@ -424,7 +424,7 @@ struct ImgproxyTextWatermarkTests {
     func shadow() async throws {
         let white = try ImgproxyWatermarkTests.plain(64, 64, [255, 255, 255, 255])
         let red = try ImgproxyWatermarkTests.plain(8, 8, [255, 0, 0, 255])
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
             harness.origin.route("/m.png", .ok(red, contentType: "image/png"))
             let mark = "wmu:" + URLSigner.base64URL(Array(harness.origin.url("/m.png").absoluteString.utf8))
@@ -448,7 +448,7 @@ struct ImgproxyTextWatermarkTests {
     @Test("the text is laid where wm puts it, black by default, in the markup's colour and size")
     func served() async throws {
         let white = try ImgproxyWatermarkTests.plain(200, 100, [255, 255, 255, 255])
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.png", .ok(white, contentType: "image/png"))
             func ink(_ options: String) async throws -> (box: (x: Int, y: Int, width: Int, height: Int)?, red: Bool) {
                 let answer = try await harness.get(harness.signedPlain(options, "/a.png", extension: "png"))
@@ -526,7 +526,7 @@ struct ImgproxyDominantColorsTests {
     @Test("served as imgproxy's JSON member; off by default")
     func served() async throws {
         let png = [UInt8](try CodersManager.shared.encode(Image(pixels: Self.picture(Self.blocks)), as: .png))
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/b.png", .ok(png, contentType: "image/png"))
             let answer = try await harness.get("/info" + harness.signedPlain("dc:1", "/b.png"))
             #expect(answer.status == 200)

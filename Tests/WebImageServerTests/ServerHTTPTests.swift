@@ -20,7 +20,7 @@ struct ServerHTTPTests {
 
     @Test("a signed URL is processed; a wrong or missing signature is 403; /unsafe only with allowsUnsigned")
     func signing() async throws {
-        try await ServerHarness.with { harness in
+        try await ServerHarness.inProcess { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let answer = try await harness.get(harness.signedPlain("rs:fill:100:50", "/photo.jpg", extension: "png"))
             #expect(answer.status == 200)
@@ -36,7 +36,7 @@ struct ServerHTTPTests {
         }
         var unsigned = ServerHarness.configuration()
         unsigned.allowsUnsigned = true
-        try await ServerHarness.with(unsigned) { harness in
+        try await ServerHarness.inProcess(unsigned) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let answer1 = try await harness.get("/unsafe/w:10/plain/\(harness.origin.url("/photo.jpg"))")
             #expect(answer1.status == 200)
@@ -45,7 +45,7 @@ struct ServerHTTPTests {
 
     @Test("a source is on disk once its first answer leaves: the next variant of it is made without fetching it again")
     func sourceStoredBeforeAnswering() async throws {
-        try await ServerHarness.with { harness in
+        try await ServerHarness.inProcess { harness in
             harness.origin.route(
                 "/photo.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg"), ("Cache-Control", "max-age=3600")], body: jpeg))
             let first = try await harness.get(harness.signedPlain("w:30", "/photo.jpg", extension: "png"))
@@ -61,7 +61,7 @@ struct ServerHTTPTests {
 
     @Test("the result is the library's own transform of the same image, pixel for pixel")
     func matchesLibrary() async throws {
-        try await ServerHarness.with { harness in
+        try await ServerHarness.inProcess { harness in
             harness.origin.route("/a.png", .ok(png, contentType: "image/png"))
             let options = "rs:fill:40:40/g:nowe/bl:1/sh:0.5/pix:2/pd:2:3/bg:ff0000"
             let answer = try await harness.get(harness.signedPlain(options, "/a.png", extension: "png"))
@@ -83,7 +83,7 @@ struct ServerHTTPTests {
 
     @Test("results are sRGB without metadata by default; scp:0 keeps and embeds the profile, sm:0 writes the EXIF")
     func colorProfileAndMetadata() async throws {
-        try await ServerHarness.with { harness in
+        try await ServerHarness.inProcess { harness in
             harness.origin.route("/p3.jpg", .ok([UInt8](try Fixture.data("color/p3.jpg")), contentType: "image/jpeg"))
             harness.origin.route("/turned.jpg", .ok([UInt8](try Fixture.data("oriented-right.jpg")), contentType: "image/jpeg"))
             let keep = DecodeOptions(keepsColorProfile: true, keepsEXIF: true)
@@ -115,7 +115,7 @@ struct ServerHTTPTests {
         let decoded = try CodersManager.shared.decode(photo, options: quarter)
         #expect((decoded.pixelWidth, decoded.pixelHeight) == (100, 67), "the decoder's step, left as it is")
         let expected = try #require(CroppingTransformer(x: 0, y: 0, width: 100, height: 66).transform(decoded, forKey: ""))
-        try await ServerHarness.with { harness in
+        try await ServerHarness.inProcess { harness in
             harness.origin.route("/photo.jpg", .ok([UInt8](photo), contentType: "image/jpeg"))
             let answer = try await harness.get(harness.signedPlain("rs:fit:100:100", "/photo.jpg", extension: "png"))
             #expect(answer.status == 200)
@@ -129,7 +129,7 @@ struct ServerHTTPTests {
     func negotiation() async throws {
         var negotiating = ServerHarness.configuration()
         negotiating.autoWebP = true
-        try await ServerHarness.with(negotiating) { harness in
+        try await ServerHarness.inProcess(negotiating) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let path = harness.signedPlain("w:50", "/photo.jpg")
             let webp = try await harness.get(path, headers: [("Accept", "image/avif,image/webp,*/*")])
@@ -151,7 +151,7 @@ struct ServerHTTPTests {
         var negotiating = ServerHarness.configuration()
         negotiating.autoWebP = true
         negotiating.autoAVIF = true
-        try await ServerHarness.with(negotiating) { harness in
+        try await ServerHarness.inProcess(negotiating) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let path = harness.signedPlain("w:50", "/photo.jpg")
             let avif = try await harness.get(path, headers: [("Accept", "image/avif,image/webp,*/*")])
@@ -170,7 +170,7 @@ struct ServerHTTPTests {
         var negotiating = ServerHarness.configuration()
         negotiating.autoAVIF = true
         negotiating.autoJXL = true
-        try await ServerHarness.with(negotiating) { harness in
+        try await ServerHarness.inProcess(negotiating) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let path = harness.signedPlain("w:50", "/photo.jpg")
             let jxl = try await harness.get(path, headers: [("Accept", "image/jxl,image/avif,*/*")])
@@ -186,7 +186,7 @@ struct ServerHTTPTests {
 
     @Test("a URL that expires is cached in front for no longer than it lives: max-age is cut to what is left of expires")
     func maximumAgeFollowsExpires() async throws {
-        try await ServerHarness.with { harness in
+        try await ServerHarness.inProcess { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let inAnHour = Int(Date().timeIntervalSince1970) + 3600
             let answer = try await harness.get(harness.signedPlain("w:20/exp:\(inAnHour)", "/photo.jpg", extension: "png"))
@@ -214,7 +214,7 @@ struct ServerHTTPTests {
         // Without the memory tier, emptying the result cache leaves the result cached nowhere.
         var diskOnly = ServerHarness.configuration()
         diskOnly.resultMemoryCacheBytes = 0
-        try await ServerHarness.with(diskOnly) { harness in
+        try await ServerHarness.inProcess(diskOnly) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let path = harness.signedPlain("rs:fit:64:64/q:70", "/photo.jpg")
             let first = try await harness.get(path)
@@ -241,7 +241,7 @@ struct ServerHTTPTests {
 
     @Test("HEAD has GET's headers and no body; filename and attachment set Content-Disposition")
     func headAndDisposition() async throws {
-        try await ServerHarness.with { harness in
+        try await ServerHarness.inProcess { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let path = harness.signedPlain("w:32/fn:holiday/att:1", "/photo.jpg", extension: "webp")
             let get = try await harness.get(path)
@@ -262,7 +262,7 @@ struct ServerHTTPTests {
         // ThreadSanitizer run with three tests at a time and the dataset tests' children beside
         // it once took longer than that to see /truncated.jpg's close (504 instead of 502).
         limited.downloadTimeout = .seconds(20)
-        try await ServerHarness.with(limited) { harness in
+        try await ServerHarness.inProcess(limited) { harness in
             let origin = harness.origin
             origin.route("/missing.jpg", .status(404))
             origin.route("/broken.jpg", .status(500))
@@ -299,7 +299,7 @@ struct ServerHTTPTests {
         // the 10 MB source before its byte cap answered 413.
         var impatient = ServerHarness.configuration()
         impatient.downloadTimeout = .milliseconds(500)
-        try await ServerHarness.with(impatient) { harness in
+        try await ServerHarness.inProcess(impatient) { harness in
             harness.origin.route(
                 "/stalled.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: jpeg, delivery: .stall(after: 100)))
             let answer = try await harness.get(harness.signedPlain("w:10", "/stalled.jpg"))
@@ -312,7 +312,7 @@ struct ServerHTTPTests {
     func addressPolicy() async throws {
         var loopbackRefused = ServerHarness.configuration()
         loopbackRefused.allowsLoopbackSources = false
-        try await ServerHarness.with(loopbackRefused) { harness in
+        try await ServerHarness.inProcess(loopbackRefused) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let answer = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
             #expect(answer.status == 403)
@@ -322,7 +322,7 @@ struct ServerHTTPTests {
         let origin = try await OriginServer.start()
         var allowingOrigin = ServerHarness.configuration()
         allowingOrigin.allowedSources = ["http://127.0.0.1:\(origin.port)"]
-        try await ServerHarness.with(allowingOrigin, origin: origin) { harness in
+        try await ServerHarness.inProcess(allowingOrigin, origin: origin) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let sneaky = harness.signer.sign("/w:10/plain/http://127.0.0.1@localhost:\(harness.origin.port)/photo.jpg")
             let answer3 = try await harness.get(sneaky)
@@ -333,7 +333,7 @@ struct ServerHTTPTests {
         }
         var wrongPort = ServerHarness.configuration()
         wrongPort.allowedSources = ["http://127.0.0.1:1/"]
-        try await ServerHarness.with(wrongPort) { harness in
+        try await ServerHarness.inProcess(wrongPort) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let answer = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
             #expect(answer.status == 403)
@@ -347,7 +347,7 @@ struct ServerHTTPTests {
         let origin = try await OriginServer.start()
         var allowingFolder = ServerHarness.configuration()
         allowingFolder.allowedSources = ["http://127.0.0.1:\(origin.port)/f"]
-        try await ServerHarness.with(allowingFolder, origin: origin) { harness in
+        try await ServerHarness.inProcess(allowingFolder, origin: origin) { harness in
             let base = "http://127.0.0.1:\(origin.port)"
             harness.origin.route("/f/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             harness.origin.route("/private/x.jpg", .ok(jpeg, contentType: "image/jpeg"))
@@ -388,7 +388,7 @@ struct ServerHTTPTests {
         // Only the origin's name is allowed; it resolves to loopback, as DNS can make any name do.
         namedOrigin.sourceAddressPolicy = AddressPolicy(allowedHosts: ["origin.test"])
         namedOrigin.hostResolver = StaticHostResolver(["origin.test": [IPAddress("127.0.0.1")!]], fallback: nil)
-        try await ServerHarness.with(namedOrigin) { harness in
+        try await ServerHarness.inProcess(namedOrigin) { harness in
             let port = harness.origin.port
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             harness.origin.route("/hop.jpg", .redirect(to: "http://127.0.0.1:\(port)/photo.jpg"))
@@ -410,7 +410,7 @@ struct ServerHTTPTests {
         onePerHost.concurrency = 4
         // The stalls end by this timeout, one after the other, when the server drains.
         onePerHost.downloadTimeout = .seconds(2)
-        try await ServerHarness.with(onePerHost) { harness in
+        try await ServerHarness.inProcess(onePerHost) { harness in
             for index in 0..<2 { harness.origin.route("/stall\(index).jpg", OriginResponse(delivery: .neverRespond)) }
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let stalled = (0..<2).map { index in Task { try? await harness.get(harness.signedPlain("w:10", "/stall\(index).jpg")) } }
@@ -432,7 +432,7 @@ struct ServerHTTPTests {
         var impatient = ServerHarness.configuration()
         // A millisecond against a blur of radius 20 in a debug build: tens of times too short.
         impatient.processingTimeout = .milliseconds(1)
-        try await ServerHarness.with(impatient) { harness in
+        try await ServerHarness.inProcess(impatient) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let answer = try await harness.get(harness.signedPlain("bl:20", "/photo.jpg", extension: "png"))
             #expect(answer.status == 504)
@@ -445,7 +445,7 @@ struct ServerHTTPTests {
     func resolutionLimit() async throws {
         var tinyResolution = ServerHarness.configuration()
         tinyResolution.maximumSourceMegapixels = 0.05
-        try await ServerHarness.with(tinyResolution) { harness in
+        try await ServerHarness.inProcess(tinyResolution) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let answer = try await harness.get(harness.signedPlain("w:10", "/photo.jpg"))
             #expect(answer.status == 422)
@@ -453,7 +453,7 @@ struct ServerHTTPTests {
         }
         var fewFrames = ServerHarness.configuration()
         fewFrames.maximumAnimationFrames = 2
-        try await ServerHarness.with(fewFrames) { harness in
+        try await ServerHarness.inProcess(fewFrames) { harness in
             harness.origin.route("/animated.gif", .ok([UInt8](try Fixture.data("animated.gif")), contentType: "image/gif"))
             let answer = try await harness.get(harness.signedPlain("w:10", "/animated.gif"))
             #expect(answer.status == 200)
@@ -465,7 +465,7 @@ struct ServerHTTPTests {
 
     @Test("recent results are served from memory in front of the disk, repeated paths without parsing; a memory size of 0 keeps none")
     func resultsInMemory() async throws {
-        try await ServerHarness.with { harness in
+        try await ServerHarness.inProcess { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let path = harness.signedPlain("w:20", "/photo.jpg", extension: "png")
             let first = try await harness.get(path)
@@ -485,7 +485,7 @@ struct ServerHTTPTests {
         }
         var diskOnly = ServerHarness.configuration()
         diskOnly.resultMemoryCacheBytes = 0
-        try await ServerHarness.with(diskOnly) { harness in
+        try await ServerHarness.inProcess(diskOnly) { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let path = harness.signedPlain("w:20", "/photo.jpg", extension: "png")
             _ = try await harness.get(path)
@@ -498,7 +498,7 @@ struct ServerHTTPTests {
 
     @Test("/health, /ready and /metrics; other methods are 405")
     func operations() async throws {
-        try await ServerHarness.with { harness in
+        try await ServerHarness.inProcess { harness in
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let answer8 = try await harness.get("/health")
             #expect(answer8.status == 200)

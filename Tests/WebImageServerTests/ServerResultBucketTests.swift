@@ -39,7 +39,7 @@ struct ServerResultBucketTests {
         let path = Self.signedPlain(origin, "rs:fit:20:20", "/photo.png")
         var first: ServerHarness.Answer?
         // The node's shutdown waits for its bucket writes.
-        try await ServerHarness.with(Self.configuration(server, bucket: bucket), origin: origin) { harness throws in
+        try await ServerHarness.inProcess(Self.configuration(server, bucket: bucket), origin: origin) { harness throws in
             first = try await harness.get(path)
         }
         let made = try #require(first)
@@ -47,13 +47,13 @@ struct ServerResultBucketTests {
         // Another node, with another key (a rotation): the bucket's keys carry no signature.
         var rotated = Self.configuration(server, bucket: bucket)
         rotated.signingKeys = [ServerHarness.exampleKey, SigningKey(hexKey: "6f74686572", hexSalt: "73616c74")!]
-        try await ServerHarness.with(rotated, origin: origin) { harness throws in
+        try await ServerHarness.inProcess(rotated, origin: origin) { harness throws in
             let answer = try await harness.get(path)
             #expect(answer.status == 200, "\(answer.text)")
             #expect(answer.body == made.body && answer.header("ETag") == made.header("ETag"))
             #expect(answer.header("Server-Timing")?.contains("cache;desc=\"bucket\"") == true, "\(answer.headers)")
         }
-        try await ServerHarness.with(Self.configuration(server, bucket: bucket), origin: origin) { harness throws in
+        try await ServerHarness.inProcess(Self.configuration(server, bucket: bucket), origin: origin) { harness throws in
             let conditional = try await harness.get(path, headers: [("If-None-Match", try #require(made.header("ETag")))])
             #expect(conditional.status == 304)
         }
@@ -67,14 +67,14 @@ struct ServerResultBucketTests {
         let origin = try await OriginServer.start()
         origin.route("/photo.png", .ok([UInt8](try S3Seeding.png(width: 8, height: 8)), contentType: "image/png"))
         let path = Self.signedPlain(origin, "w:4", "/photo.png")
-        try await ServerHarness.with(
+        try await ServerHarness.inProcess(
             Self.configuration(server, bucket: "unreachable", endpoint: refusing.url("/")), origin: origin
         ) { harness throws in
             #expect(try await harness.get(path).status == 200)
         }
         let again = try await OriginServer.start()
         again.route("/photo.png", .ok([UInt8](try S3Seeding.png(width: 8, height: 8)), contentType: "image/png"))
-        try await ServerHarness.with(
+        try await ServerHarness.inProcess(
             Self.configuration(server, bucket: "unreachable", endpoint: refusing.url("/"), reportsErrors: true), origin: again
         ) { harness throws in
             let answer = try await harness.get(Self.signedPlain(again, "w:4", "/photo.png"))

@@ -37,7 +37,7 @@ struct ServerRoutesTests {
 
     @Test("a WebP result without q is encoded at the configured 79, byte for byte q:79's")
     func formatQualityDefault() async throws {
-        try await ServerHarness.with { harness throws in
+        try await ServerHarness.inProcess { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let plain = try await harness.get(harness.signedPlain("w:64", "/a.jpg", extension: "webp"))
             let at79 = try await harness.get(harness.signedPlain("w:64/q:79", "/a.jpg", extension: "webp"))
@@ -53,7 +53,7 @@ struct ServerRoutesTests {
         var configuration = ServerHarness.configuration()
         configuration.pathPrefix = "/images"
         configuration.healthCheckPath = "/alive"
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let signed = harness.signedPlain("w:20", "/a.jpg", extension: "png")
             let prefixed = try await harness.get("/images" + signed)
@@ -70,7 +70,7 @@ struct ServerRoutesTests {
     func secret() async throws {
         var configuration = ServerHarness.configuration()
         configuration.secret = "s3cr3t"
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let signed = harness.signedPlain("w:20", "/a.jpg", extension: "png")
             let authorized = try await harness.get(signed, headers: [("Authorization", "Bearer s3cr3t")])
@@ -92,7 +92,7 @@ struct ServerRoutesTests {
     func cors() async throws {
         var configuration = ServerHarness.configuration()
         configuration.allowOrigin = "https://app.example"
-        try await ServerHarness.with(configuration) { harness in
+        try await ServerHarness.inProcess(configuration) { harness in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let signed = harness.signedPlain("w:20", "/a.jpg", extension: "png")
             for answer in [try await harness.get(signed), try await harness.get("/bad/w:20/plain/x")] {
@@ -104,7 +104,7 @@ struct ServerRoutesTests {
             #expect(preflight.header("Access-Control-Allow-Origin") == "https://app.example")
             #expect(harness.origin.requestCount("/a.jpg") == 1, "OPTIONS processed nothing")
         }
-        try await ServerHarness.with { harness in
+        try await ServerHarness.inProcess { harness in
             let answer = try await harness.get("/health", method: .OPTIONS)
             let deleted = try await harness.get("/health", method: .DELETE)
             #expect(answer.status == 200 && answer.header("Access-Control-Allow-Origin") == nil, "no origin configured, no CORS")
@@ -158,7 +158,7 @@ struct OutputFormatTests {
         var configuration = ServerHarness.configuration()
         configuration.autoAVIF = true
         configuration.enforceWebP = true
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/opaque.webp", .ok([UInt8](opaque), contentType: "image/webp"))
             harness.origin.route("/translucent.webp", .ok([UInt8](translucent), contentType: "image/webp"))
             harness.origin.route("/animated.gif", .ok([UInt8](animated), contentType: "image/gif"))
@@ -194,7 +194,7 @@ struct AnimationFrameLimitTests {
         for (limit, expected) in [(2, 2), (1, 1)] {
             var configuration = ServerHarness.configuration()
             configuration.maximumAnimationFrames = limit
-            try await ServerHarness.with(configuration) { harness throws in
+            try await ServerHarness.inProcess(configuration) { harness throws in
                 harness.origin.route("/a.gif", .ok([UInt8](animation), contentType: "image/gif"))
                 let answer = try await harness.get(harness.signedPlain("w:10", "/a.gif"))
                 #expect(answer.status == 200 && answer.header("Content-Type") == "image/gif")
@@ -260,7 +260,7 @@ struct PathSettingsTests {
         configuration.allowedProcessingOptions = ["w", "pr"]
         configuration.presets = ["wide": "rs:fit:40:40"]
         configuration.trustedSignatures = ["trusted"]
-        try await ServerHarness.with(configuration, origin: origin) { harness throws in
+        try await ServerHarness.inProcess(configuration, origin: origin) { harness throws in
             let replaced = try await harness.get(harness.signer.sign("/w:10/plain/local-cdn://a.jpg@png"))
             #expect(replaced.status == 200, "\(replaced.text)")
             let based = try await harness.get(harness.signer.sign("/w:10/plain/img/a.jpg@png"))
@@ -280,7 +280,7 @@ struct PathSettingsTests {
         var presetsOnly = ServerHarness.configuration()
         presetsOnly.onlyPresets = true
         presetsOnly.presets = ["small": "w:10", "png": "f:png"]
-        try await ServerHarness.with(presetsOnly) { harness throws in
+        try await ServerHarness.inProcess(presetsOnly) { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let answer = try await harness.get(harness.signer.sign("/small:png/plain/\(harness.origin.url("/a.jpg"))"))
             #expect(answer.status == 200 && answer.header("Content-Type") == "image/png", "\(answer.text)")
@@ -316,7 +316,7 @@ struct ConditionalHeaderTests {
         var configuration = ServerHarness.configuration()
         configuration.etagBuster = "v2"
         configuration.lastModifiedBuster = Date(timeIntervalSince1970: 1_900_000_000)  // after the source's
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route(
                 "/a.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg"), ("Last-Modified", modified)], body: jpeg))
             let path = harness.signedPlain("w:10", "/a.jpg", extension: "png")
@@ -336,7 +336,7 @@ struct ConditionalHeaderTests {
         var off = ServerHarness.configuration()
         off.usesETag = false
         off.usesLastModified = false
-        try await ServerHarness.with(off) { harness throws in
+        try await ServerHarness.inProcess(off) { harness throws in
             harness.origin.route(
                 "/a.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg"), ("Last-Modified", modified)], body: jpeg))
             let path = harness.signedPlain("w:10", "/a.jpg", extension: "png")
@@ -368,7 +368,7 @@ struct ClientHintsTests {
         let jpeg = [UInt8](try Fixture.data("gradient.jpg"))
         var configuration = ServerHarness.configuration()
         configuration.enableClientHints = true
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let path = harness.signedPlain("q:80", "/a.jpg", extension: "png")
             let hinted = try await harness.get(path, headers: [("Sec-CH-Width", "40"), ("DPR", "2")])
@@ -412,7 +412,7 @@ struct FallbackImageTests {
         let jpeg = try Fixture.data("gradient.jpg")
         var configuration = ServerHarness.configuration()
         configuration.fallbackImage = FallbackImage(source: .data(jpeg), ttl: 60)
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/missing.jpg", OriginResponse(status: 404, headers: [], body: []))
             let path = harness.signedPlain("w:16", "/missing.jpg", extension: "png")
             let answer = try await harness.get(path)
@@ -425,7 +425,7 @@ struct FallbackImageTests {
             #expect(real.status == 200 && real.header("ETag") != nil)
         }
         configuration.fallbackImage = FallbackImage(source: .data(jpeg), status: 0)
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/missing.jpg", OriginResponse(status: 404, headers: [], body: []))
             let answer = try await harness.get(harness.signedPlain("w:16", "/missing.jpg", extension: "png"))
             #expect(answer.status == 404 && answer.header("Content-Type") == "image/png", "the source's status, the fallback's body")
@@ -443,14 +443,14 @@ struct SourceRequestTests {
         var configuration = ServerHarness.configuration()
         configuration.userAgent = "imgproxy/3.0"
         let tlsOrigin = try await OriginServer.start(tls: true)
-        try await ServerHarness.with(configuration, origin: tlsOrigin) { harness throws in
+        try await ServerHarness.inProcess(configuration, origin: tlsOrigin) { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let refused = try await harness.get(harness.signedPlain("w:10", "/a.jpg", extension: "png"))
             #expect(refused.status == 502, "\(refused.text)")
         }
         configuration.ignoresSSLVerification = true
         let second = try await OriginServer.start(tls: true)
-        try await ServerHarness.with(configuration, origin: second) { harness throws in
+        try await ServerHarness.inProcess(configuration, origin: second) { harness throws in
             harness.origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let answer = try await harness.get(harness.signedPlain("w:10", "/a.jpg", extension: "png"))
             #expect(answer.status == 200, "\(answer.text)")

@@ -30,7 +30,7 @@ struct ServerS3SourceTests {
         let bucket = S3Seeding.bucket()
         _ = try await S3Seeding.seed(
             server, [(S3Location(bucket: bucket, key: "photos/a b+c.png"), try S3Seeding.png(width: 40, height: 20))])
-        try await ServerHarness.with(Self.configuration(server)) { harness throws in
+        try await ServerHarness.inProcess(Self.configuration(server)) { harness throws in
             let answer = try await harness.get(harness.signer.sign("/rs:fit:10:10/plain/s3://\(bucket)/photos/a%20b+c.png@png"))
             #expect(answer.status == 200, "\(answer.text)")
             let header = try ImageHeader(data: [UInt8](answer.body))
@@ -53,7 +53,7 @@ struct ServerS3SourceTests {
         let server = try await S3TestServer.shared()
         let bucket = S3Seeding.bucket()
         _ = try await S3Seeding.seed(server, [(S3Location(bucket: bucket, key: "x.png"), try S3Seeding.png(width: 4, height: 4))])
-        try await ServerHarness.with(Self.configuration(server)) { harness throws in
+        try await ServerHarness.inProcess(Self.configuration(server)) { harness throws in
             #expect(try await harness.get(harness.signer.sign("/w:2/plain/s3://\(bucket)/x.png@png")).status == 200)
             let direct = try await harness.get(harness.signer.sign("/w:2/plain/\(server.endpoint.absoluteString)/\(bucket)/x.png@png"))
             #expect(direct.status == 403 && direct.text.contains("address policy"), "\(direct.text)")
@@ -77,7 +77,7 @@ struct ServerS3SourceTests {
         let puts = try await S3Seeding.seed(
             server, [(location, try S3Seeding.png(width: 12, height: 4)), (location, try S3Seeding.png(width: 30, height: 4))])
         let old = try #require(puts[0].versionID)
-        try await ServerHarness.with(Self.configuration(server)) { harness throws in
+        try await ServerHarness.inProcess(Self.configuration(server)) { harness throws in
             func width(_ source: String) async throws -> Int? {
                 let answer = try await harness.get(harness.signer.sign("/plain/\(source)@png"))
                 return answer.status == 200 ? try ImageHeader(data: [UInt8](answer.body)).width : nil
@@ -87,13 +87,13 @@ struct ServerS3SourceTests {
         }
         var separated = Self.configuration(server)
         separated.sourceURLQuerySeparator = "|"
-        try await ServerHarness.with(separated) { harness throws in
+        try await ServerHarness.inProcess(separated) { harness throws in
             let answer = try await harness.get(harness.signer.sign("/plain/s3://\(bucket)/v.png%7C\(old)@png"))
             #expect(answer.status == 200 && (try? ImageHeader(data: [UInt8](answer.body)).width) == 12)
         }
         var none = Self.configuration(server)
         none.sourceURLQuerySeparator = ""
-        try await ServerHarness.with(none) { harness throws in
+        try await ServerHarness.inProcess(none) { harness throws in
             let answer = try await harness.get(harness.signer.sign("/plain/s3://\(bucket)/v.png%3F\(old)@png"))
             #expect(answer.status == 404, "the whole text is the key")
         }
@@ -112,7 +112,7 @@ struct ServerS3SourceTests {
             ])
         var configuration = Self.configuration(server)
         configuration.s3Sources?.allowedBuckets = [open]
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             #expect(try await harness.get(harness.signer.sign("/w:2/plain/s3://\(open)/public/a.png@png")).status == 200)
             let denied = try await harness.get(harness.signer.sign("/w:2/plain/s3://\(closed)/public/a.png@png"))
             #expect(denied.status == 403 && denied.text.contains("bucket \(closed) is denied"), "\(denied.text)")
@@ -120,7 +120,7 @@ struct ServerS3SourceTests {
         configuration.s3Sources?.allowedBuckets = []
         configuration.s3Sources?.deniedBuckets = [closed]
         configuration.allowedSources = ["s3://\(open)/public/"]
-        try await ServerHarness.with(configuration) { harness throws in
+        try await ServerHarness.inProcess(configuration) { harness throws in
             #expect(try await harness.get(harness.signer.sign("/w:2/plain/s3://\(open)/public/a.png@png")).status == 200)
             #expect(try await harness.get(harness.signer.sign("/w:2/plain/s3://\(closed)/public/a.png@png")).status == 403)
             let outside = try await harness.get(harness.signer.sign("/w:2/plain/s3://\(open)/private/a.png@png"))
@@ -131,12 +131,12 @@ struct ServerS3SourceTests {
                 dotted.status == 403 && dotted.text.contains("not on the allowed list"),
                 "dot segments are refused under a list: \(dotted.text)")
         }
-        try await ServerHarness.with(Self.configuration(server, secret: "wrong-secret-value")) { harness throws in
+        try await ServerHarness.inProcess(Self.configuration(server, secret: "wrong-secret-value")) { harness throws in
             let refused = try await harness.get(harness.signer.sign("/w:2/plain/s3://\(open)/public/a.png@png"))
             #expect(refused.status == 403 && refused.text.contains("SignatureDoesNotMatch"), "\(refused.text)")
             #expect(!refused.text.contains("wrong-secret-value"))
         }
-        try await ServerHarness.with(ServerHarness.configuration()) { harness throws in
+        try await ServerHarness.inProcess(ServerHarness.configuration()) { harness throws in
             let off = try await harness.get(harness.signer.sign("/w:2/plain/s3://\(open)/public/a.png@png"))
             #expect(off.status == 400 && off.text.contains("IMGPROXY_USE_S3"), "\(off.text)")
         }

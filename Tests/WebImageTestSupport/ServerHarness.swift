@@ -1,4 +1,7 @@
 package import AsyncHTTPClient
+import Hummingbird
+import HummingbirdTesting
+import HTTPTypes
 package import Foundation
 package import NIOCore
 package import NIOHTTP1
@@ -18,7 +21,10 @@ package struct ServerHarness {
     package let server: ImageServer
     package let origin: OriginServer
     package let client: HTTPClient
+    /// The proxy's port; 0 in process.
     package let port: Int
+    /// The router's own client when the server runs in process, with no socket.
+    private var router: (any TestClientProtocol)?
     package let signer = URLSigner(keys: [exampleKey])
     package let cacheDirectory: URL
 
@@ -64,7 +70,7 @@ package struct ServerHarness {
         let port = await server.port
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
-        let harness = ServerHarness(server: server, origin: origin, client: client, port: port, cacheDirectory: directory)
+        let harness = ServerHarness(server: server, origin: origin, client: client, port: port, router: nil, cacheDirectory: directory)
         var failure: (any Error)?
         do { try await body(harness) } catch { failure = error }
         // The client goes first: a connection it keeps alive would hold the drain for its grace.
@@ -83,11 +89,77 @@ package struct ServerHarness {
 
     /// A request to the proxy.
     package func get(_ path: String, method: HTTPMethod = .GET, headers: [(String, String)] = []) async throws -> Answer {
+        if let router { return try await Self.inProcess(router, path, method: method, headers: headers) }
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response = try await client.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 64 * 1024 * 1024)
         return Answer(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Data(buffer: body))
+    }
+
+    /// Runs `body` against the server's router in this process, through HummingbirdTesting's
+    /// router client: no listener, no socket, no client pool. For the tests of what the proxy
+    /// answers (imgproxy's options, signatures, headers), where nothing about connections is under
+    /// test; the origin is still a real server on 127.0.0.1.
+    package static func inProcess(
+        _ configuration: ImageServerConfiguration = configuration(), origin given: OriginServer? = nil,
+        _ body: (ServerHarness) async throws -> Void
+    ) async throws {
+        let origin: OriginServer
+        if let given { origin = given } else { origin = try await OriginServer.start() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString)")
+        var configuration = configuration
+        configuration.cacheDirectory = directory
+        var logger = Logger(label: "webimage.server")
+        logger.logLevel = .warning
+        let server = try ImageServer(configuration: configuration, logger: logger)
+        // An HTTPClient is part of the harness's shape; in process it is never used.
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        // The router client lives as long as HummingbirdTesting's closure, which must be
+        // @Sendable; `body` runs here instead, on this task, with the client handed out and the
+        // closure held open until it is done.
+        let (clients, handOut) = AsyncStream<any TestClientProtocol>.makeStream()
+        let (finished, finish) = AsyncStream<Never>.makeStream()
+        let application = Application(router: server.makeRouter(), logger: logger)
+        let testing = Task {
+            // A test framework that fails before it hands out a client ends the wait for one.
+            defer { handOut.finish() }
+            try await application.test(.router) { router in
+                handOut.yield(router)
+                for await _ in finished {}
+            }
+        }
+        var failure: (any Error)?
+        var handedOut = clients.makeAsyncIterator()
+        if let router = await handedOut.next() {
+            do {
+                try await body(
+                    ServerHarness(server: server, origin: origin, client: client, port: 0, router: router, cacheDirectory: directory))
+            } catch {
+                failure = error
+            }
+        }
+        finish.finish()
+        do { try await testing.value } catch { failure = failure ?? error }
+        try? await client.shutdown()
+        await server.proxy.shutdown()
+        try? await origin.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+        if let failure { throw failure }
+    }
+
+    private static func inProcess(_ router: any TestClientProtocol, _ path: String, method: HTTPMethod, headers: [(String, String)])
+        async throws -> Answer
+    {
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            guard let field = HTTPField.Name(name) else { continue }
+            fields.append(HTTPField(name: field, value: value))
+        }
+        let response = try await router.executeRequest(
+            uri: path, method: HTTPRequest.Method(rawValue: method.rawValue)!, headers: fields, body: nil)
+        return Answer(
+            status: response.status.code, headers: response.headers.map { ($0.name.rawName, $0.value) }, body: Data(buffer: response.body))
     }
 }

@@ -20,13 +20,19 @@ package struct ServerHarness {
 
     package let server: ImageServer
     package let origin: OriginServer
-    package let client: HTTPClient
     /// The proxy's port; 0 in process.
     package let port: Int
-    /// The router's own client when the server runs in process, with no socket.
-    private var router: (any TestClientProtocol)?
+    /// How requests reach the server.
+    private let transport: Transport
     package let signer = URLSigner(keys: [exampleKey])
     package let cacheDirectory: URL
+
+    private enum Transport {
+        /// Real HTTP to the port, through AsyncHTTPClient.
+        case socket(HTTPClient)
+        /// The server's router, called in this process through HummingbirdTesting.
+        case router(any TestClientProtocol)
+    }
 
     /// A response as the client saw it.
     package struct Answer {
@@ -57,6 +63,27 @@ package struct ServerHarness {
         _ configuration: ImageServerConfiguration = configuration(), origin given: OriginServer? = nil, tracer: (any Tracer)? = nil,
         _ body: (ServerHarness) async throws -> Void
     ) async throws {
+        let (server, origin, directory, logger) = try await makeServer(configuration, origin: given, tracer: tracer)
+        let group = ServiceGroup(services: [server], logger: logger)
+        let running = Task { try await group.run() }
+        let port = await server.port
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
+        let harness = ServerHarness(server: server, origin: origin, port: port, transport: .socket(client), cacheDirectory: directory)
+        var failure: (any Error)?
+        do { try await body(harness) } catch { failure = error }
+        // The client goes first: a connection it keeps alive would hold the drain for its grace.
+        try? await client.shutdown()
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
+        try await cleanUp(origin: origin, directory: directory, failure: failure)
+    }
+
+    /// The server, its origin (the given one or a new one), a fresh cache directory for it, and
+    /// its logger: what both ways of running it start from.
+    private static func makeServer(_ configuration: ImageServerConfiguration, origin given: OriginServer?, tracer: (any Tracer)?)
+        async throws -> (ImageServer, OriginServer, URL, Logger)
+    {
         let origin: OriginServer
         if let given { origin = given } else { origin = try await OriginServer.start() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString)")
@@ -64,19 +91,11 @@ package struct ServerHarness {
         configuration.cacheDirectory = directory
         var logger = Logger(label: "webimage.server")
         logger.logLevel = .warning
-        let server = try ImageServer(configuration: configuration, logger: logger, tracer: tracer)
-        let group = ServiceGroup(services: [server], logger: logger)
-        let running = Task { try await group.run() }
-        let port = await server.port
-        let client = HTTPClient(
-            eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
-        let harness = ServerHarness(server: server, origin: origin, client: client, port: port, router: nil, cacheDirectory: directory)
-        var failure: (any Error)?
-        do { try await body(harness) } catch { failure = error }
-        // The client goes first: a connection it keeps alive would hold the drain for its grace.
-        try? await client.shutdown()
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
+        return (try ImageServer(configuration: configuration, logger: logger, tracer: tracer), origin, directory, logger)
+    }
+
+    /// Stops the origin, removes the cache directory, and rethrows what the test threw.
+    private static func cleanUp(origin: OriginServer, directory: URL, failure: (any Error)?) async throws {
         try? await origin.shutdown()
         try? FileManager.default.removeItem(at: directory)
         if let failure { throw failure }
@@ -89,7 +108,11 @@ package struct ServerHarness {
 
     /// A request to the proxy.
     package func get(_ path: String, method: HTTPMethod = .GET, headers: [(String, String)] = []) async throws -> Answer {
-        if let router { return try await Self.inProcess(router, path, method: method, headers: headers) }
+        let client: HTTPClient
+        switch transport {
+        case .router(let router): return try await Self.inProcess(router, path, method: method, headers: headers)
+        case .socket(let socketClient): client = socketClient
+        }
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -106,16 +129,7 @@ package struct ServerHarness {
         _ configuration: ImageServerConfiguration = configuration(), origin given: OriginServer? = nil,
         _ body: (ServerHarness) async throws -> Void
     ) async throws {
-        let origin: OriginServer
-        if let given { origin = given } else { origin = try await OriginServer.start() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString)")
-        var configuration = configuration
-        configuration.cacheDirectory = directory
-        var logger = Logger(label: "webimage.server")
-        logger.logLevel = .warning
-        let server = try ImageServer(configuration: configuration, logger: logger)
-        // An HTTPClient is part of the harness's shape; in process it is never used.
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let (server, origin, directory, logger) = try await makeServer(configuration, origin: given, tracer: nil)
         // The router client lives as long as HummingbirdTesting's closure, which must be
         // @Sendable; `body` runs here instead, on this task, with the client handed out and the
         // closure held open until it is done.
@@ -133,20 +147,13 @@ package struct ServerHarness {
         var failure: (any Error)?
         var handedOut = clients.makeAsyncIterator()
         if let router = await handedOut.next() {
-            do {
-                try await body(
-                    ServerHarness(server: server, origin: origin, client: client, port: 0, router: router, cacheDirectory: directory))
-            } catch {
-                failure = error
-            }
+            let harness = ServerHarness(server: server, origin: origin, port: 0, transport: .router(router), cacheDirectory: directory)
+            do { try await body(harness) } catch { failure = error }
         }
         finish.finish()
         do { try await testing.value } catch { failure = failure ?? error }
-        try? await client.shutdown()
         await server.proxy.shutdown()
-        try? await origin.shutdown()
-        try? FileManager.default.removeItem(at: directory)
-        if let failure { throw failure }
+        try await cleanUp(origin: origin, directory: directory, failure: failure)
     }
 
     private static func inProcess(_ router: any TestClientProtocol, _ path: String, method: HTTPMethod, headers: [(String, String)])

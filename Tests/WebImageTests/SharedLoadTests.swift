@@ -67,7 +67,7 @@ struct SharedLoadTests {
         #expect(!first.raisedPriority && load.priority == .low)
         let log = EventLog<String>()
         let task = Self.escalationRecordingTask(.low, log: log)
-        load.start(task)
+        load.start(task, priority: .low)
         try await log.waitFor { $0 == "started" }
         let second = load.add(inbox.subscriber(.high))
         #expect(second.raisedPriority && load.priority == .high)
@@ -112,14 +112,14 @@ struct SharedLoadTests {
         #expect(!load.remove(first), "an unknown caller changes nothing")
         #expect(load.remove(second), "the last caller leaving stops the load")
         let late = Self.escalationRecordingTask(.medium, log: EventLog())
-        load.start(late)
+        load.start(late, priority: .normal)
         await late.value
         #expect(late.isCancelled, "the task of a load nobody waits for is cancelled when it is kept")
 
         let running = Self.load()
         _ = running.add(inbox.subscriber(.normal))
         let task = Self.escalationRecordingTask(.medium, log: EventLog())
-        running.start(task)
+        running.start(task, priority: .normal)
         #expect(!task.isCancelled)
         running.cancel()
         await task.value

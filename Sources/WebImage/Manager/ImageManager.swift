@@ -370,7 +370,8 @@ public final class ImageManager: Sendable {
         if isNew {
             // The task runs at the load's priority, so that a caller who joins with a higher one
             // escalates it, and the loader's queue with it.
-            load.start(Task(priority: request.options.priority.taskPriority) { await self.perform(request, load: load) })
+            let priority = request.options.priority
+            load.start(Task(priority: priority.taskPriority) { await self.perform(request, load: load) }, priority: priority)
         }
     }
 

@@ -33,14 +33,15 @@ final class SharedLoad: Sendable {
         state.withLock { $0.subscribers.remove(id) }
     }
 
-    /// Keeps the task doing the work: cancelled at once if every caller left before it was
-    /// kept, escalated if one raised the priority meanwhile.
-    func start(_ task: Task<Void, Never>) {
-        let abandoned = state.withLock { state in
+    /// Keeps the task doing the work, made at `priority`: cancelled at once if every caller left
+    /// before it was kept, escalated if one raised the priority meanwhile (only then: an
+    /// escalation costs the task's status record a compare-and-swap, on every miss otherwise).
+    func start(_ task: Task<Void, Never>, priority: LoadRequestOptions.Priority) {
+        let (abandoned, raised) = state.withLock { state in
             state.task = task
-            return state.subscribers.isEmpty
+            return (state.subscribers.isEmpty, (state.subscribers.priority ?? priority) > priority)
         }
-        if abandoned { task.cancel() } else { escalate() }
+        if abandoned { task.cancel() } else if raised { escalate() }
     }
 
     /// Escalates the task to the callers' highest priority (a task is never lowered).

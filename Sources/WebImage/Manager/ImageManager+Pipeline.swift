@@ -112,8 +112,9 @@ extension ImageManager {
     /// its byte facet (the disk's bytes and metadata), so the bytes are read, and decoded, where
     /// the decode runs anyway, with no trip through the cache's own query. Any other cache (a
     /// chain that promotes hits between its caches, an application's) is asked through `query`.
+    /// A cache without a disk tier is a miss here without a trip to the pool.
     private func fromDiskInOneJob(_ request: Request) async throws(WebImageError) -> ImageResult? {
-        guard request.queryCacheType.includesDisk else { return nil }
+        guard request.queryCacheType.includesDisk, (request.cache as? ImageCache)?.disk != nil else { return nil }
         let decodes = !request.options.contains(.avoidDecodeImage)
         let read = try await workPool.run(priority: request.workPriority) { () throws(WebImageError) in
             guard let data = request.cache.storedData(for: request.key) else { return nil as (Data, DiskCacheMetadata?, Image?)? }

@@ -253,7 +253,7 @@ struct ReadmeExamplesTests {
     }
 
     @Test(
-        "imageApplication(configuration:) serves its own route beside the proxy under /images (HummingbirdTesting, live on 127.0.0.1: its router mode leaks a channel per request under LeakSanitizer)"
+        "imageApplication(configuration:) serves its own route beside the proxy under /images (HummingbirdTesting, live on 127.0.0.1, as the application runs)"
     )
     func embeddedProxyExample() async throws {
         let origin = try await OriginServer.start()

@@ -81,4 +81,36 @@ struct ServerResultBucketTests {
             #expect(answer.status == 502 && answer.text.contains("result bucket"), "\(answer.text)")
         }
     }
+
+    @Test("a cold node's concurrent first requests for one result make one bucket lookup, which the last leaving cancels")
+    func lookupsShared() async throws {
+        let server = try await S3TestServer.shared()
+        // Stands in for the bucket: it records every request and can leave one unanswered.
+        let endpoint = try await OriginServer.start()
+        let origin = try await OriginServer.start()
+        origin.route("/photo.png", .ok([UInt8](try S3Seeding.png(width: 8, height: 8)), contentType: "image/png"))
+        let path = Self.signedPlain(origin, "w:4", "/photo.png")
+        let configuration = Self.configuration(server, bucket: "results", endpoint: endpoint.url("/"))
+        // A first node finds where the result's object is: the endpoint's 404 is a miss.
+        try await ServerHarness.inProcess(configuration, origin: origin) { harness throws in
+            #expect(try await harness.get(path).status == 200)
+        }
+        let object = try #require(endpoint.requests.first { $0.method == "GET" }).path
+        endpoint.route(object, OriginResponse(delivery: .neverRespond))
+        try await ServerHarness.inProcess(configuration, origin: origin) { harness throws in
+            let requests = (0..<4).map { _ in Task { try await harness.get(path) } }
+            // All four wait for the one lookup (bounded: without the sharing they never would).
+            let deadline = ContinuousClock.now + .seconds(20)
+            while harness.server.proxy.bucketLookupWaiterCount < 4, ContinuousClock.now < deadline { await Task.yield() }
+            #expect(harness.server.proxy.bucketLookupWaiterCount == 4)
+            // The first node's GET and its write of the result, then this node's GET.
+            _ = try await endpoint.waitForRequests(3, to: object)
+            #expect(endpoint.requests(to: object).map(\.method) == ["GET", "PUT", "GET"], "one GET for the four requests")
+            for request in requests { request.cancel() }
+            for request in requests { _ = try? await request.value }
+            try await endpoint.waitForAbandonedResponse(to: object)
+        }
+        #expect(origin.requestCount("/photo.png") == 1, "the second node processed nothing")
+        try await endpoint.shutdown()
+    }
 }

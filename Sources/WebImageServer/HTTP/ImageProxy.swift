@@ -33,6 +33,9 @@ public final class ImageProxy: Sendable {
     /// `local:///` sources under the configured root.
     private let localFiles: LocalFileSource?
     private let inFlight = InFlight<ProcessedResult>()
+    /// Result-bucket lookups under way: a cold node's concurrent first requests for one result
+    /// make one GET.
+    private let bucketLookups = InFlight<ProcessedResult?>()
     private let logger: Logger
     /// Where a request's stage spans go (result cache, fetch, process with its decode, transforms
     /// and encode, store); nil makes none.
@@ -192,6 +195,8 @@ public final class ImageProxy: Sendable {
     var inFlightCount: Int { inFlight.count }
     /// Requests waiting for that work.
     var inFlightWaiterCount: Int { inFlight.waiterCount }
+    /// Requests waiting for a result-bucket lookup.
+    var bucketLookupWaiterCount: Int { bucketLookups.waiterCount }
 
     /// Flushes and closes the caches and shuts the downloader down; ``run()`` does it when a
     /// service group stops. The proxy answers nothing afterwards.
@@ -355,9 +360,7 @@ public final class ImageProxy: Sendable {
         if let hit = lookUp(key) {
             return success(hit, options: options, vary: vary, conditions: conditions, timing: "cache;desc=\"result\"")
         }
-        if let bucket, let hit = try await bucket.result(for: key) {
-            // Kept on this node too: the next request for it stays local.
-            keepLocally(hit, for: key)
+        if let bucket, let hit = try await fromBucket(bucket, key: key) {
             return success(hit, options: options, vary: vary, conditions: conditions, timing: "cache;desc=\"bucket\"")
         }
         metrics.resultMisses.increment()
@@ -374,6 +377,16 @@ public final class ImageProxy: Sendable {
         if let fetch = result.fetchSeconds { timing.append("fetch;dur=\(Self.milliseconds(fetch))") }
         if let process = result.processSeconds { timing.append("process;dur=\(Self.milliseconds(process))") }
         return success(result, options: options, vary: vary, conditions: conditions, timing: timing.joined(separator: ", "))
+    }
+
+    /// The result kept in the bucket, looked up once however many requests want it at once, and
+    /// kept on this node too, so that the next request for it stays local.
+    private func fromBucket(_ bucket: ResultBucket, key: String) async throws(ProxyError) -> ProcessedResult? {
+        try await bucketLookups.run(key) { () async throws(ProxyError) -> ProcessedResult? in
+            guard let hit = try await bucket.result(for: key) else { return nil }
+            self.keepLocally(hit, for: key)
+            return hit
+        }
     }
 
     /// A result not cached: fetched, processed and stored, once however many requests want it.

@@ -567,7 +567,9 @@ struct ManagerCacheFacetTests {
         }
     }
 
-    @Test("through a CacheChain and an application's cache: memory hits answer inline, and .refreshCached revalidates with the stored ETag")
+    @Test(
+        "through a CacheChain and an application's cache: memory hits answer inline, .refreshCached revalidates with the stored ETag, and bytes from query are decoded by the manager"
+    )
     func facets() async throws {
         try await ManagerHarness.run { harness in
             let chain = CacheChain(caches: [try harness.makeCache()])
@@ -588,6 +590,14 @@ struct ManagerCacheFacetTests {
                 #expect(try await deliveries.result().get().cacheType == .memory)
                 let requests = try await harness.origin.waitForRequests(2, to: path)
                 #expect(requests.last?.header("If-None-Match") == "\"v\(index)\"", "a conditional request, answered 304")
+
+                // Memory emptied: the cache's bytes, asked for through `query`, are decoded by the
+                // manager, with their metadata, and the origin is not asked again.
+                await cache.clear(.memory)
+                let fromBytes = try await manager.image(for: url)
+                #expect(fromBytes.cacheType == .disk && fromBytes.image != nil && fromBytes.metadata?.etag == "\"v\(index)\"")
+                #expect(harness.origin.requestCount(path) == 2)
+                #expect(cache.memoryImage(for: CacheKey(url.absoluteString)) != nil, "the decoded image is put in memory")
             }
         }
     }

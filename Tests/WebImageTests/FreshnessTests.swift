@@ -171,4 +171,30 @@ struct FreshnessTests {
             #expect(harness.origin.requestCount("/swr.png") == 2, "the revalidation renewed it")
         }
     }
+
+    @Test("stale-while-revalidate: a changed image found behind the stale one replaces it in the cache")
+    func staleWhileRevalidateChanged() async throws {
+        try await ManagerHarness.run { harness in
+            let clock = Locked(Date())
+            let manager = try manager(harness, clock: clock)
+            let headers = [("Content-Type", "image/jpeg"), ("Cache-Control", "max-age=10, stale-while-revalidate=600")]
+            // The second answer is another image: a new ETag (the request's "v1" no longer matches), other bytes.
+            harness.origin.route(
+                "/changing",
+                sequence: [
+                    OriginResponse(headers: headers, body: [UInt8](harness.png), etag: "\"v1\""),
+                    OriginResponse(headers: headers, body: [UInt8](harness.jpeg), etag: "\"v2\""),
+                ])
+            let url = harness.origin.url("/changing")
+            _ = try await manager.image(for: url, options: .waitStoreCache)
+            clock.withLock { $0 += 20 }
+            // .waitStoreCache: the revalidation it starts ends once the new image is stored.
+            #expect(try await manager.image(for: url, options: .waitStoreCache).cacheType == .memory, "the stale image at once")
+            try await harness.origin.waitForRequests(2, to: "/changing")
+            for revalidation in manager.revalidations.withLock({ Array($0.values) }) { await revalidation.value }
+            let key = CacheKey(url.absoluteString)
+            #expect(manager.cache.metadata(for: key)?.etag == "\"v2\"", "the new image's validators are stored")
+            #expect(manager.cache.storedData(for: key) == harness.jpeg, "and its bytes")
+        }
+    }
 }

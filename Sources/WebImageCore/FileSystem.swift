@@ -1,9 +1,9 @@
 package import Foundation
 
 #if canImport(Glibc)
-package import Glibc
+import Glibc
 #elseif canImport(Darwin)
-package import Darwin
+import Darwin
 #endif
 
 /// Thin POSIX file operations that report failures as ``WebImageError/Code/cacheIO`` with the

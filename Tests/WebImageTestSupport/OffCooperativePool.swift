@@ -1,4 +1,4 @@
-package import Dispatch
+import Dispatch
 
 /// Runs CPU-heavy synchronous test work on a GCD thread and awaits its result, so that it never
 /// holds one of the few threads of Swift's cooperative pool that every other running test's tasks

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import WebImageCore
 package import WebImageTesting
 package import WebImageDownloader

@@ -1,5 +1,5 @@
 package import Foundation
-package import WebImage
+import WebImage
 package import WebImageS3
 package import WebImageTesting
 

@@ -1,12 +1,12 @@
-package import AsyncHTTPClient
+import AsyncHTTPClient
 import Hummingbird
 import HummingbirdTesting
 import HTTPTypes
 package import Foundation
-package import NIOCore
+import NIOCore
 package import NIOHTTP1
-package import Logging
-package import ServiceLifecycle
+import Logging
+import ServiceLifecycle
 package import Tracing
 package import WebImageServer
 package import WebImageTesting

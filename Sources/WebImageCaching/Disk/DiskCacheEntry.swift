@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// One entry of a ``DiskCache``, as its index knows it.
 package struct DiskCacheEntry: Sendable, Equatable {

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// How long a stored response may be used without asking the origin again (RFC 9111), from its
 /// `Cache-Control`, `Expires`, `Date`, `Age` and `Last-Modified`; kept with the entry's

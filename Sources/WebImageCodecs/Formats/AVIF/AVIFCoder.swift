@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CAVIF
 
 /// AVIF through libavif (Debian's 0.11: dav1d decodes, aom encodes): still images and image

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// BMP and ICO, parsed in Swift (no system library): small, well specified, and every size and
 /// offset is checked against the bytes that are there before anything is read or allocated.

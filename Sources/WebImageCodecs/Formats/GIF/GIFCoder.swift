@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CGIF
 
 /// GIF through giflib: every frame composed onto the canvas with its disposal method and

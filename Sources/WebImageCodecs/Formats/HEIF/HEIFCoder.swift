@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CHEIF
 
 /// HEIC and HEIF through libheif (Debian's 1.15: libde265 decodes HEVC, x265 encodes): the primary

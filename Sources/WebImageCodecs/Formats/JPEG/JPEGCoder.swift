@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CTurboJPEG
 
 /// JPEG through libjpeg-turbo's TurboJPEG API: decoding to RGBA (alpha is always

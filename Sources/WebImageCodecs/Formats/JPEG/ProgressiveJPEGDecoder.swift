@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CWebImageCodecs
 
 /// Partial images of a JPEG download, decoded incrementally: one libjpeg decompressor (in the C

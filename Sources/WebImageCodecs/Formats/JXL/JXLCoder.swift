@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CJXL
 
 /// JPEG XL through libjxl (Debian's 0.7): still images and animations (frame durations and the

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CWebImageCodecs
 
 /// PNG through libpng: every colour type and bit depth decoded to 8-bit straight RGBA (16-bit

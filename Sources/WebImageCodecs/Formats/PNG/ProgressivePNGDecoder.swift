@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CWebImageCodecs
 
 /// Partial images of a PNG download through libpng's progressive reader (in the C shim), kept

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CRSVG
 
 /// SVG through librsvg (Debian's 2.54, drawing with cairo), rasterised once at the size wanted:

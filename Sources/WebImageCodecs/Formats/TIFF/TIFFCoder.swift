@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CWebImageCodecs
 
 /// TIFF through libtiff's RGBA interface (in the C shim, on memory buffers, silent): strips and

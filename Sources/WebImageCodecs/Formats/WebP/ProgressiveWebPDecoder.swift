@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CWebP
 
 /// Partial images of a WebP download through libwebp's incremental decoder (`WebPIDecoder`),

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import CWebP
 
 /// WebP through libwebp: lossy, lossless and alpha, decoded to straight RGBA as every other coder

@@ -64,13 +64,8 @@ struct LoaderTests {
             func loadData(_ url: URL, options: LoadRequestOptions, events: @escaping @Sendable (LoadEvent) -> Void)
                 async throws(WebImageError) -> LoadedData
             {
-                let (stream, continuation) = AsyncStream<Never>.makeStream()
-                await withTaskCancellationHandler {
-                    log.record("started")
-                    for await _ in stream {}
-                } onCancel: {
-                    continuation.finish()
-                }
+                log.record("started")
+                await untilCancelled()
                 log.record("cancelled")
                 throw WebImageError(.cancelled)
             }

@@ -45,16 +45,11 @@ struct SharedLoadTests {
     /// A task at `priority` that records its start and each escalation, and ends when cancelled.
     static func escalationRecordingTask(_ priority: TaskPriority, log: EventLog<String>) -> Task<Void, Never> {
         Task(priority: priority) {
-            let (stream, continuation) = AsyncStream<Never>.makeStream()
-            await withTaskCancellationHandler {
-                await withTaskPriorityEscalationHandler {
-                    log.record("started")
-                    for await _ in stream {}
-                } onPriorityEscalated: { _, escalated in
-                    log.record("escalated to \(escalated)")
-                }
-            } onCancel: {
-                continuation.finish()
+            await withTaskPriorityEscalationHandler {
+                log.record("started")
+                await untilCancelled()
+            } onPriorityEscalated: { _, escalated in
+                log.record("escalated to \(escalated)")
             }
         }
     }

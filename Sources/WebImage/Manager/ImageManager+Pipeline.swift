@@ -83,7 +83,8 @@ extension ImageManager {
             return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
         }
         do throws(WebImageError) {
-            return request.cache is ImageCache ? try await fromDiskInOneJob(request) : try await fromQuery(request)
+            if let cache = request.cache as? ImageCache { return try await fromDiskInOneJob(request, disk: cache.disk) }
+            return try await fromQuery(request)
         } catch  where error.code == .decodeFailed || error.code == .notAnImage {
             // Bytes that no longer decode are never served again; the load goes on to the loader.
             logger.notice("removing an undecodable cache entry", metadata: ["key": "\(request.key)", "error": "\(error)"])
@@ -112,9 +113,9 @@ extension ImageManager {
     /// its byte facet (the disk's bytes and metadata), so the bytes are read, and decoded, where
     /// the decode runs anyway, with no trip through the cache's own query. Any other cache (a
     /// chain that promotes hits between its caches, an application's) is asked through `query`.
-    /// A cache without a disk tier is a miss here without a trip to the pool.
-    private func fromDiskInOneJob(_ request: Request) async throws(WebImageError) -> ImageResult? {
-        guard request.queryCacheType.includesDisk, (request.cache as? ImageCache)?.disk != nil else { return nil }
+    /// A cache without a disk tier (`disk` nil) is a miss here without a trip to the pool.
+    private func fromDiskInOneJob(_ request: Request, disk: DiskCache?) async throws(WebImageError) -> ImageResult? {
+        guard request.queryCacheType.includesDisk, disk != nil else { return nil }
         let decodes = !request.options.contains(.avoidDecodeImage)
         let read = try await workPool.run(priority: request.workPriority) { () throws(WebImageError) in
             guard let data = request.cache.storedData(for: request.key) else { return nil as (Data, DiskCacheMetadata?, Image?)? }

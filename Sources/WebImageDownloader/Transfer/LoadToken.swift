@@ -3,14 +3,11 @@
 /// events only; the shared work stops when every caller sharing it has cancelled.
 package final class LoadToken: ImageOperation {
     private let onCancel: Locked<(@Sendable () -> Void)?>
-    private let onPriorityChange: (@Sendable (LoadRequestOptions.Priority) -> Void)?
+    private let onPriorityChange: @Sendable (LoadRequestOptions.Priority) -> Void
 
     /// A token that runs `onCancel` once, on the first ``cancel()``, and passes priority changes
-    /// to `onPriorityChange` (for loaders with a queue).
-    package init(
-        onCancel: @escaping @Sendable () -> Void,
-        onPriorityChange: (@Sendable (LoadRequestOptions.Priority) -> Void)? = nil
-    ) {
+    /// to `onPriorityChange` (the scheduler's move within its queue).
+    package init(onCancel: @escaping @Sendable () -> Void, onPriorityChange: @escaping @Sendable (LoadRequestOptions.Priority) -> Void) {
         self.onCancel = Locked(onCancel)
         self.onPriorityChange = onPriorityChange
     }
@@ -18,14 +15,7 @@ package final class LoadToken: ImageOperation {
     /// Moves the load within its loader's queue, if it is still waiting there.
     package func setPriority(_ priority: LoadRequestOptions.Priority) {
         guard !isCancelled else { return }
-        onPriorityChange?(priority)
-    }
-
-    /// A token for a load that already ended.
-    package static func finished() -> LoadToken {
-        let token = LoadToken {}
-        token.cancel()
-        return token
+        onPriorityChange(priority)
     }
 
     /// Stops this caller's events.
@@ -37,7 +27,7 @@ package final class LoadToken: ImageOperation {
         action?()
     }
 
-    /// Whether the token was cancelled (or its load had ended when it was made).
+    /// Whether the token was cancelled.
     package var isCancelled: Bool {
         onCancel.withLock { $0 == nil }
     }

@@ -116,7 +116,7 @@ struct ImageDownloaderTests {
             for path in ["/a", "/b", "/c"] {
                 loads.append(Task(priority: .low) { _ = try await downloader.loadData(origin.url(path)) })
                 // Each joins the queue before the next starts, so the order is theirs.
-                while downloader.currentDownloadCount < loads.count { await Task.yield() }
+                try await waitUntil("\(loads.count) transfers") { downloader.currentDownloadCount == loads.count }
             }
             loads[2].escalatePriority(to: .high)
             downloader.isSuspended = false

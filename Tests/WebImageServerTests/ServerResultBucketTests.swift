@@ -99,10 +99,8 @@ struct ServerResultBucketTests {
         endpoint.route(object, OriginResponse(delivery: .neverRespond))
         try await ServerHarness.inProcess(configuration, origin: origin) { harness throws in
             let requests = (0..<4).map { _ in Task { try await harness.get(path) } }
-            // All four wait for the one lookup (bounded: without the sharing they never would).
-            let deadline = ContinuousClock.now + .seconds(20)
-            while harness.server.proxy.bucketLookupWaiterCount < 4, ContinuousClock.now < deadline { await Task.yield() }
-            #expect(harness.server.proxy.bucketLookupWaiterCount == 4)
+            // All four wait for the one lookup (without the sharing none would: the wait fails).
+            try await waitUntil("four requests waiting for the lookup") { harness.server.proxy.bucketLookupWaiterCount == 4 }
             // The first node's GET and its write of the result, then this node's GET.
             _ = try await endpoint.waitForRequests(3, to: object)
             #expect(endpoint.requests(to: object).map(\.method) == ["GET", "PUT", "GET"], "one GET for the four requests")

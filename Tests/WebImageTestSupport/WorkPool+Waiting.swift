@@ -1,11 +1,8 @@
 package import WebImageCore
 
 extension WorkPool {
-    /// Waits for the queue to hold `count` jobs, yielding between looks (no sleep).
+    /// Waits for the queue to hold `count` jobs.
     package func waitUntilQueued(_ count: Int) async throws {
-        while waitingCount < count {
-            try Task.checkCancellation()
-            await Task.yield()
-        }
+        try await waitUntil("\(count) queued jobs") { waitingCount >= count }
     }
 }

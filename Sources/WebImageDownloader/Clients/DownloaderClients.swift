@@ -137,11 +137,6 @@ final class DownloaderClients: Sendable {
             host: host, port: url.effectivePort, route: route, timeout: base.timeout.connect ?? .seconds(10))
     }
 
-    /// The event loops the clients run on, for timers.
-    var eventLoopGroup: any EventLoopGroup {
-        external?.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
-    }
-
     /// Shuts down the clients this made (never a handed-over one), then the guard.
     func shutdown() async throws {
         let clients = made.withLock { clients in

@@ -236,8 +236,10 @@ public final class ImageDownloader: ImageLoader {
 
     private func startWaitingTransfers() {
         guard let wake = scheduler.startWaiting({ start($0) }) else { return }
-        // A host's rate or hold keeps a transfer waiting: look again when it is over.
-        clients.eventLoopGroup.any().scheduleTask(in: TimeAmount(max(.zero, wake - .now))) { [self] in
+        // A host's rate or hold keeps a transfer waiting: look again when it is over. Nothing
+        // cancels the timer; it holds the downloader until it goes off.
+        Task.detached { [self] in
+            try? await Task.sleep(until: wake, clock: .continuous)
             scheduler.wakeDue(wake)
             startWaitingTransfers()
         }
@@ -245,30 +247,49 @@ public final class ImageDownloader: ImageLoader {
 
     // MARK: - The transfer
 
-    /// Starts a transfer taken off the queue. Its steps are callbacks, not a task that waits: the
-    /// response is read on the HTTP client's event loop, and its end is handled in one task.
-    /// What each step leads to is the state machine's to say (``DownloadTransferStateMachine``).
+    /// Starts a transfer taken off the queue: its attempts run in one task of its own, whose end
+    /// gives every caller the result. One cancelled while it waited ends at once.
     private func start(_ transfer: DownloadTransfer) {
         transfer.timeline.withLock { $0.started = .now }
         announce(.started(transfer.key.url))
-        perform(transfer.step { $0.start() }, for: transfer)
+        let launched = transfer.launch { [self] in complete(transfer, await run(transfer)) }
+        if !launched { complete(transfer, .failure(WebImageError(.cancelled))) }
     }
 
-    /// Does what the state machine asked.
-    private func perform(_ action: DownloadTransferStateMachine.Action, for transfer: DownloadTransfer) {
-        switch action {
-        case .prepare(let attempt): prepare(transfer, attempt: attempt)
-        case .scheduleRetry(let delay): scheduleRetry(transfer, after: delay)
-        case .finish(.failed(let error)): complete(transfer, .failure(error))
-        case .finish(.cancelled): complete(transfer, .failure(WebImageError(.cancelled)))
-        // Done where they arise: sending needs the prepared request, a success its body, and
-        // stopping the running step is cancel()'s own work.
-        case .send, .finish(.succeeded), .stopRunningWork, .none: break
+    /// The transfer's attempts. A failure the retry policy retries waits out its back-off, then
+    /// the next attempt begins; cancelling the task (every caller left) ends whichever step runs,
+    /// the request modifier, a request or a back-off, as `.cancelled`, never retried.
+    private func run(_ transfer: DownloadTransfer) async -> Result<LoadedData, WebImageError> {
+        var number = 0
+        while true {
+            let failure: DownloadResponsePolicy.Refused
+            switch await attempt(transfer, number: number) {
+            case .success(let loaded): return .success(loaded)
+            case .failure(let failed): failure = failed
+            }
+            if Task.isCancelled { return .failure(WebImageError(.cancelled)) }
+            let error = failure.error
+            if let retryAfter = failure.retryAfter, error.code == .badStatus(429) || error.code == .badStatus(503) {
+                scheduler.hold(hostOf: transfer, for: retryAfter)
+            }
+            guard
+                let delay = responsePolicy.retryDelay(
+                    after: error, attempt: number, idempotent: transfer.key.request.isIdempotent, retryAfter: failure.retryAfter,
+                    policy: transfer.key.request.retryPolicy)
+            else { return .failure(error) }
+            logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(number + 1)"])
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                return .failure(WebImageError(.cancelled))
+            }
+            number += 1
         }
     }
 
-    /// Prepares one attempt's request (through the request modifier, if any), then sends it.
-    private func prepare(_ transfer: DownloadTransfer, attempt number: Int) {
+    /// One attempt: its request, through the request modifier if there is one, and every hop it
+    /// takes (redirects, a Basic challenge answered) to a checked body or a failure.
+    private func attempt(_ transfer: DownloadTransfer, number: Int) async -> Result<LoadedData, DownloadResponsePolicy.Refused> {
         let url = transfer.key.url
         transfer.timeline.withLock { $0.attempts += 1 }
         // A conditional request asks whether the cached copy is current: it never resumes.
@@ -279,34 +300,24 @@ public final class ImageDownloader: ImageLoader {
             prepared.headers.append(("Range", "bytes=\(resumable.data.count)-"))
             prepared.headers.append(("If-Range", resumable.validator))
         }
-        guard let modifier = transfer.key.requestModifier?.modify ?? configuration.requestModifier else {
-            sendIfStill(prepared, resumable: resumable, transfer: transfer, attempt: number)
-            return
+        if let modifier = transfer.key.requestModifier?.modify ?? configuration.requestModifier {
+            guard let modified = await modifier(prepared) else {
+                return .failure(
+                    .init(error: WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)"), retryAfter: nil))
+            }
+            // A modifier that ignores cancellation returns its request anyway: nothing goes out then.
+            guard !Task.isCancelled else { return .failure(.init(error: WebImageError(.cancelled), retryAfter: nil)) }
+            prepared = modified
         }
-        let unmodified = prepared
-        let started = transfer.record {
-            .preparing(
-                Task { [self] in
-                    guard let modified = await modifier(unmodified) else {
-                        attemptFailed(
-                            transfer, WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)"), retryAfter: nil,
-                            attempt: number)
-                        return
-                    }
-                    sendIfStill(modified, resumable: resumable, transfer: transfer, attempt: number)
-                })
+        var hop = Hop(request: prepared)
+        while true {
+            let collector = makeCollector(for: transfer, url: hop.request.url, resumable: resumable)
+            let result = await send(hop, collector: collector, transfer: transfer)
+            switch await judge(result, of: hop, collector: collector, transfer: transfer) {
+            case .next(let next): hop = next
+            case .ended(let outcome): return outcome
+            }
         }
-        if !started { perform(transfer.step { $0.prepared(attempt: number) }, for: transfer) }
-    }
-
-    /// Sends the request unless the transfer was cancelled while it was prepared (a request
-    /// modifier that ignores cancellation returns its request anyway): nothing goes out then.
-    private func sendIfStill(
-        _ prepared: DownloadRequest, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int
-    ) {
-        let action = transfer.step { $0.prepared(attempt: number) }
-        guard case .send = action else { return perform(action, for: transfer) }
-        send(Hop(request: prepared), resumable: resumable, transfer: transfer, attempt: number)
     }
 
     /// One request of an attempt: the first, or one made to follow a redirect.
@@ -318,11 +329,16 @@ public final class ImageDownloader: ImageLoader {
         var visited: [URL] = []
     }
 
-    /// Sends one hop's request; the response's head and pieces go to a ``BodyCollector`` on the
-    /// event loop, and its end to ``received(_:hop:collector:resumable:transfer:attempt:)``.
-    private func send(_ hop: Hop, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int) {
+    /// Where a hop leads: to another (a redirect, a challenge answered), or to the attempt's end.
+    private enum HopOutcome {
+        case next(Hop)
+        case ended(Result<LoadedData, DownloadResponsePolicy.Refused>)
+    }
+
+    /// Sends one hop's request; the response's head and pieces go to `collector` on the event
+    /// loop. Cancelling the task cancels the request, which then fails as cancelled.
+    private func send(_ hop: Hop, collector: BodyCollector, transfer: DownloadTransfer) async -> Result<Data, any Error> {
         let url = hop.request.url
-        let collector = makeCollector(for: transfer, url: url, resumable: resumable)
         let span = startSpan(for: hop.request, transfer: transfer)
         let request: HTTPClient.Request
         let chosen: HTTPClient
@@ -339,20 +355,23 @@ public final class ImageDownloader: ImageLoader {
         } catch {
             span?.fail(error)
             span?.end()
-            received(.failure(error), hop: hop, collector: collector, resumable: resumable, transfer: transfer, attempt: number)
-            return
+            return .failure(error)
         }
         let deadline = transfer.key.request.timeout.map { NIODeadline.now() + TimeAmount($0) }
         let task = chosen.execute(request: request, delegate: collector, eventLoop: .indifferent, deadline: deadline, logger: clientLogger)
-        // Cancelled meanwhile: the task fails as cancelled, and that ends the transfer below.
-        if !transfer.record({ .requesting(task) }) { task.cancel() }
-        // The end of a transfer (checks, events, callers' results, starting the next transfer)
-        // runs in a task: on the event loop it competed with the I/O of the other transfers,
-        // and 2,000 downloads took a third longer.
-        task.futureResult.whenComplete { [self] result in
-            if let span { Self.end(span, result: result, status: collector.statusCode) }
-            Task { received(result, hop: hop, collector: collector, resumable: resumable, transfer: transfer, attempt: number) }
+        let result: Result<Data, any Error>
+        do {
+            result = .success(
+                try await withTaskCancellationHandler {
+                    try await task.get()
+                } onCancel: {
+                    task.cancel()
+                })
+        } catch {
+            result = .failure(error)
         }
+        if let span { Self.end(span, result: result, status: collector.statusCode) }
+        return result
     }
 
     /// A client span for one request, beneath the trace of the caller that started the transfer
@@ -388,45 +407,35 @@ public final class ImageDownloader: ImageLoader {
         if let refusal = policy.refusalBeforeLookup(of: host) { throw refusal }
     }
 
-    /// Judges the end of one hop: a redirect to follow, a complete image, or a failure that may
-    /// be retried.
-    private func received(
-        _ result: Result<Data, any Error>, hop: Hop, collector: BodyCollector, resumable: PartialDownloads.Partial?,
-        transfer: DownloadTransfer, attempt number: Int
-    ) {
+    /// Judges the end of one hop: a redirect to follow, a challenge to answer, a complete image,
+    /// or a failure (a certificate failure with the reason the diagnosis finds).
+    private func judge(_ result: Result<Data, any Error>, of hop: Hop, collector: BodyCollector, transfer: DownloadTransfer) async
+        -> HopOutcome
+    {
         let url = hop.request.url
         switch result {
         case .success(let body):
-            if let redirect = collector.redirect {
-                follow(redirect, after: hop, resumable: resumable, transfer: transfer, attempt: number)
-                return
-            }
-            if collector.challenged {
-                answerChallenge(after: hop, resumable: resumable, transfer: transfer, attempt: number)
-                return
-            }
+            if let redirect = collector.redirect { return follow(redirect, after: hop, transfer: transfer) }
+            if let authorization = collector.answerToChallenge { return .next(answering(hop, with: authorization)) }
             guard let accepted = collector.accepted else {
-                attemptFailed(
-                    transfer, WebImageError(.connectionLost, "\(url.absoluteString) sent no response head"), retryAfter: nil,
-                    attempt: number)
-                return
+                return .ended(
+                    .failure(.init(error: WebImageError(.connectionLost, "\(url.absoluteString) sent no response head"), retryAfter: nil)))
             }
-            finish(body, accepted: accepted, from: url, transfer: transfer, attempt: number)
+            do throws(WebImageError) {
+                return .ended(.success(try checked(body, accepted: accepted, from: url, transfer: transfer)))
+            } catch {
+                return .ended(.failure(.init(error: error, retryAfter: nil)))
+            }
         case .failure(let error):
-            if let refusal = collector.refusal {
-                attemptFailed(transfer, refusal.error, retryAfter: refusal.retryAfter, attempt: number)
-                return
-            }
+            if let refusal = collector.refusal { return .ended(.failure(refusal)) }
             if let accepted = collector.accepted { keepPartial(collector.receivedSoFar, of: transfer, head: accepted.head) }
-            let failure = classify(error, url: url)
-            guard DownloadResponsePolicy.isCertificateVerificationFailure(failure) else {
-                return attemptFailed(transfer, failure, retryAfter: nil, attempt: number)
-            }
-            Task {
+            var failure = classify(error, url: url)
+            if DownloadResponsePolicy.isCertificateVerificationFailure(failure),
                 let reason = await clients.explainCertificateFailure(for: url)
-                let explained = reason.map { WebImageError(.insecureConnection, $0, underlying: failure.underlyingError) } ?? failure
-                attemptFailed(transfer, explained, retryAfter: nil, attempt: number)
+            {
+                failure = WebImageError(.insecureConnection, reason, underlying: failure.underlyingError)
             }
+            return .ended(.failure(.init(error: failure, retryAfter: nil)))
         }
     }
 
@@ -442,10 +451,7 @@ public final class ImageDownloader: ImageLoader {
     }
 
     /// Follows a redirect within the same attempt, after the limit, the hook and the cycle check.
-    private func follow(
-        _ redirect: BodyCollector.Redirect, after hop: Hop, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer,
-        attempt number: Int
-    ) {
+    private func follow(_ redirect: BodyCollector.Redirect, after hop: Hop, transfer: DownloadTransfer) -> HopOutcome {
         let from = hop.request.url
         if transfer.key.handleCookies { SharedCookies.store(from: redirect.head, for: from) }
         let target: URL
@@ -454,53 +460,14 @@ public final class ImageDownloader: ImageLoader {
             limit: configuration.maximumRedirects, original: transfer.key.url, handler: configuration.redirectHandler)
         {
         case .success(let judged): target = judged
-        case .failure(let error): return attemptFailed(transfer, error, retryAfter: nil, attempt: number)
+        case .failure(let error): return .ended(.failure(.init(error: error, retryAfter: nil)))
         }
         var request = RedirectRule.follow(hop.request, to: target, status: redirect.head.statusCode)
         if transfer.key.handleCookies {
             request.headers.removeAll { $0.name.equalsIgnoringASCIICase("Cookie") }
             request.headers += SharedCookies.headers(for: target)
         }
-        send(
-            Hop(request: request, redirects: hop.redirects + 1, visited: hop.visited + [from]), resumable: resumable, transfer: transfer,
-            attempt: number)
-    }
-
-    private func finish(
-        _ body: Data, accepted: DownloadResponsePolicy.Accepted, from finalURL: URL, transfer: DownloadTransfer, attempt number: Int
-    ) {
-        let loaded: LoadedData
-        do throws(WebImageError) {
-            loaded = try checked(body, accepted: accepted, from: finalURL, transfer: transfer)
-        } catch {
-            return attemptFailed(transfer, error, retryAfter: nil, attempt: number)
-        }
-        let action = transfer.step { $0.attemptSucceeded(attempt: number) }
-        guard case .finish(.succeeded) = action else { return perform(action, for: transfer) }
-        complete(transfer, .success(loaded))
-    }
-
-    /// Reports a failed attempt; the state machine ends the transfer or asks for a retry after
-    /// the retry policy's delay.
-    private func attemptFailed(_ transfer: DownloadTransfer, _ error: WebImageError, retryAfter: Duration?, attempt number: Int) {
-        if let retryAfter, error.code == .badStatus(429) || error.code == .badStatus(503) {
-            scheduler.hold(hostOf: transfer, for: retryAfter)
-        }
-        let delay = responsePolicy.retryDelay(
-            after: error, attempt: number, idempotent: transfer.key.request.isIdempotent, retryAfter: retryAfter,
-            policy: transfer.key.request.retryPolicy)
-        let action = transfer.step { $0.attemptFailed(attempt: number, error: error, retryDelay: delay) }
-        if case .scheduleRetry = action {
-            logger.debug("retrying", metadata: ["url": "\(transfer.key.url)", "error": "\(error.code)", "attempt": "\(number + 1)"])
-        }
-        perform(action, for: transfer)
-    }
-
-    /// Waits out a back-off; when it is over, or cut short by cancelling, the machine decides.
-    private func scheduleRetry(_ transfer: DownloadTransfer, after delay: Duration) {
-        let backoff = clients.eventLoopGroup.any().scheduleTask(in: TimeAmount(delay)) {}
-        if !transfer.record({ .waiting(backoff) }) { backoff.cancel() }
-        backoff.futureResult.whenComplete { [self] _ in perform(transfer.step { $0.retryDue() }, for: transfer) }
+        return .next(Hop(request: request, redirects: hop.redirects + 1, visited: hop.visited + [from]))
     }
 
     /// Ends a transfer: metrics, the slot it held, events, and every caller's result.
@@ -532,11 +499,11 @@ public final class ImageDownloader: ImageLoader {
         // A challenge is answered once per hop: a 401 to a request that carried the credentials
         // is the server's answer.
         let answersChallenge =
-            credentials(for: url) != nil && !transfer.key.request.headers.contains { $0.name.equalsIgnoringASCIICase("Authorization") }
+            !transfer.key.request.headers.contains { $0.name.equalsIgnoringASCIICase("Authorization") }
             && !challengedOrigins.withLock { $0.contains(Self.origin(of: url)) }
         return BodyCollector(
             url: url,
-            answersChallenge: answersChallenge,
+            challengeAnswer: answersChallenge ? credentials(for: url) : nil,
             maximumSize: configuration.maximumBodySize,
             judge: { [self] response in
                 transfer.timeline.withLock { timeline in
@@ -637,15 +604,13 @@ public final class ImageDownloader: ImageLoader {
 
     /// Answers a Basic challenge: the same request again, with the credentials, which the
     /// origin then gets at once on later requests.
-    private func answerChallenge(after hop: Hop, resumable: PartialDownloads.Partial?, transfer: DownloadTransfer, attempt number: Int) {
-        guard let authorization = credentials(for: hop.request.url) else { return }
+    private func answering(_ hop: Hop, with authorization: String) -> Hop {
         challengedOrigins.withLock { _ = $0.insert(Self.origin(of: hop.request.url)) }
         var answered = hop
         answered.request.headers.removeAll { $0.name.equalsIgnoringASCIICase("Authorization") }
         answered.request.headers.append(("Authorization", authorization))
-        send(answered, resumable: resumable, transfer: transfer, attempt: number)
+        return answered
     }
-
 }
 
 extension TimeAmount {

@@ -36,22 +36,23 @@ final class BodyCollector: HTTPClientResponseDelegate {
     private let state = Locked(State())
     /// The URL requested, against which a redirect's `Location` is resolved.
     private let url: URL
-    /// Whether a `401` with a Basic challenge is to be answered with the configured credentials
-    /// (``ImageDownloaderConfiguration/username``), rather than judged as a failure.
-    private let answersChallenge: Bool
+    /// The `Authorization` value that answers a `401` with a Basic challenge (the configured
+    /// credentials, ``ImageDownloaderConfiguration/username``); nil when such a `401` is judged
+    /// as a failure.
+    private let challengeAnswer: String?
     private let maximumSize: Int
     private let judge: @Sendable (HTTPResponseHead) -> Result<Accepted, Refused>
     private let progress: @Sendable (_ received: Int, _ expected: Int64?, _ snapshot: () -> Data) -> Void
 
     init(
         url: URL,
-        answersChallenge: Bool = false,
+        challengeAnswer: String? = nil,
         maximumSize: Int,
         judge: @escaping @Sendable (HTTPResponseHead) -> Result<Accepted, Refused>,
         progress: @escaping @Sendable (_ received: Int, _ expected: Int64?, _ snapshot: () -> Data) -> Void
     ) {
         self.url = url
-        self.answersChallenge = answersChallenge
+        self.challengeAnswer = challengeAnswer
         self.maximumSize = maximumSize
         self.judge = judge
         self.progress = progress
@@ -63,8 +64,9 @@ final class BodyCollector: HTTPClientResponseDelegate {
     var refusal: Refused? { state.withLock { $0.refusal } }
     /// The redirect the response was, if it was one.
     var redirect: Redirect? { state.withLock { $0.redirect } }
-    /// Whether the response was a Basic challenge to answer with the credentials.
-    var challenged: Bool { state.withLock { $0.challenged } }
+    /// The `Authorization` value to send the request again with, when the response was a Basic
+    /// challenge to answer.
+    var answerToChallenge: String? { state.withLock { $0.challenged } ? challengeAnswer : nil }
     /// The status of the response head received, if one was.
     var statusCode: Int? { state.withLock { $0.statusCode } }
     /// Everything received so far, the resumed prefix included.
@@ -81,7 +83,7 @@ final class BodyCollector: HTTPClientResponseDelegate {
             state.withLock { $0.redirect = redirect }
             return task.eventLoop.makeSucceededVoidFuture()
         }
-        if answersChallenge, status == 401, head.headers[canonicalForm: "WWW-Authenticate"].contains(where: BasicChallenge.isBasic) {
+        if challengeAnswer != nil, status == 401, head.headers[canonicalForm: "WWW-Authenticate"].contains(where: BasicChallenge.isBasic) {
             state.withLock { $0.challenged = true }
             return task.eventLoop.makeSucceededVoidFuture()
         }

@@ -1,7 +1,7 @@
 /// Which transfers exist and which may run: callers join the transfer for their key (or start
 /// one, queued), transfers wait in ``DownloadQueue`` for one of the slots, and leave it when they
-/// end or lose their last caller. What a transfer does once started is the downloader's, moved
-/// on by ``DownloadTransferStateMachine``.
+/// end or lose their last caller. What a transfer does once started is the downloader's, in
+/// the transfer's own task.
 final class DownloadScheduler: Sendable {
     fileprivate struct State {
         var transfers = CoalescingTable<DownloadTransfer.Key, DownloadTransfer>()

@@ -1,6 +1,4 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 import Tracing
 
 /// One network transfer shared by every caller of the same URL and request options.
@@ -53,21 +51,23 @@ final class DownloadTransfer: Sendable {
     struct State {
         /// The callers; the highest priority among them is where the transfer waits in the queue.
         var subscribers = Subscribers<TransferEvent, LoadRequestOptions.Priority>()
-        /// Where the transfer is in its life, and what comes next.
-        var machine = DownloadTransferStateMachine()
-        /// The handle of the step running now, for ``cancel()`` to stop.
-        var activity = Activity.idle
+        /// Where the transfer is in its life.
+        var phase = Phase.waiting
+        /// Whether every caller left or the downloader cancelled everything: a waiting transfer
+        /// then never starts its work, and a running one's task is cancelled.
+        var isCancelled = false
         var isQueued = true
     }
 
-    /// What a started transfer is doing, for cancelling to stop.
-    enum Activity {
-        case idle
-        /// An asynchronous request modifier is running.
-        case preparing(Task<Void, Never>)
-        case requesting(HTTPClient.Task<Data>)
-        /// Backing off before a retry.
-        case waiting(Scheduled<Void>)
+    /// Where a transfer is in its life.
+    enum Phase {
+        /// In the queue for a slot.
+        case waiting
+        /// Its attempts (request modifier, requests, redirects, back-offs) run in this task,
+        /// which cancelling the transfer cancels.
+        case running(Task<Void, Never>)
+        /// The callers have their result.
+        case finished
     }
 
     let key: Key
@@ -88,36 +88,31 @@ final class DownloadTransfer: Sendable {
         traceContext = options.traceContext ?? ServiceContext.current
     }
 
-    /// Moves the state machine on by one event, under the transfer's lock.
-    func step(_ event: (inout DownloadTransferStateMachine) -> DownloadTransferStateMachine.Action) -> DownloadTransferStateMachine.Action {
-        state.withLock { event(&$0.machine) }
-    }
-
-    /// Starts a step with `start` and keeps its handle for ``cancel()``, both under the lock, so
-    /// that the step cannot record its own next step before this one is recorded; false, with
-    /// nothing started, once the transfer is cancelled (cancelling may have come between the
-    /// machine's action and this).
-    func record(_ start: () -> Activity) -> Bool {
+    /// Runs the transfer's work in a task of its own, at its callers' highest priority, unless
+    /// it was cancelled while it waited: false then, with nothing started, and the caller ends it
+    /// as cancelled (which gives its slot back).
+    ///
+    /// The task is detached: it is the transfer's, shared by every caller, and must not carry the
+    /// task-local values (trace, logger metadata) of whichever caller's thread gave it its slot.
+    func launch(_ work: @escaping @Sendable () async -> Void) -> Bool {
         state.withLock { state in
-            guard !state.machine.isCancelled else { return false }
-            state.activity = start()
+            guard !state.isCancelled, case .waiting = state.phase else { return false }
+            let priority = (state.subscribers.priority ?? .normal).taskPriority
+            state.phase = .running(Task.detached(priority: priority, operation: work))
             return true
         }
     }
 
-    /// Cancels the transfer: a running step is stopped, and its end finishes the transfer as
-    /// cancelled; a queued one finishes as cancelled when it would have started.
+    /// Cancels the transfer: a running one's task is cancelled and ends it as cancelled; a
+    /// waiting one finishes as cancelled when a slot reaches it.
     func cancel() {
-        let activity = state.withLock { state -> Activity? in
-            guard case .stopRunningWork = state.machine.cancel() else { return nil }
-            return state.activity
+        let running = state.withLock { state -> Task<Void, Never>? in
+            if case .finished = state.phase { return nil }
+            state.isCancelled = true
+            if case .running(let task) = state.phase { return task }
+            return nil
         }
-        switch activity {
-        case .none, .idle?: break
-        case .preparing(let task)?: task.cancel()
-        case .requesting(let task)?: task.cancel()
-        case .waiting(let backoff)?: backoff.cancel()
-        }
+        running?.cancel()
     }
 
     /// Sends an event to every caller still subscribed (partial data only to those who asked).
@@ -132,7 +127,7 @@ final class DownloadTransfer: Sendable {
     /// Ends the transfer for every caller, once.
     func finish(_ result: Result<LoadedData, WebImageError>) {
         let recipients = state.withLock { state in
-            state.activity = .idle
+            state.phase = .finished
             return state.subscribers.finish()
         }
         for subscriber in recipients { subscriber.deliver(.finished(result)) }

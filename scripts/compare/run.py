@@ -155,7 +155,9 @@ def dataset_comparison(name: str, count: int) -> Comparison:
         peer=Side("img2dataset 2 processes x 16 threads",
                   lambda csv: [sys.executable, str(PEERS / "dataset_img2dataset.py"), str(csv), shard]),
         extra_peers=(Side("the floor: TurboJPEG decode at the job's DCT step, 2 processes",
-                          lambda csv: [sys.executable, str(PEERS / "dataset_floor.py"), str(csv)]),),
+                          lambda csv: [sys.executable, str(PEERS / "dataset_floor.py"), str(csv)]),
+                     Side("the codec floor: that decode, then TurboJPEG encoding a 256x256 crop at q95, 2 processes",
+                          lambda csv: [sys.executable, str(PEERS / "dataset_floor.py"), str(csv), "codec"]),),
         pip_requirements=("img2dataset", "pillow"),
         system_packages=("nginx",),
     )
@@ -545,9 +547,16 @@ def run_side(side: Side, data: Path) -> float:
 
 
 def baseline_side(ours: Side, binary: Path, data: Path) -> Side:
-    """Ours with an earlier build's CompareWorkloads in place of this one's."""
-    return Side(f"before: {ours.label} (--baseline)",
-                lambda path: [str(binary) if argument == str(WORKLOADS) else argument for argument in ours.command(path)])
+    """Ours with an earlier build in place of this one's: its CompareWorkloads, or its `webimage` for
+    the sides that run the command (their scripts take it from WEBIMAGE_BINARY)."""
+    def command(path):
+        arguments = ours.command(path)
+        if binary.name == "webimage":
+            if str(WORKLOADS) in map(str, arguments):
+                raise RuntimeError("a webimage baseline cannot stand in for CompareWorkloads")
+            return ["env", f"WEBIMAGE_BINARY={binary}", *arguments]
+        return [str(binary) if argument == str(WORKLOADS) else argument for argument in arguments]
+    return Side(f"before: {ours.label} (--baseline)", command)
 
 
 def uses_workloads(comparison) -> bool:
@@ -592,8 +601,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument("--baseline", type=Path,
-                        help="a CompareWorkloads binary built from an earlier commit: run beside ours, as 'before', "
-                             "in every comparison whose workload it has")
+                        help="a CompareWorkloads or webimage binary built from an earlier commit: run beside ours, "
+                             "as 'before', in every comparison whose workload it has (a webimage binary: the prefetch and "
+                             "dataset comparisons)")
     args = parser.parse_args()
     chosen = [c for c in COMPARISONS if not args.names or c.name in args.names]
     ensure_built(chosen)

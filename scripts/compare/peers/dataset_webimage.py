@@ -5,6 +5,7 @@ quality 95, webdataset shards, nothing in the disk cache, 32 at a time. Prints
 {"operations": samples written, "seconds": wall time, "peak_rss_mb": its resident peak, "check":
 as the peer's}."""
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[3]
 def main():
     csv, shard_size = Path(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as output:
-        command = [str(ROOT / ".build" / "release" / "webimage"), "prefetch", "-i", str(csv), "--input-format", "csv",
+        command = [os.environ.get("WEBIMAGE_BINARY", str(ROOT / ".build" / "release" / "webimage")), "prefetch", "-i", str(csv), "--input-format", "csv",
                    "--caption-col", "caption", "-o", output, "--output-format", "webdataset", "--shard-size", shard_size,
                    "--image-size", "256", "--resize-mode", "center_crop", "--encode-format", "jpg", "--encode-quality", "95",
                    "-j", "32", "--no-cache", "--cache-dir", cache, "--json"]

@@ -4,6 +4,7 @@ list into an empty cache directory, or with `tar` or `files` as third argument i
 a file per image only (`-o DIR --output-format tar|files --no-cache`). Prints {"operations": images loaded, "seconds": wall time of the
 whole process, "peak_rss_mb": the largest resident set of the process}."""
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -18,7 +19,7 @@ def main():
     url_list, parallel = Path(sys.argv[1]), int(sys.argv[2])
     mode = sys.argv[3] if len(sys.argv) > 3 else "cache"
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as output:
-        command = [str(ROOT / ".build" / "release" / "webimage"), "prefetch", "-i", str(url_list), "-j", str(parallel), "--cache-dir", cache, "--json"]
+        command = [os.environ.get("WEBIMAGE_BINARY", str(ROOT / ".build" / "release" / "webimage")), "prefetch", "-i", str(url_list), "-j", str(parallel), "--cache-dir", cache, "--json"]
         if mode in ("tar", "files"):
             # The output is the only copy, as with img2dataset: nothing goes into the disk cache.
             # No resize and no re-encoding, as the peer runs (--disable_all_reencoding).

@@ -142,6 +142,42 @@ struct AddressGuardTests {
         try await origin.shutdown()
     }
 
+    @Test("HTTPS behind the guard and a proxy: the proxy is asked to CONNECT to the allowed address, never the name; its refusal is the error")
+    func tlsThroughTheGuardAndAProxy() async throws {
+        let origin = try await OriginServer.start(tls: true)
+        origin.route("/a.png", .ok(png, contentType: "image/png"))
+        let proxy = try await ForwardProxy.start()
+        let authorization = "Basic " + Data("user:s3cret".utf8).base64EncodedString()
+        let strict = try await ForwardProxy.start(requiredAuthorization: authorization)
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.additionalTrustRoots = [
+            .certificates([try NIOSSLCertificate(bytes: Array(try TestCertificate.certificatePEM().utf8), format: .pem)])
+        ]
+        let resolver = StaticHostResolver(["localhost": [IPAddress("127.0.0.1")!]], fallback: nil)
+        func downloader(through proxy: URL) -> ImageDownloader {
+            ImageDownloader(
+                configuration: ImageDownloaderConfiguration(
+                    addressPolicy: AddressPolicy(allowedNetworks: [IPNetwork("127.0.0.1/32")!]), hostResolver: resolver,
+                    proxy: ProxySettings(all: proxy), tlsConfiguration: tls, retryPolicy: .none))
+        }
+        let url = URL(string: "https://localhost:\(origin.port)/a.png")!
+
+        let tunnelled = downloader(through: URL(string: proxy.url)!)
+        #expect(try await tunnelled.loadData(url).data == Data(png), "TLS to the origin's name, inside the tunnel")
+        #expect(proxy.requests == ["CONNECT 127.0.0.1:\(origin.port)"])
+        try await tunnelled.shutdown()
+
+        let refused = downloader(through: URL(string: strict.url)!)
+        let failure = await refusal { () async throws(WebImageError) in try await refused.loadData(url) }
+        #expect(failure?.message?.contains("the proxy answered CONNECT with HTTP/1.1 407") == true, "\(String(describing: failure))")
+        #expect(strict.requests == ["CONNECT 127.0.0.1:\(origin.port)"])
+        #expect(origin.requestCount("/a.png") == 1, "only the tunnelled load reached the origin")
+        try await refused.shutdown()
+        try await strict.shutdown()
+        try await proxy.shutdown()
+        try await origin.shutdown()
+    }
+
     @Test("the guard's SOCKS listener closes connections from other processes before the handshake; its own work")
     func guardServesOnlyItsProcess() async throws {
         let origin = try await OriginServer.start()

@@ -142,7 +142,7 @@ struct AddressGuardTests {
         try await origin.shutdown()
     }
 
-    @Test("HTTPS behind the guard and a proxy: the proxy is asked to CONNECT to the allowed address, never the name; its refusal is the error")
+    @Test("HTTPS behind the guard and a proxy: a CONNECT to the allowed address, never the name; the proxy's refusal is the error")
     func tlsThroughTheGuardAndAProxy() async throws {
         let origin = try await OriginServer.start(tls: true)
         origin.route("/a.png", .ok(png, contentType: "image/png"))

@@ -113,6 +113,28 @@ struct ProxyForwardingTests {
         try await origin.shutdown()
     }
 
+    @Test("a certificate that fails behind a proxy is explained through a tunnel of the diagnosis' own")
+    func certificateDiagnosisThroughTheProxy() async throws {
+        let origin = try await OriginServer.start(tls: true)
+        origin.route("/a.png", .ok(png, contentType: "image/png"))
+        let proxy = try await ForwardProxy.start()
+        let downloader = ImageDownloader(
+            configuration: ImageDownloaderConfiguration(proxy: ProxySettings(all: URL(string: proxy.url)!), retryPolicy: .none))
+        let url = URL(string: "https://localhost:\(origin.port)/a.png")!
+        let failure = await refusal { () async throws(WebImageError) in try await downloader.loadData(url) }
+        #expect(failure?.code == .insecureConnection)
+        #expect(
+            failure?.message == "the certificate of localhost is not signed by a trusted authority (untrusted issuer)",
+            "\(String(describing: failure))")
+        #expect(
+            proxy.requests == ["CONNECT localhost:\(origin.port)", "CONNECT localhost:\(origin.port)"],
+            "the load's tunnel, then the diagnosis'")
+        #expect(origin.requestCount("/a.png") == 0)
+        try await downloader.shutdown()
+        try await proxy.shutdown()
+        try await origin.shutdown()
+    }
+
     @Test("the proxy's credentials go with every forwarded request and stop at the proxy")
     func credentialsAndSchemes() async throws {
         let origin = try await OriginServer.start()

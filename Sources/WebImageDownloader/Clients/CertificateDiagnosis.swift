@@ -66,10 +66,14 @@ enum CertificateDiagnosis {
             channel = try await bootstrap.channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        ProxyTunnelHandler(target: "\(host):\(port)", proxy: proxy, established: established))
+                        ProxyTunnelHandler(target: "\(host):\(port)", proxy: proxy, established: established), name: ProxyTunnelHandler.name
+                    )
                 }
             }.connect(host: proxy.host ?? "", port: proxy.port ?? 1080).get()
             try await established.futureResult.get()
+            // The tunnel is open: the handler that asked for it would keep the server's bytes
+            // from the TLS handler, and the handshake would wait until the timeout.
+            try await channel.pipeline.removeHandler(name: ProxyTunnelHandler.name).get()
         }
         defer { channel.close(promise: nil) }
         try await channel.eventLoop.submit {

@@ -120,7 +120,7 @@ enum CompareWorkloads {
     }
 
     /// The `memory-hit` workload: `threads` threads each look up 10,000 cached images (in a
-    /// fixed pseudo-random order) `rounds` times through `ImageCache.imageFromMemory(for:)`.
+    /// fixed pseudo-random order) `rounds` times through `ImageCache.memoryImage(for:)`.
     private static func memoryHitWorkload(threads: Int, rounds: Int) throws -> (operations: Int, seconds: Double) {
         let cache = ImageCache(disk: nil)
         let keys = (0..<10_000).map { CacheKey("https://images.example.com/photos/\($0)/large.jpg") }
@@ -137,7 +137,7 @@ enum CompareWorkloads {
             DispatchQueue.concurrentPerform(iterations: threads) { _ in
                 var hits = 0
                 for _ in 0..<rounds {
-                    for index in order where cache.imageFromMemory(for: keys[index]) != nil { hits += 1 }
+                    for index in order where cache.memoryImage(for: keys[index]) != nil { hits += 1 }
                 }
                 precondition(hits == rounds * keys.count)
             }

@@ -1,54 +1,64 @@
 import Foundation
 import NIOCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Whether a loopback connection comes from this very process.
 ///
 /// The address guard's SOCKS listener is for the downloader that made it. AsyncHTTPClient's
 /// SOCKS client cannot authenticate (it offers no method but "none"), so the guard tells its own
-/// connections from any other local process's by the kernel's socket table: the connecting
-/// socket (the peer's address and port, connected to the guard's) must be one of this process's
-/// open descriptors. Read from `/proc` once per new guard connection, not per request.
+/// connections from any other local process's by asking this process's own sockets: one of them
+/// must be bound to the connection's peer address and port and connected to the guard's. Once
+/// per new guard connection, not per request.
+///
+/// The sockets are asked directly (`getsockname` and `getpeername` on each open descriptor), not
+/// looked up in the kernel's table of every socket on the machine (`/proc/net/tcp`): that table
+/// grows with every connection in `TIME_WAIT`, and parsing it for each new connection took
+/// 25 ms a connection, on the event loop, once a few thousand had closed.
 enum LocalPeer {
     /// Whether the TCP socket connected from `peer` to `local` is open in this process.
     static func isThisProcess(peer: SocketAddress, local: SocketAddress) -> Bool {
-        guard let inode = inode(of: peer, connectedTo: local) else { return false }
-        let target = "socket:[\(inode)]"
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return descriptors.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == target }
-    }
-
-    /// The inode of the socket from `peer` to `local` in the kernel's table (`/proc/net/tcp` or
-    /// `tcp6`), whose addresses are hexadecimal in the machine's byte order.
-    private static func inode(of peer: SocketAddress, connectedTo local: SocketAddress) -> String? {
-        guard let peerText = tableAddress(peer), let localText = tableAddress(local) else { return nil }
-        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            // Read to the end: `/proc` files report no size, and a read sized by it stops at a page.
-            guard let data = FileHandle(forReadingAtPath: table)?.readDataToEndOfFile() else { continue }
-            let text = String(decoding: data, as: UTF8.self)
-            for line in text.split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ")
-                if fields.count > 9, fields[1] == peerText, fields[2] == localText { return String(fields[9]) }
-            }
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return false }
+        return descriptors.contains { name in
+            guard let descriptor = Int32(name) else { return false }
+            return address(of: descriptor, getsockname).map { same($0, peer) } == true
+                && address(of: descriptor, getpeername).map { same($0, local) } == true
         }
-        return nil
     }
 
-    /// `0100007F:1F90` for 127.0.0.1:8080: each 32-bit word of the address as the kernel prints
-    /// it (its own byte order), then the port.
-    private static func tableAddress(_ address: SocketAddress) -> String? {
-        guard let port = address.port else { return nil }
-        let portText = String(format: "%04X", port)
+    /// The address `call` (`getsockname` or `getpeername`) gives for `descriptor`; nil for a
+    /// descriptor that is not a connected socket (or closed meanwhile).
+    private static func address(
+        of descriptor: Int32, _ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
+    ) -> sockaddr_storage? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let status = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(descriptor, $0, &length) }
+        }
+        return status == 0 ? storage : nil
+    }
+
+    /// Whether a socket's address is `address`: the same family, port and IP address.
+    private static func same(_ storage: sockaddr_storage, _ address: SocketAddress) -> Bool {
+        var storage = storage
         switch address {
         case .v4(let v4):
-            return String(format: "%08X", v4.address.sin_addr.s_addr) + ":" + portText
+            guard Int32(storage.ss_family) == AF_INET else { return false }
+            let socket = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in.self) }
+            return socket.sin_port == v4.address.sin_port && socket.sin_addr.s_addr == v4.address.sin_addr.s_addr
         case .v6(let v6):
-            var words = v6.address.sin6_addr
-            let text = withUnsafeBytes(of: &words) { raw in
-                (0..<4).map { String(format: "%08X", raw.load(fromByteOffset: $0 * 4, as: UInt32.self)) }.joined()
-            }
-            return text + ":" + portText
+            guard Int32(storage.ss_family) == AF_INET6 else { return false }
+            var socket = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in6.self) }
+            var expected = v6.address.sin6_addr
+            return socket.sin6_port == v6.address.sin6_port
+                && withUnsafeBytes(of: &socket.sin6_addr) { ours in withUnsafeBytes(of: &expected) { ours.elementsEqual($0) } }
         default:
-            return nil
+            return false
         }
     }
 }

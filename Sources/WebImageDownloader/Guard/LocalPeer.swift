@@ -2,9 +2,9 @@ import Foundation
 import NIOCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Musl)
-    import Musl
+import Musl
 #endif
 
 /// Whether a loopback connection comes from this very process.

@@ -1,4 +1,5 @@
 import Foundation
+import MetricsTestKit
 import Testing
 import WebImageTesting
 @testable import WebImage
@@ -468,7 +469,25 @@ struct DiskCacheTests {
         let cache = try open(directory, layout, DiskCacheConfiguration(readOnlyDirectories: [shipped.url]))
         #expect(try cache.data(for: "https://x.com/bundled.png") == bytes(42))
         #expect(!cache.contains("https://x.com/bundled.png"), "read-only hits are not copied in")
+        #expect(!cache.isCertainMiss("https://x.com/bundled.png"), "with read-only directories, only a read can tell")
         #expect(try cache.data(for: "https://x.com/other.png") == nil)
+    }
+
+    @Test("a key the index lacks or holds expired is a certain miss, counted as a lookup's miss; a stored one is not")
+    func certainMisses() throws {
+        let metrics = TestMetrics()
+        let directory = try TemporaryDirectory()
+        let clock = Locked(Date(timeIntervalSince1970: 1_000_000))
+        let cache = try DiskCache(
+            directory: directory.url, configuration: DiskCacheConfiguration(maximumAge: .seconds(60)),
+            telemetry: Telemetry(metricsFactory: metrics), now: { clock.withLock { $0 } })
+        try cache.store(bytes(10), for: "kept")
+        #expect(cache.isCertainMiss("absent"))
+        #expect(!cache.isCertainMiss("kept"))
+        #expect(try metrics.expectCounter("webimage_disk_cache_lookups_total", [("result", "miss")]).totalValue == 1)
+        clock.withLock { $0 += 61 }
+        #expect(cache.isCertainMiss("kept"), "an expired entry is a miss")
+        #expect(try metrics.expectCounter("webimage_disk_cache_lookups_total", [("result", "miss")]).totalValue == 2)
     }
 
     @Test("removeAll empties the cache and its directory", arguments: DiskLayout.allCases)

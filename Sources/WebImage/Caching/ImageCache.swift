@@ -118,7 +118,7 @@ public final class ImageCache: ImageCaching {
                 ImageCacheResult(image: image, data: try? disk.data(for: key.stringValue), cacheType: .memory)
             }
         }
-        guard cacheType.includesDisk, disk != nil else { return .miss }
+        guard cacheType.includesDisk, let disk, !disk.isCertainMiss(key.stringValue) else { return .miss }
         return await read(synchronously: options.contains(.queryDiskDataSync)) { self.readDisk(key, options: options) }
     }
 

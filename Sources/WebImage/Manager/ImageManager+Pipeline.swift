@@ -113,9 +113,10 @@ extension ImageManager {
     /// its byte facet (the disk's bytes and metadata), so the bytes are read, and decoded, where
     /// the decode runs anyway, with no trip through the cache's own query. Any other cache (a
     /// chain that promotes hits between its caches, an application's) is asked through `query`.
-    /// A cache without a disk tier (`disk` nil) is a miss here without a trip to the pool.
+    /// A cache without a disk tier (`disk` nil), or whose disk index has no entry for the key, is
+    /// a miss here without a trip to the pool.
     private func fromDiskInOneJob(_ request: Request, disk: DiskCache?) async throws(WebImageError) -> ImageResult? {
-        guard request.queryCacheType.includesDisk, disk != nil else { return nil }
+        guard request.queryCacheType.includesDisk, let disk, !disk.isCertainMiss(request.key.stringValue) else { return nil }
         let decodes = !request.options.contains(.avoidDecodeImage)
         let read = try await workPool.run(priority: request.workPriority) { () throws(WebImageError) in
             guard let data = request.cache.storedData(for: request.key) else { return nil as (Data, DiskCacheMetadata?, Image?)? }

@@ -212,6 +212,16 @@ public final class DiskCache: Sendable {
         entry(for: key)?.metadata
     }
 
+    /// Whether a read of `key` would find nothing, told from the index alone (a lock and a
+    /// lookup; no file is touched): no unexpired entry, and no read-only directories to search
+    /// after it. Counted as a lookup's miss, as ``data(for:)`` counts one. A miss then needs no
+    /// trip to a thread that may block on the disk.
+    package func isCertainMiss(_ key: String) -> Bool {
+        guard configuration.readOnlyDirectories.isEmpty, entry(for: key) == nil else { return false }
+        lookups.miss.increment()
+        return true
+    }
+
     /// Whether an unexpired entry exists for `key` in this cache (the read-only directories are
     /// not searched, and the file is not opened).
     public func contains(_ key: String) -> Bool {

@@ -144,6 +144,31 @@ struct CrawlerDefectTests {
         #expect(recipe.contains("webimage prefetch") && recipe.contains("--allow-failures"))
     }
 
+    @Test("a robots.txt crawl-delay above 30 s (a hostile 1e300 included) refuses its host's rows with the reason; no wait, no crash")
+    func hostileCrawlDelay() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try CommandWorkspace()
+        origin.route("/robots.txt", .ok(Array("User-agent: *\nCrawl-delay: 1e300\n".utf8), contentType: "text/plain"))
+        origin.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+        origin.route("/b.jpg", .ok(jpeg, contentType: "image/jpeg"))
+        try writeList([origin.url("/a.jpg"), origin.url("/b.jpg")], to: workspace.path("urls.txt"))
+        let run = try await workspace.run([
+            "prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path("out"), "--output-format", "webdataset",
+            "--respect-robots-txt", "--no-cache", "--allow-failures", "--json",
+        ])
+        #expect(run.status == 0 && run.json["failed"] as? Int == 2, "\(run.standardError)")
+        let records = try DatasetTests.records(ofLines: workspace.path("out/00000.jsonl"))
+        #expect(
+            records.allSatisfy { $0["error_message"] as? String == "Disallowed by robots.txt: its crawl-delay of 1e+300 s is above 30 s" })
+        #expect(origin.requestCount("/a.jpg") == 0 && origin.requestCount("/b.jpg") == 0)
+        // The other durations a command takes as a number of seconds are bounded too.
+        for bad in [["--timeout", "1e300"], ["--progress-interval", "1e300"]] {
+            let refused = try await workspace.run(["prefetch", "-i", workspace.path("urls.txt")] + bad)
+            #expect(refused.status == 2 && refused.standardError.contains("at most 3600"), "\(bad): \(refused.standardError)")
+        }
+        try await origin.shutdown()
+    }
+
     @Test(
         "--respect-robots-txt: fetched once per host, disallowed rows refused with a reason, crawl-delay spaces the downloads; 404 allows, 5xx refuses"
     )

@@ -613,13 +613,6 @@ public final class ImageDownloader: ImageLoader {
     }
 }
 
-extension TimeAmount {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}
-
 /// Leaves out progress reports closer than `minimumInterval` (a fraction of the expected length)
 /// to the last one sent, as SDWebImage's `minimumProgressInterval`; the first and the last
 /// (all bytes in) are always sent, and so is every report when the length is unknown. Made only

@@ -129,6 +129,11 @@ actor RobotsPolicy {
     /// The reason a refused row records.
     static let refusal = "Disallowed by robots.txt"
 
+    /// The longest `crawl-delay` waited for, in seconds (Apache Nutch's `fetcher.max.crawl.delay`
+    /// default): a host asking for more has its rows refused with the reason, rather than a run
+    /// that waits for hours per download, or for ever (a finite `1e300` is a valid number).
+    static let maximumCrawlDelay = 30.0
+
     /// `loader` fetches the files (it must accept `text/plain`); `agent` is the product token
     /// the groups are matched against.
     init(loader: any ImageLoader, agent: String) {
@@ -145,7 +150,12 @@ actor RobotsPolicy {
         if let query = url.query { path += "?" + query }
         if let reason = rules.refusesAll { return "\(Self.refusal): \(reason)" }
         guard rules.allows(path) else { return Self.refusal }
-        if let delay = rules.crawlDelay, delay > 0 { await waitTurn(origin, delay: delay) }
+        if let delay = rules.crawlDelay, delay > 0 {
+            guard delay <= Self.maximumCrawlDelay else {
+                return "\(Self.refusal): its crawl-delay of \(delay) s is above \(Int(Self.maximumCrawlDelay)) s"
+            }
+            await waitTurn(origin, delay: delay)
+        }
         return nil
     }
 

@@ -637,6 +637,16 @@ struct ImageDownloaderTests {
         }
     }
 
+    @Test("timeouts longer than a 64-bit count of nanoseconds holds are clamped, not a crash")
+    func enormousTimeouts() async throws {
+        let forever = Duration.seconds(Int64.max)
+        try await withDownloader(ImageDownloaderConfiguration(timeout: forever, retryPolicy: .none)) { origin, downloader in
+            origin.route("/a.png", .ok(png, contentType: "image/png"))
+            let loaded = try await downloader.loadData(origin.url("/a.png"), options: LoadRequestOptions(timeout: forever))
+            #expect(loaded.data == Data(png))
+        }
+    }
+
     @Test("a refused connection is a typed error")
     func refused() async throws {
         // A bound socket that never listens: no server of a test running beside this one can take the port.

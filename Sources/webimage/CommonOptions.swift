@@ -239,3 +239,11 @@ extension String {
         count >= width ? self + " " : self + String(repeating: " ", count: width - count)
     }
 }
+
+/// A duration flag's (or variable's) number of seconds as a `Duration`: above 0 and at most an
+/// hour, the one bound every such flag has (`1e300` is a finite number, and its milliseconds
+/// would trap converting to `Int64`). `name` is the flag the usage error names.
+func flagDuration(_ seconds: Double, _ name: String) throws -> Duration {
+    guard seconds > 0, seconds <= 3600 else { throw ValidationError("\(name) is above 0 and at most 3600 seconds") }
+    return .milliseconds(Int64(seconds * 1000))
+}

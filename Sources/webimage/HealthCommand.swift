@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 
 /// `webimage health`: asks a running server's `/health` and exits 0 when it answers 200, 1
 /// otherwise, for a container's `HEALTHCHECK` (imgproxy's `imgproxy health`). Without `--url` it
@@ -21,13 +22,13 @@ struct HealthCommand: AsyncParsableCommand {
     var timeout: Double = 5
 
     func run() async throws {
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout is above 0 and at most 3600 seconds") }
+        let limit = try flagDuration(timeout, "--timeout")
         let target = try url ?? Self.defaultURL(ProcessInfo.processInfo.environment)
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
         let status: UInt
         do {
-            status = try await client.execute(HTTPClientRequest(url: target), timeout: .milliseconds(Int64(timeout * 1000))).status.code
+            status = try await client.execute(HTTPClientRequest(url: target), timeout: TimeAmount(limit)).status.code
         } catch {
             try? await client.shutdown()
             throw CommandFailure("\(target): no answer (\(error))")

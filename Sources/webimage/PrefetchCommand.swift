@@ -108,9 +108,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         guard (1...256).contains(jobs) else { throw ValidationError("-j takes 1 to 256, not \(jobs)") }
         if let perHost, perHost < 1 { throw ValidationError("--per-host takes a whole number from 1, not \(perHost)") }
         if let perHostRate, !(perHostRate > 0) { throw ValidationError("--per-host-rate takes a positive number, not \(perHostRate)") }
-        guard progressInterval > 0, progressInterval <= 3600 else {
-            throw ValidationError("--progress-interval takes a number of seconds above 0 and at most 3600")
-        }
+        _ = try flagDuration(progressInterval, "--progress-interval")
         try shaping.check()
         try encoding.check()
         _ = try ImageOutput.parseFormat(format)

@@ -130,18 +130,18 @@ struct ServeSettings {
             (try command.writeResponseTimeout ?? read.number("WRITE_RESPONSE_TIMEOUT"), "--write-response-timeout", \.writeResponseTimeout),
         ]
         for (seconds, flag, field) in durations {
-            if let seconds { configuration[keyPath: field] = try Self.duration(seconds, flag) }
+            if let seconds { configuration[keyPath: field] = try flagDuration(seconds, flag) }
         }
         if let seconds = try command.sourceKeepAliveTimeout ?? read.number("SOURCE_KEEP_ALIVE_TIMEOUT") {
             // 0 is a setting here: no connection to a source is reused.
-            configuration.sourceKeepAliveTimeout = seconds == 0 ? .zero : try Self.duration(seconds, "--source-keep-alive-timeout")
+            configuration.sourceKeepAliveTimeout = seconds == 0 ? .zero : try flagDuration(seconds, "--source-keep-alive-timeout")
         }
         if let seconds = try command.gracefulStopTimeout ?? read.number("GRACEFUL_STOP_TIMEOUT") {
-            configuration.gracefulStopTimeout = try Self.duration(seconds, "--graceful-stop-timeout")
+            configuration.gracefulStopTimeout = try flagDuration(seconds, "--graceful-stop-timeout")
         }
         if let seconds = try command.drainGrace ?? read.number("DRAIN_GRACE") {
             // 0 is a setting here: idle connections close at once, as Hummingbird's own drain does.
-            configuration.drainGrace = seconds == 0 ? .zero : try Self.duration(seconds, "--drain-grace")
+            configuration.drainGrace = seconds == 0 ? .zero : try flagDuration(seconds, "--drain-grace")
         }
         try positive(command.maxDownloadsPerHost ?? read.integer("MAX_DOWNLOADS_PER_HOST"), "--max-downloads-per-host") {
             configuration.maximumDownloadsPerHost = $0
@@ -425,11 +425,6 @@ struct ServeSettings {
                 throw ValidationError("--preset \(name): \(error.reason)")
             }
         }
-    }
-
-    private static func duration(_ seconds: Double, _ name: String) throws -> Duration {
-        guard seconds > 0, seconds <= 3600 else { throw ValidationError("\(name) is above 0 and at most 3600 seconds") }
-        return .milliseconds(Int64(seconds * 1000))
     }
 
     /// Format names as imgproxy writes them (`jpg` for JPEG), each known.

@@ -105,9 +105,7 @@ struct DatasetOptions: ParsableArguments {
         _ = try resizer()
         _ = try hashes()
         if let retries, retries < 0 { throw ValidationError("--retries takes 0 or more, not \(retries)") }
-        if let timeout, !(timeout > 0 && timeout <= 3600) {
-            throw ValidationError("--timeout takes a number of seconds above 0 and at most 3600, not \(timeout)")
-        }
+        if let timeout { _ = try flagDuration(timeout, "--timeout") }
         if ListFormat(name: inputFormat) == .txt, captionCol != nil || verifyHash != nil || !additionalColumns.isEmpty {
             throw ValidationError(
                 "a txt list has only URLs: --caption-col, --verify-hash and --save-additional-columns need csv, tsv, jsonl or json")

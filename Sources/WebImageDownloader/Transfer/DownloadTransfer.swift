@@ -53,9 +53,6 @@ final class DownloadTransfer: Sendable {
         var subscribers = Subscribers<TransferEvent, LoadRequestOptions.Priority>()
         /// Where the transfer is in its life.
         var phase = Phase.waiting
-        /// Whether every caller left or the downloader cancelled everything: a waiting transfer
-        /// then never starts its work, and a running one's task is cancelled.
-        var isCancelled = false
         var isQueued = true
     }
 
@@ -63,6 +60,9 @@ final class DownloadTransfer: Sendable {
     enum Phase {
         /// In the queue for a slot.
         case waiting
+        /// Every caller left (or the downloader cancelled everything) while it waited: it never
+        /// starts its work.
+        case cancelledWhileWaiting
         /// Its attempts (request modifier, requests, redirects, back-offs) run in this task,
         /// which cancelling the transfer cancels.
         case running(Task<Void, Never>)
@@ -96,7 +96,7 @@ final class DownloadTransfer: Sendable {
     /// task-local values (trace, logger metadata) of whichever caller's thread gave it its slot.
     func launch(_ work: @escaping @Sendable () async -> Void) -> Bool {
         state.withLock { state in
-            guard !state.isCancelled, case .waiting = state.phase else { return false }
+            guard case .waiting = state.phase else { return false }
             let priority = (state.subscribers.priority ?? .normal).taskPriority
             state.phase = .running(Task.detached(priority: priority, operation: work))
             return true
@@ -107,10 +107,13 @@ final class DownloadTransfer: Sendable {
     /// waiting one finishes as cancelled when a slot reaches it.
     func cancel() {
         let running = state.withLock { state -> Task<Void, Never>? in
-            if case .finished = state.phase { return nil }
-            state.isCancelled = true
-            if case .running(let task) = state.phase { return task }
-            return nil
+            switch state.phase {
+            case .waiting:
+                state.phase = .cancelledWhileWaiting
+                return nil
+            case .running(let task): return task
+            case .cancelledWhileWaiting, .finished: return nil
+            }
         }
         running?.cancel()
     }

@@ -30,21 +30,21 @@ struct DownloadTransferTests {
         #expect(
             running.launch {
                 starting.yield()
-                let cancelled: Bool
-                do {
-                    try await Task.sleep(for: .seconds(600))
-                    cancelled = false
-                } catch {
-                    cancelled = true
-                }
-                ending.yield(cancelled)
+                await untilCancelled()
+                ending.yield(Task.isCancelled)
             })
         #expect(!running.launch {}, "a transfer is launched once")
         var startedEvents = started.makeAsyncIterator()
         _ = await startedEvents.next()
         running.cancel()
+        let task = try #require(
+            running.state.withLock { state -> Task<Void, Never>? in
+                if case .running(let task) = state.phase { task } else { nil }
+            })
+        // Waited for only once cancelled: a build that failed to cancel fails here, not hangs.
+        try #require(task.isCancelled, "the transfer's task is cancelled")
         var endings = ended.makeAsyncIterator()
-        #expect(await endings.next() == true)
+        #expect(await endings.next() == true, "the work saw the cancellation and ended")
     }
 
     @Test("after the callers have their result, cancelling changes nothing")

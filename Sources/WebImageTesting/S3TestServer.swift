@@ -69,7 +69,29 @@ public final class S3TestServer: Sendable {
             ]}
             """
         try identities.write(to: directory.appendingPathComponent("s3.json"), atomically: true, encoding: .utf8)
-        let ports = try freePorts(9)
+        // The ports are free when chosen, but another process or test may take one (as a
+        // connection's own port) before weed binds it: then weed says so, and it starts again
+        // on other ports.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let ports = try freePorts(9)
+            let process = try launch(weed, directory: directory, ports: ports)
+            do {
+                _ = try await process.waitForLine(timeout: .seconds(60)) { $0.contains("Start Seaweed S3 API Server") }
+                return S3TestServer(endpoint: URL(string: "http://127.0.0.1:\(ports[6])")!, process: process, directory: directory)
+            } catch {
+                process.killProcessGroup()
+                try? await process.waitForExit()
+                let output = process.lines.suffix(20).joined(separator: "\n")
+                if attempt < 3, output.contains("address already in use") { continue }
+                throw S3TestServerError("weed did not start the S3 server: \(error)\n\(output)")
+            }
+        }
+    }
+
+    /// Runs `weed server` with its master, volume, filer and S3 server on `ports`.
+    private static func launch(_ weed: URL, directory: URL, ports: [Int]) throws -> ChildProcess {
         let arguments = [
             "server", "-dir=\(directory.path)/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false",
             "-master.port=\(ports[0])", "-master.port.grpc=\(ports[1])", "-master.volumeSizeLimitMB=16",
@@ -81,15 +103,7 @@ public final class S3TestServer: Sendable {
             "-s3.port.iceberg=0", "-s3.port.lance=0", "-metricsPort=0", "-debug.port=\(ports[8])",
         ]
         let quoted = ([weed.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
-        let process = try ChildProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "exec \(quoted) 2>&1"])
-        do {
-            _ = try await process.waitForLine(timeout: .seconds(60)) { $0.contains("Start Seaweed S3 API Server") }
-        } catch {
-            process.kill()
-            let output = process.lines.suffix(20).joined(separator: "\n")
-            throw S3TestServerError("weed did not start the S3 server: \(error)\n\(output)")
-        }
-        return S3TestServer(endpoint: URL(string: "http://127.0.0.1:\(ports[6])")!, process: process, directory: directory)
+        return try ChildProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "exec \(quoted) 2>&1"])
     }
 
     /// Kills the server and removes its data.

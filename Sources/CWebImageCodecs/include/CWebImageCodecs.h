@@ -140,7 +140,25 @@ const char *cwi_jpeg_stream_message(const cwi_jpeg_stream *stream);
 
 void cwi_jpeg_stream_destroy(cwi_jpeg_stream *stream);
 
-#endif
+/// Separable resampling weights along one axis of a plane: output position i reads `counts[i]`
+/// source samples from `starts[i]` (absolute), weighted by `weights[i * stride ...]`.
+/// `first_source` and `source_count` are the source samples all positions read together.
+typedef struct {
+    const long *starts;
+    const long *counts;
+    const float *weights;
+    long stride;
+    long count;
+    long first_source;
+    long source_count;
+} cwi_plane_weights;
+
+/// Resamples one 8-bit plane: `columns` along each row, then `rows` down each column, into
+/// `output` (`columns->count` x `rows->count` samples). `between` holds `columns->count` x
+/// `rows->source_count` bytes and `sums` `columns->count` floats, both the caller's.
+void cwi_resample_plane(const uint8_t *source, long source_stride, uint8_t *output, long output_stride,
+                        const cwi_plane_weights *columns, const cwi_plane_weights *rows, uint8_t *between,
+                        float *sums);
 
 /// What a TIFF page declares: its size, TIFF orientation (1-8, the EXIF values), whether it has
 /// an alpha channel, and the number of pages (directories) in the file.
@@ -191,3 +209,5 @@ void cwi_tiff_free(cwi_tiff_sink *sink);
 /// decodes thousands of images of a few hundred KB a second, where every fresh mapping is
 /// faulted in and zeroed again. Returns 0 when glibc took both settings.
 int cwi_keep_large_allocations(int mmap_threshold, int trim_threshold);
+
+#endif

@@ -15,17 +15,27 @@ struct ResamplingWeights {
     /// resize that keeps only part of its output computes only that part.
     init(inputSize: Int, outputSize: Int, window: Range<Int>? = nil, filter: ResamplingFilter) {
         let window = window ?? 0..<outputSize
-        let scale = Double(inputSize) / Double(outputSize)
+        self.init(
+            inputSize: inputSize, scale: Double(inputSize) / Double(outputSize), offset: Double(window.lowerBound), count: window.count,
+            filter: filter)
+    }
+
+    /// The weights for `count` output positions, position `i` centred on source coordinate
+    /// `(offset + i + 0.5) * scale`: a resize whose output grid is not a whole window of whole
+    /// pixels, such as a subsampled chroma plane, whose samples sit between the luma samples.
+    init(inputSize: Int, scale: Double, offset: Double, count: Int, filter: ResamplingFilter) {
         let filterScale = max(scale, 1)
         let support = filter.support * filterScale
         let stride = Int((support * 2).rounded(.up)) + 2
-        var starts = [Int](repeating: 0, count: window.count)
-        var counts = [Int](repeating: 0, count: window.count)
-        var weights = [Float](repeating: 0, count: window.count * stride)
-        for (index, position) in window.enumerated() {
-            let centre = (Double(position) + 0.5) * scale
-            let first = max(Int(centre - support + 0.5), 0)
-            let end = min(Int(centre + support + 0.5), inputSize)
+        var starts = [Int](repeating: 0, count: count)
+        var counts = [Int](repeating: 0, count: count)
+        var weights = [Float](repeating: 0, count: count * stride)
+        for index in 0..<count {
+            let centre = (offset + Double(index) + 0.5) * scale
+            // At least one source pixel, the nearest, even for a position at or past the edge
+            // (the last chroma sample of an odd-sized plane).
+            let first = min(max(Int(centre - support + 0.5), 0), inputSize - 1)
+            let end = max(min(Int(centre + support + 0.5), inputSize), first + 1)
             var taps: [Double] = (first..<end).map { filter.weight((Double($0) - centre + 0.5) / filterScale) }
             var total = taps.reduce(0, +)
             if total == 0 {

@@ -32,6 +32,9 @@ struct DatasetResizePlan: Equatable {
     /// ("lanczos").
     var downscale = false
 
+    /// The resampling filter: img2dataset's "area" when shrinking, "lanczos" when enlarging.
+    var filter: ResamplingFilter { downscale ? .bilinear : .lanczos3 }
+
     /// Whether the pixels change at all (they must be encoded again).
     var changes: Bool { scaled != nil || crop != nil || pad != nil }
 
@@ -141,6 +144,10 @@ struct DatasetResizer: Sendable {
         if keepsBytes, sourceFormat == .jpeg {
             return Output(bytes: data, width: width, height: height, originalWidth: width, originalHeight: height)
         }
+        if let bytes = try recompressedPlanar(data, sourceFormat: sourceFormat, plan: plan, limits: limits) {
+            let size = plan.resultSize(width: width, height: height)
+            return Output(bytes: bytes, width: size.width, height: size.height, originalWidth: width, originalHeight: height)
+        }
         var options = DecodeOptions(limits: limits, firstFrameOnly: !(keepsAnimation && encodeFormat == .webP))
         if let scaled = plan.scaled, plan.downscale {
             options.thumbnail = ThumbnailSize(width: scaled.width, height: scaled.height, preservesAspectRatio: false, resamples: false)
@@ -159,11 +166,24 @@ struct DatasetResizer: Sendable {
             height: size.height, originalWidth: width, originalHeight: height)
     }
 
+    /// A JPEG resized into a JPEG in YCbCr (``JPEGPlanarResize``), the common case of a dataset
+    /// job, without RGB pixels; nil when the job or the file needs the general path (padding,
+    /// another format on either side, a file that path does not take).
+    private func recompressedPlanar(_ data: Data, sourceFormat: ImageFormat?, plan: DatasetResizePlan, limits: DecodeLimits) throws
+        -> Data?
+    {
+        guard sourceFormat == .jpeg, encodeFormat == .jpeg, plan.pad == nil, let scaled = plan.scaled else { return nil }
+        let window = plan.crop.map { ResizeWindow(x: $0.x, y: $0.y, width: $0.width, height: $0.height) }
+        let resize = JPEGPlanarResize(
+            width: scaled.width, height: scaled.height, window: window, filter: plan.filter, quality: encodeQuality)
+        return try resize.recompress(data, limits: limits)
+    }
+
     /// The plan carried out on decoded pixels (which may be a DCT step smaller than the header's
     /// size: the scale goes from them to the planned size).
     private func apply(_ plan: DatasetResizePlan, to image: Image) throws -> Image {
         var image = image
-        let filter: ResamplingFilter = plan.downscale ? .bilinear : .lanczos3
+        let filter = plan.filter
         if let scaled = plan.scaled, let crop = plan.crop {
             // The resize and the cut in one step: only the kept square is computed.
             let window = ResizeWindow(x: crop.x, y: crop.y, width: crop.width, height: crop.height)

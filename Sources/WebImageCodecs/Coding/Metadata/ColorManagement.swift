@@ -43,6 +43,13 @@ enum ColorManagement {
         }
     }
 
+    /// Whether converting from `colorSpace` to sRGB changes nothing (a profile that describes
+    /// sRGB itself).
+    static func convertsNothing(from colorSpace: SourceMetadata.ColorSpace) -> Bool {
+        guard let profile = profileData(colorSpace), case .identity = cache.conversion(for: profile) else { return false }
+        return true
+    }
+
     /// Why `profile` cannot describe RGB pixels, or nil when it can: lcms reads it, it is an RGB
     /// profile, and it converts to sRGB. An encoder that converts through the profile itself
     /// (libjxl's lossy XYB) aborts the process on one it cannot use.

@@ -1,0 +1,217 @@
+package import Foundation
+import CTurboJPEG
+import CWebImageCodecs
+
+/// A JPEG resized into a JPEG without leaving YCbCr: decoded at the DCT scale that covers the
+/// resize straight into its Y, Cb and Cr planes, each plane resampled on its own (the chroma
+/// planes at their subsampled size), and the planes encoded as 4:2:0.
+///
+/// The general path (``JPEGCoder`` to RGBA, ``ResizingTransformer``, ``JPEGCoder`` again)
+/// converts every pixel to RGB, upsamples the chroma to full size, resamples four channels,
+/// then converts back and subsamples the chroma again: for a thumbnail of a photograph that is
+/// about a third of the work besides the entropy decoding. Resampling is linear and so is the
+/// YCbCr conversion, so resampling the planes gives the image the general path gives, to within
+/// rounding (and the 4:2:0 chroma it would have subsampled to anyway).
+///
+/// Only the files this suits take it: a three-component YCbCr JPEG in 4:4:4, 4:2:2 or 4:2:0 about
+/// which libjpeg-turbo warns of nothing, with no colour profile to convert (or one that describes sRGB itself);
+/// ``recompress(_:limits:)`` returns nil for any other, and the general path decodes it
+/// as it always has, warnings and all.
+package struct JPEGPlanarResize: Sendable {
+    /// The size the whole image is resampled to.
+    package var width: Int
+    package var height: Int
+    /// The part of the resampled image kept (all of it by default).
+    package var window: ResizeWindow
+    package var filter: ResamplingFilter
+    /// libjpeg's quality, 1 to 100.
+    package var quality: Int
+
+    /// A resize of the whole image to `width` x `height`, of which `window` is kept.
+    package init(width: Int, height: Int, window: ResizeWindow? = nil, filter: ResamplingFilter, quality: Int) {
+        precondition(width > 0 && height > 0, "a resize needs a positive size")
+        self.width = width
+        self.height = height
+        self.window = window ?? ResizeWindow(x: 0, y: 0, width: width, height: height)
+        self.filter = filter
+        self.quality = max(1, min(100, quality))
+    }
+
+    /// The resized image as a baseline 4:2:0 JPEG, or nil when `data` is not a JPEG this path
+    /// takes (see the type's notes).
+    /// - Throws: `WebImageError.Code.tooLarge` when the declared or the DCT-scaled size is over
+    ///   `limits`, as the general path's decode would; `.encodeFailed` when libjpeg-turbo cannot
+    ///   encode the planes.
+    package func recompress(_ data: Data, limits: DecodeLimits) throws(WebImageError) -> Data? {
+        // A colour profile to convert from goes the general path, which converts the RGB pixels.
+        if let colorSpace = SourceMetadata(data, format: .jpeg).colorSpace, !ColorManagement.convertsNothing(from: colorSpace) {
+            return nil
+        }
+        guard let decompressor = tjInitDecompress() else { return nil }
+        defer { tjDestroy(decompressor) }
+        guard let planes = try data.withTypedBytes({ bytes throws(WebImageError) in try decode(bytes, decompressor, limits: limits) })
+        else { return nil }
+        return try encode(resampled(planes))
+    }
+
+    /// One 8-bit plane: `width` x `height` samples in rows `stride` apart, as many rows as
+    /// TurboJPEG's plane for it has (its size padded to whole chroma samples: a 4:2:0 luma plane
+    /// of an odd width has one more column, which TurboJPEG reads and writes).
+    private struct Plane {
+        var bytes: [UInt8]
+        var width: Int
+        var height: Int
+        var stride: Int
+
+        init(width: Int, height: Int, stride: Int, rows: Int) {
+            bytes = uninitialized(stride * rows)
+            (self.width, self.height, self.stride) = (width, height, stride)
+        }
+    }
+
+    /// A YCbCr image as three planes, the chroma planes `chromaStep` times smaller each way.
+    private struct Planes {
+        var luma: Plane
+        var blue: Plane
+        var red: Plane
+        var chromaStep: (x: Int, y: Int)
+
+        /// TurboJPEG's planes for a `width` x `height` image in `subsampling`.
+        init(width: Int32, height: Int32, subsampling: Int32, chromaStep: (x: Int, y: Int)) {
+            func plane(_ component: Int32, logical: (width: Int, height: Int)?) -> Plane {
+                let (stride, rows) = (Int(tjPlaneWidth(component, width, subsampling)), Int(tjPlaneHeight(component, height, subsampling)))
+                return Plane(width: logical?.width ?? stride, height: logical?.height ?? rows, stride: stride, rows: rows)
+            }
+            luma = plane(0, logical: (Int(width), Int(height)))
+            blue = plane(1, logical: nil)
+            red = plane(2, logical: nil)
+            self.chromaStep = chromaStep
+        }
+    }
+
+    private func decode(_ bytes: UnsafeRawBufferPointer, _ handle: tjhandle, limits: DecodeLimits) throws(WebImageError) -> Planes? {
+        let source = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        var (sourceWidth, sourceHeight, subsampling, colorspace): (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
+        guard tjDecompressHeader3(handle, source, UInt(bytes.count), &sourceWidth, &sourceHeight, &subsampling, &colorspace) == 0,
+            sourceWidth > 0, sourceHeight > 0, colorspace == Int32(TJCS_YCbCr.rawValue), let step = Self.chromaStep(subsampling)
+        else { return nil }
+        try limits.checkDeclared(width: Int(sourceWidth), height: Int(sourceHeight))
+        let factor = JPEGCoder.scalingFactor(
+            width: Int(sourceWidth), height: Int(sourceHeight),
+            thumbnail: ThumbnailSize(width: width, height: height, preservesAspectRatio: false, resamples: false))
+        let (scaledWidth, scaledHeight) = (JPEGCoder.scaled(sourceWidth, factor), JPEGCoder.scaled(sourceHeight, factor))
+        try limits.check(width: Int(scaledWidth), height: Int(scaledHeight), inputSize: bytes.count)
+        var planes = Planes(width: scaledWidth, height: scaledHeight, subsampling: subsampling, chromaStep: step)
+        var strides = [planes.luma, planes.blue, planes.red].map { Int32($0.stride) }
+        let status = planes.luma.bytes.withUnsafeMutableBufferPointer { luma in
+            planes.blue.bytes.withUnsafeMutableBufferPointer { blue in
+                planes.red.bytes.withUnsafeMutableBufferPointer { red in
+                    var pointers: [UnsafeMutablePointer<UInt8>?] = [luma.baseAddress, blue.baseAddress, red.baseAddress]
+                    return tjDecompressToYUVPlanes(
+                        handle, source, UInt(bytes.count), &pointers, scaledWidth, &strides, scaledHeight, 0)
+                }
+            }
+        }
+        // Any warning (damage libjpeg worked around, data that ends early) goes to the general
+        // path, which decides what such a file becomes.
+        return status == 0 ? planes : nil
+    }
+
+    /// How many luma samples each chroma sample spans across and down, for the subsamplings this
+    /// path takes.
+    private static func chromaStep(_ subsampling: Int32) -> (x: Int, y: Int)? {
+        switch subsampling {
+        case Int32(TJSAMP_444.rawValue): (1, 1)
+        case Int32(TJSAMP_422.rawValue): (2, 1)
+        case Int32(TJSAMP_420.rawValue): (2, 2)
+        default: nil
+        }
+    }
+
+    /// The window of the resize, as 4:2:0 planes: luma at the window's size, chroma at half.
+    private func resampled(_ planes: Planes) -> Planes {
+        let (scaleX, scaleY) = (Double(planes.luma.width) / Double(width), Double(planes.luma.height) / Double(height))
+        var output = Planes(
+            width: Int32(window.columns.count), height: Int32(window.rows.count), subsampling: Int32(TJSAMP_420.rawValue),
+            chromaStep: (2, 2))
+        Self.resample(
+            planes.luma, into: &output.luma,
+            columns: ResamplingWeights(
+                inputSize: planes.luma.width, scale: scaleX, offset: Double(window.columns.lowerBound), count: output.luma.width,
+                filter: filter),
+            rows: ResamplingWeights(
+                inputSize: planes.luma.height, scale: scaleY, offset: Double(window.rows.lowerBound), count: output.luma.height,
+                filter: filter))
+        // An output chroma sample covers two output luma samples each way; in source chroma
+        // samples, its centre is the luma centre scaled, divided by the source's chroma step.
+        let chromaColumns = ResamplingWeights(
+            inputSize: planes.blue.width, scale: scaleX * 2 / Double(planes.chromaStep.x), offset: Double(window.columns.lowerBound) / 2,
+            count: output.blue.width, filter: filter)
+        let chromaRows = ResamplingWeights(
+            inputSize: planes.blue.height, scale: scaleY * 2 / Double(planes.chromaStep.y), offset: Double(window.rows.lowerBound) / 2,
+            count: output.blue.height, filter: filter)
+        Self.resample(planes.blue, into: &output.blue, columns: chromaColumns, rows: chromaRows)
+        Self.resample(planes.red, into: &output.red, columns: chromaColumns, rows: chromaRows)
+        return output
+    }
+
+    /// `source` resampled into `output`'s `width` x `height`, then its padding (the column and
+    /// row past an odd size) filled with copies of the edge, as libjpeg pads an image itself.
+    private static func resample(_ source: Plane, into output: inout Plane, columns: ResamplingWeights, rows: ResamplingWeights) {
+        let sourceRows = rows.sourceRange
+        var between = uninitialized(columns.count * sourceRows.count)
+        var sums = [Float](repeating: 0, count: columns.count)
+        let (stride, width, height) = (output.stride, output.width, output.height)
+        columns.withPointers { columnStarts, columnCounts, columnTaps in
+            rows.withPointers { rowStarts, rowCounts, rowTaps in
+                var columnWeights = cwi_plane_weights(
+                    starts: columnStarts, counts: columnCounts, weights: columnTaps, stride: columns.stride, count: columns.count,
+                    first_source: 0, source_count: source.width)
+                var rowWeights = cwi_plane_weights(
+                    starts: rowStarts, counts: rowCounts, weights: rowTaps, stride: rows.stride, count: rows.count,
+                    first_source: sourceRows.lowerBound, source_count: sourceRows.count)
+                source.bytes.withUnsafeBufferPointer { input in
+                    cwi_resample_plane(
+                        input.baseAddress, source.stride, &output.bytes, stride, &columnWeights, &rowWeights, &between, &sums)
+                }
+            }
+        }
+        output.bytes.withUnsafeMutableBufferPointer { bytes in
+            for row in 0..<height where stride > width {
+                for column in width..<stride { bytes[row * stride + column] = bytes[row * stride + width - 1] }
+            }
+            for row in height..<(bytes.count / stride) {
+                for column in 0..<stride { bytes[row * stride + column] = bytes[(height - 1) * stride + column] }
+            }
+        }
+    }
+
+    private func encode(_ planes: Planes) throws(WebImageError) -> Data {
+        guard let compressor = tjInitCompress() else { throw WebImageError(.encodeFailed, "TurboJPEG could not start") }
+        defer { tjDestroy(compressor) }
+        var strides = [planes.luma, planes.blue, planes.red].map { Int32($0.stride) }
+        var output: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        let status = planes.luma.bytes.withUnsafeBufferPointer { luma in
+            planes.blue.bytes.withUnsafeBufferPointer { blue in
+                planes.red.bytes.withUnsafeBufferPointer { red in
+                    var pointers: [UnsafePointer<UInt8>?] = [luma.baseAddress, blue.baseAddress, red.baseAddress]
+                    return tjCompressFromYUVPlanes(
+                        compressor, &pointers, Int32(planes.luma.width), &strides, Int32(planes.luma.height),
+                        Int32(TJSAMP_420.rawValue), &output, &size, Int32(quality), 0)
+                }
+            }
+        }
+        defer { tjFree(output) }
+        guard status == 0, let output else {
+            throw WebImageError(.encodeFailed, "JPEG: \(tjGetErrorStr2(compressor).map { String(cString: $0) } ?? "unknown error")")
+        }
+        return Data(bytes: output, count: Int(size))
+    }
+
+}
+
+/// Bytes every one of which the caller writes before reading: no zeroing pass.
+private func uninitialized(_ count: Int) -> [UInt8] {
+    [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
+}

@@ -153,12 +153,22 @@ typedef struct {
     long source_count;
 } cwi_plane_weights;
 
+/// Working memory of cwi_resample_plane, the caller's: `between` holds `columns->count` x
+/// `rows->source_count` bytes, `line` `columns->source_count` floats, `sums` `columns->count`
+/// floats, `starts` `columns->count` longs and `weights` `columns->count` x `columns->stride`
+/// floats.
+typedef struct {
+    uint8_t *between;
+    float *line;
+    float *sums;
+    long *starts;
+    float *weights;
+} cwi_plane_scratch;
+
 /// Resamples one 8-bit plane: `columns` along each row, then `rows` down each column, into
-/// `output` (`columns->count` x `rows->count` samples). `between` holds `columns->count` x
-/// `rows->source_count` bytes and `sums` `columns->count` floats, both the caller's.
+/// `output` (`columns->count` x `rows->count` samples).
 void cwi_resample_plane(const uint8_t *source, long source_stride, uint8_t *output, long output_stride,
-                        const cwi_plane_weights *columns, const cwi_plane_weights *rows, uint8_t *between,
-                        float *sums);
+                        const cwi_plane_weights *columns, const cwi_plane_weights *rows, cwi_plane_scratch scratch);
 
 /// What a TIFF page declares: its size, TIFF orientation (1-8, the EXIF values), whether it has
 /// an alpha channel, and the number of pages (directories) in the file.

@@ -159,8 +159,19 @@ package struct JPEGPlanarResize: Sendable {
     /// row past an odd size) filled with copies of the edge, as libjpeg pads an image itself.
     private static func resample(_ source: Plane, into output: inout Plane, columns: ResamplingWeights, rows: ResamplingWeights) {
         let sourceRows = rows.sourceRange
-        var between = uninitialized(columns.count * sourceRows.count)
-        var sums = [Float](repeating: 0, count: columns.count)
+        let between = UnsafeMutablePointer<UInt8>.allocate(capacity: columns.count * sourceRows.count)
+        let line = UnsafeMutablePointer<Float>.allocate(capacity: source.width)
+        let sums = UnsafeMutablePointer<Float>.allocate(capacity: columns.count)
+        let starts = UnsafeMutablePointer<Int>.allocate(capacity: columns.count)
+        let weights = UnsafeMutablePointer<Float>.allocate(capacity: columns.count * columns.stride)
+        defer {
+            between.deallocate()
+            line.deallocate()
+            sums.deallocate()
+            starts.deallocate()
+            weights.deallocate()
+        }
+        let scratch = cwi_plane_scratch(between: between, line: line, sums: sums, starts: starts, weights: weights)
         let (stride, width, height) = (output.stride, output.width, output.height)
         columns.withPointers { columnStarts, columnCounts, columnTaps in
             rows.withPointers { rowStarts, rowCounts, rowTaps in
@@ -171,8 +182,7 @@ package struct JPEGPlanarResize: Sendable {
                     starts: rowStarts, counts: rowCounts, weights: rowTaps, stride: rows.stride, count: rows.count,
                     first_source: sourceRows.lowerBound, source_count: sourceRows.count)
                 source.bytes.withUnsafeBufferPointer { input in
-                    cwi_resample_plane(
-                        input.baseAddress, source.stride, &output.bytes, stride, &columnWeights, &rowWeights, &between, &sums)
+                    cwi_resample_plane(input.baseAddress, source.stride, &output.bytes, stride, &columnWeights, &rowWeights, scratch)
                 }
             }
         }

@@ -46,7 +46,7 @@ struct JPEGPlanarResizeTests {
         let image = try CodersManager.shared.decode(data, options: options)
         let transformer = ResizingTransformer(width: resize.width, height: resize.height, keeping: resize.window, filter: resize.filter)
         let resized = try #require(transformer.transform(image, forKey: ""))
-        return try JPEGCoder().encode(resized, as: .jpeg, options: EncodeOptions(quality: Double(resize.quality) / 100))
+        return try JPEGCoder().encode(resized, as: .jpeg, options: EncodeOptions(quality: 0.9))
     }
 
     /// How far apart two decoded JPEGs are in luma (Rec. 601, the JPEG's own Y, which its
@@ -79,15 +79,15 @@ struct JPEGPlanarResizeTests {
             // img2dataset's center_crop of 640x480 to 256: 341x256, the middle 256 kept (DCT 1/2).
             (
                 JPEGPlanarResize(
-                    width: 341, height: 256, window: ResizeWindow(x: 42, y: 0, width: 256, height: 256), filter: .bilinear, quality: 95),
+                    width: 341, height: 256, window: ResizeWindow(x: 42, y: 0, width: 256, height: 256), filter: .bilinear),
                 2.0
             ),
             // Odd sizes and an odd window origin, so that chroma samples fall between luma samples.
             (
                 JPEGPlanarResize(
-                    width: 203, height: 151, window: ResizeWindow(x: 7, y: 3, width: 101, height: 85), filter: .bilinear, quality: 90), 4.0
+                    width: 203, height: 151, window: ResizeWindow(x: 7, y: 3, width: 101, height: 85), filter: .bilinear), 4.0
             ),
-            (JPEGPlanarResize(width: 999, height: 749, filter: .lanczos3, quality: 85), 2.0),
+            (JPEGPlanarResize(width: 999, height: 749, filter: .lanczos3), 2.0),
         ]
         // Measured (mean levels, luma and chroma): on the waves, luma 0.61 to 0.70 and chroma 1.04
         // to 1.29, 2.13 to 2.63 and 0.48 to 0.97 for the three resizes (the paths' 4:2:0 chroma
@@ -97,7 +97,7 @@ struct JPEGPlanarResizeTests {
         for (resize, chromaBound) in resizes {
             for smooth in [true, false] {
                 let source = try Self.jpeg(Self.photo(width: 640, height: 480, smooth: smooth), chroma: chroma)
-                let ours = try #require(try resize.recompress(source, limits: DecodeLimits()))
+                let ours = try #require(try resize.recompress(source, quality: 90, limits: DecodeLimits()))
                 let decoded = try JPEGCoder().decode(ours, options: DecodeOptions())
                 #expect(decoded.pixelWidth == resize.window.columns.count && decoded.pixelHeight == resize.window.rows.count)
                 let difference = try Self.difference(ours, try Self.general(source, resize))
@@ -114,8 +114,8 @@ struct JPEGPlanarResizeTests {
             for chroma in ["420", "422", "444"] {
                 for suffix in ["", "-progressive"] {
                     let name = "corpus/jpeg-\(size)-q90-\(chroma)\(suffix).jpg"
-                    let resize = JPEGPlanarResize(width: 9, height: 5, filter: .bilinear, quality: 90)
-                    let result = try #require(try resize.recompress(try Fixture.data(name), limits: DecodeLimits()), "\(name)")
+                    let resize = JPEGPlanarResize(width: 9, height: 5, filter: .bilinear)
+                    let result = try #require(try resize.recompress(try Fixture.data(name), quality: 90, limits: DecodeLimits()), "\(name)")
                     let decoded = try JPEGCoder().decode(result, options: DecodeOptions())
                     #expect(decoded.pixelWidth == 9 && decoded.pixelHeight == 5, "\(name)")
                 }
@@ -125,28 +125,30 @@ struct JPEGPlanarResizeTests {
 
     @Test("files the path does not take: grey, CMYK, a profile other than sRGB, damage libjpeg warns of, not a JPEG")
     func declines() throws {
-        let resize = JPEGPlanarResize(width: 8, height: 6, filter: .bilinear, quality: 90)
+        let resize = JPEGPlanarResize(width: 8, height: 6, filter: .bilinear)
         for name in [
             "corpus/jpeg-grey-q90.jpg", "corpus/jpeg-cmyk-q95.jpg", "cmyk.jpg", "color/p3.jpg", "color/adobe-rgb.jpg",
             "quirks/jpeg-truncated.jpg", "quirks/jpeg-junk-before-sos.jpg", "gradient-rgba.png",
         ] {
-            #expect(try resize.recompress(try Fixture.data(name), limits: DecodeLimits()) == nil, "\(name)")
+            #expect(try resize.recompress(try Fixture.data(name), quality: 90, limits: DecodeLimits()) == nil, "\(name)")
         }
         // A profile that describes sRGB itself converts nothing: the path takes the file.
-        #expect(try resize.recompress(try Fixture.data("color/srgb.jpg"), limits: DecodeLimits()) != nil)
+        #expect(try resize.recompress(try Fixture.data("color/srgb.jpg"), quality: 90, limits: DecodeLimits()) != nil)
     }
 
     @Test("the decode limits apply as the general decode applies them")
     func limits() throws {
         let source = try Self.jpeg(Self.photo(width: 320, height: 240))
-        let resize = JPEGPlanarResize(width: 160, height: 120, filter: .bilinear, quality: 90)
+        let resize = JPEGPlanarResize(width: 160, height: 120, filter: .bilinear)
         #expect(throws: WebImageError.self) {
-            try resize.recompress(source, limits: DecodeLimits(maximumPixelCount: 10_000, maximumDeclaredPixelCount: 10_000))
+            try resize.recompress(source, quality: 90, limits: DecodeLimits(maximumPixelCount: 10_000, maximumDeclaredPixelCount: 10_000))
         }
         // Declared 320x240 is allowed, but the 1/2 DCT scale still makes 160x120 pixels.
         #expect(throws: WebImageError.self) {
-            try resize.recompress(source, limits: DecodeLimits(maximumPixelCount: 10_000, maximumDeclaredPixelCount: 100_000))
+            try resize.recompress(source, quality: 90, limits: DecodeLimits(maximumPixelCount: 10_000, maximumDeclaredPixelCount: 100_000))
         }
-        #expect(try resize.recompress(source, limits: DecodeLimits(maximumPixelCount: 20_000, maximumDeclaredPixelCount: 100_000)) != nil)
+        #expect(
+            try resize.recompress(source, quality: 90, limits: DecodeLimits(maximumPixelCount: 20_000, maximumDeclaredPixelCount: 100_000))
+                != nil)
     }
 }

@@ -79,6 +79,14 @@ struct ImageProcessor: Sendable {
             let (width, height) = turnsSideways ? (plan.scaledHeight, plan.scaledWidth) : (plan.scaledWidth, plan.scaledHeight)
             decodeOptions.thumbnail = ThumbnailSize(width: width, height: height, preservesAspectRatio: false, resamples: false)
         }
+        let watermarked = watermark != nil && (options.watermark?.opacity ?? 0) > 0
+        if let planar = planarResize(
+            header: header, plan: plan, options: options, rule: rule, thumbnail: decodeOptions.thumbnail, sourceWidth: uprightWidth,
+            hasWatermark: watermarked),
+            let result = try recompress(data, planar, header: header, options: options, spans: spans, isCancelled: isCancelled)
+        {
+            return (result, .jpeg)
+        }
         // imgproxy keeps the first frames of a longer animation (one: a still) rather than refusing it.
         decodeOptions.maximumFrames = limits.frames
         var image: Image
@@ -156,8 +164,7 @@ struct ImageProcessor: Sendable {
         return best
     }
 
-    /// `image` encoded as `format` at the options' quality: chosen by `autoquality`'s size
-    /// search when the URL asks for it, then lowered by `max_bytes`' steps until it fits.
+    /// `image` encoded as `format` at the options' quality (``encodeAtQuality(_:options:isCancelled:_:)``).
     private func encode(_ image: Image, as format: ImageFormat, options: ProcessingOptions, isCancelled: () -> Bool) throws(ProxyError)
         -> Data
     {
@@ -171,10 +178,20 @@ struct ImageProcessor: Sendable {
             let budget = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)
             encoding.jxlEffort = min(encoderSettings.jxlEffort, budget)
         }
+        return try encodeAtQuality(format, options: options, isCancelled: isCancelled) { quality throws(WebImageError) in
+            encoding.quality = Double(quality) / 100
+            return try coders.encode(image, as: format, options: encoding)
+        }
+    }
+
+    /// What `encode` makes at the options' quality: chosen by `autoquality`'s size search when
+    /// the URL asks for it, then lowered by `max_bytes`' steps until it fits.
+    func encodeAtQuality(
+        _ format: ImageFormat, options: ProcessingOptions, isCancelled: () -> Bool, _ encode: (Int) throws(WebImageError) -> Data
+    ) throws(ProxyError) -> Data {
         func attempt(_ quality: Int) throws(ProxyError) -> Data {
             try Self.check(isCancelled)
-            encoding.quality = Double(quality) / 100
-            do { return try coders.encode(image, as: format, options: encoding) } catch {
+            do { return try encode(quality) } catch {
                 throw .unprocessable("the result could not be encoded as \(format.rawValue): \(error.detail)")
             }
         }
@@ -361,7 +378,7 @@ struct ImageProcessor: Sendable {
         return image
     }
 
-    private static func check(_ isCancelled: () -> Bool) throws(ProxyError) {
+    static func check(_ isCancelled: () -> Bool) throws(ProxyError) {
         if isCancelled() { throw ProxyError(status: 499, "the processing was cancelled") }
     }
 

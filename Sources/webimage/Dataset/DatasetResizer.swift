@@ -131,14 +131,13 @@ struct DatasetResizer: Sendable {
     /// still covers the resize.
     func process(_ data: Data, limits: DecodeLimits) throws -> Output {
         if disableAllReencoding { return Output(bytes: data) }
-        let bytes = [UInt8](data)
-        let header = try ImageHeader(data: bytes)
+        let header = try ImageHeader(data: data)
         // Pixels as stored: img2dataset decodes with OpenCV's IMREAD_UNCHANGED, which ignores
         // the EXIF orientation, so its sizes are the stored ones and so are ours.
         let (width, height) = (header.width, header.height)
         if let refusal = refusal(width: width, height: height) { throw refusal }
         let plan = plan(width: width, height: height)
-        let sourceFormat = ImageFormat(sniffing: bytes)
+        let sourceFormat = ImageFormat(sniffing: data)
         let keepsBytes = skipReencode && !plan.changes && sourceFormat == encodeFormat
         // JPEG has no transparency to matte: its bytes are kept without a decode.
         if keepsBytes, sourceFormat == .jpeg {
@@ -175,8 +174,8 @@ struct DatasetResizer: Sendable {
         guard sourceFormat == .jpeg, encodeFormat == .jpeg, plan.pad == nil, let scaled = plan.scaled else { return nil }
         let window = plan.crop.map { ResizeWindow(x: $0.x, y: $0.y, width: $0.width, height: $0.height) }
         let resize = JPEGPlanarResize(
-            width: scaled.width, height: scaled.height, window: window, filter: plan.filter, quality: encodeQuality)
-        return try resize.recompress(data, limits: limits)
+            width: scaled.width, height: scaled.height, window: window, filter: plan.filter)
+        return try resize.recompress(data, quality: encodeQuality, limits: limits)
     }
 
     /// The plan carried out on decoded pixels (which may be a DCT step smaller than the header's

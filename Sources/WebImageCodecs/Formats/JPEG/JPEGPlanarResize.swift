@@ -15,7 +15,7 @@ import CWebImageCodecs
 ///
 /// Only the files this suits take it: a three-component YCbCr JPEG in 4:4:4, 4:2:2 or 4:2:0 about
 /// which libjpeg-turbo warns of nothing, with no colour profile to convert (or one that describes sRGB itself);
-/// ``recompress(_:limits:)`` returns nil for any other, and the general path decodes it
+/// ``recompress(_:quality:limits:)`` returns nil for any other, and the general path decodes it
 /// as it always has, warnings and all.
 package struct JPEGPlanarResize: Sendable {
     /// The size the whole image is resampled to.
@@ -24,40 +24,56 @@ package struct JPEGPlanarResize: Sendable {
     /// The part of the resampled image kept (all of it by default).
     package var window: ResizeWindow
     package var filter: ResamplingFilter
-    /// libjpeg's quality, 1 to 100.
-    package var quality: Int
 
     /// A resize of the whole image to `width` x `height`, of which `window` is kept.
-    package init(width: Int, height: Int, window: ResizeWindow? = nil, filter: ResamplingFilter, quality: Int) {
+    package init(width: Int, height: Int, window: ResizeWindow? = nil, filter: ResamplingFilter) {
         precondition(width > 0 && height > 0, "a resize needs a positive size")
         self.width = width
         self.height = height
         self.window = window ?? ResizeWindow(x: 0, y: 0, width: width, height: height)
         self.filter = filter
-        self.quality = max(1, min(100, quality))
     }
 
     /// The resized image as a baseline 4:2:0 JPEG, or nil when `data` is not a JPEG this path
-    /// takes (see the type's notes).
+    /// takes (see the type's notes): ``decode(_:limits:)``, ``resampled(_:)`` and
+    /// ``encode(_:quality:)`` in turn.
     /// - Throws: `WebImageError.Code.tooLarge` when the declared or the DCT-scaled size is over
     ///   `limits`, as the general path's decode would; `.encodeFailed` when libjpeg-turbo cannot
     ///   encode the planes.
-    package func recompress(_ data: Data, limits: DecodeLimits) throws(WebImageError) -> Data? {
+    package func recompress(_ data: Data, quality: Int, limits: DecodeLimits) throws(WebImageError) -> Data? {
+        guard let planes = try decode(data, limits: limits) else { return nil }
+        return try encode(resampled(planes), quality: quality)
+    }
+
+    /// `data` decoded to YCbCr planes at the DCT scale that covers the resize, or nil when it is
+    /// not a JPEG this path takes.
+    /// - Throws: `WebImageError.Code.tooLarge` when the declared or the DCT-scaled size is over
+    ///   `limits`.
+    package func decode(_ data: Data, limits: DecodeLimits) throws(WebImageError) -> Planes? {
+        let metadata = SourceMetadata(data, format: .jpeg)
         // A colour profile to convert from goes the general path, which converts the RGB pixels.
-        if let colorSpace = SourceMetadata(data, format: .jpeg).colorSpace, !ColorManagement.convertsNothing(from: colorSpace) {
-            return nil
-        }
+        if let colorSpace = metadata.colorSpace, !ColorManagement.convertsNothing(from: colorSpace) { return nil }
         guard let decompressor = tjInitDecompress() else { return nil }
         defer { tjDestroy(decompressor) }
-        guard let planes = try data.withTypedBytes({ bytes throws(WebImageError) in try decode(bytes, decompressor, limits: limits) })
-        else { return nil }
-        return try encode(resampled(planes))
+        var planes = try data.withTypedBytes { bytes throws(WebImageError) in try decode(bytes, decompressor, limits: limits) }
+        planes?.exif = metadata.exif
+        return planes
+    }
+
+    /// The size the general path's decode makes of a `width` x `height` JPEG for a thumbnail of
+    /// at least `target` (libjpeg's DCT scaling), which is the size this path decodes it to for a
+    /// resize to `target`.
+    package static func decodedSize(width: Int, height: Int, target: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        let factor = JPEGCoder.scalingFactor(
+            width: width, height: height,
+            thumbnail: ThumbnailSize(width: target.width, height: target.height, preservesAspectRatio: false, resamples: false))
+        return (Int(JPEGCoder.scaled(Int32(width), factor)), Int(JPEGCoder.scaled(Int32(height), factor)))
     }
 
     /// One 8-bit plane: `width` x `height` samples in rows `stride` apart, as many rows as
     /// TurboJPEG's plane for it has (its size padded to whole chroma samples: a 4:2:0 luma plane
     /// of an odd width has one more column, which TurboJPEG reads and writes).
-    private struct Plane {
+    package struct Plane: Sendable {
         var bytes: [UInt8]
         var width: Int
         var height: Int
@@ -69,12 +85,16 @@ package struct JPEGPlanarResize: Sendable {
         }
     }
 
-    /// A YCbCr image as three planes, the chroma planes `chromaStep` times smaller each way.
-    private struct Planes {
+    /// A YCbCr image as three planes, the chroma planes `chromaStep` times smaller each way:
+    /// what ``decode(_:limits:)`` makes, ``resampled(_:)`` resizes and ``encode(_:quality:)`` writes.
+    package struct Planes: Sendable {
         var luma: Plane
         var blue: Plane
         var red: Plane
         var chromaStep: (x: Int, y: Int)
+        /// The source's EXIF (TIFF-structured, without JPEG's `Exif\0\0`), which the planes'
+        /// encode does not write: for a caller that would keep some of it to know.
+        package var exif: Data?
 
         /// TurboJPEG's planes for a `width` x `height` image in `subsampling`.
         init(width: Int32, height: Int32, subsampling: Int32, chromaStep: (x: Int, y: Int)) {
@@ -96,11 +116,9 @@ package struct JPEGPlanarResize: Sendable {
             sourceWidth > 0, sourceHeight > 0, colorspace == Int32(TJCS_YCbCr.rawValue), let step = Self.chromaStep(subsampling)
         else { return nil }
         try limits.checkDeclared(width: Int(sourceWidth), height: Int(sourceHeight))
-        let factor = JPEGCoder.scalingFactor(
-            width: Int(sourceWidth), height: Int(sourceHeight),
-            thumbnail: ThumbnailSize(width: width, height: height, preservesAspectRatio: false, resamples: false))
-        let (scaledWidth, scaledHeight) = (JPEGCoder.scaled(sourceWidth, factor), JPEGCoder.scaled(sourceHeight, factor))
-        try limits.check(width: Int(scaledWidth), height: Int(scaledHeight), inputSize: bytes.count)
+        let scaled = Self.decodedSize(width: Int(sourceWidth), height: Int(sourceHeight), target: (width, height))
+        try limits.check(width: scaled.width, height: scaled.height, inputSize: bytes.count)
+        let (scaledWidth, scaledHeight) = (Int32(scaled.width), Int32(scaled.height))
         var planes = Planes(width: scaledWidth, height: scaledHeight, subsampling: subsampling, chromaStep: step)
         var strides = [planes.luma, planes.blue, planes.red].map { Int32($0.stride) }
         let status = planes.luma.bytes.withUnsafeMutableBufferPointer { luma in
@@ -129,7 +147,7 @@ package struct JPEGPlanarResize: Sendable {
     }
 
     /// The window of the resize, as 4:2:0 planes: luma at the window's size, chroma at half.
-    private func resampled(_ planes: Planes) -> Planes {
+    package func resampled(_ planes: Planes) -> Planes {
         let (scaleX, scaleY) = (Double(planes.luma.width) / Double(width), Double(planes.luma.height) / Double(height))
         var output = Planes(
             width: Int32(window.columns.count), height: Int32(window.rows.count), subsampling: Int32(TJSAMP_420.rawValue),
@@ -196,7 +214,9 @@ package struct JPEGPlanarResize: Sendable {
         }
     }
 
-    private func encode(_ planes: Planes) throws(WebImageError) -> Data {
+    /// The planes as a baseline 4:2:0 JPEG at libjpeg's `quality` (1 to 100, clamped).
+    /// - Throws: `WebImageError.Code.encodeFailed` when libjpeg-turbo cannot encode them.
+    package func encode(_ planes: Planes, quality: Int) throws(WebImageError) -> Data {
         guard let compressor = tjInitCompress() else { throw WebImageError(.encodeFailed, "TurboJPEG could not start") }
         defer { tjDestroy(compressor) }
         var strides = [planes.luma, planes.blue, planes.red].map { Int32($0.stride) }
@@ -208,7 +228,7 @@ package struct JPEGPlanarResize: Sendable {
                     var pointers: [UnsafePointer<UInt8>?] = [luma.baseAddress, blue.baseAddress, red.baseAddress]
                     return tjCompressFromYUVPlanes(
                         compressor, &pointers, Int32(planes.luma.width), &strides, Int32(planes.luma.height),
-                        Int32(TJSAMP_420.rawValue), &output, &size, Int32(quality), 0)
+                        Int32(TJSAMP_420.rawValue), &output, &size, Int32(max(1, min(100, quality))), 0)
                 }
             }
         }

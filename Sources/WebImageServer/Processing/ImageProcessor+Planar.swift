@@ -1,0 +1,79 @@
+import Foundation
+import WebImage
+
+/// The common request in YCbCr: a JPEG source resized (or only cut to the plan's size) into a
+/// JPEG with nothing else asked, through ``JPEGPlanarResize`` instead of RGBA pixels; the result
+/// is the general path's to within rounding, a third less work besides the entropy coding.
+extension ImageProcessor {
+    /// The planar resize for this request, or nil when any part of it needs the general path:
+    /// a source that is not a JPEG, another output format (or a choice of several), orientation
+    /// or rotation to apply, a trim, pages, a colour profile or metadata to keep, padding,
+    /// extension, filters, a watermark, progressive output, a nearest-neighbour resize, or any
+    /// step besides the one resize or cut. `autoquality` and `max_bytes` search the encode of
+    /// the same planes.
+    func planarResize(
+        header: ImageHeader, plan: ProcessingPlan, options: ProcessingOptions, rule: OutputFormatRule, thumbnail: ThumbnailSize?,
+        sourceWidth: Int, hasWatermark: Bool
+    ) -> JPEGPlanarResize? {
+        guard header.format == .jpeg, options.rotate == 0, !options.flipHorizontally, !options.flipVertically,
+            !options.autoRotate || header.orientation == .up, options.trim == nil, options.page == 0, options.pages == 1,
+            options.stripColorProfile, options.stripMetadata, options.padding == nil, !options.extend, !hasWatermark,
+            !encoderSettings.jpegProgressive,
+            rule.candidates(source: .jpeg, animated: false, transparent: false) == [.jpeg]
+        else { return nil }
+        let decoded =
+            thumbnail.map { JPEGPlanarResize.decodedSize(width: header.width, height: header.height, target: ($0.width, $0.height)) }
+            ?? (width: header.width, height: header.height)
+        let steps = plan.transformers(
+            options: options, decodedWidth: decoded.width, decodedHeight: decoded.height, sourceWidth: sourceWidth)
+        switch steps.count {
+        case 0:
+            return JPEGPlanarResize(width: decoded.width, height: decoded.height, filter: .bilinear)
+        case 1:
+            if let cut = steps[0] as? CroppingTransformer, cut.x >= 0, cut.y >= 0, cut.width > 0, cut.height > 0,
+                cut.x + cut.width <= decoded.width, cut.y + cut.height <= decoded.height
+            {
+                // At the decoded size itself every kernel copies: the cut is exact.
+                let window = ResizeWindow(x: cut.x, y: cut.y, width: cut.width, height: cut.height)
+                return JPEGPlanarResize(width: decoded.width, height: decoded.height, window: window, filter: .bilinear)
+            }
+            if let resize = steps[0] as? ResizingTransformer, resize.mode == .fill, resize.filter != .nearest {
+                return JPEGPlanarResize(
+                    width: resize.width, height: resize.height, window: resize.window, filter: resize.filter)
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    /// `data` through `resize` as three stages (decode, transform, encode, each its own span),
+    /// or nil when the decode declines the file or it has EXIF the request keeps part of
+    /// (`keep_copyright`): the caller then takes the general path.
+    func recompress(
+        _ data: Data, _ resize: JPEGPlanarResize, header: ImageHeader, options: ProcessingOptions, spans: StageSpans,
+        isCancelled: () -> Bool
+    ) throws(ProxyError) -> Data? {
+        let limits = SourceLimits(self, options.security)
+        let planes: JPEGPlanarResize.Planes
+        do {
+            let decoded = try spans.measure("decode", attributes: [("image.format", "jpeg")]) { () throws(WebImageError) in
+                try resize.decode(data, limits: DecodeLimits(maximumPixelCount: limits.decodedPixels))
+            }
+            guard let decoded else { return nil }
+            planes = decoded
+        } catch {
+            throw Self.proxyError(error)
+        }
+        if options.keepCopyright, planes.exif.flatMap(CopyrightEXIF.kept(from:)) != nil { return nil }
+        try limits.check(frames: 1, width: header.width, height: header.height)
+        try Self.check(isCancelled)
+        let resized = spans.measure("transform", attributes: [("webimage.steps", "planar")]) { resize.resampled(planes) }
+        try Self.check(isCancelled)
+        return try spans.measure("encode", attributes: [("image.format", "jpeg")]) { () throws(ProxyError) in
+            try encodeAtQuality(.jpeg, options: options, isCancelled: isCancelled) { quality throws(WebImageError) in
+                try resize.encode(resized, quality: quality)
+            }
+        }
+    }
+}

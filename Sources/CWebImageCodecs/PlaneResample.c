@@ -54,36 +54,47 @@ static void cwi_resample_rows(const uint8_t *source, long source_stride, long wi
 void cwi_resample_plane(const uint8_t *source, long source_stride, uint8_t *output, long output_stride,
                         const cwi_plane_weights *columns, const cwi_plane_weights *rows, cwi_plane_scratch scratch) {
     long count = columns->count;
-    long taps = 1;
-    for (long x = 0; x < count; x++) taps = columns->counts[x] > taps ? columns->counts[x] : taps;
-    if (taps > columns->source_count) taps = columns->source_count;
-    long *starts = scratch.starts;
-    float *table = scratch.weights;
-    memset(table, 0, sizeof(float) * (size_t)(count * taps));
-    for (long x = 0; x < count; x++) {
-        long start = columns->starts[x];
-        long moved = start + taps > columns->source_count ? columns->source_count - taps : start;
-        starts[x] = moved;
-        for (long tap = 0; tap < columns->counts[x]; tap++) {
-            table[x * taps + (start - moved) + tap] = columns->weights[x * columns->stride + tap];
-        }
-    }
     long first_row = rows->first_source;
-    uint8_t *between = scratch.between;
+    // The rows pass's result: the source itself (from the first column kept) when the columns
+    // are a cut, else the intermediate rows.
+    const uint8_t *between = source + first_row * source_stride + columns->first_source;
+    long between_stride = source_stride;
+    if (!columns->copies) {
+        long taps = 1;
+        for (long x = 0; x < count; x++) taps = columns->counts[x] > taps ? columns->counts[x] : taps;
+        if (taps > columns->source_count) taps = columns->source_count;
+        long *starts = scratch.starts;
+        float *table = scratch.weights;
+        memset(table, 0, sizeof(float) * (size_t)(count * taps));
+        for (long x = 0; x < count; x++) {
+            long start = columns->starts[x];
+            long moved = start + taps > columns->source_count ? columns->source_count - taps : start;
+            starts[x] = moved;
+            for (long tap = 0; tap < columns->counts[x]; tap++) {
+                table[x * taps + (start - moved) + tap] = columns->weights[x * columns->stride + tap];
+            }
+        }
+        cwi_resample_rows(source, source_stride, columns->source_count, first_row, rows->source_count, scratch.between, count,
+                          starts, table, taps, scratch.line, scratch.sums);
+        between = scratch.between;
+        between_stride = count;
+    }
+    // Then columns: each output row a weighted sum of whole rows, or one row when they are a cut.
     float *sums = scratch.sums;
-    cwi_resample_rows(source, source_stride, columns->source_count, first_row, rows->source_count, between, count, starts, table,
-                      taps, scratch.line, sums);
-    // Then columns: each output row is a weighted sum of whole intermediate rows.
     for (long y = 0; y < rows->count; y++) {
+        uint8_t *target = output + y * output_stride;
+        if (rows->copies) {
+            memcpy(target, between + y * between_stride, (size_t)count);
+            continue;
+        }
         const float *weights = rows->weights + y * rows->stride;
-        const uint8_t *start = between + (rows->starts[y] - first_row) * count;
+        const uint8_t *start = between + (rows->starts[y] - first_row) * between_stride;
         memset(sums, 0, sizeof(float) * (size_t)count);
         for (long tap = 0; tap < rows->counts[y]; tap++) {
-            const uint8_t *line = start + tap * count;
+            const uint8_t *line = start + tap * between_stride;
             float weight = weights[tap];
             for (long x = 0; x < count; x++) sums[x] += line[x] * weight;
         }
-        uint8_t *target = output + y * output_stride;
         for (long x = 0; x < count; x++) target[x] = cwi_round_sample(sums[x]);
     }
 }

@@ -143,6 +143,8 @@ void cwi_jpeg_stream_destroy(cwi_jpeg_stream *stream);
 /// Separable resampling weights along one axis of a plane: output position i reads `counts[i]`
 /// source samples from `starts[i]` (absolute), weighted by `weights[i * stride ...]`.
 /// `first_source` and `source_count` are the source samples all positions read together.
+/// `copies` (1) says that position i is source sample `first_source + i` at weight 1 (a cut):
+/// the pass along that axis is a copy.
 typedef struct {
     const long *starts;
     const long *counts;
@@ -151,6 +153,7 @@ typedef struct {
     long count;
     long first_source;
     long source_count;
+    int copies;
 } cwi_plane_weights;
 
 /// Working memory of cwi_resample_plane, the caller's: `between` holds `columns->count` x

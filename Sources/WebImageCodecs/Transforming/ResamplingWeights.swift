@@ -55,6 +55,24 @@ struct ResamplingWeights {
         self.stride = stride
     }
 
+    /// The source position every output position copies, when each takes exactly one source
+    /// pixel at weight 1 and they are consecutive (a resize at scale 1 from a whole pixel: a cut).
+    var copiedFrom: Int? {
+        var origin: Int?
+        for index in 0..<count {
+            var copied: Int?
+            for tap in 0..<counts[index] where weights[index * stride + tap] != 0 {
+                guard copied == nil, weights[index * stride + tap] == 1 else { return nil }
+                copied = starts[index] + tap
+            }
+            guard let copied else { return nil }
+            let start = origin ?? copied
+            guard copied == start + index else { return nil }
+            origin = start
+        }
+        return origin
+    }
+
     /// How many output positions the tables hold.
     var count: Int { starts.count }
 

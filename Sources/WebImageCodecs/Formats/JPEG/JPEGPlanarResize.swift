@@ -193,12 +193,16 @@ package struct JPEGPlanarResize: Sendable {
         let (stride, width, height) = (output.stride, output.width, output.height)
         columns.withPointers { columnStarts, columnCounts, columnTaps in
             rows.withPointers { rowStarts, rowCounts, rowTaps in
+                let copiedColumn = columns.copiedFrom
                 var columnWeights = cwi_plane_weights(
                     starts: columnStarts, counts: columnCounts, weights: columnTaps, stride: columns.stride, count: columns.count,
-                    first_source: 0, source_count: source.width)
+                    first_source: copiedColumn ?? 0, source_count: source.width, copies: copiedColumn == nil ? 0 : 1)
+                // Rows that are a cut need only the rows they copy from the columns' pass.
+                let copiedRow = rows.copiedFrom
                 var rowWeights = cwi_plane_weights(
                     starts: rowStarts, counts: rowCounts, weights: rowTaps, stride: rows.stride, count: rows.count,
-                    first_source: sourceRows.lowerBound, source_count: sourceRows.count)
+                    first_source: copiedRow ?? sourceRows.lowerBound, source_count: copiedRow == nil ? sourceRows.count : rows.count,
+                    copies: copiedRow == nil ? 0 : 1)
                 source.bytes.withUnsafeBufferPointer { input in
                     cwi_resample_plane(input.baseAddress, source.stride, &output.bytes, stride, &columnWeights, &rowWeights, scratch)
                 }

@@ -239,6 +239,29 @@ struct ServerHTTPTests {
         }
     }
 
+    @Test("a result of a cached source validated by its origin has the ETag of its bytes, remembered and hashed alike")
+    func etagOfCachedSource() async throws {
+        var diskOnly = ServerHarness.configuration()
+        diskOnly.resultMemoryCacheBytes = 0
+        try await ServerHarness.inProcess(diskOnly) { harness in
+            let validated = OriginResponse(
+                headers: [("Content-Type", "image/jpeg"), ("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")], body: jpeg)
+            harness.origin.route("/photo.jpg", validated)
+            let path = harness.signedPlain("rs:fit:48:48", "/photo.jpg")
+            // Downloaded and hashed; from the source cache and hashed, its digest remembered; from
+            // the source cache and the digest remembered: one ETag.
+            var etags: [String?] = []
+            for _ in 0..<3 {
+                etags.append(try await harness.get(path).header("ETag"))
+                try harness.server.proxy.results.removeAll()
+            }
+            #expect(etags[0] != nil && Set(etags).count == 1, "\(etags)")
+            #expect(harness.origin.requests(to: "/photo.jpg").count == 1, "the later two from the source cache")
+            // Other options on the same bytes: another ETag.
+            #expect(try await harness.get(harness.signedPlain("rs:fit:40:40", "/photo.jpg")).header("ETag") != etags[0])
+        }
+    }
+
     @Test("HEAD has GET's headers and no body; filename and attachment set Content-Disposition")
     func headAndDisposition() async throws {
         try await ServerHarness.inProcess { harness in

@@ -25,6 +25,10 @@ public final class ImageProxy: Sendable {
     /// check and the options, which were most of a memory hit's own work. Kept with the memory
     /// tier, in an eighth of its size.
     private let resolvedPaths: MemoryCache<ResolvedPath>?
+    /// The SHA-256 of sources served from the source cache, by the cache entry they came from:
+    /// every result of a cached source is validated by its digest (``etag(digest:describing:)``),
+    /// which for a 512 KB photo was 4% of a request's time when hashed again each time.
+    private let sourceDigests = MemoryCache<[UInt8]>(configuration: MemoryCacheConfiguration(costLimit: 1 << 20))
     let processor: ImageProcessor
     let gate: AdmissionGate
     let metrics: ServerMetrics
@@ -282,7 +286,8 @@ public final class ImageProxy: Sendable {
             ) { _ throws(ProxyError) in try describer.json(for: data) }
         }
         let result = ProcessedResult(
-            data: Data(json.utf8), contentType: "application/json", etag: Self.etag(source: data, describing: "info\n\(options.canonical)"))
+            data: Data(json.utf8), contentType: "application/json",
+            etag: Self.etag(digest: digest(of: fetched), describing: "info\n\(options.canonical)"))
         keepLocally(result, for: key)
         return result
     }
@@ -403,7 +408,7 @@ public final class ImageProxy: Sendable {
             var fetched: FetchedSource?
             if let ifNoneMatch = conditions.ifNoneMatch {
                 let source = try await self.fetch(parsed.source)
-                let etag = Self.etag(source: source.data, options: options, choice: choice)
+                let etag = self.etag(source: source, options: options, choice: choice)
                 if Self.matches(ifNoneMatch, self.presented(etag: etag)) {
                     return ProcessedResult(data: Data(), contentType: "", etag: etag, tier: .revalidated)
                 }
@@ -528,6 +533,17 @@ public final class ImageProxy: Sendable {
         /// The source's `Last-Modified`, when its origin sent one (imgproxy's
         /// `IMGPROXY_USE_LAST_MODIFIED` passes it on).
         var lastModified: String?
+        /// For bytes served from the source cache with the origin's validators, the entry they
+        /// are: its URL, validators, expiry and length.
+        var cacheEntry: CacheKey?
+    }
+
+    /// The SHA-256 of a source's bytes, remembered for a source cache entry.
+    private func digest(of source: FetchedSource) -> [UInt8] {
+        if let entry = source.cacheEntry, let known = sourceDigests.value(for: entry) { return known }
+        let digest = Array(SHA256.hash(data: source.data))
+        if let entry = source.cacheEntry { sourceDigests.insert(digest, for: entry, cost: digest.count + entry.original.utf8.count) }
+        return digest
     }
 
     /// The source's bytes, timed and counted, as a span when traced.
@@ -556,7 +572,19 @@ public final class ImageProxy: Sendable {
         let seconds = Self.seconds(since: start)
         if fetched.cacheType != .none { metrics.sourceHits.increment() } else { metrics.bytesIn.increment(by: Int64(fetched.data.count)) }
         metrics.fetchDuration.recordSeconds(seconds)
-        return FetchedSource(data: fetched.data, seconds: seconds, lastModified: fetched.metadata.lastModified)
+        var source = FetchedSource(data: fetched.data, seconds: seconds, lastModified: fetched.metadata.lastModified)
+        // Remembered only for bytes from the source cache whose origin validated them (a strong
+        // ETag or a Last-Modified): an entry stored again with other bytes differs in those, or
+        // at the least in its expiry.
+        let metadata = fetched.metadata
+        let strongETag = metadata.etag.map { !$0.hasPrefix("W/") } ?? false
+        if fetched.cacheType != .none, strongETag || metadata.lastModified != nil {
+            let expiry = metadata.expires.map { String($0.timeIntervalSince1970) } ?? "-"
+            source.cacheEntry = CacheKey(
+                [fetched.url.absoluteString, metadata.etag ?? "-", metadata.lastModified ?? "-", expiry, String(fetched.data.count)]
+                    .joined(separator: "\n"))
+        }
+        return source
     }
 
     /// Processes a fetched source in the work pool, stores and returns the result.
@@ -571,7 +599,7 @@ public final class ImageProxy: Sendable {
         let processSeconds = Self.seconds(since: processStart)
         metrics.processingDuration.recordSeconds(processSeconds)
         let result = ProcessedResult(
-            data: encoded, contentType: format.mimeType, etag: Self.etag(source: data, options: options, choice: choice),
+            data: encoded, contentType: format.mimeType, etag: etag(source: fetched, options: options, choice: choice),
             lastModified: fetched.lastModified,
             fetchSeconds: fetched.seconds, processSeconds: processSeconds,
             debug: configuration.enablesDebugHeaders ? DebugFacts(source: data, result: encoded) : nil)
@@ -661,14 +689,15 @@ public final class ImageProxy: Sendable {
     }
 
     /// A strong validator: the source's bytes (hashed), the canonical options and the format.
-    static func etag(source: Data, options: ProcessingOptions, choice: OutputFormatRule) -> String {
-        etag(source: source, describing: "\(options.canonical)\n\(choice.key)")
+    private func etag(source: FetchedSource, options: ProcessingOptions, choice: OutputFormatRule) -> String {
+        Self.etag(digest: digest(of: source), describing: "\(options.canonical)\n\(choice.key)")
     }
 
-    /// A strong validator of an answer made from `source` as `description` says.
-    static func etag(source: Data, describing description: String) -> String {
+    /// A strong validator of an answer made from a source whose SHA-256 is `digest` as
+    /// `description` says.
+    static func etag(digest: [UInt8], describing description: String) -> String {
         var hash = SHA256()
-        hash.update(data: SHA256.hash(data: source).withUnsafeBytes { Data($0) })
+        hash.update(data: Data(digest))
         hash.update(data: Data("\n\(description)".utf8))
         return "\"" + URLSigner.base64URL(Array(Array(hash.finalize()).prefix(18))) + "\""
     }

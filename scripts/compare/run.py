@@ -157,7 +157,9 @@ def dataset_comparison(name: str, count: int) -> Comparison:
         extra_peers=(Side("the floor: TurboJPEG decode at the job's DCT step, 2 processes",
                           lambda csv: [sys.executable, str(PEERS / "dataset_floor.py"), str(csv)]),
                      Side("the codec floor: that decode, then TurboJPEG encoding a 256x256 crop at q95, 2 processes",
-                          lambda csv: [sys.executable, str(PEERS / "dataset_floor.py"), str(csv), "codec"]),),
+                          lambda csv: [sys.executable, str(PEERS / "dataset_floor.py"), str(csv), "codec"]),
+                     Side("the planar codec floor: the decode straight to YCbCr planes, the encode of their 256x256 centre, 2 processes",
+                          lambda csv: [sys.executable, str(PEERS / "dataset_floor.py"), str(csv), "planar"]),),
         pip_requirements=("img2dataset", "pillow"),
         system_packages=("nginx",),
     )

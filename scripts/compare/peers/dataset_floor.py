@@ -7,7 +7,11 @@ download, resize or encode. No dataset job through this library can go faster.
 
 With `codec` as second argument, each decode is followed by what the job's output needs of the codec
 too: TurboJPEG encoding the 256x256 centre of the decoded pixels at quality 95, 4:2:0 (as our
-`--encode-quality 95` and OpenCV's `imencode` in img2dataset), still with no download or resize."""
+`--encode-quality 95` and OpenCV's `imencode` in img2dataset), still with no download or resize.
+
+With `planar`, the same codec work as our JPEG-to-JPEG path does it (JPEGPlanarResize): the decode
+straight to Y, Cb and Cr planes at that DCT step, and the encode of the planes' 256x256 centre, with
+no RGB conversion on either side (and still no resize)."""
 import ctypes
 import json
 import sys
@@ -18,6 +22,49 @@ from pathlib import Path
 TJPF_RGBA = 7
 TJSAMP_420 = 2
 TARGET = 256
+
+
+def decode_planar(paths):
+    turbo = ctypes.CDLL("libturbojpeg.so.0")
+    turbo.tjInitDecompress.restype = ctypes.c_void_p
+    turbo.tjInitCompress.restype = ctypes.c_void_p
+    turbo.tjDecompressHeader3.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ulong] + [ctypes.POINTER(ctypes.c_int)] * 4
+    turbo.tjDecompressToYUVPlanes.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_void_p),
+                                              ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.c_int]
+    turbo.tjCompressFromYUVPlanes.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                                              ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.c_int,
+                                              ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_ulong), ctypes.c_int, ctypes.c_int]
+    turbo.tjFree.argtypes = [ctypes.c_void_p]
+    handle, compressor = turbo.tjInitDecompress(), turbo.tjInitCompress()
+    for path in paths:
+        data = Path(path).read_bytes()
+        width, height, subsampling, colorspace = (ctypes.c_int() for _ in range(4))
+        assert turbo.tjDecompressHeader3(handle, data, len(data), width, height, subsampling, colorspace) == 0
+        assert subsampling.value == TJSAMP_420, "the job's photos are 4:2:0"
+        scaled = scaled_size(width.value, height.value)
+        sizes = [(turbo.tjPlaneWidth(index, scaled[0], TJSAMP_420), turbo.tjPlaneHeight(index, scaled[1], TJSAMP_420)) for index in range(3)]
+        planes = [ctypes.create_string_buffer(w * h) for w, h in sizes]
+        pointers = (ctypes.c_void_p * 3)(*(ctypes.addressof(plane) for plane in planes))
+        strides = (ctypes.c_int * 3)(*(w for w, _ in sizes))
+        assert turbo.tjDecompressToYUVPlanes(handle, data, len(data), pointers, scaled[0], strides, scaled[1], 0) == 0
+        # The centre, from an even row and column so that the chroma planes' centre is whole samples.
+        left, top = (scaled[0] - TARGET) // 2 & ~1, (scaled[1] - TARGET) // 2 & ~1
+        centre = (ctypes.c_void_p * 3)(*(ctypes.addressof(plane) + (top // step) * w + left // step
+                                         for plane, (w, _), step in zip(planes, sizes, (1, 2, 2))))
+        output, size = ctypes.c_void_p(), ctypes.c_ulong()
+        assert turbo.tjCompressFromYUVPlanes(compressor, centre, TARGET, strides, TARGET, TJSAMP_420, ctypes.byref(output),
+                                             ctypes.byref(size), 95, 0) == 0
+        turbo.tjFree(output)
+    return len(paths)
+
+
+def scaled_size(width, height):
+    """The job's DCT step: the smallest n/8 whose output still covers the resize (the shorter side
+    made 256, the longer by the same scale, rounded), and the size it gives."""
+    scale = TARGET / min(width, height)
+    needed = (round(width * scale), round(height * scale))
+    numerator = next((n for n in range(1, 9) if -(-width * n // 8) >= needed[0] and -(-height * n // 8) >= needed[1]), 8)
+    return -(-width * numerator // 8), -(-height * numerator // 8)
 
 
 def decode_all(paths, encode=False):
@@ -35,10 +82,7 @@ def decode_all(paths, encode=False):
         data = Path(path).read_bytes()
         width, height, subsampling, colorspace = (ctypes.c_int() for _ in range(4))
         assert turbo.tjDecompressHeader3(handle, data, len(data), width, height, subsampling, colorspace) == 0
-        scale = TARGET / min(width.value, height.value)
-        needed = (round(width.value * scale), round(height.value * scale))
-        numerator = next((n for n in range(1, 9) if -(-width.value * n // 8) >= needed[0] and -(-height.value * n // 8) >= needed[1]), 8)
-        scaled = (-(-width.value * numerator // 8), -(-height.value * numerator // 8))
+        scaled = scaled_size(width.value, height.value)
         pixels = ctypes.create_string_buffer(scaled[0] * scaled[1] * 4)
         # TurboJPEG picks the scale whose output fits the width and height asked for.
         assert turbo.tjDecompress2(handle, data, len(data), pixels, scaled[0], 0, scaled[1], TJPF_RGBA, 0) == 0
@@ -55,11 +99,14 @@ def decode_all(paths, encode=False):
 
 def main():
     folder = Path(sys.argv[1]).parent / "www"
-    encode = len(sys.argv) > 2 and sys.argv[2] == "codec"
+    mode = sys.argv[2] if len(sys.argv) > 2 else "decode"
     paths = sorted(str(path) for path in folder.glob("*.jpg"))
     start = time.perf_counter()
     with Pool(2) as pool:
-        done = sum(pool.starmap(decode_all, [(paths[0::2], encode), (paths[1::2], encode)]))
+        if mode == "planar":
+            done = sum(pool.map(decode_planar, [paths[0::2], paths[1::2]]))
+        else:
+            done = sum(pool.starmap(decode_all, [(paths[0::2], mode == "codec"), (paths[1::2], mode == "codec")]))
     print(json.dumps({"operations": done, "seconds": time.perf_counter() - start}))
 
 

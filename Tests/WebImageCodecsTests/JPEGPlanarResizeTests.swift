@@ -136,6 +136,16 @@ struct JPEGPlanarResizeTests {
         ] {
             #expect(try resize.recompress(try Fixture.data(name), quality: 90, limits: DecodeLimits()) == nil, "\(name)")
         }
+        // EXIF the caller would keep declines the file before its pixels are decoded.
+        let camera = try Fixture.data("exif/camera.jpg")
+        var asked: Data?
+        #expect(
+            try resize.decode(camera, limits: DecodeLimits()) { exif in
+                asked = exif
+                return true
+            } == nil)
+        #expect(asked.map { ["II", "MM"].contains(String(decoding: $0.prefix(2), as: UTF8.self)) } == true, "the file's EXIF, as TIFF")
+        #expect(try resize.decode(camera, limits: DecodeLimits()) { _ in false } != nil)
         // A profile that describes sRGB itself converts nothing: the path takes the file.
         #expect(try resize.recompress(try Fixture.data("color/srgb.jpg"), quality: 90, limits: DecodeLimits()) != nil)
     }

@@ -48,8 +48,9 @@ extension ImageProcessor {
     }
 
     /// `data` through `resize` as three stages (decode, transform, encode, each its own span),
-    /// or nil when the decode declines the file or it has EXIF the request keeps part of
-    /// (`keep_copyright`): the caller then takes the general path.
+    /// or nil when the decode declines the file, or it has EXIF the request keeps part of
+    /// (`keep_copyright`, asked before the pixels are decoded): the caller then takes the
+    /// general path.
     func recompress(
         _ data: Data, _ resize: JPEGPlanarResize, header: ImageHeader, options: ProcessingOptions, spans: StageSpans,
         isCancelled: () -> Bool
@@ -58,14 +59,15 @@ extension ImageProcessor {
         let planes: JPEGPlanarResize.Planes
         do {
             let decoded = try spans.measure("decode", attributes: [("image.format", "jpeg")]) { () throws(WebImageError) in
-                try resize.decode(data, limits: DecodeLimits(maximumPixelCount: limits.decodedPixels))
+                try resize.decode(data, limits: DecodeLimits(maximumPixelCount: limits.decodedPixels)) { exif in
+                    options.keepCopyright && CopyrightEXIF.kept(from: exif) != nil
+                }
             }
             guard let decoded else { return nil }
             planes = decoded
         } catch {
             throw Self.proxyError(error)
         }
-        if options.keepCopyright, planes.exif.flatMap(CopyrightEXIF.kept(from:)) != nil { return nil }
         try limits.check(frames: 1, width: header.width, height: header.height)
         try Self.check(isCancelled)
         let resized = spans.measure("transform", attributes: [("webimage.steps", "planar")]) { resize.resampled(planes) }

@@ -46,18 +46,20 @@ package struct JPEGPlanarResize: Sendable {
     }
 
     /// `data` decoded to YCbCr planes at the DCT scale that covers the resize, or nil when it is
-    /// not a JPEG this path takes.
+    /// not a JPEG this path takes, or when `keepsEXIF` says the caller would keep some of its
+    /// EXIF (asked before any pixel is decoded; the planes' encode writes none).
     /// - Throws: `WebImageError.Code.tooLarge` when the declared or the DCT-scaled size is over
     ///   `limits`.
-    package func decode(_ data: Data, limits: DecodeLimits) throws(WebImageError) -> Planes? {
+    package func decode(_ data: Data, limits: DecodeLimits, keepsEXIF: (Data) -> Bool = { _ in false }) throws(WebImageError)
+        -> Planes?
+    {
         let metadata = SourceMetadata(data, format: .jpeg)
         // A colour profile to convert from goes the general path, which converts the RGB pixels.
         if let colorSpace = metadata.colorSpace, !ColorManagement.convertsNothing(from: colorSpace) { return nil }
+        if let exif = metadata.exif, keepsEXIF(exif) { return nil }
         guard let decompressor = tjInitDecompress() else { return nil }
         defer { tjDestroy(decompressor) }
-        var planes = try data.withTypedBytes { bytes throws(WebImageError) in try decode(bytes, decompressor, limits: limits) }
-        planes?.exif = metadata.exif
-        return planes
+        return try data.withTypedBytes { bytes throws(WebImageError) in try decode(bytes, decompressor, limits: limits) }
     }
 
     /// The size the general path's decode makes of a `width` x `height` JPEG for a thumbnail of
@@ -92,9 +94,6 @@ package struct JPEGPlanarResize: Sendable {
         var blue: Plane
         var red: Plane
         var chromaStep: (x: Int, y: Int)
-        /// The source's EXIF (TIFF-structured, without JPEG's `Exif\0\0`), which the planes'
-        /// encode does not write: for a caller that would keep some of it to know.
-        package var exif: Data?
 
         /// TurboJPEG's planes for a `width` x `height` image in `subsampling`.
         init(width: Int32, height: Int32, subsampling: Int32, chromaStep: (x: Int, y: Int)) {

@@ -30,8 +30,8 @@ package final class Outcomes: Sendable {
     }
 
     /// Waits until `n` callers have their result.
-    package func waitForResults(_ n: Int) async throws {
-        try await results.waitFor(timeout: .seconds(20), "\(n) results") { $0.index == n }
+    package func waitForResults(_ n: Int, timeout: Duration = .seconds(20)) async throws {
+        try await results.waitFor(timeout: timeout, "\(n) results") { $0.index == n }
     }
 
     package var all: [Result<LoadedData, WebImageError>] { results.events.map(\.result) }

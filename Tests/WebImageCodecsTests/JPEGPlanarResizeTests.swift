@@ -150,6 +150,29 @@ struct JPEGPlanarResizeTests {
         #expect(try resize.recompress(try Fixture.data("color/srgb.jpg"), quality: 90, limits: DecodeLimits()) != nil)
     }
 
+    @Test("truncated and garbled JPEGs of each subsampling: a result, a decline or a thrown error, never a crash")
+    func damagedCopies() throws {
+        let resize = JPEGPlanarResize(width: 61, height: 47, window: ResizeWindow(x: 3, y: 1, width: 55, height: 43), filter: .lanczos3)
+        var generator = SplitMix64(seed: 29)
+        for chroma in EncodeOptions.ChromaSubsampling.allCases {
+            let source = try Self.jpeg(Self.photo(width: 160, height: 120), chroma: chroma)
+            var copies = stride(from: 0, to: source.count, by: source.count / 40).map { source.prefix($0) }
+            for _ in 0..<60 {
+                var garbled = source
+                for _ in 0..<4 {
+                    garbled[Int.random(in: 0..<garbled.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                }
+                copies.append(garbled)
+            }
+            for copy in copies {
+                guard let result = try? resize.recompress(copy, quality: 90, limits: DecodeLimits()) else { continue }
+                // A copy the path took is a whole image of the asked size.
+                let header = try ImageHeader(data: result)
+                #expect(header.width == 55 && header.height == 43)
+            }
+        }
+    }
+
     @Test("the decode limits apply as the general decode applies them")
     func limits() throws {
         let source = try Self.jpeg(Self.photo(width: 320, height: 240))

@@ -60,9 +60,10 @@ void cwi_resample_plane(const uint8_t *source, long source_stride, uint8_t *outp
     const uint8_t *between = source + first_row * source_stride + columns->first_source;
     long between_stride = source_stride;
     if (!columns->copies) {
+        // The most any position reads; never more than the row holds, as every position's
+        // samples lie inside it.
         long taps = 1;
         for (long x = 0; x < count; x++) taps = columns->counts[x] > taps ? columns->counts[x] : taps;
-        if (taps > columns->source_count) taps = columns->source_count;
         long *starts = scratch.starts;
         float *table = scratch.weights;
         memset(table, 0, sizeof(float) * (size_t)(count * taps));

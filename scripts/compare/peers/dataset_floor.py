@@ -24,17 +24,26 @@ TJSAMP_420 = 2
 TARGET = 256
 
 
-def decode_planar(paths):
+def turbojpeg():
+    """The system's TurboJPEG through ctypes, the functions the floors call typed."""
     turbo = ctypes.CDLL("libturbojpeg.so.0")
     turbo.tjInitDecompress.restype = ctypes.c_void_p
     turbo.tjInitCompress.restype = ctypes.c_void_p
     turbo.tjDecompressHeader3.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ulong] + [ctypes.POINTER(ctypes.c_int)] * 4
+    turbo.tjDecompress2.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p] + [ctypes.c_int] * 5
+    turbo.tjCompress2.argtypes = [ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int] * 4 + [
+        ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_ulong)] + [ctypes.c_int] * 3
     turbo.tjDecompressToYUVPlanes.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_void_p),
                                               ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.c_int]
     turbo.tjCompressFromYUVPlanes.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
                                               ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.c_int,
                                               ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_ulong), ctypes.c_int, ctypes.c_int]
     turbo.tjFree.argtypes = [ctypes.c_void_p]
+    return turbo
+
+
+def decode_planar(paths):
+    turbo = turbojpeg()
     handle, compressor = turbo.tjInitDecompress(), turbo.tjInitCompress()
     for path in paths:
         data = Path(path).read_bytes()
@@ -68,16 +77,8 @@ def scaled_size(width, height):
 
 
 def decode_all(paths, encode=False):
-    turbo = ctypes.CDLL("libturbojpeg.so.0")
-    turbo.tjInitDecompress.restype = ctypes.c_void_p
-    turbo.tjDecompressHeader3.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ulong] + [ctypes.POINTER(ctypes.c_int)] * 4
-    turbo.tjDecompress2.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p] + [ctypes.c_int] * 5
-    handle = turbo.tjInitDecompress()
-    turbo.tjInitCompress.restype = ctypes.c_void_p
-    turbo.tjCompress2.argtypes = [ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int] * 4 + [
-        ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_ulong)] + [ctypes.c_int] * 3
-    turbo.tjFree.argtypes = [ctypes.c_void_p]
-    compressor = turbo.tjInitCompress()
+    turbo = turbojpeg()
+    handle, compressor = turbo.tjInitDecompress(), turbo.tjInitCompress()
     for path in paths:
         data = Path(path).read_bytes()
         width, height, subsampling, colorspace = (ctypes.c_int() for _ in range(4))

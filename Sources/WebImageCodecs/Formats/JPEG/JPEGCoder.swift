@@ -162,7 +162,8 @@ package struct JPEGCoder: ImageCoder {
         tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue)
     }
 
-    private static func message(_ handle: tjhandle) -> String {
+    /// TurboJPEG's message for the last error on `handle`.
+    static func message(_ handle: tjhandle) -> String {
         tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
     }
 }

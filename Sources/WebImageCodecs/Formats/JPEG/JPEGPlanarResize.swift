@@ -237,11 +237,10 @@ package struct JPEGPlanarResize: Sendable {
         }
         defer { tjFree(output) }
         guard status == 0, let output else {
-            throw WebImageError(.encodeFailed, "JPEG: \(tjGetErrorStr2(compressor).map { String(cString: $0) } ?? "unknown error")")
+            throw WebImageError(.encodeFailed, "JPEG: \(JPEGCoder.message(compressor))")
         }
         return Data(bytes: output, count: Int(size))
     }
-
 }
 
 /// Bytes every one of which the caller writes before reading: no zeroing pass.

@@ -407,7 +407,8 @@ public final class ImageProxy: Sendable {
             // changed source is processed from the bytes already fetched.
             var fetched: FetchedSource?
             if let ifNoneMatch = conditions.ifNoneMatch {
-                let source = try await self.fetch(parsed.source)
+                var source = try await self.fetch(parsed.source)
+                source.digest = self.digest(of: source)
                 let etag = self.etag(source: source, options: options, choice: choice)
                 if Self.matches(ifNoneMatch, self.presented(etag: etag)) {
                     return ProcessedResult(data: Data(), contentType: "", etag: etag, tier: .revalidated)
@@ -536,10 +537,14 @@ public final class ImageProxy: Sendable {
         /// For bytes served from the source cache with the origin's validators, the entry they
         /// are: its URL, validators, expiry and length.
         var cacheEntry: CacheKey?
+        /// The bytes' SHA-256, once a step that needed it has it (a revalidation that goes on
+        /// to process the same bytes).
+        var digest: [UInt8]?
     }
 
     /// The SHA-256 of a source's bytes, remembered for a source cache entry.
     private func digest(of source: FetchedSource) -> [UInt8] {
+        if let known = source.digest { return known }
         if let entry = source.cacheEntry, let known = sourceDigests.value(for: entry) { return known }
         let digest = Array(SHA256.hash(data: source.data))
         if let entry = source.cacheEntry { sourceDigests.insert(digest, for: entry, cost: digest.count + entry.original.utf8.count) }

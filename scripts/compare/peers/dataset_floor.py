@@ -42,15 +42,20 @@ def turbojpeg():
     return turbo
 
 
-def decode_planar(paths):
-    turbo = turbojpeg()
-    handle, compressor = turbo.tjInitDecompress(), turbo.tjInitCompress()
+def jobs(turbo, handle, paths):
+    """Each file's bytes, its subsampling and the size of its decode at the job's DCT step."""
     for path in paths:
         data = Path(path).read_bytes()
         width, height, subsampling, colorspace = (ctypes.c_int() for _ in range(4))
         assert turbo.tjDecompressHeader3(handle, data, len(data), width, height, subsampling, colorspace) == 0
-        assert subsampling.value == TJSAMP_420, "the job's photos are 4:2:0"
-        scaled = scaled_size(width.value, height.value)
+        yield data, subsampling.value, scaled_size(width.value, height.value)
+
+
+def decode_planar(paths):
+    turbo = turbojpeg()
+    handle, compressor = turbo.tjInitDecompress(), turbo.tjInitCompress()
+    for data, subsampling, scaled in jobs(turbo, handle, paths):
+        assert subsampling == TJSAMP_420, "the job's photos are 4:2:0"
         sizes = [(turbo.tjPlaneWidth(index, scaled[0], TJSAMP_420), turbo.tjPlaneHeight(index, scaled[1], TJSAMP_420)) for index in range(3)]
         planes = [ctypes.create_string_buffer(w * h) for w, h in sizes]
         pointers = (ctypes.c_void_p * 3)(*(ctypes.addressof(plane) for plane in planes))
@@ -79,11 +84,7 @@ def scaled_size(width, height):
 def decode_all(paths, encode=False):
     turbo = turbojpeg()
     handle, compressor = turbo.tjInitDecompress(), turbo.tjInitCompress()
-    for path in paths:
-        data = Path(path).read_bytes()
-        width, height, subsampling, colorspace = (ctypes.c_int() for _ in range(4))
-        assert turbo.tjDecompressHeader3(handle, data, len(data), width, height, subsampling, colorspace) == 0
-        scaled = scaled_size(width.value, height.value)
+    for data, _, scaled in jobs(turbo, handle, paths):
         pixels = ctypes.create_string_buffer(scaled[0] * scaled[1] * 4)
         # TurboJPEG picks the scale whose output fits the width and height asked for.
         assert turbo.tjDecompress2(handle, data, len(data), pixels, scaled[0], 0, scaled[1], TJPF_RGBA, 0) == 0

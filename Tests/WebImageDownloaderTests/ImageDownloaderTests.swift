@@ -382,29 +382,6 @@ struct ImageDownloaderTests {
         }
     }
 
-    @Test("thousands of queued downloads that fail at once all finish, one slot at a time")
-    func queuedImmediateFailures() async throws {
-        try await withDownloader(ImageDownloaderConfiguration(maximumConcurrentDownloads: 1, retryPolicy: .none)) { _, downloader in
-            let outcomes = Outcomes()
-            // Deep enough that a transfer ending by starting the next (the recursion this guards
-            // against, once per queued transfer) would overflow a thread's stack; 20,000 took 25 to
-            // 227 s under ThreadSanitizer beside the other suites.
-            let count = 5_000
-            downloader.isSuspended = true
-            let tokens = (0..<count).map { index in
-                // No host: the HTTP client refuses the request before any I/O, so each transfer
-                // ends inside the call that starts it, and that ending starts the next.
-                downloader.subscribe(URL(string: "http:///\(index).png")!, options: LoadRequestOptions(), events: outcomes.handler())
-            }
-            downloader.isSuspended = false
-            // The wait is for the events; the bound only for a hang.
-            try await outcomes.waitForResults(count, timeout: .seconds(300))
-            #expect(tokens.count == count)
-            #expect(outcomes.all.allSatisfy { failure($0) == .invalidURL })
-            #expect(downloader.currentDownloadCount == 0)
-        }
-    }
-
     @Test("malformed and oversized response heads are bad server responses; odd but valid ones load; the downloader goes on working")
     func hostileHeads() async throws {
         try await withDownloader { origin, downloader in

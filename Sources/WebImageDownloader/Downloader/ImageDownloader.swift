@@ -133,17 +133,19 @@ public final class ImageDownloader: ImageLoader {
                 options.priority = max(options.priority, LoadRequestOptions.Priority(Task.currentPriority))
             }
             return await withCancellableCallback(cancelled: .failure(WebImageError(.cancelled))) { resume in
-                let token = self.subscribe(url, options: options) { event in
-                    switch event {
-                    case .update(let update): events(update)
-                    case .finished(let result): resume(result)
+                // Joined under the lock: an escalation that arrives meanwhile waits for the token
+                // rather than leaving the transfer queued at its old priority until this task
+                // runs again, where a queue that starts meanwhile would pass it over.
+                let token = joined.withLock { joined in
+                    if let raised = joined.raised { options.priority = max(options.priority, raised) }
+                    let token = self.subscribe(url, options: options) { event in
+                        switch event {
+                        case .update(let update): events(update)
+                        case .finished(let result): resume(result)
+                        }
                     }
-                }
-                if let raised = joined.withLock({ joined -> LoadRequestOptions.Priority? in
                     joined.token = token
-                    return joined.raised
-                }) {
-                    token.setPriority(raised)
+                    return token
                 }
                 return { token.cancel() }
             }

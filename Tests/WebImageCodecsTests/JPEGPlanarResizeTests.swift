@@ -38,11 +38,15 @@ struct JPEGPlanarResizeTests {
         return try JPEGCoder().encode(Image(pixels: pixels), as: .jpeg, options: options)
     }
 
-    /// The general path the planar one stands in for: decoded at the same DCT scale to RGBA,
-    /// resampled with the same filter, encoded at the same quality.
+    /// The general path the planar one stands in for: decoded at the same DCT scale to RGBA (the
+    /// planar path's, which is one with a SIMD inverse DCT: the general decode of a thumbnail
+    /// the planar size covers takes the same), resampled with the same filter, encoded at the
+    /// same quality.
     private static func general(_ data: Data, _ resize: JPEGPlanarResize) throws -> Data {
+        let header = try ImageHeader(data: data)
+        let decoded = JPEGPlanarResize.decodedSize(width: header.width, height: header.height, target: (resize.width, resize.height))
         var options = DecodeOptions()
-        options.thumbnail = ThumbnailSize(width: resize.width, height: resize.height, preservesAspectRatio: false, resamples: false)
+        options.thumbnail = ThumbnailSize(width: decoded.width, height: decoded.height, preservesAspectRatio: false, resamples: false)
         let image = try CodersManager.shared.decode(data, options: options)
         let transformer = ResizingTransformer(width: resize.width, height: resize.height, keeping: resize.window, filter: resize.filter)
         let resized = try #require(transformer.transform(image, forKey: ""))
@@ -92,10 +96,11 @@ struct JPEGPlanarResizeTests {
             // (lanczos3's taps start two pixels before the one they copy).
             (JPEGPlanarResize(width: 320, height: 240, window: ResizeWindow(x: 3, y: 5, width: 200, height: 101), filter: .lanczos3), 2.5),
         ]
-        // Measured (mean levels, luma and chroma): on the waves, luma 0.21 to 0.75, chroma 1.23 to
-        // 1.45, 2.13 to 2.63, 0.52 to 0.97 and 1.28 to 1.89 for the four (the paths' 4:2:0 chroma
+        // Measured (mean levels, luma and chroma): on the waves, luma 0.21 to 0.67, chroma 0.89 to
+        // 0.96, 1.75 to 2.34, 0.45 to 0.95 and 1.19 to 1.87 for the four (the paths' 4:2:0 chroma
         // is averaged over different neighbours; the cut from an odd row takes chroma between
-        // rows); the photograph, luma up to 0.85, chroma up to 1.40. With the luma window one
+        // rows; the planes are rounded once, the RGBA resampler's pixels after each pass); the
+        // photograph, luma up to 0.96, chroma up to 1.36. With the luma window one
         // pixel off and the chroma half a sample off, the waves were luma 2.06 to 9.45 and chroma
         // 3.0 to 12.2 out, the photograph luma 3.2 to 5.5.
         for (resize, chromaBound) in resizes {
@@ -187,5 +192,21 @@ struct JPEGPlanarResizeTests {
         #expect(
             try resize.recompress(source, quality: 90, limits: DecodeLimits(maximumPixelCount: 20_000, maximumDeclaredPixelCount: 100_000))
                 != nil)
+    }
+
+    /// libjpeg-turbo 2.1's SIMD inverse DCTs are the full 8x8 (jsimd_idct_islow), 4x4 and 2x2
+    /// (jsimd_idct_4x4, jsimd_idct_2x2) and the DC alone; its 3x3, 5x5, 6x6 and 7x7 are C
+    /// (jidctint.c). The general decode scales to the nearest of all eight.
+    @Test("the planes are decoded at the smallest of the 1/8, 1/4, 1/2 and 1 DCT scales that covers the resize")
+    func decodeScales() {
+        // img2dataset's center_crop of a 1024x768 photo to 256: 3/8 (384x288) would cover it.
+        #expect(JPEGPlanarResize.decodedSize(width: 1024, height: 768, target: (341, 256)) == (512, 384))
+        // 5/8, 6/8 and 7/8 would: the whole image.
+        #expect(JPEGPlanarResize.decodedSize(width: 1024, height: 768, target: (700, 525)) == (1024, 768))
+        #expect(JPEGPlanarResize.decodedSize(width: 2048, height: 1365, target: (512, 341)) == (512, 342))
+        #expect(JPEGPlanarResize.decodedSize(width: 2048, height: 1365, target: (250, 167)) == (256, 171))
+        // Rounded up, as libjpeg sizes a scaled image: 1/8 of 1001x751 is 126x94, one column short of 127.
+        #expect(JPEGPlanarResize.decodedSize(width: 1001, height: 751, target: (126, 94)) == (126, 94))
+        #expect(JPEGPlanarResize.decodedSize(width: 1001, height: 751, target: (127, 94)) == (251, 188))
     }
 }

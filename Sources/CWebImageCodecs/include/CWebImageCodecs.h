@@ -156,20 +156,18 @@ typedef struct {
     int copies;
 } cwi_plane_weights;
 
-/// Working memory of cwi_resample_plane, the caller's: `between` holds `columns->count` x
-/// `rows->source_count` bytes, `line` `columns->source_count` floats, `sums` `columns->count`
-/// floats, `starts` `columns->count` longs and `weights` `columns->count` x `columns->stride`
-/// floats.
+/// Working memory of cwi_resample_plane, the caller's: `line` `columns->source_count` + 3 floats,
+/// `sums` `columns->count` floats, `starts` `columns->count` longs and `weights`
+/// `columns->count` x `columns->stride` rounded up to a multiple of four floats.
 typedef struct {
-    uint8_t *between;
     float *line;
     float *sums;
     long *starts;
     float *weights;
 } cwi_plane_scratch;
 
-/// Resamples one 8-bit plane: `columns` along each row, then `rows` down each column, into
-/// `output` (`columns->count` x `rows->count` samples).
+/// Resamples one 8-bit plane into `output` (`columns->count` x `rows->count` samples): for each
+/// output row, `rows` down each column into floats, then `columns` along that row, rounded once.
 void cwi_resample_plane(const uint8_t *source, long source_stride, uint8_t *output, long output_stride,
                         const cwi_plane_weights *columns, const cwi_plane_weights *rows, cwi_plane_scratch scratch);
 

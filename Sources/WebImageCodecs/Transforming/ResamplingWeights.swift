@@ -30,23 +30,29 @@ struct ResamplingWeights {
         var starts = [Int](repeating: 0, count: count)
         var counts = [Int](repeating: 0, count: count)
         var weights = [Float](repeating: 0, count: count * stride)
+        // One position's weights before they are normalised, reused: a position reads at most
+        // `2 * support + 1` pixels, which `stride` covers.
+        var taps = [Double](repeating: 0, count: stride)
         for index in 0..<count {
             let centre = (offset + Double(index) + 0.5) * scale
             // At least one source pixel, the nearest, even for a position at or past the edge
             // (the last chroma sample of an odd-sized plane).
             let first = min(max(Int(centre - support + 0.5), 0), inputSize - 1)
             let end = max(min(Int(centre + support + 0.5), inputSize), first + 1)
-            var taps: [Double] = (first..<end).map { filter.weight((Double($0) - centre + 0.5) / filterScale) }
-            var total = taps.reduce(0, +)
+            var total = 0.0
+            for tap in 0..<(end - first) {
+                taps[tap] = filter.weight((Double(first + tap) - centre + 0.5) / filterScale)
+                total += taps[tap]
+            }
             if total == 0 {
                 // A nearest kernel can fall between two pixels when enlarging; take the one below.
-                taps = (first..<end).map { $0 == min(Int(centre), inputSize - 1) ? 1 : 0 }
+                for tap in 0..<(end - first) { taps[tap] = first + tap == min(Int(centre), inputSize - 1) ? 1 : 0 }
                 total = 1
             }
             starts[index] = first
-            counts[index] = taps.count
-            for (tap, weight) in taps.enumerated() {
-                weights[index * stride + tap] = Float(weight / total)
+            counts[index] = end - first
+            for tap in 0..<(end - first) {
+                weights[index * stride + tap] = Float(taps[tap] / total)
             }
         }
         self.starts = starts

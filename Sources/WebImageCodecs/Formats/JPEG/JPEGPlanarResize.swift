@@ -2,16 +2,18 @@ package import Foundation
 import CTurboJPEG
 import CWebImageCodecs
 
-/// A JPEG resized into a JPEG without leaving YCbCr: decoded at the DCT scale that covers the
-/// resize straight into its Y, Cb and Cr planes, each plane resampled on its own (the chroma
-/// planes at their subsampled size), and the planes encoded as 4:2:0.
+/// A JPEG resized into a JPEG without leaving YCbCr: decoded at a DCT scale that covers the
+/// resize (``decodedSize(width:height:target:)``) straight into its Y, Cb and Cr planes, each
+/// plane resampled on its own (the chroma planes at their subsampled size), and the planes
+/// encoded as 4:2:0.
 ///
 /// The general path (``JPEGCoder`` to RGBA, ``ResizingTransformer``, ``JPEGCoder`` again)
 /// converts every pixel to RGB, upsamples the chroma to full size, resamples four channels,
 /// then converts back and subsamples the chroma again: for a thumbnail of a photograph that is
 /// about a third of the work besides the entropy decoding. Resampling is linear and so is the
-/// YCbCr conversion, so resampling the planes gives the image the general path gives, to within
-/// rounding (and the 4:2:0 chroma it would have subsampled to anyway).
+/// YCbCr conversion, so resampling the planes gives the image the general path gives from a
+/// decode at the same scale, to within rounding (and the 4:2:0 chroma it would have subsampled
+/// to anyway).
 ///
 /// Only the files this suits take it: a three-component YCbCr JPEG in 4:4:4, 4:2:2 or 4:2:0 about
 /// which libjpeg-turbo warns of nothing, with no colour profile to convert (or one that describes sRGB itself);
@@ -62,13 +64,16 @@ package struct JPEGPlanarResize: Sendable {
         return try data.withTypedBytes { bytes throws(WebImageError) in try decode(bytes, decompressor, limits: limits) }
     }
 
-    /// The size the general path's decode makes of a `width` x `height` JPEG for a thumbnail of
-    /// at least `target` (libjpeg's DCT scaling), which is the size this path decodes it to for a
-    /// resize to `target`.
+    /// The size this path decodes a `width` x `height` JPEG to for a resize to `target`: the
+    /// smallest of libjpeg's DCT scales with a SIMD inverse DCT (1/8, 1/4, 1/2, 1) that covers
+    /// `target`, faster to decode than a finer scale (3/8, 5/8...) nearer it; the plane
+    /// resampler does the rest. The general path's decode also takes this size when asked for a
+    /// thumbnail of it.
     package static func decodedSize(width: Int, height: Int, target: (width: Int, height: Int)) -> (width: Int, height: Int) {
         let factor = JPEGCoder.scalingFactor(
             width: width, height: height,
-            thumbnail: ThumbnailSize(width: target.width, height: target.height, preservesAspectRatio: false, resamples: false))
+            thumbnail: ThumbnailSize(width: target.width, height: target.height, preservesAspectRatio: false, resamples: false),
+            simdOnly: true)
         return (Int(JPEGCoder.scaled(Int32(width), factor)), Int(JPEGCoder.scaled(Int32(height), factor)))
     }
 
@@ -176,19 +181,19 @@ package struct JPEGPlanarResize: Sendable {
     /// row past an odd size) filled with copies of the edge, as libjpeg pads an image itself.
     private static func resample(_ source: Plane, into output: inout Plane, columns: ResamplingWeights, rows: ResamplingWeights) {
         let sourceRows = rows.sourceRange
-        let between = UnsafeMutablePointer<UInt8>.allocate(capacity: columns.count * sourceRows.count)
-        let line = UnsafeMutablePointer<Float>.allocate(capacity: source.width)
+        // The row pass reads four taps at a time: three floats past the line, and every
+        // position's weights padded to a multiple of four.
+        let line = UnsafeMutablePointer<Float>.allocate(capacity: source.width + 3)
         let sums = UnsafeMutablePointer<Float>.allocate(capacity: columns.count)
         let starts = UnsafeMutablePointer<Int>.allocate(capacity: columns.count)
-        let weights = UnsafeMutablePointer<Float>.allocate(capacity: columns.count * columns.stride)
+        let weights = UnsafeMutablePointer<Float>.allocate(capacity: columns.count * ((columns.stride + 3) / 4 * 4))
         defer {
-            between.deallocate()
             line.deallocate()
             sums.deallocate()
             starts.deallocate()
             weights.deallocate()
         }
-        let scratch = cwi_plane_scratch(between: between, line: line, sums: sums, starts: starts, weights: weights)
+        let scratch = cwi_plane_scratch(line: line, sums: sums, starts: starts, weights: weights)
         let (stride, width, height) = (output.stride, output.width, output.height)
         columns.withPointers { columnStarts, columnCounts, columnTaps in
             rows.withPointers { rowStarts, rowCounts, rowTaps in

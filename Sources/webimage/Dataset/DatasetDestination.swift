@@ -67,6 +67,10 @@ private final class FolderShard: DatasetShardOutput, @unchecked Sendable {
     private let lock = NSLock()
     private let tar: TarWriter?
     private let lines: FileHandle
+    /// Lines not yet written: they go out a few dozen KiB at a time rather than a write each,
+    /// as the shard's `.jsonl` is read only once it is complete.
+    private var pendingLines = Data()
+    private static let linesBatch = 64 * 1024
 
     init(base: String, layout: DatasetWriter.Layout) throws {
         self.base = base
@@ -90,14 +94,16 @@ private final class FolderShard: DatasetShardOutput, @unchecked Sendable {
             for member in members { try writeWhole(member.data, to: base + "/" + member.name) }
         }
         try lock.withLock {
-            for member in members { try tar?.append(name: member.name, data: member.data) }
-            try lines.write(contentsOf: line)
+            try tar?.append(members)
+            pendingLines.append(line)
+            if pendingLines.count >= Self.linesBatch { try writePendingLines() }
         }
     }
 
     func complete(stats: Data) throws {
         try lock.withLock {
             try tar?.finish()
+            try writePendingLines()
             try lines.synchronize()
             try lines.close()
         }
@@ -108,6 +114,12 @@ private final class FolderShard: DatasetShardOutput, @unchecked Sendable {
             }
         }
         try writeWhole(stats, to: base + "_stats.json")
+    }
+
+    /// Under `lock`.
+    private func writePendingLines() throws {
+        try lines.write(contentsOf: pendingLines)
+        pendingLines.removeAll(keepingCapacity: true)
     }
 
     func abandon() {

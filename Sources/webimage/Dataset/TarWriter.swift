@@ -56,11 +56,11 @@ final class TarWriter {
         self.modified = Int(modified.timeIntervalSince1970)
     }
 
-    /// Appends a regular file member.
-    func append(name: String, data: Data) throws {
-        var member = Data()
-        try TarFormat.append(name: name, data: data, modified: modified, to: &member)
-        try handle.write(contentsOf: member)
+    /// Appends regular file members (a sample's files) in one write.
+    func append(_ members: [DatasetMember]) throws {
+        var bytes = Data(capacity: members.reduce(0) { $0 + 512 + ($1.data.count + 511) / 512 * 512 })
+        for member in members { try TarFormat.append(name: member.name, data: member.data, modified: modified, to: &bytes) }
+        try handle.write(contentsOf: bytes)
     }
 
     /// Writes the end-of-archive blocks, flushes to the disk and closes.

@@ -13,7 +13,8 @@ With `planar`, the same codec work as our JPEG-to-JPEG path does it (JPEGPlanarR
 straight to Y, Cb and Cr planes at the DCT step that path takes (the smallest of 1/8, 1/4, 1/2 and 1
 that covers the resize, the steps whose inverse DCT libjpeg-turbo has in SIMD: 1/2 for these
 1024x768 photos, where the other modes take 3/8, which decodes slower), and the encode of the planes'
-256x256 centre, with no RGB conversion on either side (and still no resize)."""
+256x256 centre, with no RGB conversion on either side (and still no resize). `planar N` decodes at
+N/8 instead, whether it covers the resize or not (`docs/benchmarks.md` compares the steps)."""
 import ctypes
 import json
 import sys
@@ -54,22 +55,24 @@ def jobs(turbo, handle, paths, steps=range(1, 9)):
         yield data, subsampling.value, scaled_size(width.value, height.value, steps)
 
 
-def decode_planar(paths):
+def decode_planar(paths, steps=(1, 2, 4, 8)):
     turbo = turbojpeg()
     handle, compressor = turbo.tjInitDecompress(), turbo.tjInitCompress()
-    for data, subsampling, scaled in jobs(turbo, handle, paths, steps=(1, 2, 4, 8)):
+    for data, subsampling, scaled in jobs(turbo, handle, paths, steps):
         assert subsampling == TJSAMP_420, "the job's photos are 4:2:0"
         sizes = [(turbo.tjPlaneWidth(index, scaled[0], TJSAMP_420), turbo.tjPlaneHeight(index, scaled[1], TJSAMP_420)) for index in range(3)]
         planes = [ctypes.create_string_buffer(w * h) for w, h in sizes]
         pointers = (ctypes.c_void_p * 3)(*(ctypes.addressof(plane) for plane in planes))
         strides = (ctypes.c_int * 3)(*(w for w, _ in sizes))
         assert turbo.tjDecompressToYUVPlanes(handle, data, len(data), pointers, scaled[0], strides, scaled[1], 0) == 0
-        # The centre, from an even row and column so that the chroma planes' centre is whole samples.
-        left, top = (scaled[0] - TARGET) // 2 & ~1, (scaled[1] - TARGET) // 2 & ~1
+        # The centre, from an even row and column so that the chroma planes' centre is whole samples,
+        # or as much of the plane as there is at a step too small for it.
+        kept = (min(TARGET, scaled[0]), min(TARGET, scaled[1]))
+        left, top = (scaled[0] - kept[0]) // 2 & ~1, (scaled[1] - kept[1]) // 2 & ~1
         centre = (ctypes.c_void_p * 3)(*(ctypes.addressof(plane) + (top // step) * w + left // step
                                          for plane, (w, _), step in zip(planes, sizes, (1, 2, 2))))
         output, size = ctypes.c_void_p(), ctypes.c_ulong()
-        assert turbo.tjCompressFromYUVPlanes(compressor, centre, TARGET, strides, TARGET, TJSAMP_420, ctypes.byref(output),
+        assert turbo.tjCompressFromYUVPlanes(compressor, centre, kept[0], strides, kept[1], TJSAMP_420, ctypes.byref(output),
                                              ctypes.byref(size), 95, 0) == 0
         turbo.tjFree(output)
     return len(paths)
@@ -109,7 +112,8 @@ def main():
     start = time.perf_counter()
     with Pool(2) as pool:
         if mode == "planar":
-            done = sum(pool.map(decode_planar, [paths[0::2], paths[1::2]]))
+            steps = (int(sys.argv[3]),) if len(sys.argv) > 3 else (1, 2, 4, 8)
+            done = sum(pool.starmap(decode_planar, [(paths[0::2], steps), (paths[1::2], steps)]))
         else:
             done = sum(pool.starmap(decode_all, [(paths[0::2], mode == "codec"), (paths[1::2], mode == "codec")]))
     print(json.dumps({"operations": done, "seconds": time.perf_counter() - start}))

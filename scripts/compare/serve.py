@@ -409,6 +409,8 @@ def formats(workdir: Path, args, report: dict):
     baseline = start_ours(workdir, "baseline", binary=args.baseline) if args.baseline else None
     results = {}
     for label, source_format, extension, quality, vips_suffix, thumbor_filters in FORMAT_ROWS:
+        if args.rows and not any(label.startswith(prefix) for prefix in args.rows.split(",")):
+            continue
         source = f"127.0.0.1:{origin}/{sources[source_format].name}"
         options = "rs:fit:512:512" + (f"/q:{quality}" if quality else "")
         ours_path = f"/unsafe/{options}/cb:{{cb}}/plain/http://{source}@{extension}"
@@ -465,6 +467,7 @@ def main():
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--soak-minutes", type=float, default=10)
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument("--rows", help="formats: only the rows whose labels start with these (comma-separated), e.g. JPEG,WebP")
     parser.add_argument("--baseline", type=Path, help="throughput and cache: another webimage binary run beside this build's")
     args = parser.parse_args()
     unknown = set(args.parts) - set(PARTS)

@@ -139,7 +139,14 @@ static long cwi_row_table(const cwi_plane_weights *columns, long *starts, float 
 
 // Built twice on x86-64, for the baseline (SSE2) and for AVX2, the loader picking one by the
 // processor: the sixteen-wide column sums and conversions take half the instructions in AVX2.
-#if defined(__x86_64__) && defined(__ELF__)
+// Not under ThreadSanitizer, whose runtime is not yet up when the loader runs the resolver (the
+// test binary died in it before main).
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CWI_NO_CLONES 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__ELF__) && !defined(CWI_NO_CLONES)
 __attribute__((target_clones("avx2", "default")))
 #endif
 void cwi_resample_plane(const uint8_t *source, long source_stride, uint8_t *output, long output_stride,

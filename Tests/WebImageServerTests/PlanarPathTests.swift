@@ -4,9 +4,9 @@ import Testing
 @testable import WebImageServer
 import WebImageTestSupport
 
-/// The processor's YCbCr path (`ImageProcessor+Planar.swift`): a JPEG resized into a JPEG with
-/// nothing else asked is ``JPEGPlanarResize``'s result, byte for byte; a request that asks for
-/// anything more goes the general path through RGBA pixels.
+/// The processor's YCbCr path (`ImageProcessor+Planar.swift`): a JPEG resized into a JPEG or a
+/// WebP with nothing else asked is ``JPEGPlanarResize``'s result, byte for byte; a request that
+/// asks for anything more goes the general path through RGBA pixels.
 @Suite("JPEG to JPEG in YCbCr planes through the processor")
 struct PlanarPathTests {
     static let processor = ImageProcessor(
@@ -26,8 +26,10 @@ struct PlanarPathTests {
             Image(pixels: PixelBuffer(width: 640, height: 480, straightRGBA: bytes)), as: .jpeg, options: EncodeOptions(quality: 0.9))
     }
 
-    private func processed(_ options: String, _ source: Data, processor: ImageProcessor = Self.processor) throws -> Data {
-        try processor.process(source, options: try OptionsParser().parse(options.split(separator: "/")), format: .jpeg)
+    private func processed(
+        _ options: String, _ source: Data, as format: ImageFormat = .jpeg, processor: ImageProcessor = Self.processor
+    ) throws -> Data {
+        try processor.process(source, options: try OptionsParser().parse(options.split(separator: "/")), format: format)
     }
 
     @Test("a fit, a fill (the resize keeping its window), a size the DCT scaling reaches exactly, and a quality search take it")
@@ -73,5 +75,27 @@ struct PlanarPathTests {
             let header = try ImageHeader(data: result)
             #expect(result != planar && header.width == width && header.height == height, "\(options): \(header.width)x\(header.height)")
         }
+    }
+
+    @Test("a WebP result takes it too, at the server's WebP effort and preset; progressive JPEG settings do not keep it off")
+    func webP() throws {
+        let source = try Self.photo()
+        var processor = Self.processor
+        processor.encoderSettings.webPEffort = 2
+        processor.encoderSettings.webPPreset = .photo
+        processor.encoderSettings.jpegProgressive = true
+        let resize = JPEGPlanarResize(width: 300, height: 225, filter: .lanczos3)
+        var options = processor.encodeOptions()
+        options.quality = 0.7
+        let planes = try #require(try resize.decode(source, limits: DecodeLimits()))
+        let expected = try WebPCoder.encode(resize.resampled(planes), options: options)
+        #expect(try processed("rs:fit:300:300/q:70", source, as: .webP, processor: processor) == expected)
+        // At another effort the bytes differ: the setting reaches the encode.
+        options.webPMethod = 6
+        #expect(try WebPCoder.encode(resize.resampled(planes), options: options) != expected)
+        // A filter sends it the general path, to the same size.
+        let general = try processed("rs:fit:300:300/q:70/bl:2", source, as: .webP, processor: processor)
+        let header = try ImageHeader(data: general)
+        #expect(general != expected && header.format == .webP && header.width == 300 && header.height == 225)
     }
 }

@@ -2,25 +2,36 @@ import Foundation
 import WebImage
 
 /// The common request in YCbCr: a JPEG source resized (or only cut to the plan's size) into a
-/// JPEG with nothing else asked, through ``JPEGPlanarResize`` instead of RGBA pixels; the result
-/// is the general path's to within rounding, a third less work besides the entropy coding.
+/// JPEG or a lossy WebP with nothing else asked, through ``JPEGPlanarResize`` instead of RGBA
+/// pixels; the result is the general path's from the same decode to within rounding, a third
+/// less work besides the entropy coding (for WebP, the conversion to YUV libwebp would make of
+/// RGBA saved too).
 extension ImageProcessor {
-    /// The planar resize for this request, or nil when any part of it needs the general path:
-    /// a source that is not a JPEG, another output format (or a choice of several), orientation
+    /// The planar resize for this request and its output format, or nil when any part of it
+    /// needs the general path: a source that is not a JPEG, an output format other than JPEG or
+    /// WebP (or a choice of several), orientation
     /// or rotation to apply, a trim, pages, a colour profile or metadata to keep, padding,
-    /// extension, filters, a watermark, progressive output, a nearest-neighbour resize, or any
-    /// step besides the one resize or cut. `autoquality` and `max_bytes` search the encode of
+    /// extension, filters, a watermark, progressive JPEG output, a nearest-neighbour resize, or
+    /// any step besides the one resize or cut. `autoquality` and `max_bytes` search the encode of
     /// the same planes.
     func planarResize(
         header: ImageHeader, plan: ProcessingPlan, options: ProcessingOptions, rule: OutputFormatRule, thumbnail: ThumbnailSize?,
         sourceWidth: Int, hasWatermark: Bool
-    ) -> JPEGPlanarResize? {
+    ) -> (resize: JPEGPlanarResize, format: ImageFormat)? {
+        let candidates = rule.candidates(source: .jpeg, animated: false, transparent: false)
         guard header.format == .jpeg, options.rotate == 0, !options.flipHorizontally, !options.flipVertically,
             !options.autoRotate || header.orientation == .up, options.trim == nil, options.page == 0, options.pages == 1,
             options.stripColorProfile, options.stripMetadata, options.padding == nil, !options.extend, !hasWatermark,
-            !encoderSettings.jpegProgressive,
-            rule.candidates(source: .jpeg, animated: false, transparent: false) == [.jpeg]
+            candidates == [.jpeg] && !encoderSettings.jpegProgressive || candidates == [.webP]
         else { return nil }
+        return planarResize(header: header, plan: plan, options: options, thumbnail: thumbnail, sourceWidth: sourceWidth)
+            .map { ($0, candidates[0]) }
+    }
+
+    /// The resize of a request the planar path can take, or nil when its plan has steps it cannot.
+    private func planarResize(
+        header: ImageHeader, plan: ProcessingPlan, options: ProcessingOptions, thumbnail: ThumbnailSize?, sourceWidth: Int
+    ) -> JPEGPlanarResize? {
         let decoded =
             thumbnail.map { JPEGPlanarResize.decodedSize(width: header.width, height: header.height, target: ($0.width, $0.height)) }
             ?? (width: header.width, height: header.height)
@@ -47,13 +58,13 @@ extension ImageProcessor {
         }
     }
 
-    /// `data` through `resize` as three stages (decode, transform, encode, each its own span),
-    /// or nil when the decode declines the file, or it has EXIF the request keeps part of
-    /// (`keep_copyright`, asked before the pixels are decoded): the caller then takes the
-    /// general path.
+    /// `data` through `resize` into `format` (JPEG or WebP) as three stages (decode, transform,
+    /// encode, each its own span), or nil when the decode declines the file, or it has EXIF the
+    /// request keeps part of (`keep_copyright`, asked before the pixels are decoded): the caller
+    /// then takes the general path.
     func recompress(
-        _ data: Data, _ resize: JPEGPlanarResize, header: ImageHeader, options: ProcessingOptions, spans: StageSpans,
-        isCancelled: () -> Bool
+        _ data: Data, _ resize: JPEGPlanarResize, as format: ImageFormat, header: ImageHeader, options: ProcessingOptions,
+        spans: StageSpans, isCancelled: () -> Bool
     ) throws(ProxyError) -> Data? {
         let limits = SourceLimits(self, options.security)
         let planes: JPEGPlanarResize.Planes
@@ -72,9 +83,12 @@ extension ImageProcessor {
         try Self.check(isCancelled)
         let resized = spans.measure("transform", attributes: [("webimage.steps", "planar")]) { resize.resampled(planes) }
         try Self.check(isCancelled)
-        return try spans.measure("encode", attributes: [("image.format", "jpeg")]) { () throws(ProxyError) in
-            try encodeAtQuality(.jpeg, options: options, isCancelled: isCancelled) { quality throws(WebImageError) in
-                try resize.encode(resized, quality: quality)
+        var encoding = encodeOptions()
+        return try spans.measure("encode", attributes: [("image.format", format.rawValue)]) { () throws(ProxyError) in
+            try encodeAtQuality(format, options: options, isCancelled: isCancelled) { quality throws(WebImageError) in
+                guard format == .webP else { return try resize.encode(resized, quality: quality) }
+                encoding.quality = Double(quality) / 100
+                return try WebPCoder.encode(resized, options: encoding)
             }
         }
     }

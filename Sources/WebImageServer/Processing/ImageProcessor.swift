@@ -83,9 +83,10 @@ struct ImageProcessor: Sendable {
         if let planar = planarResize(
             header: header, plan: plan, options: options, rule: rule, thumbnail: decodeOptions.thumbnail, sourceWidth: uprightWidth,
             hasWatermark: watermarked),
-            let result = try recompress(data, planar, header: header, options: options, spans: spans, isCancelled: isCancelled)
+            let result = try recompress(
+                data, planar.resize, as: planar.format, header: header, options: options, spans: spans, isCancelled: isCancelled)
         {
-            return (result, .jpeg)
+            return (result, planar.format)
         }
         // imgproxy keeps the first frames of a longer animation (one: a still) rather than refusing it.
         decodeOptions.maximumFrames = limits.frames
@@ -168,12 +169,7 @@ struct ImageProcessor: Sendable {
     private func encode(_ image: Image, as format: ImageFormat, options: ProcessingOptions, isCancelled: () -> Bool) throws(ProxyError)
         -> Data
     {
-        var encoding = EncodeOptions(
-            progressive: encoderSettings.jpegProgressive, webPMethod: encoderSettings.webPEffort, avifSpeed: encoderSettings.avifSpeed)
-        encoding.webPPreset = encoderSettings.webPPreset
-        encoding.pngCompressionLevel = encoderSettings.pngCompressionLevel
-        encoding.pngInterlaced = encoderSettings.pngInterlaced
-        encoding.pngPaletteColors = encoderSettings.pngQuantize ? encoderSettings.pngQuantizationColors : nil
+        var encoding = encodeOptions()
         if format == .jpegXL {
             let budget = try Self.jpegXLEffort(pixels: image.pixelWidth * image.pixelHeight * image.frames.count)
             encoding.jxlEffort = min(encoderSettings.jxlEffort, budget)
@@ -182,6 +178,17 @@ struct ImageProcessor: Sendable {
             encoding.quality = Double(quality) / 100
             return try coders.encode(image, as: format, options: encoding)
         }
+    }
+
+    /// The encoder settings as the codecs take them (the quality is each encode's own).
+    func encodeOptions() -> EncodeOptions {
+        var encoding = EncodeOptions(
+            progressive: encoderSettings.jpegProgressive, webPMethod: encoderSettings.webPEffort, avifSpeed: encoderSettings.avifSpeed)
+        encoding.webPPreset = encoderSettings.webPPreset
+        encoding.pngCompressionLevel = encoderSettings.pngCompressionLevel
+        encoding.pngInterlaced = encoderSettings.pngInterlaced
+        encoding.pngPaletteColors = encoderSettings.pngQuantize ? encoderSettings.pngQuantizationColors : nil
+        return encoding
     }
 
     /// What `encode` makes at the options' quality: chosen by `autoquality`'s size search when

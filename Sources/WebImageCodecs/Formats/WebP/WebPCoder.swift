@@ -61,7 +61,7 @@ package struct WebPCoder: ImageCoder {
     }
 
     /// libwebp's configuration for `options`.
-    private static func config(_ options: EncodeOptions) throws(WebImageError) -> WebPConfig {
+    static func config(_ options: EncodeOptions) throws(WebImageError) -> WebPConfig {
         var config = WebPConfig()
         guard WebPConfigInit(&config) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
         if options.webPPreset != .default {

@@ -9,11 +9,10 @@ import WebImage
 extension ImageProcessor {
     /// The planar resize for this request and its output format, or nil when any part of it
     /// needs the general path: a source that is not a JPEG, an output format other than JPEG or
-    /// WebP (or a choice of several), orientation
-    /// or rotation to apply, a trim, pages, a colour profile or metadata to keep, padding,
-    /// extension, filters, a watermark, progressive JPEG output, a nearest-neighbour resize, or
-    /// any step besides the one resize or cut. `autoquality` and `max_bytes` search the encode of
-    /// the same planes.
+    /// WebP (or a choice of several), orientation or rotation to apply, a trim, pages, a colour
+    /// profile or metadata to keep, padding, extension, filters, a watermark, progressive JPEG
+    /// output, a nearest-neighbour resize, or any step besides the one resize or cut.
+    /// `autoquality` and `max_bytes` search the encode of the same planes.
     func planarResize(
         header: ImageHeader, plan: ProcessingPlan, options: ProcessingOptions, rule: OutputFormatRule, thumbnail: ThumbnailSize?,
         sourceWidth: Int, hasWatermark: Bool

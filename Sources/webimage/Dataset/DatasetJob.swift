@@ -27,16 +27,17 @@ struct DatasetJob: Sendable {
         do {
             if let malformed = row.malformed { throw Failure(.failedToDownload, malformed) }
             let data = try await download(row.url)
+            var hashes = DownloadHashes(data)
             if let verifyHash {
-                guard verifyHash.hex(of: data) == row.expectedHash?.lowercased() else { throw Failure(.failedToDownload, "hash mismatch") }
+                guard hashes.hex(verifyHash) == row.expectedHash?.lowercased() else { throw Failure(.failedToDownload, "hash mismatch") }
             }
-            if let digests, let earlier = digests.firstKey(for: data, key: key) {
+            if let digests, let earlier = digests.firstKey(for: &hashes, key: key) {
                 throw Failure(.duplicate, "duplicate of \(earlier)")
             }
             let output = try await resize(data)
             result = Result(
                 width: output.width, height: output.height, originalWidth: output.originalWidth, originalHeight: output.originalHeight,
-                exif: extractsExif ? ExifDump.json(of: data) : nil, hash: computeHash?.hex(of: data))
+                exif: extractsExif ? ExifDump.json(of: data) : nil, hash: computeHash.map { hashes.hex($0) })
             sample.status = .success
             sample.image = output.bytes
             sample.fileExtension = Self.fileExtension(output.bytes, resizer: resizer)

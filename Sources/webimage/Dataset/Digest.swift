@@ -17,6 +17,24 @@ enum DigestKind: String, CaseIterable, Sendable {
     }
 }
 
+/// A download's hex digests, each computed at most once: `--verify-hash`, `--dedup` (SHA-256)
+/// and `--compute-hash` may all ask for the same one.
+struct DownloadHashes {
+    let data: Data
+    private var computed: [DigestKind: String] = [:]
+
+    init(_ data: Data) {
+        self.data = data
+    }
+
+    mutating func hex(_ kind: DigestKind) -> String {
+        if let known = computed[kind] { return known }
+        let hex = kind.hex(of: data)
+        computed[kind] = hex
+        return hex
+    }
+}
+
 /// What `--dedup` remembers of every download of a run: the first 16 bytes of its SHA-256 (a
 /// collision needs about 2^64 images), 16 bytes a row plus the set's own overhead, not the
 /// bytes or the URL.
@@ -29,15 +47,10 @@ final class DownloadDigests: Sendable {
     private let seen = Locked([Prefix: String]())
 
     /// The key of an earlier row with the same bytes, or nil (and `key` is remembered for them).
-    func firstKey(for data: Data, key: String) -> String? {
-        let digest = Array(SHA256.hash(data: data))
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for index in 0..<8 {
-            high = high << 8 | UInt64(digest[index])
-            low = low << 8 | UInt64(digest[index + 8])
-        }
-        let prefix = Prefix(high: high, low: low)
+    func firstKey(for hashes: inout DownloadHashes, key: String) -> String? {
+        // The first 32 hex digits are the digest's first 16 bytes.
+        let hex = hashes.hex(.sha256)
+        let prefix = Prefix(high: UInt64(hex.prefix(16), radix: 16) ?? 0, low: UInt64(hex.dropFirst(16).prefix(16), radix: 16) ?? 0)
         return seen.withLock { seen in
             if let earlier = seen[prefix] { return earlier }
             seen[prefix] = key

@@ -225,7 +225,7 @@ struct JPEGPlanarResizeTests {
             for smooth in [true, false] {
                 let source = try Self.jpeg(Self.photo(width: 640, height: 480, smooth: smooth))
                 let planes = try #require(try resize.decode(source, limits: DecodeLimits()))
-                let ours = try WebPCoder.encode(resize.resampled(planes), options: EncodeOptions(quality: 0.9))
+                let ours = try WebPCoder.encode(WebPCoder.YUVPlanes(resize.resampled(planes)), options: EncodeOptions(quality: 0.9))
                 let header = try ImageHeader(data: ours)
                 #expect(header.format == .webP && header.width == resize.window.columns.count && header.height == resize.window.rows.count)
                 let difference = try Self.difference(ours, try Self.general(source, resize, as: .webP))
@@ -241,7 +241,8 @@ struct JPEGPlanarResizeTests {
         let resize = JPEGPlanarResize(width: 32, height: 24, filter: .bilinear)
         let planes = try #require(try resize.decode(try Self.jpeg(flat, quality: 1), limits: DecodeLimits()))
         let pixels = try WebPCoder().decode(
-            try WebPCoder.encode(resize.resampled(planes), options: EncodeOptions(quality: 1)), options: DecodeOptions()
+            try WebPCoder.encode(WebPCoder.YUVPlanes(resize.resampled(planes)), options: EncodeOptions(quality: 1)),
+            options: DecodeOptions()
         ).pixels
         let centre = (12 * 32 + 16) * 4
         let channels = (0..<3).map { Int(pixels.bytes[centre + $0]) }

@@ -88,11 +88,11 @@ struct PlanarPathTests {
         var options = processor.encodeOptions()
         options.quality = 0.7
         let planes = try #require(try resize.decode(source, limits: DecodeLimits()))
-        let expected = try WebPCoder.encode(resize.resampled(planes), options: options)
+        let expected = try WebPCoder.encode(WebPCoder.YUVPlanes(resize.resampled(planes)), options: options)
         #expect(try processed("rs:fit:300:300/q:70", source, as: .webP, processor: processor) == expected)
         // At another effort the bytes differ: the setting reaches the encode.
         options.webPMethod = 6
-        #expect(try WebPCoder.encode(resize.resampled(planes), options: options) != expected)
+        #expect(try WebPCoder.encode(WebPCoder.YUVPlanes(resize.resampled(planes)), options: options) != expected)
         // A filter sends it the general path, to the same size.
         let general = try processed("rs:fit:300:300/q:70/bl:2", source, as: .webP, processor: processor)
         let header = try ImageHeader(data: general)

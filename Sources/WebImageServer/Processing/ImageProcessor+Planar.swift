@@ -23,12 +23,12 @@ extension ImageProcessor {
             options.stripColorProfile, options.stripMetadata, options.padding == nil, !options.extend, !hasWatermark,
             candidates == [.jpeg] && !encoderSettings.jpegProgressive || candidates == [.webP]
         else { return nil }
-        return planarResize(header: header, plan: plan, options: options, thumbnail: thumbnail, sourceWidth: sourceWidth)
+        return resize(header: header, plan: plan, options: options, thumbnail: thumbnail, sourceWidth: sourceWidth)
             .map { ($0, candidates[0]) }
     }
 
-    /// The resize of a request the planar path can take, or nil when its plan has steps it cannot.
-    private func planarResize(
+    /// The planar resize of a request's plan, or nil when the plan has steps the planar path cannot take.
+    private func resize(
         header: ImageHeader, plan: ProcessingPlan, options: ProcessingOptions, thumbnail: ThumbnailSize?, sourceWidth: Int
     ) -> JPEGPlanarResize? {
         let decoded =
@@ -84,10 +84,12 @@ extension ImageProcessor {
         try Self.check(isCancelled)
         var encoding = encodeOptions()
         return try spans.measure("encode", attributes: [("image.format", format.rawValue)]) { () throws(ProxyError) in
-            try encodeAtQuality(format, options: options, isCancelled: isCancelled) { quality throws(WebImageError) in
-                guard format == .webP else { return try resize.encode(resized, quality: quality) }
+            // WebP's YUV made once, for every quality `autoquality` and `max_bytes` try.
+            let yuv = format == .webP ? WebPCoder.YUVPlanes(resized) : nil
+            return try encodeAtQuality(format, options: options, isCancelled: isCancelled) { quality throws(WebImageError) in
+                guard let yuv else { return try resize.encode(resized, quality: quality) }
                 encoding.quality = Double(quality) / 100
-                return try WebPCoder.encode(resized, options: encoding)
+                return try WebPCoder.encode(yuv, options: encoding)
             }
         }
     }

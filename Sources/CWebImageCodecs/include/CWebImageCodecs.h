@@ -142,9 +142,9 @@ void cwi_jpeg_stream_destroy(cwi_jpeg_stream *stream);
 
 /// Separable resampling weights along one axis of a plane: output position i reads `counts[i]`
 /// source samples from `starts[i]` (absolute), weighted by `weights[i * stride ...]`.
-/// `first_source` and `source_count` are the source samples all positions read together.
-/// `copies` (1) says that position i is source sample `first_source + i` at weight 1 (a cut):
-/// the pass along that axis is a copy.
+/// `source_count` is the number of source samples along the axis. `copies` (1) says that
+/// position i is source sample `first_source + i` at weight 1 (a cut): the pass along that axis
+/// is a copy (`first_source` is read only then).
 typedef struct {
     const long *starts;
     const long *counts;

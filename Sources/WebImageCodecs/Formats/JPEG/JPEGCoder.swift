@@ -139,9 +139,9 @@ package struct JPEGCoder: ImageCoder {
     /// box needs 300x200, so 1/8 will do), the box itself otherwise. With `simdOnly`, only the
     /// factors whose inverse DCT libjpeg-turbo has in SIMD (1/8, 1/4, 1/2 and 1); its others
     /// (3/8, 5/8, 6/8, 7/8) are plain C, and a decode at them is slower than one at the next of
-    /// these above (on the dataset benchmark's 1024x768 photos to YCbCr planes, 3/8 1.87 ms,
-    /// 1/2 1.79 ms, 5/8 2.40 ms, 6/8 2.69 ms, 1 1.91 ms). That suits a caller whose resampler
-    /// is cheap beside the decode; the RGBA path's is not.
+    /// these above (`docs/benchmarks.md`, "The DCT steps with SIMD": the dataset benchmark's
+    /// photos to YCbCr planes and back at 863 images/s at 3/8, 917 at 1/2, 679 at 5/8, 791 at
+    /// 1). That suits a caller whose resampler is cheap beside the decode; the RGBA path's is not.
     static func scalingFactor(width: Int, height: Int, thumbnail: ThumbnailSize?, simdOnly: Bool = false) -> tjscalingfactor {
         let identity = tjscalingfactor(num: 1, denom: 1)
         guard let thumbnail, thumbnail.width > 0 || thumbnail.height > 0 else { return identity }
@@ -151,8 +151,8 @@ package struct JPEGCoder: ImageCoder {
         var best = identity
         for index in 0..<Int(count) {
             let factor = factors[index]
-            guard factor.num <= factor.denom, !simdOnly || [1, 2, 4, 8].map({ Int32($0) * factor.denom }).contains(8 * factor.num)
-            else { continue }
+            // TurboJPEG's factors are in lowest terms: the SIMD ones are 1/1, 1/2, 1/4 and 1/8.
+            guard factor.num <= factor.denom, !simdOnly || factor.num == 1 && 8 % factor.denom == 0 else { continue }
             let fits = Int(scaled(Int32(width), factor)) >= needed.width && Int(scaled(Int32(height), factor)) >= needed.height
             if fits && factor.num * best.denom < best.num * factor.denom { best = factor }
         }

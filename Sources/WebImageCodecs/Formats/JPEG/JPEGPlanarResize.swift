@@ -180,7 +180,6 @@ package struct JPEGPlanarResize: Sendable {
     /// `source` resampled into `output`'s `width` x `height`, then its padding (the column and
     /// row past an odd size) filled with copies of the edge, as libjpeg pads an image itself.
     private static func resample(_ source: Plane, into output: inout Plane, columns: ResamplingWeights, rows: ResamplingWeights) {
-        let sourceRows = rows.sourceRange
         // The row pass reads four taps at a time: three floats past the line, and every
         // position's weights padded to a multiple of four.
         let line = UnsafeMutablePointer<Float>.allocate(capacity: source.width + 3)
@@ -201,12 +200,10 @@ package struct JPEGPlanarResize: Sendable {
                 var columnWeights = cwi_plane_weights(
                     starts: columnStarts, counts: columnCounts, weights: columnTaps, stride: columns.stride, count: columns.count,
                     first_source: copiedColumn ?? 0, source_count: source.width, copies: copiedColumn == nil ? 0 : 1)
-                // Rows that are a cut need only the rows they copy from the columns' pass.
                 let copiedRow = rows.copiedFrom
                 var rowWeights = cwi_plane_weights(
                     starts: rowStarts, counts: rowCounts, weights: rowTaps, stride: rows.stride, count: rows.count,
-                    first_source: copiedRow ?? sourceRows.lowerBound, source_count: copiedRow == nil ? sourceRows.count : rows.count,
-                    copies: copiedRow == nil ? 0 : 1)
+                    first_source: copiedRow ?? 0, source_count: source.height, copies: copiedRow == nil ? 0 : 1)
                 source.bytes.withUnsafeBufferPointer { input in
                     cwi_resample_plane(input.baseAddress, source.stride, &output.bytes, stride, &columnWeights, &rowWeights, scratch)
                 }

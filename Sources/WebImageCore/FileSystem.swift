@@ -55,24 +55,26 @@ package enum FileSystem {
 
     /// Reads `count` bytes from the start of an open file; nil when the file is shorter.
     package static func read(_ descriptor: Int32, count: Int, path: String) throws(WebImageError) -> Data? {
-        var data = Data(count: count)
-        var failure: WebImageError?
-        let total = data.withUnsafeMutableBytes { buffer -> Int in
-            var offset = 0
-            while offset < count {
-                let got = Glibc.read(descriptor, buffer.baseAddress! + offset, count - offset)
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    failure = error("read", path)
-                    return offset
-                }
-                if got == 0 { break }
-                offset += got
+        guard count > 0 else { return Data() }
+        // Not zeroed first: every byte handed out was read from the file (a short file gives nil).
+        // Zeroing a cached 512 KB source before reading it over was 1% of a proxy request.
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+        var offset = 0
+        while offset < count {
+            let got = Glibc.read(descriptor, memory + offset, count - offset)
+            if got < 0 {
+                if errno == EINTR { continue }
+                memory.deallocate()
+                throw error("read", path)
             }
-            return offset
+            if got == 0 { break }
+            offset += got
         }
-        if let failure { throw failure }
-        return total == count ? data : nil
+        guard offset == count else {
+            memory.deallocate()
+            return nil
+        }
+        return Data(bytesNoCopy: memory, count: count, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
     /// Writes every byte at `offset`, retrying short writes and EINTR; the file position is not

@@ -16,9 +16,12 @@ Parts (all by default; name some to run only those):
               one connection.
   formats     per output format (JPEG q80, WebP q75, AVIF q65 from a 2048x1365 JPEG; PNG from the
               same pixels as PNG), fit 512x512, every request processed, `wrk -c8`: ours, thumbor and
-              libvips alone (pyvips-binary, two processes, no HTTP) with each result's size; then
-              the PNG codec floors (peers/png_floor.c: libpng, zlib and libdeflate alone) and the
-              WebP encoder's (peers/webp_floor.py: Debian's libwebp and libvips' webpsave alone).
+              libvips alone (pyvips-binary, two processes, no HTTP, SECONDS each repeat) with each
+              result's size; beside the JPEG and WebP rows, their codec floor (peers/format_floor.c,
+              two processes: libjpeg-turbo decoding to planes and libjpeg-turbo or libwebp encoding
+              them, our path's codec work with nothing else); then the PNG codec floors
+              (peers/png_floor.c: libpng, zlib and libdeflate alone) and the WebP encoder's
+              (peers/webp_floor.py: Debian's libwebp and libvips' webpsave alone).
   soak        SOAK_MINUTES of `wrk -c16` over 1,000 distinct variants with a 50 MB result cache:
               5xx count, the cache's entries and the server's RSS sampled every 10 s; growth
               is the last minute's mean RSS against the minute after warm-up (the first fifth).
@@ -374,15 +377,28 @@ FORMAT_ROWS = (
 )
 
 
-def vips_alone(path: Path, suffix: str, rounds: int) -> dict:
-    """libvips alone in two processes at once (both cores), no HTTP: images/s and result bytes."""
-    command = [sys.executable, str(Path(__file__).resolve().parent / "peers" / "format_vips.py"), str(path), suffix, str(rounds)]
-    # One thread each, as imgproxy runs libvips (VIPS_CONCURRENCY=1): the two processes are the parallelism.
-    environment = os.environ | {"VIPS_CONCURRENCY": "1"}
+def two_processes(command: list, environment: dict | None = None) -> dict:
+    """COMMAND in two processes at once (both cores), each printing {"operations", "seconds",
+    "bytes"}: their summed rate over the longer one's time, and the result's bytes."""
     workers = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=environment) for _ in range(2)]
     results = [json.loads(worker.communicate()[0]) for worker in workers]
     elapsed = max(result["seconds"] for result in results)
     return {"rate": sum(result["operations"] for result in results) / elapsed, "bytes": results[0]["bytes"]}
+
+
+def vips_alone(path: Path, suffix: str, seconds: float) -> dict:
+    """libvips alone in two processes at once, no HTTP, for SECONDS: images/s and result bytes."""
+    command = [sys.executable, str(Path(__file__).resolve().parent / "peers" / "format_vips.py"), str(path), suffix, str(seconds)]
+    # One thread each, as imgproxy runs libvips (VIPS_CONCURRENCY=1): the two processes are the parallelism.
+    return two_processes(command, os.environ | {"VIPS_CONCURRENCY": "1"})
+
+
+def format_floor_binary() -> Path:
+    """peers/format_floor.c built: the JPEG and WebP rows' codec floor."""
+    binary = Path(tempfile.gettempdir()) / "webimage-format-floor"
+    subprocess.run(["cc", "-O2", "-o", str(binary), str(Path(__file__).resolve().parent / "peers" / "format_floor.c"),
+                    "-lturbojpeg", "-lwebp"], check=True)
+    return binary
 
 
 def png_floor(path: Path) -> dict:
@@ -407,6 +423,7 @@ def formats(workdir: Path, args, report: dict):
     ours, ours_port = start_ours(workdir, "formats")
     thumbor, thumbor_port = start_thumbor(workdir)
     baseline = start_ours(workdir, "baseline", binary=args.baseline) if args.baseline else None
+    floor_binary = format_floor_binary()
     results = {}
     for label, source_format, extension, quality, vips_suffix, thumbor_filters in FORMAT_ROWS:
         if args.rows and not any(label.startswith(prefix) for prefix in args.rows.split(",")):
@@ -424,7 +441,10 @@ def formats(workdir: Path, args, report: dict):
         except Exception as error:  # thumbor without this format's encoder
             print(f"  thumbor cannot answer {label}: {error}")
         rows = {name: [] for name in sides} | ({"thumbor": []} if "thumbor" in sizes else {})
-        vips_runs = []
+        vips_runs, floor_runs = [], []
+        # The rows whose codec work the floor program does: ours decodes the JPEG to planes for them.
+        floor_command = ([str(floor_binary), str(sources[source_format]), extension, str(quality), str(args.seconds)]
+                         if extension in ("jpg", "webp") and source_format == "JPEG" else None)
         for name, (port, path) in sides.items():  # warm-up: source cached, workers started
             wrk(f"http://127.0.0.1:{port}", 2, connections=8, script=cachebusting(workdir, path))
         for _ in range(args.repeats):
@@ -432,15 +452,24 @@ def formats(workdir: Path, args, report: dict):
                 rows[name].append(wrk(f"http://127.0.0.1:{port}", args.seconds, connections=8, script=cachebusting(workdir, path)))
             if "thumbor" in rows:
                 rows["thumbor"].append(wrk(thumbor_url, args.seconds, connections=8))
-            vips_runs.append(vips_alone(sources[source_format], vips_suffix, 40 if extension != "avif" else 6))
+            vips_runs.append(vips_alone(sources[source_format], vips_suffix, args.seconds))
+            if floor_command:
+                floor_runs.append(two_processes(floor_command))
         row = {name: median_of(runs) | {"bytes": sizes[name]} for name, runs in rows.items()}
         row["libvips alone"] = {"rate": statistics.median(run["rate"] for run in vips_runs), "bytes": vips_runs[0]["bytes"]}
+        if floor_runs:
+            row["codec floor"] = {"rate": statistics.median(run["rate"] for run in floor_runs), "bytes": floor_runs[0]["bytes"]}
         results[label] = row
     print(f"\nformats: 2048x1365 photo (JPEG q90 / PNG) -> fit 512x512, every request processed, wrk -t1 -c8, "
-          f"{args.repeats} x {args.seconds} s alternating (medians); libvips alone: 2 processes, thumbnail_buffer + save, no HTTP")
+          f"{args.repeats} x {args.seconds} s alternating (medians); libvips alone: 2 processes, thumbnail_buffer + save, no HTTP; "
+          f"codec floor: 2 processes, libjpeg-turbo's decode to planes and the encode alone (peers/format_floor.c)")
     for label, row in results.items():
         cells = "   ".join(f"{name} {side['rate']:7.1f}/s {side['bytes'] / 1024:6.1f} KB" for name, side in row.items())
-        print(f"  {label:18} {cells}   ours / libvips {row['ours']['rate'] / row['libvips alone']['rate']:.2f}x")
+        ratios = f"ours / libvips {row['ours']['rate'] / row['libvips alone']['rate']:.2f}x"
+        if "codec floor" in row:
+            ratios += (f", codec floor / libvips {row['codec floor']['rate'] / row['libvips alone']['rate']:.2f}x, "
+                       f"ours / codec floor {row['ours']['rate'] / row['codec floor']['rate']:.0%}")
+        print(f"  {label:18} {cells}   {ratios}")
     floor = png_floor(sources["PNG"])
     print(f"  PNG codec floors, one core: libpng decodes the source in {floor['libpng_decode_ms']:.1f} ms (zlib inflate alone "
           f"{floor['zlib_inflate_ms']:.1f} ms, libdeflate {floor['libdeflate_inflate_ms']:.1f} ms); the {floor['result']} result: "

@@ -3,6 +3,7 @@
 // through generic transforms, which took two thirds of a large PNG's decode; libdeflate inflates
 // the whole stream at once about twice as fast as zlib, and the loops below unfilter and expand in
 // one pass. Anything else declines to libpng, which stays the reference for every odd file.
+#include "CWebImageCodecs.h"
 #include "PNGRows.h"
 
 #include <libdeflate.h>
@@ -283,7 +284,8 @@ int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, si
     uint8_t *copy = NULL;
     size_t compressed_size = 0;
     const uint8_t *compressed = gather_idat(idat, available, &compressed_size, &copy);
-    uint8_t *filtered = compressed == NULL ? NULL : malloc(filtered_size);
+    // One byte more than the rows: cwi_png_unfilter_band reads a whole word at RGB's last pixel.
+    uint8_t *filtered = compressed == NULL ? NULL : malloc(filtered_size + 1);
     struct libdeflate_decompressor *inflater = filtered == NULL ? NULL : libdeflate_alloc_decompressor();
     int declined = inflater == NULL;
     if (!declined) {
@@ -294,6 +296,7 @@ int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, si
             libdeflate_zlib_decompress_ex(inflater, compressed, compressed_size, filtered, filtered_size, &used, &produced);
         declined = result != LIBDEFLATE_SUCCESS || used != compressed_size || produced != filtered_size;
         libdeflate_free_decompressor(inflater);
+        filtered[filtered_size] = 0;
     }
     free(copy);
     // An unknown filter type is an error libpng reports: check them all before writing any pixel.
@@ -315,9 +318,18 @@ int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, si
         return 1;
     }
     const uint8_t *prior = NULL;
+    uint32_t unfiltered = 0;
     for (uint32_t y = 0; y < height; y++) {
         uint8_t *row = filtered + (size_t)y * (row_bytes + 1);
-        unfilter(row + 1, prior, row_bytes, how.channels, row[0]);
+        if (y == unfiltered) {
+            // Sixteen rows at a time where the CPU can (RGB and RGBA), else this row alone.
+            uint32_t band = cwi_png_unfilter_band(row, row_bytes + 1, height - y, prior, width, (uint32_t)how.channels);
+            if (band == 0) {
+                unfilter(row + 1, prior, row_bytes, how.channels, row[0]);
+                band = 1;
+            }
+            unfiltered = y + band;
+        }
         prior = row + 1;
         if (reduction == 1) {
             expand(&how, row + 1, width, out + (size_t)y * width * 4);

@@ -61,6 +61,16 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
                         uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
                         int32_t allow_direct, cwi_png_outcome *outcome);
 
+/// The direct path's unfiltering of 8-bit RGB (`bpp` 3) and RGBA (`bpp` 4) rows, sixteen at once
+/// (a wavefront: row r of the band works on pixel t - r at step t, one vector lane a row), on
+/// x86-64 with AVX2. `rows` is the first row's filter-type byte, the next row's `stride` bytes on;
+/// of `count` rows it unfilters the first min(count, 16) in place and returns how many, or 0 when
+/// it does none (another `bpp`, no AVX2: the caller unfilters row by row). `prior` is the
+/// unfiltered row above the first, or NULL for an image's first row. Filter types above 4 count
+/// as None: the caller rejects them first. With `bpp` 3 it reads, and writes back unchanged, one
+/// byte past the last pixel of each row, so one byte must be readable after the last row.
+uint32_t cwi_png_unfilter_band(uint8_t *rows, size_t stride, uint32_t count, const uint8_t *prior, uint32_t width, uint32_t bpp);
+
 /// How cwi_png_compress_image writes.
 typedef struct {
     /// The deflate level, 0 (stored) to 9 (libdeflate's scale, zlib-like; 6 is the peers' default).

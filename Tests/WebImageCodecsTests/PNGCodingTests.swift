@@ -132,7 +132,9 @@ struct PNGCodingTests {
                 let encoded = try PNGCoder().encode(
                     Image(pixels: Self.photo(width: width, height: height, alpha: alpha)), as: .png, options: EncodeOptions())
                 #expect(Self.decodesDirectly(encoded), "\(width)x\(height) goes direct")
-                for (variant, options) in Self.decodeVariants {
+                // A quarter-size thumbnail reduces by four while reading (four-pixel blocks).
+                let quarter = DecodeOptions(thumbnail: ThumbnailSize(width: max(1, width / 4), height: max(1, height / 4)))
+                for (variant, options) in Self.decodeVariants + [("reduced by four", quarter)] {
                     Self.expectSameDecode(encoded, options: options, "\(width)x\(height) alpha \(alpha) \(variant)")
                 }
             }

@@ -43,40 +43,31 @@ extension WebPCoder {
     /// - Throws: `WebImageError.Code.encodeFailed` when libwebp refuses the options or the size.
     package static func encode(_ planes: YUVPlanes, options: EncodeOptions) throws(WebImageError) -> Data {
         var config = try Self.config(options)
-        var writer = WebPMemoryWriter()
-        WebPMemoryWriterInit(&writer)
-        defer { WebPMemoryWriterClear(&writer) }
         var picture = WebPPicture()
         guard WebPPictureInit(&picture) != 0 else { throw WebImageError(.encodeFailed, "libwebp version mismatch") }
         // Frees only what libwebp allocates in the picture (the ARGB a lossless encode converts
         // to), never the planes it points at.
         defer { WebPPictureFree(&picture) }
         let (width, height) = (planes.luma.width, planes.luma.height)
-        let error = planes.luma.bytes.withUnsafeBufferPointer { luma in
+        return try planes.luma.bytes.withUnsafeBufferPointer { luma in
             planes.blue.bytes.withUnsafeBufferPointer { blue in
                 planes.red.bytes.withUnsafeBufferPointer { red in
-                    withUnsafeMutablePointer(to: &writer) { writer -> UInt32? in
-                        // The planes stay ours: a lossy encode of a picture without alpha only
-                        // reads them (the picture takes mutable pointers).
-                        picture.use_argb = 0
-                        picture.colorspace = WEBP_YUV420
-                        picture.width = Int32(width)
-                        picture.height = Int32(height)
-                        picture.y = UnsafeMutablePointer(mutating: luma.baseAddress)
-                        picture.u = UnsafeMutablePointer(mutating: blue.baseAddress)
-                        picture.v = UnsafeMutablePointer(mutating: red.baseAddress)
-                        picture.y_stride = Int32(planes.luma.stride)
-                        picture.uv_stride = Int32(planes.blue.stride)
-                        picture.writer = WebPMemoryWrite
-                        picture.custom_ptr = UnsafeMutableRawPointer(writer)
-                        return WebPEncode(&config, &picture) != 0 ? nil : picture.error_code.rawValue
+                    // The planes stay ours: a lossy encode of a picture without alpha only reads
+                    // them (the picture takes mutable pointers).
+                    picture.use_argb = 0
+                    picture.colorspace = WEBP_YUV420
+                    picture.width = Int32(width)
+                    picture.height = Int32(height)
+                    picture.y = UnsafeMutablePointer(mutating: luma.baseAddress)
+                    picture.u = UnsafeMutablePointer(mutating: blue.baseAddress)
+                    picture.v = UnsafeMutablePointer(mutating: red.baseAddress)
+                    picture.y_stride = Int32(planes.luma.stride)
+                    picture.uv_stride = Int32(planes.blue.stride)
+                    return Result { () throws(WebImageError) in
+                        try encoded(&picture, config: &config, describing: "\(width)x\(height) planes")
                     }
                 }
             }
-        }
-        guard error == nil, let memory = writer.mem, writer.size > 0 else {
-            throw WebImageError(.encodeFailed, "libwebp could not encode \(width)x\(height) planes (error \(error ?? 0))")
-        }
-        return Data(bytes: memory, count: writer.size)
+        }.get()
     }
 }

@@ -26,18 +26,26 @@ package struct WebPCoder: ImageCoder {
     /// (the method).
     private func encodeStill(_ pixels: PixelBuffer, options: EncodeOptions) throws(WebImageError) -> Data {
         var config = try Self.config(options)
+        return try Self.withPicture(of: pixels, asARGB: options.lossless) { picture in
+            Result { () throws(WebImageError) in try Self.encoded(picture, config: &config, describing: "\(pixels.width)x\(pixels.height)")
+            }
+        }.get()
+    }
+
+    /// `picture`, filled in, encoded with `config` into memory; `describing` names it in the error.
+    static func encoded(_ picture: UnsafeMutablePointer<WebPPicture>, config: inout WebPConfig, describing: String) throws(WebImageError)
+        -> Data
+    {
         var writer = WebPMemoryWriter()
         WebPMemoryWriterInit(&writer)
         defer { WebPMemoryWriterClear(&writer) }
-        let error = try Self.withPicture(of: pixels, asARGB: options.lossless) { picture in
-            withUnsafeMutablePointer(to: &writer) { writer in
-                picture.pointee.writer = WebPMemoryWrite
-                picture.pointee.custom_ptr = UnsafeMutableRawPointer(writer)
-                return WebPEncode(&config, picture) != 0 ? nil : picture.pointee.error_code.rawValue
-            }
+        let error = withUnsafeMutablePointer(to: &writer) { writer in
+            picture.pointee.writer = WebPMemoryWrite
+            picture.pointee.custom_ptr = UnsafeMutableRawPointer(writer)
+            return WebPEncode(&config, picture) != 0 ? nil : picture.pointee.error_code.rawValue
         }
         guard error == nil, let memory = writer.mem, writer.size > 0 else {
-            throw WebImageError(.encodeFailed, "libwebp could not encode \(pixels.width)x\(pixels.height) (error \(error ?? 0))")
+            throw WebImageError(.encodeFailed, "libwebp could not encode \(describing) (error \(error ?? 0))")
         }
         return Data(bytes: memory, count: writer.size)
     }

@@ -285,13 +285,19 @@ def thumbnail_comparison(name: str, what: str, prepare: Callable[[Path], Path]) 
     )
 
 
+def built_peer(source: str, *flags: str) -> Path:
+    """A C program of peers/ (SOURCE) compiled with `cc -O2` and FLAGS (its libraries) into the
+    temporary folder."""
+    binary = Path(tempfile.gettempdir()) / f"webimage-{Path(source).stem.replace('_', '-')}"
+    subprocess.run(["cc", "-O2", "-o", str(binary), str(PEERS / source), *flags], check=True)
+    return binary
+
+
 @functools.lru_cache(maxsize=None)
 def codec_floor() -> str:
     """peers/codec_floor.c compiled against the system libheif and libjxl (once per run)."""
-    binary = Path(tempfile.gettempdir()) / "webimage-codec-floor"
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libheif", "libjxl"], check=True, capture_output=True, text=True).stdout
-    subprocess.run(["cc", "-O2", "-o", str(binary), str(PEERS / "codec_floor.c"), *flags.split()], check=True)
-    return str(binary)
+    return str(built_peer("codec_floor.c", *flags.split()))
 
 
 def decode_comparison(name: str, format: str, **save) -> Comparison:

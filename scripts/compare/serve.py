@@ -47,7 +47,7 @@ from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import ROOT, encoded_photo, free_port, machine, wait_for_listener  # noqa: E402
+from run import ROOT, built_peer, encoded_photo, free_port, machine, wait_for_listener  # noqa: E402
 
 WEBIMAGE = ROOT / ".build" / "release" / "webimage"
 HTTP_FLOOR = ROOT / "Benchmarks" / ".build" / "release" / "HTTPFloor"
@@ -393,19 +393,9 @@ def vips_alone(path: Path, suffix: str, seconds: float) -> dict:
     return two_processes(command, os.environ | {"VIPS_CONCURRENCY": "1"})
 
 
-def format_floor_binary() -> Path:
-    """peers/format_floor.c built: the JPEG and WebP rows' codec floor."""
-    binary = Path(tempfile.gettempdir()) / "webimage-format-floor"
-    subprocess.run(["cc", "-O2", "-o", str(binary), str(Path(__file__).resolve().parent / "peers" / "format_floor.c"),
-                    "-lturbojpeg", "-lwebp"], check=True)
-    return binary
-
-
 def png_floor(path: Path) -> dict:
     """peers/png_floor.c: libpng, zlib and libdeflate alone on the PNG row's source and result."""
-    binary = Path(tempfile.gettempdir()) / "webimage-png-floor"
-    subprocess.run(["cc", "-O2", "-o", str(binary), str(Path(__file__).resolve().parent / "peers" / "png_floor.c"),
-                    "-lpng16", "-lz", "-ldeflate"], check=True)
+    binary = built_peer("png_floor.c", "-lpng16", "-lz", "-ldeflate")
     return json.loads(subprocess.run([str(binary), str(path), "20"], check=True, capture_output=True, text=True).stdout)
 
 
@@ -423,7 +413,8 @@ def formats(workdir: Path, args, report: dict):
     ours, ours_port = start_ours(workdir, "formats")
     thumbor, thumbor_port = start_thumbor(workdir)
     baseline = start_ours(workdir, "baseline", binary=args.baseline) if args.baseline else None
-    floor_binary = format_floor_binary()
+    # The JPEG and WebP rows' codec floor.
+    floor_binary = built_peer("format_floor.c", "-lturbojpeg", "-lwebp")
     results = {}
     for label, source_format, extension, quality, vips_suffix, thumbor_filters in FORMAT_ROWS:
         if args.rows and not any(label.startswith(prefix) for prefix in args.rows.split(",")):

@@ -290,3 +290,147 @@ int cwi_jpeg_stream_feed(cwi_jpeg_stream *stream, const uint8_t *data, size_t si
 const cwi_jpeg_image *cwi_jpeg_stream_image(const cwi_jpeg_stream *stream) { return &stream->image; }
 
 const char *cwi_jpeg_stream_message(const cwi_jpeg_stream *stream) { return stream->message; }
+
+// Planes decoding reaches into libjpeg's decompression master for the columns of blocks to
+// inverse-transform: the fields jpeg_crop_scanline sets, which it refuses to set for raw output.
+// The header is the installed library's own (libjpeg62-turbo-dev), so its layout is the library's.
+#include <jpegint.h>
+
+typedef struct {
+    cwi_jpeg_error error;
+    struct jpeg_progress_mgr progress;
+} cwi_jpeg_planes_context;
+
+// Warnings counted (the caller declines a file libjpeg worked around damage in), never printed.
+static void cwi_jpeg_planes_count_warnings(j_common_ptr cinfo, int level) {
+    if (level < 0) {
+        cinfo->err->num_warnings++;
+    }
+}
+
+static void cwi_jpeg_planes_limit_scans(j_common_ptr cinfo) {
+    j_decompress_ptr decompress = (j_decompress_ptr)cinfo;
+    if (decompress->input_scan_number > CWI_JPEG_SCAN_LIMIT) {
+        cwi_jpeg_planes_context *context = (cwi_jpeg_planes_context *)decompress->client_data;
+        snprintf(context->error.message, 200, "more than %d scans", CWI_JPEG_SCAN_LIMIT);
+        longjmp(context->error.jump, 1);
+    }
+}
+
+// Inverse-transforms the window's columns of blocks, or none at all (first past last) for an
+// iMCU row the caller only needs read past.
+static void cwi_jpeg_planes_columns(j_decompress_ptr cinfo, const cwi_jpeg_window *window, int transform) {
+    JDIMENSION first = transform ? window->first_column : 1, last = transform ? window->last_column : 0;
+    cinfo->master->first_iMCU_col = first;
+    cinfo->master->last_iMCU_col = last;
+    for (int component = 0; component < cinfo->num_components; component++) {
+        jpeg_component_info *info = &cinfo->comp_info[component];
+        JDIMENSION end = (last + 1) * (JDIMENSION)info->h_samp_factor;
+        cinfo->master->first_MCU_col[component] = first * (JDIMENSION)info->h_samp_factor;
+        cinfo->master->last_MCU_col[component] = (end < info->width_in_blocks ? end : info->width_in_blocks) - 1;
+    }
+}
+
+int cwi_jpeg_decode_planes(const uint8_t *data, size_t size, uint32_t scale_numerator, const cwi_jpeg_window *window,
+                           uint8_t *const planes[3], const size_t strides[3], const size_t lengths[3], char message[200]) {
+    struct jpeg_decompress_struct cinfo;
+    cwi_jpeg_planes_context context;
+    message[0] = 0;
+    cinfo.err = jpeg_std_error(&context.error.base);
+    context.error.base.error_exit = cwi_jpeg_error_exit;
+    context.error.base.emit_message = cwi_jpeg_planes_count_warnings;
+    context.error.message = message;
+    // Row pointers for one iMCU row of each plane: at most 2 x 8 rows of luma (the largest
+    // sampling factor this takes is 2, the largest DCT scale 8/8).
+    JSAMPROW rows[3][16];
+    JSAMPARRAY rows_of[3] = {rows[0], rows[1], rows[2]};
+    if (setjmp(context.error.jump)) {
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
+    jpeg_create_decompress(&cinfo);
+    cinfo.client_data = &context;
+    context.progress.progress_monitor = cwi_jpeg_planes_limit_scans;
+    cinfo.progress = &context.progress;
+    jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    jpeg_read_header(&cinfo, TRUE);
+    jpeg_component_info *components = cinfo.comp_info;
+    if (cinfo.num_components != 3 || cinfo.jpeg_color_space != JCS_YCbCr || cinfo.max_h_samp_factor > 2 ||
+        cinfo.max_v_samp_factor > 2 || components[0].h_samp_factor != cinfo.max_h_samp_factor ||
+        components[0].v_samp_factor != cinfo.max_v_samp_factor || components[1].h_samp_factor != 1 ||
+        components[1].v_samp_factor != 1 || components[2].h_samp_factor != 1 || components[2].v_samp_factor != 1 ||
+        scale_numerator < 1 || scale_numerator > 8) {
+        snprintf(message, 200, "not a YCbCr JPEG this decodes to planes");
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
+    int multiple_scans = jpeg_has_multiple_scans(&cinfo);
+    cinfo.raw_data_out = TRUE;
+    cinfo.scale_num = scale_numerator;
+    cinfo.scale_denom = 8;
+    cinfo.dct_method = JDCT_ISLOW;
+    jpeg_start_decompress(&cinfo);
+    // libjpeg decodes 4:2:0 chroma at twice the luma's DCT scale in place of upsampling it;
+    // planes keep the chroma subsampled, so each chroma block takes the luma's scale and inverse
+    // transform, as TurboJPEG's own planes decode does.
+    int block = cinfo.min_DCT_scaled_size;
+    for (int component = 1; component < 3; component++) {
+        jpeg_component_info *info = &cinfo.comp_info[component];
+        if (info->DCT_scaled_size != block) {
+            info->DCT_scaled_size = block;
+            info->MCU_sample_width = info->MCU_width * block;
+            cinfo.idct->inverse_DCT[component] = cinfo.idct->inverse_DCT[0];
+        }
+    }
+    JDIMENSION imcu_width = (JDIMENSION)(cinfo.max_h_samp_factor * DCTSIZE), imcu_height = (JDIMENSION)(cinfo.max_v_samp_factor * DCTSIZE);
+    JDIMENSION imcu_columns = (cinfo.image_width + imcu_width - 1) / imcu_width;
+    JDIMENSION imcu_rows = (cinfo.image_height + imcu_height - 1) / imcu_height;
+    if (window->first_column > window->last_column || window->last_column >= imcu_columns ||
+        window->first_row > window->last_row || window->last_row >= imcu_rows) {
+        snprintf(message, 200, "the window is outside the image's %u x %u iMCUs", imcu_columns, imcu_rows);
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
+    // A file of several scans has all its coefficients read before the first row anyway, and
+    // libjpeg's block smoothing of an incomplete progressive file looks past a window's edge:
+    // the caller decodes it whole.
+    if (multiple_scans && (window->first_column != 0 || window->last_column + 1 != imcu_columns || window->first_row != 0 ||
+                           window->last_row + 1 != imcu_rows)) {
+        jpeg_destroy_decompress(&cinfo);
+        return 1;
+    }
+    int lines[3];
+    for (int component = 0; component < 3; component++) {
+        lines[component] = components[component].v_samp_factor * block;
+        size_t width = (size_t)(window->last_column - window->first_column + 1) * (size_t)(components[component].h_samp_factor * block);
+        size_t height = (size_t)(window->last_row - window->first_row + 1) * (size_t)lines[component];
+        if (strides[component] < width || lengths[component] < (height - 1) * strides[component] + width) {
+            snprintf(message, 200, "plane %d is smaller than the window's blocks", component);
+            jpeg_destroy_decompress(&cinfo);
+            return -1;
+        }
+    }
+    for (JDIMENSION row = 0; row <= window->last_row; row++) {
+        int inside = row >= window->first_row;
+        if (!multiple_scans) {
+            cwi_jpeg_planes_columns(&cinfo, window, inside);
+        }
+        // Rows before the window are entropy-decoded (their codes come first) but not
+        // transformed, so their pointers are never written through: any will do.
+        JDIMENSION band = inside ? row - window->first_row : 0;
+        for (int component = 0; component < 3; component++) {
+            for (int line = 0; line < lines[component]; line++) {
+                rows[component][line] = planes[component] + ((size_t)band * (size_t)lines[component] + (size_t)line) * strides[component];
+            }
+        }
+        if (jpeg_read_raw_data(&cinfo, rows_of, (JDIMENSION)lines[0]) == 0) {
+            snprintf(message, 200, "the data ended early");
+            jpeg_destroy_decompress(&cinfo);
+            return -1;
+        }
+    }
+    int warned = context.error.base.num_warnings > 0;
+    // The rows past the window are never read: a file damaged only there gives the window whole.
+    jpeg_destroy_decompress(&cinfo);
+    return warned ? 2 : 0;
+}

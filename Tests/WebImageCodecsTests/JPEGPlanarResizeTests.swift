@@ -31,10 +31,12 @@ struct JPEGPlanarResizeTests {
         return PixelBuffer(width: width, height: height, straightRGBA: bytes)
     }
 
-    private static func jpeg(_ pixels: PixelBuffer, chroma: EncodeOptions.ChromaSubsampling = .both, quality: Double = 0.92) throws -> Data
-    {
+    private static func jpeg(
+        _ pixels: PixelBuffer, chroma: EncodeOptions.ChromaSubsampling = .both, quality: Double = 0.92, progressive: Bool = false
+    ) throws -> Data {
         var options = EncodeOptions(quality: quality)
         options.chromaSubsampling = chroma
+        options.progressive = progressive
         return try JPEGCoder().encode(Image(pixels: pixels), as: .jpeg, options: options)
     }
 
@@ -116,6 +118,30 @@ struct JPEGPlanarResizeTests {
                 #expect(difference.chroma < (smooth ? chromaBound : 2.0), "\(label): chroma \(difference.chroma)")
             }
         }
+    }
+
+    @Test(
+        "only the blocks the resize reads are decoded: a file cut short below them resizes as the whole file does, a progressive one is decoded whole",
+        arguments: [EncodeOptions.ChromaSubsampling.both, .horizontal, .none])
+    func window(chroma: EncodeOptions.ChromaSubsampling) throws {
+        // A portrait photograph at 1/2 (240x320), a window in its upper part: the iMCU rows below
+        // the filter's reach are never read, the columns beside it never transformed.
+        let source = try Self.jpeg(Self.photo(width: 480, height: 640), chroma: chroma)
+        let top = JPEGPlanarResize(width: 233, height: 311, window: ResizeWindow(x: 40, y: 10, width: 121, height: 60), filter: .lanczos3)
+        let whole = try #require(try top.recompress(source, quality: 90, limits: DecodeLimits()))
+        // Cut at 60% of its bytes, the file's lower rows are missing, which libjpeg warns of only
+        // once it reads them.
+        let cut = source.prefix(source.count * 6 / 10)
+        #expect(try top.recompress(cut, quality: 90, limits: DecodeLimits()) == whole)
+        let bottom = JPEGPlanarResize(
+            width: 233, height: 311, window: ResizeWindow(x: 40, y: 240, width: 121, height: 60), filter: .lanczos3)
+        #expect(try bottom.recompress(cut, quality: 90, limits: DecodeLimits()) == nil)
+        #expect(try bottom.recompress(source, quality: 90, limits: DecodeLimits()) != nil)
+        // A progressive encode holds the same coefficients in several scans, all read before the
+        // first row: decoded whole, then resized to the same bytes.
+        let progressive = try Self.jpeg(Self.photo(width: 480, height: 640), chroma: chroma, progressive: true)
+        #expect(progressive != source)
+        #expect(try top.recompress(progressive, quality: 90, limits: DecodeLimits()) == whole)
     }
 
     @Test("libjpeg-turbo's test files of every subsampling, baseline and progressive, odd sizes included, take the path")

@@ -148,6 +148,28 @@ const cwi_jpeg_image *cwi_jpeg_stream_image(const cwi_jpeg_stream *stream);
 /// Why the stream failed.
 const char *cwi_jpeg_stream_message(const cwi_jpeg_stream *stream);
 
+/// The blocks of a JPEG's planes to decode, in iMCUs (max_h_samp_factor x max_v_samp_factor
+/// blocks of 8x8 source pixels), first and last included.
+typedef struct {
+    uint32_t first_column;
+    uint32_t last_column;
+    uint32_t first_row;
+    uint32_t last_row;
+} cwi_jpeg_window;
+
+/// Decodes a three-component YCbCr JPEG (4:4:4, 4:2:2 or 4:2:0) at `scale_numerator`/8 in the
+/// DCT straight into its Y, Cb and Cr planes, chroma kept subsampled, and only the blocks inside
+/// `window`: the iMCU rows above it are entropy-decoded but not transformed, those below it not
+/// read at all, the columns beside it not transformed. Plane c's first sample is the window's
+/// top-left; it holds whole scaled blocks (`(last_column - first_column + 1) * h_samp[c]` of them
+/// across, `(last_row - first_row + 1) * v_samp[c]` down), `lengths[c]` bytes in rows
+/// `strides[c]` apart. At most 500 scans.
+/// Returns 0 when decoded; 1 when the file has several scans and `window` is not the whole
+/// image (decode it whole: such a file's coefficients are all read first anyway); 2 when
+/// decoded but libjpeg warned of damage on the way; -1 when it cannot, the reason in `message`.
+int cwi_jpeg_decode_planes(const uint8_t *data, size_t size, uint32_t scale_numerator, const cwi_jpeg_window *window,
+                           uint8_t *const planes[3], const size_t strides[3], const size_t lengths[3], char message[200]);
+
 void cwi_jpeg_stream_destroy(cwi_jpeg_stream *stream);
 
 /// Separable resampling weights along one axis of a plane: output position i reads `counts[i]`

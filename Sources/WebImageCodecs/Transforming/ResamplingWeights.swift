@@ -5,7 +5,7 @@
 /// (area-correct, no aliasing); enlarging keeps the kernel at its natural width. Sample
 /// positions are pixel centres, so an image keeps its alignment at any scale.
 struct ResamplingWeights {
-    let starts: [Int]
+    private(set) var starts: [Int]
     let counts: [Int]
     let weights: [Float]
     let stride: Int
@@ -77,6 +77,15 @@ struct ResamplingWeights {
             origin = start
         }
         return origin
+    }
+
+    /// The same weights read from a source that begins `offset` pixels in: every position's
+    /// first pixel `offset` lower.
+    func shifted(by offset: Int) -> ResamplingWeights {
+        guard offset != 0 else { return self }
+        var shifted = self
+        shifted.starts = starts.map { $0 - offset }
+        return shifted
     }
 
     /// How many output positions the tables hold.

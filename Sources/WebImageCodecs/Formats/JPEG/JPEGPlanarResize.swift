@@ -5,7 +5,9 @@ import CWebImageCodecs
 /// A JPEG resized into a JPEG without leaving YCbCr: decoded at a DCT scale that covers the
 /// resize (``decodedSize(width:height:target:)``) straight into its Y, Cb and Cr planes, each
 /// plane resampled on its own (the chroma planes at their subsampled size), and the planes
-/// encoded as 4:2:0.
+/// encoded as 4:2:0. Only the blocks the resampling reads are decoded (a crop's middle, a
+/// window's part, ``BlockGeometry``): libjpeg inverse-transforms only their columns and stops
+/// reading after their last row; a file of several scans is decoded whole.
 ///
 /// The general path (``JPEGCoder`` to RGBA, ``ResizingTransformer``, ``JPEGCoder`` again)
 /// converts every pixel to RGB, upsamples the chroma to full size, resamples four channels,
@@ -70,35 +72,53 @@ package struct JPEGPlanarResize: Sendable {
     /// resampler does the rest. The general path's decode also takes this size when asked for a
     /// thumbnail of it.
     package static func decodedSize(width: Int, height: Int, target: (width: Int, height: Int)) -> (width: Int, height: Int) {
-        let factor = JPEGCoder.scalingFactor(
-            width: width, height: height,
-            thumbnail: ThumbnailSize(width: target.width, height: target.height, preservesAspectRatio: false, resamples: false),
-            simdOnly: true)
+        let factor = scalingFactor(width: width, height: height, target: target)
         return (Int(JPEGCoder.scaled(Int32(width), factor)), Int(JPEGCoder.scaled(Int32(height), factor)))
     }
 
-    /// One 8-bit plane: `width` x `height` samples in rows `stride` apart, as many rows as
-    /// TurboJPEG's plane for it has (its size padded to whole chroma samples: a 4:2:0 luma plane
-    /// of an odd width has one more column, which TurboJPEG reads and writes).
+    private static func scalingFactor(width: Int, height: Int, target: (width: Int, height: Int)) -> tjscalingfactor {
+        JPEGCoder.scalingFactor(
+            width: width, height: height,
+            thumbnail: ThumbnailSize(width: target.width, height: target.height, preservesAspectRatio: false, resamples: false),
+            simdOnly: true)
+    }
+
+    /// One 8-bit plane, or the part of one a resize reads: `width` x `height` samples in rows
+    /// `stride` apart, the first of them at `origin` in the whole plane, which is `extent` in
+    /// size. The rows and columns past `width` and `height` are padding the codec reads or
+    /// writes whole blocks in (a 4:2:0 luma plane of an odd width has one more column).
     package struct Plane: Sendable {
         var bytes: [UInt8]
         var width: Int
         var height: Int
         var stride: Int
+        var origin: (x: Int, y: Int)
+        var extent: (width: Int, height: Int)
 
         init(width: Int, height: Int, stride: Int, rows: Int) {
             bytes = uninitialized(stride * rows)
             (self.width, self.height, self.stride) = (width, height, stride)
+            (origin, extent) = ((0, 0), (width, height))
+        }
+
+        /// The part of a plane of `extent` from `origin` on, `stride` x `rows` bytes: `width`
+        /// x `height` of it inside the plane.
+        init(origin: (x: Int, y: Int), extent: (width: Int, height: Int), stride: Int, rows: Int) {
+            self.init(width: min(stride, extent.width - origin.x), height: min(rows, extent.height - origin.y), stride: stride, rows: rows)
+            (self.origin, self.extent) = (origin, extent)
         }
     }
 
     /// A YCbCr image as three planes, the chroma planes `chromaStep` times smaller each way:
-    /// what ``decode(_:limits:)`` makes, ``resampled(_:)`` resizes and ``encode(_:quality:)`` writes.
+    /// what ``decode(_:limits:keepsEXIF:)`` makes, ``resampled(_:)`` resizes and
+    /// ``encode(_:quality:)`` writes.
     package struct Planes: Sendable {
         var luma: Plane
         var blue: Plane
         var red: Plane
         var chromaStep: (x: Int, y: Int)
+        /// The resize's passes the decode chose its window by, for ``resampled(_:)`` to reuse.
+        var passes: Passes?
 
         /// TurboJPEG's planes for a `width` x `height` image in `subsampling`.
         init(width: Int32, height: Int32, subsampling: Int32, chromaStep: (x: Int, y: Int)) {
@@ -111,6 +131,38 @@ package struct JPEGPlanarResize: Sendable {
             red = plane(2, logical: nil)
             self.chromaStep = chromaStep
         }
+
+        init(luma: Plane, blue: Plane, red: Plane, chromaStep: (x: Int, y: Int), passes: Passes) {
+            (self.luma, self.blue, self.red, self.chromaStep, self.passes) = (luma, blue, red, chromaStep, passes)
+        }
+    }
+
+    /// The four resampling passes of a resize of planes: luma and chroma, across and down.
+    struct Passes: Sendable {
+        var lumaColumns: ResamplingWeights
+        var lumaRows: ResamplingWeights
+        var chromaColumns: ResamplingWeights
+        var chromaRows: ResamplingWeights
+    }
+
+    /// The passes that resize whole planes of `luma` and `chroma` size (the chroma `chromaStep`
+    /// times smaller) to the window, as 4:2:0.
+    func passes(luma: (width: Int, height: Int), chroma: (width: Int, height: Int), chromaStep: (x: Int, y: Int)) -> Passes {
+        let (scaleX, scaleY) = (Double(luma.width) / Double(width), Double(luma.height) / Double(height))
+        let output = (width: window.columns.count, height: window.rows.count)
+        // An output chroma sample covers two output luma samples each way; in source chroma
+        // samples, its centre is the luma centre scaled, divided by the source's chroma step.
+        return Passes(
+            lumaColumns: ResamplingWeights(
+                inputSize: luma.width, scale: scaleX, offset: Double(window.columns.lowerBound), count: output.width, filter: filter),
+            lumaRows: ResamplingWeights(
+                inputSize: luma.height, scale: scaleY, offset: Double(window.rows.lowerBound), count: output.height, filter: filter),
+            chromaColumns: ResamplingWeights(
+                inputSize: chroma.width, scale: scaleX * 2 / Double(chromaStep.x), offset: Double(window.columns.lowerBound) / 2,
+                count: (output.width + 1) / 2, filter: filter),
+            chromaRows: ResamplingWeights(
+                inputSize: chroma.height, scale: scaleY * 2 / Double(chromaStep.y), offset: Double(window.rows.lowerBound) / 2,
+                count: (output.height + 1) / 2, filter: filter))
     }
 
     private func decode(_ bytes: UnsafeRawBufferPointer, _ handle: tjhandle, limits: DecodeLimits) throws(WebImageError) -> Planes? {
@@ -120,23 +172,21 @@ package struct JPEGPlanarResize: Sendable {
             sourceWidth > 0, sourceHeight > 0, colorspace == Int32(TJCS_YCbCr.rawValue), let step = Self.chromaStep(subsampling)
         else { return nil }
         try limits.checkDeclared(width: Int(sourceWidth), height: Int(sourceHeight))
-        let scaled = Self.decodedSize(width: Int(sourceWidth), height: Int(sourceHeight), target: (width, height))
-        try limits.check(width: scaled.width, height: scaled.height, inputSize: bytes.count)
-        let (scaledWidth, scaledHeight) = (Int32(scaled.width), Int32(scaled.height))
-        var planes = Planes(width: scaledWidth, height: scaledHeight, subsampling: subsampling, chromaStep: step)
-        var strides = [planes.luma, planes.blue, planes.red].map { Int32($0.stride) }
-        let status = planes.luma.bytes.withUnsafeMutableBufferPointer { luma in
-            planes.blue.bytes.withUnsafeMutableBufferPointer { blue in
-                planes.red.bytes.withUnsafeMutableBufferPointer { red in
-                    var pointers: [UnsafeMutablePointer<UInt8>?] = [luma.baseAddress, blue.baseAddress, red.baseAddress]
-                    return tjDecompressToYUVPlanes(
-                        handle, source, UInt(bytes.count), &pointers, scaledWidth, &strides, scaledHeight, 0)
-                }
-            }
-        }
+        let factor = Self.scalingFactor(width: Int(sourceWidth), height: Int(sourceHeight), target: (width, height))
+        let geometry = BlockGeometry(
+            source: (Int(sourceWidth), Int(sourceHeight)), eighths: Int(8 * factor.num / factor.denom), chromaStep: step)
+        try limits.check(width: geometry.luma.width, height: geometry.luma.height, inputSize: bytes.count)
+        let passes = passes(luma: geometry.luma, chroma: geometry.chroma, chromaStep: step)
+        switch geometry.decode(bytes, window: geometry.window(reading: passes), passes: passes) {
+        case .decoded(let planes): return planes
+        // A file of several scans is read whole before its first row anyway.
+        case .wholeImageNeeded:
+            if case .decoded(let planes) = geometry.decode(bytes, window: geometry.wholeImage, passes: passes) { return planes }
+            return nil
         // Any warning (damage libjpeg worked around, data that ends early) goes to the general
         // path, which decides what such a file becomes.
-        return status == 0 ? planes : nil
+        case .declined: return nil
+        }
     }
 
     /// How many luma samples each chroma sample spans across and down, for the subsamplings this
@@ -150,36 +200,24 @@ package struct JPEGPlanarResize: Sendable {
         }
     }
 
-    /// The window of the resize, as 4:2:0 planes: luma at the window's size, chroma at half.
+    /// The window of the resize, as 4:2:0 planes.
     package func resampled(_ planes: Planes) -> Planes {
-        let (scaleX, scaleY) = (Double(planes.luma.width) / Double(width), Double(planes.luma.height) / Double(height))
+        let passes =
+            planes.passes
+            ?? passes(luma: planes.luma.extent, chroma: planes.blue.extent, chromaStep: planes.chromaStep)
         var output = Planes(
             width: Int32(window.columns.count), height: Int32(window.rows.count), subsampling: Int32(TJSAMP_420.rawValue),
             chromaStep: (2, 2))
-        Self.resample(
-            planes.luma, into: &output.luma,
-            columns: ResamplingWeights(
-                inputSize: planes.luma.width, scale: scaleX, offset: Double(window.columns.lowerBound), count: output.luma.width,
-                filter: filter),
-            rows: ResamplingWeights(
-                inputSize: planes.luma.height, scale: scaleY, offset: Double(window.rows.lowerBound), count: output.luma.height,
-                filter: filter))
-        // An output chroma sample covers two output luma samples each way; in source chroma
-        // samples, its centre is the luma centre scaled, divided by the source's chroma step.
-        let chromaColumns = ResamplingWeights(
-            inputSize: planes.blue.width, scale: scaleX * 2 / Double(planes.chromaStep.x), offset: Double(window.columns.lowerBound) / 2,
-            count: output.blue.width, filter: filter)
-        let chromaRows = ResamplingWeights(
-            inputSize: planes.blue.height, scale: scaleY * 2 / Double(planes.chromaStep.y), offset: Double(window.rows.lowerBound) / 2,
-            count: output.blue.height, filter: filter)
-        Self.resample(planes.blue, into: &output.blue, columns: chromaColumns, rows: chromaRows)
-        Self.resample(planes.red, into: &output.red, columns: chromaColumns, rows: chromaRows)
+        Self.resample(planes.luma, into: &output.luma, columns: passes.lumaColumns, rows: passes.lumaRows)
+        Self.resample(planes.blue, into: &output.blue, columns: passes.chromaColumns, rows: passes.chromaRows)
+        Self.resample(planes.red, into: &output.red, columns: passes.chromaColumns, rows: passes.chromaRows)
         return output
     }
 
     /// `source` resampled into `output`'s `width` x `height`, then its padding (the column and
     /// row past an odd size) filled with copies of the edge, as libjpeg pads an image itself.
     private static func resample(_ source: Plane, into output: inout Plane, columns: ResamplingWeights, rows: ResamplingWeights) {
+        let (columns, rows) = (columns.shifted(by: source.origin.x), rows.shifted(by: source.origin.y))
         // The row pass reads four taps at a time: three floats past the line, and every
         // position's weights padded to a multiple of four.
         let line = UnsafeMutablePointer<Float>.allocate(capacity: source.width + 3)

@@ -295,8 +295,11 @@ const char *cwi_jpeg_stream_message(const cwi_jpeg_stream *stream) { return stre
 // inverse-transform: the fields jpeg_crop_scanline sets, which it refuses to set for raw output.
 // The header is the installed library's own (libjpeg62-turbo-dev), so its layout is the library's.
 #include <jpegint.h>
+#include "JPEGEntropy.h"
 
 typedef struct {
+    // First: the entropy decoder finds itself at client_data.
+    cwi_huffman_decoder huffman;
     cwi_jpeg_error error;
     struct jpeg_progress_mgr progress;
 } cwi_jpeg_planes_context;
@@ -332,7 +335,8 @@ static void cwi_jpeg_planes_columns(j_decompress_ptr cinfo, const cwi_jpeg_windo
 }
 
 int cwi_jpeg_decode_planes(const uint8_t *data, size_t size, uint32_t scale_numerator, const cwi_jpeg_window *window,
-                           uint8_t *const planes[3], const size_t strides[3], const size_t lengths[3], char message[200]) {
+                           uint8_t *const planes[3], const size_t strides[3], const size_t lengths[3], uint32_t flags,
+                           char message[200]) {
     struct jpeg_decompress_struct cinfo;
     cwi_jpeg_planes_context context;
     message[0] = 0;
@@ -399,6 +403,7 @@ int cwi_jpeg_decode_planes(const uint8_t *data, size_t size, uint32_t scale_nume
         jpeg_destroy_decompress(&cinfo);
         return 1;
     }
+    int ours = !multiple_scans && !(flags & CWI_JPEG_LIBJPEG_ENTROPY) && cwi_jpeg_entropy_install(&cinfo, &context.huffman) == 0;
     int lines[3];
     for (int component = 0; component < 3; component++) {
         lines[component] = components[component].v_samp_factor * block;
@@ -429,7 +434,7 @@ int cwi_jpeg_decode_planes(const uint8_t *data, size_t size, uint32_t scale_nume
             return -1;
         }
     }
-    int warned = context.error.base.num_warnings > 0;
+    int warned = context.error.base.num_warnings > 0 || (ours && (context.huffman.corrupt || context.huffman.insufficient));
     // The rows past the window are never read: a file damaged only there gives the window whole.
     jpeg_destroy_decompress(&cinfo);
     return warned ? 2 : 0;

@@ -163,12 +163,18 @@ typedef struct {
 /// read at all, the columns beside it not transformed. Plane c's first sample is the window's
 /// top-left; it holds whole scaled blocks (`(last_column - first_column + 1) * h_samp[c]` of them
 /// across, `(last_row - first_row + 1) * v_samp[c]` down), `lengths[c]` bytes in rows
-/// `strides[c]` apart. At most 500 scans.
+/// `strides[c]` apart. At most 500 scans. A baseline file's entropy-coded data is decoded by
+/// our own Huffman decoder (JPEGEntropy.c: the same coefficients, faster), unless `flags` has
+/// CWI_JPEG_LIBJPEG_ENTROPY.
 /// Returns 0 when decoded; 1 when the file has several scans and `window` is not the whole
 /// image (decode it whole: such a file's coefficients are all read first anyway); 2 when
 /// decoded but libjpeg warned of damage on the way; -1 when it cannot, the reason in `message`.
 int cwi_jpeg_decode_planes(const uint8_t *data, size_t size, uint32_t scale_numerator, const cwi_jpeg_window *window,
-                           uint8_t *const planes[3], const size_t strides[3], const size_t lengths[3], char message[200]);
+                           uint8_t *const planes[3], const size_t strides[3], const size_t lengths[3], uint32_t flags,
+                           char message[200]);
+
+/// cwi_jpeg_decode_planes with libjpeg-turbo's own Huffman decoder: the reference ours is held to.
+#define CWI_JPEG_LIBJPEG_ENTROPY 1u
 
 void cwi_jpeg_stream_destroy(cwi_jpeg_stream *stream);
 

@@ -76,7 +76,7 @@ extension JPEGPlanarResize {
                         var planes = [luma.baseAddress, blue.baseAddress, red.baseAddress]
                         return cwi_jpeg_decode_planes(
                             bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, UInt32(block), &window, &planes,
-                            &strides, &lengths, &message)
+                            &strides, &lengths, 0, &message)
                     }
                 }
             }

@@ -27,6 +27,9 @@ let package = Package(
             dependencies: [.product(name: "WebImageServer", package: libraryIdentity), .product(name: "WebImage", package: libraryIdentity)],
             path: "Sources/FuzzProxyOptions"),
         .executableTarget(
+            name: "FuzzJPEGPlanes", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)],
+            path: "Sources/FuzzJPEGPlanes"),
+        .executableTarget(
             name: "FuzzS3XML", dependencies: [.product(name: "WebImageS3", package: libraryIdentity)], path: "Sources/FuzzS3XML"),
         .target(name: "FuzzSupport", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)], path: "Sources/FuzzSupport"),
     ],

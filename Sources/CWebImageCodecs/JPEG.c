@@ -321,17 +321,11 @@ static void cwi_jpeg_planes_limit_scans(j_common_ptr cinfo) {
 }
 
 // Inverse-transforms the window's columns of blocks, or none at all (first past last) for an
-// iMCU row the caller only needs read past.
+// iMCU row the caller only needs read past. A single scan's decode reads only these two (the
+// per-component columns jpeg_crop_scanline also sets are a several-scan decode's).
 static void cwi_jpeg_planes_columns(j_decompress_ptr cinfo, const cwi_jpeg_window *window, int transform) {
-    JDIMENSION first = transform ? window->first_column : 1, last = transform ? window->last_column : 0;
-    cinfo->master->first_iMCU_col = first;
-    cinfo->master->last_iMCU_col = last;
-    for (int component = 0; component < cinfo->num_components; component++) {
-        jpeg_component_info *info = &cinfo->comp_info[component];
-        JDIMENSION end = (last + 1) * (JDIMENSION)info->h_samp_factor;
-        cinfo->master->first_MCU_col[component] = first * (JDIMENSION)info->h_samp_factor;
-        cinfo->master->last_MCU_col[component] = (end < info->width_in_blocks ? end : info->width_in_blocks) - 1;
-    }
+    cinfo->master->first_iMCU_col = transform ? window->first_column : 1;
+    cinfo->master->last_iMCU_col = transform ? window->last_column : 0;
 }
 
 int cwi_jpeg_decode_planes(const uint8_t *data, size_t size, uint32_t scale_numerator, const cwi_jpeg_window *window,

@@ -117,7 +117,8 @@ package struct JPEGPlanarResize: Sendable {
         var blue: Plane
         var red: Plane
         var chromaStep: (x: Int, y: Int)
-        /// The resize's passes the decode chose its window by, for ``resampled(_:)`` to reuse.
+        /// The resize's passes the decode chose its window by, for ``resampled(_:)`` to reuse
+        /// (nil for its result, which is not resampled again).
         var passes: Passes?
 
         /// TurboJPEG's planes for a `width` x `height` image in `subsampling`.
@@ -200,11 +201,11 @@ package struct JPEGPlanarResize: Sendable {
         }
     }
 
-    /// The window of the resize, as 4:2:0 planes.
+    /// The window of the resize, as 4:2:0 planes, from planes this resize's
+    /// ``decode(_:limits:keepsEXIF:)`` made (which hold only the part its passes read).
     package func resampled(_ planes: Planes) -> Planes {
-        let passes =
-            planes.passes
-            ?? passes(luma: planes.luma.extent, chroma: planes.blue.extent, chromaStep: planes.chromaStep)
+        guard let passes = planes.passes, passes.lumaColumns.count == window.columns.count, passes.lumaRows.count == window.rows.count
+        else { preconditionFailure("planes are resampled by the resize that decoded them") }
         var output = Planes(
             width: Int32(window.columns.count), height: Int32(window.rows.count), subsampling: Int32(TJSAMP_420.rawValue),
             chromaStep: (2, 2))

@@ -41,6 +41,9 @@ public final class ImageServer: Service, Sendable {
     private let logger: Logger
     /// `IMGPROXY_MAX_CLIENTS`' count of client connections; nil without a limit.
     let connectionLimiter: ConnectionLimiter?
+    /// The same limit on the operations port, counted apart: idle or half-sent connections there
+    /// can neither hold the public port's share nor grow without end.
+    let operationsConnectionLimiter: ConnectionLimiter?
 
     /// A server; nothing listens until ``run()``.
     ///
@@ -56,6 +59,9 @@ public final class ImageServer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         connectionLimiter = configuration.maximumClients > 0 ? ConnectionLimiter(maximum: configuration.maximumClients) : nil
+        operationsConnectionLimiter =
+            configuration.maximumClients > 0 && configuration.operationsPort != nil
+            ? ConnectionLimiter(maximum: configuration.maximumClients) : nil
         registry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: registry)
         let telemetry = Telemetry(metricsFactory: factory, tracer: tracer)
@@ -82,36 +88,29 @@ public final class ImageServer: Service, Sendable {
 
     /// Listens until the service group is told to stop, then drains and closes the caches.
     public func run() async throws {
-        let http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ClientGoneHandler()],
-            idleTimeout: .seconds(Int64(configuration.idleTimeout)),
-            httpDecoderConfiguration: .init(
-                maxHeaderFieldSize: configuration.maximumRequestHeaderBytes, maxHeaderListSize: configuration.maximumRequestHeaderBytes))
-        let limiter = connectionLimiter
-        let timeouts = (read: TimeAmount(configuration.readRequestTimeout), write: TimeAmount(configuration.writeResponseTimeout))
-        let drainGrace = TimeAmount(configuration.drainGrace)
         let application = Application(
             router: makeRouter(),
-            server: HTTPServerBuilder { responder in
-                ProxyHTTP1Channel(
-                    inner: HTTP1Channel(responder: responder, configuration: http), limiter: limiter, readTimeout: timeouts.read,
-                    writeTimeout: timeouts.write, drainGrace: drainGrace)
-            },
+            server: connections(limiter: connectionLimiter),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
             onServerRunning: { [self] channel in
-                limiter?.listening(on: channel)
+                connectionLimiter?.listening(on: channel)
                 bound(channel.localAddress?.port ?? configuration.port)
             },
             logger: logger)
+        // The operations port gets the public port's deadlines and client limit: it may be bound
+        // beyond loopback (the Kubernetes base binds 0.0.0.0), and a connection held there idle
+        // or half-sent costs a descriptor as one on the public port does.
         let operations = configuration.operationsPort.map { port in
             Application(
                 router: makeOperationsRouter(),
+                server: connections(limiter: operationsConnectionLimiter),
                 configuration: ApplicationConfiguration(
                     address: .hostname(configuration.operationsHost, port: port), serverName: "webimage"),
                 onServerRunning: { [self] channel in
                     // This listener may bind after the public one: it is freed on a crash too.
                     ListeningSockets.releaseOnCrash()
+                    operationsConnectionLimiter?.listening(on: channel)
                     operationsListening.bound(channel.localAddress?.port ?? port)
                 },
                 logger: logger)
@@ -133,6 +132,23 @@ public final class ImageServer: Service, Sendable {
         operationsTask?.cancel()
         _ = await operationsTask?.result
         await proxy.shutdown()
+    }
+
+    /// Every listener's connections: HTTP/1 with the idle timeout and header limits, the read and
+    /// write deadlines, HTTP/1.0's close, the drain, and `limiter`'s count.
+    private func connections(limiter: ConnectionLimiter?) -> HTTPServerBuilder {
+        let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ClientGoneHandler()],
+            idleTimeout: .seconds(Int64(configuration.idleTimeout)),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: configuration.maximumRequestHeaderBytes, maxHeaderListSize: configuration.maximumRequestHeaderBytes))
+        let timeouts = (read: TimeAmount(configuration.readRequestTimeout), write: TimeAmount(configuration.writeResponseTimeout))
+        let drainGrace = TimeAmount(configuration.drainGrace)
+        return HTTPServerBuilder { responder in
+            ProxyHTTP1Channel(
+                inner: HTTP1Channel(responder: responder, configuration: http), limiter: limiter, readTimeout: timeouts.read,
+                writeTimeout: timeouts.write, drainGrace: drainGrace)
+        }
     }
 
     /// Runs the server in its own service group that stops on SIGTERM or SIGINT; `onDrain` is
@@ -185,7 +201,7 @@ public final class ImageServer: Service, Sendable {
         router.add(
             middleware: ImageProxyMiddleware(
                 proxy: proxy, prefix: prefix, connectionClosed: { $0.channel.closeFuture },
-                answered: { context, path, tier in context.access.record(path: path, tier: tier) }))
+                answered: { context, path, tier in context.access.record(proxyPath: path, prefix: prefix, tier: tier) }))
         router.add(middleware: UnroutedMiddleware(prefix: prefix))
         return router
     }

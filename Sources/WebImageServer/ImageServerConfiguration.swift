@@ -186,10 +186,15 @@ public struct ImageServerConfiguration: Sendable {
     /// A token that opens `/status` to clients that are not on loopback: `?token=...` or the
     /// `X-Status-Token` header. Default none.
     public var statusToken: String?
-    /// Proxies in front of the node whose `X-Real-IP`, `X-Forwarded-For` or `Forwarded` header
-    /// names the client for the pages' loopback rule (a same-host nginx: `127.0.0.1/32`). A
-    /// request through any other proxy is never a loopback client. Default none.
+    /// Proxies in front of the node whose ``clientIPHeader`` names the client for the pages'
+    /// loopback rule (a same-host nginx: `127.0.0.1/32`). A request through any other proxy is
+    /// never a loopback client. Default none.
     public var trustedProxies: [IPNetwork] = []
+    /// The one header a trusted proxy names the client in (nginx's `real_ip_header`); the client
+    /// is its right-most address that is not a trusted proxy. The other forwarding headers are
+    /// passed on from the client as it sent them and are never read. Default `X-Forwarded-For`,
+    /// which the shipped nginx tier sets.
+    public var clientIPHeader: ClientIPHeader = .forwardedFor
     /// A prefix every route is under (imgproxy's `IMGPROXY_PATH_PREFIX`, e.g. `/images`): a path
     /// without it is a 404. Default none.
     public var pathPrefix = ""
@@ -277,6 +282,15 @@ public struct ImageServerConfiguration: Sendable {
 
     /// The defaults.
     public init() {}
+
+    /// Checks what can be checked before anything starts, as ``ImageProxy`` and ``ImageServer``
+    /// check it when made: an allowed source that is not an `http(s)` URL prefix, an `s3://`
+    /// prefix or a `local:///` one. A command or an application calls it to refuse a setting at
+    /// once, as a usage error.
+    /// - Throws: `WebImageError.Code.invalidArgument`, saying which entry.
+    public func validate() throws(WebImageError) {
+        _ = try SourceAllowList(allowedSources)
+    }
 
     /// Where the caches live.
     var resolvedCacheDirectory: URL {

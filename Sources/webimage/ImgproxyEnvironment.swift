@@ -103,8 +103,8 @@ struct ImgproxyEnvironment {
         case .text:
             converted = text
         case .list:
-            // Checked as the flag's own value is: an allowed source this server cannot fetch
-            // from (`s3://`) stops the start, for an allow-list not honoured whole would allow
+            // Checked as the flag's own value is, by the server's list as it starts: an entry it
+            // cannot read stops the start, for an allow-list not honoured whole would allow
             // what it was meant to refuse.
             converted = Self.list(text, separator: ",").joined(separator: ",")
         case .boolean:
@@ -345,7 +345,8 @@ struct ImgproxyEnvironment {
         "IMGPROXY_S3_USE_DECRYPTION_CLIENT": .unsupported("S3 client-side encryption"),
         "IMGPROXY_SALT": .mapped("WEBIMAGE_SALT", .hexList),
         "IMGPROXY_SANITIZE_SVG": .unsupported(
-            "SVG sources are always rasterised here, never answered as SVG, so there is nothing to sanitise"),
+            "an SVG answered as SVG (`raw:1`, `skp:svg`, `--skip-processing-formats svg`) is not rewritten; it is always sent as an attachment with `Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; sandbox`, so its scripts, event attributes and external references neither run nor load when the URL is opened (as an `<img>` a browser runs none of them anyway)"
+        ),
         "IMGPROXY_SECRET": .mapped("WEBIMAGE_SECRET", .text),
         "IMGPROXY_SENTRY_DSN": .unsupported("error-reporting services"),
         "IMGPROXY_SENTRY_ENVIRONMENT": .unsupported("error-reporting services"),

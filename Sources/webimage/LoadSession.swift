@@ -2,7 +2,8 @@ import Foundation
 import WebImage
 
 /// The manager a command loads through: the cache directory's disk cache (or memory only), its
-/// own downloader, and `s3://` URLs with the AWS settings; shut down at the end.
+/// own downloader, and `s3://`, `file:` and `data:` URLs when the command allows them (`prefetch`
+/// allows only what `--allowed-url-schemes` names); shut down at the end.
 struct LoadSession {
     let manager: ImageManager
     let cache: ImageCache
@@ -14,6 +15,7 @@ struct LoadSession {
 
     init(
         cache options: CacheOptions, memoryOnly: Bool, network: NetworkOptions, concurrency: Int = 6, politeness: HostPoliteness? = nil,
+        schemes: Set<String> = RowSchemes.known,
         adjust: (inout ImageDownloaderConfiguration) -> Void = { _ in },
         adjustText: ((inout ImageDownloaderConfiguration) -> Void)? = nil
     ) throws {
@@ -32,8 +34,14 @@ struct LoadSession {
         adjust(&configuration)
         downloader = ImageDownloader(configuration: configuration)
         cache = ImageCache(disk: memoryOnly ? nil : try options.openDiskCache())
+        // Only the loaders of the schemes allowed: a refused scheme has no way in even past the
+        // rows' own check.
+        var loaders: [any ImageLoader] = [downloader]
+        if schemes.contains("data") { loaders.append(DataURLLoader()) }
+        if schemes.contains("file") { loaders.append(FileURLLoader()) }
+        if schemes.contains("s3") { loaders.append(s3) }
         manager = ImageManager(
-            cache: cache, loader: LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), downloader, s3]),
+            cache: cache, loader: LoadersManager(loaders: loaders),
             configuration: ImageManagerConfiguration(cacheFreshness: freshness))
     }
 

@@ -99,6 +99,15 @@ struct PrefetchCommand: AsyncParsableCommand {
             valueName: "I/N"))
     var shardText: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The URL schemes the list's rows may use, comma-separated: http, https (the default), data, file, s3. A row of another scheme is refused before anything is read.",
+            valueName: "A,B"))
+    var allowedURLSchemes: String?
+
+    @Option(help: ArgumentHelp("With s3 in --allowed-url-schemes: the buckets rows may read, comma-separated.", valueName: "A,B"))
+    var allowedBuckets: String?
+
     @Option(help: .hidden)
     var progressInterval: Double = 2
 
@@ -113,6 +122,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         try encoding.check()
         _ = try ImageOutput.parseFormat(format)
         _ = try shard()
+        do { _ = try rowSchemes() } catch { throw ValidationError(error.description) }
         try dataset.check()
         try cache.check()
         let layout = try datasetLayout()
@@ -173,6 +183,11 @@ struct PrefetchCommand: AsyncParsableCommand {
         return Int(hash % UInt64(count))
     }
 
+    /// The schemes and buckets rows may use.
+    private func rowSchemes() throws(CommandFailure) -> RowSchemes {
+        try RowSchemes(schemes: allowedURLSchemes, buckets: allowedBuckets)
+    }
+
     /// Per-host limits, when either option asks for them; a 429 or 503 with `Retry-After` then
     /// also holds that host's queue.
     private var politeness: HostPoliteness? {
@@ -193,6 +208,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// What a run shares between its loads.
     private struct Run {
         let session: LoadSession
+        let schemes: RowSchemes
         let robots: RobotsPolicy?
         let context: LoadContext
         let writer: ImageOutput
@@ -223,15 +239,16 @@ struct PrefetchCommand: AsyncParsableCommand {
         // the heap's top, costs a few MB of peak.
         _ = cwi_keep_large_allocations(64 << 20, 256 << 20)
         let adjustText: ((inout ImageDownloaderConfiguration) -> Void)? = dataset.respectRobotsTxt ? { adjustUserAgent(&$0) } : nil
+        let schemes = try rowSchemes()
         let session = try LoadSession(
-            cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness,
+            cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness, schemes: schemes.schemes,
             adjust: { adjustDownloader(&$0) }, adjustText: adjustText)
         let counts = PrefetchCounts()
         let reporter = ProgressReporter(
             total: try countSelected(), counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
             interval: .milliseconds(Int64(progressInterval * 1000)))
         let run = Run(
-            session: session, robots: session.textLoader.map { RobotsPolicy(loader: $0, agent: dataset.robotsAgent) },
+            session: session, schemes: schemes, robots: session.textLoader.map { RobotsPolicy(loader: $0, agent: dataset.robotsAgent) },
             context: try loadContext(readOnlyCache: session.cache.disk?.isReadOnly == true),
             writer: ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options()),
             counts: counts, reporter: reporter)
@@ -244,7 +261,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             } else if let output {
                 total = try await saveFiles(into: output, run: run)
             } else {
-                total = try await streamList { row, _, _ in { await prefetch(row.url, stem: "", into: nil, run: run) } }
+                total = try await streamList { row, _, _ in { await prefetch(row, stem: "", into: nil, run: run) } }
             }
         } catch {
             display.cancel()
@@ -282,7 +299,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             everyLine: { row, index in stem = namer.stem(for: row.url, index: index) },
             { row, _, _ in
                 let name = stem
-                return { await prefetch(row.url, stem: name, into: output, run: run) }
+                return { await prefetch(row, stem: name, into: output, run: run) }
             })
     }
 
@@ -307,12 +324,15 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// from, whatever the cache kept); without, a URL in the disk cache, unless
     /// `--respect-cache-control`, where the manager decides (a fresh entry is read from the disk
     /// and counted as skipped, a stale one revalidated).
-    private func prefetch(_ text: String, stem: String, into output: NamedOutput?, run: Run) async {
-        guard let url = URL(string: text), url.scheme != nil else {
+    private func prefetch(_ row: ListRow, stem: String, into output: NamedOutput?, run: Run) async {
+        let text = row.url
+        func fail(_ reason: String) {
             run.counts.update { $0.failed += 1 }
-            run.reporter.message("webimage: \(text): not a URL")
-            return
+            run.reporter.message("webimage: \(DatasetJob.bounded(text)): \(DatasetJob.bounded(reason))")
         }
+        if let malformed = row.malformed { return fail(malformed) }
+        guard let url = URL(string: text), url.scheme != nil else { return fail("not a URL") }
+        if let refusal = run.schemes.refusal(for: url) { return fail(refusal) }
         let skips =
             if let output { output.has(stem) } else {
                 !network.respectCacheControl
@@ -322,11 +342,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             run.counts.update { $0.skipped += 1 }
             return
         }
-        if let robots = run.robots, let refusal = await robots.refusal(for: url) {
-            run.counts.update { $0.failed += 1 }
-            run.reporter.message("webimage: \(text): \(refusal)")
-            return
-        }
+        if let robots = run.robots, let refusal = await robots.refusal(for: url) { return fail(refusal) }
         do {
             let result = try await load(url, run: run)
             if let output {
@@ -343,8 +359,7 @@ struct PrefetchCommand: AsyncParsableCommand {
                 $0.bytes += Int64(result.data?.count ?? 0)
             }
         } catch {
-            run.counts.update { $0.failed += 1 }
-            run.reporter.message("webimage: \(text): \(error)")
+            fail("\(error)")
         }
     }
 
@@ -408,7 +423,8 @@ struct PrefetchCommand: AsyncParsableCommand {
         let job = DatasetJob(
             manager: run.session.manager, context: run.context, resizer: try dataset.resizer(), limits: DecodeLimits(),
             columns: try dataset.columns(), computeHash: hashes.compute, verifyHash: hashes.verify?.kind,
-            digests: dataset.dedup ? DownloadDigests() : nil, robots: run.robots, extractsExif: dataset.extractExif)
+            digests: dataset.dedup ? DownloadDigests() : nil, schemes: run.schemes, robots: run.robots, robotsTag: robotsTag,
+            extractsExif: dataset.extractExif)
         do {
             let total = try await streamList { row, _, place in
                 if writer.isWritten(position: place) {
@@ -435,15 +451,18 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     /// The downloader as the dataset options ask: the timeout, the retries, the user agent
-    /// token, and the `X-Robots-Tag` check on every response head.
+    /// token, and `X-Robots-Tag` kept with every download (and its cache entry) to be judged.
     private func adjustDownloader(_ configuration: inout ImageDownloaderConfiguration) {
         if let timeout = dataset.timeout { configuration.timeout = .milliseconds(Int64(timeout * 1000)) }
         if let retries = dataset.retries { configuration.retryPolicy.maximumRetries = retries }
         adjustUserAgent(&configuration)
-        let robots = RobotsTag(disallowed: dataset.disallowedDirectives, token: dataset.normalizedToken)
-        if !robots.disallowed.isEmpty {
-            configuration.responseModifier = { head in robots.refuses(head.headers) ? nil : head }
-        }
+        // Kept whatever this run refuses: a later run on the same cache may refuse more.
+        configuration.retainedResponseHeaders = [RobotsTag.headerName]
+    }
+
+    /// The `X-Robots-Tag` rule of the run.
+    private var robotsTag: RobotsTag {
+        RobotsTag(disallowed: dataset.disallowedDirectives, token: dataset.normalizedToken)
     }
 
     /// Reads the list a block at a time and runs this run's slice of it, `jobs` at a time, never
@@ -479,9 +498,13 @@ struct PrefetchCommand: AsyncParsableCommand {
         guard writesOriginals(run) else {
             // An animated source is transformed frame by frame too: the manager would otherwise
             // keep it as it is, and --transform would be skipped without a word.
-            return try await run.session.manager.image(for: url, options: [.waitStoreCache, .transformAnimatedImage], context: run.context)
+            let result = try await run.session.manager.image(
+                for: url, options: [.waitStoreCache, .transformAnimatedImage], context: run.context)
+            if robotsTag.refuses(result.metadata) { throw CommandFailure(RobotsTag.refusal) }
+            return result
         }
         let result = try await run.session.manager.image(for: url, options: [.waitStoreCache, .avoidDecodeImage], context: run.context)
+        if robotsTag.refuses(result.metadata) { throw CommandFailure(RobotsTag.refusal) }
         do throws(WebImageError) {
             _ = try ImageHeader(data: [UInt8](result.data ?? Data()))
         } catch {

@@ -395,9 +395,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Proxies (comma-separated addresses or networks) whose X-Real-IP, X-Forwarded-For or Forwarded names the client for the pages' loopback rule.",
+            "Proxies (comma-separated addresses or networks) whose --client-ip-header names the client for the pages' loopback rule.",
             valueName: "NETWORKS"))
     var trustedProxies: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The one header the trusted proxies name the client in: x-forwarded-for (default), x-real-ip or forwarded.",
+            valueName: "HEADER"))
+    var clientIPHeader: String?
 
     @Flag(inversion: .prefixedNo, help: "Serve /status, a page of the node's figures (default on).")
     var statusPage: Bool?

@@ -48,15 +48,10 @@ struct ServeSettings {
         }
         configuration.allowsUnsigned = try command.allowUnsigned || read.boolean("ALLOW_UNSIGNED")
         configuration.allowsLoopbackSources = try command.allowLoopbackSources || read.boolean("ALLOW_LOOPBACK_SOURCES")
+        // Checked by the server's own list as it starts (http(s), s3:// and local:/// entries,
+        // imgproxy's `*`), so an application configuring the library is checked alike.
         configuration.allowedSources = (command.allowedSources.map { Self.split($0) } ?? read.list("ALLOWED_SOURCES"))
-        for prefix in configuration.allowedSources {
-            // imgproxy's `*` wildcard stands for any characters but `/` (checked by the server's list).
-            guard let url = URL(string: prefix.replacingOccurrences(of: "*", with: "x")),
-                ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil
-            else {
-                throw ValidationError("--allowed-sources: \"\(prefix)\" is not an http(s) URL prefix")
-            }
-        }
+        do { try configuration.validate() } catch { throw ValidationError("--allowed-sources: \(error.message ?? error.description)") }
         configuration.autoWebP = try command.autoWebp || read.boolean("AUTO_WEBP")
         configuration.autoAVIF = try command.autoAvif || read.boolean("AUTO_AVIF")
         configuration.autoJXL = try command.autoJxl || read.boolean("AUTO_JXL")
@@ -179,6 +174,12 @@ struct ServeSettings {
                 throw ValidationError("--trusted-proxies: \"\(text)\" is not an address or network")
             }
             return network
+        }
+        if let header = command.clientIPHeader ?? read.text("CLIENT_IP_HEADER") {
+            guard let parsed = ClientIPHeader(rawValue: header.lowercased()) else {
+                throw ValidationError("--client-ip-header takes x-forwarded-for, x-real-ip or forwarded, not \"\(header)\"")
+            }
+            configuration.clientIPHeader = parsed
         }
         configuration.statusPage = try command.statusPage ?? read.boolean("STATUS_PAGE", default: true)
         if let prefix = command.pathPrefix ?? read.text("PATH_PREFIX") {

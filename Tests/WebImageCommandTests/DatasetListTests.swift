@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WebImage
 import WebImageTesting
 
 @testable import webimage
@@ -193,13 +194,15 @@ struct RobotsTagTests {
         #expect(tag.refuses(value: "MyBot: noindex"))
         #expect(!tag.refuses(value: "otherbot: noindex"))
         #expect(!tag.refuses(value: " mybot: noindex"), "img2dataset compares the agent as written, lower-cased, not trimmed")
-        #expect(
-            tag.refuses([
-                ("Content-Type", "image/jpeg"), ("X-Robots-Tag", "nofollow"), ("x-robots-tag", "otherbot: noai, noindex"),
-                ("X-Robots-Tag", "noimageindex"),
-            ]))
-        #expect(!tag.refuses([("X-Robots-Tag", "nofollow"), ("X-Robots-Tag", "otherbot: noai")]))
-        #expect(!RobotsTag(disallowed: [], token: nil).refuses([("X-Robots-Tag", "noai")]), "an empty list refuses nothing")
+        func kept(_ values: [String]) -> DiskCacheMetadata {
+            var metadata = DiskCacheMetadata()
+            metadata.retainedHeaders[RobotsTag.headerName] = values
+            return metadata
+        }
+        #expect(tag.refuses(kept(["nofollow", "otherbot: noai, noindex", "noimageindex"])))
+        #expect(!tag.refuses(kept(["nofollow", "otherbot: noai"])))
+        #expect(!tag.refuses(nil) && !tag.refuses(DiskCacheMetadata()), "nothing kept: nothing refuses")
+        #expect(!RobotsTag(disallowed: [], token: nil).refuses(kept(["noai"])), "an empty list refuses nothing")
         #expect(!RobotsTag(disallowed: ["noai"], token: nil).refuses(value: "mybot: noai"), "without a token, a named agent is another one")
     }
 }

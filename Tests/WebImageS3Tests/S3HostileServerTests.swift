@@ -53,6 +53,25 @@ struct S3HostileServerTests {
         }
     }
 
+    @Test("issue 57: an error document of megabytes is judged by its status; a long or control-laden code is cut and cleaned")
+    func hostileErrorText() async throws {
+        try await Self.withClient(maximumAttempts: 1) { client, origin in
+            // Before, a 40 MB code came back whole, into the proxy's 502 body and its log.
+            let huge = "<Error><Code>" + String(repeating: "A", count: 8 << 20) + "</Code></Error>"
+            origin.route("/b/huge.jpg", OriginResponse(status: 500, body: Array(huge.utf8)))
+            let error = await #expect(throws: WebImageError.self) { try await client.getObject(S3Location(bucket: "b", key: "huge.jpg")) }
+            let service = try #require(error?.underlyingError as? S3ServiceError)
+            #expect(service.code.rawValue == "HTTP500" && "\(error!)".count < 500, "\(service.code)")
+            let long =
+                "<Error><Code>" + String(repeating: "B", count: 4000) + "\u{1B}[31m</Code><Message>line\nbreak\u{7}</Message></Error>"
+            origin.route("/b/long.jpg", OriginResponse(status: 500, body: Array(long.utf8)))
+            let cut = await #expect(throws: WebImageError.self) { try await client.getObject(S3Location(bucket: "b", key: "long.jpg")) }
+            let cutService = try #require(cut?.underlyingError as? S3ServiceError)
+            #expect(cutService.code.rawValue.count == 257 && cutService.code.rawValue.hasSuffix("…"), "\(cutService.code.rawValue.count)")
+            #expect(cutService.message == "line?break?", "\(String(describing: cutService.message))")
+        }
+    }
+
     @Test("a 4xx is not retried")
     func permanentNotRetried() async throws {
         try await Self.withClient { client, origin in

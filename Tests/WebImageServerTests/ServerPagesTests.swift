@@ -35,22 +35,36 @@ struct ServerPagesTests {
                 == .refused("the playground needs its token (?token=... or X-Playground-Token)"))
     }
 
-    @Test("the client behind a proxy: the peer unless the proxy is trusted; X-Real-IP alone marks a proxy too")
+    @Test(
+        "the client behind a proxy: the peer unless the proxy is trusted; then only the header the operator names, its right-most untrusted hop"
+    )
     func clientBehindProxy() {
         let trusted = [IPNetwork("127.0.0.1/32")!]
         let realIP = PageAccess.Forwarding(realIP: "203.0.113.9")
         // A same-host proxy that sets only X-Real-IP was taken for a loopback client.
         #expect(PageAccess.client(peer: "127.0.0.1", forwarding: realIP, trustedProxies: []) == ("127.0.0.1", true))
-        #expect(PageAccess.client(peer: "127.0.0.1", forwarding: realIP, trustedProxies: trusted) == ("203.0.113.9", false))
-        #expect(PageAccess.client(peer: "10.0.0.5", forwarding: realIP, trustedProxies: trusted) == ("10.0.0.5", true))
+        #expect(
+            PageAccess.client(peer: "127.0.0.1", forwarding: realIP, trustedProxies: trusted, header: .realIP) == ("203.0.113.9", false))
+        #expect(PageAccess.client(peer: "10.0.0.5", forwarding: realIP, trustedProxies: trusted, header: .realIP) == ("10.0.0.5", true))
+        // Issue 57, item 3: behind a proxy that sets X-Forwarded-For (the shipped tier), a client's
+        // own X-Real-IP: 127.0.0.1 was read first and opened the pages.
+        let spoofed = PageAccess.Forwarding(forwardedFor: "203.0.113.9", realIP: "127.0.0.1")
+        #expect(PageAccess.client(peer: "127.0.0.1", forwarding: spoofed, trustedProxies: trusted) == ("203.0.113.9", false))
+        #expect(
+            PageAccess.client(peer: "127.0.0.1", forwarding: PageAccess.Forwarding(realIP: "127.0.0.1"), trustedProxies: trusted)
+                == (nil, true), "a trusted proxy that named no client in its header: an unknown client")
+        // nginx's real_ip_recursive: hops the client wrote stand left of the ones trusted proxies added.
         #expect(
             PageAccess.client(
-                peer: "127.0.0.1", forwarding: PageAccess.Forwarding(forwardedFor: "198.51.100.1, 127.0.0.1"), trustedProxies: trusted)
-                == ("127.0.0.1", false), "the last hop, the one the trusted proxy saw")
+                peer: "127.0.0.1", forwarding: PageAccess.Forwarding(forwardedFor: "127.0.0.1, 198.51.100.1, 127.0.0.1"),
+                trustedProxies: trusted) == ("198.51.100.1", false), "the right-most hop that is not a trusted proxy")
+        #expect(
+            PageAccess.client(peer: "127.0.0.1", forwarding: PageAccess.Forwarding(forwardedFor: "127.0.0.1"), trustedProxies: trusted)
+                == ("127.0.0.1", false), "every hop trusted: the left-most")
         #expect(
             PageAccess.client(
                 peer: "127.0.0.1", forwarding: PageAccess.Forwarding(forwarded: "for=192.0.2.60;proto=http, for=\"[2001:db8::1]:4711\""),
-                trustedProxies: trusted) == ("2001:db8::1", false))
+                trustedProxies: trusted, header: .forwarded) == ("2001:db8::1", false))
         #expect(PageAccess.client(peer: "127.0.0.1", forwarding: PageAccess.Forwarding(), trustedProxies: []) == ("127.0.0.1", false))
     }
 
@@ -69,11 +83,23 @@ struct ServerPagesTests {
             #expect(try await harness.get("/status?token=wrong", headers: proxied).status == 403)
         }
         configuration.statusToken = nil
+        configuration.playground = true
         configuration.trustedProxies = [IPNetwork("127.0.0.1/32")!]
         try await ServerHarness.with(configuration) { harness in
-            #expect(try await harness.get("/status", headers: [("X-Real-IP", "127.0.0.1")]).status == 200)
-            let outside = try await harness.get("/status", headers: [("X-Real-IP", "203.0.113.9")])
+            // As the shipped nginx tier forwards (deploy/nginx: proxy_add_x_forwarded_for, no X-Real-IP).
+            #expect(try await harness.get("/status", headers: [("X-Forwarded-For", "127.0.0.1")]).status == 200)
+            let outside = try await harness.get("/status", headers: [("X-Forwarded-For", "203.0.113.9")])
             #expect(outside.status == 403 && outside.text.contains("--status-token"))
+            // A remote client's own X-Real-IP, passed on by the tier beside the header it sets.
+            let spoofed = [("X-Real-IP", "127.0.0.1"), ("X-Forwarded-For", "203.0.113.9")]
+            #expect(try await harness.get("/status", headers: spoofed).status == 403)
+            #expect(try await harness.get("/playground/sign?path=/w:1/plain/http://a/b", headers: spoofed).status == 403)
+        }
+        configuration.clientIPHeader = .realIP
+        try await ServerHarness.with(configuration) { harness throws in
+            #expect(try await harness.get("/status", headers: [("X-Real-IP", "127.0.0.1")]).status == 200)
+            #expect(
+                try await harness.get("/status", headers: [("X-Real-IP", "203.0.113.9"), ("X-Forwarded-For", "127.0.0.1")]).status == 403)
         }
     }
 

@@ -363,8 +363,10 @@ extension ImageManager {
                 cacheControl: loaded.cacheControl, expires: loaded.expires, date: loaded.date, age: loaded.age,
                 lastModified: loaded.lastModified, receivedAt: configuration.cacheFreshness.now())
         }
-        return DiskCacheMetadata(
+        var metadata = DiskCacheMetadata(
             contentType: loaded.contentType, etag: loaded.etag, lastModified: loaded.lastModified, freshness: freshness)
+        metadata.retainedHeaders = loaded.retainedHeaders
+        return metadata
     }
 
     /// The memory tier is filled at once, so the image is there when the caller hears of it;

@@ -233,11 +233,26 @@ struct DiskCacheJournal {
         writer.write(entry.metadata.expires?.timeIntervalSince1970 ?? .nan)
         writer.write(optional: entry.metadata.extendedData)
         // Added after the first release: a journal written before has entries that end here.
+        let headers = entry.metadata.retainedHeaders
         if let freshness = entry.metadata.freshness {
             writer.write(freshness.freshUntil.timeIntervalSince1970)
             writer.write(freshness.staleWhileRevalidate)
             writer.write(UInt8(freshness.mustRevalidate ? 1 : 0))
             writer.write(freshness.lifetime)
+        } else if !headers.isEmpty {
+            // No freshness, but headers follow: a NaN in its place says so.
+            writer.write(Double.nan)
+            writer.write(0.0)
+            writer.write(UInt8(0))
+            writer.write(0.0)
+        }
+        // Added later still: the retained headers, after the freshness.
+        guard !headers.isEmpty else { return }
+        writer.write(UInt32(headers.count))
+        for (name, values) in headers.sorted(by: { $0.key < $1.key }) {
+            writer.write(optional: name)
+            writer.write(UInt32(values.count))
+            for value in values { writer.write(optional: value) }
         }
     }
 
@@ -338,6 +353,19 @@ struct DiskCacheJournal {
         return id
     }
 
+    private static func decodeHeaders(_ reader: inout BinaryReader) throws -> [String: [String]] {
+        var headers: [String: [String]] = [:]
+        let count = try reader.readUInt32()
+        for _ in 0..<count {
+            guard let name = try reader.readOptionalString() else { throw Broken(reason: "a retained header has no name") }
+            let valueCount = try reader.readUInt32()
+            // Each value takes at least its length's bytes: a count past what is left is damage.
+            guard Int(valueCount) <= reader.remaining else { throw Broken(reason: "a retained header's count is past the record") }
+            headers[name] = try (0..<valueCount).map { _ in try reader.readOptionalString() ?? "" }
+        }
+        return headers
+    }
+
     private static func decodeEntry(_ reader: inout BinaryReader, generation: Int) throws -> DiskCacheEntry {
         let id = try decodeID(&reader)
         let key = try reader.readOptionalString()
@@ -352,14 +380,17 @@ struct DiskCacheJournal {
         let extended = try reader.readOptionalBytes().map { Data($0) }
         var freshness: HTTPFreshness?
         if reader.remaining > 0 {
-            freshness = HTTPFreshness(
-                freshUntil: Date(timeIntervalSince1970: try reader.readDouble()), staleWhileRevalidate: try reader.readDouble(),
+            let freshUntil = try reader.readDouble()
+            let read = HTTPFreshness(
+                freshUntil: Date(timeIntervalSince1970: freshUntil), staleWhileRevalidate: try reader.readDouble(),
                 mustRevalidate: try reader.readByte() == 1, lifetime: try reader.readDouble())
+            freshness = freshUntil.isNaN ? nil : read
         }
-        let metadata = DiskCacheMetadata(
+        var metadata = DiskCacheMetadata(
             contentType: contentType, etag: etag, lastModified: lastModified,
             expires: expires.isNaN ? nil : Date(timeIntervalSince1970: expires), extendedData: extended, freshness: freshness
         )
+        if reader.remaining > 0 { metadata.retainedHeaders = try decodeHeaders(&reader) }
         var entry = DiskCacheEntry(
             key: key, fileID: id, fileName: fileName, size: size,
             created: Date(timeIntervalSince1970: created), lastAccess: Date(timeIntervalSince1970: lastAccess), metadata: metadata

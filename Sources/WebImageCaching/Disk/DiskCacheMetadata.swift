@@ -14,6 +14,9 @@ public struct DiskCacheMetadata: Sendable, Equatable {
     public var expires: Date?
     /// Caller-defined bytes stored with the entry.
     public var extendedData: Data?
+    /// Response headers kept with the entry (a downloader's `retainedResponseHeaders`), by
+    /// lower-cased name, each value apart: what every use of the entry judges again.
+    public var retainedHeaders: [String: [String]] = [:]
     /// How long the response may be used without asking the origin, from its caching headers;
     /// consulted only by a manager that respects them, which sets it from the response.
     package var freshness: HTTPFreshness?

@@ -558,11 +558,16 @@ public final class ImageDownloader: ImageLoader {
         }
         let contentType = head.header("Content-Type")
         try responsePolicy.checkIsImage(body, contentType: contentType, url: url)
-        return LoadedData(
+        var loaded = LoadedData(
             data: body, url: finalURL, statusCode: head.statusCode, contentType: contentType,
             etag: head.header("ETag"), lastModified: head.header("Last-Modified"), cacheControl: head.header("Cache-Control"),
             expires: head.header("Expires"), date: head.header("Date"), age: head.header("Age")
         )
+        for name in configuration.retainedResponseHeaders {
+            let values = head.headers.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
+            if !values.isEmpty { loaded.retainedHeaders[name.lowercased()] = values }
+        }
+        return loaded
     }
 
     /// Keeps the bytes of an interrupted download for a later attempt to continue.

@@ -92,6 +92,10 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// Changes or refuses each response head; returning nil fails the download with
     /// `WebImageError.Code.rejected`.
     public var responseModifier: (@Sendable (DownloadResponseHead) -> DownloadResponseHead?)?
+    /// Response headers kept with the bytes (``LoadedData/retainedHeaders``, and from there with
+    /// a cache entry's metadata), by name, compared without case: what a later use of a cached
+    /// copy must judge again, as a crawler judges `X-Robots-Tag` on every use. Default none.
+    public var retainedResponseHeaders: [String] = []
     /// Turns the downloaded bytes into the image bytes (for encrypted images); returning nil
     /// fails the download with `WebImageError.Code.rejected`.
     public var decryptor: (@Sendable (Data, DownloadResponseHead) -> Data?)?

@@ -22,6 +22,10 @@ public struct LoadedData: Sendable {
     public var date: String?
     /// The response's `Age`.
     public var age: String?
+    /// The values of the response headers the downloader was asked to keep
+    /// (``ImageDownloaderConfiguration/retainedResponseHeaders``), by lower-cased name, each
+    /// header's value apart and in order; empty when none was asked for or sent.
+    public var retainedHeaders: [String: [String]] = [:]
     /// How the download went; nil for loaders that do not measure.
     public var metrics: DownloadMetrics?
 

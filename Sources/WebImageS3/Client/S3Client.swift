@@ -339,12 +339,16 @@ public final class S3Client: Sendable {
             {
                 throw WebImageError(.tooLarge, "\(description) is \(length) bytes, over the limit of \(configuration.maximumObjectSize)")
             }
+            guard (200..<300).contains(status) else {
+                // An error document is a few hundred bytes: one past the cap is read as the status alone.
+                let body = try? await response.body.collect(upTo: S3ServiceError.maximumDocumentBytes)
+                throw S3ServiceError.from(
+                    status: status, body: body.map { Data(buffer: $0) } ?? Data(),
+                    requestID: response.headers.first(name: "x-amz-request-id")
+                ).webImageError(description)
+            }
             let body = try await response.body.collect(upTo: max(configuration.maximumObjectSize, 1 << 20))
             let data = Data(buffer: body, byteTransferStrategy: .noCopy)
-            guard (200..<300).contains(status) else {
-                throw S3ServiceError.from(status: status, body: data, requestID: response.headers.first(name: "x-amz-request-id"))
-                    .webImageError(description)
-            }
             return S3Response(status: status, headers: response.headers, body: data)
         } catch let error as WebImageError {
             throw error

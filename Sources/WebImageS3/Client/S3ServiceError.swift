@@ -53,10 +53,17 @@ public struct S3ServiceError: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// The error of a response with `status` and `body`: the `<Error>` document's fields, else
     /// a code from the status alone.
+    /// The most bytes of an error document read; a longer answer is judged by its status alone.
+    static let maximumDocumentBytes = 64 * 1024
+    /// The most characters of an error's code, message or request id kept: they are the
+    /// endpoint's words, which reach logs and answers.
+    static let maximumFieldLength = 256
+
     static func from(status: Int, body: Data, requestID: String?) -> S3ServiceError {
         if !body.isEmpty, let document = try? S3XMLReader.parse(body), document.name == "Error", let code = document["Code"] {
             return S3ServiceError(
-                status: status, code: Code(code), message: document["Message"], requestID: document["RequestId"] ?? requestID)
+                status: status, code: Code(cleaned(code)), message: document["Message"].map(cleaned),
+                requestID: (document["RequestId"] ?? requestID).map(cleaned))
         }
         let code: Code =
             switch status {
@@ -66,6 +73,15 @@ public struct S3ServiceError: Error, Sendable, Equatable, CustomStringConvertibl
             default: Code("HTTP\(status)")
             }
         return S3ServiceError(status: status, code: code, message: nil, requestID: requestID)
+    }
+
+    /// `text` cut to ``maximumFieldLength`` characters, control characters (a line break in a log
+    /// line, an escape sequence on a terminal) replaced by `?`.
+    static func cleaned(_ text: String) -> String {
+        let cut = text.unicodeScalars.prefix(maximumFieldLength).map { scalar in
+            scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format ? "?" : Character(scalar)
+        }
+        return String(cut) + (text.unicodeScalars.count > maximumFieldLength ? "…" : "")
     }
 
     /// This error as the library reports it, naming the object (never the credentials).

@@ -17,10 +17,13 @@ public struct S3Location: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The location an `s3://BUCKET/KEY[?versionId=V]` URL names (the key percent-decoded);
-    /// nil for another scheme, an empty bucket or key, or a malformed escape.
+    /// nil for another scheme, an empty bucket or key, a malformed escape, or a key with a `.` or
+    /// `..` segment: a store or a front that cleans paths would take `s3://public/../secret/x`
+    /// from another bucket than the one an allow-list judged.
     public init?(url: URL) {
         guard url.scheme?.lowercased() == "s3", let bucket = url.host, !bucket.isEmpty,
-            let path = AWSPercentEncoding.decode(url.path(percentEncoded: true)), path.count > 1
+            let path = AWSPercentEncoding.decode(url.path(percentEncoded: true)), path.count > 1,
+            !Self.hasDotSegment(path)
         else { return nil }
         self.bucket = bucket
         key = String(path.dropFirst())
@@ -35,6 +38,11 @@ public struct S3Location: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         "s3://\(bucket)/\(key)" + (versionID.map { "?versionId=\($0)" } ?? "")
+    }
+
+    /// Whether a decoded path has a `.` or `..` segment.
+    public static func hasDotSegment(_ path: String) -> Bool {
+        path.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == "." || $0 == ".." }
     }
 }
 

@@ -37,6 +37,9 @@ public final class ImageProxy: Sendable {
     /// `local:///` sources under the configured root.
     private let localFiles: LocalFileSource?
     private let inFlight = InFlight<ProcessedResult>()
+    /// Sources this node has downloaded, by URL (the last 65,536): a second download of one is
+    /// counted and logged (``ServerMetrics/sourceRefetches``), so that a repeated fetch shows.
+    private let downloadedSources = MemoryCache<Bool>(configuration: MemoryCacheConfiguration(countLimit: 65_536))
     /// Result-bucket lookups under way: a cold node's concurrent first requests for one result
     /// make one GET.
     private let bucketLookups = InFlight<ProcessedResult?>()
@@ -230,6 +233,12 @@ public final class ImageProxy: Sendable {
         } catch {
             response = errorResponse(error)
         }
+        return counted(response, method: method, path: path, since: start)
+    }
+
+    /// Counts an answer to a proxy path in the request metrics and on the status board (every
+    /// one: processing, `/info/`, and the refusals before either), and returns it.
+    func counted(_ response: ProxyResponse, method: String, path: Substring, since start: ContinuousClock.Instant) -> ProxyResponse {
         // A HEAD's body is dropped by whoever routes it; only a GET's goes out.
         if method != "HEAD" { metrics.bytesOut.increment(by: Int64(response.body.count)) }
         metrics.record(
@@ -241,7 +250,15 @@ public final class ImageProxy: Sendable {
     /// The answer to a `GET` or `HEAD` of `/info/SIGNATURE/OPTIONS/SOURCE` (imgproxy Pro's info
     /// endpoint, `path` without `/info`): the source's facts as JSON, signed like a processing
     /// URL, kept in the result cache under a key of its own.
-    public func respondInfo(path: Substring, ifNoneMatch: String?, connectionClosed: EventLoopFuture<Void>? = nil) async -> ProxyResponse {
+    public func respondInfo(
+        path: Substring, ifNoneMatch: String?, method: String = "GET", connectionClosed: EventLoopFuture<Void>? = nil
+    ) async -> ProxyResponse {
+        let start = ContinuousClock.now
+        let response = await info(path: path, ifNoneMatch: ifNoneMatch, connectionClosed: connectionClosed)
+        return counted(response, method: method, path: path, since: start)
+    }
+
+    private func info(path: Substring, ifNoneMatch: String?, connectionClosed: EventLoopFuture<Void>?) async -> ProxyResponse {
         do throws(ProxyError) {
             let proxyPath = try ProxyPath(parsing: path, rules: pathRules)
             try checkSignature(proxyPath)
@@ -252,7 +269,7 @@ public final class ImageProxy: Sendable {
             if let hit = lookUp(key) {
                 result = hit
             } else {
-                result = try await info(source, options: options, key: key, closed: connectionClosed)
+                result = try await describe(source, options: options, key: key, closed: connectionClosed)
             }
             let etag = presented(etag: result.etag)
             var headers: [(name: String, value: String)] = [
@@ -270,7 +287,7 @@ public final class ImageProxy: Sendable {
     }
 
     /// The info of a source not cached: fetched, worked out in the work pool, stored.
-    private func info(_ source: URL, options: InfoOptions, key: String, closed: EventLoopFuture<Void>?) async throws(ProxyError)
+    private func describe(_ source: URL, options: InfoOptions, key: String, closed: EventLoopFuture<Void>?) async throws(ProxyError)
         -> ProcessedResult
     {
         let fetched = try await fetchWithinDeadline(source, closed: closed)
@@ -436,14 +453,19 @@ public final class ImageProxy: Sendable {
     private func raw(_ source: URL, options: ProcessingOptions, closed: EventLoopFuture<Void>?) async throws(ProxyError) -> ProxyResponse {
         let fetched = try await fetchWithinDeadline(source, closed: closed)
         try Self.checkSourceBytes(fetched.data, options: options)
-        let contentType = fetched.data.withUnsafeBytes { ImageFormat(sniffing: $0) }?.mimeType ?? "application/octet-stream"
+        // Whatever the source: an http source's bytes were sniffed by the downloader already, a
+        // local file's were not, and `raw` answers only images, as `/info` and processing do.
+        guard let format = fetched.data.withUnsafeBytes({ ImageFormat(sniffing: $0) }) else {
+            throw .unsupported("the source is not an image")
+        }
+        let contentType = format.mimeType
         return ProxyResponse(
             status: 200,
             headers: [
                 ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))"),
                 ("Content-Type", contentType), ("Content-Length", String(fetched.data.count)),
                 ("Content-Disposition", contentDisposition(options, contentType: contentType)),
-            ], body: fetched.data, tier: .raw)
+            ] + Self.activeContentHeaders(contentType), body: fetched.data, tier: .raw)
     }
 
     /// The fallback image, processed with the request's options, for a source that could not be
@@ -452,20 +474,31 @@ public final class ImageProxy: Sendable {
     private func fallback(for error: ProxyError, options: ProcessingOptions, choice: OutputFormatRule, vary: Bool)
         async throws(ProxyError) -> ProxyResponse
     {
-        guard let fallback = configuration.fallbackImage else { throw error }
-        logger.notice("a source could not be fetched: answering the fallback image", metadata: ["reason": "\(error.reason)"])
+        let sourceError = error
+        guard let fallback = configuration.fallbackImage else { throw sourceError }
+        logger.notice("a source could not be fetched: answering the fallback image", metadata: ["reason": "\(sourceError.reason)"])
         let bytes: Data
         switch fallback.source {
         case .data(let data): bytes = data
         case .url(let url):
-            do { bytes = try await fetch(url).data } catch { throw error }
+            // The client is told of its source's failure, not of the fallback's own.
+            do throws(ProxyError) {
+                bytes = try await fetch(url).data
+            } catch {
+                logger.warning("the fallback image could not be fetched", metadata: ["reason": "\(error.reason)"])
+                throw sourceError
+            }
         }
         let (encoded, format) = try await render(bytes, options: options, choice: choice)
-        var headers: [(name: String, value: String)] = [
-            ("Cache-Control", "public, max-age=\(fallback.ttl ?? Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))"),
-            ("Content-Type", format.mimeType), ("Content-Length", String(encoded.count)),
-            ("Content-Disposition", contentDisposition(options, contentType: format.mimeType)),
-        ]
+        var headers: [(name: String, value: String)] =
+            [
+                (
+                    "Cache-Control",
+                    "public, max-age=\(fallback.ttl ?? Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))"
+                ),
+                ("Content-Type", format.mimeType), ("Content-Length", String(encoded.count)),
+                ("Content-Disposition", contentDisposition(options, contentType: format.mimeType)),
+            ] + Self.activeContentHeaders(format.mimeType)
         if vary { headers.append(("Vary", varyHeaders(options).joined(separator: ", "))) }
         return ProxyResponse(
             status: fallback.status == 0 ? error.status.code : fallback.status, headers: headers, body: encoded, tier: .fallback)
@@ -565,7 +598,7 @@ public final class ImageProxy: Sendable {
             guard let localFiles else {
                 throw .notFound("no local source \(source.path) (without --local-filesystem-root only the playground's images are local)")
             }
-            return FetchedSource(data: try localFiles.read(source.path), seconds: Self.seconds(since: start))
+            return FetchedSource(data: try await localFiles.load(source.path), seconds: Self.seconds(since: start))
         }
         let fetched: ImageData
         do throws(ProxyError) {
@@ -575,7 +608,12 @@ public final class ImageProxy: Sendable {
             throw error
         }
         let seconds = Self.seconds(since: start)
-        if fetched.cacheType != .none { metrics.sourceHits.increment() } else { metrics.bytesIn.increment(by: Int64(fetched.data.count)) }
+        if fetched.cacheType != .none {
+            metrics.sourceHits.increment()
+        } else {
+            metrics.bytesIn.increment(by: Int64(fetched.data.count))
+            noteDownload(of: source)
+        }
         metrics.fetchDuration.recordSeconds(seconds)
         var source = FetchedSource(data: fetched.data, seconds: seconds, lastModified: fetched.metadata.lastModified)
         // Remembered only for bytes from the source cache whose origin validated them (a strong
@@ -590,6 +628,20 @@ public final class ImageProxy: Sendable {
                     .joined(separator: "\n"))
         }
         return source
+    }
+
+    /// Counts and logs a download of a source this node downloaded before.
+    private func noteDownload(of source: URL) {
+        let key = CacheKey(source.absoluteString)
+        guard downloadedSources.value(for: key) != nil else {
+            downloadedSources.insert(true, for: key, cost: 1)
+            return
+        }
+        metrics.sourceRefetches.increment()
+        // The origin only, as /status shows sources: the path and query may hold tokens.
+        logger.notice(
+            "a source was fetched again",
+            metadata: ["source": "\(source.scheme ?? "?")://\(source.host ?? "?")\(source.port.map { ":\($0)" } ?? "")/…"])
     }
 
     /// Processes a fetched source in the work pool, stores and returns the result.
@@ -741,6 +793,7 @@ public final class ImageProxy: Sendable {
         headers.append(("Content-Type", result.contentType))
         headers.append(("Content-Length", String(result.data.count)))
         headers.append(("Content-Disposition", contentDisposition(options, contentType: result.contentType)))
+        headers += Self.activeContentHeaders(result.contentType)
         return ProxyResponse(status: 200, headers: headers, body: result.data, tier: result.tier)
     }
 
@@ -779,14 +832,27 @@ public final class ImageProxy: Sendable {
         return HTTPDate.format(buster)
     }
 
-    /// `inline` or `attachment`, with the file name from `filename` or the source's and the
-    /// result's extension.
+    /// What an answer that a browser could run gets: an SVG (answered as SVG by `raw`, `skp:svg`
+    /// or `--skip-processing-formats svg`, never made here) may hold scripts, event attributes
+    /// and external references, which run when the URL is opened as a page. It is sent with a
+    /// policy that lets it run and fetch nothing (inline styles aside) and in a sandbox, and as an
+    /// attachment (``contentDisposition(_:contentType:)``); as an `<img>` a browser runs none of
+    /// it anyway. imgproxy sanitises the document instead (`IMGPROXY_SANITIZE_SVG`); these headers
+    /// cover every way in without a second XML parser.
+    static func activeContentHeaders(_ contentType: String) -> [(name: String, value: String)] {
+        guard contentType == ImageFormat.svg.mimeType else { return [] }
+        return [("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")]
+    }
+
+    /// `inline` or `attachment` (always an attachment for an SVG: ``activeContentHeaders(_:)``),
+    /// with the file name from `filename` or the source's and the result's extension.
     private func contentDisposition(_ options: ProcessingOptions, contentType: String) -> String {
         let format = ImageFormat.allCases.first { $0.mimeType == contentType }
         let name = (options.filename ?? "image").filter { $0 != "\"" && $0 != "\\" }
         let fileName = name + "." + (format == .jpeg ? "jpg" : format?.rawValue ?? "bin")
         let ascii = String(fileName.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "_" })
-        var value = (options.returnAttachment ? "attachment" : "inline") + "; filename=\"\(ascii)\""
+        let attachment = options.returnAttachment || contentType == ImageFormat.svg.mimeType
+        var value = (attachment ? "attachment" : "inline") + "; filename=\"\(ascii)\""
         if ascii != fileName, let encoded = fileName.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
             value += "; filename*=UTF-8''\(encoded)"
         }

@@ -28,15 +28,21 @@ extension ImageProxy {
         response: Response, tier: CacheTier?
     ) {
         var answer: ProxyResponse
+        let start = ContinuousClock.now
         // The signature does not cover a query: each one would be another key for the same image
         // in every cache in front. A source's own query is escaped inside the path.
         if let secret = configuration.secret, !ImageServer.constantTimeEqual(request.headers[.authorization] ?? "", "Bearer " + secret) {
-            answer = errorResponse(.forbidden("the Authorization header does not carry the secret"))
+            answer = counted(
+                errorResponse(.forbidden("the Authorization header does not carry the secret")), method: request.method.rawValue,
+                path: path, since: start)
         } else if request.uri.query != nil {
-            answer = errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)"))
+            answer = counted(
+                errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)")),
+                method: request.method.rawValue, path: path, since: start)
         } else if path.hasPrefix("/info/") {
             answer = await respondInfo(
-                path: path.dropFirst("/info".count), ifNoneMatch: request.headers[.ifNoneMatch], connectionClosed: connectionClosed)
+                path: path.dropFirst("/info".count), ifNoneMatch: request.headers[.ifNoneMatch], method: request.method.rawValue,
+                connectionClosed: connectionClosed)
         } else {
             var hints: OptionsParser.ClientHints?
             if configuration.enableClientHints {
@@ -53,10 +59,10 @@ extension ImageProxy {
     }
 
     /// A proxy path as it may be logged or traced: without its signature, which is a key to the
-    /// URL (`/info/` paths keep their `/info`).
-    static func loggablePath(_ path: Substring) -> Substring {
-        guard path.hasPrefix("/info/") else { return withoutSignature(path) }
-        return Substring("/info" + withoutSignature(path.dropFirst("/info".count)))
+    /// URL, and its source redacted as `/status` shows it (`/info/` paths keep their `/info`).
+    static func loggablePath(_ path: Substring) -> String {
+        guard path.hasPrefix("/info/") else { return ProxyPath.redacted(String(withoutSignature(path))) }
+        return "/info" + ProxyPath.redacted(String(withoutSignature(path.dropFirst("/info".count))))
     }
 
     /// imgproxy's CORS headers, when an origin is configured.
@@ -99,7 +105,8 @@ public struct ImageProxyMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The request's connection closing, which cancels a miss's work when its client goes away;
     /// nil where the context does not know its connection.
     let connectionClosed: @Sendable (Context) -> EventLoopFuture<Void>?
-    /// Told each answer's loggable path and tier, for the server's access line and span.
+    /// Told each answer's path (under the prefix, signature and all) and tier, for the server's
+    /// access line and span, which show it redacted (``ImageProxy/loggablePath(_:)``).
     let answered: @Sendable (Context, Substring, CacheTier?) -> Void
 
     /// A middleware answering the paths under `prefix` with `proxy`.
@@ -124,8 +131,7 @@ public struct ImageProxyMiddleware<Context: RequestContext>: RouterMiddleware {
             let path = ImageServer.removingPrefix(prefix, from: Substring(request.uri.path))
         else { return try await next(request, context) }
         let (response, tier) = await proxy.response(to: request, path: path, connectionClosed: connectionClosed(context))
-        let loggable = ImageProxy.loggablePath(path)
-        answered(context, prefix.isEmpty ? loggable : Substring(prefix + loggable), tier)
+        answered(context, path, tier)
         return request.method == .head ? response.createHeadResponse() : response
     }
 }

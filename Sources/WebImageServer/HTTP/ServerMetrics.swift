@@ -13,6 +13,9 @@ final class ServerMetrics: Sendable {
     let resolvedPathHits: Counter
     let resultMisses: Counter
     let sourceHits: Counter
+    /// Sources downloaded again that this node had downloaded before (evicted, expired, or a
+    /// window in the coalescing): each is also a log line.
+    let sourceRefetches: Counter
     /// The bucket the fleet shares: lookups (hit, miss, error) and background writes (stored,
     /// error, dropped for want of a slot).
     let resultBucketHits, resultBucketMisses, resultBucketErrors: Counter
@@ -53,6 +56,7 @@ final class ServerMetrics: Sendable {
         (resultBucketStored, resultBucketWriteErrors, resultBucketWritesDropped) = (
             bucketWrites("stored"), bucketWrites("error"), bucketWrites("dropped")
         )
+        sourceRefetches = Counter(label: "webimage_server_source_refetches_total", factory: factory)
         bytesIn = Counter(label: "webimage_server_source_bytes_total", factory: factory)
         bytesOut = Counter(label: "webimage_server_response_bytes_total", factory: factory)
         running = Gauge(label: "webimage_server_requests_running", factory: factory)

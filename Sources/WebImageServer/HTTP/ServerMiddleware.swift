@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import Logging
-import Synchronization
 import Tracing
 import WebImage
 
@@ -38,13 +37,22 @@ struct ResponseStampMiddleware: RouterMiddleware {
         -> Logger.Metadata
     {
         var fields: Logger.Metadata = [
-            "method": "\(request.method.rawValue)", "path": "\((access.path ?? Substring(request.uri.path)).prefix(200))",
+            "method": "\(request.method.rawValue)", "path": "\(loggedPath(request, access))",
             "status": "\(response.status.code)", "bytes": "\(response.body.contentLength ?? 0)",
             "ms": "\(Int((ContinuousClock.now - start) / .milliseconds(1)))",
         ]
         if let tier = access.tier { fields["cache"] = "\(tier.rawValue)" }
         return fields
     }
+}
+
+/// A request's path as logs and spans show it: a proxy path under its prefix, without its
+/// signature and with its source as `/status` shows it (``ProxyPath/redacted(_:)``: scheme, host
+/// and port only, never a user, password, path or query); any other path as it came; at most 200
+/// characters of either. Worked out only when a line is logged or a span is kept.
+func loggedPath(_ request: Request, _ access: AccessRecord.Facts) -> String {
+    guard let path = access.proxyPath else { return String(request.uri.path.prefix(200)) }
+    return String((access.prefix + ImageProxy.loggablePath(path)).prefix(200))
 }
 
 /// A server span per request, continuing the trace an incoming `traceparent` names (W3C Trace
@@ -67,9 +75,10 @@ struct RequestTracingMiddleware: RouterMiddleware {
             span.fail(error)
             throw error
         }
+        // The path without its signature, its source redacted: a trace store is no place for a
+        // key to a signed URL, nor for a source's credentials or tokens.
+        span.attributes["url.path"] = loggedPath(request, context.access.facts)
         let access = context.access.facts
-        // The path without its signature: a trace store is no place for a key to a signed URL.
-        span.attributes["url.path"] = String((access.path ?? Substring(request.uri.path)).prefix(200))
         span.attributes["http.response.status_code"] = Int(response.status.code)
         if let tier = access.tier { span.attributes["webimage.cache"] = tier.rawValue }
         if response.status.code >= 500 { span.setStatus(SpanStatus(code: .error)) }
@@ -77,30 +86,55 @@ struct RequestTracingMiddleware: RouterMiddleware {
     }
 }
 
-/// Reads a trace's propagation headers from a request's.
-private struct HTTPFieldsExtractor: Extractor {
+/// Reads a trace's propagation headers from a request's, within W3C Trace Context's limits: one
+/// `traceparent` (a request with several names no parent: which would be the one?), and a
+/// `tracestate` of at most 32 members and 512 characters, cut as the specification says (members
+/// over 128 characters go first, then members from the end). What is kept is forwarded to
+/// origins and written into every span, so a client's 17 KB of members must not be.
+struct HTTPFieldsExtractor: Extractor {
     func extract(key: String, from headers: HTTPFields) -> String? {
-        HTTPField.Name(key).flatMap { headers[$0] }
+        guard let name = HTTPField.Name(key) else { return nil }
+        let values = headers[values: name]
+        switch key.lowercased() {
+        case "traceparent": return values.count == 1 ? values[0] : nil
+        case "tracestate": return values.isEmpty ? nil : Self.limitedTraceState(values.joined(separator: ","))
+        default: return headers[name]
+        }
+    }
+
+    /// The most members and characters of a `tracestate` kept (W3C Trace Context, 3.3.1.1 and 3.3.1.5).
+    static let maximumMembers = 32
+    static let maximumCharacters = 512
+
+    static func limitedTraceState(_ text: String) -> String? {
+        var members = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if members.count > maximumMembers { members.removeLast(members.count - maximumMembers) }
+        func length() -> Int { members.reduce(0) { $0 + $1.count } + max(members.count - 1, 0) }
+        if length() > maximumCharacters { members.removeAll { $0.count > 128 } }
+        while length() > maximumCharacters { members.removeLast() }
+        return members.isEmpty ? nil : members.joined(separator: ",")
     }
 }
 
 /// What the proxy tells the outer middleware about an answer: the path as it may be logged (a
 /// proxy path without its signature) and where the answer came from. Written by the proxy's
-/// middleware and read by the outer ones after it, in one request's task; behind a mutex because
-/// the context that holds it must be `Sendable` (a `Mutex` is stored inline: one allocation per
-/// request, where a boxed lock made two).
+/// middleware and read by the outer ones after it, in one request's task; behind a lock because
+/// the context that holds it must be `Sendable` (``Locked``, which ThreadSanitizer sees, where
+/// `Synchronization.Mutex` locks with futex calls it cannot: two allocations more per request).
 final class AccessRecord: Sendable {
     struct Facts: Sendable {
-        var path: Substring?
+        /// The proxy path under the mount prefix, signature and all; nil for another route.
+        var proxyPath: Substring?
+        var prefix = ""
         var tier: CacheTier?
     }
 
-    private let state = Mutex(Facts())
+    private let state = Locked(Facts())
 
     var facts: Facts { state.withLock { $0 } }
 
-    func record(path: Substring, tier: CacheTier?) {
-        state.withLock { $0 = Facts(path: path, tier: tier) }
+    func record(proxyPath: Substring, prefix: String, tier: CacheTier?) {
+        state.withLock { $0 = Facts(proxyPath: proxyPath, prefix: prefix, tier: tier) }
     }
 }
 

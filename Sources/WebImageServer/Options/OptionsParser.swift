@@ -81,8 +81,20 @@ public struct OptionsParser: Sendable {
         if let expires = options.expires, Double(expires) < now.timeIntervalSince1970 {
             throw ProxyError(status: 404, "the URL expired at \(expires) (expires)")
         }
+        if let hinted = hints?.dpr, options.dpr == hinted { clampHintedDPR(&options) }
         try checkResultSize(options)
         return options
+    }
+
+    /// Lowers a DPR that came from the client's hint, not the URL, until the sizes fit the result
+    /// limit: the browser's screen is not the URL author's request (`DPR: 8` on `w:2000` is a
+    /// phone asking for what fits, not a 16000-pixel image), so it is clamped, never refused.
+    private func clampHintedDPR(_ options: inout ProcessingOptions) {
+        let largest = max(
+            Double(options.width) * options.zoomX, Double(options.height) * options.zoomY, Double(options.minWidth),
+            Double(options.minHeight))
+        let limit = Double(resultDimensionLimit(options))
+        if largest > 0, largest * options.dpr > limit { options.dpr = max(1, (limit / largest * 1000).rounded(.down) / 1000) }
     }
 
     /// Applies `segments`; `presetChain` names the presets being expanded, outermost first

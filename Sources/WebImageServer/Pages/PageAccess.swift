@@ -8,7 +8,8 @@ import WebImage
 ///
 /// A request that came through a proxy (`Forwarded`, `X-Forwarded-For` or `X-Real-IP`, which the
 /// nginx tier adds) is not a loopback client, whatever address it arrives from, unless the proxy
-/// is one the node trusts (`--trusted-proxies`): then the client is the one the proxy names.
+/// is one the node trusts (`--trusted-proxies`): then the client is the one the proxy names in
+/// the header the operator names (`--client-ip-header`, `X-Forwarded-For` by default).
 enum PageAccess {
     /// The verdict, with the reason a refusal gives.
     enum Decision: Equatable, Sendable {
@@ -28,22 +29,29 @@ enum PageAccess {
         var isEmpty: Bool { forwarded == nil && forwardedFor == nil && realIP == nil }
     }
 
-    /// The client a request comes from: the peer, or, behind a trusted proxy, the client the
-    /// proxy names (`X-Real-IP`, else the last `X-Forwarded-For` entry, else the last `for=` of
-    /// `Forwarded`). `forwarded` is true when a proxy the node does not trust stands between.
-    static func client(peer: String?, forwarding: Forwarding, trustedProxies: [IPNetwork]) -> (address: String?, forwarded: Bool) {
+    /// The client a request comes from: the peer, or, behind a trusted proxy, the client named by
+    /// the one header the operator says that proxy sets (`header`, nginx's `real_ip_header`): the
+    /// right-most address in it that is not itself a trusted proxy (nginx's `real_ip_recursive`,
+    /// imgproxy's reading of `X-Forwarded-For`), since every hop left of the last trusted one was
+    /// written by whoever sent the request. The other headers are the client's own words and count
+    /// for nothing: a spoofed `X-Real-IP` behind a proxy that sets only `X-Forwarded-For` names no
+    /// one. A trusted proxy that sent no such header stands between an unknown client, so
+    /// `forwarded` is true then, as it is for any proxy the node does not trust.
+    static func client(peer: String?, forwarding: Forwarding, trustedProxies: [IPNetwork], header: ClientIPHeader = .forwardedFor)
+        -> (address: String?, forwarded: Bool)
+    {
         guard !forwarding.isEmpty else { return (peer, false) }
-        guard let peer, let peerAddress = IPAddress(peer), trustedProxies.contains(where: { $0.contains(peerAddress) }) else {
-            return (peer, true)
-        }
-        let named =
-            forwarding.realIP
-            ?? forwarding.forwardedFor?.split(separator: ",").last.map(String.init)
-            ?? forwarding.forwarded?.split(whereSeparator: { $0 == "," || $0 == ";" }).last {
-                $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("for=")
-            }
-            .map { String($0.trimmingCharacters(in: .whitespaces).dropFirst(4)) }
-        return (named.map(Self.bareAddress), false)
+        guard let peer, isTrusted(peer, trustedProxies) else { return (peer, true) }
+        let hops = header.hops(in: forwarding).map(Self.bareAddress).filter { !$0.isEmpty }
+        guard !hops.isEmpty else { return (nil, true) }
+        let named = hops.last { !isTrusted($0, trustedProxies) } ?? hops[0]
+        return (named, false)
+    }
+
+    /// Whether `address` is one of the trusted proxies.
+    private static func isTrusted(_ address: String, _ trustedProxies: [IPNetwork]) -> Bool {
+        guard let parsed = IPAddress(address) else { return false }
+        return trustedProxies.contains { $0.contains(parsed) }
     }
 
     /// An address without the quotes, brackets and port a header may give it.

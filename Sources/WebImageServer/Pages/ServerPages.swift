@@ -90,7 +90,8 @@ final class ServerPages: Sendable {
     ) -> ProxyResponse {
         let presented = request.tokenHeader ?? Self.queryItem("token", in: request.query)
         let client = PageAccess.client(
-            peer: request.peerAddress, forwarding: request.forwarding, trustedProxies: configuration.trustedProxies)
+            peer: request.peerAddress, forwarding: request.forwarding, trustedProxies: configuration.trustedProxies,
+            header: configuration.clientIPHeader)
         switch PageAccess.decide(page, clientAddress: client.address, forwarded: client.forwarded, token: token, presented: presented) {
         case .allowed: return answer()
         case .refused(let reason): return text(403, reason)

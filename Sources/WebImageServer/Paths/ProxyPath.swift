@@ -86,14 +86,16 @@ public struct ProxyPath: Sendable, Equatable {
         self.extensionName = extensionName.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// An http(s) source, or a ``localScheme`` one.
+    /// An http(s) source, or a ``localScheme`` one, its scheme in lower case: every later step
+    /// compares the scheme as written (`LOCAL:///` went to the HTTP client).
     private static func sourceURL(_ source: String) throws(ProxyError) -> URL {
-        guard let url = URL(string: source), let scheme = url.scheme?.lowercased(),
+        guard let url = URL(string: source), let written = url.scheme, case let scheme = written.lowercased(),
             ["http", "https"].contains(scheme) ? !(url.host ?? "").isEmpty : scheme == Self.localScheme && !url.path.isEmpty
         else {
             throw .badRequest("the source \"\(Self.shortened(source))\" is not an http(s) URL")
         }
-        return url
+        guard written != scheme else { return url }
+        return URL(string: scheme + source.dropFirst(written.count)) ?? url
     }
 
     /// An `s3://BUCKET/KEY` source as imgproxy reads one: the key taken as written (no
@@ -154,7 +156,6 @@ public struct ProxyPath: Sendable, Equatable {
         return (text[..<index], suffix)
     }
 
-    /// At most 100 characters of a source, for error messages.
     /// What `/status` shows of a path after its signature: the options and the source's scheme,
     /// host and port. Never its user, password, path or query, which can hold secrets (tokens in
     /// a query, credentials in the user part).
@@ -165,6 +166,7 @@ public struct ProxyPath: Sendable, Equatable {
         return (["" as Substring] + parsed.options).joined(separator: "/") + "/" + origin + "/…"
     }
 
+    /// At most 100 characters of a source, for error messages.
     static func shortened(_ text: String) -> String {
         text.count > 100 ? String(text.prefix(100)) + "…" : text
     }

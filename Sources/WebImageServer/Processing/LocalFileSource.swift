@@ -28,9 +28,32 @@ struct LocalFileSource: Sendable {
         self.maximumBytes = maximumBytes
     }
 
-    /// The bytes of the file `path` names under the root.
-    /// - Throws: 404 for no such file (or a folder), 403 for a link that leads outside the root,
-    ///   413 for a file over the byte cap.
+    /// The pool local reads run in: a read blocks its thread (a FIFO until a writer comes, a hung
+    /// NFS or FUSE mount for as long as it hangs), which the cooperative pool must never do, and
+    /// which the work pool's one-per-core slots should not either. Eight threads at the most: a
+    /// stuck mount holds those, and requests past them wait in the pool's queue until their
+    /// deadline answers 504, while every other request goes on.
+    static let readPool = WorkPool(width: 8)
+
+    /// ``read(_:)`` in ``readPool``; a caller that stops waiting (its deadline passed, its client
+    /// gone) is answered at once, and a read not yet started never runs.
+    func load(_ path: String) async throws(ProxyError) -> Data {
+        let outcome: Result<Data, ProxyError>
+        do {
+            outcome = try await Self.readPool.run { () throws(WebImageError) in
+                do throws(ProxyError) { return .success(try read(path)) } catch { return .failure(error) }
+            }
+        } catch {
+            throw ProxyError(status: 499, "the request was cancelled")
+        }
+        return try outcome.get()
+    }
+
+    /// The bytes of the file `path` names under the root. Opened without blocking and without
+    /// following a last link, and judged by the descriptor's own `fstat` before any read: a FIFO,
+    /// a device or a socket is refused without waiting for a writer.
+    /// - Throws: 404 for no such file (or a folder, a FIFO, a device), 403 for a link that leads
+    ///   outside the root, 413 for a file over the byte cap.
     func read(_ path: String) throws(ProxyError) -> Data {
         let relative = Self.cleaned(path)
         guard !relative.isEmpty, !relative.contains("\0") else { throw .notFound("the local source names no file") }
@@ -38,7 +61,7 @@ struct LocalFileSource: Sendable {
         guard resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
             throw .forbidden("the local source /\(relative) leads outside the root")
         }
-        let descriptor = open(resolved, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = open(resolved, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw .notFound("no local source /\(relative)") }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var status = stat()
@@ -49,7 +72,12 @@ struct LocalFileSource: Sendable {
             throw .tooLarge("the source is over the byte limit: \(status.st_size) bytes, over \(maximumBytes)")
         }
         do {
-            return try handle.readToEnd() ?? Data()
+            // One byte past the cap: a file that grew since its fstat is still refused.
+            let data = try handle.read(upToCount: maximumBytes + 1) ?? Data()
+            guard data.count <= maximumBytes else { throw ProxyError.tooLarge("the source is over the byte limit of \(maximumBytes)") }
+            return data
+        } catch let error as ProxyError {
+            throw error
         } catch {
             throw ProxyError(status: 502, "the local source /\(relative) could not be read")
         }

@@ -71,6 +71,11 @@ final class SourceFetcher: Sendable {
     /// normalised form when an entry allows it.
     /// - Throws: 403 when the allow-list does not allow it.
     func allowedSource(_ source: URL) throws(ProxyError) -> URL {
+        if source.scheme == "s3", S3Location.hasDotSegment(source.path(percentEncoded: false)) {
+            // Before the bucket rules: `s3://public/../secret/x` names `public`, but a store or a
+            // front that cleans paths would read `secret`.
+            throw .badRequest("an S3 source's key may not have . or .. segments")
+        }
         if let location = S3Location(url: source) {
             guard s3Sources?.allows(bucket: location.bucket) == true else {
                 throw .forbidden("access to the S3 bucket \(location.bucket) is denied")
@@ -110,10 +115,21 @@ final class SourceFetcher: Sendable {
             return try await manager.data(for: request)
         } catch let error as WebImageError {
             var failure = (error.underlyingError as? S3ServiceError).map { Self.proxyError($0, source: source) } ?? Self.proxyError(error)
-            if error.code != .cancelled { failure.sourceFailure = error.code.httpStatus.map { "http_\($0)" } ?? error.code.description }
+            if error.code != .cancelled { failure.sourceFailure = error.code.httpStatus.map(Self.failureKind) ?? error.code.description }
             throw failure
         } catch {
             throw ProxyError(status: 499, "the request was cancelled")
+        }
+    }
+
+    /// The metric label of a source's answer: the statuses worth a series of their own, else the
+    /// class, so that an origin answering any of 900 statuses makes a handful of series.
+    static func failureKind(status: Int) -> String {
+        switch status {
+        case 400, 401, 403, 404, 410, 429, 500, 502, 503, 504: return "http_\(status)"
+        case 400..<500: return "http_4xx"
+        case 500..<600: return "http_5xx"
+        default: return "http_other"
         }
     }
 

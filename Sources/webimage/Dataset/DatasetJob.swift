@@ -14,7 +14,11 @@ struct DatasetJob: Sendable {
     let computeHash: DigestKind?
     let verifyHash: DigestKind?
     let digests: DownloadDigests?
+    /// The schemes and buckets rows may use, judged before anything is read.
+    let schemes: RowSchemes
     let robots: RobotsPolicy?
+    /// The `X-Robots-Tag` directives that refuse an image, judged on every download and cached copy.
+    let robotsTag: RobotsTag
     /// Whether records carry img2dataset's `exif` field.
     let extractsExif: Bool
 
@@ -43,7 +47,7 @@ struct DatasetJob: Sendable {
             sample.fileExtension = Self.fileExtension(output.bytes, resizer: resizer)
         } catch let failure as Failure {
             sample.status = failure.status
-            sample.error = failure.message
+            sample.error = Self.bounded(failure.message)
         } catch {
             sample.error = Self.message(for: error)
         }
@@ -73,11 +77,14 @@ struct DatasetJob: Sendable {
     /// The downloaded bytes, through the manager (so the disk cache, coalescing and the address
     /// guard apply), undecoded.
     private func download(_ text: String) async throws -> Data {
-        guard let url = URL(string: text), url.scheme != nil, url.host != nil || url.scheme == "data" || url.scheme == "file" else {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             throw Failure(.failedToDownload, text.isEmpty ? "no URL" : "not a URL: \(text)")
         }
+        if let refusal = schemes.refusal(for: url) { throw Failure(.failedToDownload, refusal) }
+        guard url.host != nil || scheme == "data" || scheme == "file" else { throw Failure(.failedToDownload, "not a URL: \(text)") }
         if let robots, let refusal = await robots.refusal(for: url) { throw Failure(.failedToDownload, refusal) }
         let loaded = try await manager.image(for: url, options: [.waitStoreCache, .avoidDecodeImage], context: context)
+        if robotsTag.refuses(loaded.metadata) { throw Failure(.failedToDownload, RobotsTag.refusal) }
         guard let data = loaded.data else { throw Failure(.failedToDownload, "no bytes") }
         return data
     }
@@ -117,13 +124,22 @@ struct DatasetJob: Sendable {
         return .object(members)
     }
 
-    /// A failure's text for the record and the stats: the refusal of `X-Robots-Tag` in
-    /// img2dataset's words (the run's only response modifier is that check, so a rejected
-    /// response is its refusal), else the error's own description.
+    /// A failure's text for the record and the stats: the error's own description, cut to
+    /// ``maximumMessageBytes``.
     static func message(for error: any Error) -> String {
-        if let error = error as? WebImageError, error.code == .rejected { return RobotsTag.refusal }
-        if let error = error as? WebImageError { return error.description }
-        return "\(error)"
+        bounded((error as? WebImageError)?.description ?? "\(error)")
+    }
+
+    /// The most bytes of an error's text a record or a `status_dict` key holds: a row's text
+    /// (a URL) can be as long as a record, and its error is written twice per row.
+    static let maximumMessageBytes = 1024
+
+    /// `text` cut to ``maximumMessageBytes`` (at a character's end), with `…` when cut.
+    static func bounded(_ text: String) -> String {
+        guard text.utf8.count > maximumMessageBytes else { return text }
+        var cut = Substring(text)
+        while cut.utf8.count > maximumMessageBytes - 3 { cut = cut.dropLast(max(1, (cut.utf8.count - maximumMessageBytes) / 4)) }
+        return cut + "…"
     }
 
     /// The extension of a written image: the encode format's (img2dataset's names: `jpg`), or

@@ -28,9 +28,19 @@ final class ListBytes {
         pending = first
     }
 
+    /// The most inflated bytes one call hands out: a gzip bomb in the list grows as fast as
+    /// the reader takes its lines, and the reader drops a line past its record limit, so the
+    /// expansion held at once is bounded whatever the ratio.
+    static let maximumInflatedBlock = 1 << 18
+
     /// The next block of the list's (inflated) bytes; nil at the end.
     func next() throws -> [UInt8]? {
         while !atEnd {
+            if let inflater, inflater.hasInput {
+                let inflated = try inflater.inflate(limit: Self.maximumInflatedBlock)
+                if !inflated.isEmpty { return inflated }
+                continue
+            }
             let raw = try pending.take() ?? read()
             if raw.isEmpty {
                 atEnd = true
@@ -38,8 +48,7 @@ final class ListBytes {
                 return nil
             }
             guard let inflater else { return raw }
-            let inflated = try inflater.inflate(raw)
-            if !inflated.isEmpty { return inflated }
+            inflater.feed(raw)
         }
         return nil
     }
@@ -69,26 +78,43 @@ final class ListBytes {
 
         deinit { inflateEnd(&stream) }
 
-        func inflate(_ input: [UInt8]) throws -> [UInt8] {
+        /// Compressed bytes not inflated yet, from `offset`.
+        private var input: [UInt8] = []
+        private var offset = 0
+
+        var hasInput: Bool { offset < input.count }
+
+        func feed(_ bytes: [UInt8]) {
+            input = bytes
+            offset = 0
+        }
+
+        /// Inflates what was fed until `limit` bytes are out (or a little past: one chunk) or the
+        /// input is used up.
+        func inflate(limit: Int) throws -> [UInt8] {
             var output: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
             try input.withUnsafeBufferPointer { source in
-                stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress)
-                stream.avail_in = uInt(source.count)
-                while stream.avail_in > 0 {
+                while offset < source.count, output.count < limit {
                     if !inMember {
                         guard inflateReset(&stream) == Z_OK else { throw CommandFailure("\(name): zlib could not restart") }
                         inMember = true
                     }
+                    stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress! + offset)
+                    stream.avail_in = uInt(source.count - offset)
                     let status = chunk.withUnsafeMutableBufferPointer { buffer -> Int32 in
                         stream.next_out = buffer.baseAddress
                         stream.avail_out = uInt(buffer.count)
                         return CZlib.inflate(&stream, Z_NO_FLUSH)
                     }
-                    output.append(contentsOf: chunk[..<(chunk.count - Int(stream.avail_out))])
+                    let before = offset
+                    offset = source.count - Int(stream.avail_in)
+                    let produced = chunk.count - Int(stream.avail_out)
+                    output.append(contentsOf: chunk[..<produced])
                     switch status {
                     case Z_STREAM_END: inMember = false
-                    case Z_OK, Z_BUF_ERROR: continue
+                    case Z_OK: continue
+                    case Z_BUF_ERROR where offset > before || produced > 0: continue
                     default:
                         let reason = stream.msg.map { String(cString: $0) } ?? "status \(status)"
                         throw CommandFailure("\(name): damaged gzip data (\(reason))")

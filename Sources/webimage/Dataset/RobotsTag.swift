@@ -5,7 +5,14 @@ import WebImage
 /// `directive, directive` or `useragent: directive, directive`; a value refuses the image when
 /// it names one of the disallowed directives and either names no user agent or names ours (the
 /// `--user-agent-token`, compared lower-cased). Every `X-Robots-Tag` header counts.
-struct RobotsTag {
+///
+/// The header is kept with the bytes (the downloader's `retainedResponseHeaders`, and the cache
+/// entry's metadata from there) and judged on every use of them, a cached copy's too: a copy
+/// another run cached with other directives, or none, is refused as a download would be.
+struct RobotsTag: Sendable {
+    /// The header's name, as retained (lower-cased).
+    static let headerName = "x-robots-tag"
+
     /// The directives that refuse (lower-cased).
     let disallowed: Set<String>
     /// Our user agent token (lower-cased), or nil.
@@ -14,12 +21,10 @@ struct RobotsTag {
     /// The reason img2dataset records for a refusal.
     static let refusal = "Use of image disallowed by X-Robots-Tag directive"
 
-    /// Whether a response with these headers refuses the image.
-    func refuses(_ headers: [(name: String, value: String)]) -> Bool {
+    /// Whether a load refuses the image by the headers kept with it (``headerName``).
+    func refuses(_ metadata: DiskCacheMetadata?) -> Bool {
         guard !disallowed.isEmpty else { return false }
-        return headers.contains { header in
-            header.name.lowercased() == "x-robots-tag" && refuses(value: header.value)
-        }
+        return (metadata?.retainedHeaders[Self.headerName] ?? []).contains { refuses(value: $0) }
     }
 
     func refuses(value: String) -> Bool {

@@ -348,6 +348,7 @@ struct ProxyHTTP1Channel: ServerChildChannel {
             try operations.addHandler(deadlines.bytesHandler, position: .before(decoder))
             try operations.addHandler(deadlines.partsHandler, position: .after(decoder))
             try operations.addHandler(HTTP10ConnectionHandler(), position: .after(decoder))
+            try operations.addHandler(RequestArrivalHandler(), position: .after(decoder))
             try operations.addHandler(ConnectionDrainHandler(grace: drainGrace), position: .after(decoder))
             return value
         }
@@ -355,6 +356,21 @@ struct ProxyHTTP1Channel: ServerChildChannel {
 
     func handle(value: HTTP1Channel.Value, logger: Logger) async {
         await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Stamps each request head with the moment it was read off the connection (the monotonic clock's
+/// nanoseconds, as ``HeaderName/arrival``), so that the access line's `ms` counts the time a
+/// request waited before its handler ran (a busy cooperative pool, a request pipelined behind
+/// another), which a clock started in the middleware missed: a request that waited 10 s showed 4.
+final class RequestArrivalHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
+        head.headers.replaceOrAdd(name: "X-Webimage-Arrival", value: String(DispatchTime.now().uptimeNanoseconds))
+        context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 }
 

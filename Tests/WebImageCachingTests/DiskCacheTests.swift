@@ -167,6 +167,27 @@ struct DiskCacheTests {
         expectIndexAgreesWithFiles(reopened, directory)
     }
 
+    @Test("retained response headers survive a reopen, with freshness and without; an entry with neither stays as before")
+    func retainedHeaders() throws {
+        let directory = try TemporaryDirectory()
+        var plain = DiskCacheMetadata(etag: "a")
+        plain.retainedHeaders = ["x-robots-tag": ["noai", "otherbot: noindex"]]
+        var fresh = plain
+        fresh.freshness = HTTPFreshness(
+            cacheControl: "max-age=60", expires: nil, date: nil, age: nil, lastModified: nil, receivedAt: Date(timeIntervalSince1970: 1000))
+        do {
+            let cache = try open(directory)
+            try cache.store(bytes(10), for: "headers", metadata: plain)
+            try cache.store(bytes(11), for: "both", metadata: fresh)
+            try cache.store(bytes(12), for: "neither", metadata: DiskCacheMetadata(etag: "c"))
+            cache.close()
+        }
+        let reopened = try open(directory)
+        #expect(reopened.metadata(for: "headers") == plain, "no freshness: the NaN stand-in reads back as none")
+        #expect(reopened.metadata(for: "both") == fresh)
+        #expect(reopened.metadata(for: "neither") == DiskCacheMetadata(etag: "c"))
+    }
+
     @Test("the index, its metadata and its recency order survive a reopen", arguments: DiskLayout.allCases)
     func reopen(layout: DiskLayout) throws {
         let directory = try TemporaryDirectory()

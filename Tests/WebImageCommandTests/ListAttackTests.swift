@@ -72,7 +72,8 @@ struct ListAttackTests {
         ])
         #expect(first.json["succeeded"] as? Int == 1, "\(first.standardError)")
         let second = try await workspace.run([
-            "prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path("second"), "--output-format", "webdataset", "--allow-failures",
+            "prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path("second"), "--output-format", "webdataset",
+            "--allow-failures",
             "--json",
         ])
         #expect(origin.requestCount("/tagged.jpg") == 1, "the second run read the cache")

@@ -2,6 +2,9 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import InMemoryTracing
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
 import Testing
 import Tracing
 import WebImage
@@ -210,6 +213,23 @@ struct AttackRoundTwoTests {
                 #expect(metrics.contains("webimage_server_requests_total{status=\"\(status)\"} 1"), "\(status)")
             }
         }
+    }
+
+    @Test("the access line's clock starts when the head is read off the connection; a client cannot set it")
+    func arrivalStamp() throws {
+        let channel = EmbeddedChannel(handler: RequestArrivalHandler())
+        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/health")
+        head.headers.add(name: "X-Webimage-Arrival", value: "1")
+        let before = DispatchTime.now().uptimeNanoseconds
+        try channel.writeInbound(HTTPServerRequestPart.head(head))
+        guard case .head(let stamped)? = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("no head came through")
+            return
+        }
+        let values = stamped.headers["X-Webimage-Arrival"]
+        #expect(values.count == 1 && (UInt64(values[0]) ?? 0) >= before, "\(values)")
+        #expect(ResponseStampMiddleware.milliseconds(since: before + 10_000_000_000) == 0, "a start after now is no time, not a wrap")
+        _ = try channel.finish()
     }
 
     @Test("a source downloaded again is counted and logged")

@@ -149,6 +149,9 @@ enum HeaderName {
     static let realIP = HTTPField.Name("X-Real-IP")!
     static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
     static let requestID = HTTPField.Name("X-Request-Id")!
+    /// When the request's head was read off its connection (``RequestArrivalHandler``); never a
+    /// client's: the handler replaces whatever came under this name.
+    static let arrival = HTTPField.Name("X-Webimage-Arrival")!
     static let playgroundToken = HTTPField.Name("X-Playground-Token")!
     static let statusToken = HTTPField.Name("X-Status-Token")!
     static let hintDPR = HTTPField.Name("Sec-CH-DPR")!

@@ -12,7 +12,8 @@ struct ResponseStampMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let start = ContinuousClock.now
+        // From the head's arrival on the connection where the server stamped it, else from here.
+        let start = request.headers[HeaderName.arrival].flatMap(UInt64.init) ?? DispatchTime.now().uptimeNanoseconds
         var response: Response
         do {
             response = try await next(request, context)
@@ -30,16 +31,22 @@ struct ResponseStampMiddleware: RouterMiddleware {
         return response
     }
 
+    /// Whole milliseconds from `start` (the monotonic clock's nanoseconds) to now.
+    static func milliseconds(since start: UInt64) -> UInt64 {
+        let now = DispatchTime.now().uptimeNanoseconds
+        return now > start ? (now - start) / 1_000_000 : 0
+    }
+
     /// The access line's fields: the path without its signature, and the cache tier of a proxy answer.
     private static func accessFields(
-        _ request: Request, _ response: Response, access: AccessRecord.Facts, since start: ContinuousClock.Instant
+        _ request: Request, _ response: Response, access: AccessRecord.Facts, since start: UInt64
     )
         -> Logger.Metadata
     {
         var fields: Logger.Metadata = [
             "method": "\(request.method.rawValue)", "path": "\(loggedPath(request, access))",
             "status": "\(response.status.code)", "bytes": "\(response.body.contentLength ?? 0)",
-            "ms": "\(Int((ContinuousClock.now - start) / .milliseconds(1)))",
+            "ms": "\(Self.milliseconds(since: start))",
         ]
         if let tier = access.tier { fields["cache"] = "\(tier.rawValue)" }
         return fields

@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "WebImageDownloader", targets: ["WebImageDownloader"]),
         // S3 and the S3-compatible stores: SigV4, the object operations, the AWS credential chain.
         .library(name: "WebImageS3", targets: ["WebImageS3"]),
+        // The crawler's parts: caption lists read a record at a time, robots.txt and X-Robots-Tag, row rules.
+        .library(name: "WebImageDataset", targets: ["WebImageDataset"]),
         // The image proxy (imgproxy's URL format) on Hummingbird: the only module that links it.
         .library(name: "WebImageServer", targets: ["WebImageServer"]),
         // The test kit: a scripted origin server on 127.0.0.1 for testing code that loads images.
@@ -147,6 +149,14 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The crawler as a library (issue 61, its first part): lists (txt, CSV, TSV, JSON Lines,
+        // JSON, gzip), robots.txt and X-Robots-Tag, which rows may be loaded. No server, no
+        // argument parsing.
+        .target(
+            name: "WebImageDataset",
+            dependencies: ["WebImage", "WebImageS3", "CZlib"],
+            swiftSettings: strictSwift
+        ),
         // The image proxy server: imgproxy-compatible URLs, signing, policy and HTTP semantics.
         .target(
             name: "WebImageServer",
@@ -186,7 +196,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageServer", "WebImageS3", "CZlib", "CWebImageCodecs",
+                "WebImage", "WebImageServer", "WebImageS3", "WebImageDataset", "CZlib", "CWebImageCodecs",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -301,9 +311,14 @@ let package = Package(
         .testTarget(
             name: "WebImageCommandTests",
             dependencies: [
-                "webimage", "WebImage", "WebImageServer", "WebImageS3", "WebImageTesting", "WebImageTestSupport",
+                "webimage", "WebImage", "WebImageServer", "WebImageS3", "WebImageDataset", "WebImageTesting", "WebImageTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "WebImageDatasetTests",
+            dependencies: ["WebImageDataset", "WebImage", "WebImageTesting", "WebImageTestSupport"],
             swiftSettings: strictSwift
         ),
         .testTarget(

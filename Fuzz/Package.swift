@@ -30,6 +30,10 @@ let package = Package(
             name: "FuzzJPEGPlanes", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)],
             path: "Sources/FuzzJPEGPlanes"),
         .executableTarget(
+            name: "FuzzLists", dependencies: [.product(name: "WebImageDataset", package: libraryIdentity)], path: "Sources/FuzzLists"),
+        .executableTarget(
+            name: "FuzzRobots", dependencies: [.product(name: "WebImageDataset", package: libraryIdentity)], path: "Sources/FuzzRobots"),
+        .executableTarget(
             name: "FuzzS3XML", dependencies: [.product(name: "WebImageS3", package: libraryIdentity)], path: "Sources/FuzzS3XML"),
         .target(name: "FuzzSupport", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)], path: "Sources/FuzzSupport"),
     ],

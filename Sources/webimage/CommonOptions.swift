@@ -229,11 +229,6 @@ extension Duration {
 }
 
 extension String {
-    /// The text with zeros in front up to `width` characters (tar's octal fields, dataset keys).
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-
     /// Left-aligned in a column of `width` characters, with at least one space after.
     func padded(_ width: Int) -> String {
         count >= width ? self + " " : self + String(repeating: " ", count: width - count)

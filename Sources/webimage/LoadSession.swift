@@ -1,5 +1,6 @@
 import Foundation
 import WebImage
+import WebImageDataset
 
 /// The manager a command loads through: the cache directory's disk cache (or memory only), its
 /// own downloader, and `s3://`, `file:` and `data:` URLs when the command allows them (`prefetch`

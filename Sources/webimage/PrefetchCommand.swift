@@ -3,6 +3,7 @@ import CWebImageCodecs
 import Foundation
 import WebImage
 import WebImageS3
+import WebImageDataset
 
 /// `webimage prefetch`: warms the cache from a list of URLs, N at a time.
 struct PrefetchCommand: AsyncParsableCommand {
@@ -184,7 +185,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     /// The schemes and buckets rows may use.
-    private func rowSchemes() throws(CommandFailure) -> RowSchemes {
+    private func rowSchemes() throws(DatasetError) -> RowSchemes {
         try RowSchemes(schemes: allowedURLSchemes, buckets: allowedBuckets)
     }
 

@@ -4,6 +4,7 @@ import WebImage
 import WebImageTesting
 
 @testable import webimage
+@testable import WebImageDataset
 
 #if canImport(Glibc)
 import Glibc

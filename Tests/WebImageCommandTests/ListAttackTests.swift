@@ -5,6 +5,7 @@ import WebImageTesting
 import WebImageTestSupport
 
 @testable import webimage
+@testable import WebImageDataset
 
 /// Issue 57: what the attack on the crawler from outside found in `prefetch`: a hostile caption
 /// list, a hostile robots.txt, an opt-out dodged through the cache. Each test failed before its fix.
@@ -109,79 +110,6 @@ struct ListAttackTests {
             let stats = try Data(contentsOf: URL(fileURLWithPath: out + "/00000_stats.json"))
             #expect(stats.count < 8192, "status_dict keys are bounded: \(stats.count)")
         }
-    }
-
-    @Test("the list reader: lines and records past the limit become rows, the bytes between are never held; gzip bombs expand as read")
-    func readerBounds() throws {
-        let directory = try TemporaryDirectory("lists")
-        let path = directory.path + "/list.txt"
-        let body = "http://a/1\n" + String(repeating: "x", count: 2 << 20) + "\nhttp://a/2\n"
-        try body.write(toFile: path, atomically: true, encoding: .utf8)
-        let reader = try SampleListReader(path: path, format: .txt, columns: ListColumns())
-        var rows: [ListRow] = []
-        while let row = try reader.next() { rows.append(row) }
-        #expect(rows.map { $0.malformed == nil } == [true, false, true])
-        #expect(rows[1].url.utf8.count == ListRow.maximumShownURLBytes && rows[2].url == "http://a/2")
-
-        // A CSV record whose quoted caption runs for megabytes, then a normal one.
-        let csvPath = directory.path + "/list.csv"
-        let csv = "url,caption\nhttp://a/1,\"" + String(repeating: "y,\n", count: 1 << 19) + "\"\nhttp://a/2,z\n"
-        try csv.write(toFile: csvPath, atomically: true, encoding: .utf8)
-        let records = try SampleListReader(path: csvPath, format: .csv, columns: ListColumns(caption: "caption"))
-        var csvRows: [ListRow] = []
-        while let row = try records.next() { csvRows.append(row) }
-        #expect(csvRows.count == 2 && csvRows[0].malformed?.contains("record 2") == true && csvRows[1].caption == "z")
-
-        // 64 MB of one line, gzip-compressed to about 64 KB: each block handed out is bounded.
-        let raw = directory.path + "/bomb.txt"
-        let gzipPath = raw + ".gz"
-        FileManager.default.createFile(atPath: raw, contents: Data(repeating: UInt8(ascii: "z"), count: 64 << 20))
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gzip.arguments = ["-9", raw]
-        try gzip.run()
-        gzip.waitUntilExit()
-        let bytes = try ListBytes(path: gzipPath)
-        var largest = 0
-        var total = 0
-        while let block = try bytes.next() {
-            largest = max(largest, block.count)
-            total += block.count
-        }
-        #expect(total == 64 << 20 && largest <= ListBytes.maximumInflatedBlock + (1 << 16), "\(largest)")
-    }
-
-    @Test("robots.txt: the linear matcher agrees with a backtracking reference; a path past the line limit is refused by a host with rules")
-    func robotsMatching() {
-        var random = SplitMix64(seed: 57)
-        let alphabet = Array("ab/*$")
-        for _ in 0..<4000 {
-            let pattern =
-                "/" + String((0..<Int(random.next() % 7)).map { _ in alphabet[Int(random.next() % 4)] })
-                + (random.next() % 4 == 0 ? "$" : "")
-            let path = "/" + String((0..<Int(random.next() % 9)).map { _ in alphabet[Int(random.next() % 3)] })
-            #expect(RobotsRules.matches(pattern, path) == Self.reference(pattern, path), "\(pattern) \(path)")
-        }
-        // A hostile host's shape: long wildcard rules against a long path (87 s of one actor before).
-        let hostile = RobotsRules.parse(
-            "User-agent: *\n" + (0..<8).map { _ in "Disallow: /" + String(repeating: "*a", count: 2000) + "b\n" }.joined(), agent: "x")
-        #expect(hostile.allows("/" + String(repeating: "a", count: 16_000)), "no b: no rule matches")
-        #expect(!hostile.allows("/" + String(repeating: "a", count: 100_000)), "over the line limit: refused")
-        #expect(RobotsRules.parse("", agent: "x").allows("/" + String(repeating: "a", count: 100_000)), "no rules: nothing to judge")
-    }
-
-    /// RFC 9309's matching by backtracking, the obvious way: the reference the linear matcher is checked against.
-    static func reference(_ pattern: String, _ path: String) -> Bool {
-        var pattern = Array(pattern.utf8)
-        let anchored = pattern.last == UInt8(ascii: "$")
-        if anchored { pattern.removeLast() }
-        let text = Array(path.utf8)
-        func match(_ p: Int, _ t: Int) -> Bool {
-            if p == pattern.count { return !anchored || t == text.count }
-            if pattern[p] == UInt8(ascii: "*") { return (t...text.count).contains { match(p + 1, $0) } }
-            return t < text.count && pattern[p] == text[t] && match(p + 1, t + 1)
-        }
-        return match(0, 0)
     }
 
     @Test("error texts are cut to a bound, at a character's end")

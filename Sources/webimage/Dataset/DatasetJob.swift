@@ -1,6 +1,7 @@
 import Foundation
 import WebImage
 import WebImageServer
+import WebImageDataset
 
 /// One row of a dataset run, as img2dataset's `Downloader.download_shard` handles a sample:
 /// download (refused by `X-Robots-Tag` when it says so), verify the hash, resize and encode,

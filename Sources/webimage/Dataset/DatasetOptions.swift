@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WebImage
+import WebImageDataset
 
 /// img2dataset's options on `prefetch`, under its names (with dashes) and defaults: the list's
 /// format and columns, the resizer, hashes, and the opt-out headers.

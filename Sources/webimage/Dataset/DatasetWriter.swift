@@ -1,6 +1,7 @@
 import Foundation
 import WebImage
 import WebImageCore
+import WebImageDataset
 
 /// `prefetch --output-format files|webdataset`: samples in shards laid out as img2dataset lays
 /// them out (its `writer.py` and `logger.py` are the reference), so that its readers and the

@@ -1,5 +1,6 @@
 import Foundation
 import WebImageServer
+import WebImageDataset
 
 extension ExifDump {
     /// The `exif` field of a dataset record, as img2dataset fills it: the tags as one JSON text,

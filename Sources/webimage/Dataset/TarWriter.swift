@@ -1,4 +1,5 @@
 import Foundation
+import WebImageDataset
 
 /// POSIX ustar, member after member: what Python's `tarfile`, GNU tar and the webdataset loaders
 /// read. Names are at most 100 bytes (a dataset's keys are short). The bytes only: a

@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 
 /// A JSON value that keeps what a dataset's records need and Foundation's `JSONSerialization`
 /// loses: the order of an object's members (img2dataset writes its fields in a fixed order) and
 /// whole numbers as whole numbers (a `width` column stays `640`, not `640.0`).
-enum JSONValue: Equatable, Sendable {
+public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -13,14 +13,20 @@ enum JSONValue: Equatable, Sendable {
     case object([Member])
 
     /// A member of an object, in the order it was written.
-    struct Member: Equatable, Sendable {
-        var name: String
-        var value: JSONValue
+    public struct Member: Equatable, Sendable {
+        public var name: String
+        public var value: JSONValue
+
+        /// A member called `name` holding `value`.
+        public init(name: String, value: JSONValue) {
+            self.name = name
+            self.value = value
+        }
     }
 
     /// The value as text for a column that holds one (a URL, a caption, a hash): a string as it
     /// is, a number or boolean as JSON writes it, nil for null.
-    var text: String? {
+    public var text: String? {
         switch self {
         case .null: nil
         case .string(let text): text
@@ -29,7 +35,7 @@ enum JSONValue: Equatable, Sendable {
     }
 
     /// The member called `name` of an object.
-    subscript(name: String) -> JSONValue? {
+    public subscript(name: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.name == name }?.value
     }
@@ -42,7 +48,7 @@ enum JSONValue: Equatable, Sendable {
     /// sample's `KEY.json`.
     /// `asciiOnly` escapes every character past ASCII as `\uXXXX`, as Python's `json.dumps`
     /// writes by default.
-    func serialized(indent: Int? = nil, asciiOnly: Bool = false) -> String {
+    public func serialized(indent: Int? = nil, asciiOnly: Bool = false) -> String {
         var output = ""
         write(into: &output, indent: indent, depth: 0, asciiOnly: asciiOnly)
         return output

@@ -1,5 +1,4 @@
 import Foundation
-import WebImage
 
 /// The rules of a `robots.txt` for one crawler, as RFC 9309 reads them: the group whose
 /// `user-agent` matches the crawler's product token (case-insensitive; several matching groups
@@ -7,16 +6,20 @@ import WebImage
 /// matching rule is a `disallow` (an `allow` of the same length wins); `*` matches any run of
 /// characters and a final `$` the end. `crawl-delay` (not in the RFC, but what crawlers honour)
 /// is kept from the same group.
-struct RobotsRules: Equatable, Sendable {
-    struct Rule: Equatable, Sendable {
-        var allows: Bool
-        var pattern: String
+public struct RobotsRules: Equatable, Sendable {
+    /// An `allow` or `disallow` line.
+    public struct Rule: Equatable, Sendable {
+        /// Whether it is an `allow`.
+        public var allows: Bool
+        /// The pattern as written.
+        public var pattern: String
         /// The pattern's literal runs between its `*`s, and whether it ends with `$`: split once
         /// when the file is read, not at every check.
         let segments: [[UInt8]]
         let anchored: Bool
 
-        init(allows: Bool, pattern: String) {
+        /// A rule of `pattern`.
+        public init(allows: Bool, pattern: String) {
             self.allows = allows
             self.pattern = pattern
             var bytes = Array(pattern.utf8)
@@ -26,23 +29,31 @@ struct RobotsRules: Equatable, Sendable {
         }
     }
 
-    var rules: [Rule] = []
+    /// The rules of the groups that apply, in the file's order.
+    public var rules: [Rule] = []
     /// Seconds between two requests to the host, from `crawl-delay`.
-    var crawlDelay: Double?
+    public var crawlDelay: Double?
     /// Why everything is refused (the file could not be had: RFC 9309 2.3.1.4), or nil.
-    var refusesAll: String?
+    public var refusesAll: String?
+
+    /// Rules as given; none allows everything.
+    public init(rules: [Rule] = [], crawlDelay: Double? = nil, refusesAll: String? = nil) {
+        self.rules = rules
+        self.crawlDelay = crawlDelay
+        self.refusesAll = refusesAll
+    }
 
     /// No rule: everything allowed (no `robots.txt`, a 4xx, or no group for us).
-    static let allowAll = RobotsRules()
+    public static let allowAll = RobotsRules()
 
     /// The longest line read, and the longest path judged, in bytes: Google's robots.txt parser's
     /// `kMaxLineLen` (2083 * 8), past which it cuts a line. A longer path is refused by a host that
     /// has rules (a cut path could escape a `$` rule), so no check costs more than this times the
     /// rules, whatever a file or a list holds.
-    static let maximumLineBytes = 2083 * 8
+    public static let maximumLineBytes = 2083 * 8
 
     /// The rules of `text` for the crawler whose product token is `agent`.
-    static func parse(_ text: String, agent: String) -> RobotsRules {
+    public static func parse(_ text: String, agent: String) -> RobotsRules {
         struct Group {
             var agents: [String] = []
             var rules: [Rule] = []
@@ -86,7 +97,7 @@ struct RobotsRules: Equatable, Sendable {
     }
 
     /// Whether `path` (the URL's path and query, percent-encoded as sent) may be fetched.
-    func allows(_ path: String) -> Bool {
+    public func allows(_ path: String) -> Bool {
         guard refusesAll == nil else { return false }
         if path == "/robots.txt" || rules.isEmpty { return true }
         let text = Array(path.utf8)
@@ -106,7 +117,7 @@ struct RobotsRules: Equatable, Sendable {
     }
 
     /// Whether `pattern` (with `*` and a final `$`) matches the start of `path`.
-    static func matches(_ pattern: String, _ path: String) -> Bool {
+    public static func matches(_ pattern: String, _ path: String) -> Bool {
         matches(Rule(allows: true, pattern: pattern), Array(path.utf8))
     }
 
@@ -147,91 +158,5 @@ struct RobotsRules: Equatable, Sendable {
             if matched == needle.count { return index - needle.count + 1 }
         }
         return nil
-    }
-}
-
-/// `--respect-robots-txt`: each origin's `robots.txt` fetched once per run (the rows of a host
-/// that arrive while it loads wait for it), and its `crawl-delay` kept between the starts of
-/// two downloads from that host.
-actor RobotsPolicy {
-    private enum Entry {
-        case loading([CheckedContinuation<RobotsRules, Never>])
-        case loaded(RobotsRules)
-    }
-
-    private let loader: any ImageLoader
-    private let agent: String
-    private var entries: [String: Entry] = [:]
-    private var nextStart: [String: ContinuousClock.Instant] = [:]
-
-    /// The reason a refused row records.
-    static let refusal = "Disallowed by robots.txt"
-
-    /// The longest `crawl-delay` waited for, in seconds (Apache Nutch's `fetcher.max.crawl.delay`
-    /// default): a host asking for more has its rows refused with the reason, rather than a run
-    /// that waits for hours per download, or for ever (a finite `1e300` is a valid number).
-    static let maximumCrawlDelay = 30.0
-
-    /// `loader` fetches the files (it must accept `text/plain`); `agent` is the product token
-    /// the groups are matched against.
-    init(loader: any ImageLoader, agent: String) {
-        self.loader = loader
-        self.agent = agent
-    }
-
-    /// nil when `url` may be fetched now (after waiting out the host's crawl delay), else why not.
-    /// The path is matched in the caller's task, not on this actor, which every row of every host
-    /// goes through: a host with costly rules slows its own rows only.
-    nonisolated func refusal(for url: URL) async -> String? {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", let host = url.host else { return nil }
-        let origin = "\(scheme)://\(host.lowercased())\(url.port.map { ":\($0)" } ?? "")"
-        let rules = await rules(for: origin)
-        var path = url.path.isEmpty ? "/" : url.path
-        if let query = url.query { path += "?" + query }
-        if let reason = rules.refusesAll { return "\(Self.refusal): \(reason)" }
-        guard rules.allows(path) else { return Self.refusal }
-        if let delay = rules.crawlDelay, delay > 0 {
-            guard delay <= Self.maximumCrawlDelay else {
-                return "\(Self.refusal): its crawl-delay of \(delay) s is above \(Int(Self.maximumCrawlDelay)) s"
-            }
-            await waitTurn(origin, delay: delay)
-        }
-        return nil
-    }
-
-    private func rules(for origin: String) async -> RobotsRules {
-        switch entries[origin] {
-        case .loaded(let rules):
-            return rules
-        case .loading(let waiting):
-            return await withCheckedContinuation { continuation in entries[origin] = .loading(waiting + [continuation]) }
-        case nil:
-            entries[origin] = .loading([])
-            let rules = await fetch(origin)
-            if case .loading(let waiting) = entries[origin] { waiting.forEach { $0.resume(returning: rules) } }
-            entries[origin] = .loaded(rules)
-            return rules
-        }
-    }
-
-    /// RFC 9309 2.3.1: a 2xx is parsed; a 4xx means no rules; a 5xx or no answer refuses the
-    /// host for this run.
-    private func fetch(_ origin: String) async -> RobotsRules {
-        guard let url = URL(string: origin + "/robots.txt") else { return .allowAll }
-        do {
-            let loaded = try await loader.loadData(url)
-            return RobotsRules.parse(String(decoding: loaded.data, as: UTF8.self), agent: agent)
-        } catch {
-            if let status = error.code.httpStatus, (400..<500).contains(status) { return .allowAll }
-            return RobotsRules(refusesAll: "robots.txt unreachable (\(error.code))")
-        }
-    }
-
-    /// Waits until `delay` seconds have passed since the last start given for `origin`.
-    private func waitTurn(_ origin: String, delay: Double) async {
-        let now = ContinuousClock.now
-        let start = max(now, nextStart[origin] ?? now)
-        nextStart[origin] = start + .milliseconds(Int64(delay * 1000))
-        if start > now { try? await Task.sleep(until: start, clock: .continuous) }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import WebImageS3
 
 /// Which rows of a list may be loaded, judged before anything is read. A list comes from
@@ -8,40 +8,39 @@ import WebImageS3
 /// only, unless `--allowed-url-schemes` names others; `s3` rows then only from the buckets
 /// `--allowed-buckets` names. `--block-private-addresses` judges the addresses of the web rows
 /// this lets through.
-struct RowSchemes: Sendable, Equatable {
+public struct RowSchemes: Sendable, Equatable {
     /// The schemes allowed, lower-cased.
-    var schemes: Set<String> = Self.web
+    public var schemes: Set<String> = Self.web
     /// The buckets `s3://` rows may name.
-    var buckets: Set<String> = []
+    public var buckets: Set<String> = []
 
     /// The schemes a list may hold by default.
-    static let web: Set<String> = ["http", "https"]
+    public static let web: Set<String> = ["http", "https"]
     /// The schemes `--allowed-url-schemes` may add.
-    static let known: Set<String> = ["http", "https", "data", "file", "s3"]
+    public static let known: Set<String> = ["http", "https", "data", "file", "s3"]
 
     /// Reads `--allowed-url-schemes` and `--allowed-buckets` (comma-separated).
     /// - Throws: a usage error for a scheme the command cannot load, or `s3` without buckets.
-    init(schemes text: String?, buckets bucketText: String?) throws(CommandFailure) {
+    public init(schemes text: String?, buckets bucketText: String?) throws(DatasetError) {
         if let text {
             schemes = Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
         }
         buckets = Set(bucketText?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? [])
         if let unknown = schemes.subtracting(Self.known).sorted().first {
-            throw CommandFailure("--allowed-url-schemes takes http, https, data, file or s3, not \(unknown)")
+            throw DatasetError("--allowed-url-schemes takes http, https, data, file or s3, not \(unknown)")
         }
         if schemes.contains("s3"), buckets.isEmpty {
-            throw CommandFailure("--allowed-url-schemes s3 needs --allowed-buckets naming the buckets rows may read")
+            throw DatasetError("--allowed-url-schemes s3 needs --allowed-buckets naming the buckets rows may read")
         }
-        if !buckets.isEmpty, !schemes.contains("s3") { throw CommandFailure("--allowed-buckets needs s3 in --allowed-url-schemes") }
+        if !buckets.isEmpty, !schemes.contains("s3") { throw DatasetError("--allowed-buckets needs s3 in --allowed-url-schemes") }
     }
 
-    init() {}
+    /// The default: `http` and `https` rows only.
+    public init() {}
 
     /// Whether loaders for `scheme` are needed at all.
-    func allows(scheme: String) -> Bool { schemes.contains(scheme) }
-
     /// Why the row `url` may not be loaded, or nil when it may.
-    func refusal(for url: URL) -> String? {
+    public func refusal(for url: URL) -> String? {
         let scheme = url.scheme?.lowercased() ?? ""
         guard schemes.contains(scheme) else {
             return "\(scheme): rows are not loaded (rows are http(s) unless --allowed-url-schemes names \(scheme))"

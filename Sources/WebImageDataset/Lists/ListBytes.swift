@@ -15,12 +15,12 @@ final class ListBytes {
     static let blockSize = 1 << 16
 
     /// Opens `path`, or standard input for `-`.
-    init(path: String) throws {
+    init(path: String) throws(DatasetError) {
         name = path == "-" ? "standard input" : path
         if path == "-" {
             handle = FileHandle.standardInput
         } else {
-            guard let handle = FileHandle(forReadingAtPath: path) else { throw CommandFailure("cannot read \(path)") }
+            guard let handle = FileHandle(forReadingAtPath: path) else { throw DatasetError("cannot read \(path)") }
             self.handle = handle
         }
         let first = try read()
@@ -34,14 +34,15 @@ final class ListBytes {
     static let maximumInflatedBlock = 1 << 18
 
     /// The next block of the list's (inflated) bytes; nil at the end.
-    func next() throws -> [UInt8]? {
+    func next() throws(DatasetError) -> [UInt8]? {
         while !atEnd {
             if let inflater, inflater.hasInput {
                 let inflated = try inflater.inflate(limit: Self.maximumInflatedBlock)
                 if !inflated.isEmpty { return inflated }
                 continue
             }
-            let raw = try pending.take() ?? read()
+            let raw: [UInt8]
+            if let first = pending.take() { raw = first } else { raw = try read() }
             if raw.isEmpty {
                 atEnd = true
                 try inflater?.finish()
@@ -53,11 +54,11 @@ final class ListBytes {
         return nil
     }
 
-    private func read() throws -> [UInt8] {
+    private func read() throws(DatasetError) -> [UInt8] {
         do {
             return [UInt8](try handle.read(upToCount: Self.blockSize) ?? Data())
         } catch {
-            throw CommandFailure("cannot read \(name): \(error.localizedDescription)")
+            throw DatasetError("cannot read \(name): \(error.localizedDescription)")
         }
     }
 
@@ -68,11 +69,11 @@ final class ListBytes {
         private let name: String
         private var inMember = true
 
-        init(name: String) throws {
+        init(name: String) throws(DatasetError) {
             self.name = name
             // 15 + 16: a gzip wrapper, the largest window.
             guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-                throw CommandFailure("\(name): zlib could not start")
+                throw DatasetError("\(name): zlib could not start")
             }
         }
 
@@ -91,13 +92,13 @@ final class ListBytes {
 
         /// Inflates what was fed until `limit` bytes are out (or a little past: one chunk) or the
         /// input is used up.
-        func inflate(limit: Int) throws -> [UInt8] {
+        func inflate(limit: Int) throws(DatasetError) -> [UInt8] {
             var output: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
-            try input.withUnsafeBufferPointer { source in
+            try input.withUnsafeBufferPointer { source throws(DatasetError) in
                 while offset < source.count, output.count < limit {
                     if !inMember {
-                        guard inflateReset(&stream) == Z_OK else { throw CommandFailure("\(name): zlib could not restart") }
+                        guard inflateReset(&stream) == Z_OK else { throw DatasetError("\(name): zlib could not restart") }
                         inMember = true
                     }
                     stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress! + offset)
@@ -117,7 +118,7 @@ final class ListBytes {
                     case Z_BUF_ERROR where offset > before || produced > 0: continue
                     default:
                         let reason = stream.msg.map { String(cString: $0) } ?? "status \(status)"
-                        throw CommandFailure("\(name): damaged gzip data (\(reason))")
+                        throw DatasetError("\(name): damaged gzip data (\(reason))")
                     }
                 }
             }
@@ -126,9 +127,9 @@ final class ListBytes {
         }
 
         /// At the end of the input: a member cut short is an error, not a shorter list.
-        func finish() throws {
+        func finish() throws(DatasetError) {
             if inMember, stream.total_in > 0 || stream.total_out > 0 {
-                throw CommandFailure("\(name): the gzip data ends early (a truncated file?)")
+                throw DatasetError("\(name): the gzip data ends early (a truncated file?)")
             }
         }
     }

@@ -244,5 +244,17 @@ struct AttackRoundTwoTests {
             #expect(harness.origin.requestCount("/photo.jpg") == 2, "no-store: the source cache keeps nothing")
             #expect(try await harness.get("/metrics").text.contains("webimage_server_source_refetches_total 1"))
         }
+        // A fetch that every request left is counted as cancelled: the origin was asked all the same.
+        var configuration = ServerHarness.configuration()
+        configuration.requestTimeout = .milliseconds(300)
+        try await ServerHarness.inProcess(configuration) { harness throws in
+            harness.origin.route("/stall.jpg", OriginResponse(delivery: .neverRespond))
+            #expect(try await harness.get(harness.signedPlain("w:2", "/stall.jpg")).status == 504)
+            var metrics = ""
+            for _ in 0..<200 where !metrics.contains("kind=\"cancelled\"} 1") {
+                metrics = try await harness.get("/metrics").text
+            }
+            #expect(metrics.contains("webimage_server_source_errors_total{kind=\"cancelled\"} 1"))
+        }
     }
 }

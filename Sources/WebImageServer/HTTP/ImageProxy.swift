@@ -604,7 +604,10 @@ public final class ImageProxy: Sendable {
         do throws(ProxyError) {
             fetched = try await fetcher.fetch(source)
         } catch {
-            if let kind = error.sourceFailure { metrics.countSourceError(kind: kind) }
+            // A fetch every request waiting for it left (their deadlines passed, their clients
+            // went) is cancelled, though the origin was asked: counted, so that the next request's
+            // fetch of the same source is seen for what it is.
+            if let kind = error.sourceFailure ?? (error.status.code == 499 ? "cancelled" : nil) { metrics.countSourceError(kind: kind) }
             throw error
         }
         let seconds = Self.seconds(since: start)

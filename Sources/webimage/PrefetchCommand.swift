@@ -90,8 +90,14 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Flag(help: "With -o: keep the images only there, not in the disk cache too (a rerun fetches what the output lacks).")
     var noCache = false
 
-    @Flag(help: "Exit 0 even when some URLs failed.")
+    @Flag(help: "Without a dataset layout: exit 0 even when some URLs failed. (A dataset run's failed rows are data, in its records: it exits 0 once every shard is whole.)")
     var allowFailures = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Dataset modes: exit 1 when the share of rows that succeeded is under R (0 to 1), though every shard is whole.",
+            valueName: "R"))
+    var minSuccessRate: Double?
 
     @Option(
         name: .customLong("shard"),
@@ -138,6 +144,10 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
         if noCache, output == nil { throw ValidationError("--no-cache needs -o DIR: without it nothing would be kept") }
         guard shardSize >= 1 else { throw ValidationError("--shard-size takes a whole number from 1, not \(shardSize)") }
+        if let minSuccessRate {
+            guard (0...1).contains(minSuccessRate) else { throw ValidationError("--min-success-rate takes 0 to 1, not \(minSuccessRate)") }
+            guard layout != nil else { throw ValidationError("--min-success-rate needs --output-format files or webdataset") }
+        }
     }
 
     /// The img2dataset layout `--output-format` names, or nil for the named files or no output.
@@ -286,7 +296,25 @@ struct PrefetchCommand: AsyncParsableCommand {
                     + "\(ProgressReporter.megabytes(summary.bytes)) in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", summary.imagesPerSecond)) images/s)"
             )
         }
-        if final.failed > 0 && !allowFailures { throw ExitCode.failure }
+        try judgeExit(succeeded: final.succeeded, failed: final.failed, dataset: try datasetLayout() != nil)
+    }
+
+    /// The exit of a run whose work ended. A dataset run exits 0 once every shard is whole, as
+    /// img2dataset does: its failed rows are data (records and stats), and a script, a Spark task
+    /// or a Kubernetes Job that took a non-zero exit for a failure would redo a finished run. With
+    /// `--min-success-rate` it exits 1 when too few rows succeeded. Without a dataset layout a
+    /// failed URL is a failure of the run unless `--allow-failures`.
+    private func judgeExit(succeeded: Int, failed: Int, dataset: Bool) throws {
+        guard dataset else {
+            if failed > 0 && !allowFailures { throw ExitCode.failure }
+            return
+        }
+        guard let minSuccessRate, succeeded + failed > 0 else { return }
+        let rate = Double(succeeded) / Double(succeeded + failed)
+        if rate < minSuccessRate {
+            printError("webimage: \(String(format: "%.3f", rate)) of the rows succeeded, under --min-success-rate \(minSuccessRate)")
+            throw ExitCode.failure
+        }
     }
 
     /// `-o DIR` with `--output-format files`: the list streamed into the cache and a file per

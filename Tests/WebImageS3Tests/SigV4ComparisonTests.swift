@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WebImageS3
 import WebImageTesting
+import WebImageTestSupport
 
 /// Our S3 signatures beside botocore's (its `S3SigV4Auth` and `S3SigV4QueryAuth`, run by
 /// botocore_sign.py with the same keys, date and request), and AWS's published S3 examples
@@ -111,24 +112,15 @@ struct SigV4ComparisonTests {
     }
 }
 
-/// botocore_sign.py, run by a Python that has botocore: `WEBIMAGE_PYTHON`, else the CI virtual
-/// environment's (scripts/python-deps.sh installs botocore there), else `python3`.
+/// botocore_sign.py, run by the tests' Python (``TestPython``), which has botocore.
 enum Botocore {
-    static var python: String {
-        let environment = ProcessInfo.processInfo.environment
-        if let python = environment["WEBIMAGE_PYTHON"], !python.isEmpty { return python }
-        let cache = environment["XDG_CACHE_HOME"] ?? "\(environment["HOME"] ?? "/tmp")/.cache"
-        let venv = "\(cache)/webimage-ci/venv/bin/python"
-        return FileManager.default.isExecutableFile(atPath: venv) ? venv : "/usr/bin/env"
-    }
-
     static func sign(_ cases: [[String: Any]]) async throws -> [String] {
         let script = try #require(Bundle.module.url(forResource: "botocore_sign", withExtension: "py"))
         let input = String(decoding: try JSONSerialization.data(withJSONObject: cases), as: UTF8.self)
-        let arguments = (python == "/usr/bin/env" ? ["python3"] : []) + [script.path, input]
-        let process = try ChildProcess(URL(fileURLWithPath: python), arguments)
+        let python = TestPython.command
+        let process = try ChildProcess(python.executable, python.arguments + [script.path, input])
         let status = try await process.waitForExit()
-        #expect(status.status == 0, "botocore_sign.py failed (does \(python) have botocore? scripts/python-deps.sh installs it)")
+        #expect(status.status == 0, "botocore_sign.py failed (does \(python.executable.path) have botocore? scripts/python-deps.sh installs it)")
         let output = try #require(process.lines.last)
         return try #require(JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String])
     }

@@ -32,7 +32,7 @@ public struct ListRow: Equatable, Sendable {
 /// The list formats `--input-format` takes, as img2dataset names them (a `.gz` suffix is
 /// accepted too; gzip is found by its bytes either way).
 public enum ListFormat: String, CaseIterable, Sendable {
-    case txt, csv, tsv, jsonl, json
+    case txt, csv, tsv, jsonl, json, parquet
 
     /// The format a name gives (`csv`, `CSV`, `csv.gz`); nil for another.
     public init?(name: String) {
@@ -41,7 +41,7 @@ public enum ListFormat: String, CaseIterable, Sendable {
     }
 
     /// The formats, as a usage text lists them.
-    public static let names = "txt, csv, tsv, jsonl or json (gzip-compressed too)"
+    public static let names = "txt, csv, tsv, jsonl or json (gzip-compressed too), or parquet (a file or a folder of them)"
 }
 
 /// Which columns of a list a run reads (img2dataset's `--url_col`, `--caption_col`,

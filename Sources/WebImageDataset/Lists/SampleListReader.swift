@@ -2,9 +2,13 @@ import Foundation
 
 /// Reads a list of any of the ``ListFormat``s row by row, a block of the file at a time: memory
 /// stays flat in the list's length, each byte is scanned once, and a record past
-/// ``maximumRecordBytes`` becomes a row with an error rather than a buffer of its size.
+/// ``maximumRecordBytes`` becomes a row with an error rather than a buffer of its size. A
+/// Parquet list (a file, found by its magic bytes whatever `format` says, or a folder of
+/// `.parquet` files) is read a row group at a time, only the columns the run reads.
 public final class SampleListReader {
-    private let bytes: ListBytes
+    /// The text list's bytes; nil for a Parquet list.
+    private let bytes: ListBytes?
+    private let parquet: ParquetRows?
     private let format: ListFormat
     private let columns: ListColumns
     private var buffer: [UInt8] = []
@@ -18,15 +22,23 @@ public final class SampleListReader {
     private var headerIndex: [String: Int] = [:]
     private var delimited: DelimitedRecords?
     private var insideArray = false
-    /// The 1-based line (txt, jsonl) or record (csv, tsv) or element (json) last read, for errors.
+    /// The 1-based line (txt, jsonl) or record (csv, tsv) or element (json) or row (parquet) last
+    /// read, for errors.
     public private(set) var position = 0
 
     /// Opens `path` (or standard input for `-`) as a list of `format`, reading `columns`.
     /// - Throws: ``DatasetError`` when the file cannot be read.
     public init(path: String, format: ListFormat, columns: ListColumns) throws(DatasetError) {
-        bytes = try ListBytes(path: path)
-        self.format = format
         self.columns = columns
+        if format == .parquet || ParquetRows.isParquet(path: path) {
+            let wanted = [columns.url] + [columns.caption, columns.hash].compactMap { $0 } + columns.additional
+            let rows = try ParquetRows(path: path, wanted: wanted)
+            (parquet, bytes, self.format, header) = (rows, nil, .parquet, rows.names)
+            try checkColumns { rows.names.contains($0) }
+            return
+        }
+        (parquet, bytes) = (nil, try ListBytes(path: path))
+        self.format = format
         if format == .csv || format == .tsv {
             delimited = DelimitedRecords(separator: format == .csv ? UInt8(ascii: ",") : UInt8(ascii: "\t"))
         }
@@ -41,6 +53,10 @@ public final class SampleListReader {
         case .jsonl: return try nextJSONLine()
         case .json: return try nextArrayElement()
         case .csv, .tsv: return try nextRecord()
+        case .parquet:
+            guard let values = try parquet?.next() else { return nil }
+            position += 1
+            return row { values[$0] }
         }
     }
 
@@ -96,7 +112,7 @@ public final class SampleListReader {
             buffer.removeSubrange(0..<start)
             start = 0
         }
-        if let block = try bytes.next() { buffer += block } else { atEnd = true }
+        if let block = try bytes?.next() { buffer += block } else { atEnd = true }
     }
 
     /// The row of a line too long to read: its URL is the line's start (cut), and its error says why.

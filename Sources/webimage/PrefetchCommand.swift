@@ -90,7 +90,10 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Flag(help: "With -o: keep the images only there, not in the disk cache too (a rerun fetches what the output lacks).")
     var noCache = false
 
-    @Flag(help: "Without a dataset layout: exit 0 even when some URLs failed. (A dataset run's failed rows are data, in its records: it exits 0 once every shard is whole.)")
+    @Flag(
+        help:
+            "Without a dataset layout: exit 0 even when some URLs failed. (A dataset run's failed rows are data, in its records: it exits 0 once every shard is whole.)"
+    )
     var allowFailures = false
 
     @Option(
@@ -130,7 +133,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         _ = try ImageOutput.parseFormat(format)
         _ = try shard()
         do { _ = try rowSchemes() } catch { throw ValidationError(error.description) }
-        try dataset.check()
+        try dataset.check(input: input)
         try cache.check()
         let layout = try datasetLayout()
         if let outputFormat, output == nil { throw ValidationError("--output-format \(outputFormat) needs -o DIR") }

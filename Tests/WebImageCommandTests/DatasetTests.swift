@@ -242,7 +242,9 @@ struct DatasetTests {
         try await origin.shutdown()
     }
 
-    @Test("issue 58: a dataset run whose shards are whole exits 0 with failed rows, as img2dataset; --min-success-rate makes too few an exit 1")
+    @Test(
+        "issue 58: a dataset run whose shards are whole exits 0 with failed rows, as img2dataset; --min-success-rate makes too few an exit 1"
+    )
     func exitStatus() async throws {
         let origin = try await OriginServer.start()
         let workspace = try CommandWorkspace()
@@ -491,31 +493,41 @@ struct DatasetTests {
         return path.split(separator: ":").map { "\($0)/duckdb" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 
-    @Test("a Parquet list through the DuckDB recipe of docs/crawling.md: Parquet to csv.gz, then prefetch", .enabled(if: duckdb != nil))
-    func parquetRecipe() async throws {
+    @Test(
+        "a Parquet list read natively, as LAION spells its columns (URL, TEXT), DuckDB's writer this time; a folder of parts too",
+        .enabled(if: duckdb != nil))
+    func parquetList() async throws {
         let duckdb = try #require(Self.duckdb)
         let origin = try await OriginServer.start()
         let workspace = try CommandWorkspace()
-        for index in 0..<3 { origin.route("/p\(index).jpg", .ok(jpeg, contentType: "image/jpeg")) }
-        let rows = (0..<3).map { "('\(origin.url("/p\($0).jpg"))', 'caption \($0), with \"quotes\" — é')" }.joined(separator: ", ")
-        let parquet = workspace.path("part-0.parquet")
-        let make = try ChildProcess(
-            URL(fileURLWithPath: duckdb), ["-c", "COPY (SELECT * FROM (VALUES \(rows)) t(url, caption)) TO '\(parquet)' (FORMAT parquet)"])
-        #expect(try await make.waitForExit().status == 0)
-        // The recipe, as docs/crawling.md writes it.
-        let convert = try ChildProcess(
-            URL(fileURLWithPath: duckdb),
-            ["-c", "COPY (SELECT url, caption FROM '\(parquet)') TO '\(workspace.path("part-0.csv.gz"))' (HEADER, DELIMITER ',')"])
-        #expect(try await convert.waitForExit().status == 0)
-        let run = try await workspace.run([
-            "prefetch", "-i", workspace.path("part-0.csv.gz"), "--input-format", "csv", "--caption-col", "caption", "-o",
-            workspace.path("out"),
-            "--output-format", "webdataset", "--no-cache", "--json",
-        ])
-        #expect(run.status == 0 && run.json["succeeded"] as? Int == 3, "\(run.standardError)")
-        let captions = try Self.members(ofTar: workspace.path("out/00000.tar")).filter { $0.name.hasSuffix(".txt") }
-            .map { String(decoding: $0.data, as: UTF8.self) }
-        #expect(captions.sorted() == (0..<3).map { "caption \($0), with \"quotes\" — é" })
+        for index in 0..<4 { origin.route("/p\(index).jpg", .ok(jpeg, contentType: "image/jpeg")) }
+        try FileManager.default.createDirectory(atPath: workspace.path("parts"), withIntermediateDirectories: true)
+        for part in 0..<2 {
+            let rows = (0..<2).map { part * 2 + $0 }.map { "('\(origin.url("/p\($0).jpg"))', 'caption \($0), with \"quotes\" — é', \($0))" }
+            let parquet = workspace.path("parts/part-\(part).parquet")
+            let make = try ChildProcess(
+                URL(fileURLWithPath: duckdb),
+                ["-c", "COPY (SELECT * FROM (VALUES \(rows.joined(separator: ", "))) t(URL, TEXT, n)) TO '\(parquet)' (FORMAT parquet)"])
+            #expect(try await make.waitForExit().status == 0)
+        }
+        func captions(_ arguments: [String]) async throws -> [String] {
+            let out = workspace.path("out-\(UUID().uuidString)")
+            let run = try await workspace.run(
+                ["prefetch"] + arguments + [
+                    "--url-col", "URL", "--caption-col", "TEXT", "-o", out, "--output-format", "webdataset", "--no-cache", "--json",
+                ])
+            #expect(run.status == 0, "\(run.standardError)")
+            return try Self.members(ofTar: out + "/00000.tar").filter { $0.name.hasSuffix(".txt") }.map {
+                String(decoding: $0.data, as: UTF8.self)
+            }
+        }
+        // One file, found by its bytes (no --input-format), then the folder as one list.
+        #expect(
+            try await captions(["-i", workspace.path("parts/part-1.parquet")]).sorted()
+                == (2..<4).map { "caption \($0), with \"quotes\" — é" })
+        #expect(
+            try await captions(["-i", workspace.path("parts"), "--input-format", "parquet"]).sorted()
+                == (0..<4).map { "caption \($0), with \"quotes\" — é" })
         try await origin.shutdown()
     }
 }

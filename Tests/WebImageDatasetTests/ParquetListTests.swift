@@ -21,7 +21,9 @@ struct ParquetListTests {
         process.arguments = python.arguments + [script.path, folder.path]
         try process.run()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw DatasetError("make_parquet.py failed: does the tests' Python have pyarrow? (scripts/python-deps.sh)") }
+        guard process.terminationStatus == 0 else {
+            throw DatasetError("make_parquet.py failed: does the tests' Python have pyarrow? (scripts/python-deps.sh)")
+        }
         return folder
     }
 
@@ -76,7 +78,8 @@ struct ParquetListTests {
     @Test("a folder of part files is one list in name order; a Parquet file is found by its bytes whatever --input-format says")
     func folderAndMagic() throws {
         let folder = try Self.written.get()
-        try expectMatches(rows(folder.appendingPathComponent("parts").path), expected: folder.appendingPathComponent("parts.expected.jsonl"), "parts")
+        try expectMatches(
+            rows(folder.appendingPathComponent("parts").path), expected: folder.appendingPathComponent("parts.expected.jsonl"), "parts")
         let sniffed = try rows(folder.appendingPathComponent("zstd-v2-dict.parquet").path, format: .csv)
         #expect(sniffed.count == 300)
     }

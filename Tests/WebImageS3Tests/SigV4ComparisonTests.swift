@@ -120,7 +120,9 @@ enum Botocore {
         let python = TestPython.command
         let process = try ChildProcess(python.executable, python.arguments + [script.path, input])
         let status = try await process.waitForExit()
-        #expect(status.status == 0, "botocore_sign.py failed (does \(python.executable.path) have botocore? scripts/python-deps.sh installs it)")
+        #expect(
+            status.status == 0, "botocore_sign.py failed (does \(python.executable.path) have botocore? scripts/python-deps.sh installs it)"
+        )
         let output = try #require(process.lines.last)
         return try #require(JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String])
     }

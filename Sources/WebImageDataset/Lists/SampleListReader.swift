@@ -44,6 +44,12 @@ public final class SampleListReader {
         }
     }
 
+    /// Whether `path` is a Parquet list: a folder (which only a Parquet list can be) or a file
+    /// that starts with Parquet's magic bytes, whatever its name.
+    public static func isParquet(path: String) -> Bool {
+        ParquetRows.isParquet(path: path)
+    }
+
     /// The next row, or nil at the end of the list. A list that cannot be read at all (no
     /// header, no URL column, broken JSON) is an error naming the place.
     /// - Throws: ``DatasetError`` naming the place.

@@ -18,7 +18,8 @@ enum ParquetCodecs {
         case .snappy: return try snappy(Array(bytes), size: size)
         case .gzip: return try gzip(Array(bytes), size: size)
         case .zstd: return try zstd(Array(bytes), size: size)
-        case .lzo, .brotli, .lz4, .lz4Raw: throw ParquetError("its pages are compressed with \(codec), which is not read (uncompressed, snappy, gzip, zstd are)")
+        case .lzo, .brotli, .lz4, .lz4Raw:
+            throw ParquetError("its pages are compressed with \(codec), which is not read (uncompressed, snappy, gzip, zstd are)")
         }
     }
 
@@ -33,7 +34,9 @@ enum ParquetCodecs {
         let status = input.withUnsafeBufferPointer { source in
             output.withUnsafeMutableBufferPointer { target in
                 source.withMemoryRebound(to: CChar.self) { source in
-                    target.withMemoryRebound(to: CChar.self) { snappy_uncompress(source.baseAddress, source.count, $0.baseAddress, &length) }
+                    target.withMemoryRebound(to: CChar.self) {
+                        snappy_uncompress(source.baseAddress, source.count, $0.baseAddress, &length)
+                    }
                 }
             }
         }
@@ -46,7 +49,9 @@ enum ParquetCodecs {
         let result = input.withUnsafeBytes { source in
             output.withUnsafeMutableBytes { target in ZSTD_decompress(target.baseAddress, size, source.baseAddress, source.count) }
         }
-        guard ZSTD_isError(result) == 0, result == size else { throw ParquetError("a zstd page is damaged or not the size its header says") }
+        guard ZSTD_isError(result) == 0, result == size else {
+            throw ParquetError("a zstd page is damaged or not the size its header says")
+        }
         output.removeLast(output.count - size)
         return output
     }
@@ -68,7 +73,9 @@ enum ParquetCodecs {
                 return inflate(&stream, Z_FINISH)
             }
         }
-        guard status == Z_STREAM_END, Int(stream.total_out) == size else { throw ParquetError("a gzip page is damaged or not the size its header says") }
+        guard status == Z_STREAM_END, Int(stream.total_out) == size else {
+            throw ParquetError("a gzip page is damaged or not the size its header says")
+        }
         output.removeLast()
         return output
     }

@@ -18,7 +18,9 @@ struct ParquetColumn {
         while read < valueCount, offset < bytes.count {
             let header = try ParquetPageHeader(bytes, offset: &offset)
             let size = Int(header.compressedSize)
-            guard bytes.count - offset >= size else { throw ParquetError("a page of \(leaf.path.joined(separator: ".")) runs past its chunk") }
+            guard bytes.count - offset >= size else {
+                throw ParquetError("a page of \(leaf.path.joined(separator: ".")) runs past its chunk")
+            }
             let page = bytes[offset..<(offset + size)]
             offset += size
             switch header.kind {
@@ -37,7 +39,9 @@ struct ParquetColumn {
                 continue
             }
         }
-        guard read == valueCount else { throw ParquetError("the column \(leaf.path.joined(separator: ".")) holds \(read) values where its chunk says \(valueCount)") }
+        guard read == valueCount else {
+            throw ParquetError("the column \(leaf.path.joined(separator: ".")) holds \(read) values where its chunk says \(valueCount)")
+        }
     }
 
     /// A version 1 page: repetition levels, definition levels (each RLE with a four-byte length), values.
@@ -48,7 +52,8 @@ struct ParquetColumn {
             guard maximum > 0 else { return [] }
             guard encoding == ParquetEncodings.rle else { throw ParquetError("levels encoded as \(encoding) (RLE is read)") }
             guard page.count - cursor >= 4 else { throw ParquetError("a page's levels end early") }
-            let length = Int(UInt32(page[cursor]) | UInt32(page[cursor + 1]) << 8 | UInt32(page[cursor + 2]) << 16 | UInt32(page[cursor + 3]) << 24)
+            let length = Int(
+                UInt32(page[cursor]) | UInt32(page[cursor + 1]) << 8 | UInt32(page[cursor + 2]) << 16 | UInt32(page[cursor + 3]) << 24)
             cursor += 4
             guard page.count - cursor >= length else { throw ParquetError("a page's levels run past it") }
             defer { cursor += length }
@@ -60,7 +65,9 @@ struct ParquetColumn {
     }
 
     /// A version 2 page: the levels first, never compressed, then the values, compressed or not.
-    private mutating func readDataPageV2(_ page: ArraySlice<UInt8>, header: ParquetPageHeader, codec: ParquetMetadata.Codec) throws(ParquetError) {
+    private mutating func readDataPageV2(_ page: ArraySlice<UInt8>, header: ParquetPageHeader, codec: ParquetMetadata.Codec)
+        throws(ParquetError)
+    {
         let count = Int(header.valueCount)
         let repetitionLength = Int(header.repetitionLevelsLength)
         let definitionLength = Int(header.definitionLevelsLength)
@@ -70,12 +77,14 @@ struct ParquetColumn {
         let start = page.startIndex
         let repetition =
             leaf.maximumRepetition > 0
-            ? try ParquetEncodings.hybrid(page[start..<(start + repetitionLength)], bitWidth: Self.bitWidth(leaf.maximumRepetition), count: count) : []
+            ? try ParquetEncodings.hybrid(
+                page[start..<(start + repetitionLength)], bitWidth: Self.bitWidth(leaf.maximumRepetition), count: count) : []
         let definitionStart = start + repetitionLength
         let definition =
             leaf.maximumDefinition > 0
             ? try ParquetEncodings.hybrid(
-                page[definitionStart..<(definitionStart + definitionLength)], bitWidth: Self.bitWidth(leaf.maximumDefinition), count: count) : []
+                page[definitionStart..<(definitionStart + definitionLength)], bitWidth: Self.bitWidth(leaf.maximumDefinition), count: count)
+            : []
         let data = page[(definitionStart + definitionLength)...]
         let valuesSize = Int(header.uncompressedSize) - repetitionLength - definitionLength
         guard valuesSize >= 0 else { throw ParquetError("a page is smaller than its levels") }
@@ -84,7 +93,9 @@ struct ParquetColumn {
     }
 
     /// Appends a page's levels and its values (one for each definition at the maximum).
-    private mutating func append(_ page: [UInt8], cursor: Int, header: ParquetPageHeader, repetition: [Int32], definition: [Int32]) throws(ParquetError) {
+    private mutating func append(_ page: [UInt8], cursor: Int, header: ParquetPageHeader, repetition: [Int32], definition: [Int32])
+        throws(ParquetError)
+    {
         let count = Int(header.valueCount)
         let maximum = Int32(leaf.maximumDefinition)
         let present = maximum > 0 ? definition.reduce(0) { $0 + ($1 == maximum ? 1 : 0) } : count
@@ -117,9 +128,13 @@ struct ParquetColumn {
         case ParquetEncodings.deltaBinaryPacked where leaf.type == .int32 || leaf.type == .int64:
             return try ParquetEncodings.deltaBinaryPacked(page, offset: &cursor).prefix(count).map { .integer($0) }
         case ParquetEncodings.deltaLengthByteArray where leaf.type == .byteArray:
-            return try ParquetEncodings.deltaLengthByteArrays(page, offset: &cursor).prefix(count).map { .string(String(decoding: $0, as: UTF8.self)) }
+            return try ParquetEncodings.deltaLengthByteArrays(page, offset: &cursor).prefix(count).map {
+                .string(String(decoding: $0, as: UTF8.self))
+            }
         case ParquetEncodings.deltaByteArray where leaf.type == .byteArray || leaf.type == .fixedLengthByteArray:
-            return try ParquetEncodings.deltaByteArrays(page, offset: &cursor).prefix(count).map { .string(String(decoding: $0, as: UTF8.self)) }
+            return try ParquetEncodings.deltaByteArrays(page, offset: &cursor).prefix(count).map {
+                .string(String(decoding: $0, as: UTF8.self))
+            }
         case ParquetEncodings.byteStreamSplit:
             return try Self.byteStreamSplit(page[cursor...], count: count, leaf: leaf)
         default:
@@ -170,7 +185,8 @@ struct ParquetColumn {
     }
 
     /// BYTE_STREAM_SPLIT: byte `b` of value `i` at `b * count + i`.
-    private static func byteStreamSplit(_ page: ArraySlice<UInt8>, count: Int, leaf: ParquetSchema.Leaf) throws(ParquetError) -> [JSONValue] {
+    private static func byteStreamSplit(_ page: ArraySlice<UInt8>, count: Int, leaf: ParquetSchema.Leaf) throws(ParquetError) -> [JSONValue]
+    {
         let width: Int
         switch leaf.type {
         case .float, .int32: width = 4
@@ -199,10 +215,14 @@ struct ParquetColumn {
     func values(rows: Int) throws(ParquetError) -> [JSONValue] {
         guard leaf.maximumRepetition > 0 else {
             guard leaf.maximumDefinition > 0 else {
-                guard values.count == rows else { throw ParquetError("the column \(leaf.path.joined(separator: ".")) has \(values.count) values for \(rows) rows") }
+                guard values.count == rows else {
+                    throw ParquetError("the column \(leaf.path.joined(separator: ".")) has \(values.count) values for \(rows) rows")
+                }
                 return values
             }
-            guard definitions.count == rows else { throw ParquetError("the column \(leaf.path.joined(separator: ".")) has levels for \(definitions.count) of \(rows) rows") }
+            guard definitions.count == rows else {
+                throw ParquetError("the column \(leaf.path.joined(separator: ".")) has levels for \(definitions.count) of \(rows) rows")
+            }
             var next = 0
             return definitions.map { level in
                 guard level == Int32(leaf.maximumDefinition) else { return .null }
@@ -217,7 +237,9 @@ struct ParquetColumn {
         var rowsMade: [JSONValue] = []
         rowsMade.reserveCapacity(rows)
         while assembly.entry < definitions.count { rowsMade.append(try assembly.list(1)) }
-        guard rowsMade.count == rows else { throw ParquetError("the column \(leaf.path.joined(separator: ".")) has \(rowsMade.count) rows where its row group has \(rows)") }
+        guard rowsMade.count == rows else {
+            throw ParquetError("the column \(leaf.path.joined(separator: ".")) has \(rowsMade.count) rows where its row group has \(rows)")
+        }
         return rowsMade
     }
 

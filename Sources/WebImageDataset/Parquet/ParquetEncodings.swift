@@ -41,7 +41,9 @@ enum ParquetEncodings {
             if header & 1 == 1 {
                 // Bit-packed groups of eight, least significant bit first.
                 let groups = Int(clamping: header >> 1)
-                guard groups <= (bytes.endIndex - offset) / max(bitWidth, 1) + 1 else { throw ParquetError("a bit-packed run is past its page") }
+                guard groups <= (bytes.endIndex - offset) / max(bitWidth, 1) + 1 else {
+                    throw ParquetError("a bit-packed run is past its page")
+                }
                 let packed = groups * 8
                 let length = groups * bitWidth
                 guard bytes.endIndex - offset >= length else { throw ParquetError("a bit-packed run ends early") }
@@ -147,7 +149,9 @@ enum ParquetEncodings {
         values.reserveCapacity(prefixes.count)
         var previous: [UInt8] = []
         for (prefix, suffix) in zip(prefixes, suffixes) {
-            guard prefix >= 0, prefix <= Int64(previous.count) else { throw ParquetError("a delta byte array's prefix is longer than the value before") }
+            guard prefix >= 0, prefix <= Int64(previous.count) else {
+                throw ParquetError("a delta byte array's prefix is longer than the value before")
+            }
             previous = Array(previous.prefix(Int(prefix))) + suffix
             values.append(previous)
         }

@@ -5,17 +5,33 @@
 struct ParquetMetadata {
     /// `Type`: the physical types.
     enum PhysicalType: Int32 {
-        case boolean = 0, int32 = 1, int64 = 2, int96 = 3, float = 4, double = 5, byteArray = 6, fixedLengthByteArray = 7
+        case boolean = 0
+        case int32 = 1
+        case int64 = 2
+        case int96 = 3
+        case float = 4
+        case double = 5
+        case byteArray = 6
+        case fixedLengthByteArray = 7
     }
 
     /// `FieldRepetitionType`.
     enum Repetition: Int32 {
-        case required = 0, optional = 1, repeated = 2
+        case required = 0
+        case optional = 1
+        case repeated = 2
     }
 
     /// `CompressionCodec`, the ones read here.
     enum Codec: Int32 {
-        case uncompressed = 0, snappy = 1, gzip = 2, lzo = 3, brotli = 4, lz4 = 5, zstd = 6, lz4Raw = 7
+        case uncompressed = 0
+        case snappy = 1
+        case gzip = 2
+        case lzo = 3
+        case brotli = 4
+        case lz4 = 5
+        case zstd = 6
+        case lz4Raw = 7
     }
 
     /// `SchemaElement`: a node of the schema tree, listed depth first.
@@ -144,7 +160,10 @@ struct ParquetMetadata {
 /// `PageHeader`, and the header of the page it announces.
 struct ParquetPageHeader {
     enum Kind: Int32 {
-        case data = 0, index = 1, dictionary = 2, dataV2 = 3
+        case data = 0
+        case index = 1
+        case dictionary = 2
+        case dataV2 = 3
     }
 
     var kind: Kind?

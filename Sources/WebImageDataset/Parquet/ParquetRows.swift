@@ -98,12 +98,18 @@ final class ParquetRows {
     private func footer(_ handle: FileHandle) throws -> [UInt8] {
         guard fileSize >= 12 else { throw ParquetError("it is too short to be Parquet (\(fileSize) bytes)") }
         try handle.seek(toOffset: 0)
-        guard [UInt8](try handle.read(upToCount: 4) ?? Data()) == Self.magic else { throw ParquetError("it does not start with PAR1: not a Parquet file") }
+        guard [UInt8](try handle.read(upToCount: 4) ?? Data()) == Self.magic else {
+            throw ParquetError("it does not start with PAR1: not a Parquet file")
+        }
         try handle.seek(toOffset: UInt64(fileSize - 8))
         let tail = [UInt8](try handle.read(upToCount: 8) ?? Data())
-        guard tail.count == 8, Array(tail[4...]) == Self.magic else { throw ParquetError("it does not end with PAR1: cut short, or not Parquet") }
+        guard tail.count == 8, Array(tail[4...]) == Self.magic else {
+            throw ParquetError("it does not end with PAR1: cut short, or not Parquet")
+        }
         let length = Int64(UInt32(tail[0]) | UInt32(tail[1]) << 8 | UInt32(tail[2]) << 16 | UInt32(tail[3]) << 24)
-        guard length <= fileSize - 12, length <= Self.maximumFooterBytes else { throw ParquetError("its footer's length (\(length) bytes) is past its size") }
+        guard length <= fileSize - 12, length <= Self.maximumFooterBytes else {
+            throw ParquetError("its footer's length (\(length) bytes) is past its size")
+        }
         try handle.seek(toOffset: UInt64(fileSize - 8 - length))
         let footer = [UInt8](try handle.read(upToCount: Int(length)) ?? Data())
         guard footer.count == Int(length) else { throw ParquetError("its footer is cut short") }

@@ -73,7 +73,8 @@ struct ParquetSchema {
             return
         }
         for _ in 0..<children {
-            try walk(elements, &index, path: path, definition: definition, repetition: repetition, lists: lists, depth: depth + 1, into: &found)
+            try walk(
+                elements, &index, path: path, definition: definition, repetition: repetition, lists: lists, depth: depth + 1, into: &found)
         }
     }
 }

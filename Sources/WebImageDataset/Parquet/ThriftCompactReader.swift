@@ -6,8 +6,19 @@
 struct ThriftCompactReader {
     /// The compact protocol's type codes.
     enum FieldType: UInt8 {
-        case stop = 0, boolTrue = 1, boolFalse = 2, byte = 3, i16 = 4, i32 = 5, i64 = 6, double = 7, binary = 8
-        case list = 9, set = 10, map = 11, structure = 12
+        case stop = 0
+        case boolTrue = 1
+        case boolFalse = 2
+        case byte = 3
+        case i16 = 4
+        case i32 = 5
+        case i64 = 6
+        case double = 7
+        case binary = 8
+        case list = 9
+        case set = 10
+        case map = 11
+        case structure = 12
     }
 
     /// A field's header: its id and type.

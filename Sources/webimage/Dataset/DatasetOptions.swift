@@ -93,13 +93,9 @@ struct DatasetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds to wait for a response to start or go on (default 15).", valueName: "SECONDS"))
     var timeout: Double?
 
-    /// Checks every value, for the command's `validate()`.
-    func check() throws {
-        if inputFormat.lowercased() == "parquet" {
-            throw ValidationError(
-                "a Parquet list is turned into CSV first, e.g. duckdb -c \"COPY (SELECT url, caption FROM 'list.parquet') TO 'list.csv.gz' (HEADER)\" (docs/crawling.md)"
-            )
-        }
+    /// Checks every value, for the command's `validate()`; `input` is the list's path (a Parquet
+    /// file is one whatever `--input-format` says).
+    func check(input: String) throws {
         guard ListFormat(name: inputFormat) != nil else {
             throw ValidationError("--input-format takes \(ListFormat.names), not \"\(inputFormat)\"")
         }
@@ -107,9 +103,12 @@ struct DatasetOptions: ParsableArguments {
         _ = try hashes()
         if let retries, retries < 0 { throw ValidationError("--retries takes 0 or more, not \(retries)") }
         if let timeout { _ = try flagDuration(timeout, "--timeout") }
-        if ListFormat(name: inputFormat) == .txt, captionCol != nil || verifyHash != nil || !additionalColumns.isEmpty {
+        if ListFormat(name: inputFormat) == .txt, captionCol != nil || verifyHash != nil || !additionalColumns.isEmpty,
+            !SampleListReader.isParquet(path: input)
+        {
             throw ValidationError(
-                "a txt list has only URLs: --caption-col, --verify-hash and --save-additional-columns need csv, tsv, jsonl or json")
+                "a txt list has only URLs: --caption-col, --verify-hash and --save-additional-columns need csv, tsv, jsonl, json or parquet"
+            )
         }
     }
 

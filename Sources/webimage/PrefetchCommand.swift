@@ -456,7 +456,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             manager: run.session.manager, context: run.context, resizer: try dataset.resizer(), limits: DecodeLimits(),
             columns: try dataset.columns(), computeHash: hashes.compute, verifyHash: hashes.verify?.kind,
             digests: dataset.dedup ? DownloadDigests() : nil, schemes: run.schemes, robots: run.robots, robotsTag: robotsTag,
-            extractsExif: dataset.extractExif)
+            extractsExif: dataset.extractExif, boxesColumn: dataset.bboxCol)
         do {
             let total = try await streamList { row, _, place in
                 if writer.isWritten(position: place) {

@@ -269,6 +269,54 @@ struct DatasetTests {
         try await origin.shutdown()
     }
 
+    @Test(
+        "--bbox-col (img2dataset's --bbox_col, DataComp's face_bboxes) blurs the boxes before the crop, saves the column, and refuses a bad value"
+    )
+    func faceBoxes() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try CommandWorkspace()
+        let png = try CodersManager.shared.encode(Image(pixels: Self.stripes(width: 96, height: 64)), as: .png)
+        origin.route("/face.png", .ok([UInt8](png), contentType: "image/png"))
+        let url = origin.url("/face.png").absoluteString
+        try "url,face_bboxes\n\(url),\"[[0.5, 0.0, 1.0, 0.5]]\"\n\(url),\n\(url),nonsense\n"
+            .write(toFile: workspace.path("list.csv"), atomically: true, encoding: .utf8)
+        let run = try await workspace.run([
+            "prefetch", "-i", workspace.path("list.csv"), "--input-format", "csv", "--bbox_col", "face_bboxes", "-o",
+            workspace.path("out"), "--output-format", "files", "--encode-format", "png", "--encode-quality", "9", "--resize-mode",
+            "center_crop",
+            "--image-size", "48", "--no-cache", "--json",
+        ])
+        #expect(run.status == 0 && run.json["succeeded"] as? Int == 2, "\(run.standardError)")
+        #expect(!run.standardError.contains("bbox_col"), "no longer dropped with a warning")
+        let blurred = try CodersManager.shared.decode(Data(contentsOf: URL(fileURLWithPath: workspace.path("out/00000/000000000.png"))))
+            .pixels
+        let plain = try CodersManager.shared.decode(Data(contentsOf: URL(fileURLWithPath: workspace.path("out/00000/000000001.png"))))
+            .pixels
+        #expect((blurred.width, blurred.height) == (48, 48))
+        // The 72x48 scale is cut to its middle 48 columns (12...59): the box held x 36...71, y 0...23
+        // of the scale, widened by 3 px: blurred there, the far corner untouched.
+        #expect(blurred.pixel(x: 40, y: 8) != plain.pixel(x: 40, y: 8), "inside the box")
+        #expect(blurred.pixel(x: 2, y: 44) == plain.pixel(x: 2, y: 44), "far from it")
+        // The lines come as the rows finish; the keys say which is which.
+        let records = Dictionary(
+            uniqueKeysWithValues: try Self.records(ofLines: workspace.path("out/00000.jsonl")).map { ($0["key"] as? String ?? "", $0) })
+        #expect(records["000000000"]?["face_bboxes"] as? String == "[[0.5, 0.0, 1.0, 0.5]]", "saved as img2dataset saves the column")
+        let refused = records["000000002"]
+        #expect(
+            refused?["status"] as? String == "failed_to_resize" && (refused?["error_message"] as? String)?.contains("face_bboxes") == true)
+        try await origin.shutdown()
+    }
+
+    /// Vertical stripes a blur changes wherever it reaches.
+    static func stripes(width: Int, height: Int) -> PixelBuffer {
+        var bytes = [UInt8](repeating: 255, count: width * height * 4)
+        for index in 0..<(width * height) where (index % width) % 4 < 2 {
+            bytes[index * 4] = 0
+            bytes[index * 4 + 1] = 0
+        }
+        return PixelBuffer(width: width, height: height, straightRGBA: bytes)
+    }
+
     @Test("--verify-hash refuses a mismatch, --dedup records a repeat, the size filters refuse with img2dataset's words, md5 records")
     func hashesAndFilters() async throws {
         let origin = try await OriginServer.start()

@@ -22,6 +22,8 @@ struct DatasetJob: Sendable {
     let robotsTag: RobotsTag
     /// Whether records carry img2dataset's `exif` field.
     let extractsExif: Bool
+    /// The column of boxes to blur (`--bbox-col`), if any.
+    var boxesColumn: String?
 
     /// The sample of `row`, the `position`-th row of the run, under `key`. It never throws: every
     /// way a row can fail is its record's `status` and `error_message`.
@@ -39,7 +41,7 @@ struct DatasetJob: Sendable {
             if let digests, let earlier = digests.firstKey(for: &hashes, key: key) {
                 throw Failure(.duplicate, "duplicate of \(earlier)")
             }
-            let output = try await resize(data)
+            let output = try await resize(data, boxes: try boxes(of: row))
             result = Result(
                 width: output.width, height: output.height, originalWidth: output.originalWidth, originalHeight: output.originalHeight,
                 exif: extractsExif ? ExifDump.json(of: data) : nil, hash: computeHash.map { hashes.hex($0) })
@@ -90,12 +92,23 @@ struct DatasetJob: Sendable {
         return data
     }
 
+    /// The boxes `row` asks to blur: none without `--bbox-col` or for a null value; a value that
+    /// is not a list of boxes fails the row (img2dataset's resizer fails it too).
+    private func boxes(of row: ListRow) throws -> BoundingBoxBlur? {
+        guard let boxesColumn, let value = row.columns.first(where: { $0.name == boxesColumn })?.value else { return nil }
+        do {
+            return try BoundingBoxBlur.boxes(in: value).map(BoundingBoxBlur.init(boxes:))
+        } catch {
+            throw Failure(.failedToResize, "\(boxesColumn): \(error.description)")
+        }
+    }
+
     /// Resizes and encodes in the decode pool, a failure there being a resize failure.
-    private func resize(_ data: Data) async throws -> DatasetResizer.Output {
+    private func resize(_ data: Data, boxes: BoundingBoxBlur?) async throws -> DatasetResizer.Output {
         let resizer = resizer
         let limits = limits
         let outcome = try await WorkPool.shared.run { () throws(WebImageError) in
-            Swift.Result { try resizer.process(data, limits: limits) }
+            Swift.Result { try resizer.process(data, limits: limits, blur: boxes) }
         }
         do {
             return try outcome.get()

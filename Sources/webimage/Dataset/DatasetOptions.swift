@@ -72,6 +72,12 @@ struct DatasetOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
+            "Dataset modes: the column of boxes to blur, [[x_min, y_min, x_max, y_max], ...] in shares of the image's size (DataComp's face_bboxes); saved in each record too.",
+            valueName: "COLUMN"))
+    var bboxCol: String?
+
+    @Option(
+        help: ArgumentHelp(
             "X-Robots-Tag directives that refuse an image, comma-separated; empty for none (default noai,noimageai,noindex,noimageindex).",
             valueName: "A,B"))
     var disallowedHeaderDirectives: String = "noai,noimageai,noindex,noimageindex"
@@ -114,8 +120,14 @@ struct DatasetOptions: ParsableArguments {
 
     var listFormat: ListFormat { ListFormat(name: inputFormat) ?? .txt }
 
+    /// The columns saved in each record: `--save-additional-columns`, and the boxes' column, which
+    /// img2dataset adds to them (its `main.py`).
     var additionalColumns: [String] {
-        saveAdditionalColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
+        let named =
+            saveAdditionalColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+            ?? []
+        guard let bboxCol, !named.contains(bboxCol) else { return named }
+        return named + [bboxCol]
     }
 
     /// The columns the list reader takes.

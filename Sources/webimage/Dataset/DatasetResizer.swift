@@ -1,5 +1,6 @@
 import Foundation
 import WebImage
+import WebImageDataset
 
 /// img2dataset's `--resize_mode`s, with its arithmetic (its `resizer.py`, which calls
 /// albumentations 1.4's `SmallestMaxSize`, `LongestMaxSize`, `CenterCrop` and `PadIfNeeded`).
@@ -128,8 +129,11 @@ struct DatasetResizer: Sendable {
 
     /// Resizes and encodes downloaded bytes. The size comes from the header first, so that a
     /// refused image is never decoded and a JPEG is decoded at the smallest DCT scale that
-    /// still covers the resize.
-    func process(_ data: Data, limits: DecodeLimits) throws -> Output {
+    /// still covers the resize. With `blur` (`--bbox-col`), boxes are blurred as img2dataset
+    /// does: on RGB pixels matted on white, after the scale and before the crop or the pad; such
+    /// an image never keeps its bytes nor takes the planar JPEG path.
+    func process(_ data: Data, limits: DecodeLimits, blur: BoundingBoxBlur? = nil) throws -> Output {
+        let blurs = blur.map { !$0.boxes.isEmpty } ?? false
         if disableAllReencoding { return Output(bytes: data) }
         let header = try ImageHeader(data: data)
         // Pixels as stored: img2dataset decodes with OpenCV's IMREAD_UNCHANGED, which ignores
@@ -138,12 +142,12 @@ struct DatasetResizer: Sendable {
         if let refusal = refusal(width: width, height: height) { throw refusal }
         let plan = plan(width: width, height: height)
         let sourceFormat = ImageFormat(sniffing: data)
-        let keepsBytes = skipReencode && !plan.changes && sourceFormat == encodeFormat
+        let keepsBytes = skipReencode && !plan.changes && sourceFormat == encodeFormat && !blurs
         // JPEG has no transparency to matte: its bytes are kept without a decode.
         if keepsBytes, sourceFormat == .jpeg {
             return Output(bytes: data, width: width, height: height, originalWidth: width, originalHeight: height)
         }
-        if let bytes = try recompressedPlanar(data, sourceFormat: sourceFormat, plan: plan, limits: limits) {
+        if !blurs, let bytes = try recompressedPlanar(data, sourceFormat: sourceFormat, plan: plan, limits: limits) {
             let size = plan.resultSize(width: width, height: height)
             return Output(bytes: bytes, width: size.width, height: size.height, originalWidth: width, originalHeight: height)
         }
@@ -157,8 +161,14 @@ struct DatasetResizer: Sendable {
             return Output(bytes: data, width: width, height: height, originalWidth: width, originalHeight: height)
         }
         image.orientation = .up
-        image = try apply(plan, to: image)
-        if image.hasAlpha { image = try transformed(image, BackgroundTransformer(color: .white)) }
+        if let blur, blurs {
+            // img2dataset mattes first, then scales, blurs, and cuts or pads.
+            if image.hasAlpha { image = try transformed(image, BackgroundTransformer(color: .white)) }
+            image = try apply(plan, to: image, blur: blur)
+        } else {
+            image = try apply(plan, to: image)
+            if image.hasAlpha { image = try transformed(image, BackgroundTransformer(color: .white)) }
+        }
         let size = plan.resultSize(width: width, height: height)
         return Output(
             bytes: try CodersManager.shared.encode(image, as: encodeFormat, options: encodeOptions()), width: size.width,
@@ -180,10 +190,19 @@ struct DatasetResizer: Sendable {
 
     /// The plan carried out on decoded pixels (which may be a DCT step smaller than the header's
     /// size: the scale goes from them to the planned size).
-    private func apply(_ plan: DatasetResizePlan, to image: Image) throws -> Image {
+    private func apply(_ plan: DatasetResizePlan, to image: Image, blur: BoundingBoxBlur? = nil) throws -> Image {
         var image = image
         let filter = plan.filter
-        if let scaled = plan.scaled, let crop = plan.crop {
+        if let blur {
+            // The boxes are blurred on the scaled image, before its cut or its padding.
+            if let scaled = plan.scaled, (image.pixelWidth, image.pixelHeight) != (scaled.width, scaled.height) {
+                image = try transformed(image, ResizingTransformer(width: scaled.width, height: scaled.height, mode: .fill, filter: filter))
+            }
+            image = blur.apply(to: image)
+            if let crop = plan.crop {
+                image = try transformed(image, CroppingTransformer(x: crop.x, y: crop.y, width: crop.width, height: crop.height))
+            }
+        } else if let scaled = plan.scaled, let crop = plan.crop {
             // The resize and the cut in one step: only the kept square is computed.
             let window = ResizeWindow(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
             image = try transformed(image, ResizingTransformer(width: scaled.width, height: scaled.height, keeping: window, filter: filter))

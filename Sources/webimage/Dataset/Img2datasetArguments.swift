@@ -25,7 +25,7 @@ enum Img2datasetArguments {
         "subjob_size": "one process; --shard I/N spreads a list over machines",
         "oom_shard_count": "shard names have five digits", "incremental_mode": "a rerun always skips finished shards",
         "max_shard_retry": "a rerun redoes unfinished shards", "upscale_interpolation": "Lanczos-3 enlarges",
-        "downscale_interpolation": "a widened bilinear filter shrinks", "bbox_col": "no blurring of boxes",
+        "downscale_interpolation": "a widened bilinear filter shrinks",
         "ignore_ssl_certificate": "certificates are always verified (--cacert adds a CA)",
     ]
 

@@ -27,21 +27,17 @@ struct BoundingBoxBlurTests {
     }
 
     /// img2dataset's result for `pixels` and `boxes`.
-    static func reference(_ pixels: PixelBuffer, boxes: [[Double]]) throws -> PixelBuffer {
+    static func reference(_ pixels: PixelBuffer, boxes: [[Double]]) async throws -> PixelBuffer {
         let directory = try TemporaryDirectory("blur")
         let input = directory.url.appendingPathComponent("in.png")
         let output = directory.url.appendingPathComponent("out.png")
         try CodersManager.shared.encode(Image(pixels: pixels), as: .png).write(to: input)
         let script = try #require(Bundle.module.url(forResource: "blur_reference", withExtension: "py"))
         let python = TestPython.command
-        let process = Process()
-        process.executableURL = python.executable
         let boxes = String(decoding: try JSONSerialization.data(withJSONObject: boxes), as: UTF8.self)
-        process.arguments = python.arguments + [script.path, input.path, boxes, output.path]
-        try process.run()
-        process.waitUntilExit()
+        let process = try ChildProcess(python.executable, python.arguments + [script.path, input.path, boxes, output.path])
         try #require(
-            process.terminationStatus == 0,
+            try await process.waitForExit().status == 0,
             "blur_reference.py failed: the tests' Python needs img2dataset, albumentations and OpenCV (scripts/python-deps.sh)")
         return try CodersManager.shared.decode(try Data(contentsOf: output)).pixels
     }
@@ -55,10 +51,10 @@ struct BoundingBoxBlurTests {
             [[0.05, 0.1, 0.75, 0.9], [0.6, 0.5, 0.98, 1.0]],  // 112 px: a 25-tap Gaussian, overlapping boxes to the edge
             [[0.4, 0.4, 0.4, 0.4]],  // nothing to blur, but the kernel still runs
         ])
-    func matchesImg2dataset(boxes: [[Double]]) throws {
+    func matchesImg2dataset(boxes: [[Double]]) async throws {
         let pixels = Self.picture(width: 160, height: 120)
         let ours = BoundingBoxBlur(boxes: boxes).apply(to: pixels)
-        let theirs = try Self.reference(pixels, boxes: boxes)
+        let theirs = try await Self.reference(pixels, boxes: boxes)
         #expect((theirs.width, theirs.height) == (160, 120))
         var largest = 0
         var differing = 0

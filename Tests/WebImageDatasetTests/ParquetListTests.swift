@@ -11,17 +11,14 @@ import WebImageTestSupport
 /// rows here must be those.
 @Suite("Parquet lists against pyarrow", .serialized)
 struct ParquetListTests {
-    /// The files and pyarrow's rows, written once for the suite.
-    static let written: Result<URL, any Error> = Result {
+    /// The files and pyarrow's rows, written once for the suite (by the test kit's child process:
+    /// Foundation's Process leaks a weak reference that LeakSanitizer reports).
+    static let written = Task {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parquet-\(UUID().uuidString)")
         let script = try #require(Bundle.module.url(forResource: "make_parquet", withExtension: "py"))
         let python = TestPython.command
-        let process = Process()
-        process.executableURL = python.executable
-        process.arguments = python.arguments + [script.path, folder.path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let status = try await ChildProcess(python.executable, python.arguments + [script.path, folder.path]).waitForExit()
+        guard status.status == 0 else {
             throw DatasetError("make_parquet.py failed: does the tests' Python have pyarrow? (scripts/python-deps.sh)")
         }
         return folder
@@ -65,8 +62,8 @@ struct ParquetListTests {
     }
 
     @Test("every codec, page version and dictionary choice: the rows pyarrow reads")
-    func combinations() throws {
-        let folder = try Self.written.get()
+    func combinations() async throws {
+        let folder = try await Self.written.value
         let names = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("names.json"))) as? [String] ?? []
         #expect(names.count == 19)
         for name in names {
@@ -76,8 +73,8 @@ struct ParquetListTests {
     }
 
     @Test("a folder of part files is one list in name order; a Parquet file is found by its bytes whatever --input-format says")
-    func folderAndMagic() throws {
-        let folder = try Self.written.get()
+    func folderAndMagic() async throws {
+        let folder = try await Self.written.value
         try expectMatches(
             rows(folder.appendingPathComponent("parts").path), expected: folder.appendingPathComponent("parts.expected.jsonl"), "parts")
         let sniffed = try rows(folder.appendingPathComponent("zstd-v2-dict.parquet").path, format: .csv)
@@ -85,8 +82,8 @@ struct ParquetListTests {
     }
 
     @Test("DataComp's face boxes keep their nesting: null, empty, an empty box list inside, null boxes")
-    func nestedBoxes() throws {
-        let folder = try Self.written.get()
+    func nestedBoxes() async throws {
+        let folder = try await Self.written.value
         let rows = try rows(folder.appendingPathComponent("snappy-v1-dict.parquet").path)
         func boxes(_ index: Int) -> JSONValue { rows[index].columns.first { $0.name == "face_bboxes" }?.value ?? .null }
         #expect(boxes(0) == .null && boxes(7) == .array([]))
@@ -95,8 +92,8 @@ struct ParquetListTests {
     }
 
     @Test("a missing column is named with the file's columns; a cut, garbled or foreign file is an error naming it, never a crash")
-    func damagedFiles() throws {
-        let folder = try Self.written.get()
+    func damagedFiles() async throws {
+        let folder = try await Self.written.value
         let source = folder.appendingPathComponent("snappy-v1-dict.parquet")
         let missing = #expect(throws: DatasetError.self) {
             _ = try SampleListReader(path: source.path, format: .parquet, columns: ListColumns(url: "link"))

@@ -128,26 +128,28 @@ public final class SampleListReader {
         return row
     }
 
-    private func nextText() throws(DatasetError) -> ListRow? {
+    /// The next line's row, read by `read` (nil skips the line), or the row of a line too long
+    /// to read; nil at the end of the list.
+    private func nextLineRow(_ read: (ArraySlice<UInt8>) throws(DatasetError) -> ListRow?) throws(DatasetError) -> ListRow? {
         while let next = try nextLine() {
-            guard case .whole(let line) = next else {
-                if case .tooLong(let prefix) = next { return tooLong(prefix, what: "line") }
-                continue
+            switch next {
+            case .tooLong(let prefix): return tooLong(prefix, what: "line")
+            case .whole(let line): if let row = try read(line) { return row }
             }
-            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespaces)
-            if text.isEmpty || text.hasPrefix("#") { continue }
-            return ListRow(url: text)
         }
         return nil
     }
 
+    private func nextText() throws(DatasetError) -> ListRow? {
+        try nextLineRow { line in
+            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            return text.isEmpty || text.hasPrefix("#") ? nil : ListRow(url: text)
+        }
+    }
+
     private func nextJSONLine() throws(DatasetError) -> ListRow? {
-        while let next = try nextLine() {
-            guard case .whole(let line) = next else {
-                if case .tooLong(let prefix) = next { return tooLong(prefix, what: "line") }
-                continue
-            }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+        try nextLineRow { line throws(DatasetError) in
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return nil }
             let value: JSONValue
             do {
                 value = try JSONParser.parse(Array(line))
@@ -156,7 +158,6 @@ public final class SampleListReader {
             }
             return try row(from: value)
         }
-        return nil
     }
 
     // MARK: - A JSON array

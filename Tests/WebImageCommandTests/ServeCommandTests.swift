@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WebImageTesting
 import WebImageTestSupport
 
 /// `webimage serve`'s flags and `WEBIMAGE_*` variables, checked before anything listens.
@@ -27,5 +28,20 @@ struct ServeCommandTests {
             #expect(run.status == 2, "\(arguments) \(environment)")
             #expect(run.standardError.contains(message), "\(arguments): \(run.standardError)")
         }
+    }
+
+    @Test("issue 57: s3:// and local:/// entries of --allowed-sources start the server, as docs/serve.md says")
+    func allowedSourceKinds() async throws {
+        let directory = try TemporaryDirectory("serve-sources")
+        let server = try ChildProcess(
+            ChildProcess.builtProduct("webimage"),
+            [
+                "serve", "--bind", "127.0.0.1:0", "--allow-unsigned", "--result-cache-dir", directory.path, "--local-filesystem-root",
+                directory.path, "--allowed-sources", "https://cdn.test/,s3://bucket/public/,local:///images/", "--log-level", "error",
+            ])
+        let line = try await server.waitForLine { $0.hasPrefix("listening on ") || $0.contains("allowed") }
+        #expect(line.hasPrefix("listening on "), "\(line)")
+        server.terminate()
+        #expect(try await server.waitForExit().status == 0)
     }
 }

@@ -322,7 +322,7 @@ let package = Package(
         .testTarget(
             name: "WebImageDatasetTests",
             dependencies: ["WebImageDataset", "WebImage", "WebImageTesting", "WebImageTestSupport"],
-            resources: [.copy("make_parquet.py"), .copy("blur_reference.py")],
+            resources: [.copy("make_parquet.py"), .copy("blur_reference.py"), .copy("read_parquet.py")],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -129,7 +129,8 @@ struct DatasetBucketTests {
             // Keys of one digit for the row and five for the shard (5 rows a shard); the stale object gone.
             #expect(
                 keys.sorted() == [
-                    "d/00003.jsonl", "d/00003/000030.jpg", "d/00003/000030.json", "d/00003/000030.txt", "d/00003/000032.jpg",
+                    "d/00003.jsonl", "d/00003.parquet", "d/00003/000030.jpg", "d/00003/000030.json", "d/00003/000030.txt",
+                    "d/00003/000032.jpg",
                     "d/00003/000032.json", "d/00003/000032.txt", "d/00003_stats.json",
                 ], "\(keys)")
             let jpeg = try await client.getObject(S3Location(bucket: bucket, key: "d/00003/000030.jpg"))
@@ -214,7 +215,7 @@ struct DatasetBucketTests {
         for try await object in client.objects(bucket: bucket, prefix: "laion/part/") { names.append(String(object.key.dropFirst(11))) }
         let shards = Set(names.filter { $0.hasSuffix("_stats.json") }.map { String($0.prefix(5)) })
         let expectedNames: Set<String> = Set(
-            shards.flatMap { shard -> [String] in [shard + ".tar", shard + ".jsonl", shard + "_stats.json"] })
+            shards.flatMap { shard -> [String] in [shard + ".tar", shard + ".jsonl", shard + ".parquet", shard + "_stats.json"] })
         #expect(Set(names) == expectedNames, "\(names.sorted())")
         var seen: [String] = []
         for shard in shards {

@@ -96,13 +96,20 @@ struct DatasetTests {
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.json["total"] as? Int == 25 && run.json["failed"] as? Int == 4 && run.json["succeeded"] as? Int == 21)
         let files = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
-        #expect(files == (0..<3).flatMap { ["0000\($0).jsonl", "0000\($0).tar", "0000\($0)_stats.json"] })
+        #expect(files == (0..<3).flatMap { ["0000\($0).jsonl", "0000\($0).parquet", "0000\($0).tar", "0000\($0)_stats.json"] })
 
         var keys: [String] = []
         for (shard, count) in [(0, 10), (1, 10), (2, 5)] {
             let name = String(format: "%05d", shard)
             let records = try Self.records(ofLines: "\(out)/\(name).jsonl")
             #expect(records.count == count)
+            // The same records as the shard's Parquet table (issue 58), as img2dataset writes it.
+            let table = try SampleListReader(
+                path: "\(out)/\(name).parquet", format: .parquet,
+                columns: ListColumns(url: "url", caption: "caption", additional: ["key", "status"]))
+            var tabled: [String: String] = [:]
+            while let row = try table.next() { tabled[row.columns[0].value.text ?? ""] = row.columns[1].value.text }
+            #expect(tabled == Dictionary(uniqueKeysWithValues: records.map { ($0["key"] as? String ?? "", $0["status"] as? String ?? "") }))
             let members = try Self.members(ofTar: "\(out)/\(name).tar")
             let succeeded = records.filter { $0["status"] as? String == "success" }
             #expect(members.count == succeeded.count * 3)
@@ -190,7 +197,10 @@ struct DatasetTests {
                 "--resize-mode", mode, "--encode-format", "png", "--encode-quality", "9", "--json",
             ])
             #expect(run.status == 0, "\(mode): \(run.standardError)")
-            #expect(Set(try FileManager.default.contentsOfDirectory(atPath: out)) == ["00000", "00000.jsonl", "00000_stats.json"])
+            #expect(
+                Set(try FileManager.default.contentsOfDirectory(atPath: out)) == [
+                    "00000", "00000.jsonl", "00000.parquet", "00000_stats.json",
+                ])
             #expect(
                 Set(try FileManager.default.contentsOfDirectory(atPath: out + "/00000")) == [
                     "000000000.png", "000000000.json", "000000001.png", "000000001.json",
@@ -428,7 +438,8 @@ struct DatasetTests {
             #expect(origin.requestCount(path) == expected, "\(path): \(origin.requestCount(path)) requests")
         }
         files = Set(try FileManager.default.contentsOfDirectory(atPath: out))
-        #expect(files == Set((0..<4).flatMap { ["0000\($0).tar", "0000\($0).jsonl", "0000\($0)_stats.json"] }), "\(files)")
+        #expect(
+            files == Set((0..<4).flatMap { ["0000\($0).tar", "0000\($0).jsonl", "0000\($0).parquet", "0000\($0)_stats.json"] }), "\(files)")
         var keys: [String] = []
         for shard in 0..<4 {
             let records = try Self.records(ofLines: "\(out)/0000\(shard).jsonl")
@@ -558,8 +569,7 @@ struct DatasetTests {
                 ["-c", "COPY (SELECT * FROM (VALUES \(rows.joined(separator: ", "))) t(URL, TEXT, n)) TO '\(parquet)' (FORMAT parquet)"])
             #expect(try await make.waitForExit().status == 0)
         }
-        func captions(_ arguments: [String]) async throws -> [String] {
-            let out = workspace.path("out-\(UUID().uuidString)")
+        func captions(_ arguments: [String], into out: String) async throws -> [String] {
             let run = try await workspace.run(
                 ["prefetch"] + arguments + [
                     "--url-col", "URL", "--caption-col", "TEXT", "-o", out, "--output-format", "webdataset", "--no-cache", "--json",
@@ -571,11 +581,18 @@ struct DatasetTests {
         }
         // One file, found by its bytes (no --input-format), then the folder as one list.
         #expect(
-            try await captions(["-i", workspace.path("parts/part-1.parquet")]).sorted()
+            try await captions(["-i", workspace.path("parts/part-1.parquet")], into: workspace.path("one")).sorted()
                 == (2..<4).map { "caption \($0), with \"quotes\" — é" })
         #expect(
-            try await captions(["-i", workspace.path("parts"), "--input-format", "parquet"]).sorted()
+            try await captions(["-i", workspace.path("parts"), "--input-format", "parquet"], into: workspace.path("all")).sorted()
                 == (0..<4).map { "caption \($0), with \"quotes\" — é" })
+        // The shard's own Parquet table, read by DuckDB: LAION's columns saved under img2dataset's names.
+        let table = workspace.path("all/00000.parquet")
+        let query = try ChildProcess(
+            URL(fileURLWithPath: duckdb),
+            ["-csv", "-noheader", "-c", "SELECT count(*), count(caption), min(status), typeof(min(width)) FROM '\(table)'"])
+        #expect(try await query.waitForExit().status == 0)
+        #expect(query.lines.last == "4,4,success,INTEGER", "\(query.lines)")
         try await origin.shutdown()
     }
 }

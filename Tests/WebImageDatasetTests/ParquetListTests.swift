@@ -122,4 +122,66 @@ struct ParquetListTests {
         }
         #expect(refused >= 3, "the cut copies at least")
     }
+
+    /// Records as a dataset shard has them: img2dataset's fields, nulls, a saved list column.
+    static let records: [JSONValue] = (0..<300).map(record)
+
+    static func record(_ index: Int) -> JSONValue {
+        let failed = index % 5 == 0
+        let box: JSONValue = .array([.number(0.1), .number(0.5), .integer(1), .number(0.75)])
+        let nsfw: JSONValue = index % 4 == 0 ? .null : .bool(index % 2 == 0)
+        var members: [JSONValue.Member] = []
+        members.append(.init(name: "face_bboxes", value: index % 3 == 0 ? .null : .array([box])))
+        members.append(.init(name: "caption", value: index % 7 == 0 ? .null : .string("caption \(index) ☕ \"quoted\"")))
+        members.append(.init(name: "url", value: .string("http://a.test/\(index).jpg")))
+        members.append(.init(name: "key", value: .string(String(format: "%09d", index))))
+        members.append(.init(name: "status", value: .string(failed ? "failed_to_download" : "success")))
+        members.append(.init(name: "error_message", value: failed ? .string("the source answered 404") : .null))
+        members.append(.init(name: "width", value: failed ? .null : .integer(256)))
+        members.append(.init(name: "original_width", value: failed ? .null : .integer(1000 + Int64(index))))
+        members.append(.init(name: "similarity", value: .number(Double(index) / 7)))
+        members.append(.init(name: "nsfw", value: nsfw))
+        members.append(.init(name: "sha256", value: .string(String(repeating: "ab", count: 32))))
+        return .object(members)
+    }
+
+    @Test("issue 58: a shard's table written as Parquet reads back here and in pyarrow with img2dataset's types")
+    func tableRoundTrip() async throws {
+        let directory = try TemporaryDirectory("parquet-table")
+        let path = directory.path + "/00000.parquet"
+        try ParquetTableWriter.table(Self.records).write(to: URL(fileURLWithPath: path))
+        // Read back here: every column as written, lists as their JSON text.
+        let reader = try SampleListReader(
+            path: path, format: .parquet,
+            columns: ListColumns(url: "url", caption: "caption", additional: ["face_bboxes", "width", "nsfw", "similarity"]))
+        var rows: [ListRow] = []
+        while let row = try reader.next() { rows.append(row) }
+        #expect(rows.count == 300 && rows[7].caption == nil && rows[1].caption == "caption 1 ☕ \"quoted\"")
+        #expect(rows[1].columns[0].value == .string("[[0.1, 0.5, 1, 0.75]]") && rows[0].columns[0].value == .null)
+        #expect(rows[1].columns[1].value == .integer(256) && rows[5].columns[1].value == .null)
+        #expect(rows[2].columns[2].value == .bool(true) && rows[3].columns[2].value == .bool(false) && rows[4].columns[2].value == .null)
+        #expect(rows[3].columns[3].value == .number(3.0 / 7))
+        // And by pyarrow, img2dataset's reader.
+        let script = try #require(Bundle.module.url(forResource: "read_parquet", withExtension: "py"))
+        let python = TestPython.command
+        let process = try ChildProcess(python.executable, python.arguments + [script.path, path])
+        #expect(try await process.waitForExit().status == 0)
+        let output = try JSONParser.parse(Array((process.lines.last ?? "").utf8))
+        #expect(output["schema"]?["width"] == .string("int32") && output["schema"]?["original_width"] == .string("int32"))
+        #expect(output["schema"]?["similarity"] == .string("double") && output["schema"]?["nsfw"] == .string("bool"))
+        #expect(output["schema"]?["caption"] == .string("string") && output["schema"]?["error_message"] == .string("string"))
+        guard case .array(let read)? = output["rows"] else {
+            Issue.record("no rows from pyarrow")
+            return
+        }
+        #expect(read.count == 300)
+        for (index, row) in read.enumerated() {
+            guard case .object(let expected) = Self.records[index] else { continue }
+            for member in expected {
+                let value = member.value
+                let want: JSONValue = if case .array = value { .string(value.serialized()) } else { value }
+                #expect(Self.same(row[member.name] ?? .null, want), "row \(index) \(member.name)")
+            }
+        }
+    }
 }

@@ -3,7 +3,7 @@ import WebImage
 import WebImageS3
 
 /// Shards under a bucket's prefix (`-o s3://BUCKET/PREFIX`), laid out as in a folder:
-/// `PREFIX/00000.tar` (or `PREFIX/00000/KEY.jpg`, ...), `PREFIX/00000.jsonl`,
+/// `PREFIX/00000.tar` (or `PREFIX/00000/KEY.jpg`, ...), `PREFIX/00000.jsonl`, `PREFIX/00000.parquet`,
 /// `PREFIX/00000_stats.json`.
 ///
 /// A tar shard is one multipart upload, its parts sent as the archive grows and completed when
@@ -100,13 +100,15 @@ private actor BucketShard: DatasetShardOutput {
         if archive.count >= partSize { try await sendPart() }
     }
 
-    func complete(stats: Data) async throws {
+    func complete(table: Data, stats: Data) async throws {
         if let upload {
             archive.append(TarFormat.end)
             try await sendPart()
             try await client.completeMultipartUpload(upload.location, uploadID: upload.id, parts: parts)
         }
         try await client.putObject(S3Location(bucket: base.bucket, key: base.key + ".jsonl"), data: lines, contentType: "application/jsonl")
+        try await client.putObject(
+            S3Location(bucket: base.bucket, key: base.key + ".parquet"), data: table, contentType: "application/vnd.apache.parquet")
         try await client.putObject(
             S3Location(bucket: base.bucket, key: base.key + "_stats.json"), data: stats, contentType: "application/json")
     }

@@ -16,9 +16,9 @@ protocol DatasetShardOutput: Sendable {
     /// One row: its files (none for a failure) and its line of the shard's `.jsonl`. When it
     /// returns, the row is as safe as the destination keeps rows before the shard completes.
     func add(members: [DatasetMember], line: Data) async throws
-    /// Every row is in: the shard's files take their final names, then the stats, which mark it
-    /// done.
-    func complete(stats: Data) async throws
+    /// Every row is in: the shard's files take their final names, its records' Parquet table
+    /// (`NNNNN.parquet`, img2dataset's) is written, then the stats, which mark it done.
+    func complete(table: Data, stats: Data) async throws
     /// The run stops without completing the shard: what can be dropped now is.
     func abandon() async
 }
@@ -39,9 +39,10 @@ extension DatasetDestination {
     }
 }
 
-/// Shards in a local folder: `00000.tar` (or the folder `00000/`), `00000.jsonl`,
+/// Shards in a local folder: `00000.tar` (or the folder `00000/`), `00000.jsonl`, `00000.parquet`,
 /// `00000_stats.json`. The `.tar` and `.jsonl` are written under `.partial` names and renamed
-/// when the shard completes; a files shard's folder is emptied when it is opened again.
+/// when the shard completes, the `.parquet` written then; a files shard's folder is emptied when
+/// it is opened again.
 struct FolderDestination: DatasetDestination {
     let directory: URL
 
@@ -100,13 +101,14 @@ private final class FolderShard: DatasetShardOutput, @unchecked Sendable {
         }
     }
 
-    func complete(stats: Data) throws {
+    func complete(table: Data, stats: Data) throws {
         try lock.withLock {
             try tar?.finish()
             try writePendingLines()
             try lines.synchronize()
             try lines.close()
         }
+        try writeWhole(table, to: base + ".parquet")
         for suffix in [".jsonl"] + (tar == nil ? [] : [".tar"]) {
             let partial = base + suffix + ".partial"
             guard rename(partial, base + suffix) == 0 else {

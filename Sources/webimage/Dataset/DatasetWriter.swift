@@ -61,6 +61,8 @@ final class DatasetWriter: Sendable {
         /// opening without a hand-made list of waiters.
         var output: Task<any DatasetShardOutput, any Error>
         var written = 0
+        /// Its rows' records, in the order they finished: the shard's Parquet table.
+        var records: [JSONValue] = []
         var counts: [Status: Int] = [:]
         var statusCounts: [String: Int] = [:]
         let start = Date()
@@ -150,6 +152,7 @@ final class DatasetWriter: Sendable {
         try await output.add(members: members, line: Data((sample.record.serialized() + "\n").utf8))
         let completed = state.withLock { state -> OpenShard? in
             state.open[shard]?.written += 1
+            state.open[shard]?.records.append(sample.record)
             state.open[shard]?.counts[sample.status, default: 0] += 1
             state.open[shard]?.statusCounts[sample.error ?? "success", default: 0] += 1
             return Self.takeIfComplete(shard, from: &state, shardSize: shardSize)
@@ -188,7 +191,8 @@ final class DatasetWriter: Sendable {
 
     /// Completes a shard taken out of the open ones (its output opened long since).
     private func complete(_ shard: OpenShard) async throws {
-        try await shard.output.value.complete(stats: Data(stats(of: shard).serialized(indent: 4).utf8))
+        try await shard.output.value.complete(
+            table: ParquetTableWriter.table(shard.records), stats: Data(stats(of: shard).serialized(indent: 4).utf8))
     }
 
     /// img2dataset's `write_stats`: the counts, the times as seconds since 1970, and how many

@@ -104,8 +104,11 @@ struct AttackRoundTwoTests {
             let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/health")
             #expect(try await client.execute(request, timeout: .seconds(10)).status == .ok)
             let limiter = try #require(harness.server.operationsConnectionLimiter)
+            // The half-sent connection's close is counted on its event loop, perhaps after the
+            // client's connection opened: the count settles at the one client kept alive.
+            try await waitUntil("the operations listener paused at one client") { !limiter.isAccepting }
             let reads = try await limiter.listenerReads()
-            #expect(!limiter.isAccepting && reads == false, "one client kept alive: the limit")
+            #expect(reads == false, "one client kept alive: the limit")
             #expect(harness.server.connectionLimiter?.isAccepting == true, "counted apart from the public port")
             try await client.shutdown()
         }
@@ -160,7 +163,7 @@ struct AttackRoundTwoTests {
         #expect(extractor.extract(key: "traceparent", from: twice) == nil)
     }
 
-    @Test("spans and access lines show a source's origin only, never its user, password, path or query")
+    @Test("spans and access lines show a source without its user, password and query; a source without them as it came")
     func redactedPaths() async throws {
         let tracer = InMemoryTracer()
         try await ServerHarness.with(tracer: tracer) { harness in
@@ -170,9 +173,15 @@ struct AttackRoundTwoTests {
             #expect(answer.status == 200 || answer.status == 404)
         }
         let server = try #require(tracer.finishedSpans.first { $0.kind == .server })
-        let path = "\(server.attributes["url.path"]?.toSpanAttribute() ?? "")"
-        #expect(path.contains("/w:20/") && path.contains("127.0.0.1"), "\(path)")
-        #expect(!path.contains("hunter2") && !path.contains("secret42") && !path.contains("photo.jpg"), "\(path)")
+        guard case .string(let path)? = server.attributes["url.path"]?.toSpanAttribute() else {
+            Issue.record("no url.path on the server span")
+            return
+        }
+        #expect(path.hasPrefix("/w:20/plain/http://127.0.0.1:") && path.hasSuffix("/photo.jpg?…"), "\(path)")
+        #expect(!path.contains("hunter2") && !path.contains("user") && !path.contains("secret42"), "\(path)")
+        #expect(ProxyPath.withoutSecrets("/w:2/plain/http://a.test/b.jpg@png") == "/w:2/plain/http://a.test/b.jpg@png", "nothing to hide")
+        let encoded = URLSigner.base64URL(Array("http://u:p@a.test/b.jpg?k=v".utf8))
+        #expect(ProxyPath.withoutSecrets("/w:2/\(encoded).png") == "/w:2/plain/http://a.test/b.jpg?…", "a base64 source too")
     }
 
     @Test("LOCAL:/// is a local source whatever its case; a DPR hint is clamped to the result limit, never refused")

@@ -59,10 +59,11 @@ extension ImageProxy {
     }
 
     /// A proxy path as it may be logged or traced: without its signature, which is a key to the
-    /// URL, and its source redacted as `/status` shows it (`/info/` paths keep their `/info`).
+    /// URL, and without its source's user, password and query (``ProxyPath/withoutSecrets(_:)``;
+    /// `/info/` paths keep their `/info`).
     static func loggablePath(_ path: Substring) -> String {
-        guard path.hasPrefix("/info/") else { return ProxyPath.redacted(String(withoutSignature(path))) }
-        return "/info" + ProxyPath.redacted(String(withoutSignature(path.dropFirst("/info".count))))
+        guard path.hasPrefix("/info/") else { return ProxyPath.withoutSecrets(String(withoutSignature(path))) }
+        return "/info" + ProxyPath.withoutSecrets(String(withoutSignature(path.dropFirst("/info".count))))
     }
 
     /// imgproxy's CORS headers, when an origin is configured.

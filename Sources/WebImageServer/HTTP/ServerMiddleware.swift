@@ -54,9 +54,9 @@ struct ResponseStampMiddleware: RouterMiddleware {
 }
 
 /// A request's path as logs and spans show it: a proxy path under its prefix, without its
-/// signature and with its source as `/status` shows it (``ProxyPath/redacted(_:)``: scheme, host
-/// and port only, never a user, password, path or query); any other path as it came; at most 200
-/// characters of either. Worked out only when a line is logged or a span is kept.
+/// signature and its source's user, password and query (``ImageProxy/loggablePath(_:)``); any
+/// other path as it came; at most 200 characters of either. Worked out only when a line is logged
+/// or a span is kept.
 func loggedPath(_ request: Request, _ access: AccessRecord.Facts) -> String {
     guard let path = access.proxyPath else { return String(request.uri.path.prefix(200)) }
     return String((access.prefix + ImageProxy.loggablePath(path)).prefix(200))

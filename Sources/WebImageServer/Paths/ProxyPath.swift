@@ -166,6 +166,21 @@ public struct ProxyPath: Sendable, Equatable {
         return (["" as Substring] + parsed.options).joined(separator: "/") + "/" + origin + "/…"
     }
 
+    /// A path after its signature as logs and spans show it: as it came when its source has no
+    /// user, password or query (which is what an operator greps for), else its options and its
+    /// source as `plain/SCHEME://HOST:PORT/PATH` with the query as `?…` (a base64 source too,
+    /// whose text hides nothing from whoever decodes it). Credentials in the user part and tokens
+    /// in a query are the secrets sources carry; `/status`, a page, shows less (``redacted(_:)``).
+    static func withoutSecrets(_ unsigned: String) -> String {
+        guard let parsed = try? ProxyPath(parsing: Substring("/-" + unsigned)) else { return "(not a proxy path)" }
+        let source = parsed.source
+        guard source.user != nil || source.password != nil || source.query != nil else { return unsigned }
+        var origin = (source.scheme ?? "?") + "://" + (source.host ?? "?")
+        if let port = source.port { origin += ":\(port)" }
+        let shown = origin + source.path(percentEncoded: true) + (source.query == nil ? "" : "?…")
+        return (["" as Substring] + parsed.options).joined(separator: "/") + "/plain/" + shown
+    }
+
     /// At most 100 characters of a source, for error messages.
     static func shortened(_ text: String) -> String {
         text.count > 100 ? String(text.prefix(100)) + "…" : text

@@ -91,6 +91,15 @@ struct ParquetListTests {
         #expect(boxes(2) == .array(Array(repeating: .array([.number(0.002), .number(0.25), .number(0.5002), .number(0.75)]), count: 2)))
     }
 
+    @Test("a schema counting fewer than no fields, or more than it lists, is an error (FuzzLists found the first trapping)")
+    func damagedSchema() {
+        var root = ParquetMetadata.SchemaElement()
+        root.childCount = -3
+        #expect(throws: ParquetError.self) { try ParquetSchema([root]) }
+        root.childCount = 40
+        #expect(throws: ParquetError.self) { try ParquetSchema([root]) }
+    }
+
     @Test("a missing column is named with the file's columns; a cut, garbled or foreign file is an error naming it, never a crash")
     func damagedFiles() async throws {
         let folder = try await Self.written.value

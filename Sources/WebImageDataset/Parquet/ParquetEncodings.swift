@@ -89,7 +89,11 @@ enum ParquetEncodings {
         let miniblocks = Int(clamping: try reader.varint())
         let total = Int(clamping: try reader.varint())
         var previous = try reader.int64()
-        guard blockSize > 0, blockSize % 128 == 0, miniblocks > 0, blockSize % miniblocks == 0, (blockSize / miniblocks) % 32 == 0 else {
+        // Writers use blocks of 128 values in 4 miniblocks; anything huge is damage (and would
+        // overflow the arithmetic below).
+        guard blockSize > 0, blockSize <= 1 << 16, blockSize % 128 == 0, miniblocks > 0, blockSize % miniblocks == 0,
+            (blockSize / miniblocks) % 32 == 0
+        else {
             throw ParquetError("a delta block of \(blockSize) values in \(miniblocks) miniblocks")
         }
         // Each block takes at least its minimum and its widths: a count past what the bytes can

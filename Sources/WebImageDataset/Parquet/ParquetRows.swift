@@ -130,7 +130,10 @@ final class ParquetRows {
                 guard let chunk = group.columns.first(where: { $0.path == leaf.path }) else {
                     throw ParquetError("a row group has no chunk for its column \(name)")
                 }
-                guard chunk.start >= 4, chunk.compressedSize >= 0, chunk.start + chunk.compressedSize <= fileSize - 8 else {
+                // Compared without adding: offsets near Int64's end would overflow.
+                guard chunk.start >= 4, chunk.start <= fileSize, chunk.compressedSize >= 0,
+                    chunk.compressedSize <= fileSize - 8 - chunk.start
+                else {
                     throw ParquetError("the chunk of \(name) lies outside the file")
                 }
                 try file.seek(toOffset: UInt64(chunk.start))

@@ -25,6 +25,8 @@ struct ParquetSchema {
     init(_ elements: [ParquetMetadata.SchemaElement]) throws(ParquetError) {
         var index = 1
         let topLevel = Int(elements[0].childCount ?? 0)
+        // A count past the elements there are (or below zero) is damage: found by FuzzLists.
+        guard (0..<elements.count).contains(topLevel) else { throw ParquetError("its schema counts \(topLevel) fields") }
         for _ in 0..<topLevel {
             guard index < elements.count else { throw ParquetError("its schema lists fewer fields than it counts") }
             let name = elements[index].name

@@ -17,7 +17,7 @@ public import WebImage
 /// Where this differs: the sums run tap by tap in `Float`, where OpenCV's vectorised loops add in
 /// another order, so a blurred pixel can differ by a level (the tests bound it against
 /// img2dataset's own output). img2dataset 1.47 blurs after the scale and before the crop or the
-/// pad (its `resizer.py`), not before the resize: so does ``DatasetResizer`` here.
+/// pad (its `resizer.py`), not before the resize: so does the `webimage prefetch` resizer.
 public struct BoundingBoxBlur: Sendable {
     /// The boxes, each `[x_min, y_min, x_max, y_max]` in [0, 1] of the image's width and height.
     public var boxes: [[Double]]

@@ -78,7 +78,7 @@ struct ParquetListTests {
         try expectMatches(
             rows(folder.appendingPathComponent("parts").path), expected: folder.appendingPathComponent("parts.expected.jsonl"), "parts")
         let sniffed = try rows(folder.appendingPathComponent("zstd-v2-dict.parquet").path, format: .csv)
-        #expect(sniffed.count == 300)
+        #expect(sniffed.count == 200)
     }
 
     @Test("DataComp's face boxes keep their nesting: null, empty, an empty box list inside, null boxes")
@@ -113,7 +113,9 @@ struct ParquetListTests {
         var variants: [(String, [UInt8])] = [
             ("cut", Array(bytes.prefix(bytes.count / 2))), ("tail", Array(bytes.dropLast(3))), ("empty", Array("PAR1".utf8)),
         ]
-        for index in 0..<200 {
+        // Fewer under a sanitizer, whose instrumented decode is ten times slower, beside the suites
+        // that run at the same time.
+        for index in 0..<(Sanitizer.isActive ? 50 : 200) {
             var garbled = bytes
             for _ in 0..<(1 + index % 8) { garbled[Int(random.next() % UInt64(garbled.count))] = UInt8(truncatingIfNeeded: random.next()) }
             variants.append(("garbled \(index)", garbled))

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
-ROWS = 300
+ROWS = 200
 
 
 def table():
@@ -91,7 +91,7 @@ names.append("format1-dict")
 parts = os.path.join(out, "parts")
 os.makedirs(parts, exist_ok=True)
 for index in range(3):
-    pq.write_table(data.slice(index * 100, 100), os.path.join(parts, f"part-{index:05d}.parquet"), compression="ZSTD")
+    pq.write_table(data.slice(index * 80, 80), os.path.join(parts, f"part-{index:05d}.parquet"), compression="ZSTD")
 with open(os.path.join(out, "parts.expected.jsonl"), "w") as file:
     for row in data.to_pylist():
         file.write(json.dumps({k: v.decode("latin-1") if isinstance(v, bytes) else v for k, v in row.items()}, ensure_ascii=False) + "\n")

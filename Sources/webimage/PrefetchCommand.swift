@@ -223,6 +223,8 @@ struct PrefetchCommand: AsyncParsableCommand {
     private struct Run {
         let session: LoadSession
         let schemes: RowSchemes
+        /// The `X-Robots-Tag` rule, made once: every load judges it.
+        let robotsTag: RobotsTag
         let robots: RobotsPolicy?
         let context: LoadContext
         let writer: ImageOutput
@@ -262,7 +264,8 @@ struct PrefetchCommand: AsyncParsableCommand {
             total: try countSelected(), counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
             interval: .milliseconds(Int64(progressInterval * 1000)))
         let run = Run(
-            session: session, schemes: schemes, robots: session.textLoader.map { RobotsPolicy(loader: $0, agent: dataset.robotsAgent) },
+            session: session, schemes: schemes, robotsTag: robotsTag,
+            robots: session.textLoader.map { RobotsPolicy(loader: $0, agent: dataset.robotsAgent) },
             context: try loadContext(readOnlyCache: session.cache.disk?.isReadOnly == true),
             writer: ImageOutput(format: try ImageOutput.parseFormat(format), options: encoding.options()),
             counts: counts, reporter: reporter)
@@ -455,7 +458,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let job = DatasetJob(
             manager: run.session.manager, context: run.context, resizer: try dataset.resizer(), limits: DecodeLimits(),
             columns: try dataset.columns(), computeHash: hashes.compute, verifyHash: hashes.verify?.kind,
-            digests: dataset.dedup ? DownloadDigests() : nil, schemes: run.schemes, robots: run.robots, robotsTag: robotsTag,
+            digests: dataset.dedup ? DownloadDigests() : nil, schemes: run.schemes, robots: run.robots, robotsTag: run.robotsTag,
             extractsExif: dataset.extractExif, boxesColumn: dataset.bboxCol)
         do {
             let total = try await streamList { row, _, place in
@@ -532,11 +535,11 @@ struct PrefetchCommand: AsyncParsableCommand {
             // keep it as it is, and --transform would be skipped without a word.
             let result = try await run.session.manager.image(
                 for: url, options: [.waitStoreCache, .transformAnimatedImage], context: run.context)
-            if robotsTag.refuses(result.metadata) { throw CommandFailure(RobotsTag.refusal) }
+            if run.robotsTag.refuses(result.metadata) { throw CommandFailure(RobotsTag.refusal) }
             return result
         }
         let result = try await run.session.manager.image(for: url, options: [.waitStoreCache, .avoidDecodeImage], context: run.context)
-        if robotsTag.refuses(result.metadata) { throw CommandFailure(RobotsTag.refusal) }
+        if run.robotsTag.refuses(result.metadata) { throw CommandFailure(RobotsTag.refusal) }
         do throws(WebImageError) {
             _ = try ImageHeader(data: [UInt8](result.data ?? Data()))
         } catch {

@@ -86,7 +86,7 @@ public struct BoundingBoxBlur: Sendable {
         }
         let kernel = Self.kernel(taps: Self.taps(largestSide: largest))
         let blurredMask = Self.blur([mask], width: width, height: height, kernel: kernel)[0]
-        var channels = (0..<3).map { channel in
+        let channels = (0..<3).map { channel in
             [Float](unsafeUninitializedCapacity: width * height) { buffer, count in
                 for index in 0..<(width * height) { buffer[index] = Float(pixels.bytes[index * 4 + channel]) / 255 }
                 count = width * height
@@ -101,7 +101,6 @@ public struct BoundingBoxBlur: Sendable {
                 bytes[index * 4 + channel] = UInt8(min(max(value * 255, 0), 255))
             }
         }
-        channels.removeAll()
         return PixelBuffer(width: width, height: height, straightRGBA: bytes)
     }
 

@@ -317,6 +317,7 @@ let package = Package(
                 "webimage", "WebImage", "WebImageServer", "WebImageS3", "WebImageDataset", "WebImageTesting", "WebImageTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
+            resources: [.copy("Resources/read_shards.py")],
             swiftSettings: strictSwift
         ),
         .testTarget(

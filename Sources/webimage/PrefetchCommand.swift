@@ -31,11 +31,12 @@ struct PrefetchCommand: AsyncParsableCommand {
             File names in -o are chosen over the whole list, so the N directories merge into one. \
             The list is read a block at a time, never whole. See docs/crawling.md.
 
-            Datasets, as img2dataset makes them: a caption list (--input-format csv, tsv, jsonl \
-            or json, gzip too, with --url-col and --caption-col) in, and with \
+            Datasets, as img2dataset makes them: a caption list (--input-format csv, tsv, jsonl, \
+            json or parquet, gzip too, with --url-col and --caption-col) in, and with \
             --output-format webdataset (or files) shards out: NNNNN.tar (or a folder NNNNN/) with \
-            KEY.jpg, KEY.txt and KEY.json per image, NNNNN.jsonl with every row, failures \
-            included, and NNNNN_stats.json. Images are resized by img2dataset's modes \
+            KEY.jpg, KEY.txt and KEY.json per image, NNNNN.parquet and NNNNN.jsonl with every \
+            row, failures included, and NNNNN_stats.json; --output-format parquet puts the \
+            images in NNNNN.parquet instead. Images are resized by img2dataset's modes \
             (--image-size 256 --resize-mode border by default) and encoded as --encode-format jpg \
             at --encode-quality 95. A shard is done once its _stats.json is written; a rerun skips \
             finished shards. See docs/crawling.md.
@@ -65,13 +66,13 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(
         name: .shortAndLong,
         help: ArgumentHelp(
-            "Also save each image into this directory (in its source format unless --format); with --output-format files or webdataset, s3://BUCKET/PREFIX writes the shards to a bucket (AWS settings).",
+            "Also save each image into this directory (in its source format unless --format); with --output-format files, webdataset or parquet, s3://BUCKET/PREFIX writes the shards to a bucket (AWS settings).",
             valueName: "DIR"))
     var output: String?
 
     @Option(
         help: ArgumentHelp(
-            "With -o: named (a file per image, named after its URL; the default), or img2dataset's files or webdataset (tar) shards.",
+            "With -o: named (a file per image, named after its URL; the default), or img2dataset's files, webdataset (tar) or parquet (the images in the shard's table) shards.",
             valueName: "FORMAT"))
     var outputFormat: String?
 
@@ -143,13 +144,13 @@ struct PrefetchCommand: AsyncParsableCommand {
             )
         }
         if let output, Self.isBucket(output), layout == nil {
-            throw ValidationError("-o \(output) writes to a bucket with --output-format files or webdataset only")
+            throw ValidationError("-o \(output) writes to a bucket with --output-format files, webdataset or parquet only")
         }
         if noCache, output == nil { throw ValidationError("--no-cache needs -o DIR: without it nothing would be kept") }
         guard shardSize >= 1 else { throw ValidationError("--shard-size takes a whole number from 1, not \(shardSize)") }
         if let minSuccessRate {
             guard (0...1).contains(minSuccessRate) else { throw ValidationError("--min-success-rate takes 0 to 1, not \(minSuccessRate)") }
-            guard layout != nil else { throw ValidationError("--min-success-rate needs --output-format files or webdataset") }
+            guard layout != nil else { throw ValidationError("--min-success-rate needs --output-format files, webdataset or parquet") }
         }
     }
 
@@ -159,7 +160,12 @@ struct PrefetchCommand: AsyncParsableCommand {
         case nil, "named": return nil
         case "files": return .files
         case "webdataset", "tar": return .webdataset
-        case let other?: throw ValidationError("--output-format takes named, files, webdataset or tar, not \(other)")
+        case "parquet": return .parquet
+        case "tfrecord":
+            throw ValidationError(
+                "--output-format tfrecord is not written here (img2dataset's needs TensorFlow): parquet or webdataset hold the same samples"
+            )
+        case let other?: throw ValidationError("--output-format takes named, files, webdataset, tar or parquet, not \(other)")
         }
     }
 
@@ -432,7 +438,7 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     // MARK: - Datasets
 
-    /// `--output-format files|webdataset`: the list streamed row by row into img2dataset's
+    /// `--output-format files|webdataset|parquet`: the list streamed row by row into img2dataset's
     /// shards; returns how many rows this run took (its slice of the list).
     private func saveDataset(layout: DatasetWriter.Layout, run: Run) async throws -> Int {
         let target = output ?? "."
@@ -453,10 +459,13 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     private func saveDataset(into destination: any DatasetDestination, layout: DatasetWriter.Layout, run: Run) async throws -> Int {
-        let writer = try await DatasetWriter.open(destination, layout: layout, shardSize: shardSize, slice: try shard() ?? (0, 1))
+        let resizer = try dataset.resizer()
+        let writer = try await DatasetWriter.open(
+            destination, layout: layout, imageColumn: resizer.encodeFormat.preferredFileExtension, shardSize: shardSize,
+            slice: try shard() ?? (0, 1))
         let hashes = try dataset.hashes()
         let job = DatasetJob(
-            manager: run.session.manager, context: run.context, resizer: try dataset.resizer(), limits: DecodeLimits(),
+            manager: run.session.manager, context: run.context, resizer: resizer, limits: DecodeLimits(),
             columns: try dataset.columns(), computeHash: hashes.compute, verifyHash: hashes.verify?.kind,
             digests: dataset.dedup ? DownloadDigests() : nil, schemes: run.schemes, robots: run.robots, robotsTag: run.robotsTag,
             extractsExif: dataset.extractExif, boxesColumn: dataset.bboxCol)

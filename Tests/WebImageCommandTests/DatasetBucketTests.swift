@@ -109,6 +109,48 @@ struct DatasetBucketTests {
     }
 
     @Test(
+        "a parquet shard is one multipart upload too: the images stream out in parts as rows come, the table and footer complete it, pyarrow and datasets read it whole"
+    )
+    func parquetShardInParts() async throws {
+        try await Self.withClient { _, client in
+            let bucket = try await Self.bucket(client)
+            let table = S3Location(bucket: bucket, key: "sets/pq/00000.parquet")
+            let destination = try BucketDestination(url: URL(string: "s3://\(bucket)/sets/pq")!, client: client, partSize: 5 << 20)
+            let writer = try await DatasetWriter.open(destination, layout: .parquet, imageColumn: "jpg", shardSize: 12, slice: (0, 1))
+            let images = (0..<12).map { $0 == 4 ? nil : Self.noise(1_000_000 + $0 * 777, seed: UInt64($0 + 1)) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for position in 0..<12 {
+                    group.addTask {
+                        try await writer.add(Self.sample(position, key: writer.key(forPosition: position), image: images[position]))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try await writer.finish(total: 12)
+            #expect(try await client.multipartUploads(bucket: bucket, prefix: "sets/").isEmpty)
+            let object = try await client.getObject(table)
+            #expect(object.info.contentType == "application/vnd.apache.parquet")
+            // A multipart object's ETag ends with its count of parts: ~11 MB in parts of at least 5 MiB.
+            #expect(object.info.etag?.hasSuffix("-2\"") == true, "\(object.info.etag ?? "no ETag")")
+            let workspace = try CommandWorkspace()
+            try object.data.write(to: URL(fileURLWithPath: workspace.path("00000.parquet")))
+            let read = try await DatasetTests.readShards(imageColumn: "jpg", [workspace.path("00000.parquet")], cache: workspace.path("hf"))
+            #expect((read["schema"] as? [[String]])?.map { $0[0] } == ["key", "status", "jpg"])
+            let rows = try #require(read["pyarrow"] as? [[String: Any]])
+            #expect(rows.count == 12)
+            for row in rows {
+                let key = try #require(row["key"] as? String)
+                let position = try #require((0..<12).first { writer.key(forPosition: $0) == key })
+                #expect(
+                    row["image_sha256"] as? String == images[position].map { DatasetTests.sha256([UInt8]($0)) },
+                    "\(key)'s image whole, in its row")
+            }
+            #expect(
+                try await client.headObject(S3Location(bucket: bucket, key: "sets/pq/00000_stats.json")).size ?? 0 > 0)
+        }
+    }
+
+    @Test(
         "a files shard puts one object per file, deletes what a stopped run left in its folder; failures are lines only; abandon drops an open upload"
     )
     func filesShardAndAbandon() async throws {
@@ -250,7 +292,7 @@ struct DatasetBucketTests {
         try "http://127.0.0.1:9/a.jpg\n".write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
         let named = try await workspace.run(
             ["prefetch", "-i", workspace.path("urls.txt"), "-o", "s3://b/p"], environment: S3CommandTests.environment(server))
-        #expect(named.status != 0 && named.standardError.contains("--output-format files or webdataset"), "\(named.standardError)")
+        #expect(named.status != 0 && named.standardError.contains("--output-format files, webdataset or parquet"), "\(named.standardError)")
         let missing = try await workspace.run(
             [
                 "prefetch", "-i", workspace.path("urls.txt"), "-o", "s3://no-such-bucket-\(UUID().uuidString.prefix(8).lowercased())/p",

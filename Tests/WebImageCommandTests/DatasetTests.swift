@@ -397,8 +397,10 @@ struct DatasetTests {
         try await origin.shutdown()
     }
 
-    @Test("SIGKILL in the middle of a shard: no shard under its final name is torn; a rerun fetches only what is missing")
-    func resumesAfterKill() async throws {
+    @Test(
+        "SIGKILL in the middle of a shard: no shard under its final name is torn; a rerun fetches only what is missing",
+        arguments: ["tar", "parquet"])
+    func resumesAfterKill(layout: String) async throws {
         let origin = try await OriginServer.start()
         let workspace = try CommandWorkspace()
         let paths = (0..<40).map { "/p\($0).jpg" }
@@ -412,7 +414,7 @@ struct DatasetTests {
             .write(toFile: workspace.path("urls.txt"), atomically: true, encoding: .utf8)
         let out = workspace.path("out")
         let arguments = [
-            "prefetch", "-i", workspace.path("urls.txt"), "-o", out, "--output-format", "tar", "--shard-size", "10", "-j", "4", "--json",
+            "prefetch", "-i", workspace.path("urls.txt"), "-o", out, "--output-format", layout, "--shard-size", "10", "-j", "4", "--json",
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["WEBIMAGE_CACHE_DIR"] = workspace.cacheDirectory.path
@@ -423,7 +425,8 @@ struct DatasetTests {
 
         var files = Set(try FileManager.default.contentsOfDirectory(atPath: out))
         #expect(
-            files.isSuperset(of: ["00000.tar", "00000.jsonl", "00000_stats.json", "00001_stats.json", "00002.tar.partial"]), "\(files)")
+            files.isSuperset(of: ["00000.\(layout)", "00000.jsonl", "00000_stats.json", "00001_stats.json", "00002.\(layout).partial"]),
+            "\(files)")
         #expect(!files.contains("00002_stats.json") && !files.contains("00003_stats.json"), "no torn shard counted as done")
 
         for (index, path) in paths.enumerated() where stalled.contains(index) {
@@ -439,15 +442,24 @@ struct DatasetTests {
         }
         files = Set(try FileManager.default.contentsOfDirectory(atPath: out))
         #expect(
-            files == Set((0..<4).flatMap { ["0000\($0).tar", "0000\($0).jsonl", "0000\($0).parquet", "0000\($0)_stats.json"] }), "\(files)")
+            files == Set((0..<4).flatMap { ["0000\($0).\(layout)", "0000\($0).jsonl", "0000\($0).parquet", "0000\($0)_stats.json"] }),
+            "\(files)")
         var keys: [String] = []
         for shard in 0..<4 {
             let records = try Self.records(ofLines: "\(out)/0000\(shard).jsonl")
             #expect(records.count == 10 && records.allSatisfy { $0["status"] as? String == "success" })
-            #expect(try Self.members(ofTar: "\(out)/0000\(shard).tar").count == 20, "KEY.jpg and KEY.json, no caption column")
+            if layout == "tar" {
+                #expect(try Self.members(ofTar: "\(out)/0000\(shard).tar").count == 20, "KEY.jpg and KEY.json, no caption column")
+            }
             keys += records.compactMap { $0["key"] as? String }
         }
         #expect(keys.sorted() == (0..<40).map { String(format: "%06d", $0) })
+        if layout == "parquet" {
+            let read = try await Self.readShards(
+                imageColumn: "jpg", (0..<4).map { "\(out)/0000\($0).parquet" }, cache: workspace.path("hf"))
+            let rows = try #require(read["pyarrow"] as? [[String: Any]])
+            #expect(rows.count == 40 && rows.allSatisfy { $0["image_sha256"] is String }, "every shard whole, each image in its row")
+        }
         try await origin.shutdown()
     }
 
@@ -593,6 +605,83 @@ struct DatasetTests {
             ["-csv", "-noheader", "-c", "SELECT count(*), count(caption), min(status), typeof(min(width)) FROM '\(table)'"])
         #expect(try await query.waitForExit().status == 0)
         #expect(query.lines.last == "4,4,success,INTEGER", "\(query.lines)")
+        try await origin.shutdown()
+    }
+
+    /// What `read_shards.py` saw of shards' tables, through pyarrow and Hugging Face `datasets`.
+    static func readShards(imageColumn: String, _ files: [String], cache: String) async throws -> [String: Any] {
+        let script = try #require(Bundle.module.url(forResource: "read_shards", withExtension: "py"))
+        let python = TestPython.command
+        let process = try ChildProcess(
+            python.executable, python.arguments + [script.path, imageColumn] + files,
+            environment: ProcessInfo.processInfo.environment.merging(["HF_CACHE_DIR": cache, "HF_HOME": cache]) { $1 })
+        let exit = try await process.waitForExit()
+        #expect(exit.status == 0, "read_shards.py: does the tests' Python have pyarrow and datasets? (scripts/python-deps.sh)")
+        return try Self.json(Data((process.lines.last ?? "").utf8))
+    }
+
+    @Test(
+        "--output-format parquet: img2dataset's table with the images in a binary column named by the encode format, read by pyarrow, Hugging Face datasets and DuckDB"
+    )
+    func parquetOutput() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try CommandWorkspace()
+        var csv = "url,caption\n"
+        for index in 0..<12 {
+            let path = index % 5 == 2 ? "/gone-\(index).jpg" : "/img-\(index).jpg"
+            if index % 5 != 2 { origin.route(path, .ok(jpeg, contentType: "image/jpeg")) }
+            csv += "\(origin.url(path).absoluteString),caption \(index)\n"
+        }
+        try csv.write(toFile: workspace.path("list.csv"), atomically: true, encoding: .utf8)
+        let out = workspace.path("out")
+        let run = try await workspace.run([
+            "prefetch", "-i", workspace.path("list.csv"), "--input-format", "csv", "--caption-col", "caption", "-o", out, "--output-format",
+            "parquet",
+            "--shard-size", "5", "--image-size", "32", "--resize-mode", "center_crop", "--encode-format", "webp", "--no-cache", "--json",
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.json["succeeded"] as? Int == 10 && run.json["failed"] as? Int == 2)
+        let files = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        #expect(files == (0..<3).flatMap { ["0000\($0).jsonl", "0000\($0).parquet", "0000\($0)_stats.json"] }, "no tar, no folders")
+
+        let tables = (0..<3).map { "\(out)/0000\($0).parquet" }
+        let read = try await Self.readShards(imageColumn: "webp", tables, cache: workspace.path("hf"))
+        // img2dataset's ParquetSampleWriter: the list's columns, its own, then the image column.
+        let schema = try #require(read["schema"] as? [[String]])
+        #expect(
+            schema.map { $0[0] } == [
+                "caption", "url", "key", "status", "error_message", "width", "height", "original_width",
+                "original_height", "exif", "sha256", "webp",
+            ])
+        #expect(schema.last?[1] == "binary" && schema[5][1] == "int32" && schema[2][1] == "string")
+        #expect(read["datasets_columns"] as? [String] == schema.map { $0[0] })
+        let rows = try #require(read["pyarrow"] as? [[String: Any]])
+        #expect(rows.count == 12)
+        let keys = try (0..<3).flatMap { try Self.records(ofLines: "\(out)/0000\($0).jsonl").compactMap { $0["key"] as? String } }
+        #expect(Set(rows.compactMap { $0["key"] as? String }) == Set(keys) && keys.count == 12)
+        for row in rows {
+            if row["status"] as? String == "success" {
+                let image = try #require(Data(base64Encoded: row["image"] as? String ?? ""))
+                #expect(ImageFormat(sniffing: [UInt8](image.prefix(64))) == .webP)
+                let decoded = try CodersManager.shared.decode(image)
+                #expect((decoded.pixelWidth, decoded.pixelHeight) == (32, 32))
+            } else {
+                #expect(row["status"] as? String == "failed_to_download" && row["image"] is NSNull, "a failure's image is null")
+            }
+        }
+        #expect(rows.filter { $0["status"] as? String == "success" }.count == 10)
+        let hf = try #require(read["datasets"] as? [[String: Any]])
+        #expect(hf.map { $0["image"] as? String } == rows.map { $0["image"] as? String }, "datasets reads the same images")
+        if let duckdb = Self.duckdb {
+            let query = try ChildProcess(
+                URL(fileURLWithPath: duckdb),
+                [
+                    "-csv", "-noheader", "-c",
+                    "SELECT count(*), count(webp), min(octet_length(webp)) > 0 FROM read_parquet('\(out)/*.parquet')",
+                ])
+            #expect(try await query.waitForExit().status == 0)
+            #expect(query.lines.last == "12,10,true", "\(query.lines)")
+        }
         try await origin.shutdown()
     }
 }

@@ -3,17 +3,20 @@ import WebImage
 import WebImageCore
 import WebImageDataset
 
-/// `prefetch --output-format files|webdataset`: samples in shards laid out as img2dataset lays
-/// them out (its `writer.py` and `logger.py` are the reference), so that its readers and the
+/// `prefetch --output-format files|webdataset|parquet`: samples in shards laid out as img2dataset
+/// lays them out (its `writer.py` and `logger.py` are the reference), so that its readers and the
 /// webdataset loaders take them as they are.
 ///
 /// Shard after shard of `shardSize` rows, in list order, named with five digits (`00000`):
 /// - `webdataset`: `00000.tar` holding `KEY.jpg` (the encode format), `KEY.txt` (the caption,
 ///   with a caption column) and `KEY.json` (the record) side by side for each success;
 /// - `files`: a folder `00000/` holding the same three files per success;
-/// - both: `00000.jsonl` with the record of every row, failures included (img2dataset writes
-///   that table as `00000.parquet`; there is no Parquet writer here), and `00000_stats.json`
-///   with the shard's counts.
+/// - `parquet`: no files per sample: the images are a binary column of the table, named by the
+///   encode format (`jpg`), after the record's columns, null for a failure (img2dataset's
+///   `ParquetSampleWriter`);
+/// - all: `00000.parquet`, img2dataset's table of every row's record, failures included;
+///   `00000.jsonl`, the same records as lines (which img2dataset does not write: kept, as a
+///   line reader needs no Parquet library); and `00000_stats.json` with the shard's counts.
 ///
 /// Keys are img2dataset's: the shard's number times 10^⌈log10 shardSize⌉ plus the row's place in
 /// the shard, zero-padded to that many digits plus five (`000010002` is the third row of shard 1
@@ -27,7 +30,7 @@ import WebImageDataset
 final class DatasetWriter: Sendable {
 
     enum Layout: String {
-        case files, webdataset
+        case files, webdataset, parquet
     }
 
     /// How a row ended, as img2dataset's `status` field spells it.
@@ -61,8 +64,6 @@ final class DatasetWriter: Sendable {
         /// opening without a hand-made list of waiters.
         var output: Task<any DatasetShardOutput, any Error>
         var written = 0
-        /// Its rows' records, in the order they finished: the shard's Parquet table.
-        var records: [JSONValue] = []
         var counts: [Status: Int] = [:]
         var statusCounts: [String: Int] = [:]
         let start = Date()
@@ -76,6 +77,8 @@ final class DatasetWriter: Sendable {
 
     let destination: any DatasetDestination
     let layout: Layout
+    /// The image column's name in the `parquet` layout: the encode format's extension (`jpg`).
+    let imageColumn: String
     let shardSize: Int
     /// Digits of a row's place in its shard: ⌈log10 shardSize⌉ (img2dataset's
     /// `oom_sample_per_shard`).
@@ -89,10 +92,12 @@ final class DatasetWriter: Sendable {
     private let state = Locked(State())
 
     private init(
-        destination: any DatasetDestination, layout: Layout, shardSize: Int, slice: (index: Int, count: Int), finished: Set<Int>
+        destination: any DatasetDestination, layout: Layout, imageColumn: String, shardSize: Int, slice: (index: Int, count: Int),
+        finished: Set<Int>
     ) {
         self.destination = destination
         self.layout = layout
+        self.imageColumn = imageColumn
         self.shardSize = shardSize
         self.slice = slice
         self.finished = finished
@@ -101,10 +106,11 @@ final class DatasetWriter: Sendable {
 
     /// A writer into `destination`, knowing which shards an earlier run finished there.
     static func open(
-        _ destination: any DatasetDestination, layout: Layout, shardSize: Int, slice: (index: Int, count: Int)
+        _ destination: any DatasetDestination, layout: Layout, imageColumn: String = "jpg", shardSize: Int,
+        slice: (index: Int, count: Int)
     ) async throws -> DatasetWriter {
         DatasetWriter(
-            destination: destination, layout: layout, shardSize: shardSize, slice: slice,
+            destination: destination, layout: layout, imageColumn: imageColumn, shardSize: shardSize, slice: slice,
             finished: try await destination.finishedShards())
     }
 
@@ -137,22 +143,28 @@ final class DatasetWriter: Sendable {
         let opening = state.withLock { state in
             if let open = state.open[shard] { return open.output }
             let number = shardNumber(forPosition: sample.position)
-            let output = Task { [destination, layout] in try await destination.openShard(shardName(number), layout: layout) }
+            let output = Task { [destination, layout, imageColumn] in
+                try await destination.openShard(shardName(number), layout: layout, imageColumn: imageColumn)
+            }
             state.open[shard] = OpenShard(output: output)
             return output
         }
         let output = try await opening.value
         let stem = sample.record["key"]?.text ?? key(forPosition: sample.position)
         let members =
-            sample.image.map { image in
+            layout == .parquet
+            ? []
+            : sample.image.map { image in
                 [DatasetMember(name: stem + "." + sample.fileExtension, data: image)]
                     + (sample.caption.map { [DatasetMember(name: stem + ".txt", data: Data($0.utf8))] } ?? [])
                     + [DatasetMember(name: stem + ".json", data: Data(sample.record.serialized(indent: 4).utf8))]
             } ?? []
-        try await output.add(members: members, line: Data((sample.record.serialized() + "\n").utf8))
+        try await output.add(
+            DatasetShardRow(
+                members: members, record: sample.record, line: Data((sample.record.serialized() + "\n").utf8),
+                image: layout == .parquet ? sample.image : nil))
         let completed = state.withLock { state -> OpenShard? in
             state.open[shard]?.written += 1
-            state.open[shard]?.records.append(sample.record)
             state.open[shard]?.counts[sample.status, default: 0] += 1
             state.open[shard]?.statusCounts[sample.error ?? "success", default: 0] += 1
             return Self.takeIfComplete(shard, from: &state, shardSize: shardSize)
@@ -191,8 +203,7 @@ final class DatasetWriter: Sendable {
 
     /// Completes a shard taken out of the open ones (its output opened long since).
     private func complete(_ shard: OpenShard) async throws {
-        try await shard.output.value.complete(
-            table: ParquetTableWriter.table(shard.records), stats: Data(stats(of: shard).serialized(indent: 4).utf8))
+        try await shard.output.value.complete(stats: Data(stats(of: shard).serialized(indent: 4).utf8))
     }
 
     /// img2dataset's `write_stats`: the counts, the times as seconds since 1970, and how many

@@ -260,11 +260,21 @@ struct PrefetchCommand: AsyncParsableCommand {
         // page (a sixth of a dataset run's CPU went to the kernel). Keeping them in the heap, and
         // the heap's top, costs a few MB of peak.
         _ = cwi_keep_large_allocations(64 << 20, 256 << 20)
-        let adjustText: ((inout ImageDownloaderConfiguration) -> Void)? = dataset.respectRobotsTxt ? { adjustUserAgent(&$0) } : nil
+        // One resolver for the images and robots.txt: each host looked up once for both.
+        let resolver = CachingHostResolver()
+        let adjustText: ((inout ImageDownloaderConfiguration) -> Void)? =
+            dataset.respectRobotsTxt
+            ? {
+                adjustUserAgent(&$0)
+                Self.resolveNames(&$0, with: resolver)
+            } : nil
         let schemes = try rowSchemes()
         let session = try LoadSession(
             cache: cache, memoryOnly: false, network: network, concurrency: jobs, politeness: politeness, schemes: schemes.schemes,
-            adjust: { adjustDownloader(&$0) }, adjustText: adjustText)
+            adjust: {
+                adjustDownloader(&$0)
+                Self.resolveNames(&$0, with: resolver)
+            }, adjustText: adjustText)
         let counts = PrefetchCounts()
         let reporter = ProgressReporter(
             total: try countSelected(), counts: counts, isTerminal: ProgressReporter.stderrIsTerminal,
@@ -502,6 +512,15 @@ struct PrefetchCommand: AsyncParsableCommand {
         adjustUserAgent(&configuration)
         // Kept whatever this run refuses: a later run on the same cache may refuse more.
         configuration.retainedResponseHeaders = [RobotsTag.headerName]
+    }
+
+    /// A crawl looks its host names up itself, many at once and each once
+    /// (``ImageDownloaderConfiguration/resolvesHostNames``): NIO's resolver, one lookup at a time
+    /// per event loop, left a crawl of thousands of hosts behind a slow DNS server waiting until
+    /// its connections timed out (the `crawl` comparison in scripts/compare).
+    private static func resolveNames(_ configuration: inout ImageDownloaderConfiguration, with resolver: CachingHostResolver) {
+        configuration.resolvesHostNames = true
+        configuration.hostResolver = resolver
     }
 
     /// The `X-Robots-Tag` rule of the run.

@@ -166,6 +166,38 @@ def dataset_comparison(name: str, count: int) -> Comparison:
     )
 
 
+def internet(hosts: int, urls: int) -> Callable[[Path], Path]:
+    """Starts internet.py (a DNS server on 127.0.0.53 and an origin of HOSTS behaving hosts on
+    127.0.0.1) and returns its list of URLS rows; its resolv.conf is beside the list."""
+    def prepare(workdir: Path) -> Path:
+        server = subprocess.Popen([sys.executable, str(Path(__file__).resolve().parent / "internet.py"), str(workdir),
+                                   str(free_port()), str(hosts), str(urls)], stdout=subprocess.PIPE, text=True)
+        CLEANUPS.append(lambda: (server.kill(), server.wait()))
+        if server.stdout.readline().strip() != "ready":
+            raise RuntimeError("internet.py did not start (it needs port 53 on 127.0.0.53: run as root)")
+        return workdir / "crawl.csv"
+    return prepare
+
+
+def crawl_comparison(name: str, hosts: int, urls: int) -> Comparison:
+    """img2dataset's standard job on a list spread over many hosts behind a slow DNS, some of them
+    dead, refusing, silent, slow, failing or redirecting (issue 58)."""
+    def side(tool: str) -> Callable[[Path], list]:
+        return lambda csv: [sys.executable, str(PEERS / "crawl_side.py"), tool, str(csv), str(csv.parent / "resolv.conf")]
+    return Comparison(
+        name=name,
+        description=f"{urls:,} rows over {hosts:,} host names looked up through a DNS server on loopback (10-150 ms a "
+                    "lookup, 4% NXDOMAIN), 20-250 ms to each host's first byte; hosts refuse, stay silent, stall, drip, "
+                    "answer 404/500/429 or a page, redirect or close mid-body; 640x480 JPEGs to 256 px center crops, "
+                    "webdataset; 256 at once on each side, timeout 10 s, no retries",
+        prepare=internet(hosts, urls),
+        ours=Side("webimage prefetch -j 256", side("webimage")),
+        peer=Side("img2dataset 2 processes x 128 threads", side("img2dataset")),
+        pip_requirements=("img2dataset", "pillow"),
+        system_packages=("util-linux",),
+    )
+
+
 def diskcache_comparison(name: str, count: int, size: int) -> Comparison:
     """Ours against Python's diskcache: COUNT sets then COUNT gets of SIZE-byte values, 3 rounds."""
     return Comparison(
@@ -529,6 +561,7 @@ COMPARISONS = [
                                           lambda urls: [sys.executable, str(PEERS / "write_files.py"), str(urls), "16"]),)),
     prefetch_comparison("prefetch-tar", 10000, "into tar shards (webdataset)", "tar", "webdataset"),
     dataset_comparison("dataset", 2000),
+    crawl_comparison("crawl", 1500, 5000),
     *[diskcache_comparison(name, count, size) for name, count, size in (
         ("diskcache", 1000, 50 * 1024),
         ("diskcache-small", 5000, 2 * 1024),

@@ -53,22 +53,26 @@ final class DownloaderClients: Sendable {
         laxTLS = lax
         self.external = external
         proxies = configuration.proxy
-        guardsEveryRequest = configuration.addressPolicy != nil
+        // Resolving names in the guard is judging them by a policy that allows every address;
+        // not for a handed-over client, nor through a proxy, which looks the names up itself.
+        let resolvesInGuard = configuration.resolvesHostNames && external == nil && configuration.proxy == nil
+        let policy = configuration.addressPolicy ?? (resolvesInGuard ? AddressPolicy(refusesSpecialAddresses: false) : nil)
+        guardsEveryRequest = policy != nil
         let forwardsPlainHTTP = configuration.proxy?.httpProxy?.scheme?.lowercased() == "http"
         var egress: EgressGuard?
         var unavailable: WebImageError?
-        if configuration.addressPolicy != nil || (forwardsPlainHTTP && external == nil) {
+        if policy != nil || (forwardsPlainHTTP && external == nil) {
             let proxies = [configuration.proxy?.httpProxy, configuration.proxy?.httpsProxy].compactMap { $0 }
             if external != nil {
                 unavailable = WebImageError(
                     .refusedAddress, "the address policy needs the downloader's own HTTP clients, not one handed to it")
-            } else if configuration.addressPolicy != nil, let socks = proxies.first(where: { $0.scheme?.lowercased() != "http" }) {
+            } else if policy != nil, let socks = proxies.first(where: { $0.scheme?.lowercased() != "http" }) {
                 unavailable = WebImageError(
                     .refusedAddress, "behind the address guard only HTTP proxies can carry connections, not \(socks.absoluteString)")
             } else {
                 do {
                     egress = try EgressGuard.start(
-                        policy: configuration.addressPolicy, upstream: configuration.proxy, resolver: configuration.hostResolver,
+                        policy: policy, upstream: configuration.proxy, resolver: configuration.hostResolver,
                         connectTimeout: base.timeout.connect ?? .seconds(10))
                 } catch {
                     unavailable = WebImageError(.refusedAddress, "the address guard could not start: \(error)", underlying: error)

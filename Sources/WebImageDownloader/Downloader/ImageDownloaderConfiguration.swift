@@ -63,9 +63,18 @@ public struct ImageDownloaderConfiguration: Sendable {
     /// redirect hop and every new connection; a refusal fails the load with
     /// `WebImageError.Code.refusedAddress`. See ``AddressPolicy``.
     public var addressPolicy: AddressPolicy?
-    /// Resolves host names for the address guard (used only with an ``addressPolicy``). Default
-    /// the system's resolver.
+    /// Resolves host names for the address guard (used only with an ``addressPolicy`` or
+    /// ``resolvesHostNames``). Default the system's resolver.
     public var hostResolver: any HostResolver
+    /// Whether every connection goes out through the in-process guard, which looks its name up
+    /// with ``hostResolver``, also without an address policy (which implies it). Why: the
+    /// resolver AsyncHTTPClient uses otherwise (NIO's) runs one lookup at a time per event loop,
+    /// two at once on a two-core machine, and a crawl of thousands of hosts behind a slow DNS
+    /// server waits on that queue until connections time out; through the guard, lookups run
+    /// side by side, and with a ``CachingHostResolver`` each name is asked once. Not through a
+    /// proxy (which looks names up itself) or a client handed to the downloader. Default false:
+    /// an application loading from a few hosts gains nothing from the extra loopback hop.
+    public var resolvesHostNames = false
     /// The proxies to go through, by URL scheme, and the hosts that bypass them; nil connects
     /// directly. ``ProxySettings/fromEnvironment(_:)`` reads curl's variables.
     public var proxy: ProxySettings?

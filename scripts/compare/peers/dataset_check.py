@@ -34,3 +34,19 @@ def shard_check(folder: Path) -> dict:
             sizes.add(jpeg_size(sample["jpg"]))
     digest = hashlib.sha256(json.dumps(sorted(pairs)).encode()).hexdigest()
     return {"samples": len(pairs), "sizes": sorted(str(size) for size in sizes), "captions_sha256": digest[:16]}
+
+
+def stats_check(folder: Path) -> dict:
+    """The rows, successes and success rate over a dataset's `_stats.json` files, which both tools
+    write in img2dataset's form; and the reasons of the failures, most common first."""
+    count, successes, reasons = 0, 0, {}
+    for path in folder.glob("*_stats.json"):
+        stats = json.loads(path.read_text())
+        count += stats["count"]
+        successes += stats["successes"]
+        for reason, number in stats.get("status_dict", {}).items():
+            if reason != "success":
+                reasons[reason[:60]] = reasons.get(reason[:60], 0) + number
+    top = sorted(reasons.items(), key=lambda item: -item[1])[:6]
+    return {"rows": count, "successes": successes, "success_rate": round(successes / count, 4) if count else 0,
+            "failures": dict(top)}

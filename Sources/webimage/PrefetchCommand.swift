@@ -521,6 +521,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     private static func resolveNames(_ configuration: inout ImageDownloaderConfiguration, with resolver: CachingHostResolver) {
         configuration.resolvesHostNames = true
         configuration.hostResolver = resolver
+        configuration.connectionIdleTimeout = configuration.connectionIdleTimeout ?? .seconds(2)
     }
 
     /// The `X-Robots-Tag` rule of the run.

@@ -193,6 +193,7 @@ def crawl_comparison(name: str, hosts: int, urls: int) -> Comparison:
         prepare=internet(hosts, urls),
         ours=Side("webimage prefetch -j 256", side("webimage")),
         peer=Side("img2dataset 2 processes x 128 threads", side("img2dataset")),
+        extra_peers=(Side("the network's floor: the same rows fetched 256 at once, nothing else done", side("floor")),),
         pip_requirements=("img2dataset", "pillow"),
         system_packages=("util-linux",),
     )

@@ -81,6 +81,7 @@ final class EgressGuard: Sendable {
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .childChannelOption(.recvAllocator, value: Self.relayReads)
                 .childChannelInitializer { channel in
                     guard let egress = box.withLock({ $0 }), let peer = channel.remoteAddress, let local = channel.localAddress,
                         LocalPeer.isThisProcess(peer: peer, local: local)
@@ -269,6 +270,11 @@ final class EgressGuard: Sendable {
         }
     }
 
+    /// The reads of a relayed connection: up to 16 KiB, where NIO's default grows to 64 KiB. A
+    /// relay passes each read on at once, so larger reads gain little, and every connection
+    /// keeps its last read's buffer: a crawl has hundreds open, two relay channels each.
+    static let relayReads = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 16384)
+
     /// Connects to the first of `addresses` that answers.
     func connect(to addresses: [SocketAddress], on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
         guard let first = addresses.first else {
@@ -279,6 +285,7 @@ final class EgressGuard: Sendable {
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelOption(.recvAllocator, value: Self.relayReads)
             .connect(to: first)
             .flatMapError { error in rest.isEmpty ? eventLoop.makeFailedFuture(error) : self.connect(to: rest, on: eventLoop) }
     }

@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -10,18 +10,22 @@ public protocol HostResolver: Sendable {
     func addresses(of host: String) async throws -> [IPAddress]
 }
 
-/// The system's resolver (`getaddrinfo`: `/etc/hosts`, then DNS), run on a utility queue so
-/// that a slow lookup blocks no event loop and no thread of the concurrency pool. (NIO's
-/// singleton thread pool would do as well, but it is never torn down, and LeakSanitizer reports
-/// its queue at the exit of every process that started it. Not the library's work pool either: a
-/// lookup can wait seconds for a DNS server, and would hold a decode's slot all that time.)
+/// The system's resolver (`getaddrinfo`: `/etc/hosts`, then DNS), each lookup on a thread of its
+/// own (``LookupThreads``, at most 64 at once), so that a slow lookup blocks no event loop, no
+/// thread of the concurrency pool and no other lookup. (Not GCD's global queues: on Linux they
+/// run about as many blocking jobs at once as there are cores and add a thread only when their
+/// monitor sees the others blocked, about once a second, so a crawl's first few hundred lookups
+/// behind a slow DNS server queued for seconds. Not NIO's singleton thread pool: it is never torn
+/// down, and LeakSanitizer reports its queue at the exit of every process that started it. Not
+/// the library's work pool either: a lookup can wait seconds for a DNS server, and would hold a
+/// decode's slot all that time.)
 public struct SystemHostResolver: HostResolver {
     /// Creates the resolver.
     public init() {}
 
     public func addresses(of host: String) async throws -> [IPAddress] {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global(qos: .utility).async { continuation.resume(with: Result { try Self.lookUp(host) }) }
+            LookupThreads.run { continuation.resume(with: Result { try Self.lookUp(host) }) }
         }
     }
 
@@ -41,6 +45,49 @@ public struct SystemHostResolver: HostResolver {
             addresses.append(address)
         }
         return addresses
+    }
+}
+
+/// Threads for blocking lookups: a thread per lookup (a lookup lasts milliseconds to seconds,
+/// against tens of microseconds to start a thread), at most ``limit`` at once, the rest waiting
+/// in arrival order. A thread ends with its lookup, so none is left at exit.
+enum LookupThreads {
+    static let limit = 64
+    private struct State {
+        var running = 0
+        var waiting: [@Sendable () -> Void] = []
+    }
+    /// Around the count and the queue alone.
+    private static let state = Locked(State())
+
+    static func run(_ job: @escaping @Sendable () -> Void) {
+        let starts = state.withLock { state in
+            guard state.running < limit else {
+                state.waiting.append(job)
+                return false
+            }
+            state.running += 1
+            return true
+        }
+        if starts { start(job) }
+    }
+
+    private static func start(_ job: @escaping @Sendable () -> Void) {
+        let thread = Thread {
+            var next: (@Sendable () -> Void)? = job
+            while let current = next {
+                current()
+                next = state.withLock { state in
+                    guard !state.waiting.isEmpty else {
+                        state.running -= 1
+                        return nil
+                    }
+                    return state.waiting.removeFirst()
+                }
+            }
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
     }
 }
 

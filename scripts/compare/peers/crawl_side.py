@@ -8,7 +8,7 @@ both with img2dataset's default timeout (10 s) and no retries (its default).
 Prints {"operations": successful samples, "seconds": wall time, "peak_rss_mb", "check": the rows,
 successes, success rate and commonest failures from the shards' _stats.json}.
 
-Usage: crawl_side.py webimage|img2dataset CSV RESOLV_CONF
+Usage: crawl_side.py webimage|img2dataset|floor CSV RESOLV_CONF
 """
 import json
 import os
@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def command(tool: str, csv: Path, output: str, cache: str) -> list:
+    if tool == "floor":
+        return [sys.executable, str(Path(__file__).resolve().parent / "crawl_floor.py"), str(csv)]
     if tool == "webimage":
         return [os.environ.get("WEBIMAGE_BINARY", str(ROOT / ".build" / "release" / "webimage")), "prefetch", "-i", str(csv),
                 "--input-format", "csv", "--caption-col", "caption", "-o", output, "--output-format", "webdataset",
@@ -46,8 +48,11 @@ def main():
         wrapped = ["unshare", "--mount", "sh", "-c", 'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv, *inner]
         environment = dict(os.environ, NO_ALBUMENTATIONS_UPDATE="1")
         start = time.perf_counter()
-        subprocess.run(wrapped, check=True, capture_output=True, env=environment)
+        completed = subprocess.run(wrapped, check=True, capture_output=True, text=True, env=environment)
         elapsed = time.perf_counter() - start
+        if tool == "floor":
+            print(completed.stdout.strip().splitlines()[-1])
+            return
         check = stats_check(Path(output))
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps({"operations": check["successes"], "seconds": elapsed, "peak_rss_mb": round(peak, 1), "check": check}))

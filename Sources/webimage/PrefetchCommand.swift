@@ -260,6 +260,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         // page (a sixth of a dataset run's CPU went to the kernel). Keeping them in the heap, and
         // the heap's top, costs a few MB of peak.
         _ = cwi_keep_large_allocations(64 << 20, 256 << 20)
+        Self.raiseOpenFileLimit()
         // One resolver for the images and robots.txt: each host looked up once for both.
         let resolver = CachingHostResolver()
         let adjustText: ((inout ImageDownloaderConfiguration) -> Void)? =
@@ -512,6 +513,19 @@ struct PrefetchCommand: AsyncParsableCommand {
         adjustUserAgent(&configuration)
         // Kept whatever this run refuses: a later run on the same cache may refuse more.
         configuration.retainedResponseHeaders = [RobotsTag.headerName]
+    }
+
+    /// Raises the soft limit of open files to the hard one (at most 65,536), as Go's runtime and
+    /// nginx's `worker_rlimit_nofile` do: a crawl of `-j 256` holds three descriptors per
+    /// download (the client's socket and the two of the resolving relay) and its idle
+    /// connections, past the 1,024 a Debian login starts with.
+    private static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = min(limit.rlim_max, 65_536)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = wanted
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     /// A crawl looks its host names up itself, many at once and each once

@@ -210,4 +210,31 @@ struct CrawlerDefectTests {
         }
         try await origin.shutdown()
     }
+
+    @Test(
+        "a crawl under a soft limit of 96 open files raises it: 64 downloads at once hold three descriptors each through the resolving relay"
+    )
+    func raisesOpenFileLimit() async throws {
+        let origin = try await OriginServer.start()
+        let workspace = try CommandWorkspace()
+        // Held for a moment before their heads, so that the 64 downloads are open at once.
+        let urls = (0..<96).map { index in
+            origin.route(
+                "/\(index).jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: jpeg, headerDelay: .milliseconds(300)))
+            return origin.url("/\(index).jpg")
+        }
+        try writeList(urls, to: workspace.path("urls.txt"))
+        var environment = ProcessInfo.processInfo.environment
+        environment["WEBIMAGE_CACHE_DIR"] = workspace.cacheDirectory.path
+        let child = try ChildProcess(
+            URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", "ulimit -Sn 96 && exec \"$0\" \"$@\"", ChildProcess.builtProduct("webimage").path, "prefetch", "-i",
+                workspace.path("urls.txt"), "-j", "64", "--no-cache", "-o", workspace.path("out"), "--json",
+            ], environment: environment)
+        let exit = try await child.waitForExit()
+        #expect(exit.status == 0, "\(child.lines.suffix(3))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.path("out")).count == 96)
+        try await origin.shutdown()
+    }
 }

@@ -86,7 +86,9 @@ public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible
         public static let decodeFailed = Code(.decodeFailed)
         /// The image could not be encoded in the asked format.
         public static let encodeFailed = Code(.encodeFailed)
-        /// A request or response modifier refused the load.
+        /// A rule of the application refused the load: the request or response modifier, the
+        /// decryptor, the redirect handler, the manager's delegate. ``WebImageError/refusal``
+        /// says which.
         public static let rejected = Code(.rejected)
         /// The cache was asked for an entry it does not have, and the load could not go further.
         public static let cacheMiss = Code(.cacheMiss)
@@ -105,18 +107,41 @@ public struct WebImageError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// The rule that refused a load, for ``Code/refusedAddress`` and ``Code/rejected`` errors: a
+    /// value to switch over, where ``message`` is for people (code that needs the rule reads it
+    /// here, never out of the message).
+    public enum Refusal: Sendable, Hashable {
+        /// The address policy, by the rule that matched: `loopback`, `private network`,
+        /// `denied host a.example`, `denied network 203.0.113.0/24`.
+        case addressPolicy(rule: String)
+        /// The redirect handler refused the hop between these two URLs.
+        case redirect(from: String, to: String)
+        /// The request modifier returned nil.
+        case requestModifier
+        /// The response modifier returned nil.
+        case responseModifier
+        /// The decryptor returned nil.
+        case decryptor
+        /// The manager's delegate declined to download the URL.
+        case delegate
+    }
+
     /// What went wrong.
     public let code: Code
     /// A human-readable detail, when there is more to say than the code.
     public let message: String?
     /// The error that caused this one, if any.
     public let underlyingError: (any Error & Sendable)?
+    /// Which rule refused the load, for a refusal; nil otherwise.
+    public let refusal: Refusal?
 
-    /// Creates an error with a code, an optional detail and the error that caused it.
-    public init(_ code: Code, _ message: String? = nil, underlying: (any Error & Sendable)? = nil) {
+    /// Creates an error with a code, an optional detail, the error that caused it and, for a
+    /// refusal, the rule that refused.
+    public init(_ code: Code, _ message: String? = nil, underlying: (any Error & Sendable)? = nil, refusal: Refusal? = nil) {
         self.code = code
         self.message = message
         self.underlyingError = underlying
+        self.refusal = refusal
     }
 
     /// Whether retrying later could succeed: SDWebImage's rule for keeping a URL off the failed

@@ -49,12 +49,14 @@ struct AddressGuardTests {
             let byAddress = await refusal { () async throws(WebImageError) in try await downloader.loadData(origin.url("/a.png")) }
             #expect(byAddress?.code == .refusedAddress)
             #expect(byAddress?.message == "127.0.0.1 is refused: loopback")
+            #expect(byAddress?.refusal == .addressPolicy(rule: "loopback"), "the rule as a value")
             #expect(byAddress?.isTransient == false, "a refusal is permanent")
             let byName = await refusal { () async throws(WebImageError) in
                 try await downloader.loadData(URL(string: "http://rebound.test:\(origin.port)/a.png")!)
             }
             #expect(byName?.code == .refusedAddress)
             #expect(byName?.message == "127.0.0.1 (rebound.test) is refused: loopback", "\(String(describing: byName))")
+            #expect(byName?.refusal == .addressPolicy(rule: "loopback"))
             #expect(connections(origin) == 0, "nothing reached the origin, which would have answered")
             #expect(origin.requestCount("/a.png") == 0)
         }

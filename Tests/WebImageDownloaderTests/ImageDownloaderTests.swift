@@ -463,10 +463,14 @@ struct ImageDownloaderTests {
             #expect(request.header("X-Signed") == "yes" && request.header("X-Custom") == "on" && request.header("Accept") == nil)
             let secret = try await downloader.loadData(origin.url("/secret.png"))
             #expect(secret.data == Data(png))
-            await #expect(throws: WebImageError(.rejected)) { try await downloader.loadData(origin.url("/blocked.png")) }
+            // Each refusal names its rule as a value (issue 61: no code reads it out of the text).
+            for (path, rule) in [
+                ("/blocked.png", WebImageError.Refusal.requestModifier), ("/refused.png", .responseModifier), ("/garbled.png", .decryptor),
+            ] {
+                let refusal = await #expect(throws: WebImageError.self) { try await downloader.loadData(origin.url(path)) }
+                #expect(refusal?.code == .rejected && refusal?.refusal == rule, "\(path)")
+            }
             #expect(origin.requestCount("/blocked.png") == 0)
-            await #expect(throws: WebImageError(.rejected)) { try await downloader.loadData(origin.url("/refused.png")) }
-            await #expect(throws: WebImageError(.rejected)) { try await downloader.loadData(origin.url("/garbled.png")) }
         }
     }
 

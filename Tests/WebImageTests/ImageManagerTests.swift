@@ -127,7 +127,10 @@ struct ImageManagerTests {
         try await ManagerHarness.run { harness in
             let manager = try harness.makeManager(delegate: Declining())
             harness.servePNG("/no-download.png")
-            await #expect(throws: WebImageError(.rejected)) { try await manager.image(for: harness.origin.url("/no-download.png")) }
+            let declined = await #expect(throws: WebImageError.self) {
+                try await manager.image(for: harness.origin.url("/no-download.png"))
+            }
+            #expect(declined?.code == .rejected && declined?.refusal == .delegate)
             #expect(harness.origin.requestCount("/no-download.png") == 0)
             harness.origin.route("/missing.png", .status(404))
             await #expect(throws: WebImageError(.badStatus(404))) { try await manager.image(for: harness.origin.url("/missing.png")) }

@@ -44,7 +44,7 @@ extension ImageManager {
             throw WebImageError(.cacheMiss, "\(request.key) is not cached and the load is .fromCacheOnly")
         }
         guard delegate?.imageManager(self, shouldDownloadImageFor: request.url) ?? true else {
-            throw WebImageError(.rejected, "the manager's delegate declined to download \(request.url.absoluteString)")
+            throw WebImageError(.rejected, "the manager's delegate declined to download \(request.url.absoluteString)", refusal: .delegate)
         }
         var loaded: LoadedData
         var image: Image?

@@ -307,7 +307,9 @@ public final class ImageDownloader: ImageLoader {
         if let modifier = transfer.key.requestModifier?.modify ?? configuration.requestModifier {
             guard let modified = await modifier(prepared) else {
                 return .failure(
-                    .init(error: WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)"), retryAfter: nil))
+                    .init(
+                        error: WebImageError(.rejected, "the request modifier cancelled \(url.absoluteString)", refusal: .requestModifier),
+                        retryAfter: nil))
             }
             // A modifier that ignores cancellation returns its request anyway: nothing goes out then.
             guard !Task.isCancelled else { return .failure(.init(error: WebImageError(.cancelled), retryAfter: nil)) }
@@ -521,7 +523,10 @@ public final class ImageDownloader: ImageLoader {
                 if let modifier = transfer.key.responseModifier?.modify ?? responseModifier {
                     guard let modified = modifier(head) else {
                         return .failure(
-                            .init(error: WebImageError(.rejected, "the response modifier refused \(url.absoluteString)"), retryAfter: nil))
+                            .init(
+                                error: WebImageError(
+                                    .rejected, "the response modifier refused \(url.absoluteString)", refusal: .responseModifier),
+                                retryAfter: nil))
                     }
                     head = modified
                 }
@@ -554,7 +559,7 @@ public final class ImageDownloader: ImageLoader {
         var body = received
         if let decryptor = transfer.key.decryptor?.decrypt ?? configuration.decryptor {
             guard let decrypted = decryptor(body, head) else {
-                throw WebImageError(.rejected, "the decryptor refused the bytes of \(url.absoluteString)")
+                throw WebImageError(.rejected, "the decryptor refused the bytes of \(url.absoluteString)", refusal: .decryptor)
             }
             body = decrypted
         }

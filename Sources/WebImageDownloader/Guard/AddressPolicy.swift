@@ -66,7 +66,8 @@ public struct AddressPolicy: Sendable, Hashable {
     func refusalBeforeLookup(of host: String) -> WebImageError? {
         let decision = IPAddress(host).map { self.decision(for: $0) } ?? decision(forHost: host)
         guard case .refuse(let rule)? = decision else { return nil }
-        return WebImageError(.refusedAddress, "\(IPAddress(host)?.description ?? host) is refused: \(rule)")
+        return WebImageError(
+            .refusedAddress, "\(IPAddress(host)?.description ?? host) is refused: \(rule)", refusal: .addressPolicy(rule: rule))
     }
 
     /// The decision for connecting to `address`, reached through the name `host` (nil when the

@@ -161,7 +161,9 @@ final class EgressGuard: Sendable {
             switch policy.decision(for: address, host: host) {
             case .allow: allowed.append(address)
             case .refuse(let rule):
-                firstRefusal = firstRefusal ?? WebImageError(.refusedAddress, "\(address) (\(host)) is refused: \(rule)")
+                firstRefusal =
+                    firstRefusal
+                    ?? WebImageError(.refusedAddress, "\(address) (\(host)) is refused: \(rule)", refusal: .addressPolicy(rule: rule))
             }
         }
         guard !allowed.isEmpty, !(everyAddress && firstRefusal != nil) else {

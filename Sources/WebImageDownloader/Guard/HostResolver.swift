@@ -11,7 +11,7 @@ public protocol HostResolver: Sendable {
 }
 
 /// The system's resolver (`getaddrinfo`: `/etc/hosts`, then DNS), each lookup on a thread of its
-/// own (``LookupThreads``, at most 64 at once), so that a slow lookup blocks no event loop, no
+/// own (at most 64 at once), so that a slow lookup blocks no event loop, no
 /// thread of the concurrency pool and no other lookup. (Not GCD's global queues: on Linux they
 /// run about as many blocking jobs at once as there are cores and add a thread only when their
 /// monitor sees the others blocked, about once a second, so a crawl's first few hundred lookups

@@ -12,9 +12,6 @@ public struct RedirectHop: Sendable, Hashable {
     /// Which hop this is, from 1.
     public let number: Int
 
-    /// How the message of the `WebImageError.Code.rejected` error of a refused hop begins.
-    public static let refusalPrefix = "the redirect handler refused"
-
     /// Creates a hop.
     public init(from: URL, to: URL, statusCode: Int, number: Int) {
         self.from = from
@@ -83,7 +80,10 @@ struct RedirectRule {
             switch handler(RedirectHop(from: from, to: target, statusCode: status, number: redirects + 1)) {
             case .follow: break
             case .refuse:
-                return .failure(WebImageError(.rejected, "\(RedirectHop.refusalPrefix) \(from.absoluteString) → \(target.absoluteString)"))
+                return .failure(
+                    WebImageError(
+                        .rejected, "the redirect handler refused \(from.absoluteString) → \(target.absoluteString)",
+                        refusal: .redirect(from: from.absoluteString, to: target.absoluteString)))
             case .rewrite(let rewritten): target = rewritten
             }
         }

@@ -164,14 +164,15 @@ final class SourceFetcher: Sendable {
         case .refusedAddress:
             // The rule only: the address a name resolved to would make the server an oracle for
             // internal DNS.
-            let rule = error.message.flatMap { message in message.range(of: "is refused: ").map { String(message[$0.upperBound...]) } }
-            return .forbidden("the source was refused by the address policy" + (rule.map { " (\($0))" } ?? ""))
+            guard case .addressPolicy(let rule)? = error.refusal else { return .forbidden("the source was refused by the address policy") }
+            return .forbidden("the source was refused by the address policy (\(rule))")
         case .timedOut: return ProxyError(status: 504, "the source did not answer in time")
         case .tooLarge: return .tooLarge("the source is over the byte limit: \(error.detail)")
         case .invalidURL: return .badRequest("the source URL is not valid")
-        case .rejected where error.message?.hasPrefix(RedirectHop.refusalPrefix) == true:
-            return .forbidden("the source redirected to a URL that is not on the allowed list")
-        case .notAnImage, .unsupportedFormat, .rejected: return .unsupported("the source is not an image: \(error.detail)")
+        case .rejected:
+            if case .redirect? = error.refusal { return .forbidden("the source redirected to a URL that is not on the allowed list") }
+            return .unsupported("the source is not an image: \(error.detail)")
+        case .notAnImage, .unsupportedFormat: return .unsupported("the source is not an image: \(error.detail)")
         case .cancelled: return ProxyError(status: 499, "the request was cancelled")
         case .tooManyRedirects: return ProxyError(status: 502, "the source redirected too many times")
         default: return ProxyError(status: 502, "the source could not be fetched: \(error.detail)")

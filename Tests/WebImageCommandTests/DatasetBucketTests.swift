@@ -35,6 +35,18 @@ struct DatasetBucketTests {
             ]))
     }
 
+    /// Adds the rows at `positions` all at once, as the run's concurrent downloads do.
+    static func addAtOnce(_ positions: Range<Int>, images: [Data?], to writer: DatasetWriter) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for position in positions {
+                group.addTask {
+                    try await writer.add(Self.sample(position, key: writer.key(forPosition: position), image: images[position]))
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     /// Bytes that do not compress, so that the parts are the sizes they say.
     static func noise(_ count: Int, seed: UInt64) -> Data {
         var state = seed | 1
@@ -72,14 +84,7 @@ struct DatasetBucketTests {
             let destination = try BucketDestination(url: URL(string: "s3://\(bucket)/sets/one")!, client: client, partSize: 5 << 20)
             let writer = try await DatasetWriter.open(destination, layout: .webdataset, shardSize: 12, slice: (0, 1))
             let images = (0..<12).map { Self.noise(1_000_000 + $0 * 777, seed: UInt64($0 + 1)) }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for position in 0..<11 {
-                    group.addTask {
-                        try await writer.add(Self.sample(position, key: writer.key(forPosition: position), image: images[position]))
-                    }
-                }
-                try await group.waitForAll()
-            }
+            try await Self.addAtOnce(0..<11, images: images, to: writer)
             let pending = try await client.multipartUploads(bucket: bucket, prefix: "sets/one/")
             #expect(pending.map(\.key) == [archive.key] && pending.first?.uploadID != stale, "the stale upload aborted, one open")
             let before = await #expect(throws: WebImageError.self) { try await client.headObject(archive) }
@@ -118,14 +123,7 @@ struct DatasetBucketTests {
             let destination = try BucketDestination(url: URL(string: "s3://\(bucket)/sets/pq")!, client: client, partSize: 5 << 20)
             let writer = try await DatasetWriter.open(destination, layout: .parquet, imageColumn: "jpg", shardSize: 12, slice: (0, 1))
             let images = (0..<12).map { $0 == 4 ? nil : Self.noise(1_000_000 + $0 * 777, seed: UInt64($0 + 1)) }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for position in 0..<12 {
-                    group.addTask {
-                        try await writer.add(Self.sample(position, key: writer.key(forPosition: position), image: images[position]))
-                    }
-                }
-                try await group.waitForAll()
-            }
+            try await Self.addAtOnce(0..<12, images: images, to: writer)
             try await writer.finish(total: 12)
             #expect(try await client.multipartUploads(bucket: bucket, prefix: "sets/").isEmpty)
             let object = try await client.getObject(table)

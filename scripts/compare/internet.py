@@ -22,8 +22,9 @@ import socket
 import struct
 import sys
 import zlib
-from io import BytesIO
 from pathlib import Path
+
+from photos import photo_jpeg
 
 DNS_ADDRESS = "127.0.0.53"
 REFUSING_ADDRESS = "127.0.0.2"
@@ -36,24 +37,6 @@ BEHAVIOURS = [
 ]
 
 
-def photo_jpegs(count: int) -> list:
-    """COUNT photo-like 640x480 JPEGs (gradients, shapes, grain, q88): about 50 KB each."""
-    from PIL import Image, ImageDraw, ImageFilter
-    images = []
-    for seed in range(count):
-        generator = random.Random(seed)
-        picture = Image.linear_gradient("L").resize((640, 480)).convert("RGB")
-        draw = ImageDraw.Draw(picture)
-        for _ in range(30):
-            x, y, r = generator.randrange(640), generator.randrange(480), generator.randrange(12, 120)
-            draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(generator.randrange(256) for _ in range(3)))
-        picture = Image.blend(picture.filter(ImageFilter.GaussianBlur(4)), Image.effect_noise((640, 480), 24).convert("RGB"), 0.18)
-        buffer = BytesIO()
-        picture.save(buffer, "JPEG", quality=88)
-        images.append(buffer.getvalue())
-    return images
-
-
 class Internet:
     def __init__(self, hosts: int, seed: int = 58):
         generator = random.Random(seed)
@@ -61,7 +44,7 @@ class Internet:
         self.behaviour = [generator.choices(names, weights)[0] for _ in range(hosts)]
         self.latency = [generator.uniform(0.02, 0.25) for _ in range(hosts)]
         self.dns_delay = [generator.uniform(0.01, 0.15) for _ in range(hosts)]
-        self.images = photo_jpegs(8)
+        self.images = [photo_jpeg(seed, 640, 480, discs=30, radii=(12, 120), blur=4) for seed in range(8)]
 
     def host_index(self, name: str):
         name = name.lower().rstrip(".")

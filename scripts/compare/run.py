@@ -99,23 +99,8 @@ def photo_jpegs(count: int) -> Callable[[Path], None]:
     """COUNT distinct photo-like 1024x768 JPEGs of about 150 KB: eight smooth pictures (gradients,
     shapes and grain, q88), each copy with its own comment segment."""
     def write(root: Path):
-        import random
-        from io import BytesIO
-        from PIL import Image, ImageDraw, ImageFilter
-        bases = []
-        for seed in range(8):
-            generator = random.Random(seed)
-            picture = Image.linear_gradient("L").resize((1024, 768)).convert("RGB")
-            draw = ImageDraw.Draw(picture)
-            for _ in range(40):
-                x, y, r = generator.randrange(1024), generator.randrange(768), generator.randrange(20, 200)
-                draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(generator.randrange(256) for _ in range(3)))
-            picture = picture.filter(ImageFilter.GaussianBlur(6))
-            grain = Image.effect_noise((1024, 768), 24).convert("RGB")
-            picture = Image.blend(picture, grain, 0.18)
-            buffer = BytesIO()
-            picture.save(buffer, "JPEG", quality=88)
-            bases.append(buffer.getvalue())
+        from photos import photo_jpeg
+        bases = [photo_jpeg(seed, 1024, 768, discs=40, radii=(20, 200), blur=6) for seed in range(8)]
         for index in range(count):
             base = bases[index % len(bases)]
             comment = f"copy {index}".encode()

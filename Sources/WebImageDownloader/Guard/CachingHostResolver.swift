@@ -16,6 +16,12 @@ public final class CachingHostResolver: HostResolver {
         case pending(Task<[IPAddress], any Error>)
     }
 
+    /// What the table holds for a name: its answer, or the lookup to await.
+    private enum Found {
+        case answer([IPAddress])
+        case lookup(Task<[IPAddress], any Error>)
+    }
+
     /// The resolver that answers misses.
     public let upstream: any HostResolver
     /// How long an answer is kept. Default 5 minutes.
@@ -51,21 +57,27 @@ public final class CachingHostResolver: HostResolver {
 
     public func addresses(of host: String) async throws -> [IPAddress] {
         let name = host.lowercased()
-        let lookup = try entries.withLock { entries throws -> Task<[IPAddress], any Error> in
+        // A kept answer is the lock and a lookup, nothing more; a miss joins or starts the lookup.
+        let found = try entries.withLock { entries throws -> Found in
             let time = now()
             switch entries[name] {
             case .resolved(let addresses, let until) where until > time:
-                return Task { addresses }
+                return .answer(addresses)
             case .failed(let error, let until) where until > time:
                 throw error
             case .pending(let task):
-                return task
+                return .lookup(task)
             default:
                 let task = Task { [upstream] in try await upstream.addresses(of: host) }
                 makeRoom(in: &entries, at: time)
                 entries[name] = .pending(task)
-                return task
+                return .lookup(task)
             }
+        }
+        let lookup: Task<[IPAddress], any Error>
+        switch found {
+        case .answer(let addresses): return addresses
+        case .lookup(let task): lookup = task
         }
         do {
             let addresses = try await lookup.value

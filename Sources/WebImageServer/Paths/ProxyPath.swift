@@ -161,9 +161,13 @@ public struct ProxyPath: Sendable, Equatable {
     /// a query, credentials in the user part).
     static func redacted(_ unsigned: String) -> String {
         guard let parsed = try? ProxyPath(parsing: Substring("/-" + unsigned)) else { return "(not a proxy path)" }
-        var origin = (parsed.source.scheme ?? "?") + "://" + (parsed.source.host ?? "?")
-        if let port = parsed.source.port { origin += ":\(port)" }
-        return (["" as Substring] + parsed.options).joined(separator: "/") + "/" + origin + "/…"
+        return (["" as Substring] + parsed.options).joined(separator: "/") + "/" + origin(of: parsed.source) + "/…"
+    }
+
+    /// `SCHEME://HOST:PORT` of a source, `?` for a part it lacks.
+    private static func origin(of source: URL) -> String {
+        let origin = (source.scheme ?? "?") + "://" + (source.host ?? "?")
+        return source.port.map { origin + ":\($0)" } ?? origin
     }
 
     /// A path after its signature as logs and spans show it: as it came when its source has no
@@ -175,9 +179,7 @@ public struct ProxyPath: Sendable, Equatable {
         guard let parsed = try? ProxyPath(parsing: Substring("/-" + unsigned)) else { return "(not a proxy path)" }
         let source = parsed.source
         guard source.user != nil || source.password != nil || source.query != nil else { return unsigned }
-        var origin = (source.scheme ?? "?") + "://" + (source.host ?? "?")
-        if let port = source.port { origin += ":\(port)" }
-        let shown = origin + source.path(percentEncoded: true) + (source.query == nil ? "" : "?…")
+        let shown = origin(of: source) + source.path(percentEncoded: true) + (source.query == nil ? "" : "?…")
         return (["" as Substring] + parsed.options).joined(separator: "/") + "/plain/" + shown
     }
 

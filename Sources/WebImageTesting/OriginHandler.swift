@@ -68,7 +68,15 @@ final class OriginHandler: ChannelInboundHandler {
             sentBodyBytes = 0
             let plan = ResponsePlan(response: server.response(for: request), request: request)
             guard plan.delivery != .neverRespond else { return }
-            if plan.headerDelay > .zero {
+            if case .held(let hold) = plan.delivery {
+                let loopBound = NIOLoopBound((self, context, plan, request), eventLoop: context.eventLoop)
+                hold.whenReleased {
+                    loopBound.eventLoop.execute {
+                        let (handler, context, plan, request) = loopBound.value
+                        handler.send(plan, request: request, context: context)
+                    }
+                }
+            } else if plan.headerDelay > .zero {
                 context.eventLoop.assumeIsolated().scheduleTask(in: .init(plan.headerDelay)) {
                     self.send(plan, request: request, context: context)
                 }
@@ -88,7 +96,7 @@ final class OriginHandler: ChannelInboundHandler {
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: plan.headers))), promise: nil)
         let body = plan.sendsBody ? plan.body : []
         switch plan.delivery {
-        case .whole, .neverRespond:
+        case .whole, .neverRespond, .held:
             writeBody(body[...], context: context)
             finish(plan, request: request, context: context)
         case .drip(let bytes, let interval):

@@ -108,17 +108,25 @@ struct ServerWorkTests {
         oneSlot.processingTimeout = .seconds(120)
         oneSlot.requestTimeout = .seconds(120)
         try await ServerHarness.with(oneSlot) { harness in
-            harness.origin.route("/heavy.jpg", .ok(Self.heavy, contentType: "image/jpeg"))
-            let path = harness.signedPlain(Self.slow, "/heavy.jpg")
+            // The source is held until both clients have joined and one has left, so the shared
+            // work is known to be in flight at each step (a job that merely takes long could end
+            // before the leaving client is seen to go).
+            let hold = OriginHold()
+            var held = OriginResponse.ok(jpeg, contentType: "image/jpeg")
+            held.delivery = .held(hold)
+            harness.origin.route("/photo.jpg", held)
+            let path = harness.signedPlain(Self.slow, "/photo.jpg")
             let leaving = Task { try? await harness.get(path) }
-            try await Self.until("the job to start") { harness.server.proxy.gate.running == 1 }
+            _ = try await harness.origin.waitForRequests(1, to: "/photo.jpg")
             let staying = Task { try await harness.get(path) }
             try await Self.until("both requests to wait for the one job") { harness.server.proxy.inFlightWaiterCount == 2 }
             leaving.cancel()
             try await Self.until("the leaving client to stop waiting") { harness.server.proxy.inFlightWaiterCount == 1 }
+            #expect(harness.server.proxy.inFlightCount == 1, "the shared work goes on")
+            hold.release()
             let answer = try await staying.value
             #expect(answer.status == 200)
-            #expect(harness.origin.requestCount("/heavy.jpg") == 1, "one download, one job, for both")
+            #expect(harness.origin.requestCount("/photo.jpg") == 1, "one download, one job, for both")
         }
     }
 

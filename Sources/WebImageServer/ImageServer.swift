@@ -115,11 +115,14 @@ public final class ImageServer: Service, Sendable {
                 },
                 logger: logger)
         }
-        // The operations listener runs detached from this service's graceful shutdown, so that
-        // while the public port drains it still answers: /ready with 503 (the readiness flip an
-        // orchestrator watches), /metrics and /status with the drain's figures. It is stopped,
-        // by cancellation, once the drain is over; its task does not outlive this function.
-        let operationsTask = operations.map { operations in Task.detached { try await operations.run() } }
+        // The operations listener runs in a service group of its own, detached from this
+        // service's graceful shutdown, so that while the public port drains it still answers:
+        // /ready with 503 (the readiness flip an orchestrator watches), /metrics and /status with
+        // the drain's figures. Its own graceful shutdown stops it once the drain is over (a
+        // cancelled Hummingbird listener logs its CancellationError as an error); its task does
+        // not outlive this function.
+        let operationsGroup = operations.map { ServiceGroup(configuration: ServiceGroupConfiguration(services: [$0], logger: logger)) }
+        let operationsTask = operationsGroup.map { group in Task.detached { try await group.run() } }
         defer { operationsTask?.cancel() }
         // The application is a Service too: run here, it hears this service's graceful shutdown,
         // stops accepting, and returns once the requests in flight are answered.
@@ -129,7 +132,7 @@ public final class ImageServer: Service, Sendable {
             draining.withLock { $0 = true }
             onDrain()
         }
-        operationsTask?.cancel()
+        await operationsGroup?.triggerGracefulShutdown()
         _ = await operationsTask?.result
         await proxy.shutdown()
     }

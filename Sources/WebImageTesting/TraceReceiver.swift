@@ -1,8 +1,9 @@
-public import Foundation
+import Foundation
 
 /// An OpenTelemetry collector's trace endpoint on 127.0.0.1, for tests: it takes OTLP/HTTP in
-/// its JSON encoding (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`) at `/v1/traces`, answers 200, and
-/// keeps every span it is sent, which tests wait for without sleeping.
+/// its binary protobuf encoding (`OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`, the default) at
+/// `/v1/traces`, answers 200, and keeps every span it is sent, which tests wait for without
+/// sleeping.
 ///
 /// ```swift
 /// let receiver = try await TraceReceiver.start()
@@ -10,8 +11,7 @@ public import Foundation
 /// let span = try await receiver.waitForSpan(named: "GET", inTrace: "0af7651916cd43dd8448eb211c80319c")
 /// ```
 public final class TraceReceiver: Sendable {
-    /// One span as the receiver read it. Ids are lowercase hex (OTLP's JSON encoding writes them
-    /// as hex; swift-otel's, as protobuf's JSON does bytes, in base64: both are read).
+    /// One span as the receiver read it. Ids are lowercase hex.
     public struct Span: Sendable, Equatable {
         public let traceID: String
         public let spanID: String
@@ -37,11 +37,15 @@ public final class TraceReceiver: Sendable {
     public static func start() async throws -> TraceReceiver {
         let receiver = TraceReceiver(server: try await OriginServer.start())
         receiver.server.route("/v1/traces") { [log = receiver.log] request in
-            guard request.method == "POST", let spans = try? Self.spans(in: Data(request.body)) else {
-                return OriginResponse(status: 400, headers: [("Content-Type", "text/plain")], body: Array("not OTLP JSON traces\n".utf8))
+            guard request.method == "POST", request.header("Content-Type") == "application/x-protobuf",
+                let spans = try? OTLPWire.spans(in: request.body)
+            else {
+                return OriginResponse(
+                    status: 400, headers: [("Content-Type", "text/plain")], body: Array("not OTLP protobuf traces\n".utf8))
             }
             for span in spans { log.record(span) }
-            return OriginResponse(headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
+            // An empty ExportTraceServiceResponse: full success.
+            return OriginResponse(headers: [("Content-Type", "application/x-protobuf")], body: [])
         }
         return receiver
     }
@@ -71,42 +75,5 @@ public final class TraceReceiver: Sendable {
     /// Stops listening.
     public func shutdown() async throws {
         try await server.shutdown()
-    }
-
-    /// The spans of an OTLP `ExportTraceServiceRequest` in JSON.
-    static func spans(in body: Data) throws -> [Span] {
-        guard let root = try JSONSerialization.jsonObject(with: body) as? [String: Any] else { return [] }
-        var spans: [Span] = []
-        for resourceSpans in root["resourceSpans"] as? [[String: Any]] ?? [] {
-            let resource = attributes(of: (resourceSpans["resource"] as? [String: Any])?["attributes"])
-            for scope in resourceSpans["scopeSpans"] as? [[String: Any]] ?? [] {
-                for span in scope["spans"] as? [[String: Any]] ?? [] {
-                    spans.append(
-                        Span(
-                            traceID: hex(span["traceId"]), spanID: hex(span["spanId"]), parentSpanID: hex(span["parentSpanId"]),
-                            name: span["name"] as? String ?? "", kind: (span["kind"] as? NSNumber)?.intValue ?? 0,
-                            attributes: attributes(of: span["attributes"]), serviceName: resource["service.name"]))
-                }
-            }
-        }
-        return spans
-    }
-
-    /// An id as hex: kept when it is hex already, else read as base64.
-    private static func hex(_ value: Any?) -> String {
-        guard let text = value as? String, !text.isEmpty else { return "" }
-        if text.count == 32 || text.count == 16, text.allSatisfy(\.isHexDigit) { return text.lowercased() }
-        guard let bytes = Data(base64Encoded: text) else { return text }
-        return bytes.map { String(format: "%02x", $0) }.joined()
-    }
-
-    /// OTLP's `KeyValue` list as text values.
-    private static func attributes(of list: Any?) -> [String: String] {
-        var result: [String: String] = [:]
-        for entry in list as? [[String: Any]] ?? [] {
-            guard let key = entry["key"] as? String, let value = entry["value"] as? [String: Any], let first = value.first else { continue }
-            result[key] = "\(first.value)"
-        }
-        return result
     }
 }

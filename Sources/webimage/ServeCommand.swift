@@ -440,25 +440,39 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "webimage.server")
         for warning in settings.warnings { logger.warning("\(warning)") }
-        Task {
-            let port = await server.port
-            let address = "http://\(settings.configuration.host):\(port)"
-            logger.notice("listening", metadata: ["address": "\(address)"])
-            // One line on standard output for scripts, which learn the port of `--bind HOST:0` here.
-            FileHandle.standardOutput.write(Data("listening on \(address)\n".utf8))
-        }
+        let announce = Announcements(json: settings.logsJSON, logger: logger)
+        Task { announce.say("listening", address: "http://\(settings.configuration.host):\(await server.port)", line: "listening on") }
         if settings.configuration.operationsPort != nil {
             Task {
                 let address = "http://\(settings.configuration.operationsHost):\(await server.operationsPort)"
-                logger.notice("operations listening", metadata: ["address": "\(address)"])
-                FileHandle.standardOutput.write(Data("operations on \(address)\n".utf8))
+                announce.say("operations listening", address: address, line: "operations on")
             }
         }
-        try await server.runUntilSignalled(
-            alongside: tracing.map { [$0] } ?? [],
-            onDrain: {
-                logger.notice("draining")
-                FileHandle.standardOutput.write(Data("draining\n".utf8))
-            })
+        try await server.runUntilSignalled(alongside: tracing.map { [$0] } ?? [], onDrain: { announce.say("draining", line: "draining") })
+    }
+}
+
+/// The lines scripts read on standard output: where the server listens (the port of
+/// `--bind HOST:0` is learnt here), where its operations port listens, and that it drains. As
+/// text, a plain line (`listening on http://HOST:PORT`) beside the same notice in the log; with
+/// `--log-format json`, one JSON object like the log's lines, whatever the log level, so that every
+/// line the process prints parses (`{"msg":"listening","address":"http://HOST:PORT",...}`).
+struct Announcements: Sendable {
+    let json: Bool
+    let logger: Logger
+
+    func say(_ message: String, address: String? = nil, line: String) {
+        let metadata: Logger.Metadata = address.map { ["address": "\($0)"] } ?? [:]
+        guard json else {
+            logger.notice("\(message)", metadata: metadata)
+            let text = ([line] + (address.map { [$0] } ?? [])).joined(separator: " ")
+            FileHandle.standardOutput.write(Data((text + "\n").utf8))
+            return
+        }
+        var output = Logger(label: logger.label) { label in
+            JSONLogHandler(label: label) { FileHandle.standardOutput.write(Data($0.utf8)) }
+        }
+        output.logLevel = .notice
+        output.notice("\(message)", metadata: metadata)
     }
 }

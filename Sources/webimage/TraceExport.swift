@@ -10,7 +10,7 @@ import OTel
 /// OpenTelemetry traces for the command, over OTLP/HTTP: off unless the environment asks for
 /// them, and then configured by the standard `OTEL_*` variables, which swift-otel reads
 /// (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
-/// `OTEL_EXPORTER_OTLP_PROTOCOL` `http/protobuf` or `http/json`, `OTEL_SERVICE_NAME`,
+/// `OTEL_EXPORTER_OTLP_PROTOCOL` `http/protobuf`, `OTEL_SERVICE_NAME`,
 /// `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` and its argument, `OTEL_BSP_*`).
 ///
 /// Only the command bootstraps a tracer; the libraries make their spans through
@@ -34,8 +34,9 @@ enum TraceExport {
     /// Also sets the logging metadata provider that puts `trace_id` and `span_id` in a traced
     /// request's log lines.
     ///
-    /// - Throws: ``CommandFailure`` for a configuration swift-otel refuses, or the gRPC
-    ///   protocol, whose exporter is not built in (its trait would add grpc-swift to the build).
+    /// - Throws: ``CommandFailure`` for a configuration swift-otel refuses, the gRPC protocol,
+    ///   whose exporter is not built in (its trait would add grpc-swift to the build), or
+    ///   `http/json` (``refusal(ofProtocols:)``).
     static func bootstrap(switch explicit: Bool?, environment: [String: String]) throws -> (any Service)? {
         guard isRequested(switch: explicit, environment: environment) else { return nil }
         #if WEBIMAGE_OTEL
@@ -54,13 +55,28 @@ enum TraceExport {
         #endif
     }
 
-    #if WEBIMAGE_OTEL
-    private static func bootstrapExporter(environment: [String: String]) throws -> (any Service)? {
+    /// Why the protocol the environment names cannot be used, or nil. gRPC is not built in;
+    /// `http/json` is refused rather than exported wrong: swift-otel 1.6 writes OTLP/JSON with
+    /// protobuf's JSON mapping, which puts trace and span ids in base64 where OTLP/JSON requires
+    /// hex (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding), and the
+    /// OpenTelemetry Collector answers such an export 400 (opentelemetry-collector#8720), so
+    /// every span would be lost. A collector's port 4318 takes `http/protobuf` as well.
+    static func refusal(ofProtocols environment: [String: String]) -> CommandFailure? {
         let protocols = ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"].compactMap { environment[$0]?.lowercased() }
         if protocols.contains("grpc") {
-            throw CommandFailure(
-                "OTLP over gRPC is not built in: set OTEL_EXPORTER_OTLP_PROTOCOL to http/protobuf or http/json (a collector's port 4318)")
+            return CommandFailure("OTLP over gRPC is not built in: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf (a collector's port 4318)")
         }
+        if protocols.contains("http/json") {
+            return CommandFailure(
+                "OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported: its exporter writes trace and span ids in base64, "
+                    + "which OTLP/JSON forbids and a collector refuses (400); set http/protobuf, which the same endpoint takes")
+        }
+        return nil
+    }
+
+    #if WEBIMAGE_OTEL
+    private static func bootstrapExporter(environment: [String: String]) throws -> (any Service)? {
+        if let refusal = refusal(ofProtocols: environment) { throw refusal }
         var configuration = OTel.Configuration.default
         configuration.serviceName = "webimage"
         configuration.metrics.enabled = false

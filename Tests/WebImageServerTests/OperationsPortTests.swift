@@ -91,27 +91,71 @@ struct OperationsPortTests {
         try await origin.shutdown()
     }
 
-    @Test("--log-format json: one JSON object per line with the time, level, message and fields, the request id among them")
+    @Test(
+        "--log-format json: every line printed is one JSON object (time, level, message, fields, the request id among them), the listening addresses too; a graceful stop logs no error"
+    )
     func jsonLogs() async throws {
         let directory = try TemporaryDirectory("serve-json-logs")
         let errors = directory.url.appendingPathComponent("stderr.log")
         let server = try ChildProcess(
             ChildProcess.builtProduct("webimage"),
-            ["serve", "--bind", "127.0.0.1:0", "--allow-unsigned", "--result-cache-dir", directory.path, "--log-format", "json"],
+            [
+                "serve", "--bind", "127.0.0.1:0", "--ops-bind", "127.0.0.1:0", "--allow-unsigned", "--result-cache-dir", directory.path,
+                "--log-format", "json", "--log-level", "error",
+            ],
             standardError: errors)
-        let address = String(try await server.waitForLine { $0.hasPrefix("listening on ") }.dropFirst("listening on ".count))
+        @Sendable func object(_ line: String) -> [String: Any]? {
+            try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        }
+        // The machine-readable lines stay on standard output whatever the log level, now as JSON.
+        func address(_ message: String) async throws -> String {
+            let line = try await server.waitForLine { object($0)?["msg"] as? String == message }
+            return try #require(object(line)?["address"] as? String)
+        }
+        let publicAddress = try await address("listening")
+        let operations = try await address("operations listening")
+        #expect(publicAddress.hasPrefix("http://127.0.0.1:") && operations.hasPrefix("http://127.0.0.1:") && publicAddress != operations)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let response = try await client.execute(HTTPClientRequest(url: address + "/health"), timeout: .seconds(10))
-        let requestID = try #require(response.headers.first(name: "X-Request-Id"))
+        let response = try await client.execute(HTTPClientRequest(url: publicAddress + "/health"), timeout: .seconds(10))
+        #expect(response.status == .ok)
+        let refused = try await client.execute(
+            HTTPClientRequest(url: publicAddress + "/unsafe/w:10/plain/ftp://x/y.jpg"), timeout: .seconds(10))
+        #expect((400..<500).contains(refused.status.code), "a refusal is the client's error, not the server's")
+        _ = try await client.execute(HTTPClientRequest(url: operations + "/ready"), timeout: .seconds(10))
         try await client.shutdown()
         server.terminate()
         #expect(try await server.waitForExit().status == 0)
-        let lines = try String(contentsOf: errors, encoding: .utf8).split(separator: "\n")
-        let objects = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], "\($0)") }
-        #expect(!objects.isEmpty && objects.allSatisfy { $0["time"] is String && $0["level"] is String && $0["msg"] is String })
+        let printed = server.lines
+        #expect(printed.allSatisfy { object($0) != nil }, "standard output: \(printed)")
+        // The two listeners announce themselves from tasks of their own, in either order.
+        let messages = printed.compactMap { object($0)?["msg"] as? String }
+        #expect(Set(messages.prefix(2)) == ["listening", "operations listening"] && messages.dropFirst(2) == ["draining"], "\(messages)")
+        let lines = try String(contentsOf: errors, encoding: .utf8).split(separator: "\n").map(String.init)
+        let logged = try lines.map { try #require(object($0), "\($0)") }
+        #expect(logged.allSatisfy { $0["time"] is String && $0["level"] is String && $0["msg"] is String })
+        #expect(
+            !logged.contains { $0["level"] as? String == "error" || $0["level"] as? String == "critical" },
+            "a normal stop logs no error: \(lines)")
+
+        // At the info level, the access line names the request its answer names.
+        let verbose = try ChildProcess(
+            ChildProcess.builtProduct("webimage"),
+            ["serve", "--bind", "127.0.0.1:0", "--allow-unsigned", "--result-cache-dir", directory.path, "--log-format", "json"],
+            standardError: errors)
+        let line = try await verbose.waitForLine { object($0)?["msg"] as? String == "listening" }
+        let address = try #require(object(line)?["address"] as? String)
+        let infoClient = HTTPClient(eventLoopGroupProvider: .singleton)
+        let answer = try await infoClient.execute(HTTPClientRequest(url: address + "/health"), timeout: .seconds(10))
+        let requestID = try #require(answer.headers.first(name: "X-Request-Id"))
+        try await infoClient.shutdown()
+        verbose.terminate()
+        #expect(try await verbose.waitForExit().status == 0)
+        let infoLines = try String(contentsOf: errors, encoding: .utf8).split(separator: "\n")
+        let objects = try infoLines.map { try #require(object(String($0)), "\($0)") }
         let access = try #require(objects.first { $0["msg"] as? String == "request" && $0["path"] as? String == "/health" })
         #expect(access["status"] as? String == "200" && access["level"] as? String == "info")
         #expect(access["hb.request.id"] as? String == requestID, "the line names the request its answer names")
         #expect(access["logger"] as? String == "webimage.server")
+        #expect(!objects.contains { $0["level"] as? String == "error" }, "a normal stop logs no error")
     }
 }

@@ -28,7 +28,6 @@ struct TracingTests {
         let errors = directory.url.appendingPathComponent("stderr.log")
         var environment = ProcessInfo.processInfo.environment
         environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint
-        environment["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/json"
         // The batch processor's delay, in milliseconds: spans go out soon after they end.
         environment["OTEL_BSP_SCHEDULE_DELAY"] = "50"
         let server = try ChildProcess(
@@ -37,7 +36,10 @@ struct TracingTests {
                 "serve", "--bind", "127.0.0.1:0", "--allow-unsigned", "--allow-loopback-sources", "--result-cache-dir", directory.path,
                 "--log-format", "json",
             ], environment: environment, standardError: errors)
-        let address = String(try await server.waitForLine { $0.hasPrefix("listening on ") }.dropFirst("listening on ".count))
+        // With --log-format json, the address is a field of the JSON line on standard output.
+        let listening = try await server.waitForLine { $0.contains("\"msg\":\"listening\"") }
+        let announced = try JSONSerialization.jsonObject(with: Data(listening.utf8)) as? [String: Any]
+        let address = try #require(announced?["address"] as? String)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         var request = HTTPClientRequest(url: "\(address)/unsafe/rs:fit:50:50/plain/\(origin.url("/photo.jpg"))")
         request.headers.add(name: "traceparent", value: "00-\(Self.traceID)-\(Self.callerSpanID)-01")
@@ -106,7 +108,6 @@ struct TracingTests {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CACHE_HOME"] = directory.path
         environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = receiver.endpoint + "/v1/traces"
-        environment["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/json"
         let run = try ChildProcess(ChildProcess.builtProduct("webimage"), ["prefetch", "-i", list.path], environment: environment)
         #expect(try await run.waitForExit().status == 0)
         // The exporter is stopped, and so flushed, before the command exits: every span is in.
@@ -127,7 +128,7 @@ struct TracingTests {
         try await receiver.shutdown()
     }
 
-    @Test("traces are off unless the environment asks; gRPC is refused with a reason")
+    @Test("traces are off unless the environment asks; gRPC and http/json are refused with a reason")
     func environmentSwitch() throws {
         #expect(!TraceExport.isRequested(switch: nil, environment: [:]))
         #expect(TraceExport.isRequested(switch: nil, environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"]))
@@ -141,6 +142,15 @@ struct TracingTests {
         #expect(throws: CommandFailure.self) {
             try TraceExport.bootstrap(switch: true, environment: ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"])
         }
+        // swift-otel's OTLP/JSON has base64 ids, which a collector answers 400
+        // (opentelemetry-collector#8720): refused at start, per signal too.
+        #expect(throws: CommandFailure.self) {
+            try TraceExport.bootstrap(switch: true, environment: ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"])
+        }
+        let json = try #require(TraceExport.refusal(ofProtocols: ["OTEL_EXPORTER_OTLP_PROTOCOL": "HTTP/JSON"]))
+        #expect(json.description.contains("http/protobuf"), "the message names what to set")
+        #expect(TraceExport.refusal(ofProtocols: ["OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"]) == nil)
+        #expect(TraceExport.refusal(ofProtocols: [:]) == nil)
     }
 
     @Test("an ImageServer given a tracer makes the same spans in process; without one the origin is sent no traceparent")

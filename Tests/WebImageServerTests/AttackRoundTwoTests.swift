@@ -184,14 +184,16 @@ struct AttackRoundTwoTests {
         #expect(ProxyPath.withoutSecrets("/w:2/\(encoded).png") == "/w:2/plain/http://a.test/b.jpg?…", "a base64 source too")
     }
 
-    @Test("LOCAL:/// is a local source whatever its case; a DPR hint is clamped to the result limit, never refused")
+    @Test("LOCAL:/// is a local source whatever its case; a DPR, hinted or the URL's, over the result limit is scaled down, never refused")
     func schemeCaseAndHintedDPR() throws {
         let path = try ProxyPath(parsing: "/sig/w:2/plain/LOCAL:///a.png", rules: ProxyPath.Rules())
         #expect(path.source.scheme == ProxyPath.localScheme)
-        let hinted = try OptionsParser().parse(["w:2000"], hints: OptionsParser.ClientHints(dpr: ["8"], width: [nil]))
-        #expect(hinted.dpr < 8 && Double(hinted.width) * hinted.dpr <= 8192, "\(hinted.dpr)")
-        #expect(throws: ProxyError.self, "the URL's own dpr is the author's request: refused as before") {
-            try OptionsParser().parse(["w:2000", "dpr:8"])
+        let hinted = try OptionsParser().parse(["w:2000", "el:1"], hints: OptionsParser.ClientHints(dpr: ["8"], width: [nil]))
+        let asked = try OptionsParser().parse(["w:2000", "el:1", "dpr:8"])
+        for options in [hinted, asked] {
+            // imgproxy's limitScale: the result, not the request, is kept within 8192.
+            let plan = try ProcessingPlan(options: options, sourceWidth: 400, sourceHeight: 300)
+            #expect(plan.resultWidth == 8192 && plan.resultHeight == 6144, "\(plan.resultWidth)x\(plan.resultHeight)")
         }
     }
 

@@ -55,14 +55,6 @@ struct HardeningTests {
         }
     }
 
-    @Test("the size message names the width the plan would make: 8192 at dpr 1.0001 is 8193")
-    func sizeMessage() throws {
-        #expect(throws: ProxyError.badRequest("width 8193 (after dpr and zoom) is over the result limit of 8192")) {
-            try OptionsParser().parse(["w:8192", "dpr:1.0001"])
-        }
-        #expect(try OptionsParser().parse(["w:8192", "dpr:1.00001"]).width == 8192, "8192.08 rounds to 8192, within the limit")
-    }
-
     @Test("HTTP/1.0 without keep-alive is answered with Connection: close and the connection closed; with keep-alive it stays")
     func http10() async throws {
         try await ServerHarness.with { harness in

@@ -44,7 +44,11 @@ struct ImgproxySecurityOptionsTests {
         for bad in ["maf:0", "msr:-1", "msfs:x", "mrd:1:2", "msr"] {
             #expect(throws: ProxyError.self, "\(bad)") { try parser.parse([Substring(bad)]) }
         }
-        #expect(throws: ProxyError.self, "w over the URL's own result limit") { try parser.parse(["mrd:50", "w:60"]) }
+        // A box over the URL's own result limit is not refused: the result is scaled to fit it.
+        let limited = try parser.parse(["mrd:50", "w:60", "el:1"])
+        let plan = try ProcessingPlan(
+            options: limited, sourceWidth: 100, sourceHeight: 100, limits: ProcessingPlan.Limits(maximumDimension: 50))
+        #expect(plan.resultWidth == 50 && plan.resultHeight == 50)
     }
 
     @Test("msr and msfs refuse a source over the URL's limits; mrd scales the result down")
@@ -428,6 +432,10 @@ struct ImgproxyOptionsDocumentTests {
             }
             let test = cells[3].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
             #expect(supported ? tests.contains(test) : test == "none", "\(names[0]): test \(test)")
+            // The ported imgproxy tests: each suite named holds tests here.
+            let ported = cells[4].split(separator: "`").map(String.init).filter { $0.hasPrefix("Imgproxy") && $0.hasSuffix("Tests") }
+            #expect(cells[4] == "none yet" || !ported.isEmpty, "\(names[0]): \(cells[4])")
+            for suite in ported { #expect(tests.contains { $0.hasPrefix(suite + ".") }, "\(names[0]): suite \(suite)") }
         }
         let source = try String(
             contentsOf: Self.root.appendingPathComponent("Sources/WebImageServer/Options/OptionsParser.swift"), encoding: .utf8)
@@ -459,15 +467,19 @@ struct ImgproxyOptionsDocumentTests {
     static func testFunctions() throws -> Set<String> {
         let tests = root.appendingPathComponent("Tests")
         var names: Set<String> = []
+        // Every Swift file under a test target, in its folders too (ImgproxyTables/).
         let files = try FileManager.default.contentsOfDirectory(atPath: tests.path).filter { $0.hasSuffix("Tests") }.flatMap { target in
-            try FileManager.default.contentsOfDirectory(atPath: tests.appendingPathComponent(target).path)
-                .filter { $0.hasSuffix(".swift") }.map { tests.appendingPathComponent(target).appendingPathComponent($0) }
+            let folder = tests.appendingPathComponent(target)
+            return (FileManager.default.subpaths(atPath: folder.path) ?? []).filter { $0.hasSuffix(".swift") }.map {
+                folder.appendingPathComponent($0)
+            }
         }
         for file in files {
             var suite = ""
             for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") {
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if trimmed.hasPrefix("struct ") { suite = String(trimmed.dropFirst(7).prefix { $0.isLetter || $0.isNumber }) }
+                // A suite is a type at the top level; a type nested in one (a table's row) is not.
+                if line.hasPrefix("struct ") { suite = String(trimmed.dropFirst(7).prefix { $0.isLetter || $0.isNumber }) }
                 if trimmed.hasPrefix("func ") { names.insert(suite + "." + trimmed.dropFirst(5).prefix { $0.isLetter || $0.isNumber }) }
             }
         }

@@ -136,7 +136,7 @@ public final class ImageProxy: Sendable {
         if configuration.autoqualityByDefault { base.autoquality = configuration.autoqualityDefaults }
         base.skipProcessing = configuration.skipProcessingFormats
         parser = OptionsParser(
-            presets: configuration.presets, maximumResultDimension: configuration.maximumResultDimension, encodableFormats: encodable,
+            presets: configuration.presets, encodableFormats: encodable,
             allowedOptions: allowed, baseOptions: base, argumentsSeparator: configuration.argumentsSeparator,
             allowsSecurityOptions: configuration.allowsSecurityOptions, autoqualityDefaults: configuration.autoqualityDefaults)
         var rules = ProxyPath.Rules(
@@ -332,7 +332,9 @@ public final class ImageProxy: Sendable {
             metrics.resolvedPathHits.increment()
             var response = success(hit, options: resolved.options, vary: false, conditions: conditions, timing: "cache;desc=\"result\"")
             // The key's first line is the source.
-            response.headers += canonicalHeader(String(resolved.key.prefix { $0 != "\n" }))
+            let source = String(resolved.key.prefix { $0 != "\n" })
+            response.headers +=
+                canonicalHeader(source) + Self.dispositionHeader(of: response, source: URL(string: source), options: resolved.options)
             return response
         }
         var proxyPath = try ProxyPath(parsing: path, rules: pathRules)
@@ -342,8 +344,23 @@ public final class ImageProxy: Sendable {
         let parsed = proxyPath
         var response = try await answer(
             parsed, path: path, pathKey: pathKey, options: options, accept: accept, conditions: conditions, closed: closed)
-        response.headers += canonicalHeader(parsed.source.absoluteString)
+        response.headers +=
+            canonicalHeader(parsed.source.absoluteString)
+            + Self.dispositionHeader(of: response, source: parsed.source, options: options)
         return response
+    }
+
+    /// `Content-Disposition` for an answer with an image in it (``ContentDisposition``); none
+    /// for a 304 or an error.
+    private static func dispositionHeader(of response: ProxyResponse, source: URL?, options: ProcessingOptions)
+        -> [(name: String, value: String)]
+    {
+        guard !response.body.isEmpty, let type = response.headers.last(where: { $0.name == "Content-Type" })?.value,
+            let format = ImageFormat.allCases.first(where: { $0.mimeType == type })
+        else { return [] }
+        let value = ContentDisposition.value(
+            source: source, filename: options.filename, format: format, attachment: options.returnAttachment)
+        return [("Content-Disposition", value)]
     }
 
     /// The URL to fetch for `source`: an http(s) source as the allow-list normalises it; a
@@ -464,7 +481,6 @@ public final class ImageProxy: Sendable {
             headers: [
                 ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))"),
                 ("Content-Type", contentType), ("Content-Length", String(fetched.data.count)),
-                ("Content-Disposition", contentDisposition(options, contentType: contentType)),
             ] + Self.activeContentHeaders(contentType), body: fetched.data, tier: .raw)
     }
 
@@ -497,7 +513,6 @@ public final class ImageProxy: Sendable {
                     "public, max-age=\(fallback.ttl ?? Self.maximumAge(ttl: configuration.resultTTL, expires: options.expires))"
                 ),
                 ("Content-Type", format.mimeType), ("Content-Length", String(encoded.count)),
-                ("Content-Disposition", contentDisposition(options, contentType: format.mimeType)),
             ] + Self.activeContentHeaders(format.mimeType)
         if vary { headers.append(("Vary", varyHeaders(options).joined(separator: ", "))) }
         return ProxyResponse(
@@ -795,7 +810,6 @@ public final class ImageProxy: Sendable {
         }
         headers.append(("Content-Type", result.contentType))
         headers.append(("Content-Length", String(result.data.count)))
-        headers.append(("Content-Disposition", contentDisposition(options, contentType: result.contentType)))
         headers += Self.activeContentHeaders(result.contentType)
         return ProxyResponse(status: 200, headers: headers, body: result.data, tier: result.tier)
     }
@@ -839,27 +853,12 @@ public final class ImageProxy: Sendable {
     /// or `--skip-processing-formats svg`, never made here) may hold scripts, event attributes
     /// and external references, which run when the URL is opened as a page. It is sent with a
     /// policy that lets it run and fetch nothing (inline styles aside) and in a sandbox, and as an
-    /// attachment (``contentDisposition(_:contentType:)``); as an `<img>` a browser runs none of
+    /// attachment (``ContentDisposition``); as an `<img>` a browser runs none of
     /// it anyway. imgproxy sanitises the document instead (`IMGPROXY_SANITIZE_SVG`); these headers
     /// cover every way in without a second XML parser.
     static func activeContentHeaders(_ contentType: String) -> [(name: String, value: String)] {
         guard contentType == ImageFormat.svg.mimeType else { return [] }
         return [("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")]
-    }
-
-    /// `inline` or `attachment` (always an attachment for an SVG: ``activeContentHeaders(_:)``),
-    /// with the file name from `filename` or the source's and the result's extension.
-    private func contentDisposition(_ options: ProcessingOptions, contentType: String) -> String {
-        let format = ImageFormat.allCases.first { $0.mimeType == contentType }
-        let name = (options.filename ?? "image").filter { $0 != "\"" && $0 != "\\" }
-        let fileName = name + "." + (format == .jpeg ? "jpg" : format?.rawValue ?? "bin")
-        let ascii = String(fileName.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "_" })
-        let attachment = options.returnAttachment || contentType == ImageFormat.svg.mimeType
-        var value = (attachment ? "attachment" : "inline") + "; filename=\"\(ascii)\""
-        if ascii != fileName, let encoded = fileName.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
-            value += "; filename*=UTF-8''\(encoded)"
-        }
-        return value
     }
 
     func errorResponse(_ error: ProxyError) -> ProxyResponse {

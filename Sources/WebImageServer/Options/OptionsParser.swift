@@ -11,8 +11,6 @@ public import WebImage
 public struct OptionsParser: Sendable {
     /// Named option lists (`thumb` → `rs:fill:150:150/q:70`), parsed at start-up.
     public let presets: [String: [Substring]]
-    /// The largest width or height a result may have (after `dpr` and `zoom`).
-    public let maximumResultDimension: Int
     /// The formats the server can write.
     public let encodableFormats: Set<ImageFormat>
     /// The option names a URL may use itself, as it spells them (imgproxy's
@@ -32,16 +30,15 @@ public struct OptionsParser: Sendable {
     /// imgproxy's defaults, a target of 0 bytes until one is given.
     public let autoqualityDefaults: ProcessingOptions.Autoquality
 
-    /// A parser with the given presets and limit.
+    /// A parser with the given presets.
     public init(
-        presets: [String: String] = [:], maximumResultDimension: Int = 8192,
+        presets: [String: String] = [:],
         encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif], allowedOptions: Set<String>? = nil,
         baseOptions: ProcessingOptions = ProcessingOptions(), argumentsSeparator: String = ":", allowsSecurityOptions: Bool = false,
         autoqualityDefaults: ProcessingOptions.Autoquality = ProcessingOptions.Autoquality(target: 0)
     ) {
         self.autoqualityDefaults = autoqualityDefaults
         self.presets = presets.mapValues { $0.split(separator: "/") }
-        self.maximumResultDimension = maximumResultDimension
         self.encodableFormats = encodableFormats
         self.allowedOptions = allowedOptions
         self.baseOptions = baseOptions
@@ -65,7 +62,7 @@ public struct OptionsParser: Sendable {
     }
 
     /// The options `segments` ask for; `extensionName` is the path's extension, which sets the
-    /// format unless a `format` option does. `hints` set the defaults first: the DPR, and the
+    /// format over any `format` option, as imgproxy applies it after the URL's options. `hints` set the defaults first: the DPR, and the
     /// width in CSS pixels (the hinted device width divided by the DPR, rounded).
     public func parse(_ segments: [Substring], extensionName: String? = nil, hints: ClientHints? = nil, now: Date = Date())
         throws(ProxyError) -> ProcessingOptions
@@ -76,25 +73,17 @@ public struct OptionsParser: Sendable {
             if let width = hints.width { options.width = Int((Double(width) / (hints.dpr ?? 1)).rounded()) }
         }
         if let defaults = presets["default"] { try apply(defaults, to: &options, presetChain: ["default"]) }
-        if let extensionName { try setFormat(extensionName, option: "extension", in: &options) }
         try apply(segments, to: &options, presetChain: [])
+        // After the options, so the extension wins over `format`; not for `raw`, whose bytes are
+        // answered as they are (imgproxy's parsePathOptions).
+        if let extensionName, !options.raw { try setFormat(extensionName, option: "extension", in: &options) }
         if let expires = options.expires, Double(expires) < now.timeIntervalSince1970 {
             throw ProxyError(status: 404, "the URL expired at \(expires) (expires)")
         }
-        if let hinted = hints?.dpr, options.dpr == hinted { clampHintedDPR(&options) }
-        try checkResultSize(options)
+        // No size is refused here: the plan scales a result over the dimension limit down to
+        // fit, judged on the result it makes (imgproxy's limitScale), so a box that `enlarge`'s
+        // absence would clamp anyway is not refused for its size.
         return options
-    }
-
-    /// Lowers a DPR that came from the client's hint, not the URL, until the sizes fit the result
-    /// limit: the browser's screen is not the URL author's request (`DPR: 8` on `w:2000` is a
-    /// phone asking for what fits, not a 16000-pixel image), so it is clamped, never refused.
-    private func clampHintedDPR(_ options: inout ProcessingOptions) {
-        let largest = max(
-            Double(options.width) * options.zoomX, Double(options.height) * options.zoomY, Double(options.minWidth),
-            Double(options.minHeight))
-        let limit = Double(resultDimensionLimit(options))
-        if largest > 0, largest * options.dpr > limit { options.dpr = max(1, (limit / largest * 1000).rounded(.down) / 1000) }
     }
 
     /// Applies `segments`; `presetChain` names the presets being expanded, outermost first
@@ -131,11 +120,11 @@ public struct OptionsParser: Sendable {
     private func apply(_ name: String, _ reader: inout ArgumentReader, to options: inout ProcessingOptions) throws(ProxyError) {
         switch name {
         case "resize", "rs":
-            try reader.expect(at: 5)
+            try reader.expect(at: 8)
             if let type = try reader.resizingType(0) { options.resizingType = type }
             try readSize(&reader, from: 1, into: &options)
         case "size", "s":
-            try reader.expect(at: 4)
+            try reader.expect(at: 7)
             try readSize(&reader, from: 0, into: &options)
         case "resizing_type", "rt":
             try reader.expect(at: 1)
@@ -280,8 +269,9 @@ public struct OptionsParser: Sendable {
             options.cacheBuster = String(reader.arguments.first ?? "")
         case "expires", "exp":
             try reader.expect(at: 1)
-            // Unix time up to the end of year 9999: every timestamp a client can mean.
-            options.expires = try reader.integer(0, maximum: 253_402_300_799)
+            // Unix time up to the end of year 9999: every timestamp a client can mean. 0 or less
+            // is no expiry (imgproxy's applyExpiresOption checks only a time above 0).
+            options.expires = try reader.unixTime(0)
         case "filename", "fn":
             try reader.expect(at: 2)
             options.filename = try reader.filename()
@@ -417,18 +407,15 @@ public struct OptionsParser: Sendable {
         }
     }
 
-    /// The largest side a result of `options` may have: the URL's `mrd` when it set one above
-    /// 0, else the server's.
-    func resultDimensionLimit(_ options: ProcessingOptions) -> Int {
-        options.security.resultDimension.flatMap { $0 > 0 ? $0 : nil } ?? maximumResultDimension
-    }
-
     /// Width, height, enlarge and extend from `start`: `size`'s arguments, and `resize`'s after the type.
+    /// `extend`'s gravity and offsets follow it, as imgproxy's `applySizeOption` hands the rest
+    /// of its arguments to `extend`.
     private func readSize(_ reader: inout ArgumentReader, from start: Int, into options: inout ProcessingOptions) throws(ProxyError) {
         options.width = try reader.integer(start) ?? options.width
         options.height = try reader.integer(start + 1) ?? options.height
         options.enlarge = try reader.boolean(start + 2) ?? options.enlarge
         options.extend = try reader.boolean(start + 3) ?? options.extend
+        options.extendGravity = try reader.gravity(from: start + 4) ?? options.extendGravity
     }
 
     /// The URL's format, or `best` (imgproxy Pro's): the smallest of the candidate formats.
@@ -451,19 +438,6 @@ public struct OptionsParser: Sendable {
             throw ProxyError(status: 415, "this server cannot write \(format.rawValue) (\(option))")
         }
         return format
-    }
-
-    private func checkResultSize(_ options: ProcessingOptions) throws(ProxyError) {
-        let sizes = [
-            ("width", Double(options.width) * options.dpr * options.zoomX),
-            ("height", Double(options.height) * options.dpr * options.zoomY),
-            ("min-width", Double(options.minWidth) * options.dpr), ("min-height", Double(options.minHeight) * options.dpr),
-        ]
-        // In whole pixels, as the plan rounds them: 8192 at dpr 1.0001 is 8193, over 8192.
-        let limit = resultDimensionLimit(options)
-        for (name, value) in sizes where Int(value.rounded()) > limit {
-            throw ProxyError(status: 400, "\(name) \(Int(value.rounded())) (after dpr and zoom) is over the result limit of \(limit)")
-        }
     }
 }
 
@@ -496,6 +470,13 @@ struct ArgumentReader {
             throw failure("\"\(text)\" is not a whole number in 0...\(maximum)")
         }
         return value
+    }
+
+    /// A Unix time up to the end of year 9999; nil for none, and for 0 or less, which mean none.
+    func unixTime(_ index: Int) throws(ProxyError) -> Int? {
+        guard let text = text(index) else { return nil }
+        guard let value = Int(text), value <= 253_402_300_799 else { throw failure("\"\(text)\" is not a Unix time") }
+        return value > 0 ? value : nil
     }
 
     func signedInteger(_ index: Int) throws(ProxyError) -> Int? {

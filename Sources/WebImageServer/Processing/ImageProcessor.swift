@@ -148,7 +148,7 @@ struct ImageProcessor: Sendable {
             steps.append(
                 WatermarkTransformer(
                     mark: try decodeWatermark(watermark), options: placing, opacity: placing.opacity * watermark.opacity,
-                    offsetScale: options.dpr * plan.limitScale, maximumPixels: resultLimits.maximumPixels))
+                    offsetScale: plan.dprScale, maximumPixels: resultLimits.maximumPixels))
         }
         image = try spans.measure("transform", attributes: [("webimage.steps", steps.map(\.transformerKey).joined(separator: " "))]) {
             () throws(ProxyError) in try Self.apply(steps, to: image, isCancelled: isCancelled)

@@ -54,6 +54,10 @@ struct ProcessingPlan: Equatable {
     /// What the plan was scaled by to keep the result within the limits: 1 when it fits as
     /// asked. `dpr`-scaled sizes (padding, pixelation) are multiplied by it too.
     var limitScale: Double
+    /// What sizes given in CSS pixels are multiplied by (padding, gravity offsets, pixelation):
+    /// the `dpr`, lowered where the image cannot reach the box without enlarging, times
+    /// ``limitScale`` (imgproxy's `DprScale`).
+    var dprScale: Double
     /// The result's size, after `extend` and `padding`.
     var resultWidth: Int
     var resultHeight: Int
@@ -88,18 +92,26 @@ struct ProcessingPlan: Equatable {
         self = plan
     }
 
-    /// The scale factors the options give before any limit: the box, the resizing type, `enlarge`
-    /// and the minimum sizes applied.
+    /// The scale factors the options give before any limit, worked out as imgproxy's
+    /// `calcScale` (`processing/prepare.go`) does: each side's shrink to the box, made one by the
+    /// resizing type (`force` keeps them apart, and keeps the source's side where the box has
+    /// none), `zoom`, then without `enlarge` both shrinks raised together until neither
+    /// enlarges (which keeps the crop's aspect ratio) and the DPR lowered with them, the minimum
+    /// sizes, and last the DPR.
     private struct Scaling {
         var crop: Cut?
         /// The size that is scaled: the crop's, or the source's.
         var width: Int
         var height: Int
-        var type: ProcessingOptions.ResizingType
+        /// The box (imgproxy's target size) before rounding: the options' sides times
+        /// ``dprScale`` and `zoom`; 0 where the options give no side.
         var boxWidth: Double
         var boxHeight: Double
         var scaleX: Double
         var scaleY: Double
+        /// The DPR as applied: the options' one, lowered where the image cannot reach the box
+        /// without enlarging.
+        var dprScale: Double
 
         init(options: ProcessingOptions, sourceWidth: Int, sourceHeight: Int) {
             width = sourceWidth
@@ -109,36 +121,71 @@ struct ProcessingPlan: Equatable {
                     crop, aspectRatio: options.cropAspectRatio, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
                 self.crop = Cut(width: width, height: height, gravity: crop.gravity ?? options.gravity)
             }
-            boxWidth = Double(options.width) * options.dpr * options.zoomX
-            boxHeight = Double(options.height) * options.dpr * options.zoomY
-            let box = (Int(boxWidth.rounded()), Int(boxHeight.rounded()))
-            type = ProcessingPlan.effectiveType(options.resizingType, width: width, height: height, boxWidth: box.0, boxHeight: box.1)
-            (scaleX, scaleY) = ProcessingPlan.scales(
-                type, width: width, height: height, boxWidth: box.0, boxHeight: box.1, options: options)
+            let source = (width: Double(width), height: Double(height))
+            var (shrinkX, shrinkY) = Self.shrinks(options, source: source)
+            shrinkX /= options.zoomX
+            shrinkY /= options.zoomY
+            dprScale = options.dpr
             if !options.enlarge {
-                scaleX = min(scaleX, 1)
-                scaleY = min(scaleY, 1)
+                let least = min(shrinkX, shrinkY)
+                if least < 1 {
+                    shrinkX /= least
+                    shrinkY /= least
+                    // Short of the box: a DPR below 1 would take the image further from it. With
+                    // `extend` the composition stays the same whatever the DPR.
+                    if !options.extend { dprScale /= least }
+                }
+                dprScale = min(dprScale, min(shrinkX, shrinkY))
             }
-            let minimumWidth = Double(options.minWidth) * options.dpr
-            let minimumHeight = Double(options.minHeight) * options.dpr
-            if minimumWidth > Double(width) * scaleX {
-                let grown = minimumWidth / Double(width)
-                if type != .force { scaleY *= grown / scaleX }
-                scaleX = grown
+            if options.minWidth > 0, source.width / Double(options.minWidth) < shrinkX {
+                let least = source.width / Double(options.minWidth)
+                shrinkY /= shrinkX / least
+                shrinkX = least
             }
-            if minimumHeight > Double(height) * scaleY {
-                let grown = minimumHeight / Double(height)
-                if type != .force { scaleX *= grown / scaleY }
-                scaleY = grown
+            if options.minHeight > 0, source.height / Double(options.minHeight) < shrinkY {
+                let least = source.height / Double(options.minHeight)
+                shrinkX /= shrinkY / least
+                shrinkY = least
             }
+            scaleX = 1 / min(shrinkX / dprScale, source.width)
+            scaleY = 1 / min(shrinkY / dprScale, source.height)
+            boxWidth = Double(options.width) * dprScale * options.zoomX
+            boxHeight = Double(options.height) * dprScale * options.zoomY
+        }
+
+        /// Each side's shrink to the box (source over box; 1 where the box has no side), made one
+        /// by the resizing type, `auto` decided by the orientations of the image and the box.
+        private static func shrinks(_ options: ProcessingOptions, source: (width: Double, height: Double)) -> (Double, Double) {
+            let box = (
+                width: options.width == 0 ? source.width : Double(options.width),
+                height: options.height == 0 ? source.height : Double(options.height)
+            )
+            var shrinkX = box.width != source.width ? source.width / box.width : 1
+            var shrinkY = box.height != source.height ? source.height / box.height : 1
+            guard shrinkX != 1 || shrinkY != 1 else { return (1, 1) }
+            var type = options.resizingType
+            if type == .auto { type = (source.width >= source.height) == (box.width >= box.height) ? .fill : .fit }
+            if options.width == 0, type != .force {
+                shrinkX = shrinkY
+            } else if options.height == 0, type != .force {
+                shrinkY = shrinkX
+            } else if type == .fit {
+                shrinkX = max(shrinkX, shrinkY)
+                shrinkY = shrinkX
+            } else if type == .fill || type == .fillDown {
+                shrinkX = min(shrinkX, shrinkY)
+                shrinkY = shrinkX
+            }
+            return (shrinkX, shrinkY)
         }
     }
 
     /// The sizes of `base` with every scale, the box and the padding multiplied by `limitScale`;
-    /// no side scaled below one pixel.
+    /// no side scaled below one pixel (imgproxy's `calcSizes`).
     private init(_ base: Scaling, options: ProcessingOptions, limitScale: Double) {
         crop = base.crop
         self.limitScale = limitScale
+        dprScale = base.dprScale * limitScale
         let scaleX = max(base.scaleX * limitScale, 1 / Double(base.width))
         let scaleY = max(base.scaleY * limitScale, 1 / Double(base.height))
         keepsAspectRatio = base.scaleX == base.scaleY
@@ -147,16 +194,16 @@ struct ProcessingPlan: Equatable {
         isDownscaled = scaledWidth < base.width || scaledHeight < base.height
         let boxWidth = Int((base.boxWidth * limitScale).rounded())
         let boxHeight = Int((base.boxHeight * limitScale).rounded())
-        fill = Self.fillCut(
-            base.type, scaledWidth: scaledWidth, scaledHeight: scaledHeight, boxWidth: boxWidth, boxHeight: boxHeight,
-            gravity: options.gravity)
+        let resultCrop = Self.resultCrop(
+            options, scaledWidth: scaledWidth, scaledHeight: scaledHeight, boxWidth: boxWidth, boxHeight: boxHeight)
+        fill = Self.fillCut(resultCrop, scaledWidth: scaledWidth, scaledHeight: scaledHeight, gravity: options.gravity)
         var width = fill?.width ?? scaledWidth
         var height = fill?.height ?? scaledHeight
-        let out = fill.map { ($0.width, $0.height) } ?? (min(scaledWidth, boxWidth), min(scaledHeight, boxHeight))
         if options.extend, boxWidth > width || boxHeight > height {
             extended = Cut(width: max(boxWidth, width), height: max(boxHeight, height), gravity: options.extendGravity)
             (width, height) = (max(boxWidth, width), max(boxHeight, height))
         }
+        let out = (Self.minimumNonZero(scaledWidth, resultCrop.width), Self.minimumNonZero(scaledHeight, resultCrop.height))
         if options.extendAspectRatio, let canvas = Self.aspectCanvas(out: out, boxWidth: boxWidth, boxHeight: boxHeight),
             canvas.width > width || canvas.height > height
         {
@@ -164,12 +211,35 @@ struct ProcessingPlan: Equatable {
             aspectExtended = Cut(width: width, height: height, gravity: options.extendAspectRatioGravity)
         }
         if let padding = options.padding {
-            let scale = { (side: Int) in Self.paddingSide(side, options: options, limitScale: limitScale) }
+            let scale = { (side: Int) in Self.paddingSide(side, dprScale: base.dprScale * limitScale) }
             width += scale(padding.left) + scale(padding.right)
             height += scale(padding.top) + scale(padding.bottom)
         }
         resultWidth = width
         resultHeight = height
+    }
+
+    /// The crop to the result (imgproxy's `ResultCrop`): the box, or for `fill-down` without
+    /// `enlarge` on an image that came out smaller than the box, the box's aspect ratio cut from
+    /// it. A side of 0 keeps the image's.
+    private static func resultCrop(
+        _ options: ProcessingOptions, scaledWidth: Int, scaledHeight: Int, boxWidth: Int, boxHeight: Int
+    ) -> (width: Int, height: Int) {
+        guard options.resizingType == .fillDown, !options.enlarge else { return (boxWidth, boxHeight) }
+        let differenceX = Double(boxWidth) / Double(scaledWidth)
+        let differenceY = Double(boxHeight) / Double(scaledHeight)
+        if differenceX > differenceY, differenceX > 1 {
+            return (scaledWidth, Int((Double(scaledWidth) * Double(boxHeight) / Double(boxWidth)).rounded()))
+        }
+        if differenceY > differenceX, differenceY > 1 {
+            return (Int((Double(scaledHeight) * Double(boxWidth) / Double(boxHeight)).rounded()), scaledHeight)
+        }
+        return (boxWidth, boxHeight)
+    }
+
+    /// The smaller of two sides, a side of 0 standing for none (imgproxy's `MinNonZero`).
+    private static func minimumNonZero(_ first: Int, _ second: Int) -> Int {
+        first == 0 ? second : second == 0 ? first : min(first, second)
     }
 
     /// The canvas of the box's aspect ratio around an image that came out `out` (imgproxy's
@@ -190,63 +260,19 @@ struct ProcessingPlan: Equatable {
         max(1, Int(min(value.rounded(), 1e15)))
     }
 
-    /// One side's padding in pixels: the option times `dpr` and the limit's scale.
-    private static func paddingSide(_ side: Int, options: ProcessingOptions, limitScale: Double) -> Int {
-        Int((Double(side) * options.dpr * limitScale).rounded())
+    /// One side's padding in pixels: the option times the DPR as applied, rounded half to even
+    /// (imgproxy's `ScaleToEven`).
+    private static func paddingSide(_ side: Int, dprScale: Double) -> Int {
+        Int((Double(side) * dprScale).rounded(.toNearestOrEven))
     }
 
-    /// `auto` decided: fill when the image and the box have the same orientation, else fit.
-    private static func effectiveType(
-        _ type: ProcessingOptions.ResizingType, width: Int, height: Int, boxWidth: Int, boxHeight: Int
-    ) -> ProcessingOptions.ResizingType {
-        guard type == .auto else { return type }
-        guard boxWidth > 0, boxHeight > 0 else { return .fit }
-        return (width >= height) == (boxWidth >= boxHeight) ? .fill : .fit
-    }
-
-    private static func scales(
-        _ type: ProcessingOptions.ResizingType, width: Int, height: Int, boxWidth: Int, boxHeight: Int, options: ProcessingOptions
-    ) -> (Double, Double) {
-        guard boxWidth > 0 || boxHeight > 0 else { return (options.zoomX, options.zoomY) }
-        let scaleX = boxWidth > 0 ? Double(boxWidth) / Double(width) : nil
-        let scaleY = boxHeight > 0 ? Double(boxHeight) / Double(height) : nil
-        switch type {
-        case .force:
-            return (scaleX ?? scaleY!, scaleY ?? scaleX!)
-        case .fill, .fillDown:
-            let scale = max(scaleX ?? 0, scaleY ?? 0)
-            return (scale, scale)
-        case .fit, .auto:
-            let scale = min(scaleX ?? .infinity, scaleY ?? .infinity)
-            return (scale, scale)
-        }
-    }
-
-    /// `fill` cuts the scaled image to the box; `fill-down`, when the image came out smaller
-    /// than the box, cuts it to the box's aspect ratio instead.
-    private static func fillCut(
-        _ type: ProcessingOptions.ResizingType, scaledWidth: Int, scaledHeight: Int, boxWidth: Int, boxHeight: Int, gravity: Gravity
-    ) -> Cut? {
-        guard type == .fill || type == .fillDown, boxWidth > 0, boxHeight > 0 else { return nil }
-        var width = min(boxWidth, scaledWidth)
-        var height = min(boxHeight, scaledHeight)
-        if type == .fillDown, scaledWidth < boxWidth || scaledHeight < boxHeight {
-            let ratio = Double(boxWidth) / Double(boxHeight)
-            if Double(scaledWidth) / Double(scaledHeight) > ratio {
-                width = max(1, Int((Double(scaledHeight) * ratio).rounded()))
-                height = scaledHeight
-            } else {
-                width = scaledWidth
-                height = max(1, Int((Double(scaledWidth) / ratio).rounded()))
-            }
-        }
+    /// The cut of the scaled image to the result crop, by the gravity; nil when it keeps the
+    /// whole image.
+    private static func fillCut(_ crop: (width: Int, height: Int), scaledWidth: Int, scaledHeight: Int, gravity: Gravity) -> Cut? {
+        let width = minimumNonZero(crop.width, scaledWidth)
+        let height = minimumNonZero(crop.height, scaledHeight)
         guard width < scaledWidth || height < scaledHeight else { return nil }
         return Cut(width: width, height: height, gravity: gravity)
-    }
-
-    /// What pixel offsets of a gravity are multiplied by: the `dpr` and the limit's scale.
-    private func dprScale(_ options: ProcessingOptions) -> Double {
-        options.dpr * limitScale
     }
 
     /// A crop side: 0 is the whole side, below 1 a fraction of it, else pixels (at most the side).
@@ -289,7 +315,7 @@ struct ProcessingPlan: Equatable {
             steps.append(
                 Self.cut(
                     Cut(width: cropWidth, height: cropHeight, gravity: crop.gravity), outerWidth: width, outerHeight: height,
-                    dpr: dprScale(options)))
+                    dpr: dprScale))
             (width, height) = (cropWidth, cropHeight)
         }
         if width != scaledWidth || height != scaledHeight {
@@ -302,7 +328,7 @@ struct ProcessingPlan: Equatable {
             } else if let fill, fill.gravity.kind != .smart {
                 // The cut that follows, made by the resize itself: only the kept part is computed.
                 let origin = fill.gravity.origin(
-                    width: fill.width, height: fill.height, outerWidth: scaledWidth, outerHeight: scaledHeight, dpr: dprScale(options))
+                    width: fill.width, height: fill.height, outerWidth: scaledWidth, outerHeight: scaledHeight, dpr: dprScale)
                 let window = ResizeWindow(x: origin.x, y: origin.y, width: fill.width, height: fill.height)
                 steps.append(
                     ResizingTransformer(width: scaledWidth, height: scaledHeight, keeping: window, filter: options.resizingAlgorithm))
@@ -314,7 +340,7 @@ struct ProcessingPlan: Equatable {
             (width, height) = (scaledWidth, scaledHeight)
         }
         if let fill {
-            steps.append(Self.cut(fill, outerWidth: width, outerHeight: height, dpr: dprScale(options)))
+            steps.append(Self.cut(fill, outerWidth: width, outerHeight: height, dpr: dprScale))
             (width, height) = (fill.width, fill.height)
         }
         return steps + finishing(options: options, width: width, height: height)
@@ -331,19 +357,19 @@ struct ProcessingPlan: Equatable {
             steps.append(UnsharpMaskTransformer(weight: masking.weight, divider: masking.divider))
         }
         if options.pixelate > 1 {
-            steps.append(PixelatingTransformer(blockSize: Int((Double(options.pixelate) * options.dpr * limitScale).rounded())))
+            steps.append(PixelatingTransformer(blockSize: Int((Double(options.pixelate) * dprScale).rounded())))
         }
         if options.colorFilters.isActive { steps.append(ColorFilterTransformer(options: options.colorFilters)) }
         let canvasColor = options.background ?? .clear
         // `extend`, then `extend_aspect_ratio`: each a canvas the image sits on by its gravity.
         for canvas in [extended, aspectExtended].compactMap({ $0 }) {
             let origin = canvas.gravity.origin(
-                width: width, height: height, outerWidth: canvas.width, outerHeight: canvas.height, dpr: dprScale(options))
+                width: width, height: height, outerWidth: canvas.width, outerHeight: canvas.height, dpr: dprScale)
             steps.append(CanvasTransformer(width: canvas.width, height: canvas.height, x: origin.x, y: origin.y, color: canvasColor))
             (width, height) = (canvas.width, canvas.height)
         }
         if let padding = options.padding {
-            let scale = { (side: Int) in Self.paddingSide(side, options: options, limitScale: limitScale) }
+            let scale = { (side: Int) in Self.paddingSide(side, dprScale: dprScale) }
             steps.append(
                 CanvasTransformer(
                     width: width + scale(padding.left) + scale(padding.right), height: height + scale(padding.top) + scale(padding.bottom),

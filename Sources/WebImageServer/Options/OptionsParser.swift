@@ -155,11 +155,11 @@ public struct OptionsParser: Sendable {
         case "extend", "ex":
             try reader.expect(at: 4)
             options.extend = try reader.boolean(0) ?? options.extend
-            options.extendGravity = try reader.gravity(from: 1) ?? options.extendGravity
+            options.extendGravity = try reader.gravity(from: 1, allowsSmart: false) ?? options.extendGravity
         case "extend_aspect_ratio", "extend_ar", "exar":
             try reader.expect(at: 4)
             options.extendAspectRatio = try reader.boolean(0) ?? options.extendAspectRatio
-            options.extendAspectRatioGravity = try reader.gravity(from: 1) ?? options.extendAspectRatioGravity
+            options.extendAspectRatioGravity = try reader.gravity(from: 1, allowsSmart: false) ?? options.extendAspectRatioGravity
         case "gravity", "g":
             try reader.expect(at: 3)
             options.gravity = try reader.gravity(from: 0) ?? options.gravity
@@ -415,7 +415,7 @@ public struct OptionsParser: Sendable {
         options.height = try reader.integer(start + 1) ?? options.height
         options.enlarge = try reader.boolean(start + 2) ?? options.enlarge
         options.extend = try reader.boolean(start + 3) ?? options.extend
-        options.extendGravity = try reader.gravity(from: start + 4) ?? options.extendGravity
+        options.extendGravity = try reader.gravity(from: start + 4, allowsSmart: false) ?? options.extendGravity
     }
 
     /// The URL's format, or `best` (imgproxy Pro's): the smallest of the candidate formats.
@@ -516,11 +516,13 @@ struct ArgumentReader {
         return type
     }
 
-    /// A gravity from `start`: a type and two offsets (fractions for `fp`).
-    func gravity(from start: Int) throws(ProxyError) -> Gravity? {
+    /// A gravity from `start`: a type and two offsets (fractions for `fp`). `extend`'s canvas
+    /// has no smart gravity (imgproxy's `ExtendGravityTypes`).
+    func gravity(from start: Int, allowsSmart: Bool = true) throws(ProxyError) -> Gravity? {
         guard let name = text(start) else { return nil }
-        guard let kind = Gravity.Kind(rawValue: String(name)) else {
-            throw failure("unknown gravity \"\(name)\" (\(Gravity.Kind.allCases.map(\.rawValue).joined(separator: ", ")))")
+        guard let kind = Gravity.Kind(rawValue: String(name)), allowsSmart || kind != .smart else {
+            let kinds = Gravity.Kind.allCases.filter { allowsSmart || $0 != .smart }.map(\.rawValue)
+            throw failure("unknown gravity \"\(name)\" (\(kinds.joined(separator: ", ")))")
         }
         guard kind != .smart || text(start + 1) == nil else { throw failure("sm takes no offsets") }
         // imgproxy's `parseGravity`: a focus point's two shares in 0...1; compass offsets of

@@ -285,11 +285,17 @@ public struct ImageServerConfiguration: Sendable {
 
     /// Checks what can be checked before anything starts, as ``ImageProxy`` and ``ImageServer``
     /// check it when made: an allowed source that is not an `http(s)` URL prefix, an `s3://`
-    /// prefix or a `local:///` one. A command or an application calls it to refuse a setting at
-    /// once, as a usage error.
-    /// - Throws: `WebImageError.Code.invalidArgument`, saying which entry.
+    /// prefix or a `local:///` one, and each preset, applied once as imgproxy's
+    /// `validatePresets` does. A command or an application calls it to refuse a setting at once,
+    /// as a usage error.
+    /// - Throws: `WebImageError.Code.invalidArgument`, saying which entry or preset.
     public func validate() throws(WebImageError) {
         _ = try SourceAllowList(allowedSources)
+        do throws(ProxyError) {
+            try OptionsParser(configuration: self).validatePresets()
+        } catch {
+            throw WebImageError(.invalidArgument, error.reason)
+        }
     }
 
     /// Where the caches live.

@@ -48,10 +48,9 @@ struct ServeSettings {
         }
         configuration.allowsUnsigned = try command.allowUnsigned || read.boolean("ALLOW_UNSIGNED")
         configuration.allowsLoopbackSources = try command.allowLoopbackSources || read.boolean("ALLOW_LOOPBACK_SOURCES")
-        // Checked by the server's own list as it starts (http(s), s3:// and local:/// entries,
-        // imgproxy's `*`), so an application configuring the library is checked alike.
+        // Checked by the server's own list (http(s), s3:// and local:/// entries, imgproxy's
+        // `*`) in validate() below, so an application configuring the library is checked alike.
         configuration.allowedSources = (command.allowedSources.map { Self.split($0) } ?? read.list("ALLOWED_SOURCES"))
-        do { try configuration.validate() } catch { throw ValidationError("--allowed-sources: \(error.message ?? error.description)") }
         configuration.autoWebP = try command.autoWebp || read.boolean("AUTO_WEBP")
         configuration.autoAVIF = try command.autoAvif || read.boolean("AUTO_AVIF")
         configuration.autoJXL = try command.autoJxl || read.boolean("AUTO_JXL")
@@ -107,15 +106,9 @@ struct ServeSettings {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw ValidationError("--presets-path: cannot read \(path)")
             }
-            presets += text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            presets += text.split(whereSeparator: \.isNewline).map(String.init)
         }
-        for preset in presets {
-            guard let equals = preset.firstIndex(of: "="), equals > preset.startIndex else {
-                throw ValidationError("--preset is NAME=OPTIONS, not \"\(preset)\"")
-            }
-            configuration.presets[String(preset[..<equals])] = String(preset[preset.index(after: equals)...])
-        }
+
         // Durations in seconds, each above 0 and at most an hour.
         let durations: [(Double?, String, WritableKeyPath<ImageServerConfiguration, Duration>)] = [
             (try command.downloadTimeout ?? read.number("DOWNLOAD_TIMEOUT"), "--download-timeout", \.downloadTimeout),
@@ -257,10 +250,17 @@ struct ServeSettings {
             logsJSON = format.lowercased() == "json"
         }
         tracing = try read.optionalBoolean("TRACING")
-        try checkPresets()
+        // Read with the arguments separator; each is applied once when the server is made
+        // (OptionsParser.validatePresets), so a typo fails the start rather than every request.
+        do throws(ProxyError) {
+            configuration.presets = try OptionsParser.presets(parsing: presets, separator: configuration.argumentsSeparator)
+        } catch {
+            throw ValidationError("--preset: \(error.reason)")
+        }
         guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {
             throw ValidationError("give a signing key (--key HEX --salt HEX) or --allow-unsigned")
         }
+        do { try configuration.validate() } catch { throw ValidationError(error.message ?? error.description) }
     }
 
     /// An image the server is configured with, from the first of its base64 data, file (read
@@ -414,18 +414,6 @@ struct ServeSettings {
         guard let value else { return }
         guard value > 0 else { throw ValidationError("\(name) is above 0") }
         set(value)
-    }
-
-    /// Presets are checked at start-up, so a typo fails the start rather than every request.
-    private func checkPresets() throws {
-        let parser = OptionsParser(presets: configuration.presets, argumentsSeparator: configuration.argumentsSeparator)
-        for (name, options) in configuration.presets {
-            do {
-                _ = try parser.parse(options.split(separator: "/"))
-            } catch {
-                throw ValidationError("--preset \(name): \(error.reason)")
-            }
-        }
     }
 
     /// Format names as imgproxy writes them (`jpg` for JPEG), each known.

@@ -13,7 +13,7 @@ struct ServeCommandTests {
             (["serve"], [:], "give a signing key"),
             (["serve", "--key", "abcd"], [:], "one --salt for each --key"),
             (["serve", "--key", "zz", "--salt", "00"], [:], "hex"),
-            (["serve", "--allow-unsigned", "--preset", "thumb=rs:nope"], [:], "--preset thumb: rs: unknown resizing type"),
+            (["serve", "--allow-unsigned", "--preset", "thumb=rs:nope"], [:], "error in preset `thumb`: rs: unknown resizing type"),
             (["serve", "--allow-unsigned", "--bind", "localhost"], [:], "--bind is HOST:PORT"),
             (["serve"], ["WEBIMAGE_ALLOW_UNSIGNED": "1", "WEBIMAGE_QUEUE": "many"], "WEBIMAGE_QUEUE: \"many\" is not a whole number"),
             (["serve"], ["WEBIMAGE_KEY": "736563726574"], "one --salt for each --key"),

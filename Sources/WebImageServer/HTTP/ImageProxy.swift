@@ -119,26 +119,9 @@ public final class ImageProxy: Sendable {
         localFiles = try configuration.localFilesystemRoot.map { root throws(WebImageError) in
             try LocalFileSource(root: root, maximumBytes: configuration.maximumSourceBytes)
         }
-        let coders = CodersManager.shared
-        // Not HEIC: Debian's x265 leaks 1,168 bytes in every x265_encoder_open, once per image
-        // (scripts/lsan-suppressions.txt), which a long-running server must not pay per request.
-        let encodable = Set(
-            ImageFormat.allCases.filter { format in format != .heic && coders.all.contains { $0.canEncode(to: format) } })
-        // Only-presets paths name presets with `pr`, whatever the allowed options.
-        let allowed = configuration.allowedProcessingOptions.map { configuration.onlyPresets ? $0.union(["pr", "preset"]) : $0 }
-        var base = ProcessingOptions()
-        base.stripMetadata = configuration.stripMetadata
-        base.stripColorProfile = configuration.stripColorProfile
-        base.autoRotate = configuration.autoRotate
-        base.keepCopyright = configuration.keepCopyright
-        base.enforceThumbnail = configuration.enforceThumbnail
-        base.unsharpMasking = configuration.unsharpMasking
-        if configuration.autoqualityByDefault { base.autoquality = configuration.autoqualityDefaults }
-        base.skipProcessing = configuration.skipProcessingFormats
-        parser = OptionsParser(
-            presets: configuration.presets, encodableFormats: encodable,
-            allowedOptions: allowed, baseOptions: base, argumentsSeparator: configuration.argumentsSeparator,
-            allowsSecurityOptions: configuration.allowsSecurityOptions, autoqualityDefaults: configuration.autoqualityDefaults)
+        let parser = OptionsParser(configuration: configuration)
+        do throws(ProxyError) { try parser.validatePresets() } catch { throw WebImageError(.invalidArgument, error.reason) }
+        self.parser = parser
         var rules = ProxyPath.Rules(
             rewriting: configuration.sourceRewriting, base64IncludesFilename: configuration.base64URLIncludesFilename,
             onlyPresets: configuration.onlyPresets, argumentsSeparator: configuration.argumentsSeparator)
@@ -146,7 +129,7 @@ public final class ImageProxy: Sendable {
         rules.querySeparator = configuration.sourceURLQuerySeparator
         pathRules = rules
         guard !configuration.preferredFormats.isEmpty else { throw WebImageError(.invalidArgument, "the preferred formats are empty") }
-        if let unwritable = configuration.preferredFormats.first(where: { !encodable.contains($0) }) {
+        if let unwritable = configuration.preferredFormats.first(where: { !parser.encodableFormats.contains($0) }) {
             throw WebImageError(.invalidArgument, "a preferred format must be one this server writes, not \(unwritable.rawValue)")
         }
         signer =
@@ -172,7 +155,7 @@ public final class ImageProxy: Sendable {
             memoryBytes > 0
             ? MemoryCache(configuration: MemoryCacheConfiguration(costLimit: max(memoryBytes / 8, 1)), telemetry: telemetry) : nil
         processor = ImageProcessor(
-            coders: coders, maximumSourcePixels: Int(configuration.maximumSourceMegapixels * 1_000_000),
+            coders: CodersManager.shared, maximumSourcePixels: Int(configuration.maximumSourceMegapixels * 1_000_000),
             maximumAnimationFrames: configuration.maximumAnimationFrames,
             maximumAnimationFramePixels: Int(configuration.maximumAnimationFrameMegapixels * 1_000_000),
             defaultQuality: configuration.defaultQuality,
@@ -524,6 +507,11 @@ public final class ImageProxy: Sendable {
         if configuration.trustedSignatures.contains(String(path.signature)) { return }
         guard configuration.allowsUnsigned else {
             throw .forbidden(signer == nil ? "unsigned URLs are not allowed" : "invalid signature")
+        }
+        // imgproxy's VerifySignature without keys: a first segment with a `:` is an option
+        // where the signature (any text, such as `unsafe`) was left out.
+        if path.signature.contains(":") {
+            throw .forbidden("the signature appears to be a processing option: the signature section must always be in the URL")
         }
     }
 

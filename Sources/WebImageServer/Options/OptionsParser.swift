@@ -86,6 +86,43 @@ public struct OptionsParser: Sendable {
         return options
     }
 
+    /// Each preset applied once to the base options, as imgproxy's `validatePresets` does at
+    /// start-up, so that a preset with a mistake stops the server rather than every request
+    /// that names it. A preset may use any option, whatever ``allowedOptions`` says.
+    /// - Throws: the first mistake, its reason naming the preset.
+    public func validatePresets() throws(ProxyError) {
+        for name in presets.keys.sorted() {
+            var options = baseOptions
+            do {
+                try apply(presets[name] ?? [], to: &options, presetChain: [name])
+            } catch {
+                throw ProxyError(status: Int(error.status.code), "error in preset `\(name)`: \(error.reason)")
+            }
+        }
+    }
+
+    /// The presets of imgproxy's `IMGPROXY_PRESETS` entries (and `IMGPROXY_PRESETS_PATH`'s lines),
+    /// read as its `parsePreset` reads them: trimmed; empty ones and `#` comments skipped; each
+    /// `NAME=OPTIONS` with one `=`, a name and options, every segment an option (one with
+    /// `separator`).
+    /// - Throws: 400 naming the entry that is not so.
+    public static func presets(parsing entries: [String], separator: String = ":") throws(ProxyError) -> [String: String] {
+        var presets: [String: String] = [:]
+        for entry in entries.map({ $0.trimmingCharacters(in: .whitespaces) }) where !entry.isEmpty && !entry.hasPrefix("#") {
+            let parts = entry.split(separator: "=", omittingEmptySubsequences: false)
+            guard parts.count == 2 else { throw .badRequest("a preset is NAME=OPTIONS, not \"\(entry)\"") }
+            let name = parts[0].trimmingCharacters(in: .whitespaces)
+            let value = parts[1].trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty else { throw .badRequest("the preset \"\(entry)\" has no name") }
+            guard !value.isEmpty else { throw .badRequest("the preset \"\(entry)\" has no options") }
+            guard value.split(separator: "/").allSatisfy({ $0.contains(separator) }) else {
+                throw .badRequest("the preset \"\(entry)\" has a segment that is not an option")
+            }
+            presets[name] = value
+        }
+        return presets
+    }
+
     /// Applies `segments`; `presetChain` names the presets being expanded, outermost first
     /// (empty for the URL's own options, which alone are held to ``allowedOptions``).
     private func apply(_ segments: [Substring], to options: inout ProcessingOptions, presetChain: [String]) throws(ProxyError) {

@@ -51,6 +51,8 @@ public struct URLSigner: Sendable {
     private func digest(_ path: some StringProtocol, with key: SigningKey) -> [UInt8] {
         var hmac = HMAC<SHA256>(key: SymmetricKey(data: key.key))
         hmac.update(data: key.salt)
+        // A path given without its leading `/` is signed with it, as imgproxy's signatureFor does.
+        if path.first != "/" { hmac.update(data: [UInt8(ascii: "/")]) }
         hmac.update(data: Array(path.utf8))
         return Array(Array(hmac.finalize()).prefix(signatureSize))
     }

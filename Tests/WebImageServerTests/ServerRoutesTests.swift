@@ -373,7 +373,7 @@ struct ClientHintsTests {
             let path = harness.signedPlain("q:80", "/a.jpg", extension: "png")
             let hinted = try await harness.get(path, headers: [("Sec-CH-Width", "40"), ("DPR", "2")])
             #expect(try CodersManager.shared.decode(hinted.body).pixelWidth == 40, "20 CSS pixels at 2x")
-            #expect(hinted.header("Vary") == "Sec-CH-DPR, DPR, Sec-CH-Width, Width")
+            #expect(hinted.header("Vary") == "Sec-Ch-Dpr, Dpr, Sec-Ch-Width, Width")
             let plain = try await harness.get(path)
             #expect(try CodersManager.shared.decode(plain.body).pixelWidth == (try ImageHeader(data: Data(jpeg))).width)
         }

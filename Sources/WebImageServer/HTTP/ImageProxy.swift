@@ -808,7 +808,8 @@ public final class ImageProxy: Sendable {
         var headers: [String] = []
         let negotiates = (configuration.autoWebP || configuration.autoAVIF || configuration.autoJXL) && options.format == nil
         if negotiates || configuration.enforceWebP || configuration.enforceAVIF || configuration.enforceJXL { headers.append("Accept") }
-        if configuration.enableClientHints { headers += ["Sec-CH-DPR", "DPR", "Sec-CH-Width", "Width"] }
+        // imgproxy's spelling (its httpheaders constants): a name is the same whatever its case.
+        if configuration.enableClientHints { headers += ["Sec-Ch-Dpr", "Dpr", "Sec-Ch-Width", "Width"] }
         return headers
     }
 

@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "WebImageDownloader", targets: ["WebImageDownloader"]),
         // S3 and the S3-compatible stores: SigV4, the object operations, the AWS credential chain.
         .library(name: "WebImageS3", targets: ["WebImageS3"]),
+        // Google Cloud Storage: the JSON API, service-account and metadata-server tokens, gs:// loads.
+        .library(name: "WebImageGCS", targets: ["WebImageGCS"]),
         // The crawler's parts: caption lists read a record at a time, robots.txt and X-Robots-Tag, row rules.
         .library(name: "WebImageDataset", targets: ["WebImageDataset"]),
         // The image proxy (imgproxy's URL format) on Hummingbird: the only module that links it.
@@ -142,6 +144,20 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // The Google Cloud Storage client: the JSON API over AsyncHTTPClient (no Google SDK), OAuth
+        // tokens from a service account's key (a JWT signed with RS256) or the metadata server.
+        .target(
+            name: "WebImageGCS",
+            dependencies: [
+                "WebImageCore", "WebImageDownloader",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSwift
+        ),
         // The manager, the ImageCache front, the prefetcher and targets; re-exports the rest.
         .target(
             name: "WebImage",
@@ -164,7 +180,7 @@ let package = Package(
         .target(
             name: "WebImageServer",
             dependencies: [
-                "WebImage", "WebImageS3", "CWebImageServer",
+                "WebImage", "WebImageS3", "WebImageGCS", "CWebImageServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -183,6 +199,7 @@ let package = Package(
             name: "WebImageTesting",
             dependencies: [
                 "CZlib",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -199,7 +216,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageServer", "WebImageS3", "WebImageDataset", "CZlib", "CWebImageCodecs",
+                "WebImage", "WebImageServer", "WebImageS3", "WebImageGCS", "WebImageDataset", "CZlib", "CWebImageCodecs",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -227,7 +244,7 @@ let package = Package(
         .target(
             name: "WebImageTestSupport",
             dependencies: [
-                "WebImage", "WebImageCore", "WebImageDownloader", "WebImageServer", "WebImageS3", "WebImageTesting",
+                "WebImage", "WebImageCore", "WebImageDownloader", "WebImageServer", "WebImageS3", "WebImageGCS", "WebImageTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -324,6 +341,15 @@ let package = Package(
             name: "WebImageDatasetTests",
             dependencies: ["WebImageDataset", "WebImage", "WebImageTesting", "WebImageTestSupport"],
             resources: [.copy("make_parquet.py"), .copy("blur_reference.py"), .copy("read_parquet.py")],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "WebImageGCSTests",
+            dependencies: [
+                "WebImageGCS", "WebImageCore", "WebImageTesting", "WebImage", "WebImageTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -120,7 +120,7 @@ public final class S3TestServer: Sendable {
 
     /// `count` distinct ports nothing listens on now (weed cannot be given port 0); all are held
     /// open until the last is found, so none repeats.
-    private static func freePorts(_ count: Int) throws -> [Int] {
+    static func freePorts(_ count: Int) throws -> [Int] {
         let group = MultiThreadedEventLoopGroup.singleton
         var channels: [any Channel] = []
         defer { for channel in channels { try? channel.close().wait() } }

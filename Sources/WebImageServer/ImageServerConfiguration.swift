@@ -1,6 +1,7 @@
 public import Foundation
 public import WebImage
 public import WebImageS3
+public import WebImageGCS
 
 /// Everything `webimage serve` takes, with imgproxy's defaults where it has one and safer ones
 /// where it does not (private addresses are refused too). Each property is a flag and a
@@ -75,6 +76,9 @@ public struct ImageServerConfiguration: Sendable {
     /// address guard still judges every http(s) source: a source URL never chooses the endpoint.
     /// Default nil.
     public var s3Sources: S3Sources?
+    /// `gs://BUCKET/OBJECT` sources, read with this client (imgproxy's `IMGPROXY_USE_GCS`); nil:
+    /// refused with 400. Default nil.
+    public var gcsSources: GCSSources?
     /// Processed results also kept in a bucket the fleet shares, behind each node's memory and
     /// disk tiers (`IMGPROXY_CACHE_USE=s3`, `IMGPROXY_CACHE_BUCKET`, `IMGPROXY_CACHE_S3_*`): a
     /// node with an empty disk answers from it without fetching or processing. nil: none.
@@ -387,6 +391,30 @@ public struct S3Sources: Sendable {
     }
 
     /// imgproxy's rule: on the allowed list when there is one, and not on the denied list.
+    public func allows(bucket: String) -> Bool {
+        (allowedBuckets.isEmpty || allowedBuckets.contains(bucket)) && !deniedBuckets.contains(bucket)
+    }
+}
+
+/// Where `gs://` sources are read from, and which buckets they may name.
+public struct GCSSources: Sendable {
+    /// The client's endpoint and credentials (`IMGPROXY_GCS_ENDPOINT`, `IMGPROXY_GCS_KEY`, else
+    /// Google's default credentials).
+    public var client: GCSConfiguration
+    /// The only buckets sources may name (`IMGPROXY_GCS_ALLOWED_BUCKETS`); empty: any. Default empty.
+    public var allowedBuckets: [String]
+    /// Buckets sources may never name (`IMGPROXY_GCS_DENIED_BUCKETS`). Default empty.
+    public var deniedBuckets: [String]
+
+    /// Creates settings.
+    public init(client: GCSConfiguration, allowedBuckets: [String] = [], deniedBuckets: [String] = []) {
+        self.client = client
+        self.allowedBuckets = allowedBuckets
+        self.deniedBuckets = deniedBuckets
+    }
+
+    /// imgproxy's rule (`common.IsBucketAllowed`): on the allowed list when there is one, and
+    /// not on the denied list.
     public func allows(bucket: String) -> Bool {
         (allowedBuckets.isEmpty || allowedBuckets.contains(bucket)) && !deniedBuckets.contains(bucket)
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WebImage
+import WebImageDataset
 
 /// `webimage fetch`: loads URLs through the manager, in order, and writes or reports each.
 struct FetchCommand: AsyncParsableCommand {
@@ -32,7 +33,7 @@ struct FetchCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The image URLs (http, https, file, data, or s3://BUCKET/KEY with the AWS settings).")
+    @Argument(help: "The image URLs (http, https, file, data, s3://BUCKET/KEY with the AWS settings, gs://BUCKET/OBJECT with Google's).")
     var urls: [String]
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Where to write: a file for one URL, a directory for several.", valueName: "PATH"))
@@ -94,7 +95,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         outputOptions.bootstrapLogging()
-        let session = try LoadSession(cache: cache, memoryOnly: noCache, network: network)
+        let session = try LoadSession(cache: cache, memoryOnly: noCache, network: network, schemes: RowSchemes.known.union(["gs"]))
         var loadOptions = try LoadOptions(parsing: options ?? "").union([.queryMemoryData, .queryMemoryDataSync, .waitStoreCache])
         if acceptTruncated { loadOptions.insert(.acceptTruncatedImages) }
         let context = try shaping.context()

@@ -76,17 +76,21 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     private func load() async throws -> Data {
-        if let url = URL(string: source), let scheme = url.scheme, ["http", "https", "data", "file", "s3"].contains(scheme.lowercased()) {
+        if let url = URL(string: source), let scheme = url.scheme,
+            ["http", "https", "data", "file", "s3", "gs"].contains(scheme.lowercased())
+        {
             let downloader = ImageDownloader()
-            let s3 = EnvironmentS3Loader()
-            do {
-                let loaded = try await LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), downloader, s3]).loadData(url)
+            let buckets = [EnvironmentBucketLoader.s3(), EnvironmentBucketLoader.gcs()]
+            func shutdown() async {
                 try? await downloader.shutdown()
-                try? await s3.shutdown()
+                for bucket in buckets { try? await bucket.shutdown() }
+            }
+            do {
+                let loaded = try await LoadersManager(loaders: [DataURLLoader(), FileURLLoader(), downloader] + buckets).loadData(url)
+                await shutdown()
                 return loaded.data
             } catch {
-                try? await downloader.shutdown()
-                try? await s3.shutdown()
+                await shutdown()
                 throw CommandFailure("cannot load \(source): \(error)")
             }
         }

@@ -3,13 +3,14 @@ import WebImage
 import WebImageDataset
 
 /// The manager a command loads through: the cache directory's disk cache (or memory only), its
-/// own downloader, and `s3://`, `file:` and `data:` URLs when the command allows them (`prefetch`
+/// own downloader, and `s3://`, `gs://`, `file:` and `data:` URLs when the command allows them (`prefetch`
 /// allows only what `--allowed-url-schemes` names); shut down at the end.
 struct LoadSession {
     let manager: ImageManager
     let cache: ImageCache
     private let downloader: ImageDownloader
-    private let s3 = EnvironmentS3Loader()
+    private let s3 = EnvironmentBucketLoader.s3()
+    private let gcs = EnvironmentBucketLoader.gcs()
     /// A second downloader for text (`robots.txt`), with the same network settings (address
     /// guard, proxy, TLS) but taking `text/plain`; nil unless asked for.
     let textLoader: ImageDownloader?
@@ -41,6 +42,7 @@ struct LoadSession {
         if schemes.contains("data") { loaders.append(DataURLLoader()) }
         if schemes.contains("file") { loaders.append(FileURLLoader()) }
         if schemes.contains("s3") { loaders.append(s3) }
+        if schemes.contains("gs") { loaders.append(gcs) }
         manager = ImageManager(
             cache: cache, loader: LoadersManager(loaders: loaders),
             configuration: ImageManagerConfiguration(cacheFreshness: freshness))
@@ -49,6 +51,7 @@ struct LoadSession {
     func shutdown() async throws {
         try await downloader.shutdown()
         try await s3.shutdown()
+        try await gcs.shutdown()
         try await textLoader?.shutdown()
         try cache.disk?.flush()
         cache.disk?.close()

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import WebImage
 import WebImageServer
+import WebImageGCS
 import WebImageS3
 
 /// `serve`'s flags over its `WEBIMAGE_*` variables over imgproxy's `IMGPROXY_*` ones, checked and
@@ -204,6 +205,7 @@ struct ServeSettings {
         configuration.setsCanonicalHeader = try command.setCanonicalHeader || read.boolean("SET_CANONICAL_HEADER")
         configuration.localFilesystemRoot = command.localFilesystemRoot ?? read.text("LOCAL_FILESYSTEM_ROOT")
         try setS3Sources(command: command, read: read)
+        try setGCSSources(read: read)
         try setResultBucket(command: command, read: read)
         if let agent = command.userAgent ?? read.text("USER_AGENT") { configuration.userAgent = agent }
         configuration.ignoresSSLVerification = try command.ignoreSslVerification || read.boolean("IGNORE_SSL_VERIFICATION")
@@ -428,6 +430,22 @@ struct ServeSettings {
 
     /// `s3://` sources, with imgproxy's settings over the AWS SDKs' (credentials always come from
     /// the AWS chain: `AWS_*` variables and the shared files).
+    /// `gs://` sources (imgproxy's `IMGPROXY_USE_GCS`, `_GCS_KEY`, `_GCS_ENDPOINT`,
+    /// `_GCS_ALLOWED_BUCKETS`, `_GCS_DENIED_BUCKETS`), read from the environment only; without a
+    /// key, Google's default credentials.
+    private mutating func setGCSSources(read: EnvironmentReader) throws {
+        guard try read.boolean("USE_GCS") else { return }
+        let client: GCSConfiguration
+        do {
+            client = try GCSConfiguration.fromEnvironment(
+                key: read.text("GCS_KEY"), endpoint: read.text("GCS_ENDPOINT"), environment: read.environment)
+        } catch {
+            throw ValidationError("GCS sources: \(error.message ?? error.description)")
+        }
+        configuration.gcsSources = GCSSources(
+            client: client, allowedBuckets: read.list("GCS_ALLOWED_BUCKETS"), deniedBuckets: read.list("GCS_DENIED_BUCKETS"))
+    }
+
     private mutating func setS3Sources(command: ServeCommand, read: EnvironmentReader) throws {
         configuration.sourceURLQuerySeparator =
             command.sourceUrlQuerySeparator ?? read.environment["WEBIMAGE_SOURCE_URL_QUERY_SEPARATOR"] ?? "?"

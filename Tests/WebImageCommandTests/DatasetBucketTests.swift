@@ -223,6 +223,9 @@ struct DatasetBucketTests {
             [
                 "prefetch", "-i", workspace.path("urls.txt"), "-o", output, "--output-format", "webdataset", "--shard-size", "4", "-j", "4",
                 "--shard", "\(index)/3", "--json",
+                // A stalled row is neither timed out nor tried again before the kill, however long
+                // the four take to be asked for (a sanitizer build took over 15 s, the default timeout).
+                "--timeout", "600", "--retries", "0",
             ]
         }
         var environment = ProcessInfo.processInfo.environment.merging(S3CommandTests.environment(server)) { $1 }

@@ -415,6 +415,8 @@ struct DatasetTests {
         let out = workspace.path("out")
         let arguments = [
             "prefetch", "-i", workspace.path("urls.txt"), "-o", out, "--output-format", layout, "--shard-size", "10", "-j", "4", "--json",
+            // A stalled row is neither timed out nor tried again before the kill, however slow the build.
+            "--timeout", "600", "--retries", "0",
         ]
         var environment = ProcessInfo.processInfo.environment
         environment["WEBIMAGE_CACHE_DIR"] = workspace.cacheDirectory.path

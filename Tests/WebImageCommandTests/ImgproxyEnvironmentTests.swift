@@ -67,14 +67,14 @@ struct ImgproxyEnvironmentTests {
     @Test("a set variable that is not supported, a name that is not imgproxy's, and a 0 meaning 'no limit' are each named")
     func warnsInsteadOfIgnoring() throws {
         let translation = try translate([
-            "IMGPROXY_USE_GCS": "true", "IMGPROXY_SENTRY_DSN": "https://sentry.invalid/1", "IMGPROXY_MAX_SRC_FILE_SIZ": "10",
+            "IMGPROXY_USE_ABS": "true", "IMGPROXY_SENTRY_DSN": "https://sentry.invalid/1", "IMGPROXY_MAX_SRC_FILE_SIZ": "10",
             "IMGPROXY_REQUESTS_QUEUE_SIZE": "0", "IMGPROXY_STRIP_METADATA": "",
         ])
         #expect(translation.variables.isEmpty)
         #expect(
             translation.warnings == [
                 "IMGPROXY_REQUESTS_QUEUE_SIZE=0 means no limit in imgproxy; the default limit here stays",
-                "imgproxy settings not supported here, ignored: IMGPROXY_SENTRY_DSN, IMGPROXY_USE_GCS",
+                "imgproxy settings not supported here, ignored: IMGPROXY_SENTRY_DSN, IMGPROXY_USE_ABS",
                 "not imgproxy settings, ignored: IMGPROXY_MAX_SRC_FILE_SIZ",
             ])
     }
@@ -92,6 +92,24 @@ struct ImgproxyEnvironmentTests {
         #expect(settings.configuration.concurrency == 5)
         #expect(settings.configuration.defaultQuality == 90)
         #expect(settings.configuration.signingKeys.count == 1)
+    }
+
+    @Test("imgproxy's GCS variables: IMGPROXY_USE_GCS with its key, endpoint and bucket lists; a key that is not one is refused")
+    func gcsSettings() throws {
+        let imgproxy = [
+            "WEBIMAGE_ALLOW_UNSIGNED": "true", "IMGPROXY_USE_GCS": "true", "IMGPROXY_GCS_ENDPOINT": "http://127.0.0.1:4443/storage/v1/",
+            "IMGPROXY_GCS_ALLOWED_BUCKETS": "a,b", "IMGPROXY_GCS_DENIED_BUCKETS": "c",
+        ]
+        let settings = try ServeSettings(command: try ServeCommand.parse([]), environment: imgproxy)
+        let sources = try #require(settings.configuration.gcsSources)
+        #expect(sources.client.endpoint == URL(string: "http://127.0.0.1:4443"))
+        #expect(sources.allowedBuckets == ["a", "b"] && sources.deniedBuckets == ["c"])
+        #expect(
+            try ServeSettings(command: try ServeCommand.parse([]), environment: ["WEBIMAGE_ALLOW_UNSIGNED": "true"]).configuration
+                .gcsSources == nil)
+        var badKey = imgproxy
+        badKey["IMGPROXY_GCS_KEY"] = "{}"
+        #expect(throws: (any Error).self) { try ServeSettings(command: try ServeCommand.parse([]), environment: badKey) }
     }
 
     @Test("imgproxy's S3 source and internal cache variables over the AWS ones; flags over both; refusals named")
@@ -159,7 +177,7 @@ struct ImgproxyEnvironmentTests {
         environment.merge([
             // imgproxy's documented example: key "secret", salt "hello".
             "IMGPROXY_KEY": "736563726574", "IMGPROXY_SALT": "68656C6C6F", "IMGPROXY_BIND": "127.0.0.1:0",
-            "IMGPROXY_ALLOWED_SOURCES": "http://127.0.0.1:9/", "IMGPROXY_USE_GCS": "true", "WEBIMAGE_RESULT_CACHE_DIR": directory.path,
+            "IMGPROXY_ALLOWED_SOURCES": "http://127.0.0.1:9/", "IMGPROXY_USE_ABS": "true", "WEBIMAGE_RESULT_CACHE_DIR": directory.path,
         ]) { _, new in new }
         let process = try ChildProcess(ChildProcess.builtProduct("webimage"), ["serve"], environment: environment, standardError: errors)
         let line = try await process.waitForLine { $0.hasPrefix("listening on ") }
@@ -180,6 +198,6 @@ struct ImgproxyEnvironmentTests {
         _ = try await process.waitForExit()
         try await client.shutdown()
         let log = try String(contentsOf: errors, encoding: .utf8)
-        #expect(log.contains("imgproxy settings not supported here, ignored: IMGPROXY_USE_GCS"), "\(log)")
+        #expect(log.contains("imgproxy settings not supported here, ignored: IMGPROXY_USE_ABS"), "\(log)")
     }
 }

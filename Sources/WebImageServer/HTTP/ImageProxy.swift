@@ -126,6 +126,7 @@ public final class ImageProxy: Sendable {
             rewriting: configuration.sourceRewriting, base64IncludesFilename: configuration.base64URLIncludesFilename,
             onlyPresets: configuration.onlyPresets, argumentsSeparator: configuration.argumentsSeparator)
         rules.allowsS3 = configuration.s3Sources != nil
+        rules.allowsGCS = configuration.gcsSources != nil
         rules.querySeparator = configuration.sourceURLQuerySeparator
         pathRules = rules
         guard !configuration.preferredFormats.isEmpty else { throw WebImageError(.invalidArgument, "the preferred formats are empty") }

@@ -1,4 +1,5 @@
 public import Foundation
+import WebImageGCS
 import WebImageS3
 
 /// A request path in imgproxy's format, split into its parts:
@@ -82,7 +83,10 @@ public struct ProxyPath: Sendable, Equatable {
         guard let decoded = sourceText, !decoded.isEmpty else { throw .notFound("the path names no source image") }
         let source = rules.rewriting.apply(decoded)
         self.options = options
-        self.source = try source.prefix(5).equalsIgnoringASCIICase("s3://") ? Self.s3Source(source, rules: rules) : Self.sourceURL(source)
+        let scheme = source.prefix(5).lowercased()
+        self.source =
+            try scheme == "s3://"
+            ? Self.s3Source(source, rules: rules) : scheme == "gs://" ? Self.gcsSource(source, rules: rules) : Self.sourceURL(source)
         self.extensionName = extensionName.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
@@ -105,17 +109,35 @@ public struct ProxyPath: Sendable, Equatable {
     /// - Throws: 400 when S3 sources are off; 404 for an empty bucket or key, as imgproxy.
     static func s3Source(_ text: String, rules: Rules) throws(ProxyError) -> URL {
         guard rules.allowsS3 else { throw .badRequest("s3:// sources are not enabled here (IMGPROXY_USE_S3)") }
+        let (bucket, key, version) = bucketSource(text, rules: rules)
+        guard !bucket.isEmpty, !key.isEmpty else { throw .notFound("the S3 source names no bucket or no key") }
+        return S3Location(bucket: bucket, key: key, versionID: version.flatMap { $0.isEmpty ? nil : $0 }).url
+    }
+
+    /// A `gs://BUCKET/OBJECT` source as imgproxy's GCS storage reads one: as an `s3://` one, the
+    /// text after the query separator being the object's generation (a number; anything else
+    /// names the live object, as imgproxy ignores it); returned as ``GCSLocation/url``.
+    /// - Throws: 400 when GCS sources are off; 404 for an empty bucket or object, as imgproxy.
+    static func gcsSource(_ text: String, rules: Rules) throws(ProxyError) -> URL {
+        guard rules.allowsGCS else { throw .badRequest("gs:// sources are not enabled here (IMGPROXY_USE_GCS)") }
+        let (bucket, object, generation) = bucketSource(text, rules: rules)
+        guard !bucket.isEmpty, !object.isEmpty else { throw .notFound("the GCS source names no bucket or no object") }
+        return GCSLocation(bucket: bucket, object: object, generation: generation.flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }).url
+    }
+
+    /// `SCHEME://BUCKET/KEY?QUERY` split as imgproxy splits a bucket's source: the key as written
+    /// (leading slashes dropped), cut at the query separator.
+    private static func bucketSource(_ text: String, rules: Rules) -> (bucket: String, key: String, query: String?) {
         let rest = text.dropFirst(5)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let bucket = String(rest[..<slash])
         var key = slash < rest.endIndex ? String(rest[rest.index(after: slash)...].drop { $0 == "/" }) : ""
-        var version: String?
+        var query: String?
         if !rules.querySeparator.isEmpty, let cut = key.range(of: rules.querySeparator) {
-            version = String(key[cut.upperBound...])
+            query = String(key[cut.upperBound...])
             key = String(key[..<cut.lowerBound])
         }
-        guard !bucket.isEmpty, !key.isEmpty else { throw .notFound("the S3 source names no bucket or no key") }
-        return S3Location(bucket: bucket, key: key, versionID: version.flatMap { $0.isEmpty ? nil : $0 }).url
+        return (bucket, key, query)
     }
 
     /// How a server reads its paths, beyond imgproxy's URL format itself.
@@ -132,6 +154,8 @@ public struct ProxyPath: Sendable, Equatable {
         public var argumentsSeparator = ":"
         /// Whether `s3://` sources are read (`IMGPROXY_USE_S3`).
         public var allowsS3 = false
+        /// Whether `gs://` sources are read (`IMGPROXY_USE_GCS`).
+        public var allowsGCS = false
         /// What ends an `s3://` source's key and starts its version
         /// (`IMGPROXY_SOURCE_URL_QUERY_SEPARATOR`); empty: the whole rest is the key.
         public var querySeparator = "?"

@@ -32,9 +32,10 @@ struct SourceAllowList: Sendable {
     /// The `local://` entries' paths, cleaned, without their leading slash (`local:///images/` is
     /// `images`).
     let localPaths: [String]
-    /// The `s3://` entries, as written: an `s3://` source is allowed when its text
-    /// (`s3://BUCKET/KEY`) starts with one, `*` standing for any run of characters but `/`.
-    let s3Prefixes: [String]
+    /// The `s3://` and `gs://` entries, as written with the scheme in lower case: a bucket's
+    /// source is allowed when its text (`s3://BUCKET/KEY`, `gs://BUCKET/OBJECT`) starts with
+    /// one, `*` standing for any run of characters but `/`.
+    let bucketPrefixes: [String]
 
     /// The list of `prefixes`; an entry that is not an absolute http(s) URL without a query or
     /// fragment, or has a `*` outside its host and path, is an error (what the server refuses to
@@ -42,10 +43,10 @@ struct SourceAllowList: Sendable {
     init(_ prefixes: [String]) throws(WebImageError) {
         var entries: [Entry] = []
         var localPaths: [String] = []
-        var s3Prefixes: [String] = []
+        var bucketPrefixes: [String] = []
         for prefix in prefixes {
-            if prefix.lowercased().hasPrefix("s3://") {
-                s3Prefixes.append("s3://" + prefix.dropFirst(5))
+            if let scheme = ["s3://", "gs://"].first(where: { prefix.lowercased().hasPrefix($0) }) {
+                bucketPrefixes.append(scheme + prefix.dropFirst(5))
                 continue
             }
             if prefix.lowercased().hasPrefix("local://") {
@@ -63,23 +64,24 @@ struct SourceAllowList: Sendable {
         }
         self.entries = entries
         self.localPaths = localPaths
-        self.s3Prefixes = s3Prefixes
+        self.bucketPrefixes = bucketPrefixes
     }
 
     private static let wildcardToken = "xwebimagewildcardx"
 
-    var isEmpty: Bool { entries.isEmpty && localPaths.isEmpty && s3Prefixes.isEmpty }
+    var isEmpty: Bool { entries.isEmpty && localPaths.isEmpty && bucketPrefixes.isEmpty }
 
-    /// Whether an `s3://` source is allowed: every one with an empty list, else one whose text
-    /// starts with an `s3://` entry. S3 keeps a key's `.` and `..` segments as they are, but a
-    /// server in front of a store may resolve them, so with a list a key holding one is refused.
-    func allowsS3(bucket: String, key: String) -> Bool {
+    /// Whether a bucket's source (`scheme` `s3` or `gs`) is allowed: every one with an empty
+    /// list, else one whose text starts with an entry of its scheme. The stores keep a key's `.`
+    /// and `..` segments as they are, but a server in front of one may resolve them, so with a
+    /// list a key holding one is refused.
+    func allowsObject(scheme: String, bucket: String, key: String) -> Bool {
         guard !isEmpty else { return true }
         guard !key.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }) else {
             return false
         }
-        let text = Array("s3://\(bucket)/\(key)")
-        return s3Prefixes.contains { Self.starts(text[...], with: Array($0)[...]) }
+        let text = Array("\(scheme)://\(bucket)/\(key)")
+        return bucketPrefixes.contains { Self.starts(text[...], with: Array($0)[...]) }
     }
 
     /// Whether `text` starts with `prefix`, each `*` of which matches any run of characters but `/`.

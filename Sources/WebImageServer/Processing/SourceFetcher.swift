@@ -1,5 +1,6 @@
 import Foundation
 import WebImage
+import WebImageGCS
 import WebImageS3
 
 /// Gets a source's bytes through the library: ``ImageManager/data(for:)`` over a disk-only source
@@ -15,6 +16,9 @@ final class SourceFetcher: Sendable {
     /// endpoint is the operator's and no source URL can change it.
     private let s3Client: S3Client?
     private let s3Sources: S3Sources?
+    /// The client of `gs://` sources, when they are on; like S3's, its endpoint is the operator's.
+    private let gcsClient: GCSClient?
+    private let gcsSources: GCSSources?
     private let timeout: Duration
     private let allowList: SourceAllowList
     /// Whether sources whose certificate does not verify are fetched anyway.
@@ -49,8 +53,15 @@ final class SourceFetcher: Sendable {
         limits?.maximumObjectSize = configuration.maximumSourceBytes
         let s3Client = limits.map { S3Client(configuration: $0) }
         self.s3Client = s3Client
-        let loader: any ImageLoader =
-            s3Client.map { [downloader] in LoadersManager(loaders: [downloader, S3ImageLoader(client: $0)]) } ?? downloader
+        gcsSources = configuration.gcsSources
+        var gcsLimits = configuration.gcsSources?.client
+        gcsLimits?.timeout = configuration.downloadTimeout
+        gcsLimits?.maximumObjectSize = configuration.maximumSourceBytes
+        let gcsClient = gcsLimits.map { GCSClient(configuration: $0) }
+        self.gcsClient = gcsClient
+        let buckets: [any ImageLoader] =
+            (s3Client.map { [S3ImageLoader(client: $0)] } ?? []) + (gcsClient.map { [GCSImageLoader(client: $0)] } ?? [])
+        let loader: any ImageLoader = buckets.isEmpty ? downloader : LoadersManager(loaders: [downloader] + buckets)
         manager = ImageManager(
             cache: cache, loader: loader, configuration: ImageManagerConfiguration(cacheFreshness: .respectCacheControl()),
             telemetry: telemetry)
@@ -81,7 +92,16 @@ final class SourceFetcher: Sendable {
                 throw .forbidden("access to the S3 bucket \(location.bucket) is denied")
             }
             // The allow-list judges the source as written: s3://BUCKET/KEY.
-            guard allowList.allowsS3(bucket: location.bucket, key: location.key) else {
+            guard allowList.allowsObject(scheme: "s3", bucket: location.bucket, key: location.key) else {
+                throw .forbidden("the source \(ProxyPath.shortened(location.description)) is not on the allowed list")
+            }
+            return source
+        }
+        if let location = GCSLocation(url: source) {
+            guard gcsSources?.allows(bucket: location.bucket) == true else {
+                throw .forbidden("access to the GCS bucket \(location.bucket) is denied")
+            }
+            guard allowList.allowsObject(scheme: "gs", bucket: location.bucket, key: location.object) else {
                 throw .forbidden("the source \(ProxyPath.shortened(location.description)) is not on the allowed list")
             }
             return source
@@ -136,6 +156,7 @@ final class SourceFetcher: Sendable {
     func shutdown() async {
         try? await downloader.shutdown()
         try? await s3Client?.shutdown()
+        try? await gcsClient?.shutdown()
         try? cache.disk?.flush()
         cache.disk?.close()
     }

@@ -10,7 +10,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 output=$(realpath -m "${1:-$repo/.build/documentation}")
-modules=(WebImage WebImageCore WebImageCodecs WebImageCaching WebImageDownloader WebImageS3 WebImageServer WebImageDataset WebImageTesting)
+modules=(WebImage WebImageCore WebImageCodecs WebImageCaching WebImageDownloader WebImageS3 WebImageGCS WebImageServer WebImageDataset WebImageTesting)
 docc=$(dirname "$(readlink -f "$(command -v swift)")")/docc
 
 cd "$repo"

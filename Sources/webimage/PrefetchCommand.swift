@@ -47,7 +47,9 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     @Option(
         name: .shortAndLong,
-        help: ArgumentHelp("The URL list; - for stdin, s3://BUCKET/KEY for one in a bucket (AWS settings).", valueName: "FILE"))
+        help: ArgumentHelp(
+            "The URL list; - for stdin, s3://BUCKET/KEY or gs://BUCKET/OBJECT for one in a bucket (AWS's or Google's settings).",
+            valueName: "FILE"))
     var input: String = "-"
 
     @Option(name: .short, help: ArgumentHelp("How many images load at once.", valueName: "N"))
@@ -66,7 +68,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(
         name: .shortAndLong,
         help: ArgumentHelp(
-            "Also save each image into this directory (in its source format unless --format); with --output-format files, webdataset or parquet, s3://BUCKET/PREFIX writes the shards to a bucket (AWS settings).",
+            "Also save each image into this directory (in its source format unless --format); with --output-format files, webdataset or parquet, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX writes the shards to a bucket (AWS's or Google's settings).",
             valueName: "DIR"))
     var output: String?
 
@@ -243,10 +245,10 @@ struct PrefetchCommand: AsyncParsableCommand {
         let tracingSwitch = try EnvironmentReader(environment: environment).optionalBoolean("TRACING")
         outputOptions.bootstrapLogging(traced: TraceExport.isRequested(switch: tracingSwitch, environment: environment))
         try await TraceExport.running(try TraceExport.bootstrap(switch: tracingSwitch, environment: environment)) {
-            guard input.lowercased().hasPrefix("s3://") else { return try await prefetchAll() }
+            guard Self.isBucket(input) else { return try await prefetchAll() }
             // A list in a bucket is copied to a local file first: the list is read twice (the
             // count, then the run) and streamed, as a local one is.
-            let copy = try await S3ListCopy.download(input, environment: environment)
+            let copy = try await BucketListCopy.download(input, environment: environment)
             defer { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) }
             var local = self
             local.input = copy.path
@@ -457,16 +459,21 @@ struct PrefetchCommand: AsyncParsableCommand {
             let folder = try FolderDestination(directory: URL(fileURLWithPath: target, isDirectory: true))
             return try await saveDataset(into: folder, layout: layout, run: run)
         }
-        return try await withS3Client("cannot write to \(target)", environment: ProcessInfo.processInfo.environment) { client in
-            try await saveDataset(
-                into: try BucketDestination(url: URL(string: target) ?? URL(fileURLWithPath: target), client: client), layout: layout,
-                run: run)
+        let url = URL(string: target) ?? URL(fileURLWithPath: target)
+        let environment = ProcessInfo.processInfo.environment
+        if target.lowercased().hasPrefix("gs://") {
+            return try await withGCSClient("cannot write to \(target)", environment: environment) { client in
+                try await saveDataset(into: try BucketDestination(url: url, client: client), layout: layout, run: run)
+            }
+        }
+        return try await withS3Client("cannot write to \(target)", environment: environment) { client in
+            try await saveDataset(into: try BucketDestination(url: url, client: client), layout: layout, run: run)
         }
     }
 
-    /// Whether `-o` names a bucket's prefix rather than a folder.
-    static func isBucket(_ output: String) -> Bool {
-        output.lowercased().hasPrefix("s3://")
+    /// Whether `-i` or `-o` names a bucket's object or prefix (`s3://`, `gs://`) rather than a file or folder.
+    static func isBucket(_ path: String) -> Bool {
+        ["s3://", "gs://"].contains { path.lowercased().hasPrefix($0) }
     }
 
     private func saveDataset(into destination: any DatasetDestination, layout: DatasetWriter.Layout, run: Run) async throws -> Int {

@@ -50,11 +50,15 @@ public final class GCSClient: Sendable {
     /// The object's bytes (`alt=media`), of the location's generation when it names one.
     /// - Throws: `badStatus(404)` for a missing object or bucket, `tooLarge` over
     ///   ``GCSConfiguration/maximumObjectSize``.
-    public func getObject(_ location: GCSLocation) async throws(WebImageError) -> GCSObject {
+    /// With `range`, those bytes only (`Range: bytes=A-B`).
+    public func getObject(_ location: GCSLocation, range: ClosedRange<Int>? = nil) async throws(WebImageError) -> GCSObject {
         var query = [("alt", "media")]
         if let generation = location.generation { query.append(("generation", String(generation))) }
+        let ranged = range.map { [("Range", "bytes=\($0.lowerBound)-\($0.upperBound)")] } ?? []
         let response = try await perform(
-            Call(method: .GET, path: "/storage/v1/b/\(Self.escaped(location.bucket))/o/\(location.escapedObject)", query: query),
+            Call(
+                method: .GET, path: "/storage/v1/b/\(Self.escaped(location.bucket))/o/\(location.escapedObject)", query: query,
+                headers: ranged),
             describing: location.description)
         let headers = response.headers
         let info = GCSObjectInfo(
@@ -64,9 +68,32 @@ public final class GCSClient: Sendable {
         return GCSObject(data: response.body, info: info)
     }
 
-    /// One page of the objects whose names start with `prefix`, from `pageToken` on.
-    public func listObjects(bucket: String, prefix: String = "", pageToken: String? = nil) async throws(WebImageError) -> GCSListPage {
+    /// The object's size in bytes, from its metadata.
+    public func objectSize(_ location: GCSLocation) async throws(WebImageError) -> Int {
+        let response = try await perform(
+            Call(method: .GET, path: "/storage/v1/b/\(Self.escaped(location.bucket))/o/\(location.escapedObject)", query: []),
+            describing: location.description)
+        let fields = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        guard let size = (fields?["size"] as? String).flatMap(Int.init) ?? (fields?["size"] as? NSNumber)?.intValue else {
+            throw WebImageError(.badServerResponse, "\(location): metadata without a size")
+        }
+        return size
+    }
+
+    /// Deletes the object.
+    public func deleteObject(_ location: GCSLocation) async throws(WebImageError) {
+        _ = try await perform(
+            Call(method: .DELETE, path: "/storage/v1/b/\(Self.escaped(location.bucket))/o/\(location.escapedObject)", query: []),
+            describing: location.description)
+    }
+
+    /// One page of the objects whose names start with `prefix`, from `pageToken` on; with a
+    /// `delimiter`, the names past it are left out (as folders are).
+    public func listObjects(bucket: String, prefix: String = "", delimiter: String? = nil, pageToken: String? = nil)
+        async throws(WebImageError) -> GCSListPage
+    {
         var query = [("prefix", prefix)]
+        if let delimiter { query.append(("delimiter", delimiter)) }
         if let pageToken { query.append(("pageToken", pageToken)) }
         let response = try await perform(
             Call(method: .GET, path: "/storage/v1/b/\(Self.escaped(bucket))/o", query: query), describing: "gs://\(bucket)/\(prefix)")

@@ -39,7 +39,7 @@ public struct ProxyPath: Sendable, Equatable {
             throw .notFound("expected /SIGNATURE/OPTIONS/SOURCE")
         }
         signature = afterSlash[..<signatureEnd]
-        signedPath = afterSlash[signatureEnd...]
+        signedPath = Self.redenormalized(afterSlash[signatureEnd...]).map { Substring($0) } ?? afterSlash[signatureEnd...]
         var options: [Substring] = []
         var rest = signedPath.dropFirst()
         var sourceText: String?
@@ -88,6 +88,55 @@ public struct ProxyPath: Sendable, Equatable {
             try scheme == "s3://"
             ? Self.s3Source(source, rules: rules) : scheme == "gs://" ? Self.gcsSource(source, rules: rules) : Self.sourceURL(source)
         self.extensionName = extensionName.map { $0.lowercased() }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// What proxies and browsers undid, restored as imgproxy's `RedenormalizePath` restores it
+    /// (`handlers/path.go`), before the signature is checked: `%3A` in the options made `:`
+    /// again, and a plain source's `scheme:/host` (a collapsed `//`) made `scheme://host`
+    /// (`local:///` for `local:/`). imgproxy's pattern is greedy, so it would also change a
+    /// `…/a:/b` inside a whole URL; here only the scheme at the start is restored. Nil when
+    /// nothing changes, the common case, which costs one scan.
+    static func redenormalized(_ path: Substring) -> String? {
+        guard mayNeedRedenormalizing(path.utf8) else { return nil }
+        let body = path.dropFirst()
+        let options: Substring
+        let plain: Substring?
+        if body.hasPrefix("plain/") {
+            (options, plain) = ("", body.dropFirst(6))
+        } else if let marker = body.range(of: "/plain/") {
+            (options, plain) = (body[..<marker.lowerBound], body[marker.upperBound...])
+        } else {
+            (options, plain) = (body, nil)
+        }
+        let fixedPlain = plain.flatMap(restoredScheme)
+        guard options.contains("%3A") || fixedPlain != nil else { return nil }
+        let restoredOptions = options.replacingOccurrences(of: "%3A", with: ":")
+        guard let plain else { return "/" + restoredOptions }
+        return "/" + (restoredOptions.isEmpty ? "" : restoredOptions + "/") + "plain/" + (fixedPlain ?? String(plain))
+    }
+
+    /// Whether the path holds `%3A` or a `:/` not followed by `/`: one pass over its bytes, which
+    /// a path with neither (nearly every one) costs and nothing more.
+    private static func mayNeedRedenormalizing(_ bytes: Substring.UTF8View) -> Bool {
+        var previous: (UInt8, UInt8) = (0, 0)
+        for byte in bytes {
+            if previous == (UInt8(ascii: "%"), UInt8(ascii: "3")), byte == UInt8(ascii: "A") { return true }
+            if previous == (UInt8(ascii: ":"), UInt8(ascii: "/")), byte != UInt8(ascii: "/") { return true }
+            previous = (previous.1, byte)
+        }
+        return false
+    }
+
+    /// `scheme:/X…` (X not `/`) as `scheme://X…`, or `local:///X…`; nil when the source does not
+    /// start so.
+    private static func restoredScheme(_ plain: Substring) -> String? {
+        guard let colon = plain.firstIndex(of: ":"), colon > plain.startIndex,
+            plain[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        else { return nil }
+        let afterColon = plain[plain.index(after: colon)...]
+        guard afterColon.hasPrefix("/"), afterColon.dropFirst().first.map({ $0 != "/" }) == true else { return nil }
+        let scheme = plain[..<colon]
+        return scheme + (scheme == "local" ? ":///" : "://") + afterColon.dropFirst()
     }
 
     /// An http(s) source, or a ``localScheme`` one, its scheme in lower case: every later step

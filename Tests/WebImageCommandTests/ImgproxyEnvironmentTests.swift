@@ -94,6 +94,29 @@ struct ImgproxyEnvironmentTests {
         #expect(settings.configuration.signingKeys.count == 1)
     }
 
+    /// imgproxy's `options/parser/config_test.go` at v4 (eef3b312): `TestPresetsPresent`,
+    /// `...Empty`, `...FromFile`, `...FromFileNonExistent` and `...FromBothSources` (the
+    /// variable's presets first, then the file's), with presets that are whole here
+    /// (`NAME=OPTIONS`: the server reads them, where imgproxy's config test stops at the list).
+    @Test("imgproxy's preset configuration tests: the separator, an empty list, a file, a missing file, both in order")
+    func presetConfiguration() throws {
+        let directory = try TemporaryDirectory("imgproxy-presets")
+        let file = directory.url.appendingPathComponent("presets.txt")
+        try "f1=w:10\nf2=h:20\n".write(to: file, atomically: true, encoding: .utf8)
+        func presets(_ environment: [String: String]) throws -> [String: String] {
+            let base = ["WEBIMAGE_ALLOW_UNSIGNED": "true", "IMGPROXY_PRESETS_SEPARATOR": ";"]
+            return try ServeSettings(command: try ServeCommand.parse([]), environment: base.merging(environment) { $1 }).configuration
+                .presets
+        }
+        #expect(try presets(["IMGPROXY_PRESETS": "p1=w:1;p2=w:2;p3=w:3"]) == ["p1": "w:1", "p2": "w:2", "p3": "w:3"])
+        #expect(try presets(["IMGPROXY_PRESETS": ""]).isEmpty)
+        #expect(try presets(["IMGPROXY_PRESETS_PATH": file.path]) == ["f1": "w:10", "f2": "h:20"])
+        #expect(throws: (any Error).self) { try presets(["IMGPROXY_PRESETS_PATH": directory.url.appendingPathComponent("none").path]) }
+        // Both: the variable's first, then the file's, which win a name both give.
+        let both = try presets(["IMGPROXY_PRESETS": "p1=w:1;f1=w:99", "IMGPROXY_PRESETS_PATH": file.path])
+        #expect(both == ["p1": "w:1", "f1": "w:10", "f2": "h:20"])
+    }
+
     @Test("imgproxy's GCS variables: IMGPROXY_USE_GCS with its key, endpoint and bucket lists; a key that is not one is refused")
     func gcsSettings() throws {
         let imgproxy = [

@@ -2,15 +2,16 @@ import Foundation
 import Testing
 import WebImageCore
 import WebImageS3
+import WebImageTestSupport
 
 /// The AWS SDKs' order for finding credentials, region and endpoint (the AWS SDKs and Tools
 /// reference guide: "Standardized credential providers", "Shared config and credentials
 /// files", "Service-specific endpoints"), with files in a folder of the test's own.
 @Suite("AWS settings from the environment and the shared files")
 struct AWSSettingsTests {
-    /// A HOME with `.aws/credentials` and `.aws/config` as given.
-    static func home(credentials: String?, config: String?) throws -> String {
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
+    /// A HOME with `.aws/credentials` and `.aws/config` as given, in `scratch` (removed with it).
+    static func home(in scratch: TemporaryDirectory, credentials: String?, config: String?) throws -> String {
+        let home = scratch.url.appendingPathComponent("aws-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: home.appendingPathComponent(".aws"), withIntermediateDirectories: true)
         if let credentials { try credentials.write(to: home.appendingPathComponent(".aws/credentials"), atomically: true, encoding: .utf8) }
         if let config { try config.write(to: home.appendingPathComponent(".aws/config"), atomically: true, encoding: .utf8) }
@@ -49,7 +50,8 @@ struct AWSSettingsTests {
 
     @Test("the environment's keys win over every file; AWS_REGION over AWS_DEFAULT_REGION over the profile")
     func environmentFirst() throws {
-        let home = try Self.home(credentials: Self.credentialsFile, config: Self.configFile)
+        let scratch = try TemporaryDirectory("aws")
+        let home = try Self.home(in: scratch, credentials: Self.credentialsFile, config: Self.configFile)
         let settings = try AWSSettings.resolve(environment: [
             "HOME": home, "AWS_ACCESS_KEY_ID": "AKIDENV", "AWS_SECRET_ACCESS_KEY": "env-secret", "AWS_SESSION_TOKEN": "env-token",
             "AWS_REGION": "us-west-2", "AWS_DEFAULT_REGION": "us-east-2",
@@ -62,7 +64,8 @@ struct AWSSettingsTests {
 
     @Test("without keys in the environment: the profile's, from the credentials file, else the config file; its region and endpoint")
     func profiles() throws {
-        let home = try Self.home(credentials: Self.credentialsFile, config: Self.configFile)
+        let scratch = try TemporaryDirectory("aws")
+        let home = try Self.home(in: scratch, credentials: Self.credentialsFile, config: Self.configFile)
         let fallback = try AWSSettings.resolve(environment: ["HOME": home])
         #expect(fallback.credentials?.accessKeyID == "AKIDDEFAULT")
         #expect(fallback.region == "eu-west-1")
@@ -79,7 +82,8 @@ struct AWSSettingsTests {
 
     @Test("AWS_ENDPOINT_URL_S3 over AWS_ENDPOINT_URL over the profile's; AWS_IGNORE_CONFIGURED_ENDPOINT_URLS drops them all")
     func endpoints() throws {
-        let home = try Self.home(credentials: nil, config: Self.configFile)
+        let scratch = try TemporaryDirectory("aws")
+        let home = try Self.home(in: scratch, credentials: nil, config: Self.configFile)
         var environment = [
             "HOME": home, "AWS_PROFILE": "work", "AWS_ENDPOINT_URL": "https://general.example",
             "AWS_ENDPOINT_URL_S3": "https://s3.example:8443",
@@ -96,8 +100,9 @@ struct AWSSettingsTests {
 
     @Test("AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE name other files")
     func otherFiles() throws {
-        let home = try Self.home(credentials: nil, config: nil)
-        let other = try Self.home(credentials: Self.credentialsFile, config: Self.configFile)
+        let scratch = try TemporaryDirectory("aws")
+        let home = try Self.home(in: scratch, credentials: nil, config: nil)
+        let other = try Self.home(in: scratch, credentials: Self.credentialsFile, config: Self.configFile)
         let settings = try AWSSettings.resolve(environment: [
             "HOME": home, "AWS_SHARED_CREDENTIALS_FILE": "\(other)/.aws/credentials", "AWS_CONFIG_FILE": "\(other)/.aws/config",
         ])
@@ -107,12 +112,13 @@ struct AWSSettingsTests {
 
     @Test("refused with a reason: a profile no file has, half a key pair, role and web identity credentials this library lacks")
     func refusals() throws {
-        let home = try Self.home(credentials: Self.credentialsFile, config: Self.configFile)
+        let scratch = try TemporaryDirectory("aws")
+        let home = try Self.home(in: scratch, credentials: Self.credentialsFile, config: Self.configFile)
         let cases: [[String: String]] = [
             ["HOME": home, "AWS_PROFILE": "missing"],
             ["HOME": home, "AWS_ACCESS_KEY_ID": "AKIDONLY"],
             ["HOME": home, "AWS_PROFILE": "assumed"],
-            ["HOME": try Self.home(credentials: nil, config: nil), "AWS_WEB_IDENTITY_TOKEN_FILE": "/var/run/token"],
+            ["HOME": try Self.home(in: scratch, credentials: nil, config: nil), "AWS_WEB_IDENTITY_TOKEN_FILE": "/var/run/token"],
         ]
         for environment in cases {
             let error = #expect(throws: WebImageError.self) { try AWSSettings.resolve(environment: environment) }
@@ -120,13 +126,14 @@ struct AWSSettingsTests {
             #expect(error?.message?.isEmpty == false)
         }
         // Nothing anywhere: no credentials, requests go unsigned.
-        let empty = try AWSSettings.resolve(environment: ["HOME": try Self.home(credentials: nil, config: nil)])
+        let empty = try AWSSettings.resolve(environment: ["HOME": try Self.home(in: scratch, credentials: nil, config: nil)])
         #expect(empty == AWSSettings())
     }
 
     @Test("a configuration from the environment: path style for a configured endpoint, AWS's own otherwise; no secret in descriptions")
     func configuration() throws {
-        let home = try Self.home(credentials: nil, config: nil)
+        let scratch = try TemporaryDirectory("aws")
+        let home = try Self.home(in: scratch, credentials: nil, config: nil)
         let custom = try S3Configuration.fromEnvironment([
             "HOME": home, "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:8333", "AWS_ACCESS_KEY_ID": "AKID",
             "AWS_SECRET_ACCESS_KEY": "hidden-secret",

@@ -259,3 +259,30 @@ struct ImgproxyCalcScaleTests {
         #expect(size.width == width && size.height == height, "\(options): \(size.width)x\(size.height)")
     }
 }
+
+/// The result sizes of imgproxy's padding and crop tests on the same 200x100 `geometry.png`:
+/// `processing/padding_test.go` (`TestPadding`: `dpr:D/padding:T:R:B:L/background:f00/enlarge:1`)
+/// and `processing/crop_test.go` (`TestResizeFill` with a DPR, `TestCrop`). Where those tests
+/// also compare pixels, they do so by hashes of libvips' own output, which no other resampler
+/// makes: only the sizes are ported.
+@Suite("imgproxy's tables: padding and crop sizes (processing/padding_test.go, crop_test.go)")
+struct ImgproxyPaddingAndCropSizeTests {
+    @Test(
+        "each row's size",
+        arguments: [
+            ("TestPadding dpr 0.5", "dpr:0.5/pd:20:30:40:10/bg:f00/el:1", 120, 80),
+            ("TestPadding dpr 1", "dpr:1/pd:20:30:40:10/bg:f00/el:1", 240, 160),
+            ("TestPadding dpr 2", "dpr:2/pd:20:30:40:10/bg:f00/el:1", 480, 320),
+            ("TestResizeFill wider", "rs:fill:100:26/g:ce", 100, 26),
+            ("TestResizeFill taller", "rs:fill:26:100/g:ea", 26, 100),
+            ("TestResizeFill dpr 2", "rs:fill:100:26/g:ce/dpr:2", 200, 52),
+            ("TestResizeFill offset, dpr 0.5", "rs:fill:100:26/g:no:0:5/dpr:0.5", 50, 13),
+            ("TestResizeFill offset, dpr 2", "rs:fill:100:26/g:no:0:0.1/dpr:2", 200, 52),
+            ("TestCrop", "c:50:50:ce", 50, 50), ("TestCrop offsets", "c:50:50:ce:10:10", 50, 50),
+            ("TestCrop relative offsets", "c:50:50:ce:0.1", 50, 50),
+        ])
+    func size(_ name: String, _ options: String, _ width: Int, _ height: Int) throws {
+        let size = try ImgproxyProcessingSizeTableTests.resultSize(options, sourceWidth: 200, sourceHeight: 100)
+        #expect(size.width == width && size.height == height, "\(name): \(size.width)x\(size.height)")
+    }
+}

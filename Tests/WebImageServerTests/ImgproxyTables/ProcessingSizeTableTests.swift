@@ -286,3 +286,56 @@ struct ImgproxyPaddingAndCropSizeTests {
         #expect(size.width == width && size.height == height, "\(name): \(size.width)x\(size.height)")
     }
 }
+
+/// The result sizes of imgproxy's extend tests on the same 200x100 `geometry.png`:
+/// `processing/extend_test.go` (`TestExtend`: `width`, `height`, `extend:1:GRAVITY:X:Y`, `dpr`;
+/// `TestExtendAspectRatio` the same with `extend_aspect_ratio`). Without `enlarge` the DPR is
+/// capped by what the image reaches (`calcScale`), so `dpr:2` keeps a 500x500 canvas and
+/// `dpr:0.5` halves it. Their pixels are checked by libvips' hashes there: sizes only.
+@Suite("imgproxy's tables: extend sizes (processing/extend_test.go)")
+struct ImgproxyExtendSizeTableTests {
+    @Test(
+        "each row's size",
+        arguments: [
+            ("TestExtend", "w:500/h:500/ex:1:ce", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:no", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:so", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:ea", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:we", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:noea", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:soea", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:sowe", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:nowe", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:no:0:5", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:no:0:5/dpr:0.5", 250, 250),
+            ("TestExtend", "w:500/h:500/ex:1:no:0:5/dpr:2", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:ea:5", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:ea:5/dpr:0.5", 250, 250),
+            ("TestExtend", "w:500/h:500/ex:1:ea:5/dpr:2", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:no:0:0.1", 500, 500),
+            ("TestExtend", "w:500/h:500/ex:1:no:0:0.1/dpr:0.5", 250, 250),
+            ("TestExtend", "w:500/h:500/ex:1:no:0:0.1/dpr:2", 500, 500),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:ce", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:no", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:so", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:ea", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:we", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:noea", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:soea", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:sowe", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:nowe", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:no:0:5", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:no:0:5/dpr:0.5", 150, 300),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:no:0:5/dpr:2", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:ea:5", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:ea:5/dpr:0.5", 150, 300),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:ea:5/dpr:2", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:no:0:0.1", 200, 400),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:no:0:0.1/dpr:0.5", 150, 300),
+            ("TestExtendAspectRatio", "w:300/h:600/exar:1:no:0:0.1/dpr:2", 200, 400),
+        ])
+    func size(_ name: String, _ options: String, _ width: Int, _ height: Int) throws {
+        let size = try ImgproxyProcessingSizeTableTests.resultSize(options, sourceWidth: 200, sourceHeight: 100)
+        #expect(size.width == width && size.height == height, "\(name) \(options): \(size.width)x\(size.height)")
+    }
+}

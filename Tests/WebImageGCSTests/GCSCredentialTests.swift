@@ -23,8 +23,42 @@ struct GCSCredentialTests {
         if let failure { throw failure }
     }
 
+    /// A 2048-bit RSA key made for these tests only (`openssl genpkey -algorithm RSA`): fixed,
+    /// since swift-crypto 3.12's key generation leaks a bignum each time, which the
+    /// AddressSanitizer run reports.
+    static let testKeyPEM = """
+        -----BEGIN PRIVATE KEY-----
+        MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQC8gKelaYthfcnS
+        +rj6GaO2f0YEILit3rGcpmuJwFWDIlmMUkeoc2EZ1Goq6ggWVeU7TV+Tno7DI4Ig
+        jcCeOWQQhiFXqCYT1uwxqZPJtSqooTJZTKlJckl7PeYA2TwsA3T82c+h+jEif++4
+        P1eulE5dIR5vZ2fq2UpuNmLpqVWZsXCEMcTNQS3xXmdgOeSB7vjwSCjbj6cGsenr
+        hNbVPT9k0EMvWmfL429+LEu6oWZWRCHZbrElIq0qlfkGD0e/eT7w9IlU/8fNDWP4
+        YfTunuDxj8IgCr9woS9mQMGMZ4FmDtMrd6Kb5p5bEStCtN+Zk06ZNyIH72S2sgwI
+        PsoQOxB9AgMBAAECggEAB8eUg6xjMvsWxwUPeMzxl4DRsi5qiMx5zpIEuqrsLI0Q
+        noyvxek7Hu6IEizV+BwD6apkESrYT//paTAIfM84DMGIYz5+kc+LMHKD9a1rLQn4
+        Erzp+KzFkRdJJIxSoitjWuMfYVs6x2Z5zYQZuYwH3uqUv7rIDGZ63qkSdHvHW2An
+        9eJwgDJ/PS9q79rSprfZrDbfLJpSsYAaCM9IW7xM186RslGdASiCoZLz9q1Q//xI
+        YyA3joMIQNiBiymzsWWNkxao92TGHuXfKYfU/MfFNWMvwafPiwHW0/j4V90WWoou
+        hrIMaiPd+cx5m/uikp8Jc5c2TJHHJF2zDgdpfj8uAQKBgQDhgX5074I25+FmdnRv
+        QSISgUk/61MkVUQwuQaqxysvlscgzDlJWHpZmrfvIURxfIc+oEBkoAqtB2+FmLI9
+        xYruv6sIzOzhpyvYjpvE5R6JfGsUaSb9ld7cOJpbWojAnrPfiwXnYvfeQkSv0Rmm
+        g6uw48oURuomPzx2qsuaPAmifQKBgQDV/jDBaFW+6sKVCR9lodyxbKYj7i2TTAI5
+        K42zwVfVcarRJGtQ96H9M3Kzqcgg/8J74EXHL6Q+haePyDPbYFc7zluA887kkew7
+        8Qby9GTe+qGHnBkMkqwA5kHIJds7AUbVKV6gKKZtmF2cRF1voEUrRE5HoOFOEeqr
+        wFxNsvSGAQKBgQCVQzRjzEDBfPx56MAq/87Atui4MVhn/TRUl7PtCEXyivelIuhs
+        Pu9FLh6/XqLCB24xqrrUoAZQ/1H2+NpJ/t52J1HbUmEc/50LC2HZktqCoGL0MKHJ
+        ShEobSLmgudvr9xZg9jVjnGIoQ573Yj/6bmULUKN516HEGZCGc0IeuLZtQKBgQC+
+        cN1LAmNs6NgKcnfypr4VWC/zQgBlWfuQjWYqVyKn3eS7A8JN6FPNVn/5zFtCotqe
+        C9WNkqSEz8VzfCRKU87OdrOQa2nwmLy4C6S3izBKEJq4aP8R5WYV1tUsHiSgul4j
+        ThHcTtDuL+7/JwhQUz27Z6qSrGZWaDOEbki3DU/4AQKBgBQmtkVErJJfAVyvDJD5
+        wCXZMT67apB8gQ4HdPomXH7u5HLSFhdnwR88r2BnCz4DfYMRnz2Ml3OKE9UY0ofq
+        9ZOa6ZuruK31aiye+b56W63FgJbkSeg9Qw7Uf5ECRcfsDBnzgXxCnqga8cWTIwIk
+        KV8J5GsoMi3YpcsM2OcVo/Kh
+        -----END PRIVATE KEY-----
+        """
+
     static func serviceAccount(tokenURI: URL) throws -> (key: GCSServiceAccountKey, publicPEM: String, json: String) {
-        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let privateKey = try _RSA.Signing.PrivateKey(pemRepresentation: Self.testKeyPEM)
         let key = GCSServiceAccountKey(
             clientEmail: "reader@project.iam.gserviceaccount.com", privateKey: privateKey.pemRepresentation, privateKeyID: "key-1",
             tokenURI: tokenURI)

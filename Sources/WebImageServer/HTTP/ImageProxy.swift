@@ -318,7 +318,7 @@ public final class ImageProxy: Sendable {
             // The key's first line is the source.
             let source = String(resolved.key.prefix { $0 != "\n" })
             response.headers +=
-                canonicalHeader(source) + Self.dispositionHeader(of: response, source: URL(string: source), options: resolved.options)
+                canonicalHeader(source) + Self.dispositionHeader(of: response, source: source, options: resolved.options)
             return response
         }
         var proxyPath = try ProxyPath(parsing: path, rules: pathRules)
@@ -330,13 +330,13 @@ public final class ImageProxy: Sendable {
             parsed, path: path, pathKey: pathKey, options: options, accept: accept, conditions: conditions, closed: closed)
         response.headers +=
             canonicalHeader(parsed.source.absoluteString)
-            + Self.dispositionHeader(of: response, source: parsed.source, options: options)
+            + Self.dispositionHeader(of: response, source: parsed.source.absoluteString, options: options)
         return response
     }
 
     /// `Content-Disposition` for an answer with an image in it (``ContentDisposition``); none
     /// for a 304 or an error.
-    private static func dispositionHeader(of response: ProxyResponse, source: URL?, options: ProcessingOptions)
+    private static func dispositionHeader(of response: ProxyResponse, source: String, options: ProcessingOptions)
         -> [(name: String, value: String)]
     {
         guard !response.body.isEmpty, let type = response.headers.last(where: { $0.name == "Content-Type" })?.value,

@@ -29,18 +29,18 @@ struct ImgproxyContentDispositionTableTests {
             ("FilenameWithContentType", "http://example.com/test", "my\"file", .png, false, "inline; filename=\"my%22file.png\""),
         ] as [(String, String, String, ImageFormat, Bool, String)])
     func row(_ name: String, _ url: String, _ filename: String, _ format: ImageFormat, _ attachment: Bool, _ expected: String) {
-        let value = ContentDisposition.value(source: URL(string: url), filename: filename, format: format, attachment: attachment)
+        let value = ContentDisposition.value(source: url, filename: filename, format: format, attachment: attachment)
         #expect(value == expected, "\(name)")
     }
 
     @Test("imgproxy's EmptyFilename row (no extension at all), and the two documented differences")
     func edges() {
         #expect(
-            ContentDisposition.value(source: URL(string: "http://example.com/path/to/"), filename: nil, format: nil, attachment: false)
+            ContentDisposition.value(source: "http://example.com/path/to/", filename: nil, format: nil, attachment: false)
                 == "inline; filename=\"image\"")
         // The query is not part of the name (imgproxy's filepath.Split of the whole URL keeps it).
         #expect(
-            ContentDisposition.value(source: URL(string: "http://a.test/photo.jpg?v=1.2"), filename: nil, format: .webP, attachment: false)
+            ContentDisposition.value(source: "http://a.test/photo.jpg?v=1.2", filename: nil, format: .webP, attachment: false)
                 == "inline; filename=\"photo.webp\"")
         // A name beyond printable ASCII is given again as filename* (RFC 6266).
         #expect(

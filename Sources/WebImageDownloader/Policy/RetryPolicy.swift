@@ -54,6 +54,26 @@ public struct RetryPolicy: Sendable, Hashable {
         return .nanoseconds(nanoseconds == 0 ? 0 : UInt64.random(in: 0...nanoseconds))
     }
 
+    /// `operation` tried until it succeeds, fails for good, or has been retried
+    /// ``maximumRetries`` times, with ``delay(beforeRetry:retryAfter:)`` between tries: the loop
+    /// of the object-store clients, whose answers carry no `Retry-After` to honour.
+    /// - Throws: the last failure, or `cancelled` when the task is cancelled during a wait.
+    package func retrying<Value>(_ operation: () async throws(WebImageError) -> Value) async throws(WebImageError) -> Value {
+        var attempt = 0
+        while true {
+            do {
+                return try await operation()
+            } catch  where attempt < maximumRetries && shouldRetry(error, attempt: attempt) {
+                do {
+                    try await Task.sleep(for: delay(beforeRetry: attempt, retryAfter: nil))
+                } catch {
+                    throw WebImageError(.cancelled, underlying: error)
+                }
+                attempt += 1
+            }
+        }
+    }
+
     /// Parses `Retry-After`: delay-seconds, or an HTTP date (RFC 9110), relative to `now`.
     public static func retryAfter(_ header: String?, now: Date = Date()) -> Duration? {
         guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }

@@ -25,11 +25,14 @@ public final class GCSClient: Sendable {
     private let httpClient: HTTPClient
     private let tokens: GCSTokenSource
     private let retryPolicy: RetryPolicy
+    /// The endpoint's text without a trailing `/`, which every path is put after.
+    private let base: String
 
     /// Creates a client with an HTTP client of its own, which ``shutdown()`` ends. It follows no
     /// redirect and bounds each read by ``GCSConfiguration/timeout``.
     public init(configuration: GCSConfiguration) {
         self.configuration = configuration
+        base = String(configuration.endpoint.absoluteString.reversed().drop { $0 == "/" }.reversed())
         var http = HTTPClient.Configuration()
         http.redirectConfiguration = .disallow
         http.timeout.read = TimeAmount(configuration.timeout)
@@ -145,8 +148,11 @@ public final class GCSClient: Sendable {
 
     /// Sends `data` as the bytes from `offset` on; `total` when it is the last chunk, which ends
     /// the upload. A chunk before the last is a multiple of ``chunkGranularity``.
+    /// - Throws: `invalidArgument` for a chunk before the last that is not such a multiple.
     public func uploadChunk(session: URL, data: Data, offset: Int, total: Int?) async throws(WebImageError) {
-        precondition(total != nil || data.count % Self.chunkGranularity == 0, "a chunk before the last is a multiple of 256 KiB")
+        guard total != nil || data.count % Self.chunkGranularity == 0 else {
+            throw WebImageError(.invalidArgument, "a chunk before the last is a multiple of 256 KiB, not \(data.count) bytes")
+        }
         let range =
             data.isEmpty ? "bytes */\(total ?? offset)" : "bytes \(offset)-\(offset + data.count - 1)/\(total.map(String.init) ?? "*")"
         _ = try await perform(
@@ -189,23 +195,11 @@ public final class GCSClient: Sendable {
     }
 
     private func perform(_ call: Call, describing what: String) async throws(WebImageError) -> Response {
-        var attempt = 0
-        while true {
-            do {
-                return try await performOnce(call, describing: what)
-            } catch  where attempt < retryPolicy.maximumRetries && retryPolicy.shouldRetry(error, attempt: attempt) {
-                do {
-                    try await Task.sleep(for: retryPolicy.delay(beforeRetry: attempt, retryAfter: nil))
-                } catch {
-                    throw WebImageError(.cancelled, underlying: error)
-                }
-                attempt += 1
-            }
+        return try await retryPolicy.retrying { () async throws(WebImageError) -> Response in try await performOnce(call, describing: what)
         }
     }
 
     private func performOnce(_ call: Call, describing what: String) async throws(WebImageError) -> Response {
-        let base = String(configuration.endpoint.absoluteString.reversed().drop { $0 == "/" }.reversed())
         let target = call.url?.absoluteString ?? (base + call.path + Self.queryString(call.query))
         var request = HTTPClientRequest(url: target)
         request.method = call.method

@@ -300,19 +300,7 @@ public final class S3Client: Sendable {
     /// Sends `call`, retrying what is transient; a 2xx answer (206 for a range) is returned,
     /// any other becomes the error S3 sent.
     private func perform(_ call: S3Call) async throws(WebImageError) -> S3Response {
-        var attempt = 0
-        while true {
-            do {
-                return try await performOnce(call)
-            } catch  where attempt < retryPolicy.maximumRetries && retryPolicy.shouldRetry(error, attempt: attempt) {
-                do {
-                    try await Task.sleep(for: retryPolicy.delay(beforeRetry: attempt, retryAfter: nil))
-                } catch {
-                    throw WebImageError(.cancelled, underlying: error)
-                }
-                attempt += 1
-            }
-        }
+        return try await retryPolicy.retrying { () async throws(WebImageError) -> S3Response in try await performOnce(call) }
     }
 
     private func performOnce(_ call: S3Call) async throws(WebImageError) -> S3Response {

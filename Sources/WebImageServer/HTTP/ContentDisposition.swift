@@ -22,7 +22,7 @@ enum ContentDisposition {
         if stem.contains("\"") || stem.contains("\\") {
             stem = stem.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\\", with: "%5C")
         }
-        let fileName = stem + (format.map { "." + ($0 == .jpeg ? "jpg" : $0.rawValue) } ?? String(sourceExtension))
+        let fileName = stem + (format.map { "." + $0.preferredFileExtension } ?? String(sourceExtension))
         let kind = attachment || format == .svg ? "attachment" : "inline"
         guard !fileName.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return kind + "; filename=\"\(fileName)\"" }
         let ascii = String(fileName.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F ? Character($0) : "_" })

@@ -26,3 +26,8 @@ if (($# == 0)); then /usr/bin/python3 Tests/Browser/test_pages.py; fi
 # URLs signed by PyPI's imgproxy client against a server started from IMGPROXY_* variables
 # (Tests/Compat/test_imgproxy_client.py, about 10 s). Skipped when the suite is filtered.
 if (($# == 0)); then "$venv/bin/python" Tests/Compat/test_imgproxy_client.py; fi
+# The Python package (Tests/Python: the wheel, download(), Spark and Ray in local mode) against the
+# wheel installed into a fresh virtual environment; the wheel is packed from the static release
+# build, which scripts/packaging-check.sh then reuses (scripts/python-tests.sh). Skipped when the
+# suite is filtered.
+if (($# == 0)); then scripts/python-tests.sh; fi

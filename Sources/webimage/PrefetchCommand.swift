@@ -124,6 +124,12 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: .hidden)
     var progressInterval: Double = 2
 
+    @Flag(
+        help:
+            "Only count the rows this run would take (its --shard slice), read from the list as the run reads it, print the number (with --json as {\"rows\":N}) and exit: how a distributor sizes its slices."
+    )
+    var countRows = false
+
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
@@ -135,6 +141,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         try encoding.check()
         _ = try ImageOutput.parseFormat(format)
         _ = try shard()
+        if countRows, input == "-" { throw ValidationError("--count-rows reads a list from a file or a bucket, not standard input") }
         do { _ = try rowSchemes() } catch { throw ValidationError(error.description) }
         try dataset.check(input: input)
         try cache.check()
@@ -257,6 +264,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     private func prefetchAll() async throws {
+        if countRows { return try printRowCount() }
         // Decoded images of a few hundred KB are allocated and freed thousands of times a second;
         // above glibc's mmap threshold each one is a fresh mapping, faulted in and zeroed page by
         // page (a sixth of a dataset run's CPU went to the kernel). Keeping them in the heap, and
@@ -610,6 +618,12 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// The list, in its format, with the columns the run reads.
     private func listReader() throws -> SampleListReader {
         try SampleListReader(path: input, format: dataset.listFormat, columns: try dataset.columns())
+    }
+
+    /// `--count-rows`: the rows of this run's slice, on stdout.
+    private func printRowCount() throws {
+        let rows = try countSelected()
+        print(outputOptions.json ? jsonLine(["rows": rows]) : "\(rows) rows")
     }
 
     /// How many URLs this run will take, counted without keeping the list (0 for stdin).

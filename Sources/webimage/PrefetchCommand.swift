@@ -48,9 +48,12 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(
         name: .shortAndLong,
         help: ArgumentHelp(
-            "The URL list; - for stdin, s3://BUCKET/KEY or gs://BUCKET/OBJECT for one in a bucket (AWS's or Google's settings).",
+            "The URL list: a file (- for stdin), a folder of lists of the --input-format, s3://BUCKET/KEY or gs://BUCKET/OBJECT for one in a bucket, s3://BUCKET/PREFIX/ or gs://BUCKET/PREFIX/ for the lists under a prefix (AWS's or Google's settings). Repeat it to read several lists as one, in order.",
             valueName: "FILE"))
-    var input: String = "-"
+    var input: [String] = []
+
+    /// The lists, standard input when none is named.
+    private var lists: [String] { input.isEmpty ? ["-"] : input }
 
     @Option(name: .short, help: ArgumentHelp("How many images load at once.", valueName: "N"))
     var jobs: Int = 8
@@ -141,9 +144,10 @@ struct PrefetchCommand: AsyncParsableCommand {
         try encoding.check()
         _ = try ImageOutput.parseFormat(format)
         _ = try shard()
-        if countRows, input == "-" { throw ValidationError("--count-rows reads a list from a file or a bucket, not standard input") }
+        if lists.count > 1, lists.contains("-") { throw ValidationError("standard input (-) is read alone, not beside other lists") }
+        if countRows, lists.contains("-") { throw ValidationError("--count-rows reads a list from a file or a bucket, not standard input") }
         do { _ = try rowSchemes() } catch { throw ValidationError(error.description) }
-        try dataset.check(input: input)
+        try dataset.check(lists: lists)
         try cache.check()
         let layout = try datasetLayout()
         if let outputFormat, output == nil { throw ValidationError("--output-format \(outputFormat) needs -o DIR") }
@@ -252,13 +256,23 @@ struct PrefetchCommand: AsyncParsableCommand {
         let tracingSwitch = try EnvironmentReader(environment: environment).optionalBoolean("TRACING")
         outputOptions.bootstrapLogging(traced: TraceExport.isRequested(switch: tracingSwitch, environment: environment))
         try await TraceExport.running(try TraceExport.bootstrap(switch: tracingSwitch, environment: environment)) {
-            guard Self.isBucket(input) else { return try await prefetchAll() }
-            // A list in a bucket is copied to a local file first: the list is read twice (the
-            // count, then the run) and streamed, as a local one is.
-            let copy = try await BucketListCopy.download(input, environment: environment)
-            defer { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) }
+            guard lists.contains(where: Self.isBucket) else { return try await prefetchAll() }
+            // A list in a bucket is copied to a local file first (the lists under a prefix to a
+            // local folder): the list is read twice (the count, then the run) and streamed, as a
+            // local one is.
+            var copies: [URL] = []
+            defer { for copy in copies { try? FileManager.default.removeItem(at: copy) } }
             var local = self
-            local.input = copy.path
+            local.input = []
+            for list in lists {
+                guard Self.isBucket(list) else {
+                    local.input.append(list)
+                    continue
+                }
+                let copy = try await BucketListCopy.download(list, format: dataset.listFormat, environment: environment)
+                copies.append(copy.folder)
+                local.input.append(copy.path)
+            }
             try await local.prefetchAll()
         }
     }
@@ -616,8 +630,8 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     /// The list, in its format, with the columns the run reads.
-    private func listReader() throws -> SampleListReader {
-        try SampleListReader(path: input, format: dataset.listFormat, columns: try dataset.columns())
+    private func listReader() throws -> SampleLists {
+        try SampleLists(paths: lists, format: dataset.listFormat, columns: try dataset.columns())
     }
 
     /// `--count-rows`: the rows of this run's slice, on stdout.
@@ -628,7 +642,7 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     /// How many URLs this run will take, counted without keeping the list (0 for stdin).
     private func countSelected() throws -> Int {
-        guard input != "-" else { return 0 }
+        guard lists != ["-"] else { return 0 }
         let reader = try listReader()
         let slice = try shard()
         var count = 0

@@ -45,6 +45,24 @@ def test_files_layout_with_img2dataset_defaults(origin, tmp_path):
     assert first.with_suffix(".txt").read_text() == "caption 0"
 
 
+def test_url_list_as_a_folder_or_a_list_of_files(origin, tmp_path):
+    """As img2dataset's reader takes them: a folder's files of the input format in name order, or a
+    list of files; rows numbered across them, so both make the same dataset."""
+    folder = tmp_path / "lists"
+    folder.mkdir()
+    urls = [origin.url(f"/img/{index}.jpg") for index in range(7)]
+    (folder / "part-0.csv").write_text("url\n" + "".join(f"{url}\n" for url in urls[:4]))
+    (folder / "part-1.csv").write_text("url\n" + "".join(f"{url}\n" for url in urls[4:]))
+    (folder / "notes.txt").write_text("not a list")
+    webimage.download(str(folder), input_format="csv", output_folder=str(tmp_path / "a"), number_sample_per_shard=3)
+    webimage.download([str(folder / "part-0.csv"), str(folder / "part-1.csv")], input_format="csv",
+                      output_folder=str(tmp_path / "b"), number_sample_per_shard=3)
+    for name in ("a", "b"):
+        assert samples(tmp_path / name) == {url: 1 for url in urls}
+        keys = {json.loads(path.read_text())["url"]: path.stem for path in (tmp_path / name).glob("*/*.json")}
+        assert [keys[url] for url in urls] == ["000000", "000001", "000002", "000010", "000011", "000012", "000020"]
+
+
 def test_a_rerun_skips_finished_shards_and_overwrite_starts_again(origin, tmp_path):
     url_list, urls = write_list(tmp_path, origin, 6)
     arguments = dict(input_format="csv", output_folder=str(tmp_path / "out"), number_sample_per_shard=3)

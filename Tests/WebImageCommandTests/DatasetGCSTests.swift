@@ -49,7 +49,7 @@ struct DatasetGCSTests {
     }
 
     @Test(
-        "prefetch -i gs://BUCKET/list.csv -o gs://BUCKET/PREFIX: the list read from the bucket, every sample in one shard; a rerun skips the finished shards"
+        "prefetch -i gs://BUCKET/list.csv -o gs://BUCKET/PREFIX: the list read from the bucket, every sample in one shard; a rerun skips the finished shards; -i gs://BUCKET/PREFIX/ reads the prefix's lists"
     )
     func command() async throws {
         let emulator = try await GCSTestServer.start()
@@ -82,6 +82,13 @@ struct DatasetGCSTests {
         #expect(urls.sorted() == (0..<10).map { origin.url("/g\($0).jpg").absoluteString }.sorted())
         let again = try await workspace.run(arguments, environment: environment)
         #expect(again.status == 0 && again.json["skipped"] as? Int == 10, "\(again.standardError)")
+        // A prefix's own lists of the format, in name order: not its "sub-folders", not other files.
+        for (name, body) in [("parts/b.csv", csv), ("parts/a.csv", csv), ("parts/x/c.csv", csv), ("parts/notes.md", "x")] {
+            try await emulator.put(Data(body.utf8), bucket: "data", object: name, contentType: "text/csv")
+        }
+        let prefix = try await workspace.run(
+            ["prefetch", "-i", "gs://data/parts/", "--input-format", "csv", "--count-rows", "--json"], environment: environment)
+        #expect(prefix.status == 0 && prefix.json["rows"] as? Int == 20, "\(prefix.lines) \(prefix.standardError)")
         let missing = try await workspace.run(["prefetch", "-i", "gs://data/none.csv"], environment: environment)
         #expect(missing.status == 1 && missing.standardError.contains("404"), "\(missing.standardError)")
         try await origin.shutdown()

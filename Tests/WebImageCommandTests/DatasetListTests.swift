@@ -133,5 +133,8 @@ struct Img2datasetArgumentsTests {
             Img2datasetArguments.translate(["--url_list=a.txt", "--output_folder=out"]).arguments == [
                 "--input", "a.txt", "--output", "out", "--output-format", "files",
             ], "img2dataset's default layout is files")
+        #expect(
+            Img2datasetArguments.translate(["--url_list", #"["a.csv", 'b.csv']"#]).arguments == ["--input", "a.csv", "--input", "b.csv"],
+            "a list of files: one --input each")
     }
 }

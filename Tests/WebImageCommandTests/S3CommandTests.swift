@@ -42,7 +42,9 @@ struct S3CommandTests {
         #expect(badProfile.status == 1 && badProfile.standardError.contains("AWS_PROFILE"), "\(badProfile.standardError)")
     }
 
-    @Test("prefetch -i s3://BUCKET/KEY reads its list from the bucket (a gzipped CSV too); a missing list fails with the reason")
+    @Test(
+        "prefetch -i s3://BUCKET/KEY reads its list from the bucket (a gzipped CSV too), -i s3://BUCKET/PREFIX/ the prefix's lists; a missing list fails with the reason"
+    )
     func listFromBucket() async throws {
         let server = try await S3TestServer.shared()
         let origin = try await OriginServer.start()
@@ -63,6 +65,11 @@ struct S3CommandTests {
             [
                 (S3Location(bucket: bucket, key: "lists/urls.txt"), Data(lines.joined(separator: "\n").utf8)),
                 (S3Location(bucket: bucket, key: "lists/captions.csv.gz"), compressed),
+                // A prefix's own lists of the format (not its sub-prefixes, not other files), in name order.
+                (S3Location(bucket: bucket, key: "parts/b.csv"), Data(csv.utf8)),
+                (S3Location(bucket: bucket, key: "parts/a.csv.gz"), compressed),
+                (S3Location(bucket: bucket, key: "parts/notes.md"), Data("x".utf8)),
+                (S3Location(bucket: bucket, key: "parts/old/c.csv"), Data(csv.utf8)),
             ])
         let plain = try await workspace.run(
             ["prefetch", "-i", "s3://\(bucket)/lists/urls.txt", "-o", workspace.path("named"), "--json"],
@@ -75,6 +82,13 @@ struct S3CommandTests {
             ], environment: Self.environment(server))
         #expect(dataset.status == 0, "\(dataset.standardError)")
         #expect(FileManager.default.contents(atPath: workspace.path("dataset/00000/000000001.txt")) == Data("a, b".utf8))
+        let prefix = try await workspace.run(
+            ["prefetch", "-i", "s3://\(bucket)/parts/", "--input-format", "csv", "--count-rows", "--json"],
+            environment: Self.environment(server))
+        #expect(prefix.status == 0 && prefix.json["rows"] as? Int == 6, "two lists of 3 rows: \(prefix.lines) \(prefix.standardError)")
+        let none = try await workspace.run(
+            ["prefetch", "-i", "s3://\(bucket)/parts/", "--input-format", "tsv", "--count-rows"], environment: Self.environment(server))
+        #expect(none.status == 1 && none.standardError.contains("holds no .tsv list"), "\(none.standardError)")
         let missing = try await workspace.run(["prefetch", "-i", "s3://\(bucket)/lists/none.txt"], environment: Self.environment(server))
         #expect(missing.status == 1 && missing.standardError.contains("cannot read the list") && missing.standardError.contains("404"))
         try await origin.shutdown()

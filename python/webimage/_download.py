@@ -5,7 +5,7 @@ import math
 import os
 import shutil
 import warnings
-from typing import List, Optional
+from typing import List, Optional, Union
 
 from . import _distributors
 from ._command import run
@@ -25,7 +25,7 @@ _INCREMENTAL_MODES = ("incremental", "overwrite")
 
 
 def download(
-    url_list: str,
+    url_list: Union[str, List[str]],
     image_size: int = 256,
     output_folder: str = "images",
     processes_count: int = 1,
@@ -107,8 +107,11 @@ def _warn_without_effect(given: dict) -> None:
             warnings.warn(f"{name} is img2dataset's and has no effect here: {reason}", stacklevel=3)
 
 
-def _absolute(path: str) -> str:
-    """A local path made absolute (the tasks of a cluster may run elsewhere); a bucket as it is."""
+def _absolute(path):
+    """A local path made absolute (the tasks of a cluster may run elsewhere), each of a list of
+    them; a bucket as it is."""
+    if isinstance(path, (list, tuple)):
+        return [_absolute(item) for item in path]
     return path if "://" in path else os.path.abspath(path)
 
 

@@ -44,8 +44,8 @@ public final class SampleListReader {
         }
     }
 
-    /// Whether `path` is a Parquet list: a folder (which only a Parquet list can be) or a file
-    /// that starts with Parquet's magic bytes, whatever its name.
+    /// Whether `path` is a Parquet list: a folder holding `.parquet` files, or a file that starts
+    /// with Parquet's magic bytes, whatever its name.
     public static func isParquet(path: String) -> Bool {
         ParquetRows.isParquet(path: path)
     }

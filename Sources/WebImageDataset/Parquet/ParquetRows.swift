@@ -25,14 +25,20 @@ final class ParquetRows {
     static let maximumFooterBytes = 64 << 20
     static let magic: [UInt8] = Array("PAR1".utf8)
 
-    /// Whether `path` is a folder (which only a Parquet list can be) or starts with Parquet's magic.
+    /// Whether `path` is a folder holding `.parquet` files or a file that starts with Parquet's magic.
     static func isParquet(path: String) -> Bool {
         var isDirectory: ObjCBool = false
         guard path != "-", FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return false }
-        if isDirectory.boolValue { return true }
+        if isDirectory.boolValue { return !parquetFiles(in: path).isEmpty }
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         return (try? handle.read(upToCount: 4)).map { [UInt8]($0) == magic } ?? false
+    }
+
+    /// The `.parquet` files of a folder, in name order.
+    static func parquetFiles(in folder: String) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return entries.filter { $0.hasSuffix(".parquet") && !$0.hasPrefix(".") }.sorted().map { folder + "/" + $0 }
     }
 
     /// Opens `path` (a file or a folder of them) for the columns `wanted`.
@@ -41,8 +47,7 @@ final class ParquetRows {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw DatasetError("cannot read \(path)") }
         if isDirectory.boolValue {
-            let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-            files = entries.filter { $0.hasSuffix(".parquet") && !$0.hasPrefix(".") }.sorted().map { path + "/" + $0 }
+            files = Self.parquetFiles(in: path)
             guard !files.isEmpty else { throw DatasetError("\(path) holds no .parquet file") }
         } else {
             files = [path]

@@ -99,9 +99,9 @@ struct DatasetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds to wait for a response to start or go on (default 15).", valueName: "SECONDS"))
     var timeout: Double?
 
-    /// Checks every value, for the command's `validate()`; `input` is the list's path (a Parquet
+    /// Checks every value, for the command's `validate()`; `lists` are the lists' paths (a Parquet
     /// file is one whatever `--input-format` says).
-    func check(input: String) throws {
+    func check(lists: [String]) throws {
         guard ListFormat(name: inputFormat) != nil else {
             throw ValidationError("--input-format takes \(ListFormat.names), not \"\(inputFormat)\"")
         }
@@ -110,7 +110,7 @@ struct DatasetOptions: ParsableArguments {
         if let retries, retries < 0 { throw ValidationError("--retries takes 0 or more, not \(retries)") }
         if let timeout { _ = try flagDuration(timeout, "--timeout") }
         if ListFormat(name: inputFormat) == .txt, captionCol != nil || verifyHash != nil || !additionalColumns.isEmpty,
-            !SampleListReader.isParquet(path: input)
+            !lists.allSatisfy(SampleListReader.isParquet(path:))
         {
             throw ValidationError(
                 "a txt list has only URLs: --caption-col, --verify-hash and --save-additional-columns need csv, tsv, jsonl, json or parquet"

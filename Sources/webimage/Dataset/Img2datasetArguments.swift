@@ -71,6 +71,11 @@ enum Img2datasetArguments {
                 value = arguments[index]
                 index += 1
             }
+            // img2dataset's url_list may be a list of files: one --input each, read as one list.
+            if name == "url_list", let value, isList(value) {
+                output += items(value).flatMap { [ours, $0] }
+                continue
+            }
             output += [ours] + (value.map { [list($0)] } ?? [])
         }
         // img2dataset writes its files layout unless told otherwise.
@@ -92,10 +97,19 @@ enum Img2datasetArguments {
     /// A Python list literal (`["a", 'b']`, what img2dataset's list options take) as `a,b`; any
     /// other value as it is.
     static func list(_ text: String) -> String {
+        isList(text) ? items(text).joined(separator: ",") : text
+    }
+
+    /// Whether a value is a Python list literal.
+    static func isList(_ text: String) -> Bool {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard trimmed.hasPrefix("["), trimmed.hasSuffix("]") else { return text }
-        return trimmed.dropFirst().dropLast().split(separator: ",").map {
+        return trimmed.hasPrefix("[") && trimmed.hasSuffix("]")
+    }
+
+    /// A Python list literal's items, unquoted.
+    static func items(_ text: String) -> [String] {
+        text.trimmingCharacters(in: .whitespaces).dropFirst().dropLast().split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
-        }.joined(separator: ",")
+        }
     }
 }

@@ -40,6 +40,20 @@ def ray_cluster():
     ray.shutdown()
 
 
+def test_a_cluster_gets_a_slice_per_subjob_but_one_per_core_at_least():
+    from webimage._distributors import Plan  # pylint: disable=import-outside-toplevel
+
+    def slices(rows, shard_size, subjob_size, cores):
+        return Plan([], 1, 0, shard_size, subjob_size, rows).slices(cores)
+
+    # LAION-400M's 413M rows in img2dataset's defaults (10,000 a shard, 1,000 shards a subjob).
+    assert slices(413_000_000, 10_000, 1_000, 160) == 160
+    assert slices(413_000_000, 10_000, 100, 160) == 413
+    assert slices(40, 4, 2, 2) == 5
+    assert slices(2_000, 1_000, 1_000, 16) == 2, "never more slices than shards"
+    assert slices(0, 10_000, 1_000, 16) == 1
+
+
 def kill_when_held(origin, output):
     def kill():
         assert origin.held.wait(180)

@@ -97,9 +97,11 @@ def download(
     if incremental_mode == "overwrite":
         _remove_output(output_folder)
     arguments = ["prefetch"] + _command_arguments({**given, "url_list": url_list, "output_folder": output_folder})
-    slices = _slice_count(arguments, given)
-    _distributors.run(distributor, arguments, slices, processes_count=processes_count, retries=max_shard_retry)
-
+    plan = _distributors.Plan(
+        arguments=arguments, processes_count=processes_count, retries=max_shard_retry, shard_size=number_sample_per_shard,
+        subjob_size=subjob_size, rows=None if distributor == "multiprocessing" else _count_rows(arguments),
+    )
+    _distributors.run(distributor, plan)
 
 def _warn_without_effect(given: dict) -> None:
     for name, (default, reason) in _WITHOUT_EFFECT.items():
@@ -161,15 +163,10 @@ def _fire_text(value) -> str:
     return str(value)
 
 
-def _slice_count(arguments: List[str], given: dict) -> int:
-    """How many slices the list is cut into: one per local process with multiprocessing; with a
-    cluster, one per `subjob_size` shards of the list (counted by the command as it reads it)."""
-    if given["distributor"] == "multiprocessing":
-        return given["processes_count"]
+def _count_rows(arguments: List[str]) -> int:
+    """The list's rows, counted by the command as it reads them (a cluster's slices are sized by them)."""
     listing = [argument for argument in arguments if _lists(argument)]
-    rows = json.loads(run(["prefetch", "--count-rows", "--json"] + listing))["rows"]
-    per_slice = given["number_sample_per_shard"] * given["subjob_size"]
-    return max(1, math.ceil(rows / per_slice))
+    return json.loads(run(["prefetch", "--count-rows", "--json"] + listing))["rows"]
 
 
 def _lists(argument: str) -> bool:

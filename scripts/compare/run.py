@@ -151,6 +151,34 @@ def dataset_comparison(name: str, count: int) -> Comparison:
     )
 
 
+def installed_wheel(prepare: Callable[[Path], Path]) -> Callable[[Path], Path]:
+    """The input of `prepare`, after the wheel (scripts/build-wheel.sh) is installed into this
+    environment: the Python side of ours is the package a user installs."""
+    def wrapped(workdir: Path) -> Path:
+        wheel = subprocess.run([str(ROOT / "scripts" / "build-wheel.sh")], check=True, capture_output=True, text=True).stdout.strip()
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", wheel], check=True)
+        return prepare(workdir)
+    return wrapped
+
+
+def distributor_comparison(distributor: str, count: int) -> Comparison:
+    """The same Python call, img2dataset's `download(...)` arguments, to `webimage.download` and to
+    `img2dataset.download`, on one distributor (issue 59)."""
+    shard = str(count // 4)
+    side = lambda tool: lambda csv: [sys.executable, str(PEERS / "download_python.py"), tool, distributor, str(csv), shard]
+    return Comparison(
+        name=f"distributor-{distributor}",
+        description=f"{count:,} photo-like 1024x768 JPEGs from a local nginx by a caption CSV, download(..., "
+                    f"distributor=\"{distributor}\"), 2 processes x 16 threads, 256 px center crops, jpg q95, webdataset "
+                    f"shards of {shard}; the call timed, its engine started before",
+        prepare=installed_wheel(caption_csv(count)),
+        ours=Side(f"webimage.download ({distributor})", side("webimage")),
+        peer=Side(f"img2dataset.download ({distributor})", side("img2dataset")),
+        pip_requirements=("img2dataset", "pillow", "pyspark==4.0.5", "ray==2.60.0"),
+        system_packages=("nginx", "openjdk-17-jre-headless"),
+    )
+
+
 def internet(hosts: int, urls: int) -> Callable[[Path], Path]:
     """Starts internet.py (a DNS server on 127.0.0.53 and an origin of HOSTS behaving hosts on
     127.0.0.1) and returns its list of URLS rows; its resolv.conf is beside the list."""
@@ -547,6 +575,7 @@ COMPARISONS = [
                                           lambda urls: [sys.executable, str(PEERS / "write_files.py"), str(urls), "16"]),)),
     prefetch_comparison("prefetch-tar", 10000, "into tar shards (webdataset)", "tar", "webdataset"),
     dataset_comparison("dataset", 2000),
+    *[distributor_comparison(distributor, 2000) for distributor in ("multiprocessing", "pyspark", "ray")],
     crawl_comparison("crawl", 1500, 5000),
     *[diskcache_comparison(name, count, size) for name, count, size in (
         ("diskcache", 1000, 50 * 1024),

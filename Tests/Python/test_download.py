@@ -63,6 +63,35 @@ def test_url_list_as_a_folder_or_a_list_of_files(origin, tmp_path):
         assert [keys[url] for url in urls] == ["000000", "000001", "000002", "000010", "000011", "000012", "000020"]
 
 
+def test_a_datacomp_parquet_list(origin, tmp_path):
+    """DataComp's call (its download_upstream.py: a folder of Parquet parts, uid saved, faces
+    blurred by bbox_col): rows from both parts, each record with its uid and its boxes."""
+    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as parquet  # pylint: disable=import-outside-toplevel
+
+    folder = tmp_path / "metadata"
+    folder.mkdir()
+    urls = [origin.url(f"/img/{index}.jpg") for index in range(6)]
+    boxes = [[[0.1, 0.1, 0.5, 0.5]], [], None, [[0.0, 0.0, 1.0, 1.0]], [[0.2, 0.3, 0.4, 0.6]], []]
+    for part, rows in enumerate((range(0, 3), range(3, 6))):
+        table = pyarrow.table({
+            "uid": [f"{index:032x}" for index in rows], "url": [urls[index] for index in rows],
+            "text": [f"text {index}" for index in rows],
+            "face_bboxes": pyarrow.array([boxes[index] for index in rows], type=pyarrow.list_(pyarrow.list_(pyarrow.float64()))),
+        })
+        parquet.write_table(table, folder / f"part-{part}.parquet")
+    webimage.download(url_list=str(folder), input_format="parquet", url_col="url", caption_col="text",
+                      save_additional_columns=["uid"], bbox_col="face_bboxes", output_format="webdataset",
+                      output_folder=str(tmp_path / "shards"), image_size=64, resize_mode="keep_ratio_largest",
+                      resize_only_if_bigger=True, skip_reencode=True, number_sample_per_shard=4)
+    records = [json.loads(line) for path in (tmp_path / "shards").glob("*.jsonl") for line in path.read_text().splitlines()]
+    # A shard's records are in the order its rows finished: by key, they are in the list's order.
+    records.sort(key=lambda record: record["key"])
+    assert [record["uid"] for record in records] == [f"{index:032x}" for index in range(6)]
+    assert all(record["status"] == "success" for record in records), records
+    assert [record["face_bboxes"] for record in records] == boxes
+
+
 def test_a_rerun_skips_finished_shards_and_overwrite_starts_again(origin, tmp_path):
     url_list, urls = write_list(tmp_path, origin, 6)
     arguments = dict(input_format="csv", output_folder=str(tmp_path / "out"), number_sample_per_shard=3)

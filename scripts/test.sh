@@ -30,4 +30,8 @@ if (($# == 0)); then "$venv/bin/python" Tests/Compat/test_imgproxy_client.py; fi
 # wheel installed into a fresh virtual environment; the wheel is packed from the static release
 # build, which scripts/packaging-check.sh then reuses (scripts/python-tests.sh). Skipped when the
 # suite is filtered.
-if (($# == 0)); then scripts/python-tests.sh; fi
+if (($# == 0)); then
+  start=$SECONDS
+  scripts/python-tests.sh
+  echo "test.sh: the Python tests, with the static release build and the wheel, took $((SECONDS - start)) s" >&2
+fi

@@ -135,6 +135,31 @@ def test_a_killed_process_is_rerun_and_resumes(origin, tmp_path):
     assert stats_total(output) == 20
 
 
+def test_a_failed_call_raises_and_the_same_call_again_completes(origin, tmp_path):
+    """No reruns (max_shard_retry=0): a process killed mid-shard fails the call with the signal
+    named; the same call made again resumes, and every sample lands once."""
+    url_list, urls = write_list(tmp_path, origin, 12)
+    origin.hold("/img/7.jpg")
+    output = tmp_path / "out"
+    arguments = dict(input_format="csv", output_folder=str(output), processes_count=2, number_sample_per_shard=3,
+                     max_shard_retry=0)
+
+    def kill():
+        assert origin.held.wait(120)
+        assert kill_runs_into(output) >= 1
+        origin.released.set()
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    with pytest.raises(webimage.CommandError, match="killed by signal 9") as failure:
+        webimage.download(str(url_list), **arguments)
+    killer.join()
+    assert failure.value.returncode == -9
+    webimage.download(str(url_list), **arguments)
+    assert samples(output) == {url: 1 for url in urls}
+    assert stats_total(output) == 12
+
+
 def test_errors_are_python_exceptions(origin, tmp_path):
     url_list, _ = write_list(tmp_path, origin, 2)
     with pytest.raises(TypeError):

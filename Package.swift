@@ -173,7 +173,7 @@ let package = Package(
         // argument parsing.
         .target(
             name: "WebImageDataset",
-            dependencies: ["WebImage", "WebImageS3", "CZlib", "CSnappy", "CZstd"],
+            dependencies: ["WebImage", "WebImageS3", "CZlib", "CSnappy", "CZstd", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSwift
         ),
         // The image proxy server: imgproxy-compatible URLs, signing, policy and HTTP semantics.

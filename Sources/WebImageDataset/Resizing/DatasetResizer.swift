@@ -1,10 +1,9 @@
-import Foundation
-import WebImage
-import WebImageDataset
+package import Foundation
+package import WebImage
 
 /// img2dataset's `--resize_mode`s, with its arithmetic (its `resizer.py`, which calls
 /// albumentations 1.4's `SmallestMaxSize`, `LongestMaxSize`, `CenterCrop` and `PadIfNeeded`).
-enum DatasetResizeMode: String, CaseIterable {
+package enum DatasetResizeMode: String, CaseIterable, Sendable {
     /// Kept at its size.
     case no
     /// The shorter side made `image_size`, the aspect ratio kept.
@@ -17,36 +16,44 @@ enum DatasetResizeMode: String, CaseIterable {
     /// centred.
     case border
 
-    static let names = "no, keep_ratio, keep_ratio_largest, center_crop or border"
+    package static let names = "no, keep_ratio, keep_ratio_largest, center_crop or border"
 }
 
 /// What img2dataset's resizer does to one image of a given size, worked out before any pixel is
 /// touched: the size to resample to, the square to cut or the canvas to pad to, or nothing.
-struct DatasetResizePlan: Equatable {
+package struct DatasetResizePlan: Equatable {
     /// The size the image is resampled to; nil keeps its size.
-    var scaled: (width: Int, height: Int)?
+    package var scaled: (width: Int, height: Int)?
     /// The part kept after scaling (center_crop): x, y, width, height.
-    var crop: (x: Int, y: Int, width: Int, height: Int)?
+    package var crop: (x: Int, y: Int, width: Int, height: Int)?
     /// The canvas padded to after scaling (border): width, height and where the image sits.
-    var pad: (width: Int, height: Int, x: Int, y: Int)?
+    package var pad: (width: Int, height: Int, x: Int, y: Int)?
     /// Whether the image is made smaller (img2dataset's "area" filter) rather than larger
     /// ("lanczos").
-    var downscale = false
+    package var downscale = false
+
+    /// A plan of these steps; the default does nothing.
+    package init(
+        scaled: (width: Int, height: Int)? = nil, crop: (x: Int, y: Int, width: Int, height: Int)? = nil,
+        pad: (width: Int, height: Int, x: Int, y: Int)? = nil, downscale: Bool = false
+    ) {
+        (self.scaled, self.crop, self.pad, self.downscale) = (scaled, crop, pad, downscale)
+    }
 
     /// The resampling filter: img2dataset's "area" when shrinking, "lanczos" when enlarging.
-    var filter: ResamplingFilter { downscale ? .bilinear : .lanczos3 }
+    package var filter: ResamplingFilter { downscale ? .bilinear : .lanczos3 }
 
     /// Whether the pixels change at all (they must be encoded again).
-    var changes: Bool { scaled != nil || crop != nil || pad != nil }
+    package var changes: Bool { scaled != nil || crop != nil || pad != nil }
 
     /// The size of the result.
-    func resultSize(width: Int, height: Int) -> (width: Int, height: Int) {
+    package func resultSize(width: Int, height: Int) -> (width: Int, height: Int) {
         if let pad { return (pad.width, pad.height) }
         if let crop { return (crop.width, crop.height) }
         return scaled ?? (width, height)
     }
 
-    static func == (lhs: DatasetResizePlan, rhs: DatasetResizePlan) -> Bool {
+    package static func == (lhs: DatasetResizePlan, rhs: DatasetResizePlan) -> Bool {
         lhs.scaled.map { [$0.width, $0.height] } == rhs.scaled.map { [$0.width, $0.height] }
             && lhs.crop.map { [$0.x, $0.y, $0.width, $0.height] } == rhs.crop.map { [$0.x, $0.y, $0.width, $0.height] }
             && lhs.pad.map { [$0.width, $0.height, $0.x, $0.y] } == rhs.pad.map { [$0.width, $0.height, $0.x, $0.y] }
@@ -56,43 +63,57 @@ struct DatasetResizePlan: Equatable {
 
 /// img2dataset's resizer: filters by size, resizes by mode, mattes transparency on white, and
 /// encodes as `--encode-format` at `--encode-quality`.
-struct DatasetResizer: Sendable {
-    var imageSize = 256
-    var mode = DatasetResizeMode.border
-    var onlyIfBigger = false
+package struct DatasetResizer: Sendable {
+    package var imageSize = 256
+    package var mode = DatasetResizeMode.border
+    package var onlyIfBigger = false
     /// Keep the downloaded bytes when they are already in the encode format and the pixels do
     /// not change (img2dataset's `skip_reencode`).
-    var skipReencode = false
+    package var skipReencode = false
     /// Write the downloaded bytes as they came, with no decode at all (img2dataset's
     /// `disable_all_reencoding`): no size is known then, and no filter applies.
-    var disableAllReencoding = false
-    var minimumImageSize = 0
-    var maximumImageArea = Double.infinity
-    var maximumAspectRatio = Double.infinity
-    var encodeFormat = ImageFormat.jpeg
+    package var disableAllReencoding = false
+    package var minimumImageSize = 0
+    package var maximumImageArea = Double.infinity
+    package var maximumAspectRatio = Double.infinity
+    package var encodeFormat = ImageFormat.jpeg
     /// 0 to 100 for lossy formats (img2dataset's default 95); for PNG, zlib's level 0 to 9.
-    var encodeQuality = 95
+    package var encodeQuality = 95
     /// Keep every frame of an animation (when the encode format animates: WebP); img2dataset
     /// keeps the first frame only, which is the default.
-    var keepsAnimation = false
+    package var keepsAnimation = false
+
+    /// A resizer with img2dataset's defaults where an argument is left out.
+    package init(
+        imageSize: Int = 256, mode: DatasetResizeMode = .border, onlyIfBigger: Bool = false, skipReencode: Bool = false,
+        disableAllReencoding: Bool = false, minimumImageSize: Int = 0, maximumImageArea: Double = .infinity,
+        maximumAspectRatio: Double = .infinity, encodeFormat: ImageFormat = .jpeg, encodeQuality: Int = 95, keepsAnimation: Bool = false
+    ) {
+        (self.imageSize, self.mode, self.onlyIfBigger, self.skipReencode) = (imageSize, mode, onlyIfBigger, skipReencode)
+        (self.disableAllReencoding, self.minimumImageSize, self.maximumImageArea) = (
+            disableAllReencoding, minimumImageSize, maximumImageArea
+        )
+        (self.maximumAspectRatio, self.encodeFormat, self.encodeQuality) = (maximumAspectRatio, encodeFormat, encodeQuality)
+        self.keepsAnimation = keepsAnimation
+    }
 
     /// A refusal, worded as img2dataset words it (its `status_dict` counts them by that text).
-    struct Refusal: Error, CustomStringConvertible {
-        let description: String
+    package struct Refusal: Error, CustomStringConvertible {
+        package let description: String
         init(_ description: String) { self.description = description }
     }
 
     /// What one image became.
-    struct Output: Sendable {
-        var bytes: Data
-        var width: Int?
-        var height: Int?
-        var originalWidth: Int?
-        var originalHeight: Int?
+    package struct Output: Sendable {
+        package var bytes: Data
+        package var width: Int?
+        package var height: Int?
+        package var originalWidth: Int?
+        package var originalHeight: Int?
     }
 
     /// The plan for an image of `width` x `height` (img2dataset's `Resizer.__call__`).
-    func plan(width: Int, height: Int) -> DatasetResizePlan {
+    package func plan(width: Int, height: Int) -> DatasetResizePlan {
         var plan = DatasetResizePlan()
         guard mode != .no else { return plan }
         // keep_ratio and center_crop fix the shorter side (SmallestMaxSize), the others the longer.
@@ -115,12 +136,12 @@ struct DatasetResizer: Sendable {
 
     /// albumentations' `MaxSizeTransform.apply`: `max(1, round(side * scale))` with Python's
     /// `round`, which rounds halves to even.
-    static func scaled(width: Int, height: Int, by scale: Double) -> (width: Int, height: Int) {
+    package static func scaled(width: Int, height: Int, by scale: Double) -> (width: Int, height: Int) {
         (max(1, Int((Double(width) * scale).rounded(.toNearestOrEven))), max(1, Int((Double(height) * scale).rounded(.toNearestOrEven))))
     }
 
     /// The filters img2dataset applies after decoding, in its order; nil when the image passes.
-    func refusal(width: Int, height: Int) -> Refusal? {
+    package func refusal(width: Int, height: Int) -> Refusal? {
         if min(width, height) < minimumImageSize { return Refusal("image too small") }
         if Double(width) * Double(height) > maximumImageArea { return Refusal("image area too large") }
         if Double(max(width, height)) / Double(max(1, min(width, height))) > maximumAspectRatio { return Refusal("aspect ratio too large") }
@@ -132,7 +153,7 @@ struct DatasetResizer: Sendable {
     /// still covers the resize. With `blur` (`--bbox-col`), boxes are blurred as img2dataset
     /// does: on RGB pixels matted on white, after the scale and before the crop or the pad; such
     /// an image never keeps its bytes nor takes the planar JPEG path.
-    func process(_ data: Data, limits: DecodeLimits, blur: BoundingBoxBlur? = nil) throws -> Output {
+    package func process(_ data: Data, limits: DecodeLimits, blur: BoundingBoxBlur? = nil) throws -> Output {
         let blurs = blur.map { !$0.boxes.isEmpty } ?? false
         if disableAllReencoding { return Output(bytes: data) }
         let header = try ImageHeader(data: data)

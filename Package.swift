@@ -173,7 +173,9 @@ let package = Package(
         // argument parsing.
         .target(
             name: "WebImageDataset",
-            dependencies: ["WebImage", "WebImageS3", "CZlib", "CSnappy", "CZstd", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "WebImage", "WebImageS3", "WebImageGCS", "CZlib", "CSnappy", "CZstd", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSwift
         ),
         // The image proxy server: imgproxy-compatible URLs, signing, policy and HTTP semantics.

@@ -146,6 +146,17 @@ package enum FileSystem {
         guard Glibc.rename(source, destination) == 0 else { throw error("rename", "\(source) → \(destination)") }
     }
 
+    /// Writes `PATH.partial` and renames it to `path`, so that a file under its name is always
+    /// whole (a run stopped in the middle leaves only a `.partial`). No fsync: what is written
+    /// this way (a dataset's shard files, the command's outputs) is rebuilt by a rerun.
+    package static func writeWhole(_ bytes: Data, to path: String) throws(WebImageError) {
+        let partial = path + ".partial"
+        let descriptor = try open(partial, O_WRONLY | O_CREAT | O_TRUNC)
+        defer { close(descriptor) }
+        try bytes.withTypedBytes { raw throws(WebImageError) in try writeAll(descriptor, raw, path: partial) }
+        try rename(partial, path)
+    }
+
     /// Removes a file; a missing file is not an error.
     package static func unlink(_ path: String) throws(WebImageError) {
         guard Glibc.unlink(path) == 0 || errno == ENOENT else { throw error("unlink", path) }

@@ -204,16 +204,6 @@ func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
-/// Writes `PATH.partial` and renames it to `path`, so that a file under its name is always whole
-/// (a run stopped in the middle leaves only a `.partial`). No fsync: output is rebuilt by a rerun.
-func writeWhole(_ bytes: Data, to path: String) throws(WebImageError) {
-    let partial = path + ".partial"
-    let descriptor = try FileSystem.open(partial, O_WRONLY | O_CREAT | O_TRUNC)
-    defer { close(descriptor) }
-    try bytes.withTypedBytes { raw throws(WebImageError) in try FileSystem.writeAll(descriptor, raw, path: partial) }
-    try FileSystem.rename(partial, path)
-}
-
 /// Turns an Encodable value into one line of JSON.
 func jsonLine(_ value: some Encodable) -> String {
     let encoder = JSONEncoder()

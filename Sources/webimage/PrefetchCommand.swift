@@ -182,11 +182,11 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
     }
 
-    /// Which slice of the list this run takes: (index, count), or nil for all of it. Read as
+    /// Which slice of the list this run takes, or nil for all of it. Read as
     /// text and checked here, as ``ImageShapingOptions`` reads its options. Without `--shard`, a
     /// Kubernetes Indexed Job's pod index (`JOB_COMPLETION_INDEX`, which the Job controller sets)
     /// of `JOB_COMPLETIONS` (which the manifest sets to its `completions`), when both are set.
-    private func shard() throws -> (index: Int, count: Int)? {
+    private func shard() throws -> ListSlice? {
         let environment = ProcessInfo.processInfo.environment
         let (text, source): (String, String)
         if let shardText {
@@ -202,18 +202,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1, (0..<count).contains(index) else {
             throw ValidationError("\(source) takes I/N with 0 ≤ I < N, not \"\(text)\"")
         }
-        return (index, count)
-    }
-
-    /// The slice of N a URL belongs to: FNV-1a (64-bit) of its text modulo N, the same on every
-    /// machine and in every order of the list.
-    static func slice(of url: String, count: Int) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in url.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return Int(hash % UInt64(count))
+        return ListSlice(index: index, count: count)
     }
 
     /// The schemes and buckets rows may use.
@@ -451,7 +440,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let result: Result<Void, WebImageError> = await withCheckedContinuation { continuation in
             fileQueue.async {
                 continuation.resume(
-                    returning: Result { () throws(WebImageError) in try writeWhole(bytes, to: target.path) })
+                    returning: Result { () throws(WebImageError) in try FileSystem.writeWhole(bytes, to: target.path) })
             }
         }
         try result.get()
@@ -502,7 +491,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let resizer = try dataset.resizer()
         let writer = try await DatasetWriter.open(
             destination, layout: layout, imageColumn: resizer.encodeFormat.preferredFileExtension, shardSize: shardSize,
-            slice: try shard() ?? (0, 1))
+            slice: try shard() ?? ListSlice(index: 0, count: 1))
         let hashes = try dataset.hashes()
         let job = DatasetJob(
             manager: run.session.manager, context: run.context, resizer: resizer, limits: DecodeLimits(),
@@ -588,7 +577,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             while let row = try reader.next() {
                 index += 1
                 everyLine(row, index)
-                if let slice, Self.slice(of: row.url, count: slice.count) != slice.index { continue }
+                if let slice, !slice.contains(row.url) { continue }
                 position += 1
                 if let work = job(row, index, position - 1) { return TraceExport.traced("prefetch", url: row.url, work) }
             }
@@ -647,7 +636,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let slice = try shard()
         var count = 0
         while let row = try reader.next() {
-            if let slice, Self.slice(of: row.url, count: slice.count) != slice.index { continue }
+            if let slice, !slice.contains(row.url) { continue }
             count += 1
         }
         return count

@@ -5,7 +5,7 @@ import WebImageCore
 import WebImageS3
 import WebImageTesting
 
-@testable import webimage
+@testable import WebImageDataset
 import WebImageTestSupport
 
 /// `prefetch -o s3://BUCKET/PREFIX`: img2dataset's shards written to a bucket (SeaweedFS on
@@ -82,7 +82,7 @@ struct DatasetBucketTests {
             let stale = try await client.createMultipartUpload(archive)
             // S3's least part size, so that the 12 rows of ~1 MiB make parts as they would on AWS.
             let destination = try BucketDestination(url: URL(string: "s3://\(bucket)/sets/one")!, client: client, partSize: 5 << 20)
-            let writer = try await DatasetWriter.open(destination, layout: .webdataset, shardSize: 12, slice: (0, 1))
+            let writer = try await DatasetWriter.open(destination, layout: .webdataset, shardSize: 12, slice: ListSlice(index: 0, count: 1))
             let images = (0..<12).map { Self.noise(1_000_000 + $0 * 777, seed: UInt64($0 + 1)) }
             try await Self.addAtOnce(0..<11, images: images, to: writer)
             let pending = try await client.multipartUploads(bucket: bucket, prefix: "sets/one/")
@@ -121,7 +121,8 @@ struct DatasetBucketTests {
             let bucket = try await Self.bucket(client)
             let table = S3Location(bucket: bucket, key: "sets/pq/00000.parquet")
             let destination = try BucketDestination(url: URL(string: "s3://\(bucket)/sets/pq")!, client: client, partSize: 5 << 20)
-            let writer = try await DatasetWriter.open(destination, layout: .parquet, imageColumn: "jpg", shardSize: 12, slice: (0, 1))
+            let writer = try await DatasetWriter.open(
+                destination, layout: .parquet, imageColumn: "jpg", shardSize: 12, slice: ListSlice(index: 0, count: 1))
             let images = (0..<12).map { $0 == 4 ? nil : Self.noise(1_000_000 + $0 * 777, seed: UInt64($0 + 1)) }
             try await Self.addAtOnce(0..<12, images: images, to: writer)
             try await writer.finish(total: 12)
@@ -158,7 +159,7 @@ struct DatasetBucketTests {
             let destination = try BucketDestination(url: URL(string: "s3://\(bucket)/d/")!, client: client)
             #expect(destination.prefix == "d/")
             // Slice 1 of 2, 5 rows a shard: this run's second shard is number 3.
-            let writer = try await DatasetWriter.open(destination, layout: .files, shardSize: 5, slice: (1, 2))
+            let writer = try await DatasetWriter.open(destination, layout: .files, shardSize: 5, slice: ListSlice(index: 1, count: 2))
             let image = Self.noise(3000, seed: 9)
             for position in 5..<8 {
                 try await writer.add(Self.sample(position, key: writer.key(forPosition: position), image: position == 6 ? nil : image))
@@ -180,7 +181,7 @@ struct DatasetBucketTests {
             #expect(try await destination.finishedShards() == [3], "a files shard's folder is not read as stats")
 
             let tars = try BucketDestination(url: URL(string: "s3://\(bucket)/t")!, client: client)
-            let abandoned = try await DatasetWriter.open(tars, layout: .webdataset, shardSize: 10, slice: (0, 1))
+            let abandoned = try await DatasetWriter.open(tars, layout: .webdataset, shardSize: 10, slice: ListSlice(index: 0, count: 1))
             try await abandoned.add(Self.sample(0, key: abandoned.key(forPosition: 0), image: image))
             #expect(try await client.multipartUploads(bucket: bucket, prefix: "t/").count == 1)
             await abandoned.abandon()
@@ -203,10 +204,10 @@ struct DatasetBucketTests {
         let bucket = try await Self.bucket(client)
         // The slices hash the URLs' text, port included: take URLs until slice 1 has 12 of them.
         var urls: [String] = []
-        while urls.count < 45 || urls.filter({ PrefetchCommand.slice(of: $0, count: 3) == 1 }).count < 12 {
+        while urls.count < 45 || urls.filter({ ListSlice.slice(of: $0, count: 3) == 1 }).count < 12 {
             urls.append(origin.url("/w\(urls.count).jpg").absoluteString)
         }
-        let slice1 = urls.filter { PrefetchCommand.slice(of: $0, count: 3) == 1 }
+        let slice1 = urls.filter { ListSlice.slice(of: $0, count: 3) == 1 }
         // Slice 1's rows 5...8 stall: with four at a time, once all four are asked for, rows 0...4
         // are in (its first shard of 4 complete, row 4 in the open upload of its second).
         let stalled = Set(slice1[5...8])

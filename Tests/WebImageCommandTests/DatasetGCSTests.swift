@@ -4,7 +4,7 @@ import WebImage
 import WebImageCore
 import WebImageGCS
 import WebImageTesting
-@testable import webimage
+@testable import WebImageDataset
 import WebImageTestSupport
 
 /// `prefetch -i gs://... -o gs://BUCKET/PREFIX`: img2dataset's shards in Cloud Storage, each
@@ -24,7 +24,7 @@ struct DatasetGCSTests {
             // Parts of 256 KiB: ~3 MB of rows make a dozen chunks.
             let destination = try BucketDestination(
                 url: URL(string: "gs://sets/one")!, client: client, partSize: GCSClient.chunkGranularity)
-            let writer = try await DatasetWriter.open(destination, layout: .webdataset, shardSize: 12, slice: (0, 1))
+            let writer = try await DatasetWriter.open(destination, layout: .webdataset, shardSize: 12, slice: ListSlice(index: 0, count: 1))
             let images = (0..<12).map { DatasetBucketTests.noise(250_000 + $0 * 777, seed: UInt64($0 + 1)) }
             try await DatasetBucketTests.addAtOnce(0..<11, images: images, to: writer)
             #expect(try await emulator.get(bucket: "sets", object: "one/00000.tar") == nil, "no object before the shard is whole")

@@ -1,8 +1,7 @@
-import Foundation
-import WebImage
-import WebImageDataset
-import WebImageGCS
-import WebImageS3
+package import Foundation
+package import WebImage
+package import WebImageGCS
+package import WebImageS3
 
 /// Shards under a bucket's prefix (`-o s3://BUCKET/PREFIX`, `-o gs://BUCKET/PREFIX`), laid out
 /// as in a folder: `PREFIX/00000.tar` (or `PREFIX/00000/KEY.jpg`, ...), `PREFIX/00000.jsonl`,
@@ -16,28 +15,28 @@ import WebImageS3
 /// a Cloud Storage session, which expires by itself. A files shard puts each file as it comes and
 /// first deletes what a stopped run left under its folder. In both, the `.jsonl` is kept in
 /// memory until the shard completes.
-struct BucketDestination: DatasetDestination {
+package struct BucketDestination: DatasetDestination {
     /// The size of a tar shard's parts but the last: S3's least is 5 MiB, its most parts 10,000,
     /// so a shard can grow to 80 GB; a multiple of Cloud Storage's 256 KiB.
-    static let defaultPartSize = 8 << 20
+    package static let defaultPartSize = 8 << 20
 
-    let store: any ShardStore
+    package let store: any ShardStore
     /// Empty, or ends with `/`.
-    let prefix: String
-    let partSize: Int
+    package let prefix: String
+    package let partSize: Int
 
     /// `s3://BUCKET/PREFIX` with its client; the prefix is taken as a folder.
-    init(url: URL, client: S3Client, partSize: Int = Self.defaultPartSize) throws {
+    package init(url: URL, client: S3Client, partSize: Int = Self.defaultPartSize) throws {
         guard let location = S3Location(url: url), !location.bucket.isEmpty else {
-            throw CommandFailure("-o \(url.absoluteString) is not s3://BUCKET/PREFIX")
+            throw DatasetError("\(url.absoluteString) is not s3://BUCKET/PREFIX")
         }
         self.init(store: S3ShardStore(client: client, bucket: location.bucket), prefix: location.key, partSize: partSize)
     }
 
     /// `gs://BUCKET/PREFIX` with its client; the prefix is taken as a folder.
-    init(url: URL, client: GCSClient, partSize: Int = Self.defaultPartSize) throws {
+    package init(url: URL, client: GCSClient, partSize: Int = Self.defaultPartSize) throws {
         guard url.scheme?.lowercased() == "gs", let bucket = url.host, !bucket.isEmpty else {
-            throw CommandFailure("-o \(url.absoluteString) is not gs://BUCKET/PREFIX")
+            throw DatasetError("\(url.absoluteString) is not gs://BUCKET/PREFIX")
         }
         let prefix = String(url.path(percentEncoded: false).drop { $0 == "/" })
         self.init(store: GCSShardStore(client: client, bucket: bucket), prefix: prefix, partSize: partSize)
@@ -49,12 +48,12 @@ struct BucketDestination: DatasetDestination {
         self.partSize = partSize
     }
 
-    func finishedShards() async throws -> Set<Int> {
+    package func finishedShards() async throws -> Set<Int> {
         // The prefix's own level only: a files shard's folder holds a shard's worth of keys.
         Set(try await store.keys(prefix: prefix, delimiter: "/").compactMap { Self.shardNumber(statsName: $0.dropFirst(prefix.count)) })
     }
 
-    func openShard(_ name: String, layout: DatasetWriter.Layout, imageColumn: String) async throws -> any DatasetShardOutput {
+    package func openShard(_ name: String, layout: DatasetWriter.Layout, imageColumn: String) async throws -> any DatasetShardOutput {
         let base = prefix + name
         let table = DatasetShardTable(layout: layout, imageColumn: imageColumn)
         let streamed: (suffix: String, contentType: String)? =

@@ -1,11 +1,11 @@
-import Foundation
-import WebImageGCS
-import WebImageS3
+package import Foundation
+package import WebImageGCS
+package import WebImageS3
 
 /// What a dataset written to a bucket needs of its store: objects put, listed and deleted, and
 /// one object written as a stream of parts that is whole under its name only once finished.
 /// S3's multipart uploads and Cloud Storage's resumable uploads both are such streams.
-protocol ShardStore: Sendable {
+package protocol ShardStore: Sendable {
     /// `s3://BUCKET` or `gs://BUCKET`, for messages.
     var bucketURL: String { get }
     func put(_ key: String, data: Data, contentType: String) async throws
@@ -17,7 +17,7 @@ protocol ShardStore: Sendable {
 }
 
 /// One streamed object. Its parts are sent one after another, never two at once.
-protocol ShardUpload: Sendable {
+package protocol ShardUpload: Sendable {
     /// What every part but the last is a multiple of: Cloud Storage's chunks are multiples of
     /// 256 KiB; S3's parts any size (of at least 5 MiB, which the shard's part size keeps).
     var granularity: Int { get }
@@ -30,28 +30,28 @@ protocol ShardUpload: Sendable {
 }
 
 /// An S3 bucket.
-struct S3ShardStore: ShardStore {
-    let client: S3Client
-    let bucket: String
+package struct S3ShardStore: ShardStore {
+    package let client: S3Client
+    package let bucket: String
 
-    var bucketURL: String { "s3://\(bucket)" }
+    package var bucketURL: String { "s3://\(bucket)" }
 
-    func put(_ key: String, data: Data, contentType: String) async throws {
+    package func put(_ key: String, data: Data, contentType: String) async throws {
         try await client.putObject(S3Location(bucket: bucket, key: key), data: data, contentType: contentType)
     }
 
-    func delete(_ key: String) async throws {
+    package func delete(_ key: String) async throws {
         try await client.deleteObject(S3Location(bucket: bucket, key: key))
     }
 
-    func keys(prefix: String, delimiter: String?) async throws -> [String] {
+    package func keys(prefix: String, delimiter: String?) async throws -> [String] {
         var keys: [String] = []
         for try await object in client.objects(bucket: bucket, prefix: prefix, delimiter: delimiter) { keys.append(object.key) }
         return keys
     }
 
     /// A run killed inside a shard left its upload open: it is aborted first.
-    func startUpload(_ key: String, contentType: String) async throws -> any ShardUpload {
+    package func startUpload(_ key: String, contentType: String) async throws -> any ShardUpload {
         let object = S3Location(bucket: bucket, key: key)
         for stale in try await client.multipartUploads(bucket: bucket, prefix: key) where stale.key == key {
             try await client.abortMultipartUpload(object, uploadID: stale.uploadID)
@@ -89,21 +89,21 @@ private actor S3ShardUpload: ShardUpload {
 }
 
 /// A Cloud Storage bucket.
-struct GCSShardStore: ShardStore {
-    let client: GCSClient
-    let bucket: String
+package struct GCSShardStore: ShardStore {
+    package let client: GCSClient
+    package let bucket: String
 
-    var bucketURL: String { "gs://\(bucket)" }
+    package var bucketURL: String { "gs://\(bucket)" }
 
-    func put(_ key: String, data: Data, contentType: String) async throws {
+    package func put(_ key: String, data: Data, contentType: String) async throws {
         try await client.putObject(GCSLocation(bucket: bucket, object: key), data: data, contentType: contentType)
     }
 
-    func delete(_ key: String) async throws {
+    package func delete(_ key: String) async throws {
         try await client.deleteObject(GCSLocation(bucket: bucket, object: key))
     }
 
-    func keys(prefix: String, delimiter: String?) async throws -> [String] {
+    package func keys(prefix: String, delimiter: String?) async throws -> [String] {
         var keys: [String] = []
         var token: String?
         repeat {
@@ -116,7 +116,7 @@ struct GCSShardStore: ShardStore {
 
     /// A resumable upload a stopped run left behind holds no object under the name (its session
     /// expires in a week): nothing to end first.
-    func startUpload(_ key: String, contentType: String) async throws -> any ShardUpload {
+    package func startUpload(_ key: String, contentType: String) async throws -> any ShardUpload {
         let session = try await client.startResumableUpload(GCSLocation(bucket: bucket, object: key), contentType: contentType)
         return GCSShardUpload(client: client, session: session)
     }

@@ -1,11 +1,11 @@
-import Foundation
-import WebImageDataset
+package import Foundation
+import WebImageCore
 
 /// Where a dataset's shards go: a local folder (``FolderDestination``) or a bucket's prefix
 /// (``BucketDestination``). Both lay the shards out alike and follow one rule: a shard's
 /// `_stats.json` is written last, when everything else of it is under its final name, so a shard
 /// with stats is whole and a rerun skips it.
-protocol DatasetDestination: Sendable {
+package protocol DatasetDestination: Sendable {
     /// The numbers of the shards a run finished (their `_stats.json` is there).
     func finishedShards() async throws -> Set<Int>
     /// Starts shard `name` in `layout` (`imageColumn` names the images' column in the `parquet`
@@ -14,7 +14,7 @@ protocol DatasetDestination: Sendable {
 }
 
 /// One shard being written.
-protocol DatasetShardOutput: Sendable {
+package protocol DatasetShardOutput: Sendable {
     /// One row: its files, its line of the shard's `.jsonl` and its record in the shard's table.
     /// When it returns, the row is as safe as the destination keeps rows before the shard
     /// completes.
@@ -27,48 +27,48 @@ protocol DatasetShardOutput: Sendable {
 }
 
 /// What one row puts in its shard.
-struct DatasetShardRow: Sendable {
+package struct DatasetShardRow: Sendable {
     /// Its files, `KEY.jpg`, `KEY.txt`, `KEY.json` (none for a failure or in the `parquet` layout).
-    var members: [DatasetMember]
+    package var members: [DatasetMember]
     /// Its record.
-    var record: JSONValue
+    package var record: JSONValue
     /// The record's line of the `.jsonl`.
-    var line: Data
+    package var line: Data
     /// The image, for the `parquet` layout's image column (nil for a failure).
-    var image: Data?
+    package var image: Data?
 }
 
 /// A file of a sample: `KEY.jpg`, `KEY.txt`, `KEY.json`.
-struct DatasetMember: Sendable {
-    var name: String
-    var data: Data
+package struct DatasetMember: Sendable {
+    package var name: String
+    package var data: Data
 }
 
 /// A shard's Parquet table as its rows come in, in the order they come: the records, kept until
 /// the shard completes (they are small), and in the `parquet` layout the image column, whose
 /// pages go out to the shard's `.parquet` at once (``ParquetStreamedColumn``). Not safe to share:
 /// each shard output keeps its own under the lock (or in the actor) that orders its rows.
-struct DatasetShardTable {
+package struct DatasetShardTable {
     private var records: [JSONValue] = []
     private var images: ParquetStreamedColumn?
 
     /// A table for a shard of `layout`, its images in a column `imageColumn` in the `parquet` one.
-    init(layout: DatasetWriter.Layout, imageColumn: String) {
+    package init(layout: DatasetWriter.Layout, imageColumn: String) {
         images = layout == .parquet ? ParquetStreamedColumn(name: imageColumn) : nil
     }
 
     /// The first bytes of the shard's `.parquet` while it is streamed, or nil when it is written
     /// whole at the end.
-    var head: Data? { images == nil ? nil : ParquetStreamedColumn.head }
+    package var head: Data? { images == nil ? nil : ParquetStreamedColumn.head }
 
     /// Adds a row; returns what to append to the streamed `.parquet` (nothing when it is not).
-    mutating func add(_ row: DatasetShardRow) -> Data {
+    package mutating func add(_ row: DatasetShardRow) -> Data {
         records.append(row.record)
         return images?.page(row.image) ?? Data()
     }
 
     /// The whole table, or what completes the streamed one.
-    func finish() -> Data {
+    package func finish() -> Data {
         guard let images else { return ParquetTableWriter.table(records) }
         return ParquetTableWriter.rest(of: records, after: images)
     }
@@ -76,7 +76,7 @@ struct DatasetShardTable {
 
 extension DatasetDestination {
     /// A shard's number from the name of its stats, `00012_stats.json` → 12.
-    static func shardNumber(statsName name: Substring) -> Int? {
+    package static func shardNumber(statsName name: Substring) -> Int? {
         guard name.hasSuffix("_stats.json") else { return nil }
         let digits = name.dropLast("_stats.json".count)
         guard digits.count >= DatasetWriter.shardDigits, digits.allSatisfy(\.isASCII) else { return nil }
@@ -88,19 +88,19 @@ extension DatasetDestination {
 /// `00000_stats.json`. The `.tar` and `.jsonl` (and in the `parquet` layout the `.parquet`, which
 /// holds the images) are written under `.partial` names and renamed when the shard completes, a
 /// table without images written then; a files shard's folder is emptied when it is opened again.
-struct FolderDestination: DatasetDestination {
-    let directory: URL
+package struct FolderDestination: DatasetDestination {
+    package let directory: URL
 
-    init(directory: URL) throws {
+    package init(directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.directory = directory
     }
 
-    func finishedShards() throws -> Set<Int> {
+    package func finishedShards() throws -> Set<Int> {
         Set(try FileManager.default.contentsOfDirectory(atPath: directory.path).compactMap { Self.shardNumber(statsName: $0[...]) })
     }
 
-    func openShard(_ name: String, layout: DatasetWriter.Layout, imageColumn: String) throws -> any DatasetShardOutput {
+    package func openShard(_ name: String, layout: DatasetWriter.Layout, imageColumn: String) throws -> any DatasetShardOutput {
         try FolderShard(base: directory.appendingPathComponent(name).path, layout: layout, imageColumn: imageColumn)
     }
 }
@@ -140,14 +140,14 @@ private final class FolderShard: DatasetShardOutput, @unchecked Sendable {
     }
 
     private static func create(_ path: String) throws -> FileHandle {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw CommandFailure("cannot create \(path)") }
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw DatasetError("cannot create \(path)") }
         return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
     }
 
     func add(_ row: DatasetShardRow) throws {
         if layout == .files {
             // Files of their own: written outside the lock, as they share nothing.
-            for member in row.members { try writeWhole(member.data, to: base + "/" + member.name) }
+            for member in row.members { try FileSystem.writeWhole(member.data, to: base + "/" + member.name) }
         }
         try lock.withLock {
             try tar?.append(row.members)
@@ -170,15 +170,15 @@ private final class FolderShard: DatasetShardOutput, @unchecked Sendable {
             try parquet.close()
             return nil
         }
-        if let whole { try writeWhole(whole, to: base + ".parquet") }
+        if let whole { try FileSystem.writeWhole(whole, to: base + ".parquet") }
         let streamed = [".jsonl"] + (tar == nil ? [] : [".tar"]) + (parquet == nil ? [] : [".parquet"])
         for suffix in streamed {
             let partial = base + suffix + ".partial"
             guard rename(partial, base + suffix) == 0 else {
-                throw CommandFailure("cannot rename \(partial): \(String(cString: strerror(errno)))")
+                throw DatasetError("cannot rename \(partial): \(String(cString: strerror(errno)))")
             }
         }
-        try writeWhole(stats, to: base + "_stats.json")
+        try FileSystem.writeWhole(stats, to: base + "_stats.json")
     }
 
     /// Under `lock`.

@@ -1,7 +1,6 @@
-import Foundation
-import WebImage
-import WebImageCore
-import WebImageDataset
+package import Foundation
+package import WebImage
+package import WebImageCore
 
 /// `prefetch --output-format files|webdataset|parquet`: samples in shards laid out as img2dataset
 /// lays them out (its `writer.py` and `logger.py` are the reference), so that its readers and the
@@ -27,14 +26,14 @@ import WebImageDataset
 /// incremental mode and a rerun here both take a shard with a `_stats.json` as done, so a crash
 /// never leaves a torn shard counted as done. With `--shard I/N`, this run's shards are
 /// numbered I, I+N, I+2N, ...: the outputs of the N runs merge without a clash.
-final class DatasetWriter: Sendable {
+package final class DatasetWriter: Sendable {
 
-    enum Layout: String {
+    package enum Layout: String {
         case files, webdataset, parquet
     }
 
     /// How a row ended, as img2dataset's `status` field spells it.
-    enum Status: String {
+    package enum Status: String {
         case success
         case failedToDownload = "failed_to_download"
         case failedToResize = "failed_to_resize"
@@ -43,18 +42,27 @@ final class DatasetWriter: Sendable {
     }
 
     /// One row's outcome.
-    struct Sample {
-        var position: Int
-        var status: Status
+    package struct Sample {
+        package var position: Int
+        package var status: Status
         /// The error, or nil for a success (it also names the row in the stats' `status_dict`).
-        var error: String?
+        package var error: String?
         /// The image to write, for a success.
-        var image: Data?
-        var fileExtension = "jpg"
+        package var image: Data?
+        package var fileExtension = "jpg"
         /// The caption to write as `KEY.txt`, with a caption column ("" when the row has none).
-        var caption: String?
+        package var caption: String?
         /// The record, img2dataset's fields in its order.
-        var record: JSONValue
+        package var record: JSONValue
+
+        /// A row's outcome: a failure until its fields say otherwise.
+        package init(
+            position: Int, status: Status, error: String? = nil, image: Data? = nil, fileExtension: String = "jpg",
+            caption: String? = nil, record: JSONValue
+        ) {
+            (self.position, self.status, self.error, self.image) = (position, status, error, image)
+            (self.fileExtension, self.caption, self.record) = (fileExtension, caption, record)
+        }
     }
 
     /// A shard this run has rows in and has not completed.
@@ -75,24 +83,24 @@ final class DatasetWriter: Sendable {
         var total: Int?
     }
 
-    let destination: any DatasetDestination
-    let layout: Layout
+    package let destination: any DatasetDestination
+    package let layout: Layout
     /// The image column's name in the `parquet` layout: the encode format's extension (`jpg`).
-    let imageColumn: String
-    let shardSize: Int
+    package let imageColumn: String
+    package let shardSize: Int
     /// Digits of a row's place in its shard: ⌈log10 shardSize⌉ (img2dataset's
     /// `oom_sample_per_shard`).
-    let sampleDigits: Int
+    package let sampleDigits: Int
     /// Digits of a shard's number (img2dataset's `oom_shard_count`, default 5).
-    static let shardDigits = 5
-    private let slice: (index: Int, count: Int)
+    package static let shardDigits = 5
+    private let slice: ListSlice
     /// The shards an earlier run finished, read once when the run starts.
     private let finished: Set<Int>
     /// Small bookkeeping, changed in place; the writing itself is the destination's.
     private let state = Locked(State())
 
     private init(
-        destination: any DatasetDestination, layout: Layout, imageColumn: String, shardSize: Int, slice: (index: Int, count: Int),
+        destination: any DatasetDestination, layout: Layout, imageColumn: String, shardSize: Int, slice: ListSlice,
         finished: Set<Int>
     ) {
         self.destination = destination
@@ -105,9 +113,9 @@ final class DatasetWriter: Sendable {
     }
 
     /// A writer into `destination`, knowing which shards an earlier run finished there.
-    static func open(
+    package static func open(
         _ destination: any DatasetDestination, layout: Layout, imageColumn: String = "jpg", shardSize: Int,
-        slice: (index: Int, count: Int)
+        slice: ListSlice
     ) async throws -> DatasetWriter {
         DatasetWriter(
             destination: destination, layout: layout, imageColumn: imageColumn, shardSize: shardSize, slice: slice,
@@ -115,22 +123,22 @@ final class DatasetWriter: Sendable {
     }
 
     /// The number of the shard holding this run's `position`-th row.
-    func shardNumber(forPosition position: Int) -> Int {
+    package func shardNumber(forPosition position: Int) -> Int {
         position / shardSize * slice.count + slice.index
     }
 
     /// A shard's name: its number with five digits.
-    func shardName(_ number: Int) -> String {
+    package func shardName(_ number: Int) -> String {
         String(number).leftPadded(to: Self.shardDigits)
     }
 
     /// Whether the row at `position` is in a shard an earlier run finished.
-    func isWritten(position: Int) -> Bool {
+    package func isWritten(position: Int) -> Bool {
         finished.contains(shardNumber(forPosition: position))
     }
 
     /// The key of this run's `position`-th row (img2dataset's `compute_key`).
-    func key(forPosition position: Int) -> String {
+    package func key(forPosition position: Int) -> String {
         var power = 1
         for _ in 0..<sampleDigits { power *= 10 }
         let key = shardNumber(forPosition: position) * power + position % shardSize
@@ -138,7 +146,7 @@ final class DatasetWriter: Sendable {
     }
 
     /// Adds one row's outcome; completes its shard when it is the shard's last.
-    func add(_ sample: Sample) async throws {
+    package func add(_ sample: Sample) async throws {
         let shard = sample.position / shardSize
         let opening = state.withLock { state in
             if let open = state.open[shard] { return open.output }
@@ -173,18 +181,18 @@ final class DatasetWriter: Sendable {
     }
 
     /// Says how many rows this run took, which completes the last shard.
-    func finish(total: Int) async throws {
+    package func finish(total: Int) async throws {
         let (completed, incomplete) = state.withLock { state in
             state.total = total
             let completed = state.open.keys.sorted().compactMap { Self.takeIfComplete($0, from: &state, shardSize: shardSize) }
             return (completed, state.open.keys.sorted())
         }
         for shard in completed { try await complete(shard) }
-        guard incomplete.isEmpty else { throw CommandFailure("shards \(incomplete) are incomplete at the end of the list") }
+        guard incomplete.isEmpty else { throw DatasetError("shards \(incomplete) are incomplete at the end of the list") }
     }
 
     /// Gives up the shards still open (the run failed): what their destination can drop now is.
-    func abandon() async {
+    package func abandon() async {
         let open = state.withLock { state in
             defer { state.open = [:] }
             return Array(state.open.values)

@@ -1,4 +1,5 @@
 import Foundation
+import WebImageCodecs
 
 /// `keep_copyright` (imgproxy's default): when metadata is stripped, the EXIF keeps IFD0's
 /// Copyright and Artist and nothing else, as imgproxy's `vips_strip` keeps `exif-ifd0-Copyright`

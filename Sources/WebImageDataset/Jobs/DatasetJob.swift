@@ -1,33 +1,43 @@
-import Foundation
-import WebImage
-import WebImageServer
-import WebImageDataset
+package import Foundation
+package import WebImage
+import WebImageCore
 
 /// One row of a dataset run, as img2dataset's `Downloader.download_shard` handles a sample:
 /// download (refused by `X-Robots-Tag` when it says so), verify the hash, resize and encode,
 /// and a record with img2dataset's fields in its order, failures included.
-struct DatasetJob: Sendable {
-    let manager: ImageManager
-    let context: LoadContext
-    let resizer: DatasetResizer
-    let limits: DecodeLimits
-    let columns: ListColumns
-    let computeHash: DigestKind?
-    let verifyHash: DigestKind?
-    let digests: DownloadDigests?
+package struct DatasetJob: Sendable {
+    package let manager: ImageManager
+    package let context: LoadContext
+    package let resizer: DatasetResizer
+    package let limits: DecodeLimits
+    package let columns: ListColumns
+    package let computeHash: DigestKind?
+    package let verifyHash: DigestKind?
+    package let digests: DownloadDigests?
     /// The schemes and buckets rows may use, judged before anything is read.
-    let schemes: RowSchemes
-    let robots: RobotsPolicy?
+    package let schemes: RowSchemes
+    package let robots: RobotsPolicy?
     /// The `X-Robots-Tag` directives that refuse an image, judged on every download and cached copy.
-    let robotsTag: RobotsTag
+    package let robotsTag: RobotsTag
     /// Whether records carry img2dataset's `exif` field.
-    let extractsExif: Bool
+    package let extractsExif: Bool
     /// The column of boxes to blur (`--bbox-col`), if any.
-    var boxesColumn: String?
+    package var boxesColumn: String?
+
+    /// A row's work with what a run shares.
+    package init(
+        manager: ImageManager, context: LoadContext, resizer: DatasetResizer, limits: DecodeLimits, columns: ListColumns,
+        computeHash: DigestKind?, verifyHash: DigestKind?, digests: DownloadDigests?, schemes: RowSchemes, robots: RobotsPolicy?,
+        robotsTag: RobotsTag, extractsExif: Bool, boxesColumn: String?
+    ) {
+        (self.manager, self.context, self.resizer, self.limits, self.columns) = (manager, context, resizer, limits, columns)
+        (self.computeHash, self.verifyHash, self.digests, self.schemes) = (computeHash, verifyHash, digests, schemes)
+        (self.robots, self.robotsTag, self.extractsExif, self.boxesColumn) = (robots, robotsTag, extractsExif, boxesColumn)
+    }
 
     /// The sample of `row`, the `position`-th row of the run, under `key`. It never throws: every
     /// way a row can fail is its record's `status` and `error_message`.
-    func sample(_ row: ListRow, key: String, position: Int) async -> DatasetWriter.Sample {
+    package func sample(_ row: ListRow, key: String, position: Int) async -> DatasetWriter.Sample {
         var sample = DatasetWriter.Sample(position: position, status: .failedToDownload, record: .null)
         if columns.caption != nil { sample.caption = row.caption ?? "" }
         var result = Result()
@@ -140,16 +150,16 @@ struct DatasetJob: Sendable {
 
     /// A failure's text for the record and the stats: the error's own description, cut to
     /// ``maximumMessageBytes``.
-    static func message(for error: any Error) -> String {
+    package static func message(for error: any Error) -> String {
         bounded((error as? WebImageError)?.description ?? "\(error)")
     }
 
     /// The most bytes of an error's text a record or a `status_dict` key holds: a row's text
     /// (a URL) can be as long as a record, and its error is written twice per row.
-    static let maximumMessageBytes = 1024
+    package static let maximumMessageBytes = 1024
 
     /// `text` cut to ``maximumMessageBytes`` (at a character's end), with `…` when cut.
-    static func bounded(_ text: String) -> String {
+    package static func bounded(_ text: String) -> String {
         guard text.utf8.count > maximumMessageBytes else { return text }
         var cut = Substring(text)
         while cut.utf8.count > maximumMessageBytes - 3 { cut = cut.dropLast(max(1, (cut.utf8.count - maximumMessageBytes) / 4)) }
@@ -158,7 +168,7 @@ struct DatasetJob: Sendable {
 
     /// The extension of a written image: the encode format's (img2dataset's names: `jpg`), or
     /// with `--disable-all-reencoding` the format the bytes are in.
-    static func fileExtension(_ bytes: Data, resizer: DatasetResizer) -> String {
+    package static func fileExtension(_ bytes: Data, resizer: DatasetResizer) -> String {
         let format =
             resizer.disableAllReencoding ? ImageFormat(sniffing: [UInt8](bytes.prefix(64))) ?? resizer.encodeFormat : resizer.encodeFormat
         return format.preferredFileExtension

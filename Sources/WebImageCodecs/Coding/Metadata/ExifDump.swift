@@ -1,5 +1,4 @@
 package import Foundation
-import WebImage
 
 /// An image's EXIF tags as exifread (`process_file(f, details=False)`) names and prints them:
 /// `[("Image Make", "Canon"), ("EXIF ExposureTime", "1/100"), ...]`. img2dataset's `exif` field

@@ -4,7 +4,7 @@ import Foundation
 /// a folder whose lists of the format (`*.csv` and `*.csv.gz` for csv, in name order; a folder of
 /// Parquet files stays one ``SampleListReader``) follow each other. Rows are numbered across the
 /// lists, so shards and keys run on from one list to the next. Only one list is open at a time.
-public final class SampleLists {
+package final class SampleLists {
     private let format: ListFormat
     private let columns: ListColumns
     private var pending: ArraySlice<String>
@@ -16,7 +16,7 @@ public final class SampleLists {
     /// column is named before any row is read.
     /// - Throws: ``DatasetError`` for a path that cannot be read, a folder with no list of the
     ///   format, or `-` among others.
-    public init(paths: [String], format: ListFormat, columns: ListColumns) throws(DatasetError) {
+    package init(paths: [String], format: ListFormat, columns: ListColumns) throws(DatasetError) {
         guard !paths.isEmpty else { throw DatasetError("no list to read") }
         if paths.count > 1, paths.contains("-") { throw DatasetError("standard input (-) is read alone, not beside other lists") }
         var files: [String] = []
@@ -27,7 +27,7 @@ public final class SampleLists {
 
     /// The next row of the current list, or of the next one; nil after the last.
     /// - Throws: ``DatasetError`` naming the place (and the list, when there are several).
-    public func next() throws(DatasetError) -> ListRow? {
+    package func next() throws(DatasetError) -> ListRow? {
         while let (path, reader) = current {
             do {
                 if let row = try reader.next() { return row }
@@ -67,7 +67,7 @@ public final class SampleLists {
 
 extension ListFormat {
     /// Whether a file `name` holds a list of `format` by its extension (`a.csv`, `a.csv.gz`).
-    public static func holds(_ format: ListFormat, name: String) -> Bool {
+    package static func holds(_ format: ListFormat, name: String) -> Bool {
         let lowered = name.lowercased()
         return lowered.hasSuffix(".\(format.rawValue)") || lowered.hasSuffix(".\(format.rawValue).gz")
     }

@@ -3,7 +3,6 @@ import Testing
 import WebImage
 import WebImageTesting
 
-@testable import webimage
 @testable import WebImageDataset
 
 #if canImport(Glibc)

@@ -4,7 +4,6 @@ import WebImage
 import WebImageTesting
 import WebImageTestSupport
 
-@testable import webimage
 @testable import WebImageDataset
 
 /// Issue 57: what the attack on the crawler from outside found in `prefetch`: a hostile caption

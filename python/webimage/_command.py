@@ -5,7 +5,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 # The release binary, linked with the Swift runtime inside and its image libraries vendored
 # beside the package (auditwheel sets its RPATH); its resources folder sits next to it, where

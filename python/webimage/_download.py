@@ -103,6 +103,7 @@ def download(
     )
     _distributors.run(distributor, plan)
 
+
 def _warn_without_effect(given: dict) -> None:
     for name, (default, reason) in _WITHOUT_EFFECT.items():
         if given[name] != default:

@@ -103,6 +103,26 @@ def stats_total(output: Path) -> int:
     return sum(json.loads(path.read_text())["count"] for path in output.glob("*_stats.json"))
 
 
+class KillWhenHeld:
+    """A worker dying mid-shard: once the origin holds its row, every `webimage prefetch` writing
+    into `output` is SIGKILLed and the row let go. `join()` says how many were killed, for the
+    test's own thread to assert (an assertion in this thread would not fail the test)."""
+
+    def __init__(self, origin: Origin, output: Path):
+        self.killed = 0
+        self.thread = threading.Thread(target=self._run, args=(origin, output))
+        self.thread.start()
+
+    def _run(self, origin: Origin, output: Path) -> None:
+        if origin.held.wait(180):
+            self.killed = kill_runs_into(output)
+        origin.released.set()
+
+    def join(self) -> int:
+        self.thread.join()
+        return self.killed
+
+
 def kill_runs_into(output: Path) -> int:
     """SIGKILLs every `webimage prefetch` process writing into `output`: a worker dying mid-shard.
     Returns how many were killed."""

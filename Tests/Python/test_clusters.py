@@ -4,21 +4,18 @@ task whose command dies in the middle of a shard is retried by the engine itself
 `local[2,2]` allows a task two attempts, Ray's `max_retries` is `max_shard_retry`) and redoes
 only its unfinished shards."""
 
+import os
 import sys
-import threading
 
 import pytest
 
 import webimage
-from conftest import kill_runs_into, samples, stats_total, write_list
+from conftest import KillWhenHeld, samples, stats_total, write_list
 
 
 @pytest.fixture(scope="module")
 def spark():
-    pyspark = pytest.importorskip("pyspark")
     from pyspark.sql import SparkSession  # pylint: disable=import-outside-toplevel
-
-    import os  # pylint: disable=import-outside-toplevel
 
     # Executors' Python: this environment's, which has the wheel.
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -27,14 +24,14 @@ def spark():
         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.ui.enabled", "false").getOrCreate()
     )
-    assert pyspark.__version__
     yield session
     session.stop()
 
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    ray = pytest.importorskip("ray")
+    import ray  # pylint: disable=import-outside-toplevel
+
     ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=True)
     yield ray
     ray.shutdown()
@@ -52,17 +49,6 @@ def test_a_cluster_gets_a_slice_per_subjob_but_one_per_core_at_least():
     assert slices(40, 4, 2, 2) == 5
     assert slices(2_000, 1_000, 1_000, 16) == 2, "never more slices than shards"
     assert slices(0, 10_000, 1_000, 16) == 1
-
-
-def kill_when_held(origin, output):
-    def kill():
-        assert origin.held.wait(180)
-        assert kill_runs_into(output) >= 1
-        origin.released.set()
-
-    thread = threading.Thread(target=kill)
-    thread.start()
-    return thread
 
 
 @pytest.mark.parametrize("distributor", ["pyspark", "ray"])
@@ -83,11 +69,11 @@ def test_a_task_killed_mid_shard_is_retried_by_the_engine(distributor, origin, t
     url_list, urls = write_list(tmp_path, origin, 24)
     origin.hold("/img/17.jpg")
     output = tmp_path / "out"
-    killer = kill_when_held(origin, output)
+    killer = KillWhenHeld(origin, output)
     # Spark retries the failed task (no reruns inside it); Ray retries it max_shard_retry times.
     webimage.download(str(url_list), input_format="csv", output_folder=str(output), distributor=distributor,
                       number_sample_per_shard=3, subjob_size=2, thread_count=4,
                       max_shard_retry=0 if distributor == "pyspark" else 1)
-    killer.join()
+    assert killer.join() >= 1
     assert samples(output) == {url: 1 for url in urls}
     assert stats_total(output) == 24

@@ -3,12 +3,11 @@ signature and defaults), on the default distributor: local processes."""
 
 import inspect
 import json
-import threading
 
 import pytest
 
 import webimage
-from conftest import kill_runs_into, samples, stats_total, write_list
+from conftest import KillWhenHeld, samples, stats_total, write_list
 
 
 def test_img2dataset_signature():
@@ -66,7 +65,7 @@ def test_url_list_as_a_folder_or_a_list_of_files(origin, tmp_path):
 def test_a_datacomp_parquet_list(origin, tmp_path):
     """DataComp's call (its download_upstream.py: a folder of Parquet parts, uid saved, faces
     blurred by bbox_col): rows from both parts, each record with its uid and its boxes."""
-    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow  # pylint: disable=import-outside-toplevel
     import pyarrow.parquet as parquet  # pylint: disable=import-outside-toplevel
 
     folder = tmp_path / "metadata"
@@ -120,17 +119,10 @@ def test_a_killed_process_is_rerun_and_resumes(origin, tmp_path):
     url_list, urls = write_list(tmp_path, origin, 20)
     origin.hold("/img/13.jpg")
     output = tmp_path / "out"
-
-    def kill():
-        assert origin.held.wait(120)
-        assert kill_runs_into(output) >= 1
-        origin.released.set()
-
-    killer = threading.Thread(target=kill)
-    killer.start()
+    killer = KillWhenHeld(origin, output)
     webimage.download(str(url_list), input_format="csv", output_folder=str(output), processes_count=2,
                       number_sample_per_shard=3, max_shard_retry=1)
-    killer.join()
+    assert killer.join() >= 1
     assert samples(output) == {url: 1 for url in urls}
     assert stats_total(output) == 20
 
@@ -143,17 +135,10 @@ def test_a_failed_call_raises_and_the_same_call_again_completes(origin, tmp_path
     output = tmp_path / "out"
     arguments = dict(input_format="csv", output_folder=str(output), processes_count=2, number_sample_per_shard=3,
                      max_shard_retry=0)
-
-    def kill():
-        assert origin.held.wait(120)
-        assert kill_runs_into(output) >= 1
-        origin.released.set()
-
-    killer = threading.Thread(target=kill)
-    killer.start()
+    killer = KillWhenHeld(origin, output)
     with pytest.raises(webimage.CommandError, match="killed by signal 9") as failure:
         webimage.download(str(url_list), **arguments)
-    killer.join()
+    assert killer.join() >= 1
     assert failure.value.returncode == -9
     webimage.download(str(url_list), **arguments)
     assert samples(output) == {url: 1 for url in urls}

@@ -99,7 +99,7 @@ def download(
     arguments = ["prefetch"] + _command_arguments({**given, "url_list": url_list, "output_folder": output_folder})
     plan = _distributors.Plan(
         arguments=arguments, processes_count=processes_count, retries=max_shard_retry, shard_size=number_sample_per_shard,
-        subjob_size=subjob_size, rows=None if distributor == "multiprocessing" else _count_rows(arguments),
+        subjob_size=subjob_size, rows=None if distributor == "multiprocessing" else _count_rows(url_list, input_format, url_col),
     )
     _distributors.run(distributor, plan)
 
@@ -164,12 +164,8 @@ def _fire_text(value) -> str:
     return str(value)
 
 
-def _count_rows(arguments: List[str]) -> int:
+def _count_rows(url_list, input_format: str, url_col: str) -> int:
     """The list's rows, counted by the command as it reads them (a cluster's slices are sized by them)."""
-    listing = [argument for argument in arguments if _lists(argument)]
+    listing = [f"--{name}={_fire_text(value)}" for name, value in
+               (("url_list", url_list), ("input_format", input_format), ("url_col", url_col))]
     return json.loads(run(["prefetch", "--count-rows", "--json"] + listing))["rows"]
-
-
-def _lists(argument: str) -> bool:
-    """Whether a command argument says how the list is read (what counting rows needs)."""
-    return argument.split("=", 1)[0] in ("--url_list", "--input_format", "--url_col")

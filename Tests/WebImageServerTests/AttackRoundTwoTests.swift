@@ -136,12 +136,12 @@ struct AttackRoundTwoTests {
 
     @Test("a source's status labels a few series: the common ones, then the class")
     func sourceErrorKinds() {
-        #expect(SourceFetcher.failureKind(status: 404) == "http_404")
-        #expect(SourceFetcher.failureKind(status: 503) == "http_503")
-        #expect(SourceFetcher.failureKind(status: 418) == "http_4xx")
-        #expect(SourceFetcher.failureKind(status: 599) == "http_5xx")
-        #expect(SourceFetcher.failureKind(status: 999) == "http_other")
-        #expect(Set((100...999).map(SourceFetcher.failureKind)).count == 13, "900 statuses, 13 series")
+        #expect(RemoteSources.failureKind(status: 404) == "http_404")
+        #expect(RemoteSources.failureKind(status: 503) == "http_503")
+        #expect(RemoteSources.failureKind(status: 418) == "http_4xx")
+        #expect(RemoteSources.failureKind(status: 599) == "http_5xx")
+        #expect(RemoteSources.failureKind(status: 999) == "http_other")
+        #expect(Set((100...999).map(RemoteSources.failureKind)).count == 13, "900 statuses, 13 series")
     }
 
     @Test("tracestate within W3C's 32 members and 512 characters; several traceparent headers name no parent")

@@ -50,7 +50,7 @@ struct ServerHTTPTests {
                 "/photo.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg"), ("Cache-Control", "max-age=3600")], body: jpeg))
             let first = try await harness.get(harness.signedPlain("w:30", "/photo.jpg", extension: "png"))
             #expect(first.status == 200)
-            #expect(harness.server.proxy.fetcher.cache.disk?.count == 1, "stored before the answer, not in the background")
+            #expect(harness.server.proxy.fetcher.remote.cache.disk?.count == 1, "stored before the answer, not in the background")
             let second = try await harness.get(harness.signedPlain("w:40", "/photo.jpg", extension: "png"))
             #expect(second.status == 200)
             #expect(harness.origin.requestCount("/photo.jpg") == 1)
@@ -203,10 +203,10 @@ struct ServerHTTPTests {
             #expect((maximumAge - 5...maximumAge).contains(revalidatedAge), "\(revalidatedAge) after \(maximumAge)")
         }
         let now = Date(timeIntervalSince1970: 1_000_000)
-        #expect(ImageProxy.maximumAge(ttl: 31_536_000, expires: nil, now: now) == 31_536_000)
-        #expect(ImageProxy.maximumAge(ttl: 31_536_000, expires: 1_000_100, now: now) == 100)
-        #expect(ImageProxy.maximumAge(ttl: 60, expires: 1_000_100, now: now) == 60, "the TTL when it is shorter")
-        #expect(ImageProxy.maximumAge(ttl: 60, expires: 999_000, now: now) == 0)
+        #expect(ResponseBuilder.maximumAge(ttl: 31_536_000, expires: nil, now: now) == 31_536_000)
+        #expect(ResponseBuilder.maximumAge(ttl: 31_536_000, expires: 1_000_100, now: now) == 100)
+        #expect(ResponseBuilder.maximumAge(ttl: 60, expires: 1_000_100, now: now) == 60, "the TTL when it is shorter")
+        #expect(ResponseBuilder.maximumAge(ttl: 60, expires: 999_000, now: now) == 0)
     }
 
     @Test("ETag and If-None-Match: 304 from the result cache and, when the result is not cached, from the source alone")
@@ -227,12 +227,12 @@ struct ServerHTTPTests {
             #expect(hit.body.isEmpty)
             #expect(hit.header("Server-Timing")?.contains("cache") == true)
 
-            try harness.server.proxy.results.removeAll()
-            let processedBefore = harness.server.proxy.results.count
+            try harness.server.proxy.store.disk.removeAll()
+            let processedBefore = harness.server.proxy.store.disk.count
             let revalidated = try await harness.get(path, headers: [("If-None-Match", "\"other\", \(etag)")])
             #expect(revalidated.status == 304)
             #expect(revalidated.header("Server-Timing") == nil, "decided by the source, not by a cache")
-            #expect(harness.server.proxy.results.count == processedBefore, "answered without processing or storing")
+            #expect(harness.server.proxy.store.disk.count == processedBefore, "answered without processing or storing")
             let answer2 = try await harness.get(path, headers: [("If-None-Match", "\"stale\"")])
             #expect(answer2.status == 200)
             #expect(answer2.header("Server-Timing")?.contains("process;dur=") == true, "processed again")
@@ -253,7 +253,7 @@ struct ServerHTTPTests {
             var etags: [String?] = []
             for _ in 0..<3 {
                 etags.append(try await harness.get(path).header("ETag"))
-                try harness.server.proxy.results.removeAll()
+                try harness.server.proxy.store.disk.removeAll()
             }
             #expect(etags[0] != nil && Set(etags).count == 1, "\(etags)")
             #expect(harness.origin.requests(to: "/photo.jpg").count == 1, "the later two from the source cache")
@@ -316,7 +316,7 @@ struct ServerHTTPTests {
                 #expect(answer.header("Content-Type") == "text/plain; charset=utf-8")
                 #expect(!answer.text.isEmpty)
             }
-            #expect(harness.server.proxy.results.count == 0)
+            #expect(harness.server.proxy.store.disk.count == 0)
         }
         // A stall alone gets the short timeout: with it, a slow sanitizer build once timed out
         // the 10 MB source before its byte cap answered 413.
@@ -327,7 +327,7 @@ struct ServerHTTPTests {
                 "/stalled.jpg", OriginResponse(headers: [("Content-Type", "image/jpeg")], body: jpeg, delivery: .stall(after: 100)))
             let answer = try await harness.get(harness.signedPlain("w:10", "/stalled.jpg"))
             #expect(answer.status == 504, "\(answer.text)")
-            #expect(harness.server.proxy.results.count == 0)
+            #expect(harness.server.proxy.store.disk.count == 0)
         }
     }
 
@@ -460,7 +460,7 @@ struct ServerHTTPTests {
             let answer = try await harness.get(harness.signedPlain("bl:20", "/photo.jpg", extension: "png"))
             #expect(answer.status == 504)
             #expect(answer.text == "processing took longer than 0.001 seconds\n")
-            #expect(harness.server.proxy.results.entries().isEmpty)
+            #expect(harness.server.proxy.store.disk.entries().isEmpty)
         }
     }
 
@@ -492,7 +492,7 @@ struct ServerHTTPTests {
             harness.origin.route("/photo.jpg", .ok(jpeg, contentType: "image/jpeg"))
             let path = harness.signedPlain("w:20", "/photo.jpg", extension: "png")
             let first = try await harness.get(path)
-            try harness.server.proxy.results.removeAll()
+            try harness.server.proxy.store.disk.removeAll()
             let second = try await harness.get(path)
             #expect(second.status == 200 && second.body == first.body, "served from memory with the disk emptied")
             #expect(second.header("ETag") == first.header("ETag"))

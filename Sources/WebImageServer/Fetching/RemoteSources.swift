@@ -3,12 +3,12 @@ import WebImage
 import WebImageGCS
 import WebImageS3
 
-/// Gets a source's bytes through the library: ``ImageManager/data(for:)`` over a disk-only source
+/// Gets an `http(s)`, `s3` or `gs` source's bytes through the library: ``ImageManager/data(for:)`` over a disk-only source
 /// cache that follows the origin's caching headers (revalidating stale entries with `If-None-Match`),
 /// and an ``ImageDownloader`` behind the address guard, with the byte cap enforced while
 /// streaming, the redirect limit checked hop by hop, and one transfer per URL however many
 /// requests want it.
-final class SourceFetcher: Sendable {
+final class RemoteSources: Sendable {
     let manager: ImageManager
     let cache: ImageCache
     private let downloader: ImageDownloader

@@ -39,7 +39,7 @@ final class ResultBucket: Sendable {
 
     /// The stored result for `key`, or nil when the bucket has none or cannot be read.
     /// - Throws: 502 only when errors are reported (`IMGPROXY_CACHE_REPORT_ERRORS`).
-    func result(for key: String) async throws(ProxyError) -> ImageProxy.ProcessedResult? {
+    func result(for key: String) async throws(ProxyError) -> ProcessedResult? {
         let location = S3Location(bucket: settings.bucket, key: objectKey(key))
         do {
             let object = try await client.getObject(location)
@@ -49,9 +49,9 @@ final class ResultBucket: Sendable {
                 return nil
             }
             metrics.resultBucketHits.increment()
-            return ImageProxy.ProcessedResult(
+            return ProcessedResult(
                 data: object.data, contentType: contentType, etag: etag, lastModified: metadata["last-modified"],
-                debug: ImageProxy.DebugFacts(stored: metadata["debug"].map { Data($0.utf8) }), tier: .bucket)
+                debug: DebugFacts(stored: metadata["debug"].map { Data($0.utf8) }), tier: .bucket)
         } catch  where error.code == .badStatus(404) {
             metrics.resultBucketMisses.increment()
             return nil
@@ -64,7 +64,7 @@ final class ResultBucket: Sendable {
     }
 
     /// Stores a result in the background.
-    func store(_ result: ImageProxy.ProcessedResult, for key: String) {
+    func store(_ result: ProcessedResult, for key: String) {
         var metadata = ["etag": result.etag]
         if let lastModified = result.lastModified { metadata["last-modified"] = lastModified }
         if let debug = result.debug?.stored { metadata["debug"] = String(decoding: debug, as: UTF8.self) }

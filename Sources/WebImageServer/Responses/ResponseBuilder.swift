@@ -1,0 +1,158 @@
+import Crypto
+import Foundation
+import WebImage
+
+/// The last stage of a request: what the answer's status and headers are, as pure functions of
+/// the configuration, the request and what the earlier stages found. Validators (`ETag`,
+/// `Last-Modified` and the 304), `Cache-Control`, `Vary`, `Content-Disposition`, the canonical
+/// `Link`, the debug and timing headers, and the refusals.
+struct ResponseBuilder: Sendable {
+    private let configuration: ImageServerConfiguration
+
+    init(configuration: ImageServerConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// The answer with a result: a 200 with its bytes, or a 304 when the request's conditions
+    /// match its validators. `timing` is the `Server-Timing` value, none when empty.
+    func result(_ result: ProcessedResult, for request: ProxyRequest, timing: String) -> ProxyResponse {
+        self.result(result, options: request.options, vary: request.vary, conditions: request.conditions, timing: timing)
+    }
+
+    /// ``result(_:for:timing:)`` for a path resolved before, which was answered without `Vary`.
+    func result(_ result: ProcessedResult, options: ProcessingOptions, vary: [String], conditions: Conditions, timing: String)
+        -> ProxyResponse
+    {
+        let etag = presented(etag: result.etag)
+        let lastModified = presented(lastModified: result.lastModified)
+        var headers = [cacheControl(options.expires)]
+        if configuration.usesETag { headers.append(("ETag", etag)) }
+        if !vary.isEmpty { headers.append(("Vary", vary.joined(separator: ", "))) }
+        if let lastModified { headers.append(("Last-Modified", lastModified)) }
+        if !timing.isEmpty { headers.append(("Server-Timing", timing)) }
+        if configuration.enablesDebugHeaders, let debug = result.debug { headers += debug.headers }
+        if conditions.notModified(etag: etag, lastModified: lastModified) {
+            return ProxyResponse(status: 304, headers: headers, tier: result.tier)
+        }
+        headers += [("Content-Type", result.contentType), ("Content-Length", String(result.data.count))]
+        headers += Self.activeContentHeaders(result.contentType)
+        return ProxyResponse(status: 200, headers: headers, body: result.data, tier: result.tier)
+    }
+
+    /// An `/info` answer: the JSON, or a 304 when `If-None-Match` names its ETag.
+    func info(_ result: ProcessedResult, options: InfoOptions, ifNoneMatch: String?) -> ProxyResponse {
+        let etag = presented(etag: result.etag)
+        var headers = [cacheControl(options.expires)]
+        if configuration.usesETag { headers.append(("ETag", etag)) }
+        if let ifNoneMatch, configuration.usesETag, Conditions.matches(ifNoneMatch, etag) {
+            return ProxyResponse(status: 304, headers: headers, tier: result.tier)
+        }
+        headers += [("Content-Type", result.contentType), ("Content-Length", String(result.data.count))]
+        return ProxyResponse(status: 200, headers: headers, body: result.data, tier: result.tier)
+    }
+
+    /// `raw`: the source's bytes as they are, typed by their sniffed format, with no validators.
+    func raw(_ data: Data, format: ImageFormat, options: ProcessingOptions) -> ProxyResponse {
+        let headers = [cacheControl(options.expires), ("Content-Type", format.mimeType), ("Content-Length", String(data.count))]
+        return ProxyResponse(status: 200, headers: headers + Self.activeContentHeaders(format.mimeType), body: data, tier: .raw)
+    }
+
+    /// The fallback image made for a request whose source failed with `error`: the fallback's own
+    /// status (or the error's) and lifetime, no validators.
+    func fallback(_ data: Data, format: ImageFormat, fallback: FallbackImage, error: ProxyError, for request: ProxyRequest)
+        -> ProxyResponse
+    {
+        let maximumAge = fallback.ttl ?? Self.maximumAge(ttl: configuration.resultTTL, expires: request.options.expires)
+        var headers: [(name: String, value: String)] =
+            [("Cache-Control", "public, max-age=\(maximumAge)"), ("Content-Type", format.mimeType), ("Content-Length", String(data.count))]
+            + Self.activeContentHeaders(format.mimeType)
+        if !request.vary.isEmpty { headers.append(("Vary", request.vary.joined(separator: ", "))) }
+        return ProxyResponse(
+            status: fallback.status == 0 ? error.status.code : fallback.status, headers: headers, body: data, tier: .fallback)
+    }
+
+    /// A refusal or failure: its reason as text, kept by caches in front for the error TTL unless
+    /// it is transient.
+    func error(_ error: ProxyError) -> ProxyResponse {
+        var headers: [(name: String, value: String)] = [("Content-Type", "text/plain; charset=utf-8")]
+        let transient = [503, 504, 499].contains(error.status.code)
+        headers.append(("Cache-Control", transient ? "no-store" : "public, max-age=\(configuration.errorTTL)"))
+        if let retryAfter = error.retryAfter { headers.append(("Retry-After", String(retryAfter))) }
+        return ProxyResponse(status: error.status.code, headers: headers, body: Data((error.reason + "\n").utf8))
+    }
+
+    /// The headers every answer about `source` gets after its stage made it: imgproxy's canonical
+    /// `Link` and, for an answer with an image in it, `Content-Disposition`.
+    func sourceHeaders(of response: ProxyResponse, source: @autoclosure () -> String, options: ProcessingOptions)
+        -> [(name: String, value: String)]
+    {
+        // The source's text is asked for only when needed: a memory hit pays nothing when both are off.
+        let disposition = dispositionFormat(of: response)
+        guard configuration.setsCanonicalHeader || disposition != nil else { return [] }
+        let text = source()
+        var headers: [(name: String, value: String)] = []
+        if configuration.setsCanonicalHeader, text.hasPrefix("http://") || text.hasPrefix("https://") {
+            headers.append(("Link", "<\(text)>; rel=\"canonical\""))
+        }
+        if let disposition {
+            let value = ContentDisposition.value(
+                source: text, filename: options.filename, format: disposition, attachment: options.returnAttachment)
+            headers.append(("Content-Disposition", value))
+        }
+        return headers
+    }
+
+    /// The format of an answer with an image in it (``ContentDisposition``); none for a 304 or
+    /// an error.
+    private func dispositionFormat(of response: ProxyResponse) -> ImageFormat? {
+        guard !response.body.isEmpty, let type = response.headers.last(where: { $0.name == "Content-Type" })?.value else { return nil }
+        return ImageFormat.allCases.first { $0.mimeType == type }
+    }
+
+    private func cacheControl(_ expires: Int?) -> (name: String, value: String) {
+        ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: expires))")
+    }
+
+    /// A strong validator of an answer made from a source whose SHA-256 is `digest` as
+    /// `description` says: the source's bytes, the canonical options and the format.
+    static func etag(digest: [UInt8], describing description: String) -> String {
+        var hash = SHA256()
+        hash.update(data: Data(digest))
+        hash.update(data: Data("\n\(description)".utf8))
+        return "\"" + URLSigner.base64URL(Array(Array(hash.finalize()).prefix(18))) + "\""
+    }
+
+    /// The `max-age` of a result: the TTL, cut to what is left of the URL's `expires` so that no
+    /// cache in front (the nginx tier, a CDN, a browser) serves an expired URL's image on.
+    static func maximumAge(ttl: Int, expires: Int?, now: Date = Date()) -> Int {
+        guard let expires else { return ttl }
+        return max(0, min(ttl, expires - Int(now.timeIntervalSince1970.rounded(.up))))
+    }
+
+    /// The `ETag` sent: the stored one, or with a buster imgproxy's `"BUSTER/base64url(etag)"`.
+    func presented(etag: String) -> String {
+        guard !configuration.etagBuster.isEmpty else { return etag }
+        return "\"\(configuration.etagBuster)/\(URLSigner.base64URL(Array(etag.utf8)))\""
+    }
+
+    /// The `Last-Modified` sent: none when off, the buster when the source's is older.
+    func presented(lastModified: String?) -> String? {
+        guard configuration.usesLastModified, let lastModified else { return nil }
+        guard let buster = configuration.lastModifiedBuster, let date = HTTPDate.parse(lastModified), date < buster else {
+            return lastModified
+        }
+        return HTTPDate.format(buster)
+    }
+
+    /// What an answer that a browser could run gets: an SVG (answered as SVG by `raw`, `skp:svg`
+    /// or `--skip-processing-formats svg`, never made here) may hold scripts, event attributes
+    /// and external references, which run when the URL is opened as a page. It is sent with a
+    /// policy that lets it run and fetch nothing (inline styles aside) and in a sandbox, and as an
+    /// attachment (``ContentDisposition``); as an `<img>` a browser runs none of
+    /// it anyway. imgproxy sanitises the document instead (`IMGPROXY_SANITIZE_SVG`); these headers
+    /// cover every way in without a second XML parser.
+    static func activeContentHeaders(_ contentType: String) -> [(name: String, value: String)] {
+        guard contentType == ImageFormat.svg.mimeType else { return [] }
+        return [("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")]
+    }
+}

@@ -2,6 +2,7 @@ import ArgumentParser
 import CWebImageCodecs
 import Foundation
 import WebImage
+import WebImageGCS
 import WebImageS3
 import WebImageDataset
 
@@ -258,12 +259,32 @@ struct PrefetchCommand: AsyncParsableCommand {
                     local.input.append(list)
                     continue
                 }
-                let copy = try await BucketListCopy.download(list, format: dataset.listFormat, environment: environment)
+                let copy = try await Self.copyList(list, format: dataset.listFormat, environment: environment)
                 copies.append(copy.folder)
                 local.input.append(copy.path)
             }
             try await local.prefetchAll()
         }
+    }
+
+    /// `-i s3://BUCKET/KEY` or `-i gs://BUCKET/OBJECT` (a trailing `/` for a prefix's lists)
+    /// copied to a local file or folder (``BucketListCopy``), with a client made from the
+    /// environment's settings.
+    private static func copyList(_ text: String, format: ListFormat, environment: [String: String]) async throws -> BucketListCopy.Copy {
+        let what = "cannot read the list \(text)"
+        if let url = URL(string: text), let location = S3Location(url: url) {
+            return try await withS3Client(what, environment: environment) { client in
+                try await BucketListCopy.download(
+                    location.key, from: S3ShardStore(client: client, bucket: location.bucket), format: format, name: text)
+            }
+        }
+        if let url = URL(string: text), let location = GCSLocation(url: url) {
+            return try await withGCSClient(what, environment: environment) { client in
+                try await BucketListCopy.download(
+                    location.object, from: GCSShardStore(client: client, bucket: location.bucket), format: format, name: text)
+            }
+        }
+        throw CommandFailure("-i \(text) is not s3://BUCKET/KEY or gs://BUCKET/OBJECT")
     }
 
     private func prefetchAll() async throws {
@@ -308,7 +329,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             } else if let output {
                 total = try await saveFiles(into: output, run: run)
             } else {
-                total = try await streamList { row, _, _ in { await prefetch(row, stem: "", into: nil, run: run) } }
+                total = try await streamList { row in { await prefetch(row, stem: "", into: nil, run: run) } }
             }
         } catch {
             display.cancel()
@@ -362,26 +383,10 @@ struct PrefetchCommand: AsyncParsableCommand {
         var stem = ""
         return try await streamList(
             everyLine: { row, index in stem = namer.stem(for: row.url, index: index) },
-            { row, _, _ in
+            { row in
                 let name = stem
                 return { await prefetch(row, stem: name, into: output, run: run) }
             })
-    }
-
-    /// Runs the work `next` hands out, `jobs` at a time, until it hands out nil.
-    private func runBounded(_ next: () throws -> (@Sendable () async throws -> Void)?) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var running = 0
-            while let work = try next() {
-                if running == jobs {
-                    try await group.next()
-                    running -= 1
-                }
-                group.addTask(operation: work)
-                running += 1
-            }
-            try await group.waitForAll()
-        }
     }
 
     /// Loads one URL, and with `-o` writes it as `stem.EXT`, EXT from the format written. What
@@ -498,28 +503,16 @@ struct PrefetchCommand: AsyncParsableCommand {
             columns: try dataset.columns(), computeHash: hashes.compute, verifyHash: hashes.verify?.kind,
             digests: dataset.dedup ? DownloadDigests() : nil, schemes: run.schemes, robots: run.robots, robotsTag: run.robotsTag,
             extractsExif: dataset.extractExif, boxesColumn: dataset.bboxCol)
-        do {
-            let total = try await streamList { row, _, place in
-                if writer.isWritten(position: place) {
-                    run.counts.update { $0.skipped += 1 }
-                    return nil
-                }
-                let key = writer.key(forPosition: place)
-                return {
-                    let sample = await job.sample(row, key: key, position: place)
-                    run.counts.update {
-                        if sample.status == .success { $0.succeeded += 1 } else { $0.failed += 1 }
-                        $0.bytes += Int64(sample.image?.count ?? 0)
-                    }
-                    if let error = sample.error { run.reporter.message("webimage: \(row.url): \(error)") }
-                    try await writer.add(sample)
-                }
+        return try await job.write(
+            ListEntries(try listReader(), slice: try shard()), into: writer, concurrency: jobs,
+            wrap: { row, work in TraceExport.traced("prefetch", url: row.url, work) }
+        ) { row, sample in
+            guard let sample else { return run.counts.update { $0.skipped += 1 } }
+            run.counts.update {
+                if sample.status == .success { $0.succeeded += 1 } else { $0.failed += 1 }
+                $0.bytes += Int64(sample.image?.count ?? 0)
             }
-            try await writer.finish(total: total)
-            return total
-        } catch {
-            await writer.abandon()
-            throw error
+            if let error = sample.error { run.reporter.message("webimage: \(row.url): \(error)") }
         }
     }
 
@@ -561,29 +554,21 @@ struct PrefetchCommand: AsyncParsableCommand {
         RobotsTag(disallowed: dataset.disallowedDirectives, token: dataset.normalizedToken)
     }
 
-    /// Reads the list a block at a time and runs this run's slice of it, `jobs` at a time, never
-    /// holding the list: `job` gets each URL with its index among the list's URLs and its place
-    /// in this run, and returns the work to do, or nil to skip it. Returns how many URLs the run
-    /// took.
-    /// `everyLine` sees each URL of the list, in this run's slice or not, with its index.
+    /// Runs this run's slice of the list, `jobs` at a time, never holding the list
+    /// (``ListEntries``, ``runBounded(_:concurrency:_:)``): `job` gets each row the run takes and
+    /// returns the work to do, or nil to skip it; `everyLine` sees every row of the list, in this
+    /// run's slice or not, with its index. Returns how many rows the run took.
     private func streamList(
-        everyLine: (ListRow, Int) -> Void = { _, _ in }, _ job: (ListRow, Int, Int) -> (@Sendable () async throws -> Void)?
+        everyLine: (ListRow, Int) -> Void = { _, _ in }, _ job: (ListRow) -> (@Sendable () async throws -> Void)?
     ) async throws -> Int {
-        let reader = try listReader()
-        let slice = try shard()
-        var index = -1
-        var position = 0
-        try await runBounded {
-            while let row = try reader.next() {
-                index += 1
-                everyLine(row, index)
-                if let slice, !slice.contains(row.url) { continue }
-                position += 1
-                if let work = job(row, index, position - 1) { return TraceExport.traced("prefetch", url: row.url, work) }
-            }
-            return nil
+        var taken = 0
+        try await runBounded(ListEntries(try listReader(), slice: try shard()), concurrency: jobs) { entry in
+            everyLine(entry.row, entry.index)
+            guard entry.position != nil else { return nil }
+            taken += 1
+            return job(entry.row).map { TraceExport.traced("prefetch", url: entry.row.url, $0) }
         }
-        return position
+        return taken
     }
 
     /// Loads one URL into the cache (unless `--no-cache`). Images kept as they came are checked by
@@ -632,14 +617,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     /// How many URLs this run will take, counted without keeping the list (0 for stdin).
     private func countSelected() throws -> Int {
         guard lists != ["-"] else { return 0 }
-        let reader = try listReader()
-        let slice = try shard()
-        var count = 0
-        while let row = try reader.next() {
-            if let slice, !slice.contains(row.url) { continue }
-            count += 1
-        }
-        return count
+        return try ListEntries(try listReader(), slice: try shard()).countTaken()
     }
 
     /// The shaping options' context, storing on disk only: the process exits when the list is

@@ -50,7 +50,10 @@ package struct BucketDestination: DatasetDestination {
 
     package func finishedShards() async throws -> Set<Int> {
         // The prefix's own level only: a files shard's folder holds a shard's worth of keys.
-        Set(try await store.keys(prefix: prefix, delimiter: "/").compactMap { Self.shardNumber(statsName: $0.dropFirst(prefix.count)) })
+        Set(
+            try await store.objects(prefix: prefix, delimiter: "/").compactMap {
+                Self.shardNumber(statsName: $0.key.dropFirst(prefix.count))
+            })
     }
 
     package func openShard(_ name: String, layout: DatasetWriter.Layout, imageColumn: String) async throws -> any DatasetShardOutput {
@@ -63,7 +66,7 @@ package struct BucketDestination: DatasetDestination {
             case .files: nil
             }
         guard let streamed else {
-            for stale in try await store.keys(prefix: base + "/", delimiter: nil) { try await store.delete(stale) }
+            for stale in try await store.objects(prefix: base + "/", delimiter: nil) { try await store.delete(stale.key) }
             return BucketShard(store: store, base: base, upload: nil, table: table, partSize: partSize)
         }
         let upload = try await store.startUpload(base + streamed.suffix, contentType: streamed.contentType)

@@ -2,16 +2,22 @@ package import Foundation
 package import WebImageGCS
 package import WebImageS3
 
-/// What a dataset written to a bucket needs of its store: objects put, listed and deleted, and
-/// one object written as a stream of parts that is whole under its name only once finished.
-/// S3's multipart uploads and Cloud Storage's resumable uploads both are such streams.
+/// What a dataset needs of a bucket, for its lists and its shards: objects listed with their
+/// sizes, read by ranges, put and deleted, and one object written as a stream of parts that is
+/// whole under its name only once finished. S3's multipart uploads and Cloud Storage's resumable
+/// uploads both are such streams.
 package protocol ShardStore: Sendable {
     /// `s3://BUCKET` or `gs://BUCKET`, for messages.
     var bucketURL: String { get }
     func put(_ key: String, data: Data, contentType: String) async throws
     func delete(_ key: String) async throws
-    /// The keys under `prefix`; with `delimiter`, those of the prefix's own level.
-    func keys(prefix: String, delimiter: String?) async throws -> [String]
+    /// The objects under `prefix`, every page of the listing; with `delimiter`, those of the
+    /// prefix's own level.
+    func objects(prefix: String, delimiter: String?) async throws -> [(key: String, size: Int)]
+    /// The size of the object `key`.
+    func size(of key: String) async throws -> Int
+    /// The bytes `range` of the object `key`.
+    func read(_ key: String, range: ClosedRange<Int>) async throws -> Data
     /// Starts the streamed object `key`, ending what a stopped run left of it.
     func startUpload(_ key: String, contentType: String) async throws -> any ShardUpload
 }
@@ -34,6 +40,11 @@ package struct S3ShardStore: ShardStore {
     package let client: S3Client
     package let bucket: String
 
+    /// The bucket `bucket` through `client`.
+    package init(client: S3Client, bucket: String) {
+        (self.client, self.bucket) = (client, bucket)
+    }
+
     package var bucketURL: String { "s3://\(bucket)" }
 
     package func put(_ key: String, data: Data, contentType: String) async throws {
@@ -44,10 +55,21 @@ package struct S3ShardStore: ShardStore {
         try await client.deleteObject(S3Location(bucket: bucket, key: key))
     }
 
-    package func keys(prefix: String, delimiter: String?) async throws -> [String] {
-        var keys: [String] = []
-        for try await object in client.objects(bucket: bucket, prefix: prefix, delimiter: delimiter) { keys.append(object.key) }
-        return keys
+    package func objects(prefix: String, delimiter: String?) async throws -> [(key: String, size: Int)] {
+        var objects: [(key: String, size: Int)] = []
+        for try await object in client.objects(bucket: bucket, prefix: prefix, delimiter: delimiter) {
+            objects.append((object.key, object.size))
+        }
+        return objects
+    }
+
+    package func size(of key: String) async throws -> Int {
+        try await client.headObject(S3Location(bucket: bucket, key: key)).size ?? 0
+    }
+
+    package func read(_ key: String, range: ClosedRange<Int>) async throws -> Data {
+        let options = S3GetOptions(range: "bytes=\(range.lowerBound)-\(range.upperBound)")
+        return try await client.getObject(S3Location(bucket: bucket, key: key), options: options).data
     }
 
     /// A run killed inside a shard left its upload open: it is aborted first.
@@ -93,6 +115,11 @@ package struct GCSShardStore: ShardStore {
     package let client: GCSClient
     package let bucket: String
 
+    /// The bucket `bucket` through `client`.
+    package init(client: GCSClient, bucket: String) {
+        (self.client, self.bucket) = (client, bucket)
+    }
+
     package var bucketURL: String { "gs://\(bucket)" }
 
     package func put(_ key: String, data: Data, contentType: String) async throws {
@@ -103,15 +130,23 @@ package struct GCSShardStore: ShardStore {
         try await client.deleteObject(GCSLocation(bucket: bucket, object: key))
     }
 
-    package func keys(prefix: String, delimiter: String?) async throws -> [String] {
-        var keys: [String] = []
+    package func objects(prefix: String, delimiter: String?) async throws -> [(key: String, size: Int)] {
+        var objects: [(key: String, size: Int)] = []
         var token: String?
         repeat {
             let page = try await client.listObjects(bucket: bucket, prefix: prefix, delimiter: delimiter, pageToken: token)
-            keys += page.objects.map(\.name)
+            objects += page.objects.map { ($0.name, $0.size) }
             token = page.nextPageToken
         } while token != nil
-        return keys
+        return objects
+    }
+
+    package func size(of key: String) async throws -> Int {
+        try await client.objectSize(GCSLocation(bucket: bucket, object: key))
+    }
+
+    package func read(_ key: String, range: ClosedRange<Int>) async throws -> Data {
+        try await client.getObject(GCSLocation(bucket: bucket, object: key), range: range).data
     }
 
     /// A resumable upload a stopped run left behind holds no object under the name (its session

@@ -503,10 +503,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             columns: try dataset.columns(), computeHash: hashes.compute, verifyHash: hashes.verify?.kind,
             digests: dataset.dedup ? DownloadDigests() : nil, schemes: run.schemes, robots: run.robots, robotsTag: run.robotsTag,
             extractsExif: dataset.extractExif, boxesColumn: dataset.bboxCol)
-        return try await job.write(
-            ListEntries(try listReader(), slice: try shard()), into: writer, concurrency: jobs,
-            wrap: { row, work in TraceExport.traced("prefetch", url: row.url, work) }
-        ) { row, sample in
+        let finished: @Sendable (ListRow, DatasetWriter.Sample?) -> Void = { row, sample in
             guard let sample else { return run.counts.update { $0.skipped += 1 } }
             run.counts.update {
                 if sample.status == .success { $0.succeeded += 1 } else { $0.failed += 1 }
@@ -514,6 +511,9 @@ struct PrefetchCommand: AsyncParsableCommand {
             }
             if let error = sample.error { run.reporter.message("webimage: \(row.url): \(error)") }
         }
+        return try await job.write(
+            ListEntries(try listReader(), slice: try shard()), into: writer, concurrency: jobs,
+            wrap: { row, work in TraceExport.traced("prefetch", url: row.url, work) }, finished: finished)
     }
 
     /// The downloader as the dataset options ask: the timeout, the retries, the user agent

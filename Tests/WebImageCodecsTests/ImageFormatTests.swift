@@ -38,12 +38,20 @@ struct ImageFormatTests {
         #expect(sniff([0x01, 0x02, 0x03]) == nil)
     }
 
-    @Test("SVG is a < with </svg> in the last 100 bytes")
+    @Test("SVG: the first element is svg (a prefix aside), after a BOM, white space, declaration, comments and doctype")
     func svg() {
         #expect(sniff(ascii("<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>\n")) == .svg)
         #expect(sniff(ascii("<?xml version=\"1.0\"?><svg>" + String(repeating: " ", count: 500) + "</svg>")) == .svg)
-        let farEnd = "<svg></svg>" + String(repeating: " ", count: 200)
-        #expect(sniff(ascii(farEnd)) == nil, "the closing tag must be in the last 100 bytes")
+        #expect(sniff(ascii("<svg></svg>" + String(repeating: " ", count: 200))) == .svg, "whatever follows the document")
+        let prolog =
+            "\n  <?xml version=\"1.0\"?>\n<!-- made by hand -->\n"
+            + "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" \"x.dtd\" [ <!ENTITY a \"b\"> ]>\n<svg width=\"1\"/>"
+        #expect(sniff([0xEF, 0xBB, 0xBF] + ascii(prolog)) == .svg)
+        #expect(sniff(ascii("<svg\nwidth=\"1\">")) == .svg, "a document cut short is still one")
+        #expect(sniff(ascii("<svgx></svgx>")) == nil)
+        #expect(sniff(ascii("<SVG></SVG>")) == nil, "XML names are case-sensitive")
+        #expect(sniff(ascii("<html><body><svg></svg></body></html>")) == nil, "an inline svg does not make a page an SVG file")
+        #expect(sniff(ascii("<!-- never closed <svg>")) == nil)
     }
 
     private func box(major: String, compatible: [String] = []) -> [UInt8] {

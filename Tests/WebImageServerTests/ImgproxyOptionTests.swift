@@ -415,10 +415,18 @@ struct ImgproxyOptionsDocumentTests {
 
     @Test("every option has a row, each row's names parse (or say not yet), each named test exists")
     func documented() throws {
-        let document = try String(contentsOf: Self.root.appendingPathComponent("docs/imgproxy-options.md"), encoding: .utf8)
+        let whole = try String(contentsOf: Self.root.appendingPathComponent("docs/imgproxy-options.md"), encoding: .utf8)
+        let otherTests = try #require(whole.range(of: "## imgproxy's other tests"))
+        let document = whole[..<otherTests.lowerBound]
         let rows = document.split(separator: "\n").filter { $0.hasPrefix("| `") }
         var documentedNames: Set<String> = []
         let tests = try Self.testFunctions()
+        // The section on imgproxy's other test files: each suite it names holds tests here.
+        let otherSuites = whole[otherTests.upperBound...].split(separator: "`").map(String.init).filter {
+            $0.hasPrefix("Imgproxy") && $0.hasSuffix("Tests")
+        }
+        #expect(otherSuites.count >= 5)
+        for suite in otherSuites { #expect(tests.contains { $0.hasPrefix(suite + ".") }, "other tests: suite \(suite)") }
         for row in rows {
             let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             let names = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map {

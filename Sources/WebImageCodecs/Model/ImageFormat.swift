@@ -4,7 +4,10 @@ public import Foundation
 ///
 /// Sniffing follows SDWebImage 5 (`NSData+ImageContentType`): the first byte picks the family
 /// (`0xFF` JPEG, `0x89` PNG, `0x47` GIF, `0x49`/`0x4D` TIFF, `RIFF…WEBP` WebP, an ISO-BMFF
-/// `ftyp` box for HEIC and HEIF, `%PDF`, and `<` with `</svg>` in the last 100 bytes for SVG).
+/// `ftyp` box for HEIC and HEIF, `%PDF`). SVG is recognised as imgproxy's `imagetype.IsSVG` does:
+/// a document whose first element's local name is `svg` (`<svg …>`, `<svg:svg …>`), after an
+/// optional byte order mark, white space, the XML declaration, processing instructions, comments
+/// and a doctype, whether or not the rest has arrived.
 /// It adds formats SDWebImage leaves out: AVIF (an `ftyp` box whose major or compatible brand is
 /// `avif` or `avis`, checked before HEIF because AVIF files often carry the `mif1` major brand),
 /// BMP (`BM`), ICO (`00 00 01 00`) and JPEG XL (the bare codestream `FF 0A`, checked before JPEG,
@@ -101,6 +104,9 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
 
     private static func sniff(_ bytes: UnsafeRawBufferPointer) -> ImageFormat? {
         guard let first = bytes.first else { return nil }
+        if first == 0x3C || first == 0xEF || first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D {
+            return SVGSniffer.startsWithSVGElement(bytes) ? .svg : nil
+        }
         switch first {
         case 0xFF:
             return bytes.count >= 2 && bytes[1] == 0x0A ? .jpegXL : .jpeg
@@ -111,7 +117,6 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
         case 0x52: return matches(bytes, "RIFF", at: 0) && matches(bytes, "WEBP", at: 8) ? .webP : nil
         case 0x00: return sniffBox(bytes)
         case 0x25: return matches(bytes, "%PDF", at: 0) ? .pdf : nil
-        case 0x3C: return containsSVGEnd(bytes) ? .svg : nil
         case 0x42: return bytes.count >= 2 && bytes[1] == 0x4D ? .bmp : nil
         default: return nil
         }
@@ -141,13 +146,6 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
         if heicBrands.contains(where: { matches(bytes, $0, at: 8) }) { return .heic }
         if heifBrands.contains(where: { matches(bytes, $0, at: 8) }) { return .heif }
         return nil
-    }
-
-    private static func containsSVGEnd(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let tail = UnsafeRawBufferPointer(rebasing: bytes[max(0, bytes.count - 100)...])
-        let needle: StaticString = "</svg>"
-        guard tail.count >= needle.utf8CodeUnitCount else { return false }
-        return (0...(tail.count - needle.utf8CodeUnitCount)).contains { matches(tail, needle, at: $0) }
     }
 
     private static func matches(_ bytes: UnsafeRawBufferPointer, _ ascii: StaticString, at offset: Int) -> Bool {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WebImageCore
+import WebImageDataset
 
 /// The `webimage` command: image loading and caching from the shell.
 ///

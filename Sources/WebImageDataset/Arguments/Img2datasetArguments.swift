@@ -5,20 +5,20 @@ import Foundation
 /// command runs with `webimage prefetch` in place of `img2dataset`. Its own option names become
 /// ours; options that have no meaning here are dropped with a warning naming them; anything else
 /// is left for the parser, which names what it does not know.
-enum Img2datasetArguments {
+package enum Img2datasetArguments {
     /// img2dataset's names that are spelled differently here.
-    static let renamed: [String: String] = [
+    package static let renamed: [String: String] = [
         "url_list": "--input", "output_folder": "--output", "thread_count": "-j", "number_sample_per_shard": "--shard-size",
     ]
 
     /// Its switches (Fire takes `--name`, `--name=True`, `--name True`, `--noname`).
-    static let switches: Set<String> = [
+    package static let switches: Set<String> = [
         "resize_only_if_bigger", "skip_reencode", "disable_all_reencoding", "extract_exif", "respect_robots_txt", "dedup",
         "keep_animation",
     ]
 
     /// Its options that have nothing to do here: with the reason given in the warning.
-    static let dropped: [String: String] = [
+    package static let dropped: [String: String] = [
         "processes_count": "one process uses every core (-j sets the downloads at once)",
         "enable_wandb": "no Weights & Biases reporting", "wandb_project": "no Weights & Biases reporting",
         "distributor": "one process; --shard I/N spreads a list over machines",
@@ -30,7 +30,7 @@ enum Img2datasetArguments {
     ]
 
     /// The arguments after `prefetch`, translated, and a warning per dropped option.
-    static func translate(_ arguments: [String]) -> (arguments: [String], warnings: [String]) {
+    package static func translate(_ arguments: [String]) -> (arguments: [String], warnings: [String]) {
         var output: [String] = []
         var warnings: [String] = []
         var index = 0
@@ -86,7 +86,7 @@ enum Img2datasetArguments {
     }
 
     /// Fire's booleans.
-    static func boolean(_ text: String) -> Bool? {
+    package static func boolean(_ text: String) -> Bool? {
         switch text.lowercased() {
         case "true", "1", "yes": true
         case "false", "0", "no": false
@@ -96,18 +96,18 @@ enum Img2datasetArguments {
 
     /// A Python list literal (`["a", 'b']`, what img2dataset's list options take) as `a,b`; any
     /// other value as it is.
-    static func list(_ text: String) -> String {
+    package static func list(_ text: String) -> String {
         isList(text) ? items(text).joined(separator: ",") : text
     }
 
     /// Whether a value is a Python list literal.
-    static func isList(_ text: String) -> Bool {
+    package static func isList(_ text: String) -> Bool {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         return trimmed.hasPrefix("[") && trimmed.hasSuffix("]")
     }
 
     /// A Python list literal's items, unquoted.
-    static func items(_ text: String) -> [String] {
+    package static func items(_ text: String) -> [String] {
         text.trimmingCharacters(in: .whitespaces).dropFirst().dropLast().split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
         }

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import webimage
+@testable import WebImageDataset
 
 /// img2dataset's command line (Python Fire's spellings, as its README and dataset examples write
 /// them) translated for `prefetch`.

@@ -5,11 +5,10 @@ import Tracing
 import WebImage
 
 /// The proxy's request handling, apart from the wire. One request goes through its stages in
-/// order, as imgproxy's `execute` does: read (``RequestReader``: path, signature, options, the
-/// source judged) → result store (``ResultStore``: memory, disk, bucket) → on a miss, fetch
-/// (``SourceFetcher``) and process (``ProcessingStage``) once however many requests want the
-/// result, then store → response (``ResponseBuilder``: validators, caching headers). ``ImageServer``
-/// puts it behind Hummingbird; it owns no image logic of its own.
+/// order, as imgproxy's `execute` does: read (the path, its signature and options, the source
+/// judged) → the result store (memory, disk, the fleet's bucket) → on a miss, fetch and process
+/// once however many requests want the result, then store → the response (validators, caching
+/// headers). ``ImageServer`` puts it behind Hummingbird; it owns no image logic of its own.
 public final class ImageProxy: Sendable {
     let configuration: ImageServerConfiguration
     let reader: RequestReader

@@ -23,7 +23,7 @@ final class ResultStore: Sendable {
     /// make one GET.
     private let bucketLookups = InFlight<ProcessedResult?>()
     /// The SHA-256 of sources served from the source cache, by the cache entry they came from:
-    /// every result of a cached source is validated by its digest (``ResponseHeaders/etag(digest:describing:)``),
+    /// every result of a cached source is validated by its digest (``ResponseBuilder/etag(digest:describing:)``),
     /// which for a 512 KB photo was 4% of a request's time when hashed again each time.
     private let sourceDigests = MemoryCache<[UInt8]>(configuration: MemoryCacheConfiguration(costLimit: 1 << 20))
     private let metrics: ServerMetrics

@@ -605,10 +605,12 @@ def run_side(side: Side, data: Path) -> float:
 
 def baseline_side(ours: Side, binary: Path, data: Path) -> Side:
     """Ours with an earlier build in place of this one's: its CompareWorkloads, or its `webimage` for
-    the sides that run the command (their scripts take it from WEBIMAGE_BINARY)."""
+    the sides that run the command (their scripts take it from WEBIMAGE_BINARY). A binary not called
+    CompareWorkloads is a `webimage`, whatever its file is called: judged by the name `webimage`
+    alone, a copy called `webimage-old` replaced nothing and the "before" side ran this build."""
     def command(path):
         arguments = ours.command(path)
-        if binary.name == "webimage":
+        if binary.name != WORKLOADS.name:
             if str(WORKLOADS) in map(str, arguments):
                 raise RuntimeError("a webimage baseline cannot stand in for CompareWorkloads")
             return ["env", f"WEBIMAGE_BINARY={binary}", *arguments]

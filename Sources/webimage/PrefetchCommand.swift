@@ -565,20 +565,16 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     /// Runs this run's slice of the list, `jobs` at a time, never holding the list
-    /// (``ListEntries``, ``runBounded(_:concurrency:_:)``): `job` gets each row the run takes and
+    /// (``ListEntries/run(concurrency:everyRow:_:)``): `job` gets each row the run takes and
     /// returns the work to do, or nil to skip it; `everyLine` sees every row of the list, in this
     /// run's slice or not, with its index. Returns how many rows the run took.
     private func streamList(
         everyLine: (ListRow, Int) -> Void = { _, _ in }, _ job: (ListRow) -> (@Sendable () async throws -> Void)?
     ) async throws -> Int {
-        var taken = 0
-        try await runBounded(ListEntries(try listReader(), slice: try shard()), concurrency: jobs) { entry in
-            everyLine(entry.row, entry.index)
-            guard entry.position != nil else { return nil }
-            taken += 1
-            return job(entry.row).map { TraceExport.traced("prefetch", url: entry.row.url, $0) }
-        }
-        return taken
+        let entries = ListEntries(try listReader(), slice: try shard())
+        return try await entries.run(
+            concurrency: jobs, everyRow: { everyLine($0.row, $0.index) },
+            { row, _ in job(row).map { TraceExport.traced("prefetch", url: row.url, $0) } })
     }
 
     /// Loads one URL into the cache (unless `--no-cache`). Images kept as they came are checked by

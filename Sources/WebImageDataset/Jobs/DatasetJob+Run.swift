@@ -5,24 +5,21 @@ extension DatasetJob {
     /// hears each sample made, or nil for a row skipped. The shards are finished (with their
     /// stats) once the list is done, or abandoned when the run fails.
     /// - Returns: how many rows the run took.
-    package func write<Entries: AsyncSequence>(
-        _ entries: Entries, into writer: DatasetWriter, concurrency: Int,
+    package func write(
+        _ entries: ListEntries, into writer: DatasetWriter, concurrency: Int,
         wrap: (ListRow, @escaping @Sendable () async throws -> Void) -> @Sendable () async throws -> Void = { $1 },
         finished: @escaping @Sendable (ListRow, DatasetWriter.Sample?) -> Void
-    ) async throws -> Int where Entries.Element == ListEntry {
-        var taken = 0
+    ) async throws -> Int {
         do {
-            try await runBounded(entries, concurrency: concurrency) { entry in
-                guard let position = entry.position else { return nil }
-                taken += 1
+            let taken = try await entries.run(concurrency: concurrency) { row, position in
                 guard !writer.isWritten(position: position) else {
-                    finished(entry.row, nil)
+                    finished(row, nil)
                     return nil
                 }
                 let key = writer.key(forPosition: position)
-                return wrap(entry.row) {
-                    let sample = await sample(entry.row, key: key, position: position)
-                    finished(entry.row, sample)
+                return wrap(row) {
+                    let sample = await sample(row, key: key, position: position)
+                    finished(row, sample)
                     try await writer.add(sample)
                 }
             }

@@ -55,6 +55,24 @@ package struct ListEntries: AsyncSequence {
         }
     }
 
+    /// Works through the rows the run takes, at most `concurrency` at once (``runBounded(_:concurrency:_:)``):
+    /// `work` makes each taken row's work with its place in the run, or nil to skip it;
+    /// `everyRow` sees every row first, taken or not.
+    /// - Returns: how many rows the run took.
+    package func run(
+        concurrency: Int, everyRow: (ListEntry) -> Void = { _ in },
+        _ work: (ListRow, _ position: Int) throws -> (@Sendable () async throws -> Void)?
+    ) async throws -> Int {
+        var taken = 0
+        try await runBounded(self, concurrency: concurrency) { entry in
+            everyRow(entry)
+            guard let position = entry.position else { return nil }
+            taken = position + 1
+            return try work(entry.row, position)
+        }
+        return taken
+    }
+
     /// How many rows the run takes, read through once without keeping them.
     package func countTaken() throws(DatasetError) -> Int {
         var iterator = makeAsyncIterator()

@@ -88,28 +88,32 @@ final class RemoteSources: Sendable {
             throw .badRequest("an S3 source's key may not have . or .. segments")
         }
         if let location = S3Location(url: source) {
-            guard s3Sources?.allows(bucket: location.bucket) == true else {
-                throw .forbidden("access to the S3 bucket \(location.bucket) is denied")
-            }
-            // The allow-list judges the source as written: s3://BUCKET/KEY.
-            guard allowList.allowsObject(scheme: "s3", bucket: location.bucket, key: location.key) else {
-                throw .forbidden("the source \(ProxyPath.shortened(location.description)) is not on the allowed list")
-            }
+            try checkObject(
+                scheme: "s3", store: "S3", bucket: location.bucket, key: location.key, named: location.description,
+                bucketAllowed: s3Sources?.allows(bucket: location.bucket) == true)
             return source
         }
         if let location = GCSLocation(url: source) {
-            guard gcsSources?.allows(bucket: location.bucket) == true else {
-                throw .forbidden("access to the GCS bucket \(location.bucket) is denied")
-            }
-            guard allowList.allowsObject(scheme: "gs", bucket: location.bucket, key: location.object) else {
-                throw .forbidden("the source \(ProxyPath.shortened(location.description)) is not on the allowed list")
-            }
+            try checkObject(
+                scheme: "gs", store: "GCS", bucket: location.bucket, key: location.object, named: location.description,
+                bucketAllowed: gcsSources?.allows(bucket: location.bucket) == true)
             return source
         }
         guard let allowed = allowList.allowed(source) else {
             throw .forbidden("the source \(ProxyPath.shortened(source.absoluteString)) is not on the allowed list")
         }
         return allowed
+    }
+
+    /// Refuses a bucket's object whose bucket the store's rules deny, or that the allow-list,
+    /// judging the source as written (`s3://BUCKET/KEY`, `gs://BUCKET/OBJECT`), does not allow.
+    private func checkObject(scheme: String, store: String, bucket: String, key: String, named name: String, bucketAllowed: Bool)
+        throws(ProxyError)
+    {
+        guard bucketAllowed else { throw .forbidden("access to the \(store) bucket \(bucket) is denied") }
+        guard allowList.allowsObject(scheme: scheme, bucket: bucket, key: key) else {
+            throw .forbidden("the source \(ProxyPath.shortened(name)) is not on the allowed list")
+        }
     }
 
     /// Refuses a `local:///` source the allow-list does not allow (imgproxy judges them as any

@@ -31,9 +31,11 @@ public final class ImageProxy: Sendable {
             throw WebImageError(.invalidArgument, "give a signing key (--key and --salt) or allow unsigned URLs (--allow-unsigned)")
         }
         self.configuration = configuration
-        fetcher = try SourceFetcher(configuration: configuration, telemetry: telemetry, metrics: metrics, demos: localSources)
-        reader = try RequestReader(configuration: configuration, fetcher: fetcher)
+        // Checked and opened in this order, so that a configuration refused, or a result cache
+        // another process holds, fails before the source clients start.
+        reader = try RequestReader(configuration: configuration)
         store = try ResultStore(configuration: configuration, telemetry: telemetry, metrics: metrics)
+        fetcher = try SourceFetcher(configuration: configuration, telemetry: telemetry, metrics: metrics, demos: localSources)
         processing = ProcessingStage(configuration: configuration, telemetry: telemetry, metrics: metrics)
         responses = ResponseBuilder(configuration: configuration)
         self.metrics = metrics
@@ -91,7 +93,7 @@ public final class ImageProxy: Sendable {
                 of: response, source: String(resolved.key.prefix { $0 != "\n" }), options: resolved.options)
             return response
         }
-        let request = try reader.read(path: path, accept: accept, conditions: conditions, hints: hints)
+        let request = try reader.read(path: path, accept: accept, conditions: conditions, hints: hints, sources: fetcher)
         var response = try await answer(request, pathKey: pathKey, closed: closed)
         response.headers += responses.sourceHeaders(of: response, source: request.source.absoluteString, options: request.options)
         return response
@@ -192,7 +194,7 @@ public final class ImageProxy: Sendable {
         let start = ContinuousClock.now
         var response: ProxyResponse
         do throws(ProxyError) {
-            let (source, options, key) = try reader.readInfo(path: path)
+            let (source, options, key) = try reader.readInfo(path: path, sources: fetcher)
             let result: ProcessedResult
             if let hit = store.local(key) {
                 result = hit

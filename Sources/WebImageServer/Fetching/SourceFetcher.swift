@@ -22,11 +22,12 @@ final class SourceFetcher: Sendable {
     private let tracer: (any Tracer)?
 
     init(configuration: ImageServerConfiguration, telemetry: Telemetry, metrics: ServerMetrics, demos: DemoSources?) throws(WebImageError) {
-        remote = try RemoteSources(configuration: configuration, telemetry: telemetry)
-        self.demos = demos
+        // The local root first: a root that cannot be opened fails before the clients start.
         localFiles = try configuration.localFilesystemRoot.map { root throws(WebImageError) in
             try LocalFileSource(root: root, maximumBytes: configuration.maximumSourceBytes)
         }
+        remote = try RemoteSources(configuration: configuration, telemetry: telemetry)
+        self.demos = demos
         configuredWatermark = configuration.watermark
         self.metrics = metrics
         logger = telemetry.logger("server")
@@ -151,13 +152,5 @@ final class SourceFetcher: Sendable {
     /// Shuts the remote sources' clients down and closes the source cache.
     func shutdown() async {
         await remote.shutdown()
-    }
-}
-
-extension ContinuousClock.Instant {
-    /// The seconds from `start` to this instant.
-    func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = self - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 }

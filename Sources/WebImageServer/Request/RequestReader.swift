@@ -3,16 +3,16 @@ import WebImage
 
 /// The first stage of a request: a proxy path read into a ``ProxyRequest`` (or an `/info`
 /// request's source and options), or refused with the reason. It fetches nothing; the source
-/// is judged by the allow-list and the bucket rules of ``SourceFetcher``.
+/// is judged by the allow-list and the bucket rules of the ``SourceFetcher`` it is given.
 struct RequestReader: Sendable {
     let parser: OptionsParser
     /// How paths are read beyond the URL format: source rewriting, file names, only presets.
     let pathRules: ProxyPath.Rules
     let signer: URLSigner?
-    let fetcher: SourceFetcher
     private let configuration: ImageServerConfiguration
 
-    init(configuration: ImageServerConfiguration, fetcher: SourceFetcher) throws(WebImageError) {
+    /// A reader of paths by `configuration`, whose presets and preferred formats are checked now.
+    init(configuration: ImageServerConfiguration) throws(WebImageError) {
         let parser = OptionsParser(configuration: configuration)
         do throws(ProxyError) { try parser.validatePresets() } catch { throw WebImageError(.invalidArgument, error.reason) }
         guard !configuration.preferredFormats.isEmpty else { throw WebImageError(.invalidArgument, "the preferred formats are empty") }
@@ -29,14 +29,13 @@ struct RequestReader: Sendable {
         pathRules = rules
         signer =
             configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys, signatureSize: configuration.signatureSize)
-        self.fetcher = fetcher
         self.configuration = configuration
     }
 
     /// A processing path read: parsed, signed, its options read, its source judged.
-    func read(path: Substring, accept: String?, conditions: Conditions, hints: OptionsParser.ClientHints?) throws(ProxyError)
-        -> ProxyRequest
-    {
+    func read(
+        path: Substring, accept: String?, conditions: Conditions, hints: OptionsParser.ClientHints?, sources fetcher: SourceFetcher
+    ) throws(ProxyError) -> ProxyRequest {
         let proxyPath = try ProxyPath(parsing: path, rules: pathRules)
         try checkSignature(proxyPath)
         let options = try parser.parse(
@@ -51,7 +50,7 @@ struct RequestReader: Sendable {
 
     /// An `/info` path (without `/info`) read: its source judged and its options, and the key of
     /// its answer in the result store.
-    func readInfo(path: Substring) throws(ProxyError) -> (source: URL, options: InfoOptions, key: String) {
+    func readInfo(path: Substring, sources fetcher: SourceFetcher) throws(ProxyError) -> (source: URL, options: InfoOptions, key: String) {
         let proxyPath = try ProxyPath(parsing: path, rules: pathRules)
         try checkSignature(proxyPath)
         let options = try parser.parseInfo(proxyPath.options)

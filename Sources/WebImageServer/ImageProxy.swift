@@ -125,17 +125,17 @@ public final class ImageProxy: Sendable {
     /// work it shares with others goes on for them, and is cancelled if none is left.
     private func miss(_ request: ProxyRequest, closed: EventLoopFuture<Void>?) async throws(ProxyError) -> ProcessedResult {
         try await withinDeadline(closed: closed) { () async throws(ProxyError) -> ProcessedResult in
-            // A revalidation of a result no longer stored: the source alone decides, and a
-            // changed source is processed from the bytes already fetched.
+            // A revalidation of a result no longer stored: the source alone decides (imgproxy v4
+            // passes the conditions on to it), and a changed source is processed from the bytes
+            // already fetched.
             var fetched: FetchedSource?
-            if let ifNoneMatch = request.conditions.ifNoneMatch {
-                var source = try await self.fetcher.fetch(request.source)
-                source.digest = self.store.digest(of: source)
-                let etag = self.etag(of: source, for: request)
-                if Conditions.matches(ifNoneMatch, self.responses.presented(etag: etag)) {
-                    return ProcessedResult(data: Data(), contentType: "", etag: etag, tier: .revalidated)
+            if !request.conditions.isEmpty {
+                switch try await self.fetcher.fetch(request.source, conditions: request.conditions) {
+                case .notModified(let etag, let lastModified):
+                    return ProcessedResult(data: Data(), contentType: "", etag: etag, lastModified: lastModified, tier: .revalidated)
+                case .fetched(let source):
+                    fetched = source
                 }
-                fetched = source
             }
             return try await self.inFlight.run(request.key) { [fetched] () async throws(ProxyError) -> ProcessedResult in
                 let source: FetchedSource
@@ -152,7 +152,7 @@ public final class ImageProxy: Sendable {
         let watermark = try await fetcher.watermark(for: request.options)
         let made = try await processing.render(source.data, options: request.options, choice: request.choice, watermark: watermark)
         let result = ProcessedResult(
-            data: made.data, contentType: made.format.mimeType, etag: etag(of: source, for: request), lastModified: source.lastModified,
+            data: made.data, contentType: made.format.mimeType, etag: source.etag, lastModified: source.lastModified,
             fetchSeconds: source.seconds, processSeconds: made.seconds,
             debug: configuration.enablesDebugHeaders ? DebugFacts(source: source.data, result: made.data) : nil)
         store.keep(result, for: request.key)
@@ -215,9 +215,7 @@ public final class ImageProxy: Sendable {
         let fetched = try await withinDeadline(closed: closed) { () async throws(ProxyError) in try await self.fetcher.fetch(source) }
         try ProcessingStage.checkSourceBytes(fetched.data, security: options.security)
         let json = try await processing.describe(fetched.data, options: options)
-        let result = ProcessedResult(
-            data: Data(json.utf8), contentType: "application/json",
-            etag: ResponseBuilder.etag(digest: store.digest(of: fetched), describing: "info\n\(options.canonical)"))
+        let result = ProcessedResult(data: Data(json.utf8), contentType: "application/json", etag: fetched.etag)
         store.keepLocally(result, for: key)
         return result
     }
@@ -228,12 +226,6 @@ public final class ImageProxy: Sendable {
     ) async throws(ProxyError) -> Value {
         let limit = configuration.requestTimeout
         return try await withDeadline(limit, error: ProxyError(status: 504, "the request took longer than \(limit)"), closed: closed, work)
-    }
-
-    /// A strong validator of a result: the source's bytes (hashed), the canonical options and the
-    /// format rule.
-    private func etag(of source: FetchedSource, for request: ProxyRequest) -> String {
-        ResponseBuilder.etag(digest: store.digest(of: source), describing: "\(request.options.canonical)\n\(request.choice.key)")
     }
 
     /// Counts an answer to a proxy path in the request metrics and on the status board (every

@@ -273,15 +273,19 @@ public struct ImageServerConfiguration: Sendable {
     /// changed watermark is seen by results made after the change: stored ones keep the old one
     /// until they age out. Default none.
     public var watermark: WatermarkImage?
-    /// Send `ETag` and answer `If-None-Match` (`IMGPROXY_USE_ETAG`). Default true.
+    /// Send the source's `ETag` (imgproxy v4's model: the origin's, or a local file's made from
+    /// its path, size and time; none when the source has none), answer `If-None-Match`, and pass
+    /// it to the source when the result is not stored (`IMGPROXY_USE_ETAG`). Default true.
     public var usesETag = true
-    /// Mixed into every `ETag` as imgproxy does (`"BUSTER/base64url(etag)"`), so that changing it
-    /// makes clients fetch again (`IMGPROXY_ETAG_BUSTER`). Default none.
+    /// Wraps every `ETag` as imgproxy does (`"BUSTER/base64url(etag)"`), so that changing it
+    /// makes clients fetch again: an `If-None-Match` not in this form is not passed on
+    /// (`IMGPROXY_ETAG_BUSTER`). Default none.
     public var etagBuster = ""
-    /// Send the source's `Last-Modified` and answer `If-Modified-Since` (`IMGPROXY_USE_LAST_MODIFIED`).
-    /// Default true.
+    /// Send the source's `Last-Modified`, answer `If-Modified-Since`, and pass it to the source
+    /// when the result is not stored (`IMGPROXY_USE_LAST_MODIFIED`). Default true.
     public var usesLastModified = true
-    /// A `Last-Modified` older than this is sent as this (`IMGPROXY_LAST_MODIFIED_BUSTER`). Default none.
+    /// A `Last-Modified` older than this is sent as this, and an `If-Modified-Since` not after it
+    /// is not passed on (`IMGPROXY_LAST_MODIFIED_BUSTER`). Default none.
     public var lastModifiedBuster: Date?
 
     /// The defaults.

@@ -79,6 +79,13 @@ public struct OriginResponse: Sendable {
         OriginResponse(headers: [("Content-Type", contentType)], body: body)
     }
 
+    /// This response with an `ETag` (answering `If-None-Match` with a 304).
+    public func tagged(_ etag: String) -> OriginResponse {
+        var tagged = self
+        tagged.etag = etag
+        return tagged
+    }
+
     /// An error status with a small HTML page, as real servers send.
     public static func status(_ status: Int, headers: [(name: String, value: String)] = []) -> OriginResponse {
         OriginResponse(

@@ -737,7 +737,7 @@ struct ImgproxyInfoTests {
             try CodersManager.shared.encode(
                 Image(pixels: PixelBuffer(width: 2, height: 1, straightRGBA: [10, 20, 30, 255, 0, 0, 0, 0])), as: .png))
         try await ServerHarness.inProcess { harness throws in
-            harness.origin.route("/o.jpg", .ok(oriented, contentType: "image/jpeg"))
+            harness.origin.route("/o.jpg", .ok(oriented, contentType: "image/jpeg").tagged("\"o1\""))
             harness.origin.route("/a.gif", .ok(animation, contentType: "image/gif"))
             harness.origin.route("/h.png", .ok(half, contentType: "image/png"))
             func info(_ options: String, _ path: String) async throws -> ServerHarness.Answer {

@@ -16,7 +16,7 @@ struct ServerProcessTests {
     @Test("kill -9 while results are written: no torn entry; after a restart every stored result is whole and served from the cache")
     func killDuringResultWrites() async throws {
         let origin = try await OriginServer.start()
-        origin.route("/photo.jpg", .ok([UInt8](try Fixture.data("large-progressive.jpg")), contentType: "image/jpeg"))
+        origin.route("/photo.jpg", .ok([UInt8](try Fixture.data("large-progressive.jpg")), contentType: "image/jpeg").tagged("\"p1\""))
         let directory = try TemporaryDirectory("serve-crash")
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let answered = try await Self.crash(directory: directory.path, origin: origin, client: client)

@@ -35,7 +35,7 @@ struct ServerResultBucketTests {
         let bucket = S3Seeding.bucket()
         _ = try await S3Seeding.seed(server, [(S3Location(bucket: bucket, key: "placeholder"), Data())])
         let origin = try await OriginServer.start()
-        origin.route("/photo.png", .ok([UInt8](try S3Seeding.png(width: 40, height: 30)), contentType: "image/png"))
+        origin.route("/photo.png", .ok([UInt8](try S3Seeding.png(width: 40, height: 30)), contentType: "image/png").tagged("\"p1\""))
         let path = Self.signedPlain(origin, "rs:fit:20:20", "/photo.png")
         var first: ServerHarness.Answer?
         // The node's shutdown waits for its bucket writes.

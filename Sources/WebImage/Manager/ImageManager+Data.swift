@@ -59,6 +59,36 @@ extension ImageManager {
             finalURL: result.finalURL)
     }
 
+    /// ``data(for:)`` for a caller that holds a copy and asks whether it changed (a proxy passing
+    /// its client's `If-None-Match` on): the disk tier's copy when it is fresh, as the origin
+    /// would answer (a cache may answer a conditional request from a fresh copy, RFC 9111
+    /// 4.3.2); else the loader asked with `validators`, whose 304 throws
+    /// `WebImageError.Code.notModified` (the response's head as its underlying error) and whose
+    /// full answer is stored as ``data(for:)`` stores it. Not shared with other callers: the
+    /// answer is for these validators only.
+    package func data(for request: ImageRequest, validators: HTTPValidators) async throws -> ImageData {
+        var cacheOnly = request
+        cacheOnly.options.insert(.fromCacheOnly)
+        do {
+            return try await data(for: cacheOnly)
+        } catch let error as WebImageError where error.code == .cacheMiss {
+            // Not stored, or stale: the origin decides.
+        }
+        guard let url = request.url, !url.absoluteString.isEmpty else { throw WebImageError(.invalidURL, "the URL is nil or empty") }
+        var loadRequest = request
+        loadRequest.options.formUnion([.avoidDecodeImage, .waitStoreCache])
+        loadRequest.context.storeCacheType = Self.diskOnly(loadRequest.context.storeCacheType)
+        let resolved = resolve(url, source: loadRequest, bytesOnly: true)
+        var options = resolved.requestOptions
+        options.validators = validators
+        let loaded = try await resolved.loader.loadData(url, options: options)
+        let result = ImageResult(
+            image: nil, data: loaded.data, cacheType: .none, url: url, finalURL: loaded.url, metadata: metadata(of: loaded))
+        try await store(result, loaded: loaded, request: resolved)
+        return ImageData(
+            data: loaded.data, metadata: result.metadata ?? DiskCacheMetadata(), cacheType: .none, url: url, finalURL: loaded.url)
+    }
+
     /// The tiers of `tiers` (default all) that hold bytes: the disk's.
     private static func diskOnly(_ tiers: ImageCacheType?) -> ImageCacheType {
         (tiers ?? .all).includesDisk ? .disk : .none

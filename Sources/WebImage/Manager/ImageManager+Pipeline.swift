@@ -341,7 +341,7 @@ extension ImageManager {
     /// Stores a loaded result: the image (and bytes) under the variant key, and for a variant
     /// the original bytes under the original key. `.waitStoreCache` waits for it; otherwise the
     /// memory tier is filled now and the disk written in the background. `no-store` stores nothing.
-    private func store(_ result: ImageResult, loaded: LoadedData, request: Request) async throws(WebImageError) {
+    func store(_ result: ImageResult, loaded: LoadedData, request: Request) async throws(WebImageError) {
         // Part of an image is never kept as if it were the image: the next load asks again.
         guard loaded.isStorable, result.image?.isPartial != true else { return }
         let metadata = result.metadata ?? metadata(of: loaded)
@@ -356,7 +356,7 @@ extension ImageManager {
     }
 
     /// What a load's response said about its bytes, as the cache stores it beside them.
-    private func metadata(of loaded: LoadedData) -> DiskCacheMetadata {
+    func metadata(of loaded: LoadedData) -> DiskCacheMetadata {
         // Only an HTTP response has caching headers; bytes from a file or a data: URL have none.
         let freshness = loaded.statusCode.map { _ in
             HTTPFreshness(

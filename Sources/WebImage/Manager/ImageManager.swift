@@ -284,7 +284,7 @@ public final class ImageManager: Sendable {
         return operation
     }
 
-    private func resolve(_ url: URL, source: ImageRequest, bytesOnly: Bool) -> Request {
+    func resolve(_ url: URL, source: ImageRequest, bytesOnly: Bool) -> Request {
         let (options, context) = (source.options, source.context)
         let requestOptions = LoadRequestOptions(
             priority: options.priority, progressive: options.contains(.progressiveLoad),

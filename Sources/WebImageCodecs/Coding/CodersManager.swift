@@ -67,7 +67,8 @@ public final class CodersManager: Sendable {
         return image
     }
 
-    /// Converts to sRGB (or keeps the profile) and keeps EXIF, as `options` say.
+    /// Converts to sRGB (or keeps the profile) and keeps EXIF, as `options` say; takes the EXIF's
+    /// orientation.
     static func applyMetadata(_ metadata: SourceMetadata, to image: inout Image, options: DecodeOptions) {
         if let colorSpace = metadata.colorSpace {
             if options.keepsColorProfile {
@@ -77,6 +78,8 @@ public final class CodersManager: Sendable {
             }
         }
         if options.keepsEXIF { image.exif = metadata.exif }
+        // A PNG's or WebP's EXIF orientation, which their decoders do not read.
+        if image.orientation == .up, let orientation = metadata.orientation { image.orientation = orientation }
     }
 
     /// An animation decoded on demand (GIF, APNG or animated WebP with the built-in coders),

@@ -17,7 +17,7 @@ public struct ImageHeader: Sendable, Equatable {
     public let height: Int
     /// A progressive JPEG, or an Adam7-interlaced PNG: one that can show a coarse image early.
     public let isProgressive: Bool
-    /// How to turn the stored pixels upright: a JPEG's EXIF orientation, ``ExifOrientation/up``
+    /// How to turn the stored pixels upright: a JPEG's, PNG's or WebP's EXIF orientation, ``ExifOrientation/up``
     /// for the other formats. ``width`` and ``height`` are the stored size.
     public var orientation: ExifOrientation = .up
 
@@ -53,7 +53,9 @@ public struct ImageHeader: Sendable, Equatable {
             header.orientation = ExifReader.orientation(inJPEG: bytes) ?? .up
             return header
         case .png:
-            return try probe(format, bytes, cwi_png_read_header)
+            var header = try probe(format, bytes, cwi_png_read_header)
+            header.orientation = SourceMetadata(container: bytes, format: .png).orientation ?? .up
+            return header
         case .gif:
             guard bytes.count >= 10 else { throw WebImageError(.decodeFailed, "GIF header truncated") }
             let width = Int(bytes[6]) | Int(bytes[7]) << 8
@@ -66,7 +68,9 @@ public struct ImageHeader: Sendable, Equatable {
             guard WebPGetInfo(base, bytes.count, &width, &height) != 0 else {
                 throw WebImageError(.decodeFailed, "WebP header unreadable")
             }
-            return ImageHeader(format: format, width: Int(width), height: Int(height))
+            var header = ImageHeader(format: format, width: Int(width), height: Int(height))
+            header.orientation = SourceMetadata(container: bytes, format: .webP).orientation ?? .up
+            return header
         case .bmp:
             guard bytes.count >= 14 else { throw WebImageError(.decodeFailed, "BMP header truncated") }
             let dib = try DIB(UnsafeRawBufferPointer(rebasing: bytes[14...]), pixelOffset: 0, hasMask: false)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import WebImage
 
@@ -37,8 +38,8 @@ struct LocalFileSource: Sendable {
 
     /// ``read(_:)`` in ``readPool``; a caller that stops waiting (its deadline passed, its client
     /// gone) is answered at once, and a read not yet started never runs.
-    func load(_ path: String) async throws(ProxyError) -> Data {
-        let outcome: Result<Data, ProxyError>
+    func load(_ path: String) async throws(ProxyError) -> LocalFile {
+        let outcome: Result<LocalFile, ProxyError>
         do {
             outcome = try await Self.readPool.run { () throws(WebImageError) in
                 do throws(ProxyError) { return .success(try read(path)) } catch { return .failure(error) }
@@ -54,7 +55,7 @@ struct LocalFileSource: Sendable {
     /// a device or a socket is refused without waiting for a writer.
     /// - Throws: 404 for no such file (or a folder, a FIFO, a device), 403 for a link that leads
     ///   outside the root, 413 for a file over the byte cap.
-    func read(_ path: String) throws(ProxyError) -> Data {
+    func read(_ path: String) throws(ProxyError) -> LocalFile {
         let relative = Self.cleaned(path)
         guard !relative.isEmpty, !relative.contains("\0") else { throw .notFound("the local source names no file") }
         guard let resolved = Self.resolved(root + "/" + relative) else { throw .notFound("no local source /\(relative)") }
@@ -75,7 +76,7 @@ struct LocalFileSource: Sendable {
             // One byte past the cap: a file that grew since its fstat is still refused.
             let data = try handle.read(upToCount: maximumBytes + 1) ?? Data()
             guard data.count <= maximumBytes else { throw ProxyError.tooLarge("the source is over the byte limit of \(maximumBytes)") }
-            return data
+            return LocalFile(data: data, path: "/" + relative, status: status)
         } catch let error as ProxyError {
             throw error
         } catch {
@@ -102,5 +103,26 @@ struct LocalFileSource: Sendable {
         guard let pointer = realpath(path, nil) else { return nil }
         defer { free(pointer) }
         return String(cString: pointer)
+    }
+}
+
+/// A local file's bytes and the validators imgproxy gives it (`storage/fs/reader.go`).
+struct LocalFile: Sendable {
+    var data: Data
+    /// `"base64url(SHA-256(PATH__SIZE__MTIME))"`, the time in nanoseconds (imgproxy's `buildEtag`).
+    var etag: String
+    /// The time of the last change, as an HTTP date.
+    var lastModified: String
+
+    init(data: Data, path: String, status: stat) {
+        self.data = data
+        let nanoseconds = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+        etag = Self.etag(path: path, size: Int64(status.st_size), modifiedNanoseconds: nanoseconds)
+        lastModified = HTTPDate.format(Date(timeIntervalSince1970: TimeInterval(status.st_mtim.tv_sec)))
+    }
+
+    static func etag(path: String, size: Int64, modifiedNanoseconds: Int64) -> String {
+        let digest = SHA256.hash(data: Data("\(path)__\(size)__\(modifiedNanoseconds)".utf8))
+        return "\"" + URLSigner.base64URL(Array(digest)) + "\""
     }
 }

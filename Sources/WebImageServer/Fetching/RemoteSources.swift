@@ -124,8 +124,16 @@ final class RemoteSources: Sendable {
         }
     }
 
-    /// The source's bytes and its response's metadata, from the source cache or the network.
-    func fetch(_ source: URL) async throws(ProxyError) -> ImageData {
+    /// What a fetch found: the bytes (from the source cache or the network), or the origin's 304.
+    enum Answer: Sendable {
+        case bytes(ImageData)
+        case notModified(etag: String?, lastModified: String?)
+    }
+
+    /// The source's bytes and its response's metadata, from the source cache or the network;
+    /// with `validators` (a client's conditions, passed on), a fresh cached copy or the
+    /// origin's answer to them.
+    func fetch(_ source: URL, validators: HTTPValidators?) async throws(ProxyError) -> Answer {
         // Bytes only, on disk only: the server decodes them at the size each request needs. The
         // fetch ends once the bytes are on disk (`data(for:)` waits for the store): written in the
         // background, a request for another variant of the source arriving between the end of the
@@ -136,8 +144,14 @@ final class RemoteSources: Sendable {
         var request = ImageRequest(url: source, options: options)
         request.timeout = timeout
         do {
-            return try await manager.data(for: request)
+            guard let validators else { return .bytes(try await manager.data(for: request)) }
+            return .bytes(try await manager.data(for: request, validators: validators))
         } catch let error as WebImageError {
+            if error.code == .notModified {
+                // An HTTP origin's 304 carries its head; S3's says only that the tag asked matched.
+                let head = (error.underlyingError as? NotModifiedResponse)?.head
+                return .notModified(etag: head?.header("ETag") ?? validators?.etag, lastModified: head?.header("Last-Modified"))
+            }
             var failure = (error.underlyingError as? S3ServiceError).map { Self.proxyError($0, source: source) } ?? Self.proxyError(error)
             if error.code != .cancelled { failure.sourceFailure = error.code.httpStatus.map(Self.failureKind) ?? error.code.description }
             throw failure

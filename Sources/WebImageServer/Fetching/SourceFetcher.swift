@@ -45,27 +45,50 @@ final class SourceFetcher: Sendable {
 
     /// The source's bytes, timed and counted, as a span when traced.
     func fetch(_ source: URL) async throws(ProxyError) -> FetchedSource {
-        try await withStageSpan("fetch", tracer: tracer) { () async throws(ProxyError) in
-            let start = ContinuousClock.now
-            if source.scheme == ProxyPath.localScheme {
-                return FetchedSource(data: try await local(source), seconds: ContinuousClock.now.seconds(since: start))
-            }
-            return try await fetchRemote(source, since: start)
+        switch try await fetch(source, conditions: nil) {
+        case .fetched(let fetched): return fetched
+        case .notModified: throw ProxyError(status: 502, "the source answered 304 to a request without conditions")
         }
     }
 
-    private func local(_ source: URL) async throws(ProxyError) -> Data {
-        if let demo = demos?.source(path: source.path) { return demo.data }
+    /// The source for a request with conditions, as imgproxy v4 fetches it: the conditions go to
+    /// the origin (or are judged against the source cache's copy, or the file's validators, as
+    /// the origin would judge them), and a source that has not changed is not fetched.
+    func fetch(_ source: URL, conditions: Conditions?) async throws(ProxyError) -> ConditionalFetch {
+        try await withStageSpan("fetch", tracer: tracer) { () async throws(ProxyError) in
+            let start = ContinuousClock.now
+            let answer =
+                source.scheme == ProxyPath.localScheme
+                ? .fetched(try await local(source, since: start)) : try await fetchRemote(source, conditions: conditions, since: start)
+            // A file, a cached copy or an origin that ignored the conditions: judged as the origin
+            // would have judged them.
+            if case .fetched(let fetched) = answer, let conditions,
+                conditions.sourceUnchanged(etag: fetched.etag, lastModified: fetched.lastModified)
+            {
+                return .notModified(etag: fetched.etag, lastModified: fetched.lastModified)
+            }
+            return answer
+        }
+    }
+
+    private func local(_ source: URL, since start: ContinuousClock.Instant) async throws(ProxyError) -> FetchedSource {
+        if let demo = demos?.source(path: source.path) {
+            return FetchedSource(data: demo.data, seconds: ContinuousClock.now.seconds(since: start))
+        }
         guard let localFiles else {
             throw .notFound("no local source \(source.path) (without --local-filesystem-root only the playground's images are local)")
         }
-        return try await localFiles.load(source.path)
+        let file = try await localFiles.load(source.path)
+        return FetchedSource(
+            data: file.data, seconds: ContinuousClock.now.seconds(since: start), etag: file.etag, lastModified: file.lastModified)
     }
 
-    private func fetchRemote(_ source: URL, since start: ContinuousClock.Instant) async throws(ProxyError) -> FetchedSource {
-        let fetched: ImageData
+    private func fetchRemote(_ source: URL, conditions: Conditions?, since start: ContinuousClock.Instant) async throws(ProxyError)
+        -> ConditionalFetch
+    {
+        let answer: RemoteSources.Answer
         do throws(ProxyError) {
-            fetched = try await remote.fetch(source)
+            answer = try await remote.fetch(source, validators: conditions?.forwarded)
         } catch {
             // A fetch every request waiting for it left (their deadlines passed, their clients
             // went) is cancelled, though the origin was asked: counted, so that the next request's
@@ -74,28 +97,20 @@ final class SourceFetcher: Sendable {
             throw error
         }
         let seconds = ContinuousClock.now.seconds(since: start)
+        metrics.fetchDuration.recordSeconds(seconds)
+        let fetched: ImageData
+        switch answer {
+        case .notModified(let etag, let lastModified): return .notModified(etag: etag, lastModified: lastModified)
+        case .bytes(let bytes): fetched = bytes
+        }
         if fetched.cacheType != .none {
             metrics.sourceHits.increment()
         } else {
             metrics.bytesIn.increment(by: Int64(fetched.data.count))
             noteDownload(of: source)
         }
-        metrics.fetchDuration.recordSeconds(seconds)
-        return FetchedSource(
-            data: fetched.data, seconds: seconds, lastModified: fetched.metadata.lastModified, cacheEntry: Self.validatedEntry(fetched))
-    }
-
-    /// The source cache entry bytes were served from, for bytes whose origin validated them (a
-    /// strong ETag or a Last-Modified): an entry stored again with other bytes differs in those,
-    /// or at the least in its expiry.
-    private static func validatedEntry(_ fetched: ImageData) -> CacheKey? {
-        let metadata = fetched.metadata
-        let strongETag = metadata.etag.map { !$0.hasPrefix("W/") } ?? false
-        guard fetched.cacheType != .none, strongETag || metadata.lastModified != nil else { return nil }
-        let expiry = metadata.expires.map { String($0.timeIntervalSince1970) } ?? "-"
-        return CacheKey(
-            [fetched.url.absoluteString, metadata.etag ?? "-", metadata.lastModified ?? "-", expiry, String(fetched.data.count)]
-                .joined(separator: "\n"))
+        return .fetched(
+            FetchedSource(data: fetched.data, seconds: seconds, etag: fetched.metadata.etag, lastModified: fetched.metadata.lastModified))
     }
 
     /// Counts and logs a download of a source this node downloaded before.

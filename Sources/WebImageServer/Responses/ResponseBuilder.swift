@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import WebImage
 
@@ -26,12 +25,13 @@ struct ResponseBuilder: Sendable {
         let etag = presented(etag: result.etag)
         let lastModified = presented(lastModified: result.lastModified)
         var headers = [cacheControl(options.expires)]
-        if configuration.usesETag { headers.append(("ETag", etag)) }
+        if let etag { headers.append(("ETag", etag)) }
         if !vary.isEmpty { headers.append(("Vary", vary.joined(separator: ", "))) }
         if let lastModified { headers.append(("Last-Modified", lastModified)) }
         if !timing.isEmpty { headers.append(("Server-Timing", timing)) }
         if configuration.enablesDebugHeaders, let debug = result.debug { headers += debug.headers }
-        if conditions.notModified(etag: etag, lastModified: lastModified) {
+        // A revalidation the source answered is a 304 whatever validators came with it.
+        if result.tier == .revalidated || conditions.notModified(etag: etag, lastModified: lastModified) {
             return ProxyResponse(status: 304, headers: headers, tier: result.tier)
         }
         headers += [("Content-Type", result.contentType), ("Content-Length", String(result.data.count))]
@@ -39,12 +39,12 @@ struct ResponseBuilder: Sendable {
         return ProxyResponse(status: 200, headers: headers, body: result.data, tier: result.tier)
     }
 
-    /// An `/info` answer: the JSON, or a 304 when `If-None-Match` names its ETag.
+    /// An `/info` answer: the JSON, or a 304 when `If-None-Match` names its (its source's) ETag.
     func info(_ result: ProcessedResult, options: InfoOptions, ifNoneMatch: String?) -> ProxyResponse {
         let etag = presented(etag: result.etag)
         var headers = [cacheControl(options.expires)]
-        if configuration.usesETag { headers.append(("ETag", etag)) }
-        if let ifNoneMatch, configuration.usesETag, Conditions.matches(ifNoneMatch, etag) {
+        if let etag { headers.append(("ETag", etag)) }
+        if let ifNoneMatch, let etag, Conditions.matches(ifNoneMatch, etag) {
             return ProxyResponse(status: 304, headers: headers, tier: result.tier)
         }
         headers += [("Content-Type", result.contentType), ("Content-Length", String(result.data.count))]
@@ -113,15 +113,6 @@ struct ResponseBuilder: Sendable {
         ("Cache-Control", "public, max-age=\(Self.maximumAge(ttl: configuration.resultTTL, expires: expires))")
     }
 
-    /// A strong validator of an answer made from a source whose SHA-256 is `digest` as
-    /// `description` says: the source's bytes, the canonical options and the format.
-    static func etag(digest: [UInt8], describing description: String) -> String {
-        var hash = SHA256()
-        hash.update(data: Data(digest))
-        hash.update(data: Data("\n\(description)".utf8))
-        return "\"" + URLSigner.base64URL(Array(Array(hash.finalize()).prefix(18))) + "\""
-    }
-
     /// The `max-age` of a result: the TTL, cut to what is left of the URL's `expires` so that no
     /// cache in front (the nginx tier, a CDN, a browser) serves an expired URL's image on.
     static func maximumAge(ttl: Int, expires: Int?, now: Date = Date()) -> Int {
@@ -129,18 +120,19 @@ struct ResponseBuilder: Sendable {
         return max(0, min(ttl, expires - Int(now.timeIntervalSince1970.rounded(.up))))
     }
 
-    /// The `ETag` sent: the stored one, or with a buster imgproxy's `"BUSTER/base64url(etag)"`.
-    func presented(etag: String) -> String {
+    /// The `ETag` sent (imgproxy's `injectEtagHeader`): none when off or when the source has
+    /// none, the source's own, or with a buster `"BUSTER/base64url(etag)"`.
+    func presented(etag: String?) -> String? {
+        guard configuration.usesETag, let etag, !etag.isEmpty else { return nil }
         guard !configuration.etagBuster.isEmpty else { return etag }
         return "\"\(configuration.etagBuster)/\(URLSigner.base64URL(Array(etag.utf8)))\""
     }
 
-    /// The `Last-Modified` sent: none when off, the buster when the source's is older.
+    /// The `Last-Modified` sent (imgproxy's `injectLastModifiedHeader`): none when off, when the
+    /// source has none or when it is not a date; the buster when the source's is older.
     func presented(lastModified: String?) -> String? {
-        guard configuration.usesLastModified, let lastModified else { return nil }
-        guard let buster = configuration.lastModifiedBuster, let date = HTTPDate.parse(lastModified), date < buster else {
-            return lastModified
-        }
+        guard configuration.usesLastModified, let lastModified, let date = HTTPDate.parse(lastModified) else { return nil }
+        guard let buster = configuration.lastModifiedBuster, date < buster else { return lastModified }
         return HTTPDate.format(buster)
     }
 

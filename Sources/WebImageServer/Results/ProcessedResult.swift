@@ -6,7 +6,9 @@ import WebImage
 struct ProcessedResult: Sendable {
     var data: Data
     var contentType: String
-    var etag: String
+    /// The source's `ETag` (imgproxy v4 answers a result with its source's), none when the
+    /// source has none.
+    var etag: String?
     var lastModified: String?
     var fetchSeconds: Double?
     var processSeconds: Double?

@@ -44,13 +44,13 @@ final class ResultBucket: Sendable {
         do {
             let object = try await client.getObject(location)
             let metadata = object.info.metadata
-            guard let etag = metadata["etag"], let contentType = object.info.contentType else {
+            guard let contentType = object.info.contentType else {
                 metrics.resultBucketMisses.increment()
                 return nil
             }
             metrics.resultBucketHits.increment()
             return ProcessedResult(
-                data: object.data, contentType: contentType, etag: etag, lastModified: metadata["last-modified"],
+                data: object.data, contentType: contentType, etag: metadata["etag"], lastModified: metadata["last-modified"],
                 debug: DebugFacts(stored: metadata["debug"].map { Data($0.utf8) }), tier: .bucket)
         } catch  where error.code == .badStatus(404) {
             metrics.resultBucketMisses.increment()
@@ -65,7 +65,8 @@ final class ResultBucket: Sendable {
 
     /// Stores a result in the background.
     func store(_ result: ProcessedResult, for key: String) {
-        var metadata = ["etag": result.etag]
+        var metadata: [String: String] = [:]
+        if let etag = result.etag { metadata["etag"] = etag }
         if let lastModified = result.lastModified { metadata["last-modified"] = lastModified }
         if let debug = result.debug?.stored { metadata["debug"] = String(decoding: debug, as: UTF8.self) }
         let (data, contentType) = (result.data, result.contentType)

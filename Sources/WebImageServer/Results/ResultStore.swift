@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import Tracing
@@ -6,7 +5,7 @@ import WebImage
 
 /// The results this node keeps and the fleet shares, and what makes their validators cheap: the
 /// memory tier in front of the disk tier, the bucket behind both, the paths already resolved
-/// to a result key, and the digests of sources served from the source cache.
+/// to a result key.
 final class ResultStore: Sendable {
     /// The results on disk.
     let disk: DiskCache
@@ -22,10 +21,6 @@ final class ResultStore: Sendable {
     /// Result-bucket lookups under way: a cold node's concurrent first requests for one result
     /// make one GET.
     private let bucketLookups = InFlight<ProcessedResult?>()
-    /// The SHA-256 of sources served from the source cache, by the cache entry they came from:
-    /// every result of a cached source is validated by its digest (``ResponseBuilder/etag(digest:describing:)``),
-    /// which for a 512 KB photo was 4% of a request's time when hashed again each time.
-    private let sourceDigests = MemoryCache<[UInt8]>(configuration: MemoryCacheConfiguration(costLimit: 1 << 20))
     private let metrics: ServerMetrics
     private let logger: Logger
     private let tracer: (any Tracer)?
@@ -102,11 +97,11 @@ final class ResultStore: Sendable {
             recent.tier = .memory
             return recent
         }
-        guard let metadata = disk.metadata(for: key), let etag = metadata.etag, let contentType = metadata.contentType,
+        guard let metadata = disk.metadata(for: key), let contentType = metadata.contentType,
             let data = try? disk.data(for: key)
         else { return nil }
         let result = ProcessedResult(
-            data: data, contentType: contentType, etag: etag, lastModified: metadata.lastModified,
+            data: data, contentType: contentType, etag: metadata.etag, lastModified: metadata.lastModified,
             debug: DebugFacts(stored: metadata.extendedData), tier: .disk)
         _ = memory?.insert(result.stored, for: CacheKey(key), cost: result.data.count)
         metrics.resultHits.increment()
@@ -144,15 +139,6 @@ final class ResultStore: Sendable {
         } catch {
             logger.warning("the result cache could not store a result", metadata: ["error": "\(error)"])
         }
-    }
-
-    /// The SHA-256 of a source's bytes, remembered for a source cache entry.
-    func digest(of source: FetchedSource) -> [UInt8] {
-        if let known = source.digest { return known }
-        if let entry = source.cacheEntry, let known = sourceDigests.value(for: entry) { return known }
-        let digest = Array(SHA256.hash(data: source.data))
-        if let entry = source.cacheEntry { sourceDigests.insert(digest, for: entry, cost: digest.count + entry.original.utf8.count) }
-        return digest
     }
 
     /// Waits for the bucket's writes, flushes and closes the disk tier.

@@ -25,15 +25,29 @@ struct SourceMetadata {
     var exif: Data?
 
     init(_ data: Data, format: ImageFormat) {
-        data.withUnsafeBytes { bytes in
-            switch format {
-            case .jpeg: readJPEG(bytes)
-            case .png: readPNG(bytes)
-            case .webP: readWebP(bytes)
-            default: break
-            }
-        }
+        data.withUnsafeBytes { bytes in readContainer(bytes, format: format) }
         if let profile = Self.containerProfile(data, format: format) { colorSpace = .icc(profile) }
+    }
+
+    /// What a JPEG's, PNG's or WebP's own chunks say, read in place (no codec library's
+    /// container profile).
+    init(container bytes: UnsafeRawBufferPointer, format: ImageFormat) {
+        readContainer(bytes, format: format)
+    }
+
+    private mutating func readContainer(_ bytes: UnsafeRawBufferPointer, format: ImageFormat) {
+        switch format {
+        case .jpeg: readJPEG(bytes)
+        case .png: readPNG(bytes)
+        case .webP: readWebP(bytes)
+        default: break
+        }
+    }
+
+    /// The EXIF's orientation, when it has one: a PNG's `eXIf` and a WebP's `EXIF` say it as a
+    /// JPEG's APP1 does, and libvips (so imgproxy) turns such files upright too.
+    var orientation: ExifOrientation? {
+        exif?.withUnsafeBytes(ExifReader.orientation(inTIFF:))
     }
 
     /// The ICC profile of a format whose codec library parses its container (no pixel decoding):

@@ -129,8 +129,8 @@ public final class ImageProxy: Sendable {
             // passes the conditions on to it), and a changed source is processed from the bytes
             // already fetched.
             var fetched: FetchedSource?
-            if !request.conditions.isEmpty {
-                switch try await self.fetcher.fetch(request.source, conditions: request.conditions) {
+            if let validators = request.conditions.forwarded {
+                switch try await self.fetcher.fetch(request.source, asking: validators) {
                 case .notModified(let etag, let lastModified):
                     return ProcessedResult(data: Data(), contentType: "", etag: etag, lastModified: lastModified, tier: .revalidated)
                 case .fetched(let source):
@@ -161,8 +161,17 @@ public final class ImageProxy: Sendable {
 
     /// `raw`: the source's bytes as fetched (through the source cache and its byte cap), not
     /// processed and not stored as a result, typed by what they are.
+    /// The request's conditions go to the source as they came and its validators come back as it
+    /// sent them, as imgproxy's stream handler passes them (`handlers/stream`).
     private func raw(_ request: ProxyRequest, closed: EventLoopFuture<Void>?) async throws(ProxyError) -> ProxyResponse {
-        let fetched = try await withinDeadline(closed: closed) { () async throws(ProxyError) in try await self.fetcher.fetch(request.source)
+        let answer = try await withinDeadline(closed: closed) { () async throws(ProxyError) in
+            try await self.fetcher.fetch(request.source, asking: request.conditions.passedThrough)
+        }
+        let fetched: FetchedSource
+        switch answer {
+        case .notModified(let etag, let lastModified):
+            return responses.rawNotModified(etag: etag, lastModified: lastModified, options: request.options)
+        case .fetched(let source): fetched = source
         }
         try ProcessingStage.checkSourceBytes(fetched.data, security: request.options.security)
         // Whatever the source: an http source's bytes were sniffed by the downloader already, a
@@ -170,7 +179,7 @@ public final class ImageProxy: Sendable {
         guard let format = fetched.data.withUnsafeBytes({ ImageFormat(sniffing: $0) }) else {
             throw .unsupported("the source is not an image")
         }
-        return responses.raw(fetched.data, format: format, options: request.options)
+        return responses.raw(fetched, format: format, options: request.options)
     }
 
     /// The fallback image, processed with the request's options, for a source that could not be

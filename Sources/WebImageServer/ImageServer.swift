@@ -221,7 +221,7 @@ public final class ImageServer: Service, Sendable {
     /// status page too, which `--ops-bind` moves to its own port.
     private func addOperationalRoutes(to routes: some RouterMethods<ServerRequestContext>, all: Bool) {
         for path in Set(["/health", configuration.healthCheckPath ?? "/health"]) {
-            routes.get(RouterPath(path)) { _, _ in Self.text(200, "ok") }
+            routes.get(RouterPath(path)) { _, _ in Self.health }
         }
         guard all else {
             for path in ["/ready", "/metrics", "/status", "/status/figures"] {
@@ -242,6 +242,13 @@ public final class ImageServer: Service, Sendable {
                 routes.get(RouterPath(path)) { [self] request, context in page(request, context: context) }
             }
         }
+    }
+
+    /// imgproxy's health answer (`handlers/health/handler.go`): its words, plain text, not cached.
+    private static var health: Response {
+        ProxyResponse(
+            status: 200, headers: [("Content-Type", "text/plain"), ("Cache-Control", "no-cache")], body: Data("imgproxy is running".utf8)
+        ).hummingbirdResponse
     }
 
     private static func text(_ status: Int, _ line: String) -> Response {

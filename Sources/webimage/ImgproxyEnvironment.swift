@@ -349,7 +349,7 @@ struct ImgproxyEnvironment {
         "IMGPROXY_S3_USE_DECRYPTION_CLIENT": .unsupported("S3 client-side encryption"),
         "IMGPROXY_SALT": .mapped("WEBIMAGE_SALT", .hexList),
         "IMGPROXY_SANITIZE_SVG": .unsupported(
-            "an SVG answered as SVG (`raw:1`, `skp:svg`, `--skip-processing-formats svg`) is not rewritten; it is always sent as an attachment with `Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; sandbox`, so its scripts, event attributes and external references neither run nor load when the URL is opened (as an `<img>` a browser runs none of them anyway)"
+            "an SVG answered as SVG (`raw:1`, `skp:svg`, `--skip-processing-formats svg`) is not rewritten; it is always sent as an attachment, and every answer carries imgproxy's `Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox`, so its scripts, event attributes and external references neither run nor load when the URL is opened (as an `<img>` a browser runs none of them anyway)"
         ),
         "IMGPROXY_SECRET": .mapped("WEBIMAGE_SECRET", .text),
         "IMGPROXY_SENTRY_DSN": .unsupported("error-reporting services"),

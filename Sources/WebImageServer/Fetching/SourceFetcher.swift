@@ -45,25 +45,26 @@ final class SourceFetcher: Sendable {
 
     /// The source's bytes, timed and counted, as a span when traced.
     func fetch(_ source: URL) async throws(ProxyError) -> FetchedSource {
-        switch try await fetch(source, conditions: nil) {
+        switch try await fetch(source, asking: nil) {
         case .fetched(let fetched): return fetched
         case .notModified: throw ProxyError(status: 502, "the source answered 304 to a request without conditions")
         }
     }
 
-    /// The source for a request with conditions, as imgproxy v4 fetches it: the conditions go to
-    /// the origin (or are judged against the source cache's copy, or the file's validators, as
-    /// the origin would judge them), and a source that has not changed is not fetched.
-    func fetch(_ source: URL, conditions: Conditions?) async throws(ProxyError) -> ConditionalFetch {
+    /// The source for a request with conditions, as imgproxy v4 fetches it: the `validators` (a
+    /// request's ``Conditions/forwarded`` or ``Conditions/passedThrough``) go to the origin (or are
+    /// judged against the source cache's copy, or the file's validators, as the origin would
+    /// judge them), and a source that has not changed is not fetched.
+    func fetch(_ source: URL, asking validators: HTTPValidators?) async throws(ProxyError) -> ConditionalFetch {
         try await withStageSpan("fetch", tracer: tracer) { () async throws(ProxyError) in
             let start = ContinuousClock.now
             let answer =
                 source.scheme == ProxyPath.localScheme
-                ? .fetched(try await local(source, since: start)) : try await fetchRemote(source, conditions: conditions, since: start)
+                ? .fetched(try await local(source, since: start)) : try await fetchRemote(source, asking: validators, since: start)
             // A file, a cached copy or an origin that ignored the conditions: judged as the origin
             // would have judged them.
-            if case .fetched(let fetched) = answer, let conditions,
-                conditions.sourceUnchanged(etag: fetched.etag, lastModified: fetched.lastModified)
+            if case .fetched(let fetched) = answer, let validators,
+                Conditions.unchanged(asked: validators, etag: fetched.etag, lastModified: fetched.lastModified)
             {
                 return .notModified(etag: fetched.etag, lastModified: fetched.lastModified)
             }
@@ -83,12 +84,13 @@ final class SourceFetcher: Sendable {
             data: file.data, seconds: ContinuousClock.now.seconds(since: start), etag: file.etag, lastModified: file.lastModified)
     }
 
-    private func fetchRemote(_ source: URL, conditions: Conditions?, since start: ContinuousClock.Instant) async throws(ProxyError)
+    private func fetchRemote(_ source: URL, asking validators: HTTPValidators?, since start: ContinuousClock.Instant)
+        async throws(ProxyError)
         -> ConditionalFetch
     {
         let answer: RemoteSources.Answer
         do throws(ProxyError) {
-            answer = try await remote.fetch(source, validators: conditions?.forwarded)
+            answer = try await remote.fetch(source, validators: validators)
         } catch {
             // A fetch every request waiting for it left (their deadlines passed, their clients
             // went) is cancelled, though the origin was asked: counted, so that the next request's

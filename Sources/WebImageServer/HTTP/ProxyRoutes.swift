@@ -55,6 +55,7 @@ extension ImageProxy {
                 ifModifiedSince: request.headers[.ifModifiedSince], hints: hints, connectionClosed: connectionClosed)
         }
         answer.headers += corsHeaders
+        answer.headers.append(("Content-Security-Policy", ResponseBuilder.contentSecurityPolicy))
         return (answer.hummingbirdResponse, answer.tier)
     }
 

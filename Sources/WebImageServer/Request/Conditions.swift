@@ -13,19 +13,24 @@ struct Conditions: Sendable {
     /// later than the buster. None at all when a buster is set and the request's `If-None-Match`
     /// is not in its form: that client's copy predates the buster.
     var forwarded: HTTPValidators?
+    /// What a `raw` request asks its source with: the request's `If-None-Match` and
+    /// `If-Modified-Since` as they came, whatever the switches and busters (imgproxy's stream
+    /// handler passes them through, `handlers/stream/config.go`).
+    var passedThrough: HTTPValidators?
 
     /// A request's `If-None-Match` and `If-Modified-Since`, each kept when the server sends its
     /// validator.
     init(ifNoneMatch: String?, ifModifiedSince: String?, answeredBy configuration: ImageServerConfiguration) {
-        self.ifNoneMatch = configuration.usesETag ? ifNoneMatch.flatMap { $0.isEmpty ? nil : $0 } : nil
-        self.ifModifiedSince = configuration.usesLastModified ? ifModifiedSince.flatMap { $0.isEmpty ? nil : $0 } : nil
+        let (ifNoneMatch, ifModifiedSince) = (
+            ifNoneMatch.flatMap { $0.isEmpty ? nil : $0 }, ifModifiedSince.flatMap { $0.isEmpty ? nil : $0 }
+        )
+        passedThrough = HTTPValidators(etag: ifNoneMatch, lastModified: ifModifiedSince)
+        self.ifNoneMatch = configuration.usesETag ? ifNoneMatch : nil
+        self.ifModifiedSince = configuration.usesLastModified ? ifModifiedSince : nil
         forwarded = Self.forwarded(
             ifNoneMatch: self.ifNoneMatch, ifModifiedSince: self.ifModifiedSince, etagBuster: configuration.etagBuster,
             lastModifiedBuster: configuration.lastModifiedBuster)
     }
-
-    /// Whether the request has a condition the server answers.
-    var isEmpty: Bool { ifNoneMatch == nil && ifModifiedSince == nil }
 
     /// Whether an answer with these validators (as sent) is a 304 (RFC 9110 13.2.2):
     /// `If-None-Match` when there is one, else `If-Modified-Since` against the `Last-Modified` sent.
@@ -38,12 +43,11 @@ struct Conditions: Sendable {
     }
 
     /// Whether a source whose own validators are `etag` and `lastModified` is unchanged for the
-    /// forwarded conditions, as imgproxy's storages and an origin judge them
+    /// validators it is `asked` with, as imgproxy's storages and an origin judge them
     /// (`storage/common/notmodified.go`): the ETag when both sides have one, else the dates.
-    func sourceUnchanged(etag: String?, lastModified: String?) -> Bool {
-        guard let forwarded else { return false }
-        if let asked = forwarded.etag, let etag { return Self.matches(asked, etag) }
-        guard let since = forwarded.lastModified.flatMap(HTTPDate.parse), let modified = lastModified.flatMap(HTTPDate.parse) else {
+    static func unchanged(asked: HTTPValidators, etag: String?, lastModified: String?) -> Bool {
+        if let tag = asked.etag, let etag { return matches(tag, etag) }
+        guard let since = asked.lastModified.flatMap(HTTPDate.parse), let modified = lastModified.flatMap(HTTPDate.parse) else {
             return false
         }
         return modified <= since

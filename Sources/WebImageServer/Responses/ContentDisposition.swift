@@ -8,7 +8,7 @@ import WebImage
 /// names imgproxy would garble: the source's query is not part of its name (imgproxy splits the
 /// whole URL, so `a.jpg?v=1.2` has the stem `a.jpg?v=1`), and a name with other than printable
 /// ASCII is also given as `filename*` (RFC 6266), its plain `filename` with `_` for each such
-/// character. An SVG is always an attachment (``ImageProxy/activeContentHeaders(_:)``).
+/// character. An SVG is always an attachment (``ResponseBuilder/contentSecurityPolicy``).
 enum ContentDisposition {
     /// `source` is the source URL's text, as the result's key holds it: read as text, it costs
     /// a cache hit no URL parsing.

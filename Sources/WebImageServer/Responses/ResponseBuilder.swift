@@ -35,7 +35,6 @@ struct ResponseBuilder: Sendable {
             return ProxyResponse(status: 304, headers: headers, tier: result.tier)
         }
         headers += [("Content-Type", result.contentType), ("Content-Length", String(result.data.count))]
-        headers += Self.activeContentHeaders(result.contentType)
         return ProxyResponse(status: 200, headers: headers, body: result.data, tier: result.tier)
     }
 
@@ -51,10 +50,24 @@ struct ResponseBuilder: Sendable {
         return ProxyResponse(status: 200, headers: headers, body: result.data, tier: result.tier)
     }
 
-    /// `raw`: the source's bytes as they are, typed by their sniffed format, with no validators.
-    func raw(_ data: Data, format: ImageFormat, options: ProcessingOptions) -> ProxyResponse {
+    /// `raw`: the source's bytes as they are, typed by their sniffed format, with its `ETag` and
+    /// `Last-Modified` as it sent them (imgproxy's stream handler passes them through, busters
+    /// and switches aside).
+    func raw(_ source: FetchedSource, format: ImageFormat, options: ProcessingOptions) -> ProxyResponse {
+        let data = source.data
         let headers = [cacheControl(options.expires), ("Content-Type", format.mimeType), ("Content-Length", String(data.count))]
-        return ProxyResponse(status: 200, headers: headers + Self.activeContentHeaders(format.mimeType), body: data, tier: .raw)
+        return ProxyResponse(
+            status: 200, headers: headers + Self.validators(source.etag, source.lastModified),
+            body: data, tier: .raw)
+    }
+
+    /// `raw` when the source answered the request's conditions with a 304.
+    func rawNotModified(etag: String?, lastModified: String?, options: ProcessingOptions) -> ProxyResponse {
+        ProxyResponse(status: 304, headers: [cacheControl(options.expires)] + Self.validators(etag, lastModified), tier: .raw)
+    }
+
+    private static func validators(_ etag: String?, _ lastModified: String?) -> [(name: String, value: String)] {
+        (etag.map { [("ETag", $0)] } ?? []) + (lastModified.map { [("Last-Modified", $0)] } ?? [])
     }
 
     /// The fallback image made for a request whose source failed with `error`: the fallback's own
@@ -65,7 +78,6 @@ struct ResponseBuilder: Sendable {
         let maximumAge = fallback.ttl ?? Self.maximumAge(ttl: configuration.resultTTL, expires: request.options.expires)
         var headers: [(name: String, value: String)] =
             [("Cache-Control", "public, max-age=\(maximumAge)"), ("Content-Type", format.mimeType), ("Content-Length", String(data.count))]
-            + Self.activeContentHeaders(format.mimeType)
         if !request.vary.isEmpty { headers.append(("Vary", request.vary.joined(separator: ", "))) }
         return ProxyResponse(
             status: fallback.status == 0 ? error.status.code : fallback.status, headers: headers, body: data, tier: .fallback)
@@ -136,15 +148,13 @@ struct ResponseBuilder: Sendable {
         return HTTPDate.format(buster)
     }
 
-    /// What an answer that a browser could run gets: an SVG (answered as SVG by `raw`, `skp:svg`
-    /// or `--skip-processing-formats svg`, never made here) may hold scripts, event attributes
-    /// and external references, which run when the URL is opened as a page. It is sent with a
-    /// policy that lets it run and fetch nothing (inline styles aside) and in a sandbox, and as an
-    /// attachment (``ContentDisposition``); as an `<img>` a browser runs none of
-    /// it anyway. imgproxy sanitises the document instead (`IMGPROXY_SANITIZE_SVG`); these headers
-    /// cover every way in without a second XML parser.
-    static func activeContentHeaders(_ contentType: String) -> [(name: String, value: String)] {
-        guard contentType == ImageFormat.svg.mimeType else { return [] }
-        return [("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")]
-    }
+    /// The policy on every proxy answer, imgproxy's (`server/responsewriter/writer.go`,
+    /// `setCSP`): nothing runs and nothing loads but inline styles and `data:` images, in a
+    /// sandbox. It matters for an SVG answered as SVG (`raw`, `skp:svg`,
+    /// `--skip-processing-formats svg`), whose scripts, event attributes and external references
+    /// would run when its URL is opened as a page; such an SVG is an attachment too
+    /// (``ContentDisposition``). As an `<img>` a browser runs none of it anyway. imgproxy also
+    /// sanitises the document (`IMGPROXY_SANITIZE_SVG`); this covers every way in without a
+    /// second XML parser.
+    static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
 }

@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOPosix
 import NIOSSL
 import Testing
 import WebImageTesting
@@ -209,6 +211,22 @@ struct AddressGuardTests {
         }
         await egress.shutdown()
         try await origin.shutdown()
+    }
+
+    @Test("clients released without a shutdown close the guard's listeners on their event loops, with no task of their own")
+    func releasedClientsCloseTheGuard() async throws {
+        var clients: DownloaderClients? = DownloaderClients(
+            configuration: ImageDownloaderConfiguration(addressPolicy: AddressPolicy(allowedNetworks: [IPNetwork("127.0.0.0/8")!])),
+            base: HTTPClient.Configuration(), external: nil)
+        let egress = try #require(clients?.egress)
+        clients = nil
+        // Closed by the release itself: nothing else closes them, and the wait is bounded.
+        let loop = MultiThreadedEventLoopGroup.singleton.any()
+        let closed = loop.makePromise(of: Void.self)
+        egress.listenersClosed.cascade(to: closed)
+        let deadline = loop.scheduleTask(in: .seconds(10)) { closed.fail(WebImageError(.timedOut, "the listeners stayed open")) }
+        try await closed.futureResult.get()
+        deadline.cancel()
     }
 
     @Test("a downloader on an application's own client refuses to load unguarded when given a policy")

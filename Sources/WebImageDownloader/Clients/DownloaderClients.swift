@@ -153,9 +153,10 @@ final class DownloaderClients: Sendable {
 
     deinit {
         // AsyncHTTPClient traps when a client is released without a shutdown; clients left
-        // running are released in the background instead.
+        // running are released by their event loops instead, and the guard's listeners closed
+        // there: nothing outlives this in a task of its own.
         for client in made.withLock({ Array($0.values) }) { client.shutdown { _ in } }
-        if let egress { Task { await egress.shutdown() } }
+        egress?.close()
     }
 
     /// AsyncHTTPClient's form of a proxy URL.

@@ -117,6 +117,17 @@ final class EgressGuard: Sendable {
         for listener in listeners { try? await listener.close() }
     }
 
+    /// ``shutdown()`` without waiting: the listeners' close is asked of their event loops, for
+    /// an owner that is going away and cannot wait.
+    func close() {
+        for listener in listeners { listener.close(promise: nil) }
+    }
+
+    /// Succeeds once every listener is closed.
+    var listenersClosed: EventLoopFuture<Void> {
+        EventLoopFuture.andAllComplete(listeners.map(\.closeFuture), on: MultiThreadedEventLoopGroup.singleton.any())
+    }
+
     /// Why the last connection to `host:port` was refused or failed, if it was.
     func failure(host: String, port: Int) -> WebImageError? {
         failures.withLock { $0[Self.key(host, port)] }

@@ -132,7 +132,9 @@ public final class ImageProxy: Sendable {
             if let validators = request.conditions.forwarded {
                 switch try await self.fetcher.fetch(request.source, asking: validators) {
                 case .notModified(let etag, let lastModified):
-                    return ProcessedResult(data: Data(), contentType: "", etag: etag, lastModified: lastModified, tier: .revalidated)
+                    return ProcessedResult(
+                        data: Data(), contentType: "", etag: etag, lastModified: ProcessedResult.validDate(lastModified), tier: .revalidated
+                    )
                 case .fetched(let source):
                     fetched = source
                 }
@@ -152,7 +154,8 @@ public final class ImageProxy: Sendable {
         let watermark = try await fetcher.watermark(for: request.options)
         let made = try await processing.render(source.data, options: request.options, choice: request.choice, watermark: watermark)
         let result = ProcessedResult(
-            data: made.data, contentType: made.format.mimeType, etag: source.etag, lastModified: source.lastModified,
+            data: made.data, contentType: made.format.mimeType, etag: source.etag,
+            lastModified: ProcessedResult.validDate(source.lastModified),
             fetchSeconds: source.seconds, processSeconds: made.seconds,
             debug: configuration.enablesDebugHeaders ? DebugFacts(source: source.data, result: made.data) : nil)
         store.keep(result, for: request.key)

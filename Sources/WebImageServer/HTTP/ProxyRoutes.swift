@@ -55,8 +55,7 @@ extension ImageProxy {
                 ifModifiedSince: request.headers[.ifModifiedSince], hints: hints, connectionClosed: connectionClosed)
         }
         answer.headers += corsHeaders
-        answer.headers.append(("Content-Security-Policy", ResponseBuilder.contentSecurityPolicy))
-        return (answer.hummingbirdResponse, answer.tier)
+        return (answer.hummingbirdResponse(adding: Self.contentSecurityPolicy), answer.tier)
     }
 
     /// A proxy path as it may be logged or traced: without its signature, which is a key to the
@@ -66,6 +65,9 @@ extension ImageProxy {
         guard path.hasPrefix("/info/") else { return ProxyPath.withoutSecrets(String(withoutSignature(path))) }
         return "/info" + ProxyPath.withoutSecrets(String(withoutSignature(path.dropFirst("/info".count))))
     }
+
+    /// ``ResponseBuilder/contentSecurityPolicy`` as a field, made once: every answer carries it.
+    static let contentSecurityPolicy = HTTPField(name: .contentSecurityPolicy, value: ResponseBuilder.contentSecurityPolicy)
 
     /// imgproxy's CORS headers, when an origin is configured.
     var corsHeaders: [(name: String, value: String)] {
@@ -164,11 +166,16 @@ enum HeaderName {
 
 extension ProxyResponse {
     /// As Hummingbird writes it.
-    var hummingbirdResponse: Response {
+    var hummingbirdResponse: Response { hummingbirdResponse(adding: nil) }
+
+    /// As Hummingbird writes it, with one more field made beforehand.
+    func hummingbirdResponse(adding extra: HTTPField?) -> Response {
         var fields = HTTPFields()
+        fields.reserveCapacity(headers.count + 1)
         for (name, value) in headers {
             if let field = HeaderName.known[name] ?? HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
         }
+        if let extra { fields.append(extra) }
         let body = body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body))
         return Response(status: HTTPResponse.Status(code: status), headers: fields, body: body)
     }

@@ -141,11 +141,14 @@ struct ResponseBuilder: Sendable {
     }
 
     /// The `Last-Modified` sent (imgproxy's `injectLastModifiedHeader`): none when off, when the
-    /// source has none or when it is not a date; the buster when the source's is older.
+    /// source has none or when it is not a date; the buster when the source's is older. A
+    /// result keeps only a source's date that reads (``ProcessedResult/validDate(_:)``), so
+    /// without a buster nothing is parsed here, on every cache hit.
     func presented(lastModified: String?) -> String? {
-        guard configuration.usesLastModified, let lastModified, let date = HTTPDate.parse(lastModified) else { return nil }
-        guard let buster = configuration.lastModifiedBuster, date < buster else { return lastModified }
-        return HTTPDate.format(buster)
+        guard configuration.usesLastModified, let lastModified else { return nil }
+        guard let buster = configuration.lastModifiedBuster else { return lastModified }
+        guard let date = HTTPDate.parse(lastModified) else { return nil }
+        return date < buster ? HTTPDate.format(buster) : lastModified
     }
 
     /// The policy on every proxy answer, imgproxy's (`server/responsewriter/writer.go`,

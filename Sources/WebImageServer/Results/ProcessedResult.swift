@@ -17,6 +17,12 @@ struct ProcessedResult: Sendable {
     /// Where this answer came from.
     var tier: CacheTier = .processed
 
+    /// `text` when it is an HTTP date, else nil: what a result keeps of its source's
+    /// `Last-Modified` (imgproxy passes no other on).
+    static func validDate(_ text: String?) -> String? {
+        text.flatMap { HTTPDate.parse($0) == nil ? nil : $0 }
+    }
+
     /// The result as a tier keeps it: without the timings of the request that made it.
     var stored: ProcessedResult {
         ProcessedResult(data: data, contentType: contentType, etag: etag, lastModified: lastModified, debug: debug)

@@ -28,12 +28,17 @@ public struct ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// 400: the URL or an option is malformed.
     static func badRequest(_ reason: String) -> ProxyError { ProxyError(status: 400, reason) }
-    /// 403: the signature, the source or the expiry does not allow the request.
+    /// 403: the signature, a bucket's rules or the expiry does not allow the request.
     static func forbidden(_ reason: String) -> ProxyError { ProxyError(status: 403, reason) }
-    /// 404: no route.
+    /// 404: no route, no such source.
     static func notFound(_ reason: String) -> ProxyError { ProxyError(status: 404, reason) }
-    /// 413: the source or the result is larger than a limit.
-    static func tooLarge(_ reason: String) -> ProxyError { ProxyError(status: 413, reason) }
+    /// 404: a source the server will not fetch: not on the allowed list, at an address the policy
+    /// refuses, or redirecting to one; as imgproxy v4 answers them (`security/errors.go`'s
+    /// `SourceURLError`, `generichttp/errors.go`'s `SourceAddressError`).
+    static func refusedSource(_ reason: String) -> ProxyError { ProxyError(status: 404, reason) }
+    /// 422: the source is larger than the byte limit (imgproxy v4's `imagedata/errors.go`
+    /// `FileSizeError`).
+    static func tooLarge(_ reason: String) -> ProxyError { ProxyError(status: 422, reason) }
     /// 415: the source is not an image the server can read.
     static func unsupported(_ reason: String) -> ProxyError { ProxyError(status: 415, reason) }
     /// 422: the source is an image, but not one that can be decoded or processed.

@@ -98,7 +98,7 @@ struct ServerURLTests {
         #expect(reason(["w:20000", "dpr:2"]) == nil)
         #expect(reason(["rot:45"]) == "400 rot: the angle must be a multiple of 90, not 45")
         #expect(reason(["g:middle"])?.hasPrefix("400 g: unknown gravity") == true)
-        #expect(reason(["f:bmp"])?.hasPrefix("415 this server cannot write bmp") == true)
+        #expect(reason(["f:bmp"])?.hasPrefix("422 this server cannot write bmp") == true)
         #expect(reason(["pr:missing"]) == "400 unknown preset \"missing\" (preset)")
         #expect(reason(["exp:1000"]) == "404 the URL expired at 1000 (expires)")
         #expect(reason(["exp:4102444800"]) == nil, "a Unix time of 2100")

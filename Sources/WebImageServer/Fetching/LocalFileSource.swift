@@ -60,7 +60,7 @@ struct LocalFileSource: Sendable {
         guard !relative.isEmpty, !relative.contains("\0") else { throw .notFound("the local source names no file") }
         guard let resolved = Self.resolved(root + "/" + relative) else { throw .notFound("no local source /\(relative)") }
         guard resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
-            throw .forbidden("the local source /\(relative) leads outside the root")
+            throw .refusedSource("the local source /\(relative) leads outside the root")
         }
         let descriptor = open(resolved, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw .notFound("no local source /\(relative)") }

@@ -100,27 +100,28 @@ final class RemoteSources: Sendable {
             return source
         }
         guard let allowed = allowList.allowed(source) else {
-            throw .forbidden("the source \(ProxyPath.shortened(source.absoluteString)) is not on the allowed list")
+            throw .refusedSource("the source \(ProxyPath.shortened(source.absoluteString)) is not on the allowed list")
         }
         return allowed
     }
 
-    /// Refuses a bucket's object whose bucket the store's rules deny, or that the allow-list,
-    /// judging the source as written (`s3://BUCKET/KEY`, `gs://BUCKET/OBJECT`), does not allow.
+    /// Refuses a bucket's object that the allow-list, judging the source as written
+    /// (`s3://BUCKET/KEY`, `gs://BUCKET/OBJECT`), does not allow (404), then one whose bucket the
+    /// store's rules deny (403): imgproxy judges the source before its storage sees the bucket.
     private func checkObject(scheme: String, store: String, bucket: String, key: String, named name: String, bucketAllowed: Bool)
         throws(ProxyError)
     {
-        guard bucketAllowed else { throw .forbidden("access to the \(store) bucket \(bucket) is denied") }
         guard allowList.allowsObject(scheme: scheme, bucket: bucket, key: key) else {
-            throw .forbidden("the source \(ProxyPath.shortened(name)) is not on the allowed list")
+            throw .refusedSource("the source \(ProxyPath.shortened(name)) is not on the allowed list")
         }
+        guard bucketAllowed else { throw .forbidden("access to the \(store) bucket \(bucket) is denied") }
     }
 
     /// Refuses a `local:///` source the allow-list does not allow (imgproxy judges them as any
     /// source): with a non-empty list, a `local://` entry must be a prefix of its cleaned path.
     func checkLocalSource(_ source: URL) throws(ProxyError) {
         guard allowList.allowsLocal(path: LocalFileSource.cleaned(source.path)) else {
-            throw .forbidden("the source local:///\(LocalFileSource.cleaned(source.path)) is not on the allowed list")
+            throw .refusedSource("the source local:///\(LocalFileSource.cleaned(source.path)) is not on the allowed list")
         }
     }
 
@@ -193,7 +194,7 @@ final class RemoteSources: Sendable {
     }
 
     /// The status a fetch error answers with: the source's own 404 as 404, its other failures
-    /// as 502 (bad gateway), a timeout as 504, a refused address as 403, a cap as 413.
+    /// as 502 (bad gateway), a timeout as 504, a refused address as 404 (imgproxy v4's), a cap as 422.
     static func proxyError(_ error: WebImageError) -> ProxyError {
         if let status = error.code.httpStatus {
             return status == 404 || status == 410
@@ -203,13 +204,15 @@ final class RemoteSources: Sendable {
         case .refusedAddress:
             // The rule only: the address a name resolved to would make the server an oracle for
             // internal DNS.
-            guard case .addressPolicy(let rule)? = error.refusal else { return .forbidden("the source was refused by the address policy") }
-            return .forbidden("the source was refused by the address policy (\(rule))")
+            guard case .addressPolicy(let rule)? = error.refusal else {
+                return .refusedSource("the source was refused by the address policy")
+            }
+            return .refusedSource("the source was refused by the address policy (\(rule))")
         case .timedOut: return ProxyError(status: 504, "the source did not answer in time")
         case .tooLarge: return .tooLarge("the source is over the byte limit: \(error.detail)")
         case .invalidURL: return .badRequest("the source URL is not valid")
         case .rejected:
-            if case .redirect? = error.refusal { return .forbidden("the source redirected to a URL that is not on the allowed list") }
+            if case .redirect? = error.refusal { return .refusedSource("the source redirected to a URL that is not on the allowed list") }
             return .unsupported("the source is not an image: \(error.detail)")
         case .notAnImage, .unsupportedFormat: return .unsupported("the source is not an image: \(error.detail)")
         case .cancelled: return ProxyError(status: 499, "the request was cancelled")

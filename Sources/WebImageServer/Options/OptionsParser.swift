@@ -471,8 +471,11 @@ public struct OptionsParser: Sendable {
         guard let format = ImageFormat(rawValue: name == "jpg" ? "jpeg" : name) else {
             throw .badRequest("unknown format \"\(text)\" (\(option))")
         }
-        guard encodableFormats.contains(format) else {
-            throw ProxyError(status: 415, "this server cannot write \(format.rawValue) (\(option))")
+        // SVG is taken: an SVG source asked for as SVG is answered as it is (``ImageProcessor``),
+        // any other is refused there. A format nothing writes is a 422, as imgproxy answers it
+        // (`integration_test/processing_handler_test.go`, `TestResultingFormatNotSupported`).
+        guard encodableFormats.contains(format) || format == .svg else {
+            throw .unprocessable("this server cannot write \(format.rawValue) (\(option))")
         }
         return format
     }

@@ -54,6 +54,12 @@ struct ImageProcessor: Sendable {
             // imgproxy's `skipStandardProcessing`: the source as it is, its size checked first.
             return (data, header.format)
         }
+        if options.format == .svg {
+            // Nothing here draws vectors: an SVG asked for as SVG is the source itself, as imgproxy
+            // answers it (`TestAlwaysRasterizeSvgWithFormat`); anything else is `TestErrorSavingToSVG`'s 422.
+            guard header.format == .svg else { throw .unprocessable("a raster image cannot be written as SVG") }
+            return (data, .svg)
+        }
         let orientation = options.autoRotate ? header.orientation : .up
         let turnsSideways = orientation.swapsDimensions != (options.rotate % 180 != 0)
         var (uprightWidth, uprightHeight) = turnsSideways ? (header.height, header.width) : (header.width, header.height)

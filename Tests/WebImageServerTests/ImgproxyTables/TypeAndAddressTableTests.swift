@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WebImage
+import WebImageServer
 import WebImageTestSupport
 
 /// imgproxy's source-type detection tests as ours (`imagetype/type_test.go` and
@@ -139,5 +140,27 @@ struct ImgproxyPrivateNetworkTableTests {
         #expect(refused("fc00::1"))
         let imgproxyLocalUse: [UInt8] = [0x64, 0xff, 0x9b, 0x01, 0x00, 0x00, 0x0a, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00]
         #expect(!refused(address(imgproxyLocalUse)), "64ff:9b01::/48 is no NAT64 prefix")
+    }
+
+    /// `fetcher/transport/generichttp/generic_http_test.go`, `TestVerifySourceNetwork`, on the
+    /// server's policy: loopback allowed only when switched on (`IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES`),
+    /// link-local and private addresses always refused here, so the rows that allow those (with
+    /// `IMGPROXY_ALLOW_LINK_LOCAL_SOURCE_ADDRESSES` or `..._PRIVATE_...`, not supported) do not
+    /// hold; every other row does. `8.8.8.8:8080` is judged by its address, as the guard sees it.
+    @Test(
+        "TestVerifySourceNetwork: the rows the server's switches can express",
+        arguments: [
+            ("127.0.0.1", false, true), ("127.0.0.1", true, false), ("0.0.0.0", false, true), ("169.254.0.1", true, true),
+            ("192.168.0.1", true, true), ("8.8.8.8", false, false), ("8.8.8.8:8080", false, false), ("100.64.0.1", true, true),
+            ("::10.0.0.1", true, true), ("2002:c0a8:0101::", true, true), ("64:ff9b::172.16.0.1", true, true),
+            ("64:ff9b::100.64.0.1", true, true), ("::8.8.8.8", false, false), ("64:ff9b::8.8.8.8", false, false),
+        ])
+    func verifySourceNetwork(address: String, allowsLoopback: Bool, refusedThere: Bool) throws {
+        var policy = ImageServerConfiguration().sourceAddressPolicy
+        if allowsLoopback { policy.allowedNetworks += ["127.0.0.0/8", "::1/128"].compactMap { IPNetwork($0) } }
+        let host = address.hasSuffix(":8080") ? String(address.dropLast(5)) : address
+        let decision = policy.decision(for: try #require(IPAddress(host)))
+        if case .refuse = decision { #expect(refusedThere) } else { #expect(!refusedThere) }
+        #expect(IPAddress("not-an-ip") == nil, "Invalid IP address: never an address to connect to")
     }
 }

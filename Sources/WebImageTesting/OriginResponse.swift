@@ -80,7 +80,7 @@ public struct OriginResponse: Sendable {
     }
 
     /// This response with an `ETag` (answering `If-None-Match` with a 304).
-    public func tagged(_ etag: String) -> OriginResponse {
+    package func tagged(_ etag: String) -> OriginResponse {
         var tagged = self
         tagged.etag = etag
         return tagged

@@ -45,12 +45,7 @@ extension ImageManager {
     ///
     /// - Throws: `CancellationError` when the calling task is cancelled, else a `WebImageError`.
     public func data(for request: ImageRequest) async throws -> ImageData {
-        var request = request
-        request.options.formUnion([.avoidDecodeImage, .waitStoreCache])
-        request.options.remove(.queryMemoryData)
-        request.context.queryCacheType = Self.diskOnly(request.context.queryCacheType)
-        request.context.storeCacheType = Self.diskOnly(request.context.storeCacheType)
-        let result = try await load(request, bytesOnly: true)
+        let result = try await load(Self.bytesOnly(request), bytesOnly: true)
         guard let data = result.data else {
             throw WebImageError(.cacheMiss, "the cache answered \(result.url.absoluteString) with an image but no bytes")
         }
@@ -75,10 +70,7 @@ extension ImageManager {
             // Not stored, or stale: the origin decides.
         }
         guard let url = request.url, !url.absoluteString.isEmpty else { throw WebImageError(.invalidURL, "the URL is nil or empty") }
-        var loadRequest = request
-        loadRequest.options.formUnion([.avoidDecodeImage, .waitStoreCache])
-        loadRequest.context.storeCacheType = Self.diskOnly(loadRequest.context.storeCacheType)
-        let resolved = resolve(url, source: loadRequest, bytesOnly: true)
+        let resolved = resolve(url, source: Self.bytesOnly(request), bytesOnly: true)
         var options = resolved.requestOptions
         options.validators = validators
         let loaded = try await resolved.loader.loadData(url, options: options)
@@ -87,6 +79,17 @@ extension ImageManager {
         try await store(result, loaded: loaded, request: resolved)
         return ImageData(
             data: loaded.data, metadata: result.metadata ?? DiskCacheMetadata(), cacheType: .none, url: url, finalURL: loaded.url)
+    }
+
+    /// `request` as a byte load makes it: never decoded, stored before it returns, on the disk
+    /// tier only (the memory tier holds decoded images).
+    private static func bytesOnly(_ request: ImageRequest) -> ImageRequest {
+        var request = request
+        request.options.formUnion([.avoidDecodeImage, .waitStoreCache])
+        request.options.remove(.queryMemoryData)
+        request.context.queryCacheType = diskOnly(request.context.queryCacheType)
+        request.context.storeCacheType = diskOnly(request.context.storeCacheType)
+        return request
     }
 
     /// The tiers of `tiers` (default all) that hold bytes: the disk's.

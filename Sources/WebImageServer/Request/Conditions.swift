@@ -32,19 +32,17 @@ struct Conditions: Sendable {
             lastModifiedBuster: configuration.lastModifiedBuster)
     }
 
-    /// Whether an answer with these validators (as sent) is a 304 (RFC 9110 13.2.2):
-    /// `If-None-Match` when there is one, else `If-Modified-Since` against the `Last-Modified` sent.
+    /// Whether an answer with these validators (as sent) is a 304, judged as a source judges
+    /// the conditions it is asked with (``unchanged(asked:etag:lastModified:)``).
     func notModified(etag: String?, lastModified: String?) -> Bool {
-        if let ifNoneMatch { return etag.map { Self.matches(ifNoneMatch, $0) } ?? false }
-        guard let since = ifModifiedSince.flatMap(HTTPDate.parse), let modified = lastModified.flatMap(HTTPDate.parse) else {
-            return false
-        }
-        return modified <= since
+        guard let asked = HTTPValidators(etag: ifNoneMatch, lastModified: ifModifiedSince) else { return false }
+        return Self.unchanged(asked: asked, etag: etag, lastModified: lastModified)
     }
 
     /// Whether a source whose own validators are `etag` and `lastModified` is unchanged for the
-    /// validators it is `asked` with, as imgproxy's storages and an origin judge them
-    /// (`storage/common/notmodified.go`): the ETag when both sides have one, else the dates.
+    /// validators it is `asked` with, as imgproxy's storages judge them
+    /// (`storage/common/notmodified.go`): the ETag when both sides have one (RFC 9110 13.2.2:
+    /// `If-None-Match` before `If-Modified-Since`), else the dates.
     static func unchanged(asked: HTTPValidators, etag: String?, lastModified: String?) -> Bool {
         if let tag = asked.etag, let etag { return matches(tag, etag) }
         guard let since = asked.lastModified.flatMap(HTTPDate.parse), let modified = lastModified.flatMap(HTTPDate.parse) else {

@@ -3,9 +3,8 @@ import Logging
 import Tracing
 import WebImage
 
-/// The results this node keeps and the fleet shares, and what makes their validators cheap: the
-/// memory tier in front of the disk tier, the bucket behind both, the paths already resolved
-/// to a result key.
+/// The results this node keeps and the fleet shares: the memory tier in front of the disk tier,
+/// the bucket behind both, and the paths already resolved to a result key.
 final class ResultStore: Sendable {
     /// The results on disk.
     let disk: DiskCache

@@ -5,7 +5,8 @@ public import WebImageGCS
 
 /// Everything `webimage serve` takes, with imgproxy's defaults where it has one and safer ones
 /// where it does not (private addresses are refused too). Each property is a flag and a
-/// `WEBIMAGE_*` variable of the command; docs/serve.md's table lists them.
+/// `WEBIMAGE_*` variable of the command, declared once in the settings' table; docs/serve.md's
+/// table lists them.
 public struct ImageServerConfiguration: Sendable {
     /// The address to listen on. Default `127.0.0.1`.
     public var host = "127.0.0.1"
@@ -292,12 +293,14 @@ public struct ImageServerConfiguration: Sendable {
     public init() {}
 
     /// Checks what can be checked before anything starts, as ``ImageProxy`` and ``ImageServer``
-    /// check it when made: an allowed source that is not an `http(s)` URL prefix, an `s3://`
-    /// prefix or a `local:///` one, and each preset, applied once as imgproxy's
-    /// `validatePresets` does. A command or an application calls it to refuse a setting at once,
-    /// as a usage error.
-    /// - Throws: `WebImageError.Code.invalidArgument`, saying which entry or preset.
+    /// check it when made: each setting's range and rule (the ones `webimage serve` holds its
+    /// flags and variables to, which name the setting in the message), an allowed source that is
+    /// not an `http(s)` URL prefix, an `s3://` prefix or a `local:///` one, and each preset,
+    /// applied once as imgproxy's `validatePresets` does. A command or an application calls it to
+    /// refuse a setting at once, as a usage error.
+    /// - Throws: `WebImageError.Code.invalidArgument`, saying which setting, entry or preset.
     public func validate() throws(WebImageError) {
+        if let broken = ServerSetting.brokenRules(of: self).first { throw WebImageError(.invalidArgument, broken) }
         _ = try SourceAllowList(allowedSources)
         do throws(ProxyError) {
             try OptionsParser(configuration: self).validatePresets()

@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import WebImageServer
 
 /// `webimage health`: asks a running server's `/health` and exits 0 when it answers 200, 1
 /// otherwise, for a container's `HEALTHCHECK` (imgproxy's `imgproxy health`). Without `--url` it
@@ -42,7 +43,12 @@ struct HealthCommand: AsyncParsableCommand {
     static func defaultURL(_ environment: [String: String]) throws -> String {
         var bind = environment["WEBIMAGE_BIND"] ?? environment["IMGPROXY_BIND"] ?? environment["PORT"].map { ":\($0)" } ?? "127.0.0.1:8080"
         if bind.hasPrefix(":") { bind = "0.0.0.0" + bind }
-        var (host, port) = try ServeSettings.address(bind, "the bind address")
+        var (host, port): (String, Int)
+        do {
+            (host, port) = try SettingText.address(bind)
+        } catch {
+            throw ValidationError("the bind address: \(error.message ?? error.description)")
+        }
         switch host {
         case "0.0.0.0", "": host = "127.0.0.1"
         case "::": host = "::1"

@@ -243,7 +243,7 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let tracingSwitch = try EnvironmentReader(environment: environment).optionalBoolean("TRACING")
+        let tracingSwitch = try TraceExport.tracingSwitch(environment)
         outputOptions.bootstrapLogging(traced: TraceExport.isRequested(switch: tracingSwitch, environment: environment))
         try await TraceExport.running(try TraceExport.bootstrap(switch: tracingSwitch, environment: environment)) {
             guard lists.contains(where: Self.isBucket) else { return try await prefetchAll() }

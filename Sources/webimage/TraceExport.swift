@@ -1,7 +1,9 @@
+import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
 import Tracing
+import WebImageServer
 
 #if WEBIMAGE_OTEL
 import OTel
@@ -20,6 +22,17 @@ enum TraceExport {
     /// `IMGPROXY_OPEN_TELEMETRY_ENABLE`, mapped to it) when set, else an OTLP endpoint or
     /// `OTEL_TRACES_EXPORTER` naming an exporter; never with `OTEL_SDK_DISABLED=true` or
     /// `OTEL_TRACES_EXPORTER=none`.
+    /// `WEBIMAGE_TRACING` as `serve` reads it, for the commands that do not read every setting;
+    /// nil when it is not set.
+    static func tracingSwitch(_ environment: [String: String]) throws -> Bool? {
+        guard let text = environment["WEBIMAGE_TRACING"], !text.isEmpty else { return nil }
+        do {
+            return try SettingText.boolean(text)
+        } catch {
+            throw ValidationError("WEBIMAGE_TRACING: \(error.message ?? error.description)")
+        }
+    }
+
     static func isRequested(switch explicit: Bool?, environment: [String: String]) -> Bool {
         if environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" { return false }
         let exporter = environment["OTEL_TRACES_EXPORTER"]?.lowercased()

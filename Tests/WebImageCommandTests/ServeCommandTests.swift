@@ -14,7 +14,7 @@ struct ServeCommandTests {
             (["serve", "--key", "abcd"], [:], "one --salt for each --key"),
             (["serve", "--key", "zz", "--salt", "00"], [:], "hex"),
             (["serve", "--allow-unsigned", "--preset", "thumb=rs:nope"], [:], "error in preset `thumb`: rs: unknown resizing type"),
-            (["serve", "--allow-unsigned", "--bind", "localhost"], [:], "--bind is HOST:PORT"),
+            (["serve", "--allow-unsigned", "--bind", "localhost"], [:], "--bind: \"localhost\" is not HOST:PORT"),
             (["serve"], ["WEBIMAGE_ALLOW_UNSIGNED": "1", "WEBIMAGE_QUEUE": "many"], "WEBIMAGE_QUEUE: \"many\" is not a whole number"),
             (["serve"], ["WEBIMAGE_KEY": "736563726574"], "one --salt for each --key"),
             (["serve", "--allow-unsigned", "--allowed-sources", "ftp://a.test"], [:], "is not an http(s) URL prefix"),

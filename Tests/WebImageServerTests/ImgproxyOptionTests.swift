@@ -4,7 +4,6 @@ import Testing
 import WebImage
 import WebImageTesting
 @testable import WebImageServer
-@testable import webimage
 import WebImageTestSupport
 
 /// imgproxy's security options, read from its source: `options/parser/apply.go`
@@ -656,7 +655,7 @@ struct ImgproxyEncoderSettingsTests {
     func ranges() throws {
         let key = ["IMGPROXY_KEY": "736563726574", "IMGPROXY_SALT": "68656C6C6F"]
         let settings = try ServeSettings(
-            command: try ServeCommand.parse([]),
+            arguments: [],
             environment: key.merging([
                 "IMGPROXY_JPEG_PROGRESSIVE": "true", "IMGPROXY_WEBP_EFFORT": "6", "IMGPROXY_AVIF_SPEED": "0",
                 "IMGPROXY_PNG_INTERLACED": "true", "IMGPROXY_PNG_QUANTIZE": "1", "IMGPROXY_PNG_QUANTIZATION_COLORS": "64",
@@ -665,8 +664,7 @@ struct ImgproxyEncoderSettingsTests {
         #expect(settings.configuration.encoding.avifSpeed == 0 && settings.configuration.encoding.jxlEffort == 7)
         let png = settings.configuration.encoding
         #expect(png.pngInterlaced && png.pngQuantize && png.pngQuantizationColors == 64 && png.pngCompressionLevel == 6)
-        let flags = try ServeSettings(
-            command: try ServeCommand.parse(["--png-compression", "2", "--png-quantization-colors", "2"]), environment: key)
+        let flags = try ServeSettings(arguments: ["--png-compression", "2", "--png-quantization-colors", "2"], environment: key)
         #expect(flags.configuration.encoding.pngCompressionLevel == 2 && flags.configuration.encoding.pngQuantizationColors == 2)
         #expect(!flags.configuration.encoding.pngQuantize && !flags.configuration.encoding.pngInterlaced)
         for (name, value) in [
@@ -674,7 +672,7 @@ struct ImgproxyEncoderSettingsTests {
             ("IMGPROXY_PNG_QUANTIZATION_COLORS", "1"), ("IMGPROXY_PNG_QUANTIZATION_COLORS", "257"), ("WEBIMAGE_PNG_COMPRESSION", "10"),
         ] {
             #expect(throws: (any Error).self, "\(name)=\(value)") {
-                try ServeSettings(command: try ServeCommand.parse([]), environment: key.merging([name: value]) { $1 })
+                try ServeSettings(arguments: [], environment: key.merging([name: value]) { $1 })
             }
         }
     }

@@ -4,7 +4,6 @@ import WebImage
 import WebImageTesting
 @testable import WebImageCodecs
 @testable import WebImageServer
-@testable import webimage
 import WebImageTestSupport
 
 /// `resizing_algorithm`, `crop_aspect_ratio`, `unsharp_masking`, `autoquality`, `format:best` and
@@ -278,7 +277,7 @@ struct ImgproxyProVariablesTests {
     static let key = ["IMGPROXY_KEY": "736563726574", "IMGPROXY_SALT": "68656C6C6F"]
 
     func configuration(_ variables: [String: String], _ flags: [String] = []) throws -> ImageServerConfiguration {
-        try ServeSettings(command: try ServeCommand.parse(flags), environment: Self.key.merging(variables) { $1 }).configuration
+        try ServeSettings(arguments: flags, environment: Self.key.merging(variables) { $1 }).configuration
     }
 
     @Test("each reaches the server's configuration and the parser's defaults; values out of range stop the start")

@@ -13,8 +13,8 @@ struct RequestReader: Sendable {
 
     /// A reader of paths by `configuration`, whose presets and preferred formats are checked now.
     init(configuration: ImageServerConfiguration) throws(WebImageError) {
+        try configuration.validate()
         let parser = OptionsParser(configuration: configuration)
-        do throws(ProxyError) { try parser.validatePresets() } catch { throw WebImageError(.invalidArgument, error.reason) }
         guard !configuration.preferredFormats.isEmpty else { throw WebImageError(.invalidArgument, "the preferred formats are empty") }
         if let unwritable = configuration.preferredFormats.first(where: { !parser.encodableFormats.contains($0) }) {
             throw WebImageError(.invalidArgument, "a preferred format must be one this server writes, not \(unwritable.rawValue)")

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import WebImage
 import WebImageTesting
-@testable import webimage
+import WebImageServer
 import WebImageTestSupport
 
 /// imgproxy's `IMGPROXY_*` variables on `webimage serve`. The expected readings come from
@@ -14,8 +14,8 @@ import WebImageTestSupport
 /// `IMGPROXY_PRESETS_SEPARATOR`), `workers/config.go` and `security/config.go` (0 is "no limit").
 @Suite("imgproxy environment")
 struct ImgproxyEnvironmentTests {
-    private func translate(_ environment: [String: String]) throws -> ImgproxyEnvironment.Translation {
-        try ImgproxyEnvironment(environment: environment).translate()
+    private func translate(_ environment: [String: String]) throws -> ImgproxyVariables.Translation {
+        try ImgproxyVariables(environment: environment).translate()
     }
 
     @Test("each supported variable becomes its WEBIMAGE_ counterpart, read as imgproxy reads it")
@@ -86,7 +86,7 @@ struct ImgproxyEnvironmentTests {
             "IMGPROXY_QUALITY": "70",
         ]
         let settings = try ServeSettings(
-            command: try ServeCommand.parse(["--quality", "90"]),
+            arguments: ["--quality", "90"],
             environment: environment.merging(["IMGPROXY_FORMAT_QUALITY": "avif=50, jpg=70"]) { $1 })
         #expect(settings.configuration.formatQuality == [.webP: 79, .avif: 50, .jpegXL: 77, .jpeg: 70], "merged over the defaults")
         #expect(settings.configuration.concurrency == 5)
@@ -105,7 +105,7 @@ struct ImgproxyEnvironmentTests {
         try "f1=w:10\nf2=h:20\n".write(to: file, atomically: true, encoding: .utf8)
         func presets(_ environment: [String: String]) throws -> [String: String] {
             let base = ["WEBIMAGE_ALLOW_UNSIGNED": "true", "IMGPROXY_PRESETS_SEPARATOR": ";"]
-            return try ServeSettings(command: try ServeCommand.parse([]), environment: base.merging(environment) { $1 }).configuration
+            return try ServeSettings(arguments: [], environment: base.merging(environment) { $1 }).configuration
                 .presets
         }
         #expect(try presets(["IMGPROXY_PRESETS": "p1=w:1;p2=w:2;p3=w:3"]) == ["p1": "w:1", "p2": "w:2", "p3": "w:3"])
@@ -123,16 +123,16 @@ struct ImgproxyEnvironmentTests {
             "WEBIMAGE_ALLOW_UNSIGNED": "true", "IMGPROXY_USE_GCS": "true", "IMGPROXY_GCS_ENDPOINT": "http://127.0.0.1:4443/storage/v1/",
             "IMGPROXY_GCS_ALLOWED_BUCKETS": "a,b", "IMGPROXY_GCS_DENIED_BUCKETS": "c",
         ]
-        let settings = try ServeSettings(command: try ServeCommand.parse([]), environment: imgproxy)
+        let settings = try ServeSettings(arguments: [], environment: imgproxy)
         let sources = try #require(settings.configuration.gcsSources)
         #expect(sources.client.endpoint == URL(string: "http://127.0.0.1:4443"))
         #expect(sources.allowedBuckets == ["a", "b"] && sources.deniedBuckets == ["c"])
         #expect(
-            try ServeSettings(command: try ServeCommand.parse([]), environment: ["WEBIMAGE_ALLOW_UNSIGNED": "true"]).configuration
+            try ServeSettings(arguments: [], environment: ["WEBIMAGE_ALLOW_UNSIGNED": "true"]).configuration
                 .gcsSources == nil)
         var badKey = imgproxy
         badKey["IMGPROXY_GCS_KEY"] = "{}"
-        #expect(throws: (any Error).self) { try ServeSettings(command: try ServeCommand.parse([]), environment: badKey) }
+        #expect(throws: (any Error).self) { try ServeSettings(arguments: [], environment: badKey) }
     }
 
     @Test("imgproxy's S3 source and internal cache variables over the AWS ones; flags over both; refusals named")
@@ -147,7 +147,7 @@ struct ImgproxyEnvironmentTests {
             "IMGPROXY_CACHE_PATH_PREFIX": "r/", "IMGPROXY_CACHE_S3_ENDPOINT": "http://127.0.0.1:9100",
             "IMGPROXY_CACHE_S3_ENDPOINT_USE_PATH_STYLE": "false",
         ]
-        let settings = try ServeSettings(command: try ServeCommand.parse([]), environment: aws.merging(imgproxy) { $1 })
+        let settings = try ServeSettings(arguments: [], environment: aws.merging(imgproxy) { $1 })
         let sources = try #require(settings.configuration.s3Sources)
         #expect(sources.client.region == "eu-west-1" && sources.client.endpoint == URL(string: "http://127.0.0.1:9000"))
         #expect(sources.client.usePathStyle && sources.client.credentials?.accessKeyID == "AKID")
@@ -158,18 +158,17 @@ struct ImgproxyEnvironmentTests {
         #expect(bucket.client.region == "us-west-2" && bucket.client.endpoint == URL(string: "http://127.0.0.1:9100"))
         #expect(!bucket.client.usePathStyle)
         let flagged = try ServeSettings(
-            command: try ServeCommand.parse(["--s3-region", "ap-south-1", "--result-bucket", "other", "--result-bucket-path-style", "true"]
-            ),
+            arguments: (["--s3-region", "ap-south-1", "--result-bucket", "other", "--result-bucket-path-style", "true"]),
             environment: aws.merging(imgproxy) { $1 })
         #expect(flagged.configuration.s3Sources?.client.region == "ap-south-1")
         #expect(flagged.configuration.resultBucket?.bucket == "other" && flagged.configuration.resultBucket?.client.usePathStyle == true)
-        #expect(try ServeSettings(command: try ServeCommand.parse([]), environment: aws).configuration.s3Sources == nil)
+        #expect(try ServeSettings(arguments: [], environment: aws).configuration.s3Sources == nil)
         for (environment, message) in [
             (["IMGPROXY_CACHE_USE": "fs"], "only s3"), (["IMGPROXY_CACHE_USE": "s3"], "needs IMGPROXY_CACHE_BUCKET"),
             (["IMGPROXY_USE_S3": "true", "AWS_PROFILE": "nobody"], "S3 sources"),
         ] {
             do {
-                _ = try ServeSettings(command: try ServeCommand.parse([]), environment: aws.merging(environment) { $1 })
+                _ = try ServeSettings(arguments: [], environment: aws.merging(environment) { $1 })
                 Issue.record("accepted \(environment)")
             } catch {
                 #expect("\(error)".contains(message), "\(error)")
@@ -181,7 +180,7 @@ struct ImgproxyEnvironmentTests {
     func documented() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let docs = try String(contentsOf: root.appendingPathComponent("docs/imgproxy-configuration.md"), encoding: .utf8)
-        for (name, support) in ImgproxyEnvironment.variables {
+        for (name, support) in ImgproxyVariables.support {
             let expected: String
             switch support {
             case .mapped(let target, _): expected = "| `\(name)` | `\(target)` |"

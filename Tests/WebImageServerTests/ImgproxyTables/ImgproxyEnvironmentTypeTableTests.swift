@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import WebImage
-@testable import webimage
+import WebImageServer
 
 /// imgproxy's environment value tests as ours: `env/types_test.go` at v4 (eef3b312), each of its
 /// value types read through a variable imgproxy declares with that type (`security/config.go`,
@@ -14,10 +14,10 @@ struct ImgproxyEnvironmentTypeTableTests {
     private func translated(_ name: String, _ value: String, beside others: [String: String] = [:]) throws -> String? {
         let target = try #require(
             {
-                if case .mapped(let target, _)? = ImgproxyEnvironment.variables[name] { return target }
+                if case .mapped(let target, _)? = ImgproxyVariables.support[name] { return target }
                 return nil
             }())
-        return try ImgproxyEnvironment(environment: others.merging([name: value]) { $1 }).translate().variables[target]
+        return try ImgproxyVariables(environment: others.merging([name: value]) { $1 }).translate().variables[target]
     }
 
     private func refused(_ name: String, _ value: String) -> Bool {
@@ -103,7 +103,7 @@ struct ImgproxyEnvironmentTypeTableTests {
         #expect(try translated("IMGPROXY_PREFERRED_FORMATS", " jpg , png , webp ") == "jpg,png,webp")
         func formats(_ value: String) throws -> [ImageFormat] {
             let environment = ["IMGPROXY_PREFERRED_FORMATS": value, "WEBIMAGE_ALLOW_UNSIGNED": "true"]
-            return try ServeSettings(command: try ServeCommand.parse([]), environment: environment).configuration.preferredFormats
+            return try ServeSettings(arguments: [], environment: environment).configuration.preferredFormats
         }
         #expect(try formats(" jpg , png , webp ") == [.jpeg, .png, .webP])
         #expect(throws: (any Error).self) { try formats("jpg,unknown,png") }

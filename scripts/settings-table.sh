@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Rewrites docs/serve.md's table of settings from the settings' rows
+# (Sources/WebImageServer/Settings), which ServerSettingsTests.documented checks it against.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WEBIMAGE_WRITE_SETTINGS_TABLE=1 swift test --filter 'ServerSettingsTests/documented'

@@ -152,278 +152,16 @@ public struct OptionsParser: Sendable {
         }
     }
 
-    // One long switch keeps the table of names in one place, as imgproxy's docs list them.
-    // swiftlint:disable:next cyclomatic_complexity function_body_length
     private func apply(_ name: String, _ reader: inout ArgumentReader, to options: inout ProcessingOptions) throws(ProxyError) {
-        switch name {
-        case "resize", "rs":
-            try reader.expect(at: 8)
-            if let type = try reader.resizingType(0) { options.resizingType = type }
-            try readSize(&reader, from: 1, into: &options)
-        case "size", "s":
-            try reader.expect(at: 7)
-            try readSize(&reader, from: 0, into: &options)
-        case "resizing_type", "rt":
-            try reader.expect(at: 1)
-            if let type = try reader.resizingType(0) { options.resizingType = type }
-        case "width", "w":
-            try reader.expect(at: 1)
-            options.width = try reader.integer(0) ?? options.width
-        case "height", "h":
-            try reader.expect(at: 1)
-            options.height = try reader.integer(0) ?? options.height
-        case "min-width", "mw":
-            try reader.expect(at: 1)
-            options.minWidth = try reader.integer(0) ?? options.minWidth
-        case "min-height", "mh":
-            try reader.expect(at: 1)
-            options.minHeight = try reader.integer(0) ?? options.minHeight
-        case "zoom", "z":
-            try reader.expect(at: 2)
-            let x = try reader.positive(0)
-            options.zoomX = x ?? options.zoomX
-            options.zoomY = try reader.positive(1) ?? x ?? options.zoomY
-        case "dpr":
-            try reader.expect(at: 1)
-            options.dpr = try reader.positive(0) ?? options.dpr
-        case "enlarge", "el":
-            try reader.expect(at: 1)
-            options.enlarge = try reader.boolean(0) ?? options.enlarge
-        case "extend", "ex":
-            try reader.expect(at: 4)
-            options.extend = try reader.boolean(0) ?? options.extend
-            options.extendGravity = try reader.gravity(from: 1, allowsSmart: false) ?? options.extendGravity
-        case "extend_aspect_ratio", "extend_ar", "exar":
-            try reader.expect(at: 4)
-            options.extendAspectRatio = try reader.boolean(0) ?? options.extendAspectRatio
-            options.extendAspectRatioGravity = try reader.gravity(from: 1, allowsSmart: false) ?? options.extendAspectRatioGravity
-        case "gravity", "g":
-            try reader.expect(at: 3)
-            options.gravity = try reader.gravity(from: 0) ?? options.gravity
-        case "crop", "c":
-            try reader.expect(at: 5)
-            let width = try reader.number(0) ?? 0
-            let height = try reader.number(1) ?? 0
-            options.crop =
-                width == 0 && height == 0 ? nil : ProcessingOptions.Crop(width: width, height: height, gravity: try reader.gravity(from: 2))
-        case "trim", "t":
-            try reader.expect(at: 4)
-            guard let threshold = try reader.number(0, maximum: 255) else {
-                options.trim = nil  // imgproxy: an empty threshold turns trim off
-                break
-            }
-            var trim = ProcessingOptions.Trim(threshold: threshold)
-            trim.color = try reader.hexColor(at: 1)
-            trim.equalHorizontal = try reader.boolean(2) ?? false
-            trim.equalVertical = try reader.boolean(3) ?? false
-            options.trim = trim
-        case "padding", "pd":
-            try reader.expect(at: 4)
-            options.padding = try reader.padding()
-        case "rotate", "rot":
-            try reader.expect(at: 1)
-            let degrees = try reader.signedInteger(0) ?? 0
-            guard degrees % 90 == 0 else { throw reader.failure("the angle must be a multiple of 90, not \(degrees)") }
-            options.rotate = (degrees % 360 + 360) % 360
-        case "auto_rotate", "ar":
-            try reader.expect(at: 1)
-            options.autoRotate = try reader.boolean(0) ?? options.autoRotate
-        case "flip", "fl":
-            try reader.expect(at: 2)
-            options.flipHorizontally = try reader.boolean(0) ?? options.flipHorizontally
-            options.flipVertically = try reader.boolean(1) ?? options.flipVertically
-        case "background", "bg":
-            try reader.expect(at: 3)
-            options.background = try reader.color()
-        case "blur", "bl":
-            try reader.expect(at: 1)
-            options.blur = try reader.number(0, maximum: TransformSpec.maximumBlurRadius) ?? 0
-        case "sharpen", "sh":
-            try reader.expect(at: 1)
-            options.sharpen = try reader.number(0, maximum: TransformSpec.maximumBlurRadius) ?? 0
-        case "pixelate", "pix":
-            try reader.expect(at: 1)
-            options.pixelate = try reader.integer(0) ?? 0
-        case "watermark", "wm":
-            // imgproxy takes up to 7 arguments, the last two for its paid edition.
-            try reader.expect(at: 7)
-            let placing = try reader.watermark()
-            options.watermark = placing.with(extrasOf: options.watermark)
-        case "watermark_url", "wmu":
-            try reader.expect(at: 1)
-            guard let text = reader.text(0), let bytes = URLSigner.bytes(base64URL: text),
-                let string = String(bytes: bytes, encoding: .utf8),
-                let url = URL(string: string), ["http", "https"].contains(url.scheme?.lowercased() ?? "")
-            else { throw reader.failure("not the URL-safe base64 of an http(s) URL") }
-            options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with { $0.url = url }
-        case "watermark_text", "wmt":
-            try reader.expect(at: 1)
-            guard let encoded = reader.text(0), let bytes = URLSigner.bytes(base64URL: encoded),
-                let markup = String(bytes: bytes, encoding: .utf8)
-            else { throw reader.failure("not the URL-safe base64 of UTF-8 text") }
-            _ = try TextWatermark.svg(markup: markup)  // the markup's mistakes are the URL's: a 400 now
-            options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with { $0.text = markup }
-        case "watermark_shadow", "wmsh":
-            try reader.expect(at: 1)
-            let sigma = try reader.number(0, maximum: TransformSpec.maximumBlurRadius) ?? 0
-            options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with { $0.shadow = sigma }
-        case "watermark_size", "wms":
-            try reader.expect(at: 2)
-            let width = try reader.integer(0, maximum: 100_000) ?? 0
-            let height = try reader.integer(1, maximum: 100_000) ?? 0
-            options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with {
-                $0.size = width > 0 || height > 0 ? (width, height) : nil
-            }
-        case "watermark_rotate", "wm_rot", "wmr":
-            try reader.expect(at: 1)
-            let degrees = try reader.signedNumber(0) ?? 0
-            options.watermark = (options.watermark ?? ProcessingOptions.Watermark(opacity: 0)).with { $0.rotation = degrees }
-        case "quality", "q":
-            try reader.expect(at: 1)
-            options.quality = try reader.integer(0, maximum: 100) ?? 0
-        case "format_quality", "fq":
-            guard reader.arguments.count.isMultiple(of: 2) else { throw reader.failure("takes pairs of format and quality") }
-            for index in stride(from: 0, to: reader.arguments.count, by: 2) {
-                let format = try format(String(reader.arguments[index]), option: name)
-                options.formatQuality[format] = try reader.integer(index + 1, maximum: 100) ?? 0
-            }
-        case "max_bytes", "mb":
-            try reader.expect(at: 1)
-            options.maxBytes = try reader.integer(0) ?? 0
-        case "format", "f", "ext":
-            try reader.expect(at: 1)
-            options.format = nil
-            options.bestFormat = false
-            if let text = reader.text(0) { try setFormat(String(text), option: name, in: &options) }
-        case "strip_metadata", "sm":
-            try reader.expect(at: 1)
-            options.stripMetadata = try reader.boolean(0) ?? baseOptions.stripMetadata
-        case "strip_color_profile", "scp":
-            try reader.expect(at: 1)
-            options.stripColorProfile = try reader.boolean(0) ?? baseOptions.stripColorProfile
-        case "cachebuster", "cb":
-            try reader.expect(at: 1)
-            options.cacheBuster = String(reader.arguments.first ?? "")
-        case "expires", "exp":
-            try reader.expect(at: 1)
-            // Unix time up to the end of year 9999: every timestamp a client can mean. 0 or less
-            // is no expiry (imgproxy's applyExpiresOption checks only a time above 0).
-            options.expires = try reader.unixTime(0)
-        case "filename", "fn":
-            try reader.expect(at: 2)
-            options.filename = try reader.filename()
-        case "return_attachment", "att":
-            try reader.expect(at: 1)
-            options.returnAttachment = try reader.boolean(0) ?? options.returnAttachment
-        case "skip_processing", "skp":
-            for text in reader.arguments {
-                let name = text.lowercased()
-                guard let format = ImageFormat(rawValue: name == "jpg" ? "jpeg" : name) else {
-                    throw reader.failure("unknown format \"\(text)\"")
-                }
-                options.skipProcessing.insert(format)
-            }
-        case "raw":
-            try reader.expect(at: 1)
-            options.raw = try reader.boolean(0) ?? options.raw
-        case "adjust", "a":
-            try reader.expect(at: 3)
-            options.colorFilters.brightness = try reader.brightness(0) ?? options.colorFilters.brightness
-            options.colorFilters.contrast = try reader.number(1, maximum: 100) ?? options.colorFilters.contrast
-            options.colorFilters.saturation = try reader.number(2, maximum: 100) ?? options.colorFilters.saturation
-        case "brightness", "br":
-            try reader.expect(at: 1)
-            options.colorFilters.brightness = try reader.brightness(0) ?? 0
-        case "contrast", "co":
-            try reader.expect(at: 1)
-            options.colorFilters.contrast = try reader.number(0, maximum: 100) ?? 1
-        case "saturation", "sa":
-            try reader.expect(at: 1)
-            options.colorFilters.saturation = try reader.number(0, maximum: 100) ?? 1
-        case "monochrome", "mc":
-            try reader.expect(at: 2)
-            let intensity = try reader.number(0, maximum: 1) ?? 0
-            let color = try reader.hexColor(at: 1) ?? RGBAColor(hex: "b3b3b3")!
-            options.colorFilters.monochrome = (intensity, color)
-        case "duotone", "dt":
-            try reader.expect(at: 3)
-            let intensity = try reader.number(0, maximum: 1) ?? 0
-            let dark = try reader.hexColor(at: 1) ?? .black
-            let light = try reader.hexColor(at: 2) ?? .white
-            options.colorFilters.duotone = (intensity, dark, light)
-        case "colorize", "col":
-            try reader.expect(at: 3)
-            let opacity = try reader.number(0, maximum: 1) ?? 0
-            let color = try reader.hexColor(at: 1) ?? .black
-            options.colorFilters.colorize = (opacity, color, try reader.boolean(2) ?? false)
-        case "background_alpha", "bga":
-            try reader.expect(at: 1)
-            options.backgroundAlpha = try reader.number(0, maximum: 1) ?? 1
-        case "hashsum", "hs":
-            try reader.expect(at: 2)
-            let type = reader.text(0).map(String.init) ?? "none"
-            guard type != "none" else {
-                options.hashsum = nil
-                break
-            }
-            guard let kind = ProcessingOptions.Hashsum.Kind(rawValue: type) else {
-                throw reader.failure("unknown hashsum type \"\(type)\" (none, md5, sha1, sha256, sha512)")
-            }
-            guard let digest = reader.text(1)?.lowercased(), digest.allSatisfy(\.isHexDigit) else {
-                throw reader.failure("the hashsum is not hex")
-            }
-            options.hashsum = ProcessingOptions.Hashsum(kind: kind, digest: digest)
-        case "page", "pg":
-            try reader.expect(at: 1)
-            options.page = try reader.integer(0, maximum: 100_000) ?? 0
-        case "pages", "pgs":
-            try reader.expect(at: 1)
-            options.pages = max(1, try reader.integer(0, maximum: 1000) ?? 1)
-        case "resizing_algorithm", "ra":
-            try reader.expect(at: 1)
-            options.resizingAlgorithm = try reader.resizingAlgorithm(0) ?? .lanczos3
-        case "crop_aspect_ratio", "crop_ar", "car":
-            try reader.expect(at: 2)
-            let ratio = try reader.number(0, maximum: 10_000) ?? 0
-            options.cropAspectRatio =
-                ratio > 0 ? ProcessingOptions.CropAspectRatio(ratio: ratio, enlarge: try reader.boolean(1) ?? false) : nil
-        case "unsharp_masking", "ush":
-            try reader.expect(at: 3)
-            var masking = options.unsharpMasking ?? baseOptions.unsharpMasking ?? ProcessingOptions.UnsharpMasking(mode: .auto)
-            masking.mode = try reader.unsharpMode(0) ?? masking.mode
-            masking.weight = try reader.positive(1) ?? masking.weight
-            masking.divider = try reader.positive(2) ?? masking.divider
-            options.unsharpMasking = masking
-        case "autoquality", "aq":
-            try reader.expect(at: 5)
-            options.autoquality = try reader.autoquality(defaults: options.autoquality ?? autoqualityDefaults)
-        case "keep_copyright", "kcr":
-            try reader.expect(at: 1)
-            options.keepCopyright = try reader.boolean(0) ?? baseOptions.keepCopyright
-        case "enforce_thumbnail", "eth":
-            try reader.expect(at: 1)
-            options.enforceThumbnail = try reader.boolean(0) ?? baseOptions.enforceThumbnail
-        case "preserve_hdr", "ph":
-            try reader.expect(at: 1)
-            // Every result here is 8 bits a channel: asking to keep more is refused rather than ignored.
-            guard try reader.boolean(0) != true else {
-                throw reader.failure("results are 8 bits a channel here; high bit depths cannot be kept")
-            }
-        case "disable_animation", "da":
-            try reader.expect(at: 1)
-            options.disableAnimation = try reader.boolean(0) ?? false
-        case "max_src_resolution", "msr", "max_src_file_size", "msfs", "max_animation_frames", "maf",
-            "max_animation_frame_resolution", "mafr", "max_result_dimension", "mrd":
-            try applySecurity(name, &reader, to: &options.security)
-        default:
-            throw .badRequest("unknown option \"\(name)\"")
-        }
+        guard let option = ProcessingOption.byName[name] else { throw .badRequest("unknown option \"\(name)\"") }
+        if let most = option.arguments { try reader.expect(at: most) }
+        try option.apply(self, &reader, &options)
     }
 
     /// A security option (imgproxy's `options/parser/apply.go`): resolutions in megapixels, 0 or
     /// more; file size and result dimension whole numbers; frames above 0. Refused with 403, in
     /// presets too, unless the server allows them.
-    private func applySecurity(_ name: String, _ reader: inout ArgumentReader, to limits: inout ProcessingOptions.SecurityLimits)
+    func applySecurity(_ name: String, _ reader: inout ArgumentReader, to limits: inout ProcessingOptions.SecurityLimits)
         throws(ProxyError)
     {
         guard allowsSecurityOptions else { throw .forbidden("security options (\(name)) are not allowed on this server") }
@@ -447,7 +185,7 @@ public struct OptionsParser: Sendable {
     /// Width, height, enlarge and extend from `start`: `size`'s arguments, and `resize`'s after the type.
     /// `extend`'s gravity and offsets follow it, as imgproxy's `applySizeOption` hands the rest
     /// of its arguments to `extend`.
-    private func readSize(_ reader: inout ArgumentReader, from start: Int, into options: inout ProcessingOptions) throws(ProxyError) {
+    func readSize(_ reader: inout ArgumentReader, from start: Int, into options: inout ProcessingOptions) throws(ProxyError) {
         options.width = try reader.integer(start) ?? options.width
         options.height = try reader.integer(start + 1) ?? options.height
         options.enlarge = try reader.boolean(start + 2) ?? options.enlarge
@@ -456,7 +194,7 @@ public struct OptionsParser: Sendable {
     }
 
     /// The URL's format, or `best` (imgproxy Pro's): the smallest of the candidate formats.
-    private func setFormat(_ text: String, option: String, in options: inout ProcessingOptions) throws(ProxyError) {
+    func setFormat(_ text: String, option: String, in options: inout ProcessingOptions) throws(ProxyError) {
         if text.lowercased() == "best" {
             options.format = nil
             options.bestFormat = true
@@ -466,7 +204,7 @@ public struct OptionsParser: Sendable {
         }
     }
 
-    private func format(_ text: String, option: String) throws(ProxyError) -> ImageFormat {
+    func format(_ text: String, option: String) throws(ProxyError) -> ImageFormat {
         let name = text.lowercased()
         guard let format = ImageFormat(rawValue: name == "jpg" ? "jpeg" : name) else {
             throw .badRequest("unknown format \"\(text)\" (\(option))")

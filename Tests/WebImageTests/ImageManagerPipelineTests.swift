@@ -504,13 +504,51 @@ private final class DictionaryCache: ImageCaching {
         if cacheType.includesMemory { images.withLock { $0 = [:] } }
         if cacheType.includesDisk { entries.withLock { $0 = [:] } }
     }
-    func memoryImage(for key: CacheKey) -> Image? { images.withLock { $0[key] } }
+    /// How many times the memory facet was looked at.
+    let memoryProbes = Locked(0)
+    func memoryImage(for key: CacheKey) -> Image? {
+        memoryProbes.withLock { $0 += 1 }
+        return images.withLock { $0[key] }
+    }
     func storeInMemory(_ image: Image, for key: CacheKey) { images.withLock { $0[key] = image } }
     func metadata(for key: CacheKey) -> DiskCacheMetadata? { entries.withLock { $0[key]?.metadata } }
 }
 
 @Suite("ImageManager with other caches")
 struct ManagerCacheFacetTests {
+    @Test("issue 61: a load looks in the memory tier once, whether the caller or the load itself looks")
+    func memoryProbedOnce() async throws {
+        try await ManagerHarness.run { harness in
+            harness.servePNG("/probe.png")
+            let url = harness.origin.url("/probe.png")
+            let cache = DictionaryCache()
+            let manager = ImageManager(cache: cache, loader: harness.downloader, coders: harness.coders)
+            func probes(_ load: () async throws -> Void) async rethrows -> Int {
+                let before = cache.memoryProbes.withLock { $0 }
+                try await load()
+                return cache.memoryProbes.withLock { $0 } - before
+            }
+            // Results not stored: storing reads the memory facet back (whether it took the
+            // image), which is not a look for one.
+            var unstored = LoadContext()
+            unstored.storeCacheType = ImageCacheType.none
+            let miss = try await probes { _ = try await manager.image(for: url, context: unstored) }
+            #expect(miss == 1, "a miss: the caller's look")
+            let deliveries = Deliveries()
+            let callbackMiss = try await probes {
+                _ = try #require(manager.loadImage(with: url, context: unstored, completed: deliveries.completion))
+                _ = try await deliveries.result().get()
+            }
+            #expect(callbackMiss == 1, "the callback API's miss")
+            // Options the caller's look does not cover: the load looks once itself.
+            let refresh = try await probes { _ = try await manager.image(for: url, options: .refreshCached, context: unstored) }
+            #expect(refresh == 1)
+            cache.storeInMemory(try #require(try await manager.image(for: url, context: unstored).image), for: CacheKey(url.absoluteString))
+            let hit = try await probes { _ = try await manager.image(for: url) }
+            #expect(hit == 1, "a hit")
+        }
+    }
+
     @Test("a disk hit is decoded by the manager: its coders and its limits, not the cache's; a corrupt entry is removed and loaded again")
     func managerDecodesDiskHits() async throws {
         try await ManagerHarness.run { harness in

@@ -9,25 +9,30 @@ extension ImageManager {
     ///   caller's share of the load) or ``cancelAll()`` cancels the load, else a `WebImageError`.
     public func image(for url: URL?, options: LoadOptions = [], context: LoadContext = LoadContext()) async throws -> ImageResult {
         // The hit is looked for before a request is made: making one copies the context.
-        if let url, let hit = memoryHit(url, options: options, context: context) { return hit }
-        return try await load(ImageRequest(url: url, options: options, context: context))
+        let probe = memoryProbe(url, options: options, context: context)
+        if case .hit(let hit) = probe { return hit }
+        return try await load(ImageRequest(url: url, options: options, context: context), memoryProbed: probe.missed)
     }
 
     /// ``image(for:options:context:)`` for a full request (method, headers, body, timeout).
     public func image(for request: ImageRequest) async throws -> ImageResult {
-        if let url = request.url, let hit = memoryHit(url, options: request.options, context: request.context) { return hit }
-        return try await load(request)
+        let probe = memoryProbe(request.url, options: request.options, context: request.context)
+        if case .hit(let hit) = probe { return hit }
+        return try await load(request, memoryProbed: probe.missed)
     }
 
-    /// A load past the memory hit: the last image it delivers.
-    func load(_ request: ImageRequest, bytesOnly: Bool = false) async throws -> ImageResult {
+    /// A load past the memory hit: the last image it delivers. `memoryProbed`: the caller's
+    /// ``memoryProbe(_:options:context:)`` missed, so the load does not look there again.
+    func load(_ request: ImageRequest, bytesOnly: Bool = false, memoryProbed: Bool = false) async throws -> ImageResult {
         typealias Outcome = Result<ImageResult, any Error>
         let last = Locked<ImageResult?>(nil)
         let result = await withCancellableCallback(cancelled: Outcome.failure(CancellationError())) {
             (resume: @escaping @Sendable (Outcome) -> Void) -> (@Sendable () -> Void)? in
             // Cancelled from outside (`cancelAll()`, the operation handed to a target): the
             // handler is silent from then on, so the cancellation is the answer.
-            let operation: LoadOperation? = start(request, bytesOnly: bytesOnly, cancelled: { resume(.failure(CancellationError())) }) {
+            let operation: LoadOperation? = start(
+                request, bytesOnly: bytesOnly, memoryProbed: memoryProbed, cancelled: { resume(.failure(CancellationError())) }
+            ) {
                 event in
                 switch event {
                 case .progress:
@@ -77,15 +82,30 @@ extension ImageManager {
         }
     }
 
-    /// The memory hit that lets the async API return without a continuation; nil when the
-    /// load needs the full path.
-    func memoryHit(_ url: URL, options: LoadOptions, context: LoadContext) -> ImageResult? {
-        guard optionsProcessor == nil, options.isDisjoint(with: [.fromLoaderOnly, .refreshCached, .queryMemoryData]),
+    /// What a caller's look in the memory tier, before any request is made, found.
+    enum MemoryProbe {
+        /// The image: the load ends here, with no task and no continuation.
+        case hit(ImageResult)
+        /// Not there: the load does not look again (``Request/memoryProbed``).
+        case missed
+        /// Not looked at: the load's options or the manager's policies need the full path.
+        case skipped
+
+        var missed: Bool {
+            if case .missed = self { return true }
+            return false
+        }
+    }
+
+    /// The memory hit that lets the async API return without a continuation, and the callback
+    /// API before it returns.
+    func memoryProbe(_ url: URL?, options: LoadOptions, context: LoadContext) -> MemoryProbe {
+        guard let url, optionsProcessor == nil, options.isDisjoint(with: [.fromLoaderOnly, .refreshCached, .queryMemoryData]),
             !configuration.cacheFreshness.respectsCacheControl,
             (context.queryCacheType ?? .all).includesMemory,
-            options.contains(.retryFailed) || !failedURLs.contains(url),
-            let image = (context.imageCache ?? cache).memoryImage(for: variantKey(for: url, context: context))
-        else { return nil }
-        return ImageResult(image: image, data: nil, cacheType: .memory, url: url)
+            options.contains(.retryFailed) || !failedURLs.contains(url)
+        else { return .skipped }
+        guard let image = (context.imageCache ?? cache).memoryImage(for: variantKey(for: url, context: context)) else { return .missed }
+        return .hit(ImageResult(image: image, data: nil, cacheType: .memory, url: url))
     }
 }

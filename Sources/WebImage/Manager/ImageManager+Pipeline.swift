@@ -72,14 +72,15 @@ extension ImageManager {
         return result
     }
 
-    /// The cached image: the memory facet at once, else the cache's bytes (asked for with
+    /// The cached image: the memory facet at once (unless the caller looked there already:
+    /// ``Request/memoryProbed``), else the cache's bytes (asked for with
     /// `.avoidDecodeImage`) decoded here, so that a disk hit is decoded like a download: in the
     /// manager's pool, by the load's coders, within the manager's limits. A cache that answers
     /// with an image anyway is taken at its word. Bytes that are corrupt are removed and count
     /// as a miss; bytes over the manager's limits fail the load as a download of them would,
     /// and stay (another manager's limits may allow them).
     private func cachedImage(_ request: Request) async throws(WebImageError) -> ImageResult? {
-        if request.queryCacheType.includesMemory, let image = request.cache.memoryImage(for: request.key) {
+        if request.queryCacheType.includesMemory, !request.memoryProbed, let image = request.cache.memoryImage(for: request.key) {
             return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
         }
         do throws(WebImageError) {

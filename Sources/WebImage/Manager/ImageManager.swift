@@ -141,11 +141,14 @@ public final class ImageManager: Sendable {
         completed: @escaping @Sendable (Result<ImageResult, WebImageError>) -> Void
     ) -> LoadOperation? {
         // The hit is answered before a request is made: making one copies the context.
-        if let url, let hit = memoryHit(url, options: options, context: context) {
+        let probe = memoryProbe(url, options: options, context: context)
+        if case .hit(let hit) = probe {
             deliver(hit, on: context.callbackQueue, to: completed)
             return nil
         }
-        return load(ImageRequest(url: url, options: options, context: context), progress: progress, completed: completed)
+        return load(
+            ImageRequest(url: url, options: options, context: context), memoryProbed: probe.missed, progress: progress, completed: completed
+        )
     }
 
     /// Loads the image a request names: ``loadImage(with:options:context:progress:completed:)``
@@ -157,11 +160,12 @@ public final class ImageManager: Sendable {
     )
         -> LoadOperation?
     {
-        if let url = request.url, let hit = memoryHit(url, options: request.options, context: request.context) {
+        let probe = memoryProbe(request.url, options: request.options, context: request.context)
+        if case .hit(let hit) = probe {
             deliver(hit, on: request.context.callbackQueue, to: completed)
             return nil
         }
-        return load(request, progress: progress, completed: completed)
+        return load(request, memoryProbed: probe.missed, progress: progress, completed: completed)
     }
 
     /// The hot path: no closure, no operation, no callback queue hop unless one is asked for.
@@ -170,9 +174,11 @@ public final class ImageManager: Sendable {
     }
 
     /// A callback load past the memory hit.
-    private func load(_ request: ImageRequest, progress: ProgressHandler?, completed: @escaping CompletionHandler) -> LoadOperation? {
+    private func load(_ request: ImageRequest, memoryProbed: Bool, progress: ProgressHandler?, completed: @escaping CompletionHandler)
+        -> LoadOperation?
+    {
         let url = request.url
-        return start(request) { event in
+        return start(request, memoryProbed: memoryProbed) { event in
             switch event {
             case .progress(let received, let expected):
                 if let progress, let url { progress(received, expected, url) }
@@ -217,6 +223,9 @@ public final class ImageManager: Sendable {
         /// What the loader is asked for: the request's HTTP parts and the options and context
         /// keys that shape a download. Made once: a request is copied into every step of a load.
         let requestOptions: LoadRequestOptions
+        /// Whether the caller already looked for this key in the memory tier and missed: the
+        /// memory tier is probed once per load, by the caller or by the load.
+        let memoryProbed: Bool
 
         var queryCacheType: ImageCacheType { context.queryCacheType ?? .all }
         var storeCacheType: ImageCacheType { context.storeCacheType ?? .all }
@@ -239,7 +248,7 @@ public final class ImageManager: Sendable {
     /// ``cancelAll()``, a target): the handler never runs after that, so a caller that waits
     /// for the last event (the async API) learns of the end from it.
     func start(
-        _ source: ImageRequest, bytesOnly: Bool = false, cancelled: (@Sendable () -> Void)? = nil,
+        _ source: ImageRequest, bytesOnly: Bool = false, memoryProbed: Bool = false, cancelled: (@Sendable () -> Void)? = nil,
         handler: @escaping @Sendable (SharedLoadEvent) -> Void
     ) -> LoadOperation? {
         guard let url = source.url, !url.absoluteString.isEmpty else {
@@ -259,7 +268,7 @@ public final class ImageManager: Sendable {
             }
             return nil
         }
-        let request = resolve(url, source: source, bytesOnly: bytesOnly)
+        let request = resolve(url, source: source, bytesOnly: bytesOnly, memoryProbed: memoryProbed)
         if let hit = synchronousHit(request) {
             if options.contains(.retryFailed) { failedURLs.remove(url) }
             queue.run { handler(.finished(.success(hit))) }
@@ -284,7 +293,7 @@ public final class ImageManager: Sendable {
         return operation
     }
 
-    func resolve(_ url: URL, source: ImageRequest, bytesOnly: Bool) -> Request {
+    func resolve(_ url: URL, source: ImageRequest, bytesOnly: Bool, memoryProbed: Bool = false) -> Request {
         let (options, context) = (source.options, source.context)
         let requestOptions = LoadRequestOptions(
             priority: options.priority, progressive: options.contains(.progressiveLoad),
@@ -300,7 +309,7 @@ public final class ImageManager: Sendable {
             key: bytesOnly ? CacheKey(cacheKey(for: url, context: context)) : variantKey(for: url, context: context),
             cache: context.imageCache ?? cache, loader: context.imageLoader ?? loader, coders: context.imageCoders ?? coders,
             transformer: bytesOnly ? nil : context.imageTransformer ?? transformer, serializer: context.cacheSerializer ?? cacheSerializer,
-            requestOptions: requestOptions
+            requestOptions: requestOptions, memoryProbed: memoryProbed
         )
     }
 
@@ -317,10 +326,13 @@ public final class ImageManager: Sendable {
             case .stale: return nil
             }
         }
-        if request.queryCacheType.includesMemory, !shouldQueryMemoryData(request), let image = request.cache.memoryImage(for: request.key) {
+        if request.queryCacheType.includesMemory, !request.memoryProbed, !shouldQueryMemoryData(request),
+            let image = request.cache.memoryImage(for: request.key)
+        {
             return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
         }
-        guard options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk, request.cache.memoryImage(for: request.key) == nil,
+        guard options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk,
+            request.memoryProbed || request.cache.memoryImage(for: request.key) == nil,
             let data = request.cache.storedData(for: request.key)
         else {
             return nil

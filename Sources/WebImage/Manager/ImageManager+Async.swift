@@ -23,30 +23,38 @@ extension ImageManager {
 
     /// A load past the memory hit: the last image it delivers. `memoryProbed`: the caller's
     /// ``memoryProbe(_:options:context:)`` missed, so the load does not look there again.
-    func load(_ request: ImageRequest, bytesOnly: Bool = false, memoryProbed: Bool = false) async throws -> ImageResult {
+    ///
+    /// The async path: the load is prepared and joined as the callback API's is, on this
+    /// thread, and this task awaits the shared load's end through one continuation, with no
+    /// callback queue, handler or event hop between (the callback API's events go through its
+    /// queue; these do not).
+    func load(_ source: ImageRequest, bytesOnly: Bool = false, memoryProbed: Bool = false) async throws -> ImageResult {
         typealias Outcome = Result<ImageResult, any Error>
+        let request: Request
+        switch prepare(source, bytesOnly: bytesOnly, memoryProbed: memoryProbed) {
+        case .ended(let result, _): return try result.get()
+        case .join(let joined): request = joined
+        }
         let last = Locked<ImageResult?>(nil)
         let result = await withCancellableCallback(cancelled: Outcome.failure(CancellationError())) {
             (resume: @escaping @Sendable (Outcome) -> Void) -> (@Sendable () -> Void)? in
-            // Cancelled from outside (`cancelAll()`, the operation handed to a target): the
-            // handler is silent from then on, so the cancellation is the answer.
-            let operation: LoadOperation? = start(
-                request, bytesOnly: bytesOnly, memoryProbed: memoryProbed, cancelled: { resume(.failure(CancellationError())) }
-            ) {
-                event in
+            // Cancelled from outside (`cancelAll()`): nothing is delivered from then on, so the
+            // cancellation is the answer.
+            let operation = register(request.url) { resume(.failure(CancellationError())) }
+            join(request, operation: operation) { event in
                 switch event {
                 case .progress:
                     break
                 case .image(let result, let isPartial):
                     if !isPartial { last.withLock { $0 = result } }
-                case .finished(let outcome?):
-                    resume(outcome.mapError { $0 as any Error })
-                case .finished(nil):
-                    // A revalidation that found the cached image current: the last one delivered.
-                    resume(last.withLock { $0 }.map { .success($0) } ?? .failure(WebImageError(.notModified)))
+                case .finished(let outcome):
+                    guard operation.finish() else { return }
+                    // Nil: a revalidation that found the cached image current, the last one delivered.
+                    resume(
+                        outcome.map { $0.mapError { $0 as any Error } }
+                            ?? last.withLock { $0 }.map { .success($0) } ?? .failure(WebImageError(.notModified)))
                 }
             }
-            guard let operation else { return nil }
             return { operation.cancel() }
         }
         return try result.get()
@@ -58,27 +66,45 @@ extension ImageManager {
     /// cancels the load, and ``cancelAll()`` ends the stream with `CancellationError`.
     public func images(for request: ImageRequest) -> AsyncThrowingStream<ImageResult, any Error> {
         AsyncThrowingStream { continuation in
-            let operation = start(request, cancelled: { continuation.finish(throwing: CancellationError()) }) { event in
+            let resolved: Request
+            switch prepare(request, bytesOnly: false, memoryProbed: false) {
+            case .ended(let result, _):
+                Self.end(continuation, with: result)
+                return
+            case .join(let joined):
+                resolved = joined
+            }
+            let operation = register(resolved.url) { continuation.finish(throwing: CancellationError()) }
+            join(resolved, operation: operation) { event in
                 switch event {
                 case .progress:
                     break
                 case .image(let result, _):
-                    continuation.yield(result)
+                    if !operation.isFinished { continuation.yield(result) }
                 case .finished(let outcome):
-                    switch outcome {
-                    case .success(let result):
-                        continuation.yield(result)
-                        continuation.finish()
-                    case .failure(let error):
-                        continuation.finish(throwing: error)
-                    case nil:
-                        continuation.finish()
-                    }
+                    guard operation.finish() else { return }
+                    Self.end(continuation, with: outcome)
                 }
             }
             continuation.onTermination = { termination in
-                if case .cancelled = termination { operation?.cancel() }
+                if case .cancelled = termination { operation.cancel() }
             }
+        }
+    }
+
+    /// Ends a stream of images with a load's last outcome: its image, or its error; nil (a
+    /// revalidation that found the image current) ends it with nothing more.
+    private static func end(
+        _ continuation: AsyncThrowingStream<ImageResult, any Error>.Continuation, with outcome: Result<ImageResult, WebImageError>?
+    ) {
+        switch outcome {
+        case .success(let result):
+            continuation.yield(result)
+            continuation.finish()
+        case .failure(let error):
+            continuation.finish(throwing: error)
+        case nil:
+            continuation.finish()
         }
     }
 

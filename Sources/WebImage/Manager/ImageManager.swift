@@ -238,42 +238,45 @@ public final class ImageManager: Sendable {
 
     }
 
-    /// The one entry point: the callback API, the async API, targets and the prefetcher all
-    /// come through here. `handler` gets every event; it runs on the callback queue, never after
-    /// the operation is cancelled.
+    /// What a load comes to before it joins a shared load.
+    enum Preparation {
+        /// Ended at once: a nil, empty or blocked URL, or a synchronous hit; the queue is the
+        /// load's callback queue, for the callback API.
+        case ended(Result<ImageResult, WebImageError>, CallbackQueue)
+        /// Goes on: join the shared load of this resolved request.
+        case join(Request)
+    }
+
+    /// The synchronous part of every load, the callback API's, the async API's, targets' and the
+    /// prefetcher's: the URL checked, the options processor run, the failed list consulted, the
+    /// request resolved and a synchronous hit taken.
     ///
     /// `bytesOnly` (``data(for:)``): the original's key and no transformer, so the bytes are
     /// cached and shared under the key a decoding load of the same URL keeps its original under.
-    /// `cancelled` runs once if the operation is cancelled, by whoever cancels it (its caller,
-    /// ``cancelAll()``, a target): the handler never runs after that, so a caller that waits
-    /// for the last event (the async API) learns of the end from it.
-    func start(
-        _ source: ImageRequest, bytesOnly: Bool = false, memoryProbed: Bool = false, cancelled: (@Sendable () -> Void)? = nil,
-        handler: @escaping @Sendable (SharedLoadEvent) -> Void
-    ) -> LoadOperation? {
+    func prepare(_ source: ImageRequest, bytesOnly: Bool, memoryProbed: Bool) -> Preparation {
         guard let url = source.url, !url.absoluteString.isEmpty else {
-            (source.context.callbackQueue ?? .inline).run {
-                handler(.finished(.failure(WebImageError(.invalidURL, "the URL is nil or empty"))))
-            }
-            return nil
+            return .ended(.failure(WebImageError(.invalidURL, "the URL is nil or empty")), source.context.callbackQueue ?? .inline)
         }
         var source = source
         (source.options, source.context) =
             optionsProcessor?.process(url, source.options, source.context) ?? (source.options, source.context)
-        let (options, context) = (source.options, source.context)
-        let queue = context.callbackQueue ?? .inline
-        if !options.contains(.retryFailed), failedURLs.contains(url) {
-            queue.run {
-                handler(.finished(.failure(WebImageError(.blockedURL, "\(url.absoluteString) failed before; load it with .retryFailed"))))
-            }
-            return nil
+        let queue = source.context.callbackQueue ?? .inline
+        if !source.options.contains(.retryFailed), failedURLs.contains(url) {
+            return .ended(.failure(WebImageError(.blockedURL, "\(url.absoluteString) failed before; load it with .retryFailed")), queue)
         }
         let request = resolve(url, source: source, bytesOnly: bytesOnly, memoryProbed: memoryProbed)
         if let hit = synchronousHit(request) {
-            if options.contains(.retryFailed) { failedURLs.remove(url) }
-            queue.run { handler(.finished(.success(hit))) }
-            return nil
+            if source.options.contains(.retryFailed) { failedURLs.remove(url) }
+            return .ended(.success(hit), queue)
         }
+        return .join(request)
+    }
+
+    /// A caller's operation, counted in ``runningOperations`` until it ends. `cancelled` runs
+    /// once if it is cancelled, by whoever cancels it (its caller, ``cancelAll()``, a target):
+    /// nothing is delivered after that, so a caller that waits for the last event (the async
+    /// API) learns of the end from it.
+    func register(_ url: URL, cancelled: (@Sendable () -> Void)? = nil) -> LoadOperation {
         // The closures of a load hold the manager's tables, not the manager: no weak reference to
         // it is ever made. (A weak reference gives the manager a side table that LeakSanitizer,
         // which cannot read the object's encoded pointer to it, reported as lost when a process
@@ -285,12 +288,35 @@ public final class ImageManager: Sendable {
             if operation.isCancelled { cancelled?() }
         }
         running.withLock { _ = $0.insert(operation) }
-        if shouldQueryMemoryData(request), let image = request.cache.memoryImage(for: request.key) {
-            queryMemoryData(request, image: image, operation: operation, handler: handler)
-        } else {
-            subscribe(request, operation: operation, handler: handler)
-        }
         return operation
+    }
+
+    /// Joins the shared load of `request` (or, for a memory hit that wants its bytes too, reads
+    /// them): `deliver` gets this caller's events as the shared load sends them.
+    func join(_ request: Request, operation: LoadOperation, deliver: @escaping @Sendable (SharedLoadEvent) -> Void) {
+        if shouldQueryMemoryData(request), let image = request.cache.memoryImage(for: request.key) {
+            queryMemoryData(request, image: image, operation: operation, deliver: deliver)
+        } else {
+            subscribe(request, operation: operation, deliver: deliver)
+        }
+    }
+
+    /// The callback API's load (and targets' and the prefetcher's): ``prepare(_:bytesOnly:memoryProbed:)``,
+    /// then the join, each event handed to `handler` on the load's callback queue, never after
+    /// the operation is cancelled. Nil when the load ended at once.
+    func start(
+        _ source: ImageRequest, bytesOnly: Bool = false, memoryProbed: Bool = false, handler: @escaping @Sendable (SharedLoadEvent) -> Void
+    ) -> LoadOperation? {
+        switch prepare(source, bytesOnly: bytesOnly, memoryProbed: memoryProbed) {
+        case .ended(let result, let queue):
+            queue.run { handler(.finished(result)) }
+            return nil
+        case .join(let request):
+            let operation = register(request.url)
+            let queue = request.callbackQueue
+            join(request, operation: operation) { event in Self.deliver(event, to: operation, queue: queue, handler: handler) }
+            return operation
+        }
     }
 
     func resolve(_ url: URL, source: ImageRequest, bytesOnly: Bool, memoryProbed: Bool = false) -> Request {
@@ -352,11 +378,10 @@ public final class ImageManager: Sendable {
     /// `.queryMemoryDataSync`, else as a low-priority job of the work pool (a blocking read, kept
     /// off the concurrency pool), and deliver both; a cancelled operation is never delivered to.
     private func queryMemoryData(
-        _ request: Request, image: Image, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void
+        _ request: Request, image: Image, operation: LoadOperation, deliver: @escaping @Sendable (SharedLoadEvent) -> Void
     ) {
         let deliverHit: @Sendable (Data?) -> Void = { data in
-            let result = ImageResult(image: image, data: data, cacheType: .memory, url: request.url)
-            Self.deliver(.finished(.success(result)), to: operation, queue: request.callbackQueue, handler: handler)
+            deliver(.finished(.success(ImageResult(image: image, data: data, cacheType: .memory, url: request.url))))
         }
         guard !request.options.contains(.queryMemoryDataSync) else { return deliverHit(request.cache.storedData(for: request.key)) }
         workPool.submit(priority: .low) {
@@ -366,11 +391,10 @@ public final class ImageManager: Sendable {
     }
 
     /// Joins the shared load of this request's key, or starts it.
-    private func subscribe(_ request: Request, operation: LoadOperation, handler: @escaping @Sendable (SharedLoadEvent) -> Void) {
+    private func subscribe(_ request: Request, operation: LoadOperation, deliver: @escaping @Sendable (SharedLoadEvent) -> Void) {
         let key = sharedKey(for: request)
         let subscriber = SharedLoad.Subscriber(
-            priority: request.options.priority, wantsPartial: request.options.contains(.progressiveLoad)
-        ) { event in Self.deliver(event, to: operation, queue: request.callbackQueue, handler: handler) }
+            priority: request.options.priority, wantsPartial: request.options.contains(.progressiveLoad), deliver: deliver)
         let (load, joined, isNew) = sharedLoads.withLock { loads in
             let (load, isNew) = loads.join(key) { SharedLoad(key: key) }
             return (load, load.add(subscriber), isNew)

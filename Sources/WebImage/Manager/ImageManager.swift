@@ -301,13 +301,12 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// The callback API's load (and targets' and the prefetcher's): ``prepare(_:bytesOnly:memoryProbed:)``,
-    /// then the join, each event handed to `handler` on the load's callback queue, never after
+    /// The callback API's load (and targets' and the prefetcher's; ``data(for:)`` is async only):
+    /// ``prepare(_:bytesOnly:memoryProbed:)``, then the join, each event handed to `handler` on the load's callback queue, never after
     /// the operation is cancelled. Nil when the load ended at once.
-    func start(
-        _ source: ImageRequest, bytesOnly: Bool = false, memoryProbed: Bool = false, handler: @escaping @Sendable (SharedLoadEvent) -> Void
-    ) -> LoadOperation? {
-        switch prepare(source, bytesOnly: bytesOnly, memoryProbed: memoryProbed) {
+    func start(_ source: ImageRequest, memoryProbed: Bool = false, handler: @escaping @Sendable (SharedLoadEvent) -> Void) -> LoadOperation?
+    {
+        switch prepare(source, bytesOnly: false, memoryProbed: memoryProbed) {
         case .ended(let result, let queue):
             queue.run { handler(.finished(result)) }
             return nil

@@ -43,28 +43,33 @@ extension ServerSetting {
     static let resultBucket: [ServerSetting] = [
         ServerSetting(
             "RESULT_BUCKET", form: .value("BUCKET"), default: "none",
-            help: "processed results shared in this S3 bucket behind the memory and disk tiers"
-        ) { values, settings in settings.parts.resultBucket = values.last },
+            help: "processed results shared in this S3 bucket behind the memory and disk tiers",
+            read: reading(\.parts.resultBucket)
+        ),
         ServerSetting(
             "CACHE_USE", flag: .some(nil), form: .value("s3"), imgproxy: .init("CACHE_USE", .text), default: "none",
-            help: "`s3` shares results in `WEBIMAGE_CACHE_BUCKET` (imgproxy Pro's; the disk cache is always on)"
-        ) { values, settings in settings.parts.cacheUse = values.last },
+            help: "`s3` shares results in `WEBIMAGE_CACHE_BUCKET` (imgproxy Pro's; the disk cache is always on)",
+            read: reading(\.parts.cacheUse)
+        ),
         ServerSetting(
             "CACHE_BUCKET", flag: .some(nil), form: .value("BUCKET"), imgproxy: .init("CACHE_BUCKET", .text), default: "none",
-            help: "the result bucket, with `WEBIMAGE_CACHE_USE=s3`"
-        ) { values, settings in settings.parts.cacheBucket = values.last },
+            help: "the result bucket, with `WEBIMAGE_CACHE_USE=s3`",
+            read: reading(\.parts.cacheBucket)
+        ),
         ServerSetting(
             "CACHE_PATH_PREFIX", flag: "result-bucket-prefix", form: .value("PREFIX"), imgproxy: .init("CACHE_PATH_PREFIX", .text),
             default: "none", help: "put before every result bucket key, as `results/`"
         ) { values, settings in settings.parts.resultBucketPrefix = values.last ?? "" },
         ServerSetting(
             "CACHE_S3_REGION", flag: "result-bucket-region", form: .value("REGION"), imgproxy: .init("CACHE_S3_REGION", .text),
-            default: "the AWS settings'", help: "the result bucket's region"
-        ) { values, settings in settings.parts.resultBucketClient.region = values.last },
+            default: "the AWS settings'", help: "the result bucket's region",
+            read: reading(\.parts.resultBucketClient.region)
+        ),
         ServerSetting(
             "CACHE_S3_ENDPOINT", flag: "result-bucket-endpoint", form: .value("URL"), imgproxy: .init("CACHE_S3_ENDPOINT", .text),
-            default: "the AWS settings'", help: "the result bucket's endpoint"
-        ) { values, settings in settings.parts.resultBucketClient.endpoint = values.last },
+            default: "the AWS settings'", help: "the result bucket's endpoint",
+            read: reading(\.parts.resultBucketClient.endpoint)
+        ),
         ServerSetting(
             "CACHE_S3_ENDPOINT_USE_PATH_STYLE", flag: "result-bucket-path-style", form: .value("BOOL"),
             imgproxy: .init("CACHE_S3_ENDPOINT_USE_PATH_STYLE", .boolean), default: "true",
@@ -73,7 +78,8 @@ extension ServerSetting {
         },
         ServerSetting(
             "CACHE_REPORT_ERRORS", flag: "result-bucket-report-errors", form: .flag, imgproxy: .init("CACHE_REPORT_ERRORS", .boolean),
-            default: "off", help: "502 when the result bucket cannot be read, rather than processing without it"
-        ) { (values, settings) throws(WebImageError) in settings.parts.resultBucketReportsErrors = try SettingText.boolean(values.last) },
+            default: "off", help: "502 when the result bucket cannot be read, rather than processing without it",
+            read: reading(\.parts.resultBucketReportsErrors)
+        ),
     ]
 }

@@ -117,6 +117,27 @@ extension ServerSetting {
     }
 }
 
+/// Readers that put a setting's value where it goes in the settings, for rows of their own shape.
+extension ServerSetting {
+    typealias Reader = @Sendable ([String], inout ServeSettings) throws(WebImageError) -> Void
+    typealias Path<Value> = any WritableKeyPath<ServeSettings, Value> & Sendable
+
+    /// The last value as it is.
+    static func reading(_ path: Path<String?>) -> Reader {
+        { values, settings in settings[keyPath: path] = values.last }
+    }
+
+    /// The last value as a comma-separated list.
+    static func reading(_ path: Path<[String]>) -> Reader {
+        { values, settings in settings[keyPath: path] = SettingText.list(values.last) }
+    }
+
+    /// The last value as a boolean.
+    static func reading(_ path: Path<Bool>) -> Reader {
+        { (values, settings) throws(WebImageError) in settings[keyPath: path] = try SettingText.boolean(values.last) }
+    }
+}
+
 /// How a setting's text is read, the same from a flag and from a variable.
 package enum SettingText {
     /// 1, true or yes; 0, false or no; any case.

@@ -20,8 +20,9 @@ extension ServerSetting {
         ) { values, settings in settings.parts.presets = values },
         ServerSetting(
             "PRESETS_PATH", form: .value("PATH"), imgproxy: .init("PRESETS_PATH", .text), default: "none",
-            help: "a file of presets, `NAME=OPTIONS` a line (`#` starts a comment), after the ones given"
-        ) { values, settings in settings.parts.presetsPath = values.last },
+            help: "a file of presets, `NAME=OPTIONS` a line (`#` starts a comment), after the ones given",
+            read: reading(\.parts.presetsPath)
+        ),
         .flag(
             "ONLY_PRESETS", \.onlyPresets, imgproxy: .init("ONLY_PRESETS", .boolean),
             help: "the options part of a path is one segment of preset names (`thumb:small`)"),
@@ -119,7 +120,8 @@ extension ServerSetting {
         ServerSetting(
             "TRACING", flag: .some(nil), form: .flag, imgproxy: .init("OPEN_TELEMETRY_ENABLE", .boolean), default: "off",
             help:
-                "OpenTelemetry traces over OTLP/HTTP, on whatever the `OTEL_*` variables say (else on when an `OTEL_EXPORTER_OTLP_ENDPOINT`, `_TRACES_ENDPOINT` or `OTEL_TRACES_EXPORTER` is set): a server span per request continuing its `traceparent`, spans for the result cache, fetch, process (decode, transforms, encode) and store, `traceparent` sent to the origin, `trace_id` in the request's log lines (docs/deploy.md, \"Traces\")"
-        ) { (values, settings) throws(WebImageError) in settings.tracing = try SettingText.boolean(values.last) },
+                "OpenTelemetry traces over OTLP/HTTP, on whatever the `OTEL_*` variables say (else on when an `OTEL_EXPORTER_OTLP_ENDPOINT`, `_TRACES_ENDPOINT` or `OTEL_TRACES_EXPORTER` is set): a server span per request continuing its `traceparent`, spans for the result cache, fetch, process (decode, transforms, encode) and store, `traceparent` sent to the origin, `trace_id` in the request's log lines (docs/deploy.md, \"Traces\")",
+            read: { (values, settings) throws(WebImageError) in settings.tracing = try SettingText.boolean(values.last) }
+        ),
     ]
 }

@@ -79,16 +79,19 @@ extension ServerSetting {
     static let watermark: [ServerSetting] = [
         ServerSetting(
             "WATERMARK_PATH", form: .value("FILE"), imgproxy: .init("WATERMARK_PATH", .text), default: "none",
-            help: "the image `wm` lays over results (without one `wm` changes nothing, as in imgproxy)"
-        ) { values, settings in settings.parts.watermark.path = values.last },
+            help: "the image `wm` lays over results (without one `wm` changes nothing, as in imgproxy)",
+            read: reading(\.parts.watermark.path)
+        ),
         ServerSetting(
             "WATERMARK_URL", form: .value("URL"), imgproxy: .init("WATERMARK_URL", .text), default: "none",
-            help: "the watermark's URL, fetched like a source"
-        ) { values, settings in settings.parts.watermark.url = values.last },
+            help: "the watermark's URL, fetched like a source",
+            read: reading(\.parts.watermark.url)
+        ),
         ServerSetting(
             "WATERMARK_DATA", form: .value("BASE64"), imgproxy: .init("WATERMARK_DATA", .text), default: "none",
-            help: "the watermark in base64 (before the path and the URL, imgproxy's order)"
-        ) { values, settings in settings.parts.watermark.data = values.last },
+            help: "the watermark in base64 (before the path and the URL, imgproxy's order)",
+            read: reading(\.parts.watermark.data)
+        ),
         ServerSetting(
             "WATERMARK_OPACITY", form: .value("OPACITY"), imgproxy: .init("WATERMARK_OPACITY", .decimal), default: "1",
             help: "multiplies every URL's `wm` opacity",

@@ -59,16 +59,19 @@ extension ServerSetting {
         ServerSetting(
             "FALLBACK_IMAGE_PATH", form: .value("PATH"), imgproxy: .init("FALLBACK_IMAGE_PATH", .text), default: "none",
             help:
-                "an image answered (with the request's options, its own status and max-age, never cached as the result) when a source cannot be fetched"
-        ) { values, settings in settings.parts.fallback.path = values.last },
+                "an image answered (with the request's options, its own status and max-age, never cached as the result) when a source cannot be fetched",
+            read: reading(\.parts.fallback.path)
+        ),
         ServerSetting(
             "FALLBACK_IMAGE_URL", form: .value("URL"), imgproxy: .init("FALLBACK_IMAGE_URL", .text), default: "none",
-            help: "the fallback image's URL, fetched like a source"
-        ) { values, settings in settings.parts.fallback.url = values.last },
+            help: "the fallback image's URL, fetched like a source",
+            read: reading(\.parts.fallback.url)
+        ),
         ServerSetting(
             "FALLBACK_IMAGE_DATA", form: .value("BASE64"), imgproxy: .init("FALLBACK_IMAGE_DATA", .text), default: "none",
-            help: "the fallback image in base64 (before the path and the URL, imgproxy's order)"
-        ) { values, settings in settings.parts.fallback.data = values.last },
+            help: "the fallback image in base64 (before the path and the URL, imgproxy's order)",
+            read: reading(\.parts.fallback.data)
+        ),
         ServerSetting(
             "FALLBACK_IMAGE_HTTP_CODE", form: .value("CODE"), imgproxy: .init("FALLBACK_IMAGE_HTTP_CODE", .integer), default: "200",
             help: "the status of a fallback answer, 0 for the source's error status",
@@ -88,28 +91,34 @@ extension ServerSetting {
         ServerSetting(
             "USE_S3", form: .flag, imgproxy: .init("USE_S3", .boolean), default: "off",
             help:
-                "`s3://BUCKET/KEY[?VERSION]` sources, with the AWS SDKs' credentials (`AWS_*`, `~/.aws`); `s3://` prefixes in the allowed sources judge keys"
-        ) { (values, settings) throws(WebImageError) in settings.parts.useS3 = try SettingText.boolean(values.last) },
+                "`s3://BUCKET/KEY[?VERSION]` sources, with the AWS SDKs' credentials (`AWS_*`, `~/.aws`); `s3://` prefixes in the allowed sources judge keys",
+            read: reading(\.parts.useS3)
+        ),
         ServerSetting(
             "S3_REGION", form: .value("REGION"), imgproxy: .init("S3_REGION", .text), default: "the AWS settings', else `us-east-1`",
-            help: "the sources' region"
-        ) { values, settings in settings.parts.s3.region = values.last },
+            help: "the sources' region",
+            read: reading(\.parts.s3.region)
+        ),
         ServerSetting(
             "S3_ENDPOINT", form: .value("URL"), imgproxy: .init("S3_ENDPOINT", .text), default: "the AWS settings', else AWS",
-            help: "an S3-compatible store's endpoint, reached even on loopback"
-        ) { values, settings in settings.parts.s3.endpoint = values.last },
+            help: "an S3-compatible store's endpoint, reached even on loopback",
+            read: reading(\.parts.s3.endpoint)
+        ),
         ServerSetting(
             "S3_ENDPOINT_USE_PATH_STYLE", form: .value("BOOL"), imgproxy: .init("S3_ENDPOINT_USE_PATH_STYLE", .boolean), default: "true",
-            help: "`ENDPOINT/BUCKET/KEY` rather than `BUCKET.ENDPOINT/KEY` (imgproxy's default, for any endpoint)"
-        ) { (values, settings) throws(WebImageError) in settings.parts.s3.pathStyle = try SettingText.boolean(values.last) },
+            help: "`ENDPOINT/BUCKET/KEY` rather than `BUCKET.ENDPOINT/KEY` (imgproxy's default, for any endpoint)",
+            read: reading(\.parts.s3.pathStyle)
+        ),
         ServerSetting(
             "S3_ALLOWED_BUCKETS", form: .value("B,..."), imgproxy: .init("S3_ALLOWED_BUCKETS", .list), default: "any",
-            help: "the only buckets sources may name (403 otherwise)"
-        ) { values, settings in settings.parts.s3.allowedBuckets = SettingText.list(values.last) },
+            help: "the only buckets sources may name (403 otherwise)",
+            read: reading(\.parts.s3.allowedBuckets)
+        ),
         ServerSetting(
             "S3_DENIED_BUCKETS", form: .value("B,..."), imgproxy: .init("S3_DENIED_BUCKETS", .list), default: "none",
-            help: "buckets sources may never name"
-        ) { values, settings in settings.parts.s3.deniedBuckets = SettingText.list(values.last) },
+            help: "buckets sources may never name",
+            read: reading(\.parts.s3.deniedBuckets)
+        ),
         ServerSetting(
             "SOURCE_URL_QUERY_SEPARATOR", form: .value("TEXT"), default: "`?`",
             help: "what ends an `s3://` key and starts its version; empty for none (imgproxy's `IMGPROXY_SOURCE_URL_QUERY_SEPARATOR`)",
@@ -118,23 +127,28 @@ extension ServerSetting {
         ServerSetting(
             "USE_GCS", flag: .some(nil), form: .flag, imgproxy: .init("USE_GCS", .boolean), default: "off",
             help:
-                "`gs://BUCKET/OBJECT[?GENERATION]` sources over the JSON API: a service account's key, else Google's default credentials; `gs://` prefixes in the allowed sources judge objects"
-        ) { (values, settings) throws(WebImageError) in settings.parts.useGCS = try SettingText.boolean(values.last) },
+                "`gs://BUCKET/OBJECT[?GENERATION]` sources over the JSON API: a service account's key, else Google's default credentials; `gs://` prefixes in the allowed sources judge objects",
+            read: reading(\.parts.useGCS)
+        ),
         ServerSetting(
             "GCS_KEY", flag: .some(nil), form: .value("JSON"), imgproxy: .init("GCS_KEY", .text), default: "Google's default credentials",
-            help: "a service account's key, its JSON"
-        ) { values, settings in settings.parts.gcsKey = values.last },
+            help: "a service account's key, its JSON",
+            read: reading(\.parts.gcsKey)
+        ),
         ServerSetting(
             "GCS_ENDPOINT", flag: .some(nil), form: .value("URL"), imgproxy: .init("GCS_ENDPOINT", .text), default: "Google's",
-            help: "the JSON API's endpoint (an emulator's)"
-        ) { values, settings in settings.parts.gcsEndpoint = values.last },
+            help: "the JSON API's endpoint (an emulator's)",
+            read: reading(\.parts.gcsEndpoint)
+        ),
         ServerSetting(
             "GCS_ALLOWED_BUCKETS", flag: .some(nil), form: .value("B,..."), imgproxy: .init("GCS_ALLOWED_BUCKETS", .list), default: "any",
-            help: "the only buckets `gs://` sources may name"
-        ) { values, settings in settings.parts.gcsAllowedBuckets = SettingText.list(values.last) },
+            help: "the only buckets `gs://` sources may name",
+            read: reading(\.parts.gcsAllowedBuckets)
+        ),
         ServerSetting(
             "GCS_DENIED_BUCKETS", flag: .some(nil), form: .value("B,..."), imgproxy: .init("GCS_DENIED_BUCKETS", .list), default: "none",
-            help: "buckets `gs://` sources may never name"
-        ) { values, settings in settings.parts.gcsDeniedBuckets = SettingText.list(values.last) },
+            help: "buckets `gs://` sources may never name",
+            read: reading(\.parts.gcsDeniedBuckets)
+        ),
     ]
 }

@@ -72,8 +72,9 @@ extension ServerSetting {
             "SALT", form: .repeatable("HEX"), imgproxy: .init("SALT", .hexList), default: "none", help: "a signing salt in hex"
         ) { values, settings in settings.parts.salts = values },
         ServerSetting(
-            "KEY_FILE", form: .value("PATH"), default: "none", help: "signing keys in hex, one a line (kept out of `ps`, unlike `--key`)"
-        ) { values, settings in settings.parts.keyFile = values.last },
+            "KEY_FILE", form: .value("PATH"), default: "none", help: "signing keys in hex, one a line (kept out of `ps`, unlike `--key`)",
+            read: reading(\.parts.keyFile)
+        ),
         ServerSetting("SALT_FILE", form: .value("PATH"), default: "none", help: "salts in hex, one a line, paired with the keys' lines") {
             values, settings in settings.parts.saltFile = values.last
         },

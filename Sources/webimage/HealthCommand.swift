@@ -41,11 +41,9 @@ struct HealthCommand: AsyncParsableCommand {
 
     /// The address `serve` listens on, as `serve` reads it, with an any-interface host asked on loopback.
     static func defaultURL(_ environment: [String: String]) throws -> String {
-        var bind = environment["WEBIMAGE_BIND"] ?? environment["IMGPROXY_BIND"] ?? environment["PORT"].map { ":\($0)" } ?? "127.0.0.1:8080"
-        if bind.hasPrefix(":") { bind = "0.0.0.0" + bind }
         var (host, port): (String, Int)
         do {
-            (host, port) = try SettingText.address(bind)
+            (host, port) = try ServeSettings.listeningAddress(environment: environment)
         } catch {
             throw ValidationError("the bind address: \(error.message ?? error.description)")
         }

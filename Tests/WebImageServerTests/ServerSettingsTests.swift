@@ -89,6 +89,21 @@ struct ServerSettingsTests {
         #expect(ServerSetting.brokenRules(of: ImageServerConfiguration()).isEmpty, "the defaults keep every rule")
     }
 
+    @Test("the listening address alone, for `webimage health`, read as serve reads it")
+    func listeningAddress() throws {
+        #expect(try ServeSettings.listeningAddress(environment: [:]) == ("127.0.0.1", 8080))
+        #expect(try ServeSettings.listeningAddress(environment: ["PORT": "9000"]) == ("0.0.0.0", 9000))
+        #expect(try ServeSettings.listeningAddress(environment: ["IMGPROXY_BIND": ":9001", "PORT": "9000"]) == ("0.0.0.0", 9001))
+        #expect(
+            try ServeSettings.listeningAddress(environment: ["WEBIMAGE_BIND": "[::1]:9002", "IMGPROXY_BIND": ":9001"]) == ("::1", 9002))
+        do {
+            _ = try ServeSettings.listeningAddress(environment: ["WEBIMAGE_BIND": "nowhere"])
+            Issue.record("accepted")
+        } catch {
+            #expect(error.message == "WEBIMAGE_BIND: \"nowhere\" is not HOST:PORT")
+        }
+    }
+
     @Test("the result bucket from its flag, its own variable, or imgproxy's cache variables")
     func resultBucket() throws {
         let aws = ["HOME": "/nonexistent", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1"]

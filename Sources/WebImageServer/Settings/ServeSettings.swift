@@ -88,6 +88,25 @@ package struct ServeSettings: Sendable {
         try assemble()
     }
 
+    /// Where `serve` listens, read from `environment` as `serve` reads it (`WEBIMAGE_BIND`, else
+    /// imgproxy's `IMGPROXY_BIND` or `PORT`, else the default), for a command that needs only the
+    /// address and not the rest of the settings (`webimage health`).
+    /// - Throws: `WebImageError.Code.invalidArgument`, naming the variable at fault.
+    package static func listeningAddress(environment: [String: String]) throws(WebImageError) -> (host: String, port: Int) {
+        let imgproxy = try ImgproxyVariables(environment: environment).translate()
+        guard let bind = ServerSetting.byFlag["bind"],
+            let (values, origin) = values(of: bind, given: [:], own: environment, imgproxy: imgproxy.variables)
+        else {
+            let defaults = ImageServerConfiguration()
+            return (defaults.host, defaults.port)
+        }
+        do {
+            return try SettingText.address(values.last)
+        } catch {
+            throw WebImageError(.invalidArgument, "\(origin): \(error.message ?? error.description)")
+        }
+    }
+
     /// The values of `setting` and where they came from: its flag's, else its variable's, else
     /// the imgproxy variable's translation; nil when none is set.
     private static func values(of setting: ServerSetting, given: [String: [String]], own: [String: String], imgproxy: [String: String])

@@ -24,40 +24,36 @@ extension ImageManager {
     /// A load past the memory hit: the last image it delivers. `memoryProbed`: the caller's
     /// ``memoryProbe(_:options:context:)`` missed, so the load does not look there again.
     ///
-    /// The async path: the load is prepared and joined as the callback API's is, on this
-    /// thread, and this task awaits the shared load's end through one continuation, with no
-    /// callback queue, handler or event hop between (the callback API's events go through its
-    /// queue; these do not).
+    /// The async path, which the callback API wraps: the load is prepared and joined on this
+    /// thread, and this task awaits the shared load's ``events(of:)`` with no callback queue
+    /// or handler between. Cancelling the task ends the events, which cancels this caller's
+    /// share of the load.
     func load(_ source: ImageRequest, bytesOnly: Bool = false, memoryProbed: Bool = false) async throws -> ImageResult {
-        typealias Outcome = Result<ImageResult, any Error>
         let request: Request
         switch prepare(source, bytesOnly: bytesOnly, memoryProbed: memoryProbed) {
         case .ended(let result, _): return try result.get()
         case .join(let joined): request = joined
         }
-        let last = Locked<ImageResult?>(nil)
-        let result = await withCancellableCallback(cancelled: Outcome.failure(CancellationError())) {
-            (resume: @escaping @Sendable (Outcome) -> Void) -> (@Sendable () -> Void)? in
-            // Cancelled from outside (`cancelAll()`): nothing is delivered from then on, so the
-            // cancellation is the answer.
-            let operation = register(request.url) { resume(.failure(CancellationError())) }
-            join(request, operation: operation) { event in
-                switch event {
-                case .progress:
-                    break
-                case .image(let result, let isPartial):
-                    if !isPartial { last.withLock { $0 = result } }
-                case .finished(let outcome):
-                    guard operation.finish() else { return }
-                    // Nil: a revalidation that found the cached image current, the last one delivered.
-                    resume(
-                        outcome.map { $0.mapError { $0 as any Error } }
-                            ?? last.withLock { $0 }.map { .success($0) } ?? .failure(WebImageError(.notModified)))
+        let (operation, events) = events(of: request)
+        var last: ImageResult?
+        for await event in events {
+            switch event {
+            case .progress:
+                break
+            case .image(let result, let isPartial):
+                if !isPartial { last = result }
+            case .finished(let outcome):
+                guard operation.finish() else { throw CancellationError() }
+                // Nil: a revalidation that found the cached image current, the last one delivered.
+                guard let outcome else {
+                    guard let last else { throw WebImageError(.notModified) }
+                    return last
                 }
+                return try outcome.get()
             }
-            return { operation.cancel() }
         }
-        return try result.get()
+        // The events ended before the last: the task or the operation was cancelled.
+        throw CancellationError()
     }
 
     /// Every image a load delivers, in order: partial images of a progressive load

@@ -301,9 +301,13 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// The callback API's load (and targets' and the prefetcher's; ``data(for:)`` is async only):
-    /// ``prepare(_:bytesOnly:memoryProbed:)``, then the join, each event handed to `handler` on the load's callback queue, never after
-    /// the operation is cancelled. Nil when the load ended at once.
+    /// The callback API's load (and targets' and the prefetcher's; ``data(for:)`` is async only),
+    /// a thin wrapper over the async path: ``prepare(_:bytesOnly:memoryProbed:)`` and the join on
+    /// this thread, as every API's load (so loads made together share one download, and a
+    /// `cancel()` right after this returns stops this caller's share), then a task that awaits
+    /// the load's ``events(of:)`` and hands each to `handler` on the load's callback queue, never
+    /// after the operation is cancelled. A load that ended at once is answered on this thread
+    /// (an inline hit calls back before this returns); nil then.
     func start(_ source: ImageRequest, memoryProbed: Bool = false, handler: @escaping @Sendable (SharedLoadEvent) -> Void) -> LoadOperation?
     {
         switch prepare(source, bytesOnly: false, memoryProbed: memoryProbed) {
@@ -311,11 +315,30 @@ public final class ImageManager: Sendable {
             queue.run { handler(.finished(result)) }
             return nil
         case .join(let request):
-            let operation = register(request.url)
+            let (operation, events) = events(of: request)
             let queue = request.callbackQueue
-            join(request, operation: operation) { event in Self.deliver(event, to: operation, queue: queue, handler: handler) }
+            Task(priority: request.options.priority.taskPriority) {
+                for await event in events { Self.deliver(event, to: operation, queue: queue, handler: handler) }
+            }
             return operation
         }
+    }
+
+    /// A prepared load, joined on this thread: its operation, and the events the shared load
+    /// sends this caller as an async sequence that ends after the last (or at once when the
+    /// operation is cancelled, by its caller or ``cancelAll()``).
+    func events(of request: Request) -> (LoadOperation, AsyncStream<SharedLoadEvent>) {
+        let (events, continuation) = AsyncStream<SharedLoadEvent>.makeStream()
+        let operation = register(request.url) { continuation.finish() }
+        join(request, operation: operation) { event in
+            continuation.yield(event)
+            if case .finished = event { continuation.finish() }
+        }
+        // The awaiting task was cancelled (the callback API's task never is).
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { operation.cancel() }
+        }
+        return (operation, events)
     }
 
     func resolve(_ url: URL, source: ImageRequest, bytesOnly: Bool, memoryProbed: Bool = false) -> Request {
@@ -351,13 +374,16 @@ public final class ImageManager: Sendable {
             case .stale: return nil
             }
         }
-        if request.queryCacheType.includesMemory, !request.memoryProbed, !shouldQueryMemoryData(request),
-            let image = request.cache.memoryImage(for: request.key)
-        {
-            return ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)
+        let memoryImage = request.queryCacheType.includesMemory && !request.memoryProbed ? request.cache.memoryImage(for: request.key) : nil
+        if let memoryImage {
+            if !shouldQueryMemoryData(request) { return ImageResult(image: memoryImage, data: nil, cacheType: .memory, url: request.url) }
+            // `.queryMemoryDataSync`: the bytes too, read on this thread.
+            if options.contains(.queryMemoryDataSync) {
+                return ImageResult(
+                    image: memoryImage, data: request.cache.storedData(for: request.key), cacheType: .memory, url: request.url)
+            }
         }
-        guard options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk,
-            request.memoryProbed || request.cache.memoryImage(for: request.key) == nil,
+        guard options.contains(.queryDiskDataSync), request.queryCacheType.includesDisk, memoryImage == nil,
             let data = request.cache.storedData(for: request.key)
         else {
             return nil
@@ -373,19 +399,17 @@ public final class ImageManager: Sendable {
             && !request.options.contains(.refreshCached) && request.queryCacheType.includesMemory
     }
 
-    /// A memory hit that also wants the bytes from the byte tier: read them on this thread with
-    /// `.queryMemoryDataSync`, else as a low-priority job of the work pool (a blocking read, kept
-    /// off the concurrency pool), and deliver both; a cancelled operation is never delivered to.
+    /// A memory hit that also wants the bytes from the byte tier (without `.queryMemoryDataSync`,
+    /// which ``prepare(_:bytesOnly:memoryProbed:)`` answers on the caller's thread): read them as
+    /// a low-priority job of the work pool (a blocking read, kept off the concurrency pool), and
+    /// deliver both; a cancelled operation is never delivered to.
     private func queryMemoryData(
         _ request: Request, image: Image, operation: LoadOperation, deliver: @escaping @Sendable (SharedLoadEvent) -> Void
     ) {
-        let deliverHit: @Sendable (Data?) -> Void = { data in
-            deliver(.finished(.success(ImageResult(image: image, data: data, cacheType: .memory, url: request.url))))
-        }
-        guard !request.options.contains(.queryMemoryDataSync) else { return deliverHit(request.cache.storedData(for: request.key)) }
         workPool.submit(priority: .low) {
             guard !operation.isCancelled else { return }
-            deliverHit(request.cache.storedData(for: request.key))
+            let data = request.cache.storedData(for: request.key)
+            deliver(.finished(.success(ImageResult(image: image, data: data, cacheType: .memory, url: request.url))))
         }
     }
 

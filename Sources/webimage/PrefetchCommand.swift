@@ -329,7 +329,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             } else if let output {
                 total = try await saveFiles(into: output, run: run)
             } else {
-                total = try await streamList { row in { await prefetch(row, stem: "", into: nil, run: run) } }
+                total = try await streamList(run: run) { row in { await prefetch(row, stem: "", into: nil, run: run) } }
             }
         } catch {
             display.cancel()
@@ -382,6 +382,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         var namer = FileNamer()
         var stem = ""
         return try await streamList(
+            run: run,
             everyLine: { row, index in stem = namer.stem(for: row.url, index: index) },
             { row in
                 let name = stem
@@ -565,15 +566,15 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     /// Runs this run's slice of the list, `jobs` at a time, never holding the list
-    /// (``ListEntries/run(concurrency:everyRow:_:)``): `job` gets each row the run takes and
+    /// (``ListEntries/run(on:concurrency:everyRow:_:)``): `job` gets each row the run takes and
     /// returns the work to do, or nil to skip it; `everyLine` sees every row of the list, in this
     /// run's slice or not, with its index. Returns how many rows the run took.
     private func streamList(
-        everyLine: (ListRow, Int) -> Void = { _, _ in }, _ job: (ListRow) -> (@Sendable () async throws -> Void)?
+        run: Run, everyLine: (ListRow, Int) -> Void = { _, _ in }, _ job: (ListRow) -> (@Sendable () async throws -> Void)?
     ) async throws -> Int {
         let entries = ListEntries(try listReader(), slice: try shard())
         return try await entries.run(
-            concurrency: jobs, everyRow: { everyLine($0.row, $0.index) },
+            on: run.session.manager, concurrency: jobs, everyRow: { everyLine($0.row, $0.index) },
             { row, _ in job(row).map { TraceExport.traced("prefetch", url: row.url, $0) } })
     }
 

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import WebImage
 import WebImageTestSupport
 
 @testable import WebImageDataset
 
-/// The list runner: a run's rows as an `AsyncSequence` (`ListEntries`) and the bounded loop that
-/// works through them (`runBounded`), which `prefetch` runs every list on.
+/// The list runner: a run's rows as an `AsyncSequence` (`ListEntries`) worked through by an
+/// `ImagePrefetcher` (`ListEntries.run(on:concurrency:)`), which `prefetch` runs every list on.
 @Suite("the list runner: entries of a run's slice, at most N at once")
 struct ListRunnerTests {
     private static func list(_ count: Int) throws -> (TemporaryDirectory, String) {
@@ -14,6 +15,11 @@ struct ListRunnerTests {
         let text = (0..<count).map { "http://host\($0 % 7).test/\($0).jpg" }.joined(separator: "\n")
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return (directory, path)
+    }
+
+    /// A manager the runs never load through (their work is the test's).
+    private static func manager() -> ImageManager {
+        ImageManager(cache: ImageCache(disk: nil), loader: DataURLLoader())
     }
 
     private static func entries(_ path: String, slice: ListSlice?) async throws -> [ListEntry] {
@@ -84,13 +90,14 @@ struct ListRunnerTests {
         let latch = Latch(count: 4)
         let running = Running()
         let entries = ListEntries(try SampleLists(paths: [path], format: .txt, columns: ListColumns()), slice: nil)
-        try await runBounded(entries, concurrency: 4) { _ in
+        let taken = try await entries.run(on: Self.manager(), concurrency: 4) { _, _ in
             {
                 await running.start()
                 await latch.arrive()
                 await running.end()
             }
         }
+        #expect(taken == 50)
         #expect(await running.most == 4)
         #expect(await running.done == 50)
     }
@@ -104,9 +111,9 @@ struct ListRunnerTests {
         let entries = ListEntries(try SampleLists(paths: [path], format: .txt, columns: ListColumns()), slice: nil)
         var asked = 0
         await #expect(throws: Stop.self) {
-            try await runBounded(entries, concurrency: 1) { entry in
+            try await entries.run(on: Self.manager(), concurrency: 1) { _, position in
                 asked += 1
-                return { if entry.index == 2 { throw Stop() } }
+                return { if position == 2 { throw Stop() } }
             }
         }
         // One at a time: the row after the failing one is made before the failure is awaited.

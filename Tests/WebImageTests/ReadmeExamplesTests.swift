@@ -102,6 +102,15 @@ func show(_ urls: [URL], in views: [AvatarView], manager: ImageManager) {
     ImagePrefetcher(manager: manager).prefetch(urls.map { $0.appendingPathComponent("next") })
 }
 
+/// Warms the cache with every URL the source hands over, two at a time; a URL that fails is skipped.
+func warm(_ urls: AsyncStream<URL>, manager: ImageManager) async throws {
+    let prefetcher = ImagePrefetcher(manager: manager)
+    prefetcher.maxConcurrentPrefetchCount = 2
+    try await prefetcher.prefetch(urls) { url in
+        { _ = try? await manager.image(for: url, options: .lowPriority) }
+    }
+}
+
 func posterAndLength(of animation: Data) throws -> (Image?, Duration) {
     guard let coder = try CodersManager.shared.animatedImageProvider(for: animation, maximumBufferedFrames: 3) else {
         return (try CodersManager.shared.decode(animation), .zero)  // a still image
@@ -332,6 +341,25 @@ struct ReadmeExamplesTests {
             show(urls, in: views, manager: manager)
             #expect(views.allSatisfy { $0.shown.withLock { $0?.pixelWidth } == 64 })
             #expect(views.map { $0.currentImageURL() } == urls)
+        }
+    }
+
+    @Test("warm(_:manager:) loads every URL of an async source into the cache, skipping one that fails")
+    func asyncPrefetchExample() async throws {
+        try await ManagerHarness.run { harness in
+            let paths = ["/w1.png", "/w2.png", "/w3.png"]
+            for path in paths { harness.servePNG(path) }
+            harness.origin.route("/gone.png", .status(404))
+            let manager = try harness.makeManager()
+            let urls = AsyncStream<URL> { continuation in
+                for path in paths + ["/gone.png"] { continuation.yield(harness.origin.url(path)) }
+                continuation.finish()
+            }
+            try await warm(urls, manager: manager)
+            for path in paths {
+                #expect(try await manager.image(for: harness.origin.url(path), options: .fromCacheOnly).cacheType == .memory)
+            }
+            #expect(harness.origin.requests(to: "/gone.png").count == 1)
         }
     }
 

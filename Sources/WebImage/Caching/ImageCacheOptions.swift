@@ -19,7 +19,4 @@ public struct ImageCacheOptions: OptionSet, Sendable, Hashable {
     public static let avoidDecodeImage = ImageCacheOptions(rawValue: 1 << 4)
     /// Decode only the first frame of an animation.
     public static let decodeFirstFrameOnly = ImageCacheOptions(rawValue: 1 << 5)
-    /// Decode every frame of an animation up front (decoding is already eager here).
-    @available(*, deprecated, message: "no effect: an animation's frames are always decoded together")
-    public static let preloadAllFrames = ImageCacheOptions(rawValue: 1 << 6)
 }

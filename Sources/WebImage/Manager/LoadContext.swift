@@ -3,8 +3,7 @@ public import Foundation
 /// What a load needs beyond its options: SDWebImage 5's `SDWebImageContext`, with a typed
 /// property per key. A value here wins over the manager's default of the same kind.
 ///
-/// A key SDWebImage has that means nothing on Linux is kept, deprecated, so code ports with a
-/// warning that says why: ``animatedImageClass`` (there is one image type).
+/// SDWebImage's `animatedImageClass` is absent: there is one image type, ``Image``.
 /// Application keys ride along through ``subscript(_:)``, for custom loaders and coders.
 public struct LoadContext: Sendable {
     /// The key under which a target keeps this load; default the target's type name.
@@ -49,9 +48,6 @@ public struct LoadContext: Sendable {
     public var downloadResponseModifier: DownloadResponseModifier?
     /// Turns downloaded bytes into image bytes.
     public var downloadDecryptor: DownloadDecryptor?
-    /// No effect on Linux: there is one image type. Kept so that code ports with a warning.
-    @available(*, deprecated, message: "no effect on Linux: there is one image type, Image")
-    public var animatedImageClass: String?
     /// Where callbacks run; default ``CallbackQueue/inline``.
     public var callbackQueue: CallbackQueue?
     /// URLs tried in order when the load's own URL fails (Kingfisher's `alternativeSources`): a

@@ -1,10 +1,7 @@
-/// How one load behaves: SDWebImage 5's `SDWebImageOptions`, every flag.
-///
-/// Four flags exist for source compatibility and have no effect here, so they are deprecated
-/// with a message that says why (Linux has no app life cycle, no view transitions and no image
-/// class to match, and frames are always decoded together): ``continueInBackground``,
-/// ``forceTransition``, ``matchAnimatedImageClass`` and ``preloadAllFrames``. The command line
-/// (``names``) does not accept them.
+/// How one load behaves: SDWebImage 5's `SDWebImageOptions`, every flag that means something
+/// here. `continueInBackground`, `forceTransition`, `matchAnimatedImageClass` and
+/// `preloadAllFrames` are absent: Linux has no app life cycle, no view transitions and no image
+/// class to match, and frames are always decoded together (their bits stay unused).
 public struct LoadOptions: OptionSet, Sendable, Hashable {
     public let rawValue: Int
 
@@ -21,9 +18,6 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     /// Deliver the cached image at once, then revalidate it with the origin using the stored
     /// `ETag` / `Last-Modified`, and deliver again only when the origin sends a new image.
     public static let refreshCached = LoadOptions(rawValue: 1 << 3)
-    /// No effect on Linux: a process has no background state to outlive.
-    @available(*, deprecated, message: "no effect on Linux: a process has no background state to outlive")
-    public static let continueInBackground = LoadOptions(rawValue: 1 << 4)
     /// Send and store cookies (Foundation's shared cookie storage).
     public static let handleCookies = LoadOptions(rawValue: 1 << 5)
     /// Accept TLS certificates that do not verify (for tests and private networks).
@@ -50,24 +44,10 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     public static let fromCacheOnly = LoadOptions(rawValue: 1 << 15)
     /// Never read the caches; always load (the result is still stored).
     public static let fromLoaderOnly = LoadOptions(rawValue: 1 << 16)
-    /// No effect on Linux: there are no view transitions.
-    @available(*, deprecated, message: "no effect on Linux: there are no view transitions")
-    public static let forceTransition = LoadOptions(rawValue: 1 << 17)
     /// Do not decode: the result carries the bytes and no image.
     public static let avoidDecodeImage = LoadOptions(rawValue: 1 << 18)
     /// Decode only the first frame of an animation.
     public static let decodeFirstFrameOnly = LoadOptions(rawValue: 1 << 19)
-    /// Decode every frame of an animation up front. Frames are always decoded together here,
-    /// so this is the behaviour whether or not it is set.
-    @available(
-        *, deprecated,
-        message:
-            "no effect: an animation's frames are always decoded together (use CodersManager.animatedImageProvider for frames on demand)"
-    )
-    public static let preloadAllFrames = LoadOptions(rawValue: 1 << 20)
-    /// No effect on Linux: there is one image type, `Image`.
-    @available(*, deprecated, message: "no effect on Linux: there is one image type, Image")
-    public static let matchAnimatedImageClass = LoadOptions(rawValue: 1 << 21)
     /// Deliver the result only after it is stored in the caches.
     public static let waitStoreCache = LoadOptions(rawValue: 1 << 22)
     /// Show what arrived of an image whose data ends early (`DecodeOptions.acceptTruncatedImages`):

@@ -14,7 +14,21 @@ public final class ImagePrefetcher: Sendable {
 
     private struct Queue {
         var running = 0
-        var tokens: [PrefetchToken] = []
+        /// Batches and asynchronous runs, served in the order they came.
+        var waiting: [Waiting] = []
+    }
+
+    private enum Waiting {
+        case batch(PrefetchToken)
+        case run(PrefetchRun)
+    }
+
+    /// What a free slot goes to.
+    private enum Start {
+        /// A batch's next URL.
+        case load(PrefetchToken, index: Int)
+        /// A run waiting for a slot: resumed, outside the lock.
+        case slot(CheckedContinuation<Bool, Never>)
     }
 
     /// A prefetcher over the shared manager.
@@ -83,43 +97,113 @@ public final class ImagePrefetcher: Sendable {
             return token
         }
         token.state.withLock { $0.releaseSlots = { [weak self] count in self?.release(count) } }
-        queue.withLock { $0.tokens.append(token) }
+        queue.withLock { $0.waiting.append(.batch(token)) }
         startWaitingLoads()
         return token
     }
 
-    /// Cancels every batch.
-    public func cancelPrefetching() {
-        let tokens = queue.withLock { queue in
-            defer { queue.tokens = [] }
-            return queue.tokens
+    /// Works through `entries` as the sequence yields them, each entry's work in one of the
+    /// prefetcher's slots: at most ``maxConcurrentPrefetchCount`` at once, shared with its
+    /// batches, the run taking its turn in their line. `work` is asked for each entry's work in
+    /// order (nil skips the entry) before the run waits for a slot, so a sequence of any length
+    /// (a list read from a file, a database cursor) is read only as fast as it is worked through.
+    ///
+    /// ```swift
+    /// try await prefetcher.prefetch(urls) { url in
+    ///     { _ = try await prefetcher.manager.image(for: url, options: .lowPriority) }
+    /// }
+    /// ```
+    ///
+    /// The run returns when every entry's work has ended. The first error thrown by the
+    /// sequence, by `work` or by an entry's work ends it: what is running is cancelled, no more
+    /// is read, and the error is thrown. Cancelling the calling task, or
+    /// ``cancelPrefetching()``, ends it the same way with `CancellationError`. The delegate and
+    /// the batches' reports do not hear a run: its work reports what it does.
+    public func prefetch<Entries: AsyncSequence>(
+        _ entries: Entries, making work: (Entries.Element) throws -> (@Sendable () async throws -> Void)?
+    ) async throws {
+        let run = PrefetchRun()
+        queue.withLock { $0.waiting.append(.run(run)) }
+        defer {
+            run.end()
+            queue.withLock { $0.waiting.removeAll { if case .run(let other) = $0 { other === run } else { false } } }
         }
-        for token in tokens { token.cancel() }
+        try await withThrowingDiscardingTaskGroup { group in
+            for try await entry in entries {
+                guard let piece = try work(entry) else { continue }
+                guard await run.waitForSlot(look: startWaitingLoads) else {
+                    // An entry's work threw: the group throws that error once the rest has stopped.
+                    if run.hasFailed { break }
+                    throw CancellationError()
+                }
+                group.addTask { [self] in
+                    // The run ends before the slot is given back, so that no entry is read after a failure.
+                    defer { release() }
+                    do {
+                        try await piece()
+                    } catch {
+                        run.end(failed: true)
+                        throw error
+                    }
+                }
+            }
+        }
+    }
+
+    /// Cancels every batch, and ends every run with `CancellationError`.
+    public func cancelPrefetching() {
+        let waiting = queue.withLock { queue in
+            defer { queue.waiting = [] }
+            return queue.waiting
+        }
+        for entry in waiting {
+            switch entry {
+            case .batch(let token): token.cancel()
+            case .run(let run): run.end()
+            }
+        }
         startWaitingLoads()
     }
 
-    /// Starts loads while there is room, taking batches in the order they came.
+    /// Starts loads while there is room, taking batches and runs in the order they came.
     private func startWaitingLoads() {
         let limit = maxConcurrentPrefetchCount
-        while let (token, index) = nextLoad(limit: limit) {
-            start(token, index: index)
+        while let start = nextStart(limit: limit) {
+            switch start {
+            case .load(let token, let index): self.start(token, index: index)
+            case .slot(let waiter): waiter.resume(returning: true)
+            }
         }
     }
 
-    private func nextLoad(limit: Int) -> (PrefetchToken, Int)? {
+    /// What the next free slot goes to, counted as taken: the first batch with a URL left, or
+    /// the first run waiting for one, whichever comes first in line (a run reading its next
+    /// entry keeps its place); nil when no slot is free or nothing waits.
+    private func nextStart(limit: Int) -> Start? {
         queue.withLock { queue in
             guard queue.running < limit else { return nil }
-            while let token = queue.tokens.first {
-                let index: Int? = token.state.withLock { state in
-                    guard !state.isCancelled, state.next < token.urls.count else { return nil }
-                    defer { state.next += 1 }
-                    return state.next
-                }
-                if let index {
+            var position = 0
+            while position < queue.waiting.count {
+                switch queue.waiting[position] {
+                case .batch(let token):
+                    let index: Int? = token.state.withLock { state in
+                        guard !state.isCancelled, state.next < token.urls.count else { return nil }
+                        defer { state.next += 1 }
+                        return state.next
+                    }
+                    guard let index else {
+                        queue.waiting.remove(at: position)
+                        continue
+                    }
                     queue.running += 1
-                    return (token, index)
+                    return .load(token, index: index)
+                case .run(let run):
+                    if let waiter = run.takeWaiter() {
+                        queue.running += 1
+                        return .slot(waiter)
+                    }
+                    if run.isEnded { queue.waiting.remove(at: position) } else { position += 1 }
                 }
-                queue.tokens.removeFirst()
             }
             return nil
         }

@@ -11,7 +11,7 @@ extension DatasetJob {
         finished: @escaping @Sendable (ListRow, DatasetWriter.Sample?) -> Void
     ) async throws -> Int {
         do {
-            let taken = try await entries.run(concurrency: concurrency) { row, position in
+            let taken = try await entries.run(on: manager, concurrency: concurrency) { row, position in
                 guard !writer.isWritten(position: position) else {
                     finished(row, nil)
                     return nil

@@ -1,3 +1,5 @@
+package import WebImage
+
 /// One row of a list as a run meets it: its index among the list's rows, and its place in the
 /// run when the run's slice takes it.
 package struct ListEntry: Sendable {
@@ -55,16 +57,19 @@ package struct ListEntries: AsyncSequence {
         }
     }
 
-    /// Works through the rows the run takes, at most `concurrency` at once (``runBounded(_:concurrency:_:)``):
-    /// `work` makes each taken row's work with its place in the run, or nil to skip it;
-    /// `everyRow` sees every row first, taken or not.
+    /// Works through the rows the run takes in a prefetcher over `manager`, at most
+    /// `concurrency` at once (``ImagePrefetcher/prefetch(_:making:)``): `work` makes each taken
+    /// row's work with its place in the run, or nil to skip it; `everyRow` sees every row
+    /// first, taken or not. The first error ends the run and cancels what is running.
     /// - Returns: how many rows the run took.
     package func run(
-        concurrency: Int, everyRow: (ListEntry) -> Void = { _ in },
+        on manager: ImageManager, concurrency: Int, everyRow: (ListEntry) -> Void = { _ in },
         _ work: (ListRow, _ position: Int) throws -> (@Sendable () async throws -> Void)?
     ) async throws -> Int {
+        let prefetcher = ImagePrefetcher(manager: manager)
+        prefetcher.maxConcurrentPrefetchCount = concurrency
         var taken = 0
-        try await runBounded(self, concurrency: concurrency) { entry in
+        try await prefetcher.prefetch(self) { entry in
             everyRow(entry)
             guard let position = entry.position else { return nil }
             taken = position + 1

@@ -4,6 +4,7 @@ import Foundation
 import WebImage
 import WebImageGCS
 import WebImageS3
+import WebImageServer
 import WebImageDataset
 
 /// `webimage prefetch`: warms the cache from a list of URLs, N at a time.
@@ -244,7 +245,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let tracingSwitch = try TraceExport.tracingSwitch(environment)
-        outputOptions.bootstrapLogging(traced: TraceExport.isRequested(switch: tracingSwitch, environment: environment))
+        outputOptions.bootstrapLogging(traced: TracingRequest.isRequested(switch: tracingSwitch, environment: environment))
         try await TraceExport.running(try TraceExport.bootstrap(switch: tracingSwitch, environment: environment)) {
             guard lists.contains(where: Self.isBucket) else { return try await prefetchAll() }
             // A list in a bucket is copied to a local file first (the lists under a prefix to a

@@ -40,7 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message ?? error.description)
         }
-        let traced = TraceExport.isRequested(switch: settings.tracing, environment: environment)
+        let traced = TracingRequest.isRequested(switch: settings.tracing, environment: environment)
         LogOutput(level: settings.logLevel, json: settings.logsJSON, traced: traced).bootstrap()
         let tracing = try TraceExport.bootstrap(switch: settings.tracing, environment: environment)
         let server: ImageServer

@@ -18,28 +18,13 @@ import OTel
 /// Only the command bootstraps a tracer; the libraries make their spans through
 /// swift-distributed-tracing and so go wherever an application sends its own.
 enum TraceExport {
-    /// Whether the environment asks for traces: `WEBIMAGE_TRACING` (or imgproxy's
-    /// `IMGPROXY_OPEN_TELEMETRY_ENABLE`, mapped to it) when set, else an OTLP endpoint or
-    /// `OTEL_TRACES_EXPORTER` naming an exporter; never with `OTEL_SDK_DISABLED=true` or
-    /// `OTEL_TRACES_EXPORTER=none`.
-    /// `WEBIMAGE_TRACING` as `serve` reads it, for the commands that do not read every setting;
-    /// nil when it is not set.
+    /// `WEBIMAGE_TRACING` as `serve` reads it (``TracingRequest/tracingSwitch(_:)``).
     static func tracingSwitch(_ environment: [String: String]) throws -> Bool? {
-        guard let text = environment["WEBIMAGE_TRACING"], !text.isEmpty else { return nil }
         do {
-            return try SettingText.boolean(text)
+            return try TracingRequest.tracingSwitch(environment)
         } catch {
-            throw ValidationError("WEBIMAGE_TRACING: \(error.message ?? error.description)")
+            throw ValidationError(error.message ?? error.description)
         }
-    }
-
-    static func isRequested(switch explicit: Bool?, environment: [String: String]) -> Bool {
-        if environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" { return false }
-        let exporter = environment["OTEL_TRACES_EXPORTER"]?.lowercased()
-        if exporter == "none" { return false }
-        if let explicit { return explicit }
-        let endpoint = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"].contains { environment[$0]?.isEmpty == false }
-        return endpoint || exporter == "otlp" || exporter == "console"
     }
 
     /// The process-wide tracer bootstrapped, and the service that sends its spans (run it beside
@@ -48,10 +33,9 @@ enum TraceExport {
     /// request's log lines.
     ///
     /// - Throws: ``CommandFailure`` for a configuration swift-otel refuses, the gRPC protocol,
-    ///   whose exporter is not built in (its trait would add grpc-swift to the build), or
-    ///   `http/json` (``refusal(ofProtocols:)``).
+    ///   whose exporter is not built in, or `http/json` (``TracingRequest/refusal(ofProtocols:)``).
     static func bootstrap(switch explicit: Bool?, environment: [String: String]) throws -> (any Service)? {
-        guard isRequested(switch: explicit, environment: environment) else { return nil }
+        guard TracingRequest.isRequested(switch: explicit, environment: environment) else { return nil }
         #if WEBIMAGE_OTEL
         return try bootstrapExporter(environment: environment)
         #else
@@ -59,37 +43,9 @@ enum TraceExport {
         #endif
     }
 
-    /// Whether this build has the exporter: sanitizer builds leave it out (Package.swift).
-    static var isBuiltIn: Bool {
-        #if WEBIMAGE_OTEL
-        true
-        #else
-        false
-        #endif
-    }
-
-    /// Why the protocol the environment names cannot be used, or nil. gRPC is not built in;
-    /// `http/json` is refused rather than exported wrong: swift-otel 1.6 writes OTLP/JSON with
-    /// protobuf's JSON mapping, which puts trace and span ids in base64 where OTLP/JSON requires
-    /// hex (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding), and the
-    /// OpenTelemetry Collector answers such an export 400 (opentelemetry-collector#8720), so
-    /// every span would be lost. A collector's port 4318 takes `http/protobuf` as well.
-    static func refusal(ofProtocols environment: [String: String]) -> CommandFailure? {
-        let protocols = ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"].compactMap { environment[$0]?.lowercased() }
-        if protocols.contains("grpc") {
-            return CommandFailure("OTLP over gRPC is not built in: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf (a collector's port 4318)")
-        }
-        if protocols.contains("http/json") {
-            return CommandFailure(
-                "OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported: its exporter writes trace and span ids in base64, "
-                    + "which OTLP/JSON forbids and a collector refuses (400); set http/protobuf, which the same endpoint takes")
-        }
-        return nil
-    }
-
     #if WEBIMAGE_OTEL
     private static func bootstrapExporter(environment: [String: String]) throws -> (any Service)? {
-        if let refusal = refusal(ofProtocols: environment) { throw refusal }
+        if let refusal = TracingRequest.refusal(ofProtocols: environment) { throw CommandFailure(refusal) }
         var configuration = OTel.Configuration.default
         configuration.serviceName = "webimage"
         configuration.metrics.enabled = false

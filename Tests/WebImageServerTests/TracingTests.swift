@@ -2,10 +2,10 @@ import AsyncHTTPClient
 import Foundation
 import InMemoryTracing
 import Testing
+import WebImage
 import WebImageServer
 import WebImageTesting
 
-@testable import webimage
 import WebImageTestSupport
 
 /// Traces (issue 41): `webimage serve` exports spans over OTLP/HTTP to a collector (here the test
@@ -19,7 +19,7 @@ struct TracingTests {
 
     @Test(
         "a traced request: a server span under the incoming traceparent, its stages beneath it, the origin told, trace_id logged",
-        .enabled(if: TraceExport.isBuiltIn, "a sanitizer build has no OTLP exporter (Package.swift, WEBIMAGE_WITHOUT_OTEL)"))
+        .disabled(if: Sanitizer.isActive, "a sanitizer build has no OTLP exporter (Package.swift, WEBIMAGE_WITHOUT_OTEL)"))
     func tracedRequest() async throws {
         let receiver = try await TraceReceiver.start()
         let origin = try await OriginServer.start()
@@ -96,7 +96,7 @@ struct TracingTests {
 
     @Test(
         "prefetch: a root span per URL with its download beneath, the origin told each URL's trace; untraced, nothing sent",
-        .enabled(if: TraceExport.isBuiltIn, "a sanitizer build has no OTLP exporter (Package.swift, WEBIMAGE_WITHOUT_OTEL)"))
+        .disabled(if: Sanitizer.isActive, "a sanitizer build has no OTLP exporter (Package.swift, WEBIMAGE_WITHOUT_OTEL)"))
     func prefetchSpans() async throws {
         let receiver = try await TraceReceiver.start()
         let origin = try await OriginServer.start()
@@ -130,27 +130,48 @@ struct TracingTests {
 
     @Test("traces are off unless the environment asks; gRPC and http/json are refused with a reason")
     func environmentSwitch() throws {
-        #expect(!TraceExport.isRequested(switch: nil, environment: [:]))
-        #expect(TraceExport.isRequested(switch: nil, environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"]))
+        #expect(!TracingRequest.isRequested(switch: nil, environment: [:]))
+        #expect(TracingRequest.isRequested(switch: nil, environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"]))
         #expect(
-            TraceExport.isRequested(switch: nil, environment: ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"]))
-        #expect(TraceExport.isRequested(switch: nil, environment: ["OTEL_TRACES_EXPORTER": "otlp"]))
-        #expect(TraceExport.isRequested(switch: true, environment: [:]), "WEBIMAGE_TRACING / IMGPROXY_OPEN_TELEMETRY_ENABLE")
-        #expect(!TraceExport.isRequested(switch: false, environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"]))
-        #expect(!TraceExport.isRequested(switch: true, environment: ["OTEL_SDK_DISABLED": "true"]))
-        #expect(!TraceExport.isRequested(switch: nil, environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "x", "OTEL_TRACES_EXPORTER": "none"]))
-        #expect(throws: CommandFailure.self) {
-            try TraceExport.bootstrap(switch: true, environment: ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"])
-        }
+            TracingRequest.isRequested(switch: nil, environment: ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"]))
+        #expect(TracingRequest.isRequested(switch: nil, environment: ["OTEL_TRACES_EXPORTER": "otlp"]))
+        #expect(TracingRequest.isRequested(switch: true, environment: [:]), "WEBIMAGE_TRACING / IMGPROXY_OPEN_TELEMETRY_ENABLE")
+        #expect(!TracingRequest.isRequested(switch: false, environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"]))
+        #expect(!TracingRequest.isRequested(switch: true, environment: ["OTEL_SDK_DISABLED": "true"]))
+        #expect(
+            !TracingRequest.isRequested(switch: nil, environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "x", "OTEL_TRACES_EXPORTER": "none"]))
+        #expect(try TracingRequest.tracingSwitch(["WEBIMAGE_TRACING": "yes"]) == true)
+        #expect(try TracingRequest.tracingSwitch([:]) == nil)
+        #expect(throws: WebImageError.self) { try TracingRequest.tracingSwitch(["WEBIMAGE_TRACING": "maybe"]) }
+        #expect(TracingRequest.refusal(ofProtocols: ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"])?.contains("http/protobuf") == true)
         // swift-otel's OTLP/JSON has base64 ids, which a collector answers 400
-        // (opentelemetry-collector#8720): refused at start, per signal too.
-        #expect(throws: CommandFailure.self) {
-            try TraceExport.bootstrap(switch: true, environment: ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"])
+        // (opentelemetry-collector#8720): refused, per signal too.
+        let json = try #require(TracingRequest.refusal(ofProtocols: ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "HTTP/JSON"]))
+        #expect(json.contains("http/protobuf"), "the message names what to set")
+        #expect(TracingRequest.refusal(ofProtocols: ["OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"]) == nil)
+        #expect(TracingRequest.refusal(ofProtocols: [:]) == nil)
+    }
+
+    @Test(
+        "the command refuses gRPC and http/json at start, naming what to set, before it reads a list or sends a span",
+        .disabled(if: Sanitizer.isActive, "a sanitizer build has no OTLP exporter and refuses any OTEL_* tracing at start"))
+    func refusedAtStart() async throws {
+        let directory = try TemporaryDirectory("trace-refused")
+        let list = directory.url.appendingPathComponent("list.txt")
+        try "http://127.0.0.1:9/never.jpg\n".write(to: list, atomically: true, encoding: .utf8)
+        for (variable, value, named) in [
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "gRPC"), ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json", "http/protobuf"),
+        ] {
+            var environment = ProcessInfo.processInfo.environment
+            environment["XDG_CACHE_HOME"] = directory.path
+            environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:9"
+            environment[variable] = value
+            let errors = directory.url.appendingPathComponent("\(value.replacingOccurrences(of: "/", with: "-")).log")
+            let run = try ChildProcess(
+                ChildProcess.builtProduct("webimage"), ["prefetch", "-i", list.path], environment: environment, standardError: errors)
+            #expect(try await run.waitForExit().status != 0, "\(variable)=\(value)")
+            #expect(try String(contentsOf: errors, encoding: .utf8).contains(named), "\(variable)=\(value)")
         }
-        let json = try #require(TraceExport.refusal(ofProtocols: ["OTEL_EXPORTER_OTLP_PROTOCOL": "HTTP/JSON"]))
-        #expect(json.description.contains("http/protobuf"), "the message names what to set")
-        #expect(TraceExport.refusal(ofProtocols: ["OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"]) == nil)
-        #expect(TraceExport.refusal(ofProtocols: [:]) == nil)
     }
 
     @Test("an ImageServer given a tracer makes the same spans in process; without one the origin is sent no traceparent")

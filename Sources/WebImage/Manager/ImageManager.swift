@@ -178,7 +178,7 @@ public final class ImageManager: Sendable {
         -> LoadOperation?
     {
         let url = request.url
-        return start(request, memoryProbed: memoryProbed) { event in
+        return start(request, memoryProbed: memoryProbed, progress: progress != nil) { event in
             switch event {
             case .progress(let received, let expected):
                 if let progress, let url { progress(received, expected, url) }
@@ -308,14 +308,19 @@ public final class ImageManager: Sendable {
     /// the load's ``events(of:)`` and hands each to `handler` on the load's callback queue, never
     /// after the operation is cancelled. A load that ended at once is answered on this thread
     /// (an inline hit calls back before this returns); nil then.
-    func start(_ source: ImageRequest, memoryProbed: Bool = false, handler: @escaping @Sendable (SharedLoadEvent) -> Void) -> LoadOperation?
-    {
+    ///
+    /// `progress`: whether the handler wants the progress events (only the callback API with a
+    /// progress handler does); each is a wake of the task, so they are left out at the source.
+    func start(
+        _ source: ImageRequest, memoryProbed: Bool = false, progress: Bool = false,
+        handler: @escaping @Sendable (SharedLoadEvent) -> Void
+    ) -> LoadOperation? {
         switch prepare(source, bytesOnly: false, memoryProbed: memoryProbed) {
         case .ended(let result, let queue):
             queue.run { handler(.finished(result)) }
             return nil
         case .join(let request):
-            let (operation, events) = events(of: request)
+            let (operation, events) = events(of: request, progress: progress)
             let queue = request.callbackQueue
             Task(priority: request.options.priority.taskPriority) {
                 for await event in events { Self.deliver(event, to: operation, queue: queue, handler: handler) }
@@ -326,13 +331,19 @@ public final class ImageManager: Sendable {
 
     /// A prepared load, joined on this thread: its operation, and the events the shared load
     /// sends this caller as an async sequence that ends after the last (or at once when the
-    /// operation is cancelled, by its caller or ``cancelAll()``).
-    func events(of request: Request) -> (LoadOperation, AsyncStream<SharedLoadEvent>) {
+    /// operation is cancelled, by its caller or ``cancelAll()``). Progress events only when
+    /// `progress` asks for them.
+    func events(of request: Request, progress: Bool = false) -> (LoadOperation, AsyncStream<SharedLoadEvent>) {
         let (events, continuation) = AsyncStream<SharedLoadEvent>.makeStream()
         let operation = register(request.url) { continuation.finish() }
         join(request, operation: operation) { event in
-            continuation.yield(event)
-            if case .finished = event { continuation.finish() }
+            switch event {
+            case .progress: if progress { continuation.yield(event) }
+            case .image: continuation.yield(event)
+            case .finished:
+                continuation.yield(event)
+                continuation.finish()
+            }
         }
         // The awaiting task was cancelled (the callback API's task never is).
         continuation.onTermination = { termination in

@@ -29,9 +29,16 @@ let package = Package(
         .library(name: "WebImageDataset", targets: ["WebImageDataset"]),
         // The image proxy (imgproxy's URL format) on Hummingbird: the only module that links it.
         .library(name: "WebImageServer", targets: ["WebImageServer"]),
+        // The image proxy as Vapor middleware: empty unless the Vapor trait is on (see `traits`).
+        .library(name: "WebImageVapor", targets: ["WebImageVapor"]),
         // The test kit: a scripted origin server on 127.0.0.1 for testing code that loads images.
         .library(name: "WebImageTesting", targets: ["WebImageTesting"]),
         .executable(name: "webimage", targets: ["webimage"]),
+    ],
+    traits: [
+        // Off by default: only an application that enables it (`traits: ["Vapor"]` on its
+        // `.package` line) resolves and builds Vapor; WebImageVapor is empty without it.
+        .trait(name: "Vapor", description: "The image proxy as Vapor middleware (the WebImageVapor product).")
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -53,6 +60,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // Only with the Vapor trait (its products are named under `.when(traits: ["Vapor"])` alone).
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
     ]
         // Traces over OTLP/HTTP for the command only (the libraries stay on swift-distributed-tracing);
         // the gRPC exporter's trait is off, which keeps grpc-swift out of the build.
@@ -298,6 +307,21 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        // The image proxy in a Vapor application: compiled only with the Vapor trait.
+        .target(
+            name: "WebImageVapor",
+            dependencies: ["WebImageServer", .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"]))],
+            swiftSettings: strictSwift
+        ),
+        // The Vapor middleware in process (VaporTesting) and over a socket: run with `--traits Vapor`.
+        .testTarget(
+            name: "WebImageVaporTests",
+            dependencies: [
+                "WebImageVapor", "WebImageServer", "WebImage", "WebImageTesting", "WebImageTestSupport",
+                .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
             ],
             swiftSettings: strictSwift
         ),

@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-swift build --product webimage
+source scripts/traits.sh
+swift build --product webimage "${debug_traits[@]}"
 .build/debug/webimage demo "$@"

@@ -14,7 +14,8 @@ modules=(WebImage WebImageCore WebImageCodecs WebImageCaching WebImageDownloader
 docc=$(dirname "$(readlink -f "$(command -v swift)")")/docc
 
 cd "$repo"
-graphs=$(swift package dump-symbol-graph --minimum-access-level public 2>&1 | sed -n 's/.*Files written to //p')
+source scripts/traits.sh
+graphs=$(swift package dump-symbol-graph "${debug_traits[@]}" --minimum-access-level public 2>&1 | sed -n 's/.*Files written to //p')
 [ -d "$graphs" ] || { echo "no symbol graphs were written" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

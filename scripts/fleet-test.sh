@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh nginx python3-pil systemd
-if [[ " $* " != *" --webimage "* ]]; then swift build --product webimage; fi
+source scripts/traits.sh
+if [[ " $* " != *" --webimage "* ]]; then swift build --product webimage "${debug_traits[@]}"; fi
 # Debian's interpreter, which sees the packages just installed (a python3 earlier on PATH, such
 # as pyenv's, would not).
 exec /usr/bin/python3 scripts/fleet/fleet_test.py "$@"

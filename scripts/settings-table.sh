@@ -3,4 +3,5 @@
 # (Sources/WebImageServer/Settings), which ServerSettingsTests.documented checks it against.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WEBIMAGE_WRITE_SETTINGS_TABLE=1 swift test --filter 'ServerSettingsTests/documented'
+source scripts/traits.sh
+WEBIMAGE_WRITE_SETTINGS_TABLE=1 swift test "${debug_traits[@]}" --filter 'ServerSettingsTests/documented'

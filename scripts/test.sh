@@ -8,17 +8,18 @@ scripts/install-deps.sh chromium chromium-driver python3-selenium python3-pil sq
 # From PyPI, in a virtual environment of its own (scripts/python-deps.sh says what and why).
 venv=$(scripts/python-deps.sh)
 export WEBIMAGE_DUCKDB="$venv/bin/duckdb"
-swift build --build-tests
+source scripts/traits.sh
+swift build --build-tests "${debug_traits[@]}"
 # In parallel, three tests at a time (on two cores; an unbounded run starts every test at once and
 # the origin servers' connections time out), except the suite whose assertions are bounds in time
 # (TimingBoundTests), which runs alone afterwards. A filtered run (arguments given) is serial.
 # (The width is Swift Testing's SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH, which a toolchain before 6.3 ignores.)
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-3}
 if (($# == 0)); then
-  swift test --skip-build --skip TimingBoundTests
-  swift test --skip-build --no-parallel --filter TimingBoundTests
+  swift test --skip-build "${debug_traits[@]}" --skip TimingBoundTests
+  swift test --skip-build "${debug_traits[@]}" --no-parallel --filter TimingBoundTests
 else
-  swift test --skip-build --no-parallel "$@"
+  swift test --skip-build "${debug_traits[@]}" --no-parallel "$@"
 fi
 # The server's pages in headless Chromium (Tests/Browser/test_pages.py), with Debian's
 # interpreter, which sees the packages installed above. Skipped when the suite is filtered.

@@ -273,7 +273,7 @@ public final class ImageServer: Service, Sendable {
     }
 
     /// `path` without `prefix`, which must be followed by `/` or nothing; nil when it is not there.
-    static func removingPrefix(_ prefix: String, from path: Substring) -> Substring? {
+    package static func removingPrefix(_ prefix: String, from path: Substring) -> Substring? {
         guard !prefix.isEmpty else { return path }
         guard path.hasPrefix(prefix) else { return nil }
         let rest = path.dropFirst(prefix.count)

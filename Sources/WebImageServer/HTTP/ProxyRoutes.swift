@@ -21,41 +21,51 @@ extension ImageProxy {
             metrics: ServerMetrics(factory: telemetry.metricsFactory ?? MetricsSystem.factory))
     }
 
-    /// The answer to a `GET` or `HEAD` of a proxy path (`path` is the request's path with any
-    /// mount prefix removed): the secret and the query checked, `/info/` or processing, imgproxy's
-    /// CORS headers. The body is a `GET`'s; whoever routes a `HEAD` drops it, once.
+    /// The answer to a `GET` or `HEAD` of a proxy path on Hummingbird's types
+    /// (``answer(to:path:connectionClosed:)``).
     func response(to request: Request, path: Substring, connectionClosed: EventLoopFuture<Void>?) async -> (
         response: Response, tier: CacheTier?
     ) {
+        let answer = await answer(to: HummingbirdHead(request: request), path: path, connectionClosed: connectionClosed)
+        return (answer.hummingbirdResponse(adding: Self.contentSecurityPolicy), answer.tier)
+    }
+
+    /// The answer to a `GET` or `HEAD` of a proxy path (`path` is the request's path with any
+    /// mount prefix removed), whatever framework received it: the secret and the query checked,
+    /// `/info/` or processing, imgproxy's CORS headers. The body is a `GET`'s; whoever routes a
+    /// `HEAD` drops it, once. The framework adds ``ResponseBuilder/contentSecurityPolicy``.
+    package func answer(to request: some ProxyRequestHead, path: Substring, connectionClosed: EventLoopFuture<Void>?) async
+        -> ProxyResponse
+    {
         var answer: ProxyResponse
         let start = ContinuousClock.now
         // The signature does not cover a query: each one would be another key for the same image
         // in every cache in front. A source's own query is escaped inside the path.
-        if let secret = configuration.secret, !ImageServer.constantTimeEqual(request.headers[.authorization] ?? "", "Bearer " + secret) {
+        if let secret = configuration.secret, !ImageServer.constantTimeEqual(request.value(of: .authorization) ?? "", "Bearer " + secret) {
             answer = counted(
-                errorResponse(.forbidden("the Authorization header does not carry the secret")), method: request.method.rawValue,
+                errorResponse(.forbidden("the Authorization header does not carry the secret")), method: request.method, path: path,
+                since: start)
+        } else if request.hasQuery {
+            answer = counted(
+                errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)")), method: request.method,
                 path: path, since: start)
-        } else if request.uri.query != nil {
-            answer = counted(
-                errorResponse(.badRequest("a proxy URL takes no query string (escape a source's ? as %3F)")),
-                method: request.method.rawValue, path: path, since: start)
         } else if path.hasPrefix("/info/") {
             answer = await respondInfo(
-                path: path.dropFirst("/info".count), ifNoneMatch: request.headers[.ifNoneMatch], method: request.method.rawValue,
+                path: path.dropFirst("/info".count), ifNoneMatch: request.value(of: .ifNoneMatch), method: request.method,
                 connectionClosed: connectionClosed)
         } else {
             var hints: OptionsParser.ClientHints?
             if configuration.enableClientHints {
                 hints = OptionsParser.ClientHints(
-                    dpr: [request.headers[HeaderName.hintDPR], request.headers[HeaderName.dpr]],
-                    width: [request.headers[HeaderName.hintWidth], request.headers[HeaderName.width]])
+                    dpr: [request.value(of: .hintDPR), request.value(of: .dpr)],
+                    width: [request.value(of: .hintWidth), request.value(of: .width)])
             }
             answer = await respond(
-                method: request.method.rawValue, path: path, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
-                ifModifiedSince: request.headers[.ifModifiedSince], hints: hints, connectionClosed: connectionClosed)
+                method: request.method, path: path, accept: request.value(of: .accept), ifNoneMatch: request.value(of: .ifNoneMatch),
+                ifModifiedSince: request.value(of: .ifModifiedSince), hints: hints, connectionClosed: connectionClosed)
         }
         answer.headers += corsHeaders
-        return (answer.hummingbirdResponse(adding: Self.contentSecurityPolicy), answer.tier)
+        return answer
     }
 
     /// A proxy path as it may be logged or traced: without its signature, which is a key to the
@@ -65,6 +75,10 @@ extension ImageProxy {
         guard path.hasPrefix("/info/") else { return ProxyPath.withoutSecrets(String(withoutSignature(path))) }
         return "/info" + ProxyPath.withoutSecrets(String(withoutSignature(path.dropFirst("/info".count))))
     }
+
+    /// ``ResponseBuilder/contentSecurityPolicy`` as a header, for a framework that adds it to
+    /// every answer of ``answer(to:path:connectionClosed:)``.
+    package static let contentSecurityPolicyHeader = (name: "Content-Security-Policy", value: ResponseBuilder.contentSecurityPolicy)
 
     /// ``ResponseBuilder/contentSecurityPolicy`` as a field, made once: every answer carries it.
     static let contentSecurityPolicy = HTTPField(name: .contentSecurityPolicy, value: ResponseBuilder.contentSecurityPolicy)
@@ -137,6 +151,27 @@ public struct ImageProxyMiddleware<Context: RequestContext>: RouterMiddleware {
         let (response, tier) = await proxy.response(to: request, path: path, connectionClosed: connectionClosed(context))
         answered(context, path, tier)
         return request.method == .head ? response.createHeadResponse() : response
+    }
+}
+
+/// A Hummingbird request's head as the proxy reads it; the names are made once (``HeaderName``).
+private struct HummingbirdHead: ProxyRequestHead {
+    let request: Request
+
+    var method: String { request.method.rawValue }
+    var hasQuery: Bool { request.uri.query != nil }
+
+    func value(of field: ProxyRequestField) -> String? {
+        switch field {
+        case .authorization: request.headers[.authorization]
+        case .accept: request.headers[.accept]
+        case .ifNoneMatch: request.headers[.ifNoneMatch]
+        case .ifModifiedSince: request.headers[.ifModifiedSince]
+        case .hintDPR: request.headers[HeaderName.hintDPR]
+        case .dpr: request.headers[HeaderName.dpr]
+        case .hintWidth: request.headers[HeaderName.hintWidth]
+        case .width: request.headers[HeaderName.width]
+        }
     }
 }
 

@@ -3,7 +3,7 @@ public import Foundation
 /// What a load needs beyond its options: SDWebImage 5's `SDWebImageContext`, with a typed
 /// property per key. A value here wins over the manager's default of the same kind.
 ///
-/// SDWebImage's `animatedImageClass` is absent: there is one image type, ``Image``.
+/// SDWebImage's `animatedImageClass` is absent: there is one image type, `Image`.
 /// Application keys ride along through ``subscript(_:)``, for custom loaders and coders.
 public struct LoadContext: Sendable {
     /// The key under which a target keeps this load; default the target's type name.

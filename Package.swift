@@ -313,7 +313,10 @@ let package = Package(
         // The image proxy in a Vapor application: compiled only with the Vapor trait.
         .target(
             name: "WebImageVapor",
-            dependencies: ["WebImageServer", .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"]))],
+            dependencies: [
+                "WebImageServer", .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
             swiftSettings: strictSwift
         ),
         // The Vapor middleware in process (VaporTesting) and over a socket: run with `--traits Vapor`.
@@ -321,6 +324,8 @@ let package = Package(
             name: "WebImageVaporTests",
             dependencies: [
                 "WebImageVapor", "WebImageServer", "WebImage", "WebImageTesting", "WebImageTestSupport",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
             ],
             swiftSettings: strictSwift

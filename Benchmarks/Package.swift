@@ -25,7 +25,10 @@ let package = Package(
     name: "swift-web-image-benchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        // With the Vapor trait: EmbeddedProxy mounts the proxy in a Vapor application too.
+        .package(path: "..", traits: ["Vapor"]),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
@@ -52,6 +55,17 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Sources/HTTPFloor"
+        ),
+        .executableTarget(
+            name: "EmbeddedProxy",
+            dependencies: [
+                .product(name: "WebImageServer", package: libraryIdentity),
+                .product(name: "WebImageVapor", package: libraryIdentity),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/EmbeddedProxy"
         ),
         .executableTarget(
             name: "Soak",

@@ -1,5 +1,7 @@
 #if Vapor
 import Foundation
+import InMemoryLogging
+import InMemoryTracing
 import Testing
 import Vapor
 import VaporTesting
@@ -99,6 +101,45 @@ struct VaporMiddlewareTests {
             try await Self.withImages(broken) { _ in }
         }
         _ = directory
+        try await origin.shutdown()
+    }
+
+    @Test("a route handler loads through an ImageManager within the request's trace; a failure is logged on the request's logger")
+    func managerInRoute() async throws {
+        let tracer = InMemoryTracer()
+        let origin = try await OriginServer.start()
+        origin.route("/a.png", .ok(Array(try Fixture.data("gradient-rgba.png")), contentType: "image/png"))
+        origin.route("/gone.png", .status(404))
+        let downloader = ImageDownloader(telemetry: Telemetry(tracer: tracer))
+        let manager = ImageManager(cache: ImageCache(disk: nil), loader: downloader)
+        let log = InMemoryLogHandler()
+        try await withApp { app in
+            app.logger = Logger(label: "app") { _ in log }
+            app.get("avatar", ":name") { req async throws -> String in
+                // What Vapor's TracingMiddleware does with the application's tracer.
+                let span = tracer.startSpan("GET /avatar", context: req.serviceContext, ofKind: .server)
+                defer { span.end() }
+                req.serviceContext = span.context
+                let name = req.parameters.get("name") ?? ""
+                return "\(try await req.image(for: origin.url("/\(name)"), manager: manager).image?.pixelWidth ?? 0)"
+            }
+            try await app.testing().test(.GET, "/avatar/a.png") { response in
+                #expect(response.status == .ok && response.body.string == "64")
+            }
+            try await app.testing().test(.GET, "/avatar/gone.png") { response in
+                #expect(response.status != .ok)
+            }
+        }
+        let routes = tracer.finishedSpans.filter { $0.operationName == "GET /avatar" }
+        let downloads = tracer.finishedSpans.filter { $0.kind == .client }
+        #expect(routes.count == 2 && downloads.count == 2)
+        for (route, download) in zip(routes, downloads) {
+            #expect(download.traceID == route.traceID && download.parentSpanID == route.spanID, "the download is beneath the request")
+        }
+        let failure = log.entries.first { $0.message.description == "image load failed" }
+        #expect(failure?.metadata["url"]?.description == origin.url("/gone.png").absoluteString)
+        #expect(failure?.metadata["request-id"] != nil, "the request's logger carries its id")
+        try await downloader.shutdown()
         try await origin.shutdown()
     }
 }

@@ -22,6 +22,12 @@ Parts (all by default; name some to run only those):
               them, our path's codec work with nothing else); then the PNG codec floors
               (peers/png_floor.c: libpng, zlib and libdeflate alone) and the WebP encoder's
               (peers/webp_floor.py: Debian's libwebp and libvips' webpsave alone).
+  embedding   the proxy embedded in an application against `webimage serve`, same URLs: the
+              throughput part's processed resize (`wrk -t1 -c16`, alternating REPEATS times) through
+              `webimage serve`, through ImageProxyMiddleware in a Hummingbird application and through
+              ImageProxyVaporMiddleware in a Vapor one (Benchmarks' EmbeddedProxy, each with its
+              framework's default HTTP server); then each one's memory per connection: RSS with 200
+              idle keep-alive connections that each had one result-cache hit, less RSS before them.
   soak        SOAK_MINUTES of `wrk -c16` over 1,000 distinct variants with a 50 MB result cache:
               5xx count, the cache's entries and the server's RSS sampled every 10 s; growth
               is the last minute's mean RSS against the minute after warm-up (the first fifth).
@@ -51,6 +57,7 @@ from run import ROOT, built_peer, encoded_photo, free_port, machine, wait_for_li
 
 WEBIMAGE = ROOT / ".build" / "release" / "webimage"
 HTTP_FLOOR = ROOT / "Benchmarks" / ".build" / "release" / "HTTPFloor"
+EMBEDDED_PROXY = ROOT / "Benchmarks" / ".build" / "release" / "EmbeddedProxy"
 IMAGE_FILTER_MODULE = "/usr/lib/nginx/modules/ngx_http_image_filter_module.so"
 PROCESSES: list = []
 
@@ -477,7 +484,77 @@ def formats(workdir: Path, args, report: dict):
             stop(process)
 
 
-PARTS = {"throughput": throughput, "memory": memory, "cache": cache, "soak": soak, "formats": formats}
+def start_embedded(workdir: Path, framework: str) -> tuple:
+    """EmbeddedProxy's FRAMEWORK application (hummingbird or vapor) with the proxy at its root."""
+    port = free_port()
+    process = start([str(EMBEDDED_PROXY), framework, str(port), str(workdir / f"embedded-{framework}")], port,
+                    workdir / f"embedded-{framework}.log")
+    return process, port
+
+
+def resident_kb(pid: int) -> int:
+    return int(re.search(r"VmRSS:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text()).group(1))
+
+
+def memory_per_connection(pid: int, port: int, path: str, connections: int = 200) -> float:
+    """KB of resident memory each idle keep-alive connection holds: RSS with CONNECTIONS open
+    connections that each had one answer to PATH (a result-cache hit), less RSS before them."""
+    import http.client
+    warm = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    for _ in range(50):  # the hit path's buffers and caches made before the baseline is read
+        warm.request("GET", path)
+        warm.getresponse().read()
+    warm.close()
+    time.sleep(0.5)
+    before = resident_kb(pid)
+    held = []
+    for _ in range(connections):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("GET", path)
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 200, response.status
+        held.append(connection)
+    time.sleep(0.5)
+    after = resident_kb(pid)
+    for connection in held:
+        connection.close()
+    return (after - before) / connections
+
+
+def embedding(workdir: Path, args, report: dict):
+    photo = encoded_photo(2048, 1365, "JPEG", quality=90)(workdir / "www")
+    origin = start_nginx(workdir, workdir / "www")
+    source = f"127.0.0.1:{origin}/{photo.name}"
+    servers = {"webimage serve": start_ours(workdir, "embedding"),
+               "Hummingbird app, ImageProxyMiddleware": start_embedded(workdir, "hummingbird"),
+               "Vapor app, ImageProxyVaporMiddleware": start_embedded(workdir, "vapor")}
+    def script():
+        return cachebusting(workdir, f"/unsafe/rs:fit:512:512/q:80/cb:{{cb}}/plain/http://{source}@jpg")
+    for _, port in servers.values():
+        wrk(f"http://127.0.0.1:{port}", 2, script=script())  # sources cached, pools started
+    runs = {name: [] for name in servers}
+    for _ in range(args.repeats):
+        for name, (_, port) in servers.items():
+            runs[name].append(wrk(f"http://127.0.0.1:{port}", args.seconds, script=script()))
+    results = {name: median_of(values) for name, values in runs.items()}
+    hit = f"/unsafe/rs:fit:64:64/plain/http://{source}@jpg"
+    for name, (process, port) in servers.items():
+        results[name]["kb_per_connection"] = memory_per_connection(process.pid, port, hit)
+    print(f"\nembedding: the throughput part's request (2048x1365 JPEG q90 -> fit 512x512, JPEG q80, every request processed), "
+          f"wrk -t1 -c16, {args.repeats} x {args.seconds} s alternating (medians); memory per idle keep-alive connection")
+    for name, result in results.items():
+        print(f"  {name:38} {result['rate']:8.1f} req/s   p50 {result['p50']:6.1f} ms   p99 {result['p99']:6.1f} ms   "
+              f"non-2xx {result['errors']}   {result['kb_per_connection']:6.1f} KB per connection")
+    vapor = results["Vapor app, ImageProxyVaporMiddleware"]["rate"]
+    for name in list(servers)[:2]:
+        print(f"  ratio Vapor / {name}: {vapor / results[name]['rate']:.2f}x")
+    report["embedding"] = results
+    for process, _ in servers.values():
+        stop(process)
+
+
+PARTS = {"throughput": throughput, "memory": memory, "cache": cache, "soak": soak, "formats": formats, "embedding": embedding}
 
 
 def main():
@@ -496,6 +573,8 @@ def main():
     subprocess.run(["swift", "build", "-c", "release", "--product", "webimage"], cwd=ROOT, check=True)
     if "cache" in (args.parts or PARTS):  # only the cache part measures Hummingbird's floor
         subprocess.run(["swift", "build", "-c", "release", "--product", "HTTPFloor"], cwd=ROOT / "Benchmarks", check=True)
+    if "embedding" in (args.parts or PARTS):
+        subprocess.run(["swift", "build", "-c", "release", "--product", "EmbeddedProxy"], cwd=ROOT / "Benchmarks", check=True)
     subprocess.run([str(ROOT / "scripts" / "install-deps.sh"), "nginx", "libnginx-mod-http-image-filter", "wrk", "curl"], check=True)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "thumbor", "pillow", "pyvips", "pyvips-binary"], check=True)
     print(f"{date.today()} on {machine()}")

@@ -130,8 +130,9 @@ package final class Deliveries: Sendable {
 
     /// Waits until `count` deliveries arrived. The timeout only guards against a hang: under a
     /// sanitizer, CPU-bound tests running beside can hold both cooperative threads for minutes
-    /// (the planar resize tests took 264 s under ThreadSanitizer), after which a 20 s guard has
-    /// long expired and fires before the delivery that became ready with it.
+    /// (the planar resize tests took 264 s under ThreadSanitizer, which is why scripts/sanitize.sh
+    /// now runs the codecs' suites apart), after which a 20 s guard has long expired and fires
+    /// before the delivery that became ready with it.
     package func wait(for count: Int, timeout: Duration = Sanitizer.isActive ? .seconds(600) : .seconds(20)) async throws {
         let counter = Atomic(0)
         try await log.waitFor(timeout: timeout, "\(count) deliveries") { _ in counter.add(1, ordering: .relaxed).newValue >= count }

@@ -142,7 +142,11 @@ struct TracingTests {
             !TracingRequest.isRequested(switch: nil, environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "x", "OTEL_TRACES_EXPORTER": "none"]))
         #expect(try TracingRequest.tracingSwitch(["WEBIMAGE_TRACING": "yes"]) == true)
         #expect(try TracingRequest.tracingSwitch([:]) == nil)
-        #expect(throws: WebImageError.self) { try TracingRequest.tracingSwitch(["WEBIMAGE_TRACING": "maybe"]) }
+        // The serve row's reading: imgproxy's variable stands for it, and WEBIMAGE_ wins.
+        #expect(try TracingRequest.tracingSwitch(["IMGPROXY_OPEN_TELEMETRY_ENABLE": "true"]) == true)
+        #expect(try TracingRequest.tracingSwitch(["IMGPROXY_OPEN_TELEMETRY_ENABLE": "true", "WEBIMAGE_TRACING": "0"]) == false)
+        let refused = #expect(throws: WebImageError.self) { try TracingRequest.tracingSwitch(["WEBIMAGE_TRACING": "maybe"]) }
+        #expect(refused?.message?.hasPrefix("WEBIMAGE_TRACING: ") == true, "\(String(describing: refused))")
         #expect(TracingRequest.refusal(ofProtocols: ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"])?.contains("http/protobuf") == true)
         // swift-otel's OTLP/JSON has base64 ids, which a collector answers 400
         // (opentelemetry-collector#8720): refused, per signal too.

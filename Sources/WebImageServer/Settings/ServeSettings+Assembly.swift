@@ -16,7 +16,7 @@ extension ServeSettings {
             WatermarkImage(source: source, opacity: parts.watermarkOpacity ?? 1)
         }
         let masking = parts.unsharpMasking
-        configuration.unsharpMasking = masking == ProcessingOptions.UnsharpMasking(mode: .none) ? nil : masking
+        configuration.unsharpMasking = masking == UnsharpMasking(mode: .none) ? nil : masking
         try assembleS3Sources()
         try assembleGCSSources()
         try assembleResultBucket()
@@ -131,7 +131,7 @@ extension ServeSettings {
             var client = try S3Configuration.fromEnvironment(environment)
             if let region = parts.region { client.region = region }
             if let endpoint = parts.endpoint { client.endpoint = try S3Configuration.endpointURL(endpoint) }
-            client.usePathStyle = parts.pathStyle
+            client.usesPathStyle = parts.pathStyle
             return client
         } catch {
             throw WebImageError(.invalidArgument, "\(use): \(error.message ?? error.description)")

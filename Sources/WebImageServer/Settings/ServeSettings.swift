@@ -49,7 +49,7 @@ package struct ServeSettings: Sendable {
         var resultBucketClient = BucketParts()
         var resultBucketPrefix = ""
         var resultBucketReportsErrors = false
-        var unsharpMasking = ProcessingOptions.UnsharpMasking(mode: .none)
+        var unsharpMasking = UnsharpMasking(mode: .none)
     }
 
     /// An image the server is configured with: base64 data, a file or a URL (imgproxy's order).
@@ -93,22 +93,28 @@ package struct ServeSettings: Sendable {
     /// address and not the rest of the settings (`webimage health`).
     /// - Throws: `WebImageError.Code.invalidArgument`, naming the variable at fault.
     package static func listeningAddress(environment: [String: String]) throws(WebImageError) -> (host: String, port: Int) {
+        let defaults = ImageServerConfiguration()
+        return try value(of: "BIND", environment: environment, SettingText.address) ?? (defaults.host, defaults.port)
+    }
+
+    /// One setting's value, read from `environment` by its row (`name`, after `WEBIMAGE_`) as
+    /// `serve` reads it (its `WEBIMAGE_` variable, else the imgproxy variable it stands for), for
+    /// a command that reads only that setting; nil when neither is set.
+    /// - Throws: `WebImageError.Code.invalidArgument`, naming the variable at fault.
+    package static func value<Value>(
+        of name: String, environment: [String: String], _ parse: (String?) throws(WebImageError) -> Value
+    ) throws(WebImageError) -> Value? {
         let imgproxy = try ImgproxyVariables(environment: environment).translate()
-        guard let bind = ServerSetting.byFlag["bind"],
-            let (values, origin) = values(of: bind, given: [:], own: environment, imgproxy: imgproxy.variables)
-        else {
-            let defaults = ImageServerConfiguration()
-            return (defaults.host, defaults.port)
-        }
+        guard let setting = ServerSetting.all.first(where: { $0.name == name }),
+            let (values, origin) = values(of: setting, given: [:], own: environment, imgproxy: imgproxy.variables)
+        else { return nil }
         do {
-            return try SettingText.address(values.last)
+            return try parse(values.last)
         } catch {
             throw WebImageError(.invalidArgument, "\(origin): \(error.message ?? error.description)")
         }
     }
 
-    /// The values of `setting` and where they came from: its flag's, else its variable's, else
-    /// the imgproxy variable's translation; nil when none is set.
     private static func values(of setting: ServerSetting, given: [String: [String]], own: [String: String], imgproxy: [String: String])
         -> ([String], String)?
     {

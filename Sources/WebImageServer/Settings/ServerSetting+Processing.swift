@@ -23,7 +23,7 @@ extension ServerSetting {
                 "UNSHARP_MASKING_MODE", form: .value("MODE"), imgproxy: .init("UNSHARP_MASKING_MODE", .text), default: "none",
                 help: "the default of `ush` (imgproxy Pro's): none, auto (every downscaled result without `sh`) or always"
             ) { (values, settings) throws(WebImageError) in
-                guard let mode = values.last.flatMap(ProcessingOptions.UnsharpMasking.Mode.init(rawValue:)) else {
+                guard let mode = values.last.flatMap(UnsharpMasking.Mode.init(rawValue:)) else {
                     throw WebImageError(.invalidArgument, "is none, auto or always, not \"\(values.last ?? "")\"")
                 }
                 settings.parts.unsharpMasking.mode = mode

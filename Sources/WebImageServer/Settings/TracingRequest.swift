@@ -4,21 +4,16 @@ package import WebImageCore
 /// cannot be used: the decision, made from the variables alone; the command bootstraps the
 /// exporter (swift-otel), which reads the standard `OTEL_*` variables itself.
 package enum TracingRequest {
-    /// `WEBIMAGE_TRACING` as `serve` reads it (its `tracing` row), for the commands that do not
-    /// read every setting; nil when it is not set.
+    /// `WEBIMAGE_TRACING` (or imgproxy's `IMGPROXY_OPEN_TELEMETRY_ENABLE`) read by `serve`'s
+    /// `tracing` row, for the commands that do not read every setting; nil when neither is set.
     /// - Throws: `WebImageError.Code.invalidArgument` naming the variable, for a value that is
     ///   not a boolean.
     package static func tracingSwitch(_ environment: [String: String]) throws(WebImageError) -> Bool? {
-        guard let text = environment["WEBIMAGE_TRACING"], !text.isEmpty else { return nil }
-        do {
-            return try SettingText.boolean(text)
-        } catch {
-            throw WebImageError(.invalidArgument, "WEBIMAGE_TRACING: \(error.message ?? error.description)")
-        }
+        try ServeSettings.value(of: "TRACING", environment: environment, SettingText.boolean)
     }
 
-    /// Whether the environment asks for traces: `WEBIMAGE_TRACING` (or imgproxy's
-    /// `IMGPROXY_OPEN_TELEMETRY_ENABLE`, mapped to it) when set, else an OTLP endpoint or
+    /// Whether the environment asks for traces: the tracing switch (``tracingSwitch(_:)``) when
+    /// set, else an OTLP endpoint or
     /// `OTEL_TRACES_EXPORTER` naming an exporter; never with `OTEL_SDK_DISABLED=true` or
     /// `OTEL_TRACES_EXPORTER=none` (the OpenTelemetry SDK's environment variables,
     /// https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/).

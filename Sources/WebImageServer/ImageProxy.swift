@@ -63,7 +63,7 @@ public final class ImageProxy: Sendable {
 
     /// The answer to a `GET` or `HEAD` of a proxy path. `connectionClosed`, the client's
     /// connection's close future, cancels a miss's work when the client goes away first.
-    public func respond(
+    package func respond(
         method: String, path: Substring, accept: String?, ifNoneMatch: String?, ifModifiedSince: String? = nil,
         hints: OptionsParser.ClientHints? = nil, connectionClosed: EventLoopFuture<Void>? = nil
     ) async -> ProxyResponse {
@@ -200,7 +200,7 @@ public final class ImageProxy: Sendable {
     /// The answer to a `GET` or `HEAD` of `/info/SIGNATURE/OPTIONS/SOURCE` (imgproxy Pro's info
     /// endpoint, `path` without `/info`): the source's facts as JSON, signed like a processing
     /// URL, kept in the result store under a key of its own.
-    public func respondInfo(
+    package func respondInfo(
         path: Substring, ifNoneMatch: String?, method: String = "GET", connectionClosed: EventLoopFuture<Void>? = nil
     ) async -> ProxyResponse {
         let start = ContinuousClock.now

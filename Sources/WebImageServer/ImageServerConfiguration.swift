@@ -245,10 +245,10 @@ public struct ImageServerConfiguration: Sendable {
     public var enforceThumbnail = false
     /// Unsharp masking unless a URL says otherwise (`IMGPROXY_UNSHARP_MASKING_*`). Default nil:
     /// none, as imgproxy's open-source edition (its paid edition defaults to `auto`).
-    public var unsharpMasking: ProcessingOptions.UnsharpMasking?
+    public var unsharpMasking: UnsharpMasking?
     /// What a URL's `autoquality` starts from (`IMGPROXY_AUTOQUALITY_TARGET`, `_MIN`, `_MAX`).
     /// Default: no target, qualities 70 to 80 (imgproxy's).
-    public var autoqualityDefaults = ProcessingOptions.Autoquality(target: 0)
+    public var autoqualityDefaults = Autoquality(target: 0)
     /// Autoquality for every URL that does not turn it off (`IMGPROXY_AUTOQUALITY_METHOD=size`).
     /// Default false.
     public var autoqualityByDefault = false

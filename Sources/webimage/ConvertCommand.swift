@@ -66,7 +66,8 @@ struct ConvertCommand: AsyncParsableCommand {
             image = try CodersManager.shared.decode(
                 data,
                 options: DecodeOptions(
-                    thumbnail: thumbnail, acceptTruncatedImages: acceptTruncated, keepsColorProfile: keepColorProfile, keepsEXIF: keepExif))
+                    thumbnail: thumbnail, acceptsTruncatedImages: acceptTruncated, keepsColorProfile: keepColorProfile, keepsEXIF: keepExif)
+            )
         } catch {
             throw CommandFailure("cannot decode \(input): \(error.message ?? "\(error.code)")")
         }

@@ -47,7 +47,7 @@ struct InfoCommand: AsyncParsableCommand {
         let data = try await load()
         let image: Image
         do {
-            image = try CodersManager.shared.decode(data, options: DecodeOptions(acceptTruncatedImages: acceptTruncated))
+            image = try CodersManager.shared.decode(data, options: DecodeOptions(acceptsTruncatedImages: acceptTruncated))
         } catch {
             throw CommandFailure("cannot decode \(source): \(error.message ?? "\(error.code)")")
         }

@@ -67,7 +67,7 @@ struct AnimatedAndProgressiveCoderTests {
         for (index, shown) in images.enumerated() {
             let nextButOne = index + 2 < markers.count ? markers[index + 2] : data.count
             #expect(shown.end > markers[index] && shown.end <= nextButOne, "scan \(index + 1) drawn at byte \(shown.end)")
-            let cut = try CodersManager.shared.decode(data.prefix(markers[index + 1]), options: DecodeOptions(acceptTruncatedImages: true))
+            let cut = try CodersManager.shared.decode(data.prefix(markers[index + 1]), options: DecodeOptions(acceptsTruncatedImages: true))
             #expect(TransformerGoldenTests.maximumDifference(shown.image.pixels, cut.pixels) == 0, "scan \(index + 1)")
         }
         #expect(images.last?.image.pixels == (try CodersManager.shared.decode(data)).pixels)

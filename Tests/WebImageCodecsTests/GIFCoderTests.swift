@@ -46,7 +46,7 @@ struct GIFCoderTests {
         let unterminated = try GIFCoder().decode(data.prefix(data.count - 2), options: DecodeOptions())
         #expect(unterminated.frames.count == 3 && !unterminated.isPartial && !unterminated.warnings.isEmpty)
         // Accepted when cut inside the last frame: the frames before it, and the rows that arrived.
-        let cut = try GIFCoder().decode(data.prefix(data.count - 10), options: DecodeOptions(acceptTruncatedImages: true))
+        let cut = try GIFCoder().decode(data.prefix(data.count - 10), options: DecodeOptions(acceptsTruncatedImages: true))
         #expect(cut.frames.count == 3 && cut.isPartial)
         #expect(try CodersManager().decode(data).frames.count == 3)
     }

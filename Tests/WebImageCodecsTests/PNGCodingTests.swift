@@ -68,7 +68,7 @@ struct PNGCodingTests {
     static let decodeVariants: [(String, DecodeOptions)] = [
         ("full", DecodeOptions()),
         ("reduced", DecodeOptions(thumbnail: ThumbnailSize(width: 3, height: 3))),
-        ("truncated accepted", DecodeOptions(acceptTruncatedImages: true)),
+        ("truncated accepted", DecodeOptions(acceptsTruncatedImages: true)),
     ]
 
     @Test("the direct path decodes every fixture exactly as libpng does", arguments: fixtures)

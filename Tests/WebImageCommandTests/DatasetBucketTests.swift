@@ -15,7 +15,7 @@ struct DatasetBucketTests {
     static func client(_ server: S3TestServer) -> S3Client {
         S3Client(
             configuration: S3Configuration(
-                endpoint: server.endpoint, usePathStyle: true,
+                endpoint: server.endpoint, usesPathStyle: true,
                 credentials: S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey)))
     }
 

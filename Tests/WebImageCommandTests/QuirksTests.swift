@@ -43,7 +43,7 @@ struct QuirksTests {
         if expected.fails {
             for accept in [false, true] {
                 #expect(throws: WebImageError.self, "\(name)") {
-                    try CodersManager.shared.decode(data, options: DecodeOptions(acceptTruncatedImages: accept))
+                    try CodersManager.shared.decode(data, options: DecodeOptions(acceptsTruncatedImages: accept))
                 }
             }
             return
@@ -53,7 +53,7 @@ struct QuirksTests {
                 try CodersManager.shared.decode(data)
             }
         }
-        let image = try CodersManager.shared.decode(data, options: DecodeOptions(acceptTruncatedImages: expected.truncated))
+        let image = try CodersManager.shared.decode(data, options: DecodeOptions(acceptsTruncatedImages: expected.truncated))
         #expect(image.isPartial == expected.truncated, "\(name)")
         if expected.warns || expected.truncated { #expect(!image.warnings.isEmpty, "\(name) decoded without a warning") }
         #expect(

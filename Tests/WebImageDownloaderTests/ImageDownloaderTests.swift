@@ -588,14 +588,14 @@ struct ImageDownloaderTests {
         }
     }
 
-    @Test("with handleCookies, cookies go through Foundation's cookie storage; without it, none are sent")
+    @Test("with handlesCookies, cookies go through Foundation's cookie storage; without it, none are sent")
     func cookies() async throws {
         try await withDownloader { origin, downloader in
             let name = "session\(UInt32.random(in: 0...UInt32.max))"
             origin.route(
                 "/login.png", OriginResponse(headers: [("Content-Type", "image/png"), ("Set-Cookie", "\(name)=abc; Path=/")], body: png))
             origin.route("/private.png", .ok(png, contentType: "image/png"))
-            let withCookies = LoadRequestOptions(handleCookies: true)
+            let withCookies = LoadRequestOptions(handlesCookies: true)
             _ = try await downloader.loadData(origin.url("/login.png"), options: withCookies)
             _ = try await downloader.loadData(origin.url("/private.png"), options: withCookies)
             #expect(origin.requests(to: "/private.png").last?.header("Cookie")?.contains("\(name)=abc") == true)
@@ -617,7 +617,7 @@ struct ImageDownloaderTests {
                 #expect(!error.isTransient)
             }
             let allowed = try await downloader.loadData(
-                origin.url("/secure.png"), options: LoadRequestOptions(allowInvalidCertificates: true))
+                origin.url("/secure.png"), options: LoadRequestOptions(allowsInvalidCertificates: true))
             #expect(allowed.data == Data(png))
         }
     }
@@ -652,7 +652,7 @@ struct ImageDownloaderTests {
     func http2() async throws {
         let configuration = ImageDownloaderConfiguration(maximumConcurrentDownloads: 8, retryPolicy: .none)
         try await withDownloader(configuration, tls: true, http2: true) { origin, downloader in
-            let options = LoadRequestOptions(allowInvalidCertificates: true)
+            let options = LoadRequestOptions(allowsInvalidCertificates: true)
             for index in 0..<8 {
                 origin.route(
                     "/h2/\(index).png", OriginResponse(headers: [("Content-Type", "image/png")], body: png, headerDelay: .milliseconds(20)))
@@ -672,7 +672,7 @@ struct ImageDownloaderTests {
             task.cancel()
             try await origin.waitForAbandonedResponse(to: "/h2/never.png")
             let after = try await downloader.loadData(
-                origin.url("/h2/0.png"), options: LoadRequestOptions(priority: .high, allowInvalidCertificates: true))
+                origin.url("/h2/0.png"), options: LoadRequestOptions(priority: .high, allowsInvalidCertificates: true))
             #expect(after.metrics?.httpVersion == "HTTP/2.0" && after.data == Data(png))
         }
     }

@@ -138,9 +138,9 @@ struct AWSSettingsTests {
             "HOME": home, "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:8333", "AWS_ACCESS_KEY_ID": "AKID",
             "AWS_SECRET_ACCESS_KEY": "hidden-secret",
         ])
-        #expect(custom.usePathStyle && custom.region == "us-east-1")
+        #expect(custom.usesPathStyle && custom.region == "us-east-1")
         #expect(!"\(custom)".contains("hidden-secret"))
         let aws = try S3Configuration.fromEnvironment(["HOME": home, "AWS_REGION": "eu-central-1"])
-        #expect(!aws.usePathStyle && aws.endpoint == nil && aws.region == "eu-central-1" && aws.credentials == nil)
+        #expect(!aws.usesPathStyle && aws.endpoint == nil && aws.region == "eu-central-1" && aws.credentials == nil)
     }
 }

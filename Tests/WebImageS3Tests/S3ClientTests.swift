@@ -21,7 +21,7 @@ struct S3ClientTests {
         func client(keyID: String? = nil, secret: String? = nil, signed: Bool = true) -> S3Client {
             let credentials = S3Credentials(accessKeyID: keyID ?? server.accessKeyID, secretAccessKey: secret ?? server.secretAccessKey)
             let client = S3Client(
-                configuration: S3Configuration(endpoint: server.endpoint, usePathStyle: true, credentials: signed ? credentials : nil))
+                configuration: S3Configuration(endpoint: server.endpoint, usesPathStyle: true, credentials: signed ? credentials : nil))
             made.withLock { $0.append(client) }
             return client
         }

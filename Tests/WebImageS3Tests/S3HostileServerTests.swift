@@ -16,7 +16,7 @@ struct S3HostileServerTests {
         let origin = try await OriginServer.start()
         let client = S3Client(
             configuration: S3Configuration(
-                endpoint: URL(string: "http://127.0.0.1:\(origin.port)")!, usePathStyle: true,
+                endpoint: URL(string: "http://127.0.0.1:\(origin.port)")!, usesPathStyle: true,
                 credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"), maximumAttempts: maximumAttempts,
                 retryBaseDelay: .milliseconds(1), timeout: timeout, maximumObjectSize: maximumObjectSize))
         do {
@@ -143,7 +143,7 @@ struct S3HostileServerTests {
         let port = try RefusingPort()
         let client = S3Client(
             configuration: S3Configuration(
-                endpoint: port.url("/"), usePathStyle: true, maximumAttempts: 2, retryBaseDelay: .milliseconds(1)))
+                endpoint: port.url("/"), usesPathStyle: true, maximumAttempts: 2, retryBaseDelay: .milliseconds(1)))
         let error = await #expect(throws: WebImageError.self) { try await client.headObject(S3Location(bucket: "b", key: "k")) }
         #expect(error?.code == .cannotConnect)
         try await client.shutdown()

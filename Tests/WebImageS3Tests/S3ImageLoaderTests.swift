@@ -54,7 +54,7 @@ struct S3ImageLoaderTests {
         let origin = try await OriginServer.start()
         let client = S3Client(
             configuration: S3Configuration(
-                endpoint: URL(string: "http://127.0.0.1:\(origin.port)")!, usePathStyle: true,
+                endpoint: URL(string: "http://127.0.0.1:\(origin.port)")!, usesPathStyle: true,
                 credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret")))
         let directory = Self.temporaryDirectory()
         do {

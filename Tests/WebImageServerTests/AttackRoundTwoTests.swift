@@ -126,7 +126,7 @@ struct AttackRoundTwoTests {
         var configuration = ServerHarness.configuration()
         configuration.s3Sources = S3Sources(
             client: S3Configuration(
-                endpoint: URL(string: "http://127.0.0.1:\(endpoint.port)")!, usePathStyle: true,
+                endpoint: URL(string: "http://127.0.0.1:\(endpoint.port)")!, usesPathStyle: true,
                 credentials: S3Credentials(accessKeyID: "a", secretAccessKey: "b")),
             allowedBuckets: ["public"])
         try await ServerHarness.inProcess(configuration) { harness throws in

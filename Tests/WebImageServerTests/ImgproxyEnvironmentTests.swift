@@ -150,18 +150,18 @@ struct ImgproxyEnvironmentTests {
         let settings = try ServeSettings(arguments: [], environment: aws.merging(imgproxy) { $1 })
         let sources = try #require(settings.configuration.s3Sources)
         #expect(sources.client.region == "eu-west-1" && sources.client.endpoint == URL(string: "http://127.0.0.1:9000"))
-        #expect(sources.client.usePathStyle && sources.client.credentials?.accessKeyID == "AKID")
+        #expect(sources.client.usesPathStyle && sources.client.credentials?.accessKeyID == "AKID")
         #expect(sources.allowedBuckets == ["a", "b"] && sources.deniedBuckets.isEmpty)
         #expect(settings.configuration.sourceURLQuerySeparator == "", "set and empty: no separator")
         let bucket = try #require(settings.configuration.resultBucket)
         #expect(bucket.bucket == "results" && bucket.keyPrefix == "r/" && !bucket.reportsErrors)
         #expect(bucket.client.region == "us-west-2" && bucket.client.endpoint == URL(string: "http://127.0.0.1:9100"))
-        #expect(!bucket.client.usePathStyle)
+        #expect(!bucket.client.usesPathStyle)
         let flagged = try ServeSettings(
             arguments: (["--s3-region", "ap-south-1", "--result-bucket", "other", "--result-bucket-path-style", "true"]),
             environment: aws.merging(imgproxy) { $1 })
         #expect(flagged.configuration.s3Sources?.client.region == "ap-south-1")
-        #expect(flagged.configuration.resultBucket?.bucket == "other" && flagged.configuration.resultBucket?.client.usePathStyle == true)
+        #expect(flagged.configuration.resultBucket?.bucket == "other" && flagged.configuration.resultBucket?.client.usesPathStyle == true)
         #expect(try ServeSettings(arguments: [], environment: aws).configuration.s3Sources == nil)
         for (environment, message) in [
             (["IMGPROXY_CACHE_USE": "fs"], "only s3"), (["IMGPROXY_CACHE_USE": "s3"], "needs IMGPROXY_CACHE_BUCKET"),

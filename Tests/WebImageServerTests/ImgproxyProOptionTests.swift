@@ -91,7 +91,7 @@ struct ImgproxyProOptionsTests {
         #expect(
             try options("ush::2:12").unsharpMasking
                 == {
-                    var masking = ProcessingOptions.UnsharpMasking(mode: .auto)
+                    var masking = UnsharpMasking(mode: .auto)
                     masking.weight = 2
                     masking.divider = 12
                     return masking
@@ -108,7 +108,7 @@ struct ImgproxyProOptionsTests {
             tried.append(quality)
             return Data(count: quality * 100)
         }
-        var autoquality = ProcessingOptions.Autoquality(target: 7_050)
+        var autoquality = Autoquality(target: 7_050)
         autoquality.minimum = 60
         autoquality.maximum = 80
         let found = try ImageProcessor.search(autoquality, attempt)
@@ -120,7 +120,7 @@ struct ImgproxyProOptionsTests {
         autoquality.target = 10
         #expect(try ImageProcessor.search(autoquality, attempt).quality == 60, "nothing fits: the minimum")
 
-        #expect(try options("aq:size:5000").autoquality == ProcessingOptions.Autoquality(target: 5000))
+        #expect(try options("aq:size:5000").autoquality == Autoquality(target: 5000))
         #expect(try options("aq:size:5000:10:50").autoquality?.minimum == 10)
         #expect(try options("aq:size:5000/aq:none").autoquality == nil)
         for bad in ["aq:dssim:0.02", "aq:ml", "aq:size", "aq:size:100:90:80", "aq:size:100:0:80", "aq:fast:1"] {
@@ -295,7 +295,7 @@ struct ImgproxyProVariablesTests {
             set.autoqualityByDefault
                 && set.autoqualityDefaults
                     == {
-                        var quality = ProcessingOptions.Autoquality(target: 10240)
+                        var quality = Autoquality(target: 10240)
                         quality.minimum = 10
                         return quality
                     }()
@@ -344,10 +344,10 @@ struct ImgproxyProVariablesTests {
     func serverAutoquality() async throws {
         let photo = [UInt8](try Fixture.data("gradient.jpg"))
         var configuration = ServerHarness.configuration()
-        configuration.autoqualityDefaults = ProcessingOptions.Autoquality(target: 100)
+        configuration.autoqualityDefaults = Autoquality(target: 100)
         configuration.autoqualityDefaults.minimum = 10
         configuration.autoqualityByDefault = true
-        configuration.unsharpMasking = ProcessingOptions.UnsharpMasking(mode: .always)
+        configuration.unsharpMasking = UnsharpMasking(mode: .always)
         var plainConfiguration = ServerHarness.configuration()
         plainConfiguration.defaultQuality = 80
         var expected: [String: Data] = [:]

@@ -19,7 +19,7 @@ struct ServerResultBucketTests {
         var configuration = ServerHarness.configuration()
         configuration.resultBucket = ResultBucketSettings(
             client: S3Configuration(
-                endpoint: endpoint ?? server.endpoint, usePathStyle: true,
+                endpoint: endpoint ?? server.endpoint, usesPathStyle: true,
                 credentials: S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey), maximumAttempts: 1),
             bucket: bucket, keyPrefix: "results/", reportsErrors: reportsErrors)
         return configuration

@@ -19,7 +19,7 @@ struct ServerS3SourceTests {
         configuration.allowsLoopbackSources = false
         configuration.s3Sources = S3Sources(
             client: S3Configuration(
-                endpoint: server.endpoint, usePathStyle: true,
+                endpoint: server.endpoint, usesPathStyle: true,
                 credentials: S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: secret ?? server.secretAccessKey)))
         return configuration
     }
@@ -68,7 +68,7 @@ struct ServerS3SourceTests {
         _ = try await S3Seeding.seed(server, [(S3Location(bucket: bucket, key: "first"), Data())])
         let client = S3Client(
             configuration: S3Configuration(
-                endpoint: server.endpoint, usePathStyle: true,
+                endpoint: server.endpoint, usesPathStyle: true,
                 credentials: S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey)))
         _ = try await client.send(
             "PUT", S3Location(bucket: bucket, key: ""), query: [("versioning", "")],

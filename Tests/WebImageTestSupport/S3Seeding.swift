@@ -21,7 +21,7 @@ package enum S3Seeding {
     package static func seed(_ server: S3TestServer, _ objects: [(S3Location, Data)]) async throws -> [S3PutResult] {
         let client = S3Client(
             configuration: S3Configuration(
-                endpoint: server.endpoint, usePathStyle: true,
+                endpoint: server.endpoint, usesPathStyle: true,
                 credentials: S3Credentials(accessKeyID: server.accessKeyID, secretAccessKey: server.secretAccessKey)))
         var results: [S3PutResult] = []
         do {

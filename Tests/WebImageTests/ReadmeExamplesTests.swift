@@ -22,7 +22,7 @@ func describe(_ bytes: [UInt8]) -> String {
 }
 
 func decodeLeniently(_ bytes: Data) throws -> (Image, isComplete: Bool) {
-    let image = try CodersManager.shared.decode(bytes, options: DecodeOptions(acceptTruncatedImages: true))
+    let image = try CodersManager.shared.decode(bytes, options: DecodeOptions(acceptsTruncatedImages: true))
     for warning in image.warnings { print("worked around:", warning) }  // "Corrupt JPEG data: 3 extraneous bytes before marker 0xdb"
     return (image, !image.isPartial)
 }

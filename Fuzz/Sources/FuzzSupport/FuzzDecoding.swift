@@ -20,7 +20,7 @@ public func fuzzDecoding(_ bytes: UnsafePointer<UInt8>, _ count: Int, with coder
     _ = try? ImageHeader(data: data)
     for options in [
         DecodeOptions(limits: limits), DecodeOptions(limits: limits, thumbnail: .init(width: 16, height: 16), firstFrameOnly: true),
-        DecodeOptions(limits: limits, acceptTruncatedImages: true),
+        DecodeOptions(limits: limits, acceptsTruncatedImages: true),
     ] {
         _ = try? coder.decode(data, options: options)
     }

@@ -323,7 +323,7 @@ extension ImageManager {
             scale: request.context.imageScaleFactor ?? Image.scale(forKey: request.key.original),
             scaleDownLargeImages: options.contains(.scaleDownLargeImages) && !options.contains(.progressiveLoad),
             scaleDownLimitBytes: request.context.imageScaleDownLimitBytes,
-            acceptTruncatedImages: partial || options.contains(.acceptTruncatedImages), values: request.context.customValues
+            acceptsTruncatedImages: partial || options.contains(.acceptTruncatedImages), values: request.context.customValues
         )
     }
 

@@ -356,7 +356,7 @@ public final class ImageManager: Sendable {
         let (options, context) = (source.options, source.context)
         let requestOptions = LoadRequestOptions(
             priority: options.priority, progressive: options.contains(.progressiveLoad),
-            handleCookies: options.contains(.handleCookies), allowInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
+            handlesCookies: options.contains(.handleCookies), allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
             requestModifier: context.downloadRequestModifier, responseModifier: context.downloadResponseModifier,
             decryptor: context.downloadDecryptor, method: source.method, headers: source.headers, body: source.body,
             timeout: source.timeout, values: context.customValues,

@@ -50,7 +50,7 @@ public struct LoadOptions: OptionSet, Sendable, Hashable {
     public static let decodeFirstFrameOnly = LoadOptions(rawValue: 1 << 19)
     /// Deliver the result only after it is stored in the caches.
     public static let waitStoreCache = LoadOptions(rawValue: 1 << 22)
-    /// Show what arrived of an image whose data ends early (`DecodeOptions.acceptTruncatedImages`):
+    /// Show what arrived of an image whose data ends early (`DecodeOptions.acceptsTruncatedImages`):
     /// the result is marked `Image.isPartial`, is never cached, and the URL is not put on the
     /// failed list. Off by default, as in SDWebImage: a file cut short fails the load.
     public static let acceptTruncatedImages = LoadOptions(rawValue: 1 << 23)

@@ -27,7 +27,7 @@ public struct DecodeOptions: Sendable, Equatable {
     /// grey for JPEG (what libjpeg fills in) and transparent for PNG, and the image is marked
     /// ``Image/isPartial``. Off by default, as in SDWebImage: a file cut short is an error.
     /// Coders that cannot show part of an image fail as usual.
-    public var acceptTruncatedImages: Bool
+    public var acceptsTruncatedImages: Bool
     /// Keep the pixels in the source's colour profile, set as ``Image/colorProfile``, instead of
     /// converting them to sRGB (the default, as imgproxy's `strip_color_profile` and what a
     /// browser shows). Off by default.
@@ -42,7 +42,7 @@ public struct DecodeOptions: Sendable, Equatable {
     /// Creates options; the defaults decode everything at full size with the default limits.
     public init(
         limits: DecodeLimits = DecodeLimits(), thumbnail: ThumbnailSize? = nil, firstFrameOnly: Bool = false, scale: Double = 1,
-        scaleDownLargeImages: Bool = false, scaleDownLimitBytes: Int? = nil, acceptTruncatedImages: Bool = false,
+        scaleDownLargeImages: Bool = false, scaleDownLimitBytes: Int? = nil, acceptsTruncatedImages: Bool = false,
         keepsColorProfile: Bool = false, keepsEXIF: Bool = false, values: CustomValues = CustomValues()
     ) {
         self.keepsColorProfile = keepsColorProfile
@@ -54,6 +54,6 @@ public struct DecodeOptions: Sendable, Equatable {
         self.scale = scale
         self.scaleDownLargeImages = scaleDownLargeImages
         self.scaleDownLimitBytes = scaleDownLimitBytes
-        self.acceptTruncatedImages = acceptTruncatedImages
+        self.acceptsTruncatedImages = acceptsTruncatedImages
     }
 }

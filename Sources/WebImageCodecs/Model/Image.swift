@@ -25,7 +25,7 @@ public struct Image: Sendable, Equatable {
     /// a GIF without its trailer): the image is complete and as a browser shows it.
     public var warnings: [String] = []
     /// Whether the data ended before the image did and only part of it was decoded
-    /// (``DecodeOptions/acceptTruncatedImages``). A partial image is never cached.
+    /// (``DecodeOptions/acceptsTruncatedImages``). A partial image is never cached.
     public var isPartial = false
     /// The ICC profile the pixels are in; nil means sRGB. Decoding converts to sRGB and leaves
     /// this nil unless ``DecodeOptions/keepsColorProfile`` asks to keep the source's profile

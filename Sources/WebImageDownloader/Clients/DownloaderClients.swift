@@ -90,7 +90,7 @@ final class DownloaderClients: Sendable {
 
     /// The client for a request to `url`, and the TLS configuration to set on the request itself
     /// (only for a lax request through a client that is not the downloader's own).
-    func client(for url: URL, allowInvalidCertificates lax: Bool) throws(WebImageError) -> (HTTPClient, TLSConfiguration?) {
+    func client(for url: URL, allowsInvalidCertificates lax: Bool) throws(WebImageError) -> (HTTPClient, TLSConfiguration?) {
         let route = route(for: url)
         if let unavailable, guardsEveryRequest || route == .forwarded { throw unavailable }
         if let external { return (external, lax ? laxTLS : nil) }

@@ -350,7 +350,7 @@ public final class ImageDownloader: ImageLoader {
         let chosen: HTTPClient
         do {
             try checkAddressPolicy(url)
-            let (client, tls) = try clients.client(for: url, allowInvalidCertificates: transfer.key.allowInvalidCertificates)
+            let (client, tls) = try clients.client(for: url, allowsInvalidCertificates: transfer.key.allowsInvalidCertificates)
             var built = try HTTPClient.Request(
                 url: url.absoluteString, method: HTTPMethod(rawValue: hop.request.method.uppercased()),
                 headers: HTTPHeaders(hop.request.headers), body: hop.request.body.map { .bytes($0) })
@@ -459,7 +459,7 @@ public final class ImageDownloader: ImageLoader {
     /// Follows a redirect within the same attempt, after the limit, the hook and the cycle check.
     private func follow(_ redirect: BodyCollector.Redirect, after hop: Hop, transfer: DownloadTransfer) -> HopOutcome {
         let from = hop.request.url
-        if transfer.key.handleCookies { SharedCookies.store(from: redirect.head, for: from) }
+        if transfer.key.handlesCookies { SharedCookies.store(from: redirect.head, for: from) }
         let target: URL
         switch RedirectRule.judge(
             from: from, to: redirect.target, status: redirect.head.statusCode, redirects: hop.redirects, visited: hop.visited,
@@ -469,7 +469,7 @@ public final class ImageDownloader: ImageLoader {
         case .failure(let error): return .ended(.failure(.init(error: error, retryAfter: nil)))
         }
         var request = RedirectRule.follow(hop.request, to: target, status: redirect.head.statusCode)
-        if transfer.key.handleCookies {
+        if transfer.key.handlesCookies {
             request.headers.removeAll { $0.name.equalsIgnoringASCIICase("Cookie") }
             request.headers += SharedCookies.headers(for: target)
         }
@@ -519,7 +519,7 @@ public final class ImageDownloader: ImageLoader {
                 announce(.receivedResponse(transfer.key.url, statusCode: Int(response.status.code)))
                 var head = DownloadResponseHead(
                     statusCode: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
-                if transfer.key.handleCookies { SharedCookies.store(from: head, for: url) }
+                if transfer.key.handlesCookies { SharedCookies.store(from: head, for: url) }
                 if let modifier = transfer.key.responseModifier?.modify ?? responseModifier {
                     guard let modified = modifier(head) else {
                         return .failure(
@@ -592,7 +592,7 @@ public final class ImageDownloader: ImageLoader {
         {
             headers.append(("Authorization", authorization))
         }
-        if transfer.key.handleCookies { headers += SharedCookies.headers(for: transfer.key.url) }
+        if transfer.key.handlesCookies { headers += SharedCookies.headers(for: transfer.key.url) }
         if let etag = transfer.key.validators?.etag { headers.append(("If-None-Match", etag)) }
         if let lastModified = transfer.key.validators?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
         return headers

@@ -20,9 +20,9 @@ public struct LoadRequestOptions: Sendable, Hashable {
     /// Deliver the data received so far as it arrives, for progressive decoding.
     public var progressive: Bool
     /// Send and store cookies.
-    public var handleCookies: Bool
+    public var handlesCookies: Bool
     /// Accept TLS certificates that do not verify.
-    public var allowInvalidCertificates: Bool
+    public var allowsInvalidCertificates: Bool
     /// Make the request conditional on the cached copy still being current.
     public var validators: HTTPValidators?
     /// Replaces the downloader's request modifier for this load.
@@ -57,8 +57,8 @@ public struct LoadRequestOptions: Sendable, Hashable {
     public init(
         priority: Priority = .normal,
         progressive: Bool = false,
-        handleCookies: Bool = false,
-        allowInvalidCertificates: Bool = false,
+        handlesCookies: Bool = false,
+        allowsInvalidCertificates: Bool = false,
         validators: HTTPValidators? = nil,
         requestModifier: DownloadRequestModifier? = nil,
         responseModifier: DownloadResponseModifier? = nil,
@@ -76,8 +76,8 @@ public struct LoadRequestOptions: Sendable, Hashable {
         self.retryPolicy = retryPolicy
         self.priority = priority
         self.progressive = progressive
-        self.handleCookies = handleCookies
-        self.allowInvalidCertificates = allowInvalidCertificates
+        self.handlesCookies = handlesCookies
+        self.allowsInvalidCertificates = allowsInvalidCertificates
         self.validators = validators
         self.requestModifier = requestModifier
         self.responseModifier = responseModifier
@@ -89,8 +89,8 @@ public struct LoadRequestOptions: Sendable, Hashable {
     }
 
     public static func == (lhs: LoadRequestOptions, rhs: LoadRequestOptions) -> Bool {
-        lhs.priority == rhs.priority && lhs.progressive == rhs.progressive && lhs.handleCookies == rhs.handleCookies
-            && lhs.allowInvalidCertificates == rhs.allowInvalidCertificates && lhs.validators == rhs.validators
+        lhs.priority == rhs.priority && lhs.progressive == rhs.progressive && lhs.handlesCookies == rhs.handlesCookies
+            && lhs.allowsInvalidCertificates == rhs.allowsInvalidCertificates && lhs.validators == rhs.validators
             && lhs.requestModifier == rhs.requestModifier && lhs.responseModifier == rhs.responseModifier
             && lhs.decryptor == rhs.decryptor && lhs.method == rhs.method && lhs.body == rhs.body && lhs.timeout == rhs.timeout
             && lhs.retryPolicy == rhs.retryPolicy && lhs.values == rhs.values
@@ -100,8 +100,8 @@ public struct LoadRequestOptions: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(priority)
         hasher.combine(progressive)
-        hasher.combine(handleCookies)
-        hasher.combine(allowInvalidCertificates)
+        hasher.combine(handlesCookies)
+        hasher.combine(allowsInvalidCertificates)
         hasher.combine(validators)
         hasher.combine(requestModifier)
         hasher.combine(responseModifier)

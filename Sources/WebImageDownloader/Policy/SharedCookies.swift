@@ -1,7 +1,7 @@
 import Foundation
 import FoundationNetworking
 
-/// `.handleCookies`: cookies kept in Foundation's shared cookie storage, sent and stored as
+/// ``LoadRequestOptions/handlesCookies`` (the manager's `.handleCookies`): cookies kept in Foundation's shared cookie storage, sent and stored as
 /// URLSession would (each redirect hop's `Set-Cookie` stored before the next hop is sent).
 enum SharedCookies {
     /// The `Cookie` header for `url` from the shared storage.

@@ -19,8 +19,8 @@ final class DownloadTransfer: Sendable {
         }
 
         var validators: HTTPValidators? { request.validators }
-        var handleCookies: Bool { request.handleCookies }
-        var allowInvalidCertificates: Bool { request.allowInvalidCertificates }
+        var handlesCookies: Bool { request.handlesCookies }
+        var allowsInvalidCertificates: Bool { request.allowsInvalidCertificates }
         var requestModifier: DownloadRequestModifier? { request.requestModifier }
         var responseModifier: DownloadResponseModifier? { request.responseModifier }
         var decryptor: DownloadDecryptor? { request.decryptor }

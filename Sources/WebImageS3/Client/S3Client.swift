@@ -274,7 +274,7 @@ public final class S3Client: Sendable {
         if host.contains(":") { host = "[\(host)]" }
         if let port = endpoint.port, port != (scheme == "https" ? 443 : 80) { host += ":\(port)" }
         let key = location.key.isEmpty ? "" : "/" + location.key
-        if configuration.usePathStyle || !Self.isHostCompatible(location.bucket, https: scheme == "https") {
+        if configuration.usesPathStyle || !Self.isHostCompatible(location.bucket, https: scheme == "https") {
             return (scheme, host, "/" + location.bucket + key)
         }
         return (scheme, location.bucket + "." + host, key.isEmpty ? "/" : key)

@@ -13,7 +13,7 @@ public struct S3Configuration: Sendable {
     /// (`bucket.endpoint/key`). Default false, as the AWS SDKs; most S3-compatible servers
     /// (MinIO, SeaweedFS) want true. A bucket name that cannot be a host name (upper case,
     /// `_`, or dots over https) is addressed by path either way, as the SDKs do.
-    public var usePathStyle: Bool
+    public var usesPathStyle: Bool
     /// The keys requests are signed with; nil sends them unsigned (a public bucket). Default nil.
     public var credentials: S3Credentials?
     /// Whether an upload's body is hashed into its signature (S3 then checks it arrived
@@ -33,13 +33,13 @@ public struct S3Configuration: Sendable {
 
     /// Creates a configuration.
     public init(
-        endpoint: URL? = nil, region: String = "us-east-1", usePathStyle: Bool = false, credentials: S3Credentials? = nil,
+        endpoint: URL? = nil, region: String = "us-east-1", usesPathStyle: Bool = false, credentials: S3Credentials? = nil,
         signsPayload: Bool = true, maximumAttempts: Int = 3, retryBaseDelay: Duration = .milliseconds(100),
         timeout: Duration = .seconds(30), maximumObjectSize: Int = 256 << 20
     ) {
         self.endpoint = endpoint
         self.region = region
-        self.usePathStyle = usePathStyle
+        self.usesPathStyle = usesPathStyle
         self.credentials = credentials
         self.signsPayload = signsPayload
         self.maximumAttempts = max(1, maximumAttempts)
@@ -56,7 +56,7 @@ public struct S3Configuration: Sendable {
     {
         let settings = try AWSSettings.resolve(environment: environment)
         return S3Configuration(
-            endpoint: settings.endpoint, region: settings.region ?? "us-east-1", usePathStyle: settings.endpoint != nil,
+            endpoint: settings.endpoint, region: settings.region ?? "us-east-1", usesPathStyle: settings.endpoint != nil,
             credentials: settings.credentials)
     }
 

@@ -33,8 +33,9 @@ extension ImageProxy {
     /// The answer to a `GET` or `HEAD` of a proxy path (`path` is the request's path with any
     /// mount prefix removed), whatever framework received it: the secret and the query checked,
     /// `/info/` or processing, imgproxy's CORS headers. The body is a `GET`'s; whoever routes a
-    /// `HEAD` drops it, once. The framework adds ``ResponseBuilder/contentSecurityPolicy``.
-    package func answer(to request: some ProxyRequestHead, path: Substring, connectionClosed: EventLoopFuture<Void>?) async
+    /// `HEAD` drops it, once. The framework adds ``contentSecurityPolicyHeader``; an application
+    /// mounts the proxy in a framework other than Hummingbird and Vapor through this method.
+    public func answer(to request: some ProxyRequestHead, path: Substring, connectionClosed: EventLoopFuture<Void>?) async
         -> ProxyResponse
     {
         var answer: ProxyResponse
@@ -76,9 +77,10 @@ extension ImageProxy {
         return "/info" + ProxyPath.withoutSecrets(String(withoutSignature(path.dropFirst("/info".count))))
     }
 
-    /// ``ResponseBuilder/contentSecurityPolicy`` as a header, for a framework that adds it to
-    /// every answer of ``answer(to:path:connectionClosed:)``.
-    package static let contentSecurityPolicyHeader = (name: "Content-Security-Policy", value: ResponseBuilder.contentSecurityPolicy)
+    /// The `Content-Security-Policy` every answer of ``answer(to:path:connectionClosed:)``
+    /// carries (nothing loads from an image opened as a page, an SVG's scripts do not run): the
+    /// framework that sends the answer adds it.
+    public static let contentSecurityPolicyHeader = (name: "Content-Security-Policy", value: ResponseBuilder.contentSecurityPolicy)
 
     /// ``ResponseBuilder/contentSecurityPolicy`` as a field, made once: every answer carries it.
     static let contentSecurityPolicy = HTTPField(name: .contentSecurityPolicy, value: ResponseBuilder.contentSecurityPolicy)

@@ -3,9 +3,9 @@ import WebImage
 /// Where a crop or an extension anchors the image (imgproxy's `gravity`): a compass point with
 /// offsets in pixels, a focus point given as fractions of the image, or `sm`, the most detailed
 /// region (`SmartCroppingTransformer`).
-public struct Gravity: Sendable, Hashable {
+package struct Gravity: Sendable, Hashable {
     /// The anchor.
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
         case center = "ce"
         case north = "no"
         case south = "so"
@@ -20,22 +20,22 @@ public struct Gravity: Sendable, Hashable {
     }
 
     /// The anchor.
-    public var kind: Kind
+    package var kind: Kind
     /// A compass point's horizontal offset in pixels (towards the centre), or a focus point's
     /// x as a fraction of the width, 0...1.
-    public var x: Double
+    package var x: Double
     /// A compass point's vertical offset, or a focus point's y, 0...1.
-    public var y: Double
+    package var y: Double
 
     /// A gravity.
-    public init(_ kind: Kind, x: Double = 0, y: Double = 0) {
+    package init(_ kind: Kind, x: Double = 0, y: Double = 0) {
         self.kind = kind
         self.x = x
         self.y = y
     }
 
     /// The centre, imgproxy's default.
-    public static let center = Gravity(.center)
+    package static let center = Gravity(.center)
 
     /// The canonical text: `ce`, `no:10:0`, `fp:0.5:0.25`, `sm`.
     var canonical: String {

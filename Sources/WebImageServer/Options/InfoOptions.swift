@@ -5,52 +5,52 @@ import WebImage
 /// with their names, short names and defaults, and two of this server's own (`frames`,
 /// `color_profile`). Options that need the pixels (`average`, `dominant_colors`, `blurhash`, `crop`, `frames`,
 /// `color_profile`) are off by default, as imgproxy's "slow" ones are.
-public struct InfoOptions: Sendable, Equatable {
+package struct InfoOptions: Sendable, Equatable {
     /// `size`/`s`: the source's bytes. Default true.
-    public var size = true
+    package var size = true
     /// `format`/`f`: the source's format. Default true.
-    public var format = true
+    package var format = true
     /// `dimensions`/`d`: width and height as stored, and the EXIF orientation. Default true.
-    public var dimensions = true
+    package var dimensions = true
     /// `exif`: the EXIF tags, as exifread names them. Default true.
-    public var exif = true
+    package var exif = true
     /// `frames`/`fr` (this server's): the number of frames or pages. Default false.
-    public var frames = false
+    package var frames = false
     /// `color_profile`/`cp` (this server's): whether an ICC profile is embedded. Default false.
-    public var colorProfile = false
+    package var colorProfile = false
     /// `average`/`avg:AVERAGE:IGNORE_TRANSPARENT`: the mean colour, fully transparent pixels left
     /// out unless the second argument is false. Default off.
-    public var average = false
-    public var averageIgnoresTransparent = true
+    package var average = false
+    package var averageIgnoresTransparent = true
     /// `dominant_colors`/`dc:DOMINANT_COLORS:BUILD_MISSED`: the six Palette swatches
     /// (`DominantColors`), those not found built from the others when asked. Default off.
-    public var dominantColors = false
+    package var dominantColors = false
     /// `dominant_colors`' second argument: swatches not found are built from the others. Default false.
-    public var buildsMissedColors = false
+    package var buildsMissedColors = false
     /// `blurhash`/`bh:X:Y`: a BlurHash of X by Y components, 1...9 each; nil for none.
-    public var blurHash: (x: Int, y: Int)?
+    package var blurHash: (x: Int, y: Int)?
     /// `thumbhash`/`th` (this server's): a ThumbHash of the image fitted in 100x100, in base64.
     /// Default false.
-    public var thumbHash = false
+    package var thumbHash = false
     /// `crop`/`c:W:H:GRAVITY`: the crop's place as shares of the image; nil for none.
-    public var crop: ProcessingOptions.Crop?
+    package var crop: ProcessingOptions.Crop?
     /// `page`/`pg`: the frame or page the pixel options read, from 0. Default 0.
-    public var page = 0
+    package var page = 0
     /// `cachebuster`/`cb`, `expires`/`exp`, and the security options, as for processing.
-    public var cacheBuster = ""
-    public var expires: Int?
-    public var security = ProcessingOptions.SecurityLimits()
+    package var cacheBuster = ""
+    package var expires: Int?
+    package var security = ProcessingOptions.SecurityLimits()
 
     /// imgproxy's defaults.
-    public init() {}
+    package init() {}
 
-    public static func == (left: InfoOptions, right: InfoOptions) -> Bool { left.canonical == right.canonical }
+    package static func == (left: InfoOptions, right: InfoOptions) -> Bool { left.canonical == right.canonical }
 
     /// Whether the answer needs the pixels, not only the header and the bytes.
     var decodes: Bool { frames || colorProfile || average || dominantColors || thumbHash || blurHash != nil || crop != nil || page > 0 }
 
     /// Every option that changes the answer, in one fixed order: the result cache's key.
-    public var canonical: String {
+    package var canonical: String {
         var parts = ["s:\(size ? 1 : 0)", "f:\(format ? 1 : 0)", "d:\(dimensions ? 1 : 0)", "exif:\(exif ? 1 : 0)"]
         if frames { parts.append("fr:1") }
         if colorProfile { parts.append("cp:1") }
@@ -73,7 +73,7 @@ extension OptionsParser {
     /// The info options `segments` ask for (imgproxy's defaults first); a processing option's
     /// mistakes answer as they do for processing URLs: 400 with the option named, 403 for a
     /// security option the server does not allow, 404 for an expired URL.
-    public func parseInfo(_ segments: [Substring]) throws(ProxyError) -> InfoOptions {
+    package func parseInfo(_ segments: [Substring]) throws(ProxyError) -> InfoOptions {
         var options = InfoOptions()
         for segment in segments {
             let parts = segment.components(separatedBy: argumentsSeparator).map { Substring($0) }

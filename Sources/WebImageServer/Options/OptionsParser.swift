@@ -1,5 +1,5 @@
-public import Foundation
-public import WebImage
+package import Foundation
+package import WebImage
 
 /// Turns the option segments of a proxy path into ``ProcessingOptions``, with imgproxy's names
 /// (full and short), argument order and defaults. Empty arguments keep the default
@@ -8,34 +8,34 @@ public import WebImage
 /// negative, a size over the output limit, an unknown format. Presets (`pr:NAME`) expand in
 /// place, presets inside them too (one already being expanded is skipped, as imgproxy skips it);
 /// a preset named `default` applies before every URL's own options.
-public struct OptionsParser: Sendable {
+package struct OptionsParser: Sendable {
     /// Named option lists (`thumb` → `rs:fill:150:150/q:70`), parsed at start-up.
-    public let presets: [String: [Substring]]
+    package let presets: [String: [Substring]]
     /// The formats the server can write.
-    public let encodableFormats: Set<ImageFormat>
+    package let encodableFormats: Set<ImageFormat>
     /// The option names a URL may use itself, as it spells them (imgproxy's
     /// `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`); presets may use any. Nil allows every option.
-    public let allowedOptions: Set<String>?
+    package let allowedOptions: Set<String>?
     /// What every parse starts from: imgproxy's defaults, or the server's own for the options
     /// imgproxy lets its configuration set (`IMGPROXY_STRIP_METADATA`, `_STRIP_COLOR_PROFILE`,
     /// `_AUTO_ROTATE`).
-    public let baseOptions: ProcessingOptions
+    package let baseOptions: ProcessingOptions
     /// What separates an option's name and arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`). Default `:`.
-    public let argumentsSeparator: String
+    package let argumentsSeparator: String
     /// Whether URLs and presets may set their own limits with `msr`, `msfs`, `maf`, `mafr` and
     /// `mrd` (`IMGPROXY_ALLOW_SECURITY_OPTIONS`); without it those options answer 403. Default false.
-    public let allowsSecurityOptions: Bool
+    package let allowsSecurityOptions: Bool
 
     /// What a URL's `autoquality` starts from (`IMGPROXY_AUTOQUALITY_TARGET`, `_MIN`, `_MAX`):
     /// imgproxy's defaults, a target of 0 bytes until one is given.
-    public let autoqualityDefaults: ProcessingOptions.Autoquality
+    package let autoqualityDefaults: Autoquality
 
     /// A parser with the given presets.
-    public init(
+    package init(
         presets: [String: String] = [:],
         encodableFormats: Set<ImageFormat> = [.jpeg, .png, .webP, .gif], allowedOptions: Set<String>? = nil,
         baseOptions: ProcessingOptions = ProcessingOptions(), argumentsSeparator: String = ":", allowsSecurityOptions: Bool = false,
-        autoqualityDefaults: ProcessingOptions.Autoquality = ProcessingOptions.Autoquality(target: 0)
+        autoqualityDefaults: Autoquality = Autoquality(target: 0)
     ) {
         self.autoqualityDefaults = autoqualityDefaults
         self.presets = presets.mapValues { $0.split(separator: "/") }
@@ -48,14 +48,14 @@ public struct OptionsParser: Sendable {
 
     /// The client's hints (`Sec-CH-DPR`/`DPR`, `Sec-CH-Width`/`Width`), defaults under every
     /// preset and option, as imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS` takes them.
-    public struct ClientHints: Sendable, Equatable {
+    package struct ClientHints: Sendable, Equatable {
         /// The device pixel ratio, 0 < dpr <= 8; nil without a usable hint.
-        public var dpr: Double?
+        package var dpr: Double?
         /// The width in device pixels; nil without a usable hint.
-        public var width: Int?
+        package var width: Int?
 
         /// The hints of a request's headers (the `Sec-CH-` form first), values out of range left out.
-        public init(dpr: [String?], width: [String?]) {
+        package init(dpr: [String?], width: [String?]) {
             self.dpr = dpr.lazy.compactMap { $0.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } }.first { $0 > 0 && $0 <= 8 }
             self.width = width.lazy.compactMap { $0.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }.first { $0 > 0 }
         }
@@ -64,7 +64,7 @@ public struct OptionsParser: Sendable {
     /// The options `segments` ask for; `extensionName` is the path's extension, which sets the
     /// format over any `format` option, as imgproxy applies it after the URL's options. `hints` set the defaults first: the DPR, and the
     /// width in CSS pixels (the hinted device width divided by the DPR, rounded).
-    public func parse(_ segments: [Substring], extensionName: String? = nil, hints: ClientHints? = nil, now: Date = Date())
+    package func parse(_ segments: [Substring], extensionName: String? = nil, hints: ClientHints? = nil, now: Date = Date())
         throws(ProxyError) -> ProcessingOptions
     {
         var options = baseOptions
@@ -90,7 +90,7 @@ public struct OptionsParser: Sendable {
     /// start-up, so that a preset with a mistake stops the server rather than every request
     /// that names it. A preset may use any option, whatever ``allowedOptions`` says.
     /// - Throws: the first mistake, its reason naming the preset.
-    public func validatePresets() throws(ProxyError) {
+    package func validatePresets() throws(ProxyError) {
         for name in presets.keys.sorted() {
             var options = baseOptions
             do {
@@ -106,7 +106,7 @@ public struct OptionsParser: Sendable {
     /// `NAME=OPTIONS` with one `=`, a name and options, every segment an option (one with
     /// `separator`).
     /// - Throws: 400 naming the entry that is not so.
-    public static func presets(parsing entries: [String], separator: String = ":") throws(ProxyError) -> [String: String] {
+    package static func presets(parsing entries: [String], separator: String = ":") throws(ProxyError) -> [String: String] {
         var presets: [String: String] = [:]
         for entry in entries.map({ $0.trimmingCharacters(in: .whitespaces) }) where !entry.isEmpty && !entry.hasPrefix("#") {
             let parts = entry.split(separator: "=", omittingEmptySubsequences: false)
@@ -378,9 +378,9 @@ struct ArgumentReader {
         return filter
     }
 
-    func unsharpMode(_ index: Int) throws(ProxyError) -> ProcessingOptions.UnsharpMasking.Mode? {
+    func unsharpMode(_ index: Int) throws(ProxyError) -> UnsharpMasking.Mode? {
         guard let text = text(index) else { return nil }
-        guard let mode = ProcessingOptions.UnsharpMasking.Mode(rawValue: String(text)) else {
+        guard let mode = UnsharpMasking.Mode(rawValue: String(text)) else {
             throw failure("unknown mode \"\(text)\" (auto, none, always)")
         }
         return mode
@@ -389,7 +389,7 @@ struct ArgumentReader {
     /// `METHOD:TARGET:MIN:MAX:ALLOWED_ERROR`, each from `defaults` when empty; nil for `none`.
     /// Only the `size` method is here: `dssim` and `ml` need a perceptual metric this server
     /// does not have, and are refused rather than ignored.
-    func autoquality(defaults: ProcessingOptions.Autoquality) throws(ProxyError) -> ProcessingOptions.Autoquality? {
+    func autoquality(defaults: Autoquality) throws(ProxyError) -> Autoquality? {
         let method = text(0).map(String.init) ?? "size"
         switch method {
         case "none": return nil

@@ -50,7 +50,7 @@ extension ProcessingOption {
             options.backgroundAlpha = try reader.number(0, maximum: 1) ?? 1
         },
         ProcessingOption(["unsharp_masking", "ush"], arguments: 3) { (parser, reader, options) throws(ProxyError) in
-            var masking = options.unsharpMasking ?? parser.baseOptions.unsharpMasking ?? ProcessingOptions.UnsharpMasking(mode: .auto)
+            var masking = options.unsharpMasking ?? parser.baseOptions.unsharpMasking ?? UnsharpMasking(mode: .auto)
             masking.mode = try reader.unsharpMode(0) ?? masking.mode
             masking.weight = try reader.positive(1) ?? masking.weight
             masking.divider = try reader.positive(2) ?? masking.divider

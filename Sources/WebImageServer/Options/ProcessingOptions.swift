@@ -1,13 +1,13 @@
-public import Foundation
-public import WebImage
+package import Foundation
+package import WebImage
 
 /// What a proxy URL asks for: imgproxy's processing options, parsed and checked
 /// (``OptionsParser``), with imgproxy's defaults. ``canonical`` is the text form the result
 /// cache and the `ETag` are keyed by, so two URLs that ask for the same thing in different words
 /// (`rs:fill:300:200`, `rt:fill/w:300/h:200`) share one result.
-public struct ProcessingOptions: Sendable, Equatable {
+package struct ProcessingOptions: Sendable, Equatable {
     /// How the image fits the requested size.
-    public enum ResizingType: String, Sendable, CaseIterable {
+    package enum ResizingType: String, Sendable, CaseIterable {
         /// Inside the box, keeping the aspect ratio.
         case fit
         /// Cover the box, then crop what overflows by the gravity.
@@ -21,59 +21,59 @@ public struct ProcessingOptions: Sendable, Equatable {
     }
 
     /// A crop applied to the source before resizing (`crop:W:H:GRAVITY`).
-    public struct Crop: Sendable, Equatable {
+    package struct Crop: Sendable, Equatable {
         /// Width in pixels, or a fraction of the image's when below 1; 0 keeps the full width.
-        public var width: Double
+        package var width: Double
         /// Height, as ``width``.
-        public var height: Double
+        package var height: Double
         /// Where the crop sits; nil uses the options' ``ProcessingOptions/gravity``.
-        public var gravity: Gravity?
+        package var gravity: Gravity?
     }
 
     /// `trim:THRESHOLD:COLOR:EQUAL_HOR:EQUAL_VER`: the source's borders cut before anything else.
-    public struct Trim: Sendable, Equatable {
+    package struct Trim: Sendable, Equatable {
         /// How far a channel may differ from the background and still be background.
-        public var threshold: Double
+        package var threshold: Double
         /// The background colour; nil takes the top-left pixel's.
-        public var color: RGBAColor?
+        package var color: RGBAColor?
         /// Cut as much from the left as from the right (the smaller cut).
-        public var equalHorizontal = false
+        package var equalHorizontal = false
         /// Cut as much from the top as from the bottom.
-        public var equalVertical = false
+        package var equalVertical = false
 
-        public init(threshold: Double) { self.threshold = threshold }
+        package init(threshold: Double) { self.threshold = threshold }
     }
 
     /// `watermark:OPACITY:POSITION:X:Y:SCALE`: the server's watermark laid over the result.
-    public struct Watermark: Sendable, Equatable {
+    package struct Watermark: Sendable, Equatable {
         /// 0...1, times the server's opacity; 0 lays nothing.
-        public var opacity: Double
+        package var opacity: Double
         /// The compass point it sits at (not `sm` or `fp`); ignored when ``replicate``.
-        public var position = Gravity.Kind.center
+        package var position = Gravity.Kind.center
         /// Tile it over the whole result (`re`).
-        public var replicate = false
+        package var replicate = false
         /// Offsets: pixels (times the dpr) from 1 up, a share of the result below 1; with
         /// ``replicate`` the space between tiles.
-        public var x = 0.0
-        public var y = 0.0
+        package var x = 0.0
+        package var y = 0.0
         /// Fit it in this share of the result's size; nil keeps its own size.
-        public var scale: Double?
+        package var scale: Double?
         /// `watermark_size`/`wms:W:H` (paid edition): fit it, enlarging too, in W x H (a 0 side
         /// follows the other), when there is no ``scale``.
-        public var size: (width: Int, height: Int)?
+        package var size: (width: Int, height: Int)?
         /// `watermark_rotate`/`wmr` (paid edition): degrees clockwise. Default 0.
-        public var rotation = 0.0
+        package var rotation = 0.0
         /// `watermark_url`/`wmu` (paid edition): the watermark's image from this URL, fetched as a
         /// source, in place of the server's.
-        public var url: URL?
+        package var url: URL?
         /// `watermark_text`/`wmt` (paid edition): the watermark drawn from this Pango markup
         /// (`TextWatermark`), in place of any image.
-        public var text: String?
+        package var text: String?
         /// `watermark_shadow`/`wmsh` (paid edition): the sigma of a black shadow blurred under
         /// the mark; 0 for none.
-        public var shadow = 0.0
+        package var shadow = 0.0
 
-        public init(opacity: Double) { self.opacity = opacity }
+        package init(opacity: Double) { self.opacity = opacity }
 
         /// The canonical form's part.
         var canonical: String {
@@ -87,7 +87,7 @@ public struct ProcessingOptions: Sendable, Equatable {
             return text
         }
 
-        public static func == (left: Watermark, right: Watermark) -> Bool {
+        package static func == (left: Watermark, right: Watermark) -> Bool {
             left.opacity == right.opacity && left.position == right.position && left.replicate == right.replicate && left.x == right.x
                 && left.y == right.y && left.scale == right.scale && left.size?.width == right.size?.width
                 && left.size?.height == right.size?.height && left.rotation == right.rotation && left.url == right.url
@@ -96,24 +96,24 @@ public struct ProcessingOptions: Sendable, Equatable {
     }
 
     /// The colour options of imgproxy's paid edition (`ColorFilterTransformer` has their effects).
-    public struct ColorFilters: Sendable, Equatable {
+    package struct ColorFilters: Sendable, Equatable {
         /// `brightness`/`br`: -255...255, added to each channel. Default 0.
-        public var brightness = 0
+        package var brightness = 0
         /// `contrast`/`co`: above 0, 1 unchanged. Default 1.
-        public var contrast = 1.0
+        package var contrast = 1.0
         /// `saturation`/`sa`: 0 or more, 1 unchanged. Default 1.
-        public var saturation = 1.0
+        package var saturation = 1.0
         /// `monochrome`/`mc:INTENSITY:COLOR`.
-        public var monochrome: (intensity: Double, color: RGBAColor)?
+        package var monochrome: (intensity: Double, color: RGBAColor)?
         /// `duotone`/`dt:INTENSITY:DARK:LIGHT`.
-        public var duotone: (intensity: Double, dark: RGBAColor, light: RGBAColor)?
+        package var duotone: (intensity: Double, dark: RGBAColor, light: RGBAColor)?
         /// `colorize`/`col:OPACITY:COLOR:KEEP_ALPHA`.
-        public var colorize: (opacity: Double, color: RGBAColor, keepsAlpha: Bool)?
+        package var colorize: (opacity: Double, color: RGBAColor, keepsAlpha: Bool)?
 
-        public init() {}
+        package init() {}
 
         /// Whether any of them changes a pixel.
-        public var isActive: Bool {
+        package var isActive: Bool {
             brightness != 0 || contrast != 1 || saturation != 1 || (monochrome?.intensity ?? 0) > 0 || (duotone?.intensity ?? 0) > 0
                 || (colorize?.opacity ?? 0) > 0
         }
@@ -132,207 +132,170 @@ public struct ProcessingOptions: Sendable, Equatable {
             return parts.joined(separator: "/")
         }
 
-        public static func == (left: ColorFilters, right: ColorFilters) -> Bool { left.canonical == right.canonical }
+        package static func == (left: ColorFilters, right: ColorFilters) -> Bool { left.canonical == right.canonical }
     }
 
     /// `hashsum`/`hs:TYPE:HEX`: the source must have this digest, else 422.
-    public struct Hashsum: Sendable, Equatable {
-        public enum Kind: String, Sendable { case md5, sha1, sha256, sha512 }
-        public var kind: Kind
+    package struct Hashsum: Sendable, Equatable {
+        package enum Kind: String, Sendable { case md5, sha1, sha256, sha512 }
+        package var kind: Kind
         /// Lower-case hex.
-        public var digest: String
+        package var digest: String
     }
 
     /// `crop_aspect_ratio`'s arguments.
-    public struct CropAspectRatio: Sendable, Equatable {
+    package struct CropAspectRatio: Sendable, Equatable {
         /// Width over height, above 0.
-        public var ratio: Double
+        package var ratio: Double
         /// Grow the short side rather than shrink the long one.
-        public var enlarge: Bool
-    }
-
-    /// `unsharp_masking`/`ush:MODE:WEIGHT:DIVIDER` (paid edition): a 3x3 sharpening after a
-    /// resize, `UnsharpMaskTransformer`.
-    public struct UnsharpMasking: Sendable, Equatable {
-        public enum Mode: String, Sendable, CaseIterable {
-            /// Only when the image was scaled down and `sharpen` is not set.
-            case auto
-            /// Never.
-            case none
-            /// Every result.
-            case always
-        }
-
-        /// When the mask applies.
-        public var mode: Mode
-        /// How much the neighbours count, above 0. imgproxy's default 1.
-        public var weight = 1.0
-        /// The strength's divisor, above 0: the smaller, the sharper. imgproxy's default 24.
-        public var divider = 24.0
-
-        /// Unsharp masking in `mode` with imgproxy Pro's default weight and divider.
-        public init(mode: Mode) { self.mode = mode }
-    }
-
-    /// `autoquality`/`aq:METHOD:TARGET:MIN:MAX:ERROR` (paid edition), the `size` method: the
-    /// highest quality in `minimum...maximum` whose result fits in `target` bytes, else `minimum`.
-    public struct Autoquality: Sendable, Equatable {
-        /// The result's size in bytes.
-        public var target: Int
-        /// The lowest quality tried. imgproxy's default 70 (`IMGPROXY_AUTOQUALITY_MIN`).
-        public var minimum = 70
-        /// The highest. imgproxy's default 80 (`IMGPROXY_AUTOQUALITY_MAX`).
-        public var maximum = 80
-
-        /// The size method toward `target` bytes, with imgproxy Pro's default qualities.
-        public init(target: Int) { self.target = target }
+        package var enlarge: Bool
     }
 
     /// Space added around the result (`padding:T:R:B:L`), in CSS order and shorthand.
-    public struct Padding: Sendable, Equatable {
-        public var top: Int
-        public var right: Int
-        public var bottom: Int
-        public var left: Int
+    package struct Padding: Sendable, Equatable {
+        package var top: Int
+        package var right: Int
+        package var bottom: Int
+        package var left: Int
     }
 
     /// Default ``ResizingType/fit``.
-    public var resizingType = ResizingType.fit
+    package var resizingType = ResizingType.fit
     /// Requested width in pixels; 0 derives it from the height and the aspect ratio.
-    public var width = 0
+    package var width = 0
     /// Requested height; 0 derives it from the width.
-    public var height = 0
+    package var height = 0
     /// The least width of the result.
-    public var minWidth = 0
+    package var minWidth = 0
     /// The least height of the result.
-    public var minHeight = 0
+    package var minHeight = 0
     /// Multiplies the size (after ``dpr``) along each axis. Default 1.
-    public var zoomX = 1.0
-    public var zoomY = 1.0
+    package var zoomX = 1.0
+    package var zoomY = 1.0
     /// Multiplies every size and padding. Default 1.
-    public var dpr = 1.0
+    package var dpr = 1.0
     /// Let an image grow past its own size. Default false.
-    public var enlarge = false
+    package var enlarge = false
     /// Extend the canvas to the requested size when the image is smaller. Default false.
-    public var extend = false
+    package var extend = false
     /// Where the image sits on an extended canvas.
-    public var extendGravity = Gravity.center
+    package var extendGravity = Gravity.center
     /// `extend_aspect_ratio`: grow the canvas to the requested box's aspect ratio when the image
     /// came out with another (imgproxy's `calcSizes`), after `extend`. Default false.
-    public var extendAspectRatio = false
+    package var extendAspectRatio = false
     /// Where the image sits on a canvas grown to the aspect ratio.
-    public var extendAspectRatioGravity = Gravity.center
+    package var extendAspectRatioGravity = Gravity.center
     /// Where `fill` and `crop` cut. Default centre.
-    public var gravity = Gravity.center
+    package var gravity = Gravity.center
     /// Borders cut from the source first (not for animations, as imgproxy).
-    public var trim: Trim?
+    package var trim: Trim?
     /// A crop before resizing.
-    public var crop: Crop?
+    package var crop: Crop?
     /// Space around the result, filled with the background (transparent without one).
-    public var padding: Padding?
+    package var padding: Padding?
     /// Clockwise rotation in degrees, a multiple of 90.
-    public var rotate = 0
+    package var rotate = 0
     /// Turn the image upright by its EXIF orientation first. Default true.
-    public var autoRotate = true
+    package var autoRotate = true
     /// Mirror left to right.
-    public var flipHorizontally = false
+    package var flipHorizontally = false
     /// Mirror top to bottom.
-    public var flipVertically = false
+    package var flipVertically = false
     /// The colour behind transparent pixels; nil keeps transparency where the format has it
     /// (white for JPEG).
-    public var background: RGBAColor?
+    package var background: RGBAColor?
     /// The watermark, when the server has one configured.
-    public var watermark: Watermark?
+    package var watermark: Watermark?
     /// `adjust`, `monochrome`, `duotone`, `colorize` (imgproxy's paid edition).
-    public var colorFilters = ColorFilters()
+    package var colorFilters = ColorFilters()
     /// `background_alpha`/`bga`: the background's opacity, 0...1. Default 1.
-    public var backgroundAlpha = 1.0
+    package var backgroundAlpha = 1.0
     /// `hashsum`: the digest the source must have.
-    public var hashsum: Hashsum?
+    package var hashsum: Hashsum?
     /// `page`/`pg`: the frame or page used when the result is a still (or `da`). Default 0.
-    public var page = 0
+    package var page = 0
     /// `disable_animation`/`da`: every source is treated as a still. Default false.
-    public var disableAnimation = false
+    package var disableAnimation = false
     /// `resizing_algorithm`/`ra` (paid edition): the resize's kernel. imgproxy's names `nearest`,
     /// `linear`, `cubic`, `lanczos2`, `lanczos3`; default lanczos3.
-    public var resizingAlgorithm = ResamplingFilter.lanczos3
+    package var resizingAlgorithm = ResamplingFilter.lanczos3
     /// `crop_aspect_ratio`/`car:RATIO:ENLARGE` (paid edition): the crop's sides corrected to this
     /// width-to-height ratio, by shrinking one side (or growing one with `enlarge`, shrunk back
     /// to the image if it then overflows); nil or 0 leaves the crop as given.
-    public var cropAspectRatio: CropAspectRatio?
+    package var cropAspectRatio: CropAspectRatio?
     /// `unsharp_masking`/`ush`; nil applies none (the open-source edition's behaviour, and
     /// this server's default unless `IMGPROXY_UNSHARP_MASKING_MODE` sets one).
-    public var unsharpMasking: UnsharpMasking?
+    package var unsharpMasking: UnsharpMasking?
     /// `autoquality`/`aq:size:…`; nil for none.
-    public var autoquality: Autoquality?
+    package var autoquality: Autoquality?
     /// `format:best` (paid edition): every candidate format encoded and the smallest result kept.
-    public var bestFormat = false
+    package var bestFormat = false
     /// `pages`/`pgs` (paid edition): this many pages or frames from ``page`` stacked top to
     /// bottom, left-aligned, when the result is a still. Default 1.
-    public var pages = 1
+    package var pages = 1
     /// `keep_copyright`/`kcr`: when metadata is stripped, IFD0's Copyright and Artist stay
     /// (imgproxy's default true, `IMGPROXY_KEEP_COPYRIGHT`).
-    public var keepCopyright = true
+    package var keepCopyright = true
     /// `enforce_thumbnail`/`eth`: a HEIF source's embedded thumbnail replaces its main image
     /// (`IMGPROXY_ENFORCE_THUMBNAIL`). Default false.
-    public var enforceThumbnail = false
+    package var enforceThumbnail = false
     /// Gaussian blur's sigma; 0 for none.
-    public var blur = 0.0
+    package var blur = 0.0
     /// Unsharp mask's sigma; 0 for none.
-    public var sharpen = 0.0
+    package var sharpen = 0.0
     /// Pixelation block size; 0 for none.
-    public var pixelate = 0
+    package var pixelate = 0
     /// Lossy quality 1...100; 0 uses the format's or the server's default.
-    public var quality = 0
+    package var quality = 0
     /// Quality per output format, over ``quality``.
-    public var formatQuality: [ImageFormat: Int] = [:]
+    package var formatQuality: [ImageFormat: Int] = [:]
     /// `max_bytes`: for a lossy format, the quality is lowered until the result fits in this many
     /// bytes (or quality 10 is reached), as imgproxy's `saveImageToFitBytes`; 0 for no limit.
-    public var maxBytes = 0
+    package var maxBytes = 0
     /// The output format; nil keeps the source's (or negotiates one).
-    public var format: ImageFormat?
+    package var format: ImageFormat?
     /// Anything; only changes the cache key.
-    public var cacheBuster = ""
+    package var cacheBuster = ""
     /// Unix time after which the URL answers 404.
-    public var expires: Int?
+    package var expires: Int?
     /// The file name `Content-Disposition` gives, without extension.
-    public var filename: String?
+    package var filename: String?
     /// `Content-Disposition: attachment` instead of `inline`.
-    public var returnAttachment = false
+    package var returnAttachment = false
     /// `strip_metadata`: leave the source's EXIF out of the result (imgproxy's default, true);
     /// false writes it, its orientation set to the result's.
-    public var stripMetadata = true
+    package var stripMetadata = true
     /// `strip_color_profile`: convert to sRGB and drop the profile (imgproxy's default, true);
     /// false keeps the source's pixels and embeds its profile.
-    public var stripColorProfile = true
+    package var stripColorProfile = true
 
     /// `skip_processing`: sources in these formats are answered as they are, unless the URL asks
     /// for another format (imgproxy's `shouldSkipStandardProcessing`); the server's
     /// `IMGPROXY_SKIP_PROCESSING_FORMATS` and the URL's `skp` together.
-    public var skipProcessing: Set<ImageFormat> = []
+    package var skipProcessing: Set<ImageFormat> = []
     /// `raw`: the source's bytes answered unprocessed, without the result cache (imgproxy streams
     /// them). Default false.
-    public var raw = false
+    package var raw = false
     /// The URL's own security limits (`msr`, `msfs`, `maf`, `mafr`, `mrd`), each nil to keep the
     /// server's; read only when the server allows them (imgproxy's `IMGPROXY_ALLOW_SECURITY_OPTIONS`).
-    public var security = SecurityLimits()
+    package var security = SecurityLimits()
 
     /// Limits a URL may set for itself in place of the server's, as imgproxy's security options.
-    public struct SecurityLimits: Sendable, Equatable {
+    package struct SecurityLimits: Sendable, Equatable {
         /// `max_src_resolution`: the most pixels of the source (all frames together), from megapixels.
-        public var sourcePixels: Int?
+        package var sourcePixels: Int?
         /// `max_src_file_size`: the most bytes of the source; at most the server's own byte cap,
         /// which the shared download enforces while streaming.
-        public var sourceBytes: Int?
+        package var sourceBytes: Int?
         /// `max_animation_frames`: the most frames kept.
-        public var animationFrames: Int?
+        package var animationFrames: Int?
         /// `max_animation_frame_resolution`: the most pixels of each frame of an animation, which
         /// then replaces the whole-source check; 0 keeps that check.
-        public var animationFramePixels: Int?
+        package var animationFramePixels: Int?
         /// `max_result_dimension`: the largest width or height of the result; 0 keeps the server's.
-        public var resultDimension: Int?
+        package var resultDimension: Int?
 
-        public init() {}
+        package init() {}
 
         /// The canonical form's part: the limits set, in one order.
         var canonical: String? {
@@ -343,7 +306,7 @@ public struct ProcessingOptions: Sendable, Equatable {
     }
 
     /// imgproxy's defaults.
-    public init() {}
+    package init() {}
 
     /// The quality to encode `format` at, in imgproxy's order (`ProcessingOptions.Quality` in its
     /// `processing/options.go`): the URL's ``quality``, else the URL's ``formatQuality`` for the
@@ -355,7 +318,7 @@ public struct ProcessingOptions: Sendable, Equatable {
 
     /// Every option that changes the pixels, in one fixed order and spelling. Options that do
     /// not change the result (`expires`, `filename`, `return_attachment`) are left out.
-    public var canonical: String {
+    package var canonical: String {
         var parts = ["rs:\(resizingType.rawValue):\(width):\(height):\(enlarge ? 1 : 0):\(extend ? 1 : 0)"]
         if extend, extendGravity != .center { parts.append("exg:\(extendGravity.canonical)") }
         if extendAspectRatio { parts.append("exar:\(extendAspectRatioGravity.canonical)") }

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import WebImageGCS
 import WebImageS3
 
@@ -13,26 +13,26 @@ import WebImageS3
 /// source, which runs to the end of the path, percent-escaped where it has `?`, `#` or `@`; any
 /// other segment starts a base64url source, which may be split by `/` into chunks. The extension
 /// is optional in both forms.
-public struct ProxyPath: Sendable, Equatable {
+package struct ProxyPath: Sendable, Equatable {
     /// The first segment: the signature, or anything (`unsafe`) when signing is off.
-    public var signature: Substring
+    package var signature: Substring
     /// Everything after the signature segment, leading `/` included: what the signature signs.
-    public var signedPath: Substring
+    package var signedPath: Substring
     /// The option segments in order, as written (`rs:fill:300:200`).
-    public var options: [Substring]
+    package var options: [Substring]
     /// The source image's URL.
-    public var source: URL
+    package var source: URL
     /// The extension the URL asks for (`webp`), lowercased; nil when it names none.
-    public var extensionName: String?
+    package var extensionName: String?
 
     /// The scheme of sources the server holds itself rather than fetches (`local:///playground/
     /// scene.jpg`, as imgproxy names local sources): the playground's demo images.
-    public static let localScheme = "local"
+    package static let localScheme = "local"
 
     /// Splits a raw (still percent-encoded) request path.
     /// - Throws: ``ProxyError`` 404 for a path without a signature and a source, 400 for a
     ///   source that is not valid base64url, not a URL, or not http(s) (or ``localScheme``).
-    public init(parsing path: Substring, rules: Rules = Rules()) throws(ProxyError) {
+    package init(parsing path: Substring, rules: Rules = Rules()) throws(ProxyError) {
         guard path.first == "/" else { throw .notFound("a proxy path starts with /") }
         let afterSlash = path.dropFirst()
         guard let signatureEnd = afterSlash.firstIndex(of: "/"), signatureEnd > afterSlash.startIndex else {
@@ -190,27 +190,27 @@ public struct ProxyPath: Sendable, Equatable {
     }
 
     /// How a server reads its paths, beyond imgproxy's URL format itself.
-    public struct Rules: Sendable, Equatable {
+    package struct Rules: Sendable, Equatable {
         /// What is done to the source URL first (`IMGPROXY_URL_REPLACEMENTS`, `IMGPROXY_BASE_URL`).
-        public var rewriting = SourceRewriting()
+        package var rewriting = SourceRewriting()
         /// A base64 source is followed by a file name segment to ignore
         /// (`IMGPROXY_BASE64_URL_INCLUDES_FILENAME`).
-        public var base64IncludesFilename = false
+        package var base64IncludesFilename = false
         /// The options part is one segment of preset names (`IMGPROXY_ONLY_PRESETS`).
-        public var onlyPresets = false
+        package var onlyPresets = false
         /// What separates an option's name and arguments: a segment holding it is an option
         /// (`IMGPROXY_ARGUMENTS_SEPARATOR`). Default `:`.
-        public var argumentsSeparator = ":"
+        package var argumentsSeparator = ":"
         /// Whether `s3://` sources are read (`IMGPROXY_USE_S3`).
-        public var allowsS3 = false
+        package var allowsS3 = false
         /// Whether `gs://` sources are read (`IMGPROXY_USE_GCS`).
-        public var allowsGCS = false
+        package var allowsGCS = false
         /// What ends an `s3://` source's key and starts its version
         /// (`IMGPROXY_SOURCE_URL_QUERY_SEPARATOR`); empty: the whole rest is the key.
-        public var querySeparator = "?"
+        package var querySeparator = "?"
 
         /// The rules of imgproxy's defaults: none.
-        public init(
+        package init(
             rewriting: SourceRewriting = SourceRewriting(), base64IncludesFilename: Bool = false, onlyPresets: Bool = false,
             argumentsSeparator: String = ":"
         ) {

@@ -227,7 +227,7 @@ struct ImageProcessor: Sendable {
     /// `autoquality`'s `size` method: the highest quality in its range whose result fits its
     /// target, by bisection (the maximum first, as most results fit there); the minimum's result
     /// when none fits. imgproxy Pro's search is not public; its documentation names the result.
-    static func search(_ autoquality: ProcessingOptions.Autoquality, _ attempt: (Int) throws(ProxyError) -> Data) throws(ProxyError)
+    static func search(_ autoquality: Autoquality, _ attempt: (Int) throws(ProxyError) -> Data) throws(ProxyError)
         -> (quality: Int, data: Data)
     {
         let highest = try attempt(autoquality.maximum)

@@ -1,6 +1,6 @@
 /// The parts of an HTTP request's head the proxy reads, whatever framework received it:
 /// ``ImageProxyMiddleware`` gives Hummingbird's, and WebImageVapor's middleware Vapor's.
-package protocol ProxyRequestHead {
+public protocol ProxyRequestHead {
     /// `GET` or `HEAD`.
     var method: String { get }
     /// Whether the request's target has a query string (the proxy refuses one).
@@ -10,7 +10,7 @@ package protocol ProxyRequestHead {
 }
 
 /// The request headers the proxy reads.
-package enum ProxyRequestField: Sendable {
+public enum ProxyRequestField: Sendable {
     case authorization
     case accept
     case ifNoneMatch
@@ -22,7 +22,7 @@ package enum ProxyRequestField: Sendable {
     case width
 
     /// The header's name as a request carries it.
-    package var name: String {
+    public var name: String {
         switch self {
         case .authorization: "Authorization"
         case .accept: "Accept"

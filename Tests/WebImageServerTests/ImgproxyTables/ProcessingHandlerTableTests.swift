@@ -67,7 +67,7 @@ struct ImgproxyProcessingHandlerTableTests {
         // connection. With S3 off, an s3:// source is a 400 here before the list is asked.
         let s3 = S3Sources(
             client: S3Configuration(
-                endpoint: URL(string: "http://127.0.0.1:1")!, usePathStyle: true,
+                endpoint: URL(string: "http://127.0.0.1:1")!, usesPathStyle: true,
                 credentials: S3Credentials(accessKeyID: "test", secretAccessKey: "test")))
         for (list, source) in [
             (["local://", "http://images.dev/"], "s3://images/lorem/ipsum.jpg"),

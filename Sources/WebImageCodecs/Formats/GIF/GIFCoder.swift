@@ -26,7 +26,7 @@ package struct GIFCoder: ImageCoder {
     }
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
-        var source = try GIFFrameSource(data, limits: options.limits, acceptTruncated: options.acceptTruncatedImages)
+        var source = try GIFFrameSource(data, limits: options.limits, acceptTruncated: options.acceptsTruncatedImages)
         return try source.image(options: options, inputSize: data.count, format: .gif)
     }
 }
@@ -38,7 +38,7 @@ extension GIFCoder: AnimatedImageCoder {
     {
         guard format == .gif else { return nil }
         return AnimatedImageDecoder.ifAnimated(
-            try GIFFrameSource(data, limits: options.limits, acceptTruncated: options.acceptTruncatedImages),
+            try GIFFrameSource(data, limits: options.limits, acceptTruncated: options.acceptsTruncatedImages),
             maximumBufferedFrames: maximumBufferedFrames)
     }
 }

@@ -13,7 +13,7 @@ import Foundation
 ///   goes on reading after it.
 ///
 /// Data that ends inside a frame is truncation: an error, or with
-/// ``DecodeOptions/acceptTruncatedImages`` the rows that arrived (the rest left undrawn) and a
+/// ``DecodeOptions/acceptsTruncatedImages`` the rows that arrived (the rest left undrawn) and a
 /// partial image.
 ///
 /// Each frame's palette indices (a byte per pixel) are held at the size its descriptor declares,

@@ -10,7 +10,7 @@ import CTurboJPEG
 /// colour profile, as Pillow does. What libjpeg only warns about (stray bytes between markers,
 /// padding after a segment) decodes as browsers show it, the warnings in ``Image/warnings``. A
 /// file that ends before its image data does is a `WebImageError.Code.decodeFailed`, not a
-/// grey-filled success, unless ``DecodeOptions/acceptTruncatedImages`` asks for what arrived.
+/// grey-filled success, unless ``DecodeOptions/acceptsTruncatedImages`` asks for what arrived.
 package struct JPEGCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
@@ -62,7 +62,7 @@ package struct JPEGCoder: ImageCoder {
             let message = Self.message(handle)
             guard Self.isWarning(handle) else { throw WebImageError(.decodeFailed, "JPEG: \(message)") }
             isPartial = message.contains("Premature end")
-            if isPartial && !options.acceptTruncatedImages { throw WebImageError(.decodeFailed, "JPEG: \(message)") }
+            if isPartial && !options.acceptsTruncatedImages { throw WebImageError(.decodeFailed, "JPEG: \(message)") }
             if !warnings.contains(message) { warnings.append(message) }
         }
         if isCMYK { Self.convertCMYKToRGBA(&pixels, inverted: JPEGSegments.hasAdobeMarker(bytes)) }

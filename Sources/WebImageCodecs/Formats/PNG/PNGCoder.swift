@@ -70,7 +70,7 @@ package struct PNGCoder: ImageCoder {
             initialized = buffer.count
             status = cwi_png_decode_rgba(
                 source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height, UInt32(reduction),
-                options.acceptTruncatedImages ? 1 : 0, direct ? 1 : 0, &outcome)
+                options.acceptsTruncatedImages ? 1 : 0, direct ? 1 : 0, &outcome)
         }
         guard status == 0 else { throw WebImageError(.decodeFailed, "PNG: \(Self.message(outcome.message))") }
         // The rows a file cut short never reached are transparent.

@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [extra-package ...]
 set -euo pipefail
 
-packages=(pkg-config libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libdeflate-dev libgif-dev libwebp-dev liblcms2-dev libavif-dev libtiff-dev libheif-dev libjxl-dev librsvg2-dev libsnappy-dev libzstd-dev fonts-dejavu-core libcurl4 bsdutils "$@")
+packages=(pkg-config libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libdeflate-dev libgif-dev libwebp-dev liblcms2-dev libavif-dev libtiff-dev libheif-dev libjxl-dev librsvg2-dev libsnappy-dev libzstd-dev fonts-dejavu-core libavif-bin libcurl4 bsdutils "$@")
 
 missing=()
 for package in "${packages[@]}"; do

@@ -11,8 +11,10 @@ struct InfoCommand: AsyncParsableCommand {
             With --json the fields are: source, format, width, height, frames, loopCount, \
             durations (milliseconds per frame), orientation (EXIF value 1-8), bytes, warnings \
             (what the decoder worked around, as browsers do: stray bytes in a JPEG, a damaged \
-            ancillary PNG chunk, a GIF without its trailer) and partial (with --accept-truncated, \
-            whether the data ended before the image).
+            ancillary PNG chunk, a GIF without its trailer), partial (with --accept-truncated, \
+            whether the data ended before the image) and, for AVIF, PNG and JPEG, color: the \
+            file's bitDepth, primaries, transfer (names such as bt2020 and pq, or H.273 code \
+            points), matrix, hdr (PQ or HLG, tone-mapped to SDR when decoded) and gainMap.
 
             Examples:
               webimage info photo.jpg
@@ -40,6 +42,23 @@ struct InfoCommand: AsyncParsableCommand {
         let bytes: Int
         let warnings: [String]
         let partial: Bool
+        let color: Color?
+
+        /// The source's ``ColorDescription``.
+        struct Color: Encodable {
+            let bitDepth: Int
+            let primaries: String?
+            let transfer: String?
+            let matrix: Int?
+            let hdr: Bool
+            let gainMap: Bool
+
+            init(_ description: ColorDescription) {
+                (bitDepth, primaries, transfer, matrix) =
+                    (description.bitDepth, description.primariesName, description.transferName, description.matrix)
+                (hdr, gainMap) = (description.isHDR, description.hasGainMap)
+            }
+        }
     }
 
     func run() async throws {
@@ -55,7 +74,7 @@ struct InfoCommand: AsyncParsableCommand {
             source: source, format: (image.sourceFormat ?? ImageFormat(sniffing: data))?.rawValue ?? "unknown",
             width: image.pixelWidth, height: image.pixelHeight, frames: image.frames.count, loopCount: image.loopCount,
             durations: image.isAnimated ? image.frames.map { $0.duration.milliseconds } : [], orientation: image.orientation.rawValue,
-            bytes: data.count, warnings: image.warnings, partial: image.isPartial
+            bytes: data.count, warnings: image.warnings, partial: image.isPartial, color: image.sourceColor.map(Report.Color.init)
         )
         if outputOptions.json {
             print(jsonLine(report))
@@ -71,8 +90,18 @@ struct InfoCommand: AsyncParsableCommand {
         }
         print("orientation: \(report.orientation) (\(image.orientation))")
         print("bytes:       \(report.bytes)")
+        if let color = report.color { print("colour:      \(Self.describe(color))") }
         if report.partial { print("partial:     yes, the data ends before the image") }
         for warning in report.warnings { print("warning:     \(warning)") }
+    }
+
+    /// "12-bit, bt2020 primaries, pq transfer (HDR, tone-mapped to SDR)".
+    private static func describe(_ color: Report.Color) -> String {
+        var parts = ["\(color.bitDepth)-bit"]
+        if let primaries = color.primaries { parts.append("\(primaries) primaries") }
+        if let transfer = color.transfer { parts.append("\(transfer) transfer") }
+        if color.gainMap { parts.append("a gain map (shown as its SDR base)") }
+        return parts.joined(separator: ", ") + (color.hdr ? " (HDR, tone-mapped to SDR)" : "")
     }
 
     private func load() async throws -> Data {

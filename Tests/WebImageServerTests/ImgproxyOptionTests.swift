@@ -752,6 +752,19 @@ struct ImgproxyInfoTests {
                 withTransparent == #"{"average": {"R": 5, "G": 10, "B": 15, "A": 128}}"#, "(10 + 0) / 2 = 5; (255 + 0) / 2 = 127.5, rounded"
             )
             #expect(try await info("pg:5", "/a.gif").status == 400)
+            // This server's colour description: a 12-bit PQ AVIF (Tests/WebImageCodecsTests/
+            // hdr_reference.py's, made by avifenc -l -d 12 --cicp 9/16/0), then a JPEG.
+            harness.origin.route("/pq.avif", .ok([UInt8](try Fixture.data("avif/pq-12-bit.avif")), contentType: "image/avif"))
+            let hdr = String(decoding: try await info("s:0/f:0/d:0/exif:0/cd:1", "/pq.avif").body, as: UTF8.self)
+            #expect(
+                hdr
+                    == #"{"color_description": {"bit_depth": 12, "primaries": "bt2020", "transfer": "pq", "matrix": 0, "hdr": true, "gain_map": false}}"#
+            )
+            let sdr = String(decoding: try await info("s:0/f:0/d:0/exif:0/color_description:1", "/o.jpg").body, as: UTF8.self)
+            #expect(
+                sdr
+                    == #"{"color_description": {"bit_depth": 8, "primaries": null, "transfer": null, "matrix": null, "hdr": false, "gain_map": false}}"#
+            )
             let unsigned = harness.signedPlain("cb:1", "/o.jpg").dropFirst().drop { $0 != "/" }
             #expect(try await harness.get("/info/bad" + unsigned).status == 403, "a wrong signature")
         }

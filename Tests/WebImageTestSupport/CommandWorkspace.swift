@@ -40,16 +40,21 @@ package final class CommandWorkspace: Sendable {
         let errors = directory.appendingPathComponent("stderr-\(UUID().uuidString).txt")
         let child = try ChildProcess(ChildProcess.builtProduct("webimage"), arguments, environment: environment, standardError: errors)
         let exit = try await child.waitForExit()
-        if exit.signaled { throw CommandKilled(arguments: arguments) }
         let standardError = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        if exit.signaled { throw CommandKilled(arguments: arguments, standardError: standardError) }
         return CommandRun(status: exit.status, lines: child.lines, standardError: standardError)
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 }
 
-/// The command was killed by a signal instead of exiting.
+/// The command was killed by a signal instead of exiting; the end of what it wrote to standard
+/// error (a crash's message, then the crashed thread's backtrace) says why.
 package struct CommandKilled: Error, CustomStringConvertible {
     package let arguments: [String]
-    package var description: String { "webimage \(arguments.joined(separator: " ")) was killed by a signal" }
+    package let standardError: String
+    package var description: String {
+        "webimage \(arguments.joined(separator: " ")) was killed by a signal; its standard error begins:\n"
+            + standardError.split(separator: "\n").prefix(40).joined(separator: "\n")
+    }
 }

@@ -30,6 +30,7 @@ extension AnimationFrameSource {
             hasAlpha: frames.contains { !$0.pixels.isOpaque })
         image.warnings = warnings
         image.isPartial = isPartial
+        image.sourceColor = sourceColor
         return image
     }
 }

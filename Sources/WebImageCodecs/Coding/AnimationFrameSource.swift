@@ -9,6 +9,8 @@ protocol AnimationFrameSource {
     var warnings: [String] { get }
     /// Whether the data ended inside a frame and only part of it was read (``Image/isPartial``).
     var isPartial: Bool { get }
+    /// The file's colour description (``Image/sourceColor``), when the format gives one.
+    var sourceColor: ColorDescription? { get }
     /// Starts again from the first frame.
     mutating func rewind() throws(WebImageError)
     /// The next frame, composed.
@@ -18,4 +20,5 @@ protocol AnimationFrameSource {
 extension AnimationFrameSource {
     var warnings: [String] { [] }
     var isPartial: Bool { false }
+    var sourceColor: ColorDescription? { nil }
 }

@@ -78,6 +78,7 @@ public final class CodersManager: Sendable {
             }
         }
         if options.keepsEXIF { image.exif = metadata.exif }
+        if image.sourceColor == nil { image.sourceColor = metadata.colorDescription }
         // A PNG's or WebP's EXIF orientation, which their decoders do not read.
         if image.orientation == .up, let orientation = metadata.orientation { image.orientation = orientation }
     }

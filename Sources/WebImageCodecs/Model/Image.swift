@@ -36,6 +36,10 @@ public struct Image: Sendable, Equatable {
     /// it. Encoders write it with its Orientation entry set to ``orientation`` (1 once the pixels
     /// are upright).
     public var exif: Data?
+    /// How the source file describes its colour (bit depth, primaries, transfer, gain map), when
+    /// its decoder reads it: AVIF, PNG and JPEG. The pixels themselves are 8-bit; an HDR source
+    /// (``ColorDescription/isHDR``) was tone-mapped to them.
+    public var sourceColor: ColorDescription?
 
     /// A still image.
     public init(

@@ -18,6 +18,9 @@ package struct InfoOptions: Sendable, Equatable {
     package var frames = false
     /// `color_profile`/`cp` (this server's): whether an ICC profile is embedded. Default false.
     package var colorProfile = false
+    /// `color_description`/`cd` (this server's): the source's bit depth, primaries, transfer,
+    /// matrix and gain map, and whether it is HDR (rendered to SDR when processed). Default false.
+    package var colorDescription = false
     /// `average`/`avg:AVERAGE:IGNORE_TRANSPARENT`: the mean colour, fully transparent pixels left
     /// out unless the second argument is false. Default off.
     package var average = false
@@ -47,13 +50,16 @@ package struct InfoOptions: Sendable, Equatable {
     package static func == (left: InfoOptions, right: InfoOptions) -> Bool { left.canonical == right.canonical }
 
     /// Whether the answer needs the pixels, not only the header and the bytes.
-    var decodes: Bool { frames || colorProfile || average || dominantColors || thumbHash || blurHash != nil || crop != nil || page > 0 }
+    var decodes: Bool {
+        frames || colorProfile || colorDescription || average || dominantColors || thumbHash || blurHash != nil || crop != nil || page > 0
+    }
 
     /// Every option that changes the answer, in one fixed order: the result cache's key.
     package var canonical: String {
         var parts = ["s:\(size ? 1 : 0)", "f:\(format ? 1 : 0)", "d:\(dimensions ? 1 : 0)", "exif:\(exif ? 1 : 0)"]
         if frames { parts.append("fr:1") }
         if colorProfile { parts.append("cp:1") }
+        if colorDescription { parts.append("cd:1") }
         if average { parts.append("avg:1:\(averageIgnoresTransparent ? 1 : 0)") }
         if dominantColors { parts.append("dc:1:\(buildsMissedColors ? 1 : 0)") }
         if let blurHash { parts.append("bh:\(blurHash.x):\(blurHash.y)") }
@@ -80,7 +86,8 @@ extension OptionsParser {
             let name = String(parts[0])
             let reader = ArgumentReader(option: name, arguments: Array(parts.dropFirst()))
             switch name {
-            case "size", "s", "format", "f", "dimensions", "d", "exif", "frames", "fr", "color_profile", "cp", "thumbhash", "th":
+            case "size", "s", "format", "f", "dimensions", "d", "exif", "frames", "fr", "color_profile", "cp", "color_description", "cd",
+                "thumbhash", "th":
                 try reader.expect(at: 1)
                 let value = try reader.boolean(0) ?? true
                 switch name {
@@ -90,6 +97,7 @@ extension OptionsParser {
                 case "exif": options.exif = value
                 case "frames", "fr": options.frames = value
                 case "thumbhash", "th": options.thumbHash = value
+                case "color_description", "cd": options.colorDescription = value
                 default: options.colorProfile = value
                 }
             case "average", "avg":

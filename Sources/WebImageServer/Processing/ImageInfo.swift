@@ -3,7 +3,7 @@ import WebImage
 
 /// The JSON `/info` answers for a source's bytes (imgproxy Pro's "Getting an image info"):
 /// `size`, `format`, `width`, `height` (as stored) with `orientation`, `exif` (exifread's names),
-/// and on request `frames`, `color_profile`, `crop`, `average`, `dominant_colors`, `thumbhash` and
+/// and on request `frames`, `color_profile`, `color_description`, `crop`, `average`, `dominant_colors`, `thumbhash` and
 /// `blurhash`, in that order.
 /// Synchronous CPU work for the work pool.
 struct ImageInfo {
@@ -40,6 +40,7 @@ struct ImageInfo {
         do { image = try coders.decode(data, options: decodeOptions) } catch { throw ImageProcessor.proxyError(error) }
         if options.frames { members.append(("frames", String(image.frames.count))) }
         if options.colorProfile { members.append(("color_profile", image.colorProfile == nil ? "false" : "true")) }
+        if options.colorDescription { members.append(("color_description", Self.colorDescription(image.sourceColor))) }
         guard options.page < image.frames.count else {
             throw .badRequest("page \(options.page) is past the source's \(image.frames.count) (page)")
         }
@@ -57,6 +58,18 @@ struct ImageInfo {
             members.append(("blurhash", Self.quoted(BlurHash.encode(pixels, componentsX: components.x, componentsY: components.y))))
         }
         return Self.object(members)
+    }
+
+    /// The source's colour description as a JSON object: `bit_depth`, `primaries`, `transfer`
+    /// (names, or H.273 code points; null when not signalled), `matrix` (the code point), `hdr`,
+    /// `gain_map`; null for a format whose description is not read.
+    static func colorDescription(_ description: ColorDescription?) -> String {
+        guard let description else { return "null" }
+        return object([
+            ("bit_depth", String(description.bitDepth)), ("primaries", description.primariesName.map(quoted) ?? "null"),
+            ("transfer", description.transferName.map(quoted) ?? "null"), ("matrix", description.matrix.map(String.init) ?? "null"),
+            ("hdr", description.isHDR ? "true" : "false"), ("gain_map", description.hasGainMap ? "true" : "false"),
+        ])
     }
 
     /// `pixels` scaled to fit `side` x `side`, as they are when they already fit.

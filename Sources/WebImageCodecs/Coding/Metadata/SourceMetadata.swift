@@ -21,6 +21,9 @@ struct SourceMetadata {
     static let formats: Set<ImageFormat> = [.jpeg, .png, .webP, .avif, .heic, .heif, .jpegXL, .tiff]
 
     var colorSpace: ColorSpace?
+    /// A JPEG's sample precision and whether its XMP declares an Ultra HDR gain map
+    /// (`hdrgm`, Adobe's gain map specification); a PNG's bit depth and `cICP` chunk.
+    var colorDescription: ColorDescription?
     /// TIFF-structured EXIF bytes (without JPEG's `Exif\0\0` prefix).
     var exif: Data?
 
@@ -65,11 +68,17 @@ struct SourceMetadata {
     private mutating func readJPEG(_ bytes: UnsafeRawBufferPointer) {
         let iccSignature = Array("ICC_PROFILE".utf8) + [0]
         var pieces: [(sequence: UInt8, bytes: UnsafeRawBufferPointer)] = []
+        var gainMap = false
+        defer { if gainMap { colorDescription?.hasGainMap = true } }
         JPEGSegments.forEach(in: bytes) { marker, segment in
             if marker == 0xE2, segment.count > 14, segment.prefix(12).elementsEqual(iccSignature) {
                 pieces.append((segment[12], UnsafeRawBufferPointer(rebasing: segment[14...])))
             } else if marker == 0xE1, exif == nil, let tiff = ExifReader.tiff(inAPP1: segment) {
                 exif = Data(tiff)
+            } else if marker == 0xE1, Self.declaresGainMap(xmp: segment) {
+                gainMap = true
+            } else if Self.startOfFrame.contains(marker), let precision = segment.first {
+                colorDescription = ColorDescription(bitDepth: Int(precision))
             }
             return true
         }
@@ -93,6 +102,11 @@ struct SourceMetadata {
             case "gAMA" where data.count == 4: gamma = Double(Self.bigEndian32(data, 0)) / 100_000
             case "cHRM" where data.count == 32: chromaticities = (0..<8).map { Double(Self.bigEndian32(data, $0 * 4)) / 100_000 }
             case "eXIf": exif = Data(data)
+            case "IHDR" where data.count == 13: colorDescription = ColorDescription(bitDepth: Int(data[8]))
+            case "cICP" where data.count == 4:
+                colorDescription?.primaries = Int(data[0])
+                colorDescription?.transfer = Int(data[1])
+                colorDescription?.matrix = Int(data[2])
             default: break
             }
         }
@@ -117,6 +131,20 @@ struct SourceMetadata {
             }
             offset += 8 + size + size % 2
         }
+    }
+
+    /// JPEG's start-of-frame markers (SOF0-SOF15 but DHT, JPG and DAC), whose first byte is the
+    /// sample precision.
+    private static let startOfFrame: Set<UInt8> = Set(0xC0...0xCF).subtracting([0xC4, 0xC8, 0xCC])
+
+    /// Whether an APP1 segment is XMP that declares a gain map: Ultra HDR's primary image
+    /// carries `hdrgm:Version` in the `http://ns.adobe.com/hdr-gain-map/1.0/` namespace.
+    private static func declaresGainMap(xmp segment: UnsafeRawBufferPointer) -> Bool {
+        let signature = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
+        guard segment.count > signature.count, segment.prefix(signature.count).elementsEqual(signature) else { return false }
+        let namespace = Array("http://ns.adobe.com/hdr-gain-map/1.0/".utf8)
+        let body = segment.dropFirst(signature.count)
+        return body.indices.contains { index in body[index...].starts(with: namespace) }
     }
 
     /// An `iCCP` chunk's profile: a name of 1 to 79 bytes, a zero, compression method 0, then

@@ -139,6 +139,15 @@ struct AVIFFrameSource: AnimationFrameSource {
             return Data(bytes: data, count: icc.size)
         }
 
+        /// The file's bit depth and CICP (its `nclx`, else the AV1 stream's); a code point of 2,
+        /// "unspecified", is nil.
+        var colorDescription: ColorDescription {
+            func signalled(_ value: UInt16) -> Int? { value == 2 ? nil : Int(value) }
+            return ColorDescription(
+                bitDepth: Int(image.depth), primaries: signalled(image.colorPrimaries), transfer: signalled(image.transferCharacteristics),
+                matrix: signalled(image.matrixCoefficients))
+        }
+
         /// Whether the stored pixels are turned a quarter or three quarters (so width and height swap).
         var swapsDimensions: Bool {
             image.transformFlags & UInt32(AVIF_TRANSFORM_IROT.rawValue) != 0 && image.irot.angle % 2 == 1
@@ -183,11 +192,20 @@ struct AVIFFrameSource: AnimationFrameSource {
         return try upright(rgba())
     }
 
-    /// The current frame as 8-bit RGBA, as stored; alpha is 255 without an alpha plane.
+    /// The file's colour description.
+    var sourceColor: ColorDescription? { decoder.colorDescription }
+
+    /// The current frame as 8-bit RGBA, as stored; alpha is 255 without an alpha plane. A PQ or
+    /// HLG frame without an ICC profile (which would say otherwise) is rendered to SDR from 16
+    /// bits (``HDRRendering``).
     private func rgba() throws(WebImageError) -> PixelBuffer {
         let image = decoder.pointer.pointee.image!
         let width = Int(image.pointee.width)
         let height = Int(image.pointee.height)
+        let description = decoder.colorDescription
+        if description.isHDR && decoder.colorProfile == nil {
+            return try renderedHDR(image, width: width, height: height, description: description)
+        }
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, image)
         rgb.format = AVIF_RGB_FORMAT_RGBA
@@ -203,6 +221,28 @@ struct AVIFFrameSource: AnimationFrameSource {
         guard result == AVIF_RESULT_OK else {
             throw WebImageError(.decodeFailed, "AVIF: \(String(cString: avifResultToString(result)))")
         }
+        return PixelBuffer(width: width, height: height, straightRGBA: pixels)
+    }
+
+    /// The current HDR frame as 16-bit RGBA from libavif, rendered to 8-bit SDR sRGB.
+    private func renderedHDR(_ image: UnsafeMutablePointer<avifImage>, width: Int, height: Int, description: ColorDescription)
+        throws(WebImageError) -> PixelBuffer
+    {
+        let count = try PixelBuffer.byteCount(width: width, height: height)
+        var rgb = avifRGBImage()
+        avifRGBImageSetDefaults(&rgb, image)
+        rgb.format = AVIF_RGB_FORMAT_RGBA
+        rgb.depth = 16
+        rgb.rowBytes = UInt32(width * 8)
+        var samples = [UInt16](repeating: UInt16.max, count: count)
+        let result = samples.withUnsafeMutableBufferPointer { buffer in
+            rgb.pixels = UnsafeMutableRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: UInt8.self)
+            return avifImageYUVToRGB(image, &rgb)
+        }
+        guard result == AVIF_RESULT_OK else {
+            throw WebImageError(.decodeFailed, "AVIF: \(String(cString: avifResultToString(result)))")
+        }
+        let pixels = samples.withUnsafeBufferPointer { HDRRendering.sdrPixels($0, pixelCount: width * height, description: description) }
         return PixelBuffer(width: width, height: height, straightRGBA: pixels)
     }
 

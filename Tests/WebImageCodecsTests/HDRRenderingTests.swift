@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import WebImageCodecs
+import WebImageTesting
+import WebImageTestSupport
+
+/// HDR sources rendered to SDR (``HDRRendering``) against colour-science's rendering of the same
+/// code values, and the colour description each format's reader reports. The pictures and the
+/// expected values come from hdr_reference.py (which says how each step is derived), run by the
+/// tests' Python; the AVIFs are made by libavif's own `avifenc` (Debian's libavif-bin), lossless,
+/// so each decoded sample is the one the reference starts from.
+@Suite("HDR: PQ and HLG rendered to SDR, colour descriptions")
+struct HDRRenderingTests {
+    struct Reference: Decodable {
+        struct Picture: Decodable {
+            let file: String
+            let expected: [[Int]]
+            let asSRGB: [[Int]]
+        }
+        let taggedPNG: String
+        let pq: Picture
+        let hlg: Picture
+        let patch: Int
+    }
+
+    static func reference(in directory: TemporaryDirectory) async throws -> Reference {
+        let script = try #require(Bundle.module.url(forResource: "hdr_reference", withExtension: "py"))
+        let python = TestPython.command
+        let process = try ChildProcess(python.executable, python.arguments + [script.path, directory.url.path])
+        let status = try await process.waitForExit()
+        #expect(
+            status.status == 0,
+            "hdr_reference.py failed (colour-science in \(python.executable.path)? avifenc from libavif-bin?): \(process.lines.suffix(5))")
+        let output = try #require(process.lines.last)
+        return try JSONDecoder().decode(Reference.self, from: Data(output.utf8))
+    }
+
+    /// The largest difference, in 8-bit levels, between each patch's decoded pixel and the
+    /// reference, and the reference white patch's level.
+    static func compare(_ picture: Reference.Picture, patch: Int) throws -> (largest: Int, pixels: [[Int]]) {
+        let image = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: picture.file)))
+        #expect(image.pixelWidth == patch * picture.expected.count)
+        var largest = 0
+        var pixels: [[Int]] = []
+        for index in picture.expected.indices {
+            let offset = image.pixels.bytesPerRow + (index * patch + 1) * 4
+            let pixel = (0..<3).map { Int(image.pixels.bytes[offset + $0]) }
+            pixels.append(pixel)
+            largest = max(largest, zip(pixel, picture.expected[index]).map { abs($0 - $1) }.max() ?? 0)
+        }
+        return (largest, pixels)
+    }
+
+    @Test("a 12-bit PQ and an HLG AVIF render as colour-science does, to 1 level; not as their code values shown as sRGB")
+    func rendersAsTheReference() async throws {
+        let directory = try TemporaryDirectory("hdr")
+        let reference = try await Self.reference(in: directory)
+        for (name, picture) in [("pq", reference.pq), ("hlg", reference.hlg)] {
+            let image = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: picture.file)))
+            let transfer = name == "pq" ? ColorDescription.perceptualQuantizer : ColorDescription.hybridLogGamma
+            #expect(image.sourceColor == ColorDescription(bitDepth: 12, primaries: 9, transfer: transfer, matrix: 0))
+            #expect(image.sourceColor?.isHDR == true)
+            let (largest, pixels) = try Self.compare(picture, patch: reference.patch)
+            // Measured: 0 levels for PQ's twelve patches and HLG's seven (the tables are fine
+            // enough that Float arithmetic lands on the same level as colour-science's doubles).
+            #expect(largest <= 1, "\(name): \(pixels) against \(picture.expected)")
+            // The code values shown as sRGB, as the 8-bit conversion did: BT.2408's reference
+            // white (203 cd/m², PQ patch 5; HLG 0.75, patch 3) came out 148 and 191; rendered,
+            // it is 229 in both.
+            let white = name == "pq" ? 5 : 3
+            #expect(pixels[white][0] - picture.asSRGB[white][0] > 35, "\(name): \(pixels[white]) against \(picture.asSRGB[white])")
+        }
+    }
+
+    @Test("the curve is the identity below its knee and never brighter than SDR white; a dim picture is not compressed")
+    func curve() {
+        let curve = ToneCurve(sourcePeak: 1000, targetPeak: 203)
+        #expect(curve.map(10) == 10 && curve.map(50) == 50)
+        var previous: Float = 0
+        for nits in stride(from: Float(1), through: 1000, by: 1) {
+            let mapped = curve.map(nits)
+            #expect(mapped >= previous && mapped <= 203.01, "\(nits) -> \(mapped)")
+            previous = mapped
+        }
+        #expect(abs(curve.map(1000) - 203) < 0.01)
+        let dim = ToneCurve(sourcePeak: 203, targetPeak: 203)
+        #expect(dim.map(150) == 150)
+    }
+
+    @Test("PNG reports its bit depth and cICP, JPEG its precision and an Ultra HDR gain map's XMP")
+    func descriptions() async throws {
+        let directory = try TemporaryDirectory("hdr-png")
+        let reference = try await Self.reference(in: directory)
+        let tagged = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: reference.taggedPNG)))
+        #expect(tagged.sourceColor == ColorDescription(bitDepth: 16, primaries: 9, transfer: 16, matrix: 0))
+        let plain = try CodersManager.shared.decode(
+            try CodersManager.shared.encode(
+                Image(pixels: PixelBuffer(width: 2, height: 2, straightRGBA: [UInt8](repeating: 200, count: 16))), as: .png))
+        #expect(plain.sourceColor == ColorDescription(bitDepth: 8))
+        let jpeg = try CodersManager.shared.encode(
+            Image(pixels: PixelBuffer(width: 8, height: 8, straightRGBA: [UInt8](repeating: 120, count: 256))), as: .jpeg)
+        #expect(try CodersManager.shared.decode(jpeg).sourceColor == ColorDescription(bitDepth: 8))
+        // An Ultra HDR primary image's XMP (Android's Ultra HDR format, Adobe's gain map
+        // namespace), placed after SOI: the gain map is reported, the SDR base decoded.
+        let xmp =
+            Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
+            + Array(
+                #"<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:Description xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" hdrgm:Version="1.0"/></x:xmpmeta>"#
+                    .utf8)
+        let length = xmp.count + 2
+        let ultraHDR = Data(jpeg.prefix(2)) + Data([0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + xmp) + Data(jpeg.dropFirst(2))
+        let decoded = try CodersManager.shared.decode(ultraHDR)
+        #expect(decoded.sourceColor == ColorDescription(bitDepth: 8, hasGainMap: true))
+        #expect(decoded.pixels == (try CodersManager.shared.decode(jpeg)).pixels)
+    }
+}

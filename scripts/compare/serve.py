@@ -189,6 +189,18 @@ def photo_with_servers(workdir: Path, name: str, width: int, height: int) -> tup
     return photo, origin, (ours, ours_port), (thumbor, thumbor_port)
 
 
+def alternated(sides: dict, args) -> tuple:
+    """Each side ({name: (url, maker of its wrk script)}) warmed up for 2 s (sources cached,
+    workers and pools started), then run args.repeats times for args.seconds, the sides in turn
+    so that drift hits all alike: the warm-ups, every run, and each side's medians."""
+    warm_ups = {name: wrk(url, 2, script=script()) for name, (url, script) in sides.items()}
+    runs = {name: [] for name in sides}
+    for _ in range(args.repeats):
+        for name, (url, script) in sides.items():
+            runs[name].append(wrk(url, args.seconds, script=script()))
+    return warm_ups, runs, {name: median_of(values) for name, values in runs.items()}
+
+
 def throughput(workdir: Path, args, report: dict):
     photo, origin, (ours, ours_port), (thumbor, thumbor_port) = photo_with_servers(workdir, "throughput", 2048, 1365)
     source = f"127.0.0.1:{origin}/{photo.name}"
@@ -207,13 +219,8 @@ def throughput(workdir: Path, args, report: dict):
         sides["webimage serve (baseline)"] = (
             f"http://127.0.0.1:{baseline_port}",
             lambda: cachebusting(workdir, f"/unsafe/rs:fit:512:512/q:80/cb:{{cb}}/plain/http://{source}@jpg"))
-    warm_ups = {name: wrk(url, 2, script=script()) for name, (url, script) in sides.items()}  # sources cached, workers started
-    runs = {name: [] for name in sides}
-    for _ in range(args.repeats):
-        for name, (url, script) in sides.items():
-            runs[name].append(wrk(url, args.seconds, script=script()))
+    warm_ups, runs, results = alternated(sides, args)
     floor = decode_floor(photo)
-    results = {name: median_of(values) for name, values in runs.items()}
     processed = processing_count(ours_port)
     print(f"\nthroughput: {photo.stat().st_size // 1024} KB 2048x1365 JPEG q90 -> fit 512x512, JPEG q80, every request processed, "
           f"wrk -t1 -c16, {args.repeats} x {args.seconds} s alternating (medians)")
@@ -531,13 +538,7 @@ def embedding(workdir: Path, args, report: dict):
                "Vapor app, ImageProxyVaporMiddleware": start_embedded(workdir, "vapor")}
     def script():
         return cachebusting(workdir, f"/unsafe/rs:fit:512:512/q:80/cb:{{cb}}/plain/http://{source}@jpg")
-    for _, port in servers.values():
-        wrk(f"http://127.0.0.1:{port}", 2, script=script())  # sources cached, pools started
-    runs = {name: [] for name in servers}
-    for _ in range(args.repeats):
-        for name, (_, port) in servers.items():
-            runs[name].append(wrk(f"http://127.0.0.1:{port}", args.seconds, script=script()))
-    results = {name: median_of(values) for name, values in runs.items()}
+    _, _, results = alternated({name: (f"http://127.0.0.1:{port}", script) for name, (_, port) in servers.items()}, args)
     hit = f"/unsafe/rs:fit:64:64/plain/http://{source}@jpg"
     for name, (process, port) in servers.items():
         results[name]["kb_per_connection"] = memory_per_connection(process.pid, port, hit)

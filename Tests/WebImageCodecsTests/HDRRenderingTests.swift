@@ -87,6 +87,18 @@ struct HDRRenderingTests {
         #expect(dim.map(150) == 150)
     }
 
+    @Test("an HDR decode is charged three times its pixels against the limits: it holds 16-bit samples beside the result")
+    func limits() throws {
+        // avif/pq-12-bit.avif is hdr_reference.py's pq.avif: 48x4, 192 pixels, 576 charged.
+        let data = try Fixture.data("avif/pq-12-bit.avif")
+        let refused = #expect(throws: WebImageError.self) {
+            try CodersManager.shared.decode(data, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 575)))
+        }
+        #expect(refused?.code == .tooLarge && refused?.message?.contains("16 bits") == true, "\(String(describing: refused))")
+        let decoded = try CodersManager.shared.decode(data, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: 576)))
+        #expect(decoded.pixelWidth == 48 && decoded.pixelHeight == 4)
+    }
+
     @Test("PNG reports its bit depth and cICP, JPEG its precision and an Ultra HDR gain map's XMP")
     func descriptions() async throws {
         let directory = try TemporaryDirectory("hdr-png")

@@ -22,25 +22,49 @@ import Darwin
 /// 3. Gamut: BT.2020 or Display P3 to BT.709/sRGB primaries in linear light (the matrices below,
 ///    from colour-science's `matrix_RGB_to_RGB`), out-of-gamut components clipped.
 /// 4. sRGB's encoding (IEC 61966-2-1) to 8 bits, rounded; alpha rounded from 16 bits.
+///
+/// The decoder's 16-bit samples and the result are held together, three times an 8-bit
+/// picture's memory, which the decode limits are charged (``checkWorkingMemory(width:height:limits:)``).
 enum HDRRendering {
     /// SDR white in cd/m²: BT.2408's HDR reference white.
     static let sdrWhite: Float = 203
     /// HLG's nominal display peak for the OOTF (BT.2100, Table 5).
     static let hlgDisplayPeak: Float = 1000
 
+    /// What an HDR decode holds per pixel, in 8-bit RGBA pixels' worth (4 bytes): the decoder's
+    /// 16-bit RGBA (8 bytes) and the 8-bit result (4). The limits count 8-bit pixels, so an HDR
+    /// picture may have a third of their pixels.
+    static let workingPixelsPerPixel = 3
+
+    /// Throws `WebImageError.Code.tooLarge` when an HDR decode of `width` x `height` would hold
+    /// more than `limits` allow (``workingPixelsPerPixel``).
+    static func checkWorkingMemory(width: Int, height: Int, limits: DecodeLimits) throws(WebImageError) {
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        let (working, over) = pixels.multipliedReportingOverflow(by: workingPixelsPerPixel)
+        guard !overflow, !over, working <= limits.maximumPixelCount else {
+            throw WebImageError(
+                .tooLarge,
+                "\(width)x\(height) HDR is over the \(limits.maximumPixelCount)-pixel limit: it is decoded at 16 bits, "
+                    + "\(workingPixelsPerPixel) times an 8-bit picture's memory")
+        }
+    }
+
     /// 8-bit straight RGBA from `samples`, 16-bit RGBA (0...65535) of `description`'s transfer
-    /// and primaries.
+    /// and primaries. Two passes over the samples, so that no buffer of light is held: the
+    /// first finds the peak, the second renders.
     static func sdrPixels(_ samples: UnsafeBufferPointer<UInt16>, pixelCount: Int, description: ColorDescription) -> [UInt8] {
-        var light = [Float](repeating: 0, count: pixelCount * 3)
-        displayLight(samples, pixelCount: pixelCount, hlg: description.transfer == ColorDescription.hybridLogGamma, into: &light)
+        let light = DisplayLight(hlg: description.transfer == ColorDescription.hybridLogGamma)
         var peak: Float = 0
-        for value in light where value > peak { peak = value }
+        for pixel in 0..<pixelCount {
+            let (red, green, blue) = light.of(samples, pixel)
+            peak = max(peak, red, green, blue)
+        }
         let curve = ToneCurve(sourcePeak: max(peak, sdrWhite), targetPeak: sdrWhite)
         let gamut = Self.gamut(toBT709From: description.primaries)
         let encode = SRGBEncoding.shared
         return [UInt8](unsafeUninitializedCapacity: pixelCount * 4) { output, initialized in
             for pixel in 0..<pixelCount {
-                var (red, green, blue) = (light[pixel * 3], light[pixel * 3 + 1], light[pixel * 3 + 2])
+                var (red, green, blue) = light.of(samples, pixel)
                 let largest = max(red, green, blue)
                 let ratio = largest > 0 ? curve.map(largest) / largest / sdrWhite : 0
                 (red, green, blue) = (red * ratio, green * ratio, blue * ratio)
@@ -59,21 +83,25 @@ enum HDRRendering {
         }
     }
 
-    /// Each pixel's R, G, B in cd/m².
-    private static func displayLight(_ samples: UnsafeBufferPointer<UInt16>, pixelCount: Int, hlg: Bool, into light: inout [Float]) {
-        let table = hlg ? TransferTable.hlgSceneLight : TransferTable.pqDisplayLight
-        for pixel in 0..<pixelCount {
+    /// A pixel's R, G, B in cd/m².
+    struct DisplayLight {
+        let hlg: Bool
+        let table: [Float]
+
+        init(hlg: Bool) {
+            self.hlg = hlg
+            table = hlg ? TransferTable.hlgSceneLight : TransferTable.pqDisplayLight
+        }
+
+        func of(_ samples: UnsafeBufferPointer<UInt16>, _ pixel: Int) -> (Float, Float, Float) {
             let (red, green, blue) = (
                 table[Int(samples[pixel * 4])], table[Int(samples[pixel * 4 + 1])], table[Int(samples[pixel * 4 + 2])]
             )
-            guard hlg else {
-                (light[pixel * 3], light[pixel * 3 + 1], light[pixel * 3 + 2]) = (red, green, blue)
-                continue
-            }
+            guard hlg else { return (red, green, blue) }
             // BT.2100's OOTF: Fd = Lw * Ys^(gamma - 1) * E, with BT.2020's luminance weights.
             let luminance = 0.2627 * red + 0.6780 * green + 0.0593 * blue
             let gain = luminance > 0 ? hlgDisplayPeak * powf(luminance, 0.2) : 0
-            (light[pixel * 3], light[pixel * 3 + 1], light[pixel * 3 + 2]) = (red * gain, green * gain, blue * gain)
+            return (red * gain, green * gain, blue * gain)
         }
     }
 

@@ -155,6 +155,7 @@ struct AVIFFrameSource: AnimationFrameSource {
     }
 
     let decoder: Decoder
+    let limits: DecodeLimits
     let canvasWidth: Int
     let canvasHeight: Int
     let loopCount = 0
@@ -163,6 +164,7 @@ struct AVIFFrameSource: AnimationFrameSource {
 
     init(_ data: Data, limits: DecodeLimits) throws(WebImageError) {
         decoder = try Decoder(data, limits: limits)
+        self.limits = limits
         let width = Int(decoder.image.width)
         let height = Int(decoder.image.height)
         try limits.checkDeclared(width: width, height: height)
@@ -228,6 +230,7 @@ struct AVIFFrameSource: AnimationFrameSource {
     private func renderedHDR(_ image: UnsafeMutablePointer<avifImage>, width: Int, height: Int, description: ColorDescription)
         throws(WebImageError) -> PixelBuffer
     {
+        try HDRRendering.checkWorkingMemory(width: width, height: height, limits: limits)
         let count = try PixelBuffer.byteCount(width: width, height: height)
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, image)

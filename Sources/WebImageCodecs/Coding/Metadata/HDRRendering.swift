@@ -61,7 +61,6 @@ enum HDRRendering {
         }
         let curve = ToneCurve(sourcePeak: max(peak, sdrWhite), targetPeak: sdrWhite)
         let gamut = Self.gamut(toBT709From: description.primaries)
-        let encode = SRGBEncoding.shared
         return [UInt8](unsafeUninitializedCapacity: pixelCount * 4) { output, initialized in
             for pixel in 0..<pixelCount {
                 var (red, green, blue) = light.of(samples, pixel)
@@ -74,9 +73,9 @@ enum HDRRendering {
                         m[6] * red + m[7] * green + m[8] * blue
                     )
                 }
-                output[pixel * 4] = encode.byte(red)
-                output[pixel * 4 + 1] = encode.byte(green)
-                output[pixel * 4 + 2] = encode.byte(blue)
+                output[pixel * 4] = SRGBEncoding.byte(red)
+                output[pixel * 4 + 1] = SRGBEncoding.byte(green)
+                output[pixel * 4 + 2] = SRGBEncoding.byte(blue)
                 output[pixel * 4 + 3] = UInt8((UInt32(samples[pixel * 4 + 3]) + 128) / 257)
             }
             initialized = pixelCount * 4
@@ -185,20 +184,15 @@ enum TransferTable {
 
 /// sRGB's encoding of linear light in 0...1 to 8 bits, by a table fine enough that every
 /// output level is reached from the exact formula's interval.
-final class SRGBEncoding: Sendable {
-    static let shared = SRGBEncoding()
+enum SRGBEncoding {
     private static let steps = 65536
-    private let table: [UInt8]
-
-    private init() {
-        table = (0...Self.steps).map { index in
-            let linear = Float(index) / Float(Self.steps)
-            let encoded = linear <= 0.003_130_8 ? 12.92 * linear : 1.055 * powf(linear, 1 / 2.4) - 0.055
-            return UInt8((encoded * 255).rounded())
-        }
+    private static let table: [UInt8] = (0...steps).map { index in
+        let linear = Float(index) / Float(steps)
+        let encoded = linear <= 0.003_130_8 ? 12.92 * linear : 1.055 * powf(linear, 1 / 2.4) - 0.055
+        return UInt8((encoded * 255).rounded())
     }
 
-    func byte(_ linear: Float) -> UInt8 {
-        table[Int((min(max(linear, 0), 1) * Float(Self.steps)).rounded())]
+    static func byte(_ linear: Float) -> UInt8 {
+        table[Int((min(max(linear, 0), 1) * Float(steps)).rounded())]
     }
 }

@@ -142,9 +142,7 @@ struct SourceMetadata {
     private static func declaresGainMap(xmp segment: UnsafeRawBufferPointer) -> Bool {
         let signature = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
         guard segment.count > signature.count, segment.prefix(signature.count).elementsEqual(signature) else { return false }
-        let namespace = Array("http://ns.adobe.com/hdr-gain-map/1.0/".utf8)
-        let body = segment.dropFirst(signature.count)
-        return body.indices.contains { index in body[index...].starts(with: namespace) }
+        return segment.dropFirst(signature.count).firstRange(of: Array("http://ns.adobe.com/hdr-gain-map/1.0/".utf8)) != nil
     }
 
     /// An `iCCP` chunk's profile: a name of 1 to 79 bytes, a zero, compression method 0, then

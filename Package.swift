@@ -38,7 +38,11 @@ let package = Package(
     traits: [
         // Off by default: only an application that enables it (`traits: ["Vapor"]` on its
         // `.package` line) resolves and builds Vapor; WebImageVapor is empty without it.
-        .trait(name: "Vapor", description: "The image proxy as Vapor middleware (the WebImageVapor product).")
+        .trait(name: "Vapor", description: "The image proxy as Vapor middleware (the WebImageVapor product)."),
+        // Off by default: FFmpeg's libraries (libavformat, libavcodec, libswscale; Debian's
+        // libavformat-dev, libavcodec-dev, libswscale-dev) are needed only by an application
+        // that enables it. Without it videos are recognised and refused as unsupported.
+        .trait(name: "Video", description: "Frames of MP4, QuickTime and WebM videos as images, through FFmpeg (VideoCoder)."),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -84,6 +88,12 @@ let package = Package(
             name: "CWebImageCodecs",
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("tiff"), .linkedLibrary("deflate")]
         ),
+        // FFmpeg read from memory (a custom I/O context) for the video coder: only with the Video
+        // trait. Its source compiles to nothing where FFmpeg's headers are absent.
+        .target(
+            name: "CWebImageVideo",
+            linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]
+        ),
         // The server's one piece of C: listening sockets closed by a crash signal (a signal
         // handler must not run Swift).
         .target(name: "CWebImageServer"),
@@ -104,6 +114,7 @@ let package = Package(
             dependencies: [
                 "WebImageCore",
                 "CTurboJPEG", "CPNG", "CGIF", "CWebP", "CWebImageCodecs", "CZlib", "CLCMS2", "CAVIF", "CHEIF", "CJXL", "CRSVG",
+                .target(name: "CWebImageVideo", condition: .when(traits: ["Video"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

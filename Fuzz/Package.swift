@@ -18,7 +18,8 @@ func fuzzTarget(_ name: String) -> Target {
 
 let package = Package(
     name: "swift-web-image-fuzz",
-    dependencies: [.package(path: "..")],
+    // The Video trait: FuzzVideo needs the video coder (FFmpeg's libraries, which scripts/install-deps.sh installs).
+    dependencies: [.package(path: "..", traits: ["Video"])],
     targets: ["FuzzJPEG", "FuzzPNG", "FuzzGIF", "FuzzWebP", "FuzzAVIF", "FuzzBMP", "FuzzTIFF", "FuzzHEIF", "FuzzJXL", "FuzzSVG"].map(fuzzTarget) + [
         .executableTarget(
             name: "FuzzProxyPath", dependencies: [.product(name: "WebImageServer", package: libraryIdentity)], path: "Sources/FuzzProxyPath"),
@@ -33,6 +34,8 @@ let package = Package(
             name: "FuzzLists", dependencies: [.product(name: "WebImageDataset", package: libraryIdentity)], path: "Sources/FuzzLists"),
         .executableTarget(
             name: "FuzzRobots", dependencies: [.product(name: "WebImageDataset", package: libraryIdentity)], path: "Sources/FuzzRobots"),
+        .executableTarget(
+            name: "FuzzVideo", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)], path: "Sources/FuzzVideo"),
         .executableTarget(
             name: "FuzzS3XML", dependencies: [.product(name: "WebImageS3", package: libraryIdentity)], path: "Sources/FuzzS3XML"),
         .target(name: "FuzzSupport", dependencies: [.product(name: "WebImageCodecs", package: libraryIdentity)], path: "Sources/FuzzSupport"),

@@ -4,14 +4,14 @@
 # the small seed corpus in Fuzz/Corpus.
 # New inputs go to a scratch corpus, not to the committed seeds. Crashes, leaks and out-of-memory
 # stop a run with a non-zero status and leave the input in Fuzz/findings/.
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET ...]   (targets: FuzzJPEG FuzzPNG FuzzGIF FuzzWebP FuzzAVIF FuzzBMP FuzzTIFF FuzzHEIF FuzzJXL FuzzSVG FuzzJPEGPlanes FuzzProxyPath FuzzProxyOptions FuzzS3XML FuzzLists FuzzRobots)
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET ...]   (targets: FuzzJPEG FuzzPNG FuzzGIF FuzzWebP FuzzAVIF FuzzBMP FuzzTIFF FuzzHEIF FuzzJXL FuzzSVG FuzzJPEGPlanes FuzzProxyPath FuzzProxyOptions FuzzS3XML FuzzLists FuzzRobots FuzzVideo)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 seconds=${1:-300}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(FuzzJPEG FuzzPNG FuzzGIF FuzzWebP FuzzAVIF FuzzBMP FuzzTIFF FuzzHEIF FuzzJXL FuzzSVG FuzzJPEGPlanes FuzzProxyPath FuzzProxyOptions FuzzS3XML FuzzLists FuzzRobots)
+((${#targets[@]})) || targets=(FuzzJPEG FuzzPNG FuzzGIF FuzzWebP FuzzAVIF FuzzBMP FuzzTIFF FuzzHEIF FuzzJXL FuzzSVG FuzzJPEGPlanes FuzzProxyPath FuzzProxyOptions FuzzS3XML FuzzLists FuzzRobots FuzzVideo)
 rm -f Fuzz/.build/debug.yaml
 mkdir -p Fuzz/findings
 # Build every target first, so that the runs test one version of the library.

@@ -71,6 +71,14 @@ public struct ImageServerConfiguration: Sendable {
     /// animation is checked frame by frame instead of all its frames together, as
     /// `IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION` does. Default 0.
     public var maximumAnimationFrameMegapixels = 0.0
+
+    /// Whether video sources (MP4, QuickTime, WebM) are answered with a frame, processed like
+    /// any image (imgproxy Pro's `IMGPROXY_ENABLE_VIDEO_THUMBNAILS`); off, a video source is a
+    /// 422. Needs a build with the package's `Video` trait, which ``validate()`` checks. Default false.
+    public var enableVideoThumbnails = false
+    /// Which frame a video source gives when the URL does not say (`vts`, `vtk`), and the bounds
+    /// of its decode: by default the first keyframe (imgproxy's default is the frame at 1 s).
+    public var videoThumbnails = VideoFrameSelection()
     /// `s3://BUCKET/KEY` sources (`IMGPROXY_USE_S3` and the `IMGPROXY_S3_*` settings): the
     /// client's settings and the buckets sources may name; nil reads none. The endpoint is the
     /// operator's, reached wherever it is (loopback and private addresses too), while the

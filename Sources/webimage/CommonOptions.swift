@@ -232,3 +232,24 @@ func flagDuration(_ seconds: Double, _ name: String) throws -> Duration {
     guard seconds > 0, seconds <= 3600 else { throw ValidationError("\(name) is above 0 and at most 3600 seconds") }
     return .milliseconds(Int64(seconds * 1000))
 }
+
+/// Which frame of a video `convert` and `info` read (in a build with the `Video` trait).
+struct VideoFrameOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("For a video source: the time of the frame taken (default: the first keyframe).", valueName: "SECONDS"))
+    var second: Double?
+
+    @Flag(help: "For a video source: the last keyframe at or before --second instead of the exact frame (faster).")
+    var keyframes = false
+
+    func validate() throws {
+        if let second, !(second >= 0 && second.isFinite) { throw ValidationError("--second is a time in seconds, 0 or more") }
+    }
+
+    /// `options` with the video frame these arguments choose.
+    func applied(to options: DecodeOptions) -> DecodeOptions {
+        var options = options
+        options.video.second = second
+        options.video.keyframesOnly = keyframes
+        return options
+    }
+}

@@ -17,6 +17,7 @@ struct ConvertCommand: AsyncParsableCommand {
               webimage convert photo.jpg photo.webp --quality 80
               webimage convert photo.jpg thumb.png --thumbnail 256x256 --transform round:12
               webimage convert animation.gif poster.png
+              webimage convert clip.mp4 poster.jpg --second 2.5
             """
     )
 
@@ -47,6 +48,8 @@ struct ConvertCommand: AsyncParsableCommand {
     @Flag(help: "Convert what arrived of an image whose data ends early (the rest grey or transparent) instead of failing.")
     var acceptTruncated = false
 
+    @OptionGroup(title: "Videos") var video: VideoFrameOptions
+
     @OptionGroup var outputOptions: OutputOptions
 
     func validate() throws {
@@ -65,8 +68,10 @@ struct ConvertCommand: AsyncParsableCommand {
         do {
             image = try CodersManager.shared.decode(
                 data,
-                options: DecodeOptions(
-                    thumbnail: thumbnail, acceptsTruncatedImages: acceptTruncated, keepsColorProfile: keepColorProfile, keepsEXIF: keepExif)
+                options: video.applied(
+                    to: DecodeOptions(
+                        thumbnail: thumbnail, acceptsTruncatedImages: acceptTruncated, keepsColorProfile: keepColorProfile,
+                        keepsEXIF: keepExif))
             )
         } catch {
             throw CommandFailure("cannot decode \(input): \(error.message ?? "\(error.code)")")

@@ -16,6 +16,9 @@ struct InfoCommand: AsyncParsableCommand {
             file's bitDepth, primaries, transfer (names such as bt2020 and pq, or H.273 code \
             points), matrix, hdr (PQ or HLG, tone-mapped to SDR when decoded) and gainMap.
 
+            A video (MP4, QuickTime, WebM; in a build with the Video trait) is described by the \
+            frame --second takes: its size, orientation and colour.
+
             Examples:
               webimage info photo.jpg
               webimage info https://example.com/animation.gif --json
@@ -27,6 +30,8 @@ struct InfoCommand: AsyncParsableCommand {
 
     @Flag(help: "Show what arrived of an image whose data ends early, instead of failing.")
     var acceptTruncated = false
+
+    @OptionGroup(title: "Videos") var video: VideoFrameOptions
 
     @OptionGroup var outputOptions: OutputOptions
 
@@ -66,7 +71,8 @@ struct InfoCommand: AsyncParsableCommand {
         let data = try await load()
         let image: Image
         do {
-            image = try CodersManager.shared.decode(data, options: DecodeOptions(acceptsTruncatedImages: acceptTruncated))
+            image = try CodersManager.shared.decode(
+                data, options: video.applied(to: DecodeOptions(acceptsTruncatedImages: acceptTruncated)))
         } catch {
             throw CommandFailure("cannot decode \(source): \(error.message ?? "\(error.code)")")
         }

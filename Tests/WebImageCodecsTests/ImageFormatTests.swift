@@ -59,7 +59,7 @@ struct ImageFormatTests {
         return [0, 0, 0, UInt8(size)] + ascii("ftyp" + major + "\0\0\0\0" + compatible.joined())
     }
 
-    @Test("ISO base media brands: HEIC, HEIF and AVIF")
+    @Test("ISO base media brands: HEIC, HEIF and AVIF; MP4's and QuickTime's")
     func isoBrands() {
         for brand in ["heic", "heix", "hevc", "hevx"] { #expect(sniff(box(major: brand)) == .heic) }
         #expect(sniff(box(major: "mif1")) == .heif)
@@ -67,7 +67,10 @@ struct ImageFormatTests {
         #expect(sniff(box(major: "avif")) == .avif)
         #expect(sniff(box(major: "avis")) == .avif)
         #expect(sniff(box(major: "mif1", compatible: ["miaf", "avif"])) == .avif, "AVIF files often carry mif1 first")
-        #expect(sniff(box(major: "mp42", compatible: ["isom"])) == nil)
+        #expect(sniff(box(major: "mp42", compatible: ["isom"])) == .mp4)
+        #expect(sniff(box(major: "isom", compatible: ["iso2", "avc1", "mp41"])) == .mp4, "what ffmpeg writes")
+        #expect(sniff(box(major: "qt  ")) == .quickTime)
+        #expect(sniff(box(major: "crx ")) == nil, "Canon's raw photographs are ISO base media too")
     }
 
     @Test("BMP, ICO and JPEG XL")

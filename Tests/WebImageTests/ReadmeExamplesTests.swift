@@ -34,6 +34,12 @@ func reencodeKeepingEverything(_ bytes: Data, as format: ImageFormat) throws -> 
     return try CodersManager.shared.encode(image, as: format, options: EncodeOptions(lossless: true))
 }
 
+func poster(of video: Data, at second: Double) throws -> Image {
+    var options = DecodeOptions()
+    options.video = VideoFrameSelection(second: second)
+    return try CodersManager.shared.decode(video, options: options)  // unsupportedFormat without the Video trait
+}
+
 func cacheThumbnail(_ bytes: Data, for url: String) throws -> Data? {
     let cache = try DiskCache(
         namespace: "thumbnails",
@@ -215,6 +221,19 @@ struct ReadmeExamplesTests {
         #expect(try CodersManager.shared.decode(p3, options: DecodeOptions(keepsColorProfile: true)).colorProfile != nil)
         let turned = try reencodeKeepingEverything(try Fixture.data("oriented-right.jpg"), as: .png)
         #expect(try CodersManager.shared.decode(turned, options: DecodeOptions(keepsEXIF: true)).exif != nil)
+    }
+
+    @Test("poster(of:at:) takes a video's frame at a time with the Video trait, and is unsupportedFormat without it")
+    func posterExample() async throws {
+        let directory = try TemporaryDirectory("readme-video")
+        let video = try Data(contentsOf: try await TestVideo.make("clip", in: directory))
+        #if Video
+        let image = try poster(of: video, at: 1.5)
+        let offset = 24 * image.pixels.bytesPerRow + 32 * 4
+        #expect(TestVideo.matches(image.pixels.bytes[offset..<offset + 3].map(Int.init), TestVideo.colors[1]))
+        #else
+        #expect(throws: WebImageError(.unsupportedFormat)) { try poster(of: video, at: 1.5) }
+        #endif
     }
 
     @Test("decodeLeniently() decodes a JPEG with stray bytes whole, and what arrived of one cut short")

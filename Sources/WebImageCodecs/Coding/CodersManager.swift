@@ -10,11 +10,19 @@ public final class CodersManager: Sendable {
     private let coders: Locked<[any ImageCoder]>
 
     /// The built-in coders, one per format family, in the order a new manager holds them: PNG
-    /// (and APNG), JPEG, GIF, WebP, AVIF, BMP (and ICO), TIFF, HEIF, JPEG XL, SVG. A manager of a
-    /// few of them is these, filtered by ``ImageCoder/canDecode(_:)``.
-    public static let builtInCoders: [any ImageCoder] = [
-        PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), BMPCoder(), TIFFCoder(), HEIFCoder(), JXLCoder(), SVGCoder(),
-    ]
+    /// (and APNG), JPEG, GIF, WebP, AVIF, BMP (and ICO), TIFF, HEIF, JPEG XL, SVG, and with the
+    /// package's `Video` trait the video coder (MP4, QuickTime, WebM). A manager of a few of them
+    /// is these, filtered by ``ImageCoder/canDecode(_:)``.
+    public static let builtInCoders: [any ImageCoder] =
+        [
+            PNGCoder(), JPEGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), BMPCoder(), TIFFCoder(), HEIFCoder(), JXLCoder(), SVGCoder(),
+        ] + videoCoders
+
+    #if Video
+    private static let videoCoders: [any ImageCoder] = [VideoCoder()]
+    #else
+    private static let videoCoders: [any ImageCoder] = []
+    #endif
 
     /// A manager with the given coders, the last one preferred; by default the built-in ones.
     public init(coders: [any ImageCoder] = CodersManager.builtInCoders) {
@@ -41,9 +49,10 @@ public final class CodersManager: Sendable {
     /// image at a lower preference: `image/jpeg,image/png,image/gif,image/tiff,image/webp,image/heic,image/heif,image/svg+xml,image/avif,image/bmp,image/x-icon,image/jxl,image/*;q=0.8`
     /// with the built-in coders. A negotiating CDN serves a format such as AVIF only when it is
     /// named, so naming one no coder decodes would make every such image fail to decode; a
-    /// plugin coder for a new format adds its media type here.
+    /// plugin coder for a new format adds its media type here. The video formats are left out
+    /// (a negotiating server would answer an image's URL with a video).
     public var acceptHeader: String {
-        (decodableFormats.map(\.mimeType) + ["image/*;q=0.8"]).joined(separator: ",")
+        (decodableFormats.filter { !$0.isVideo }.map(\.mimeType) + ["image/*;q=0.8"]).joined(separator: ",")
     }
 
     /// Decodes `data` with the newest coder for its format.

@@ -38,6 +38,8 @@ public struct DecodeOptions: Sendable, Equatable {
     /// The application's own values for this load (`LoadContext.subscript(_:)`), for a
     /// plugin coder that needs them.
     public var values: CustomValues
+    /// Which frames of a video to take (``VideoFrameSelection``): by default its first keyframe.
+    public var video = VideoFrameSelection()
 
     /// Creates options; the defaults decode everything at full size with the default limits.
     public init(

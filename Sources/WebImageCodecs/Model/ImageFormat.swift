@@ -26,6 +26,18 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
     case bmp
     case ico
     case jpegXL = "jxl"
+    /// An MP4 video (ISO base media with a video brand: `isom`, `mp41`, `mp42`, `avc1`...),
+    /// decoded to its frames by ``VideoCoder`` in a build with the `Video` trait.
+    case mp4
+    /// A QuickTime movie (`ftyp` brand `qt  `), as phones record.
+    case quickTime = "mov"
+    /// A WebM video (Matroska with the `webm` document type).
+    case webM = "webm"
+
+    /// Whether the format is a video container, whose frames are taken as images.
+    public var isVideo: Bool {
+        self == .mp4 || self == .quickTime || self == .webM
+    }
 
     /// Recognises the format of `bytes`, or returns nil when no known signature matches.
     public init?(sniffing bytes: some ContiguousBytes) {
@@ -49,6 +61,9 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
         case .bmp: "image/bmp"
         case .ico: "image/x-icon"
         case .jpegXL: "image/jxl"
+        case .mp4: "video/mp4"
+        case .quickTime: "video/quicktime"
+        case .webM: "video/webm"
         }
     }
 
@@ -68,6 +83,9 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
         case .bmp: ["bmp"]
         case .ico: ["ico", "cur"]
         case .jpegXL: ["jxl"]
+        case .mp4: ["mp4", "m4v"]
+        case .quickTime: ["mov", "qt"]
+        case .webM: ["webm"]
         }
     }
 
@@ -118,6 +136,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
         case 0x00: return sniffBox(bytes)
         case 0x25: return matches(bytes, "%PDF", at: 0) ? .pdf : nil
         case 0x42: return bytes.count >= 2 && bytes[1] == 0x4D ? .bmp : nil
+        case 0x1A: return isWebM(bytes) ? .webM : nil
         default: return nil
         }
     }
@@ -145,7 +164,26 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable {
         if hasBrand(avifBrands) { return .avif }
         if heicBrands.contains(where: { matches(bytes, $0, at: 8) }) { return .heic }
         if heifBrands.contains(where: { matches(bytes, $0, at: 8) }) { return .heif }
+        if matches(bytes, "qt  ", at: 8) { return .quickTime }
+        if videoBrands.contains(where: { matches(bytes, $0, at: 8) }) { return .mp4 }
         return nil
+    }
+
+    /// Major brands of MP4 files (ISO/IEC 14496-12 and -14, and the ones encoders and phones write).
+    private static let videoBrands: [StaticString] = [
+        "isom", "iso2", "iso4", "iso5", "iso6", "mp41", "mp42", "avc1", "dash", "M4V ", "M4VH", "M4VP", "mmp4", "MSNV", "3gp4", "3gp5",
+        "3gp6", "3g2a",
+    ]
+
+    /// An EBML header (`1A 45 DF A3`) whose document type, in its first bytes, is `webm`.
+    private static func isWebM(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= 8, bytes[1] == 0x45, bytes[2] == 0xDF, bytes[3] == 0xA3 else { return false }
+        // The DocType element (42 82, a one-byte size 0x84) and its value.
+        let header = bytes.prefix(64)
+        for offset in 4..<max(4, header.count - 6) where header[offset] == 0x42 && header[offset + 1] == 0x82 {
+            return matches(bytes, "webm", at: offset + 3)
+        }
+        return false
     }
 
     private static func matches(_ bytes: UnsafeRawBufferPointer, _ ascii: StaticString, at offset: Int) -> Bool {

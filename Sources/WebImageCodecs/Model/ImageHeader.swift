@@ -39,7 +39,7 @@ public struct ImageHeader: Sendable, Equatable {
         self = try result.get()
     }
 
-    private init(format: ImageFormat, width: Int, height: Int, isProgressive: Bool = false) {
+    package init(format: ImageFormat, width: Int, height: Int, isProgressive: Bool = false) {
         self.format = format
         self.width = width
         self.height = height

@@ -96,7 +96,8 @@ package struct DownloadResponsePolicy: Sendable {
     }
 
     /// Whether a complete body is an image by its declared media type, or by its first bytes
-    /// when the type says nothing (absent, or `application/octet-stream`).
+    /// when the type says nothing (absent, or `application/octet-stream`) or is a video's (an
+    /// MP4, QuickTime or WebM, whose frames the video coder takes).
     func checkIsImage(_ body: Data, contentType: String?, url: URL) throws(WebImageError) {
         let mediaType = contentType?.split(separator: ";").first.map { $0.trimmingASCIIWhitespace().lowercased() }
         if let acceptable = acceptableContentTypes {
@@ -108,6 +109,12 @@ package struct DownloadResponsePolicy: Sendable {
         switch mediaType {
         case let type? where type.hasPrefix("image/"):
             return
+        case let type? where type.hasPrefix("video/"):
+            // A video the coders can take frames of (MP4, QuickTime, WebM), by its first bytes;
+            // whether this build decodes it is the decoder's to say.
+            guard ImageFormat(sniffing: body)?.isVideo == true else {
+                throw WebImageError(.notAnImage, "\(url.absoluteString) is \(type), not an image or a video read here")
+            }
         case nil, "application/octet-stream"?, "binary/octet-stream"?:
             guard ImageFormat(sniffing: body) != nil else {
                 throw WebImageError(.notAnImage, "\(url.absoluteString) does not look like an image")

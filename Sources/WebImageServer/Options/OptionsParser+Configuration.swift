@@ -17,6 +17,8 @@ extension OptionsParser {
         base.autoRotate = configuration.autoRotate
         base.keepCopyright = configuration.keepCopyright
         base.enforceThumbnail = configuration.enforceThumbnail
+        base.videoThumbnailSecond = configuration.videoThumbnails.second
+        base.videoThumbnailKeyframes = configuration.videoThumbnails.keyframesOnly
         base.unsharpMasking = configuration.unsharpMasking
         if configuration.autoqualityByDefault { base.autoquality = configuration.autoqualityDefaults }
         base.skipProcessing = configuration.skipProcessingFormats

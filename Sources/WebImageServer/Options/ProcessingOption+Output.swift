@@ -83,6 +83,12 @@ extension ProcessingOption {
         ProcessingOption(["enforce_thumbnail", "eth"], arguments: 1) { (parser, reader, options) throws(ProxyError) in
             options.enforceThumbnail = try reader.boolean(0) ?? parser.baseOptions.enforceThumbnail
         },
+        ProcessingOption(["video_thumbnail_second", "vts"], arguments: 1) { (parser, reader, options) throws(ProxyError) in
+            options.videoThumbnailSecond = try reader.number(0) ?? parser.baseOptions.videoThumbnailSecond
+        },
+        ProcessingOption(["video_thumbnail_keyframes", "vtk"], arguments: 1) { (parser, reader, options) throws(ProxyError) in
+            options.videoThumbnailKeyframes = try reader.boolean(0) ?? parser.baseOptions.videoThumbnailKeyframes
+        },
         ProcessingOption(["preserve_hdr", "ph"], arguments: 1) { (_, reader, options) throws(ProxyError) in
             // Every result here is 8 bits a channel: asking to keep more is refused rather than ignored.
             guard try reader.boolean(0) != true else {

@@ -239,6 +239,12 @@ package struct ProcessingOptions: Sendable, Equatable {
     /// `enforce_thumbnail`/`eth`: a HEIF source's embedded thumbnail replaces its main image
     /// (`IMGPROXY_ENFORCE_THUMBNAIL`). Default false.
     package var enforceThumbnail = false
+    /// `video_thumbnail_second`/`vts` (imgproxy Pro's): the time of a video source's frame, in
+    /// seconds; nil takes the first keyframe (`IMGPROXY_VIDEO_THUMBNAIL_SECOND`).
+    package var videoThumbnailSecond: Double?
+    /// `video_thumbnail_keyframes`/`vtk` (imgproxy Pro's): the last keyframe at or before the
+    /// time instead of the exact frame (`IMGPROXY_VIDEO_THUMBNAIL_KEYFRAMES`). Default false.
+    package var videoThumbnailKeyframes = false
     /// Gaussian blur's sigma; 0 for none.
     package var blur = 0.0
     /// Unsharp mask's sigma; 0 for none.
@@ -362,6 +368,8 @@ package struct ProcessingOptions: Sendable, Equatable {
         if let autoquality { parts.append("aq:size:\(autoquality.target):\(autoquality.minimum):\(autoquality.maximum)") }
         if bestFormat { parts.append("f:best") }
         if enforceThumbnail { parts.append("eth:1") }
+        if let videoThumbnailSecond { parts.append("vts:\(TransformSpec.format(videoThumbnailSecond))") }
+        if videoThumbnailKeyframes { parts.append("vtk:1") }
         if disableAnimation { parts.append("da:1") }
         if quality > 0 { parts.append("q:\(quality)") }
         for (format, value) in formatQuality.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {

@@ -24,6 +24,9 @@ struct ImageProcessor: Sendable {
     var formatQuality: [ImageFormat: Int] = [:]
     /// The server's encoder settings.
     var encoderSettings = EncoderSettings()
+    /// How video sources are decoded (their frame and bounds; the URL's `vts` and `vtk` replace
+    /// the time and the keyframe choice); nil refuses them.
+    var videoThumbnails: VideoFrameSelection?
 
     /// The encoded result of `options` on `data`, as `format`. `isCancelled` is asked between
     /// the steps (after the decode, before each transformer and before the encode): a cancelled
@@ -42,9 +45,15 @@ struct ImageProcessor: Sendable {
     )
         throws(ProxyError) -> (data: Data, format: ImageFormat)
     {
-        let header: ImageHeader
-        do { header = try ImageHeader(data: data) } catch { throw Self.proxyError(error) }
         let limits = SourceLimits(self, options.security)
+        // A video is decoded first: its header is its frame's.
+        let video = try videoFrame(data, options: options, limits: limits, spans: spans)
+        let header: ImageHeader
+        if let video {
+            header = video.header
+        } else {
+            do { header = try ImageHeader(data: data) } catch { throw Self.proxyError(error) }
+        }
         // The header states one frame's size: an animation is checked whole once decoded.
         guard header.pixelCount <= max(limits.pixels, limits.framePixels) else {
             throw .unprocessable(
@@ -97,12 +106,16 @@ struct ImageProcessor: Sendable {
         // imgproxy keeps the first frames of a longer animation (one: a still) rather than refusing it.
         decodeOptions.maximumFrames = limits.frames
         var image: Image
-        do {
-            image = try spans.measure("decode", attributes: [("image.format", header.format.rawValue)]) { () throws(WebImageError) in
-                try coders.decode(data, options: decodeOptions)
+        if let video {
+            image = video.image
+        } else {
+            do {
+                image = try spans.measure("decode", attributes: [("image.format", header.format.rawValue)]) { () throws(WebImageError) in
+                    try coders.decode(data, options: decodeOptions)
+                }
+            } catch {
+                throw Self.proxyError(error)
             }
-        } catch {
-            throw Self.proxyError(error)
         }
         try limits.check(frames: image.frames.count, width: header.width, height: header.height)
         if options.stripMetadata { image.exif = options.keepCopyright ? image.exif.flatMap(CopyrightEXIF.kept(from:)) : nil }
@@ -297,6 +310,33 @@ struct ImageProcessor: Sendable {
         var opacity: Double
         /// Drawn from `wmt`'s text: cut to its ink, the transparent canvas around it dropped.
         var isText = false
+    }
+
+    /// A video source's frame (the one the options and ``videoThumbnails`` select), and the
+    /// header the processing plans from, which is the frame's; nil for a source that is no video.
+    private func videoFrame(_ data: Data, options: ProcessingOptions, limits: SourceLimits, spans: StageSpans) throws(ProxyError)
+        -> (header: ImageHeader, image: Image)?
+    {
+        guard let format = ImageFormat(sniffing: data), format.isVideo else { return nil }
+        guard var selection = videoThumbnails else {
+            throw .unprocessable(
+                "the source is a video (\(format.rawValue)) and video thumbnails are off (IMGPROXY_ENABLE_VIDEO_THUMBNAILS)")
+        }
+        selection.second = options.videoThumbnailSecond
+        selection.keyframesOnly = options.videoThumbnailKeyframes
+        var decodeOptions = DecodeOptions(limits: DecodeLimits(maximumPixelCount: limits.decodedPixels))
+        decodeOptions.video = selection
+        let image: Image
+        do {
+            image = try spans.measure("decode", attributes: [("image.format", format.rawValue)]) { () throws(WebImageError) in
+                try coders.decode(data, options: decodeOptions)
+            }
+        } catch {
+            throw Self.proxyError(error)
+        }
+        var header = ImageHeader(format: format, width: image.pixelWidth, height: image.pixelHeight)
+        header.orientation = image.orientation
+        return (header, image)
     }
 
     /// The watermark's first frame, upright, within the source limits; a text's cut to its ink.

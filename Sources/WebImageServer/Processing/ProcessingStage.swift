@@ -22,7 +22,8 @@ final class ProcessingStage: Sendable {
             resultLimits: ProcessingPlan.Limits(
                 maximumDimension: configuration.maximumResultDimension,
                 maximumPixels: Int(configuration.maximumResultMegapixels * 1_000_000)),
-            formatQuality: configuration.formatQuality, encoderSettings: configuration.encoding)
+            formatQuality: configuration.formatQuality, encoderSettings: configuration.encoding,
+            videoThumbnails: configuration.enableVideoThumbnails ? configuration.videoThumbnails : nil)
         gate = AdmissionGate(concurrency: configuration.concurrency, queueLength: configuration.queueLength)
         timeout = configuration.processingTimeout
         self.metrics = metrics

@@ -5,7 +5,7 @@ import WebImage
 /// Every setting, in the order docs/serve.md's table lists them.
 extension ServerSetting {
     package static let all: [ServerSetting] =
-        listening + signing + sources + s3Sources + caching + limits + formats + encoding
+        listening + signing + sources + s3Sources + caching + limits + video + formats + encoding
         + processingDefaults + paths + pages + logging
 
     /// Where the server listens and how long it waits.

@@ -1,0 +1,162 @@
+#if Video
+import CWebImageVideo
+import Foundation
+public import WebImageCore
+
+/// Takes the frames a ``VideoFrameSelection`` asks for out of a video held in memory, through
+/// FFmpeg (CWebImageVideo): the containers MP4, QuickTime and WebM, the codecs H.264, H.265,
+/// VP8, VP9 and AV1, nothing opened but the caller's bytes.
+///
+/// Bounded before and while it decodes: the input against ``DecodeLimits/maximumInputSize``, the
+/// declared size and every frame taken against ``DecodeLimits/maximumPixelCount`` (all frames
+/// together, as for an animation), the frames decoded against
+/// ``VideoFrameSelection/maximumDecodedFrames``, the whole decode against
+/// ``VideoFrameSelection/timeLimit``.
+struct VideoDecoder {
+    let selection: VideoFrameSelection
+    let limits: DecodeLimits
+
+    /// The frames of `data` (a video in `format`) as an image: one frame, or an animation of
+    /// ``VideoFrameSelection/count`` frames (fewer when the video ends first), each lasting the step.
+    func image(of data: Data, format: ImageFormat) throws(WebImageError) -> Image {
+        guard data.count <= limits.maximumInputSize else {
+            throw WebImageError(.tooLarge, "\(data.count) bytes of input is over the \(limits.maximumInputSize)-byte limit")
+        }
+        let result: Result<Image, WebImageError> = data.withUnsafeBytes { bytes in
+            Result { () throws(WebImageError) -> Image in
+                let reader = try VideoReader(bytes: bytes, selection: selection, maximumPixels: limits.maximumPixelCount)
+                defer { reader.close() }
+                return try image(from: reader, format: format)
+            }
+        }
+        return try result.get()
+    }
+
+    private func image(from reader: VideoReader, format: ImageFormat) throws(WebImageError) -> Image {
+        let info = reader.info
+        let count = max(1, selection.count)
+        // Every frame taken is held at once: all of them together within the pixel limit.
+        let (height, overflow) = Int(info.height).multipliedReportingOverflow(by: count)
+        guard !overflow else { throw WebImageError(.tooLarge, "\(count) frames of \(info.width)x\(info.height) are over the limit") }
+        try limits.check(width: Int(info.width), height: height, inputSize: 0)
+        let step = try self.step(count: count, duration: info.duration)
+        var frames: [ImageFrame] = []
+        var cursor = FrameCursor()
+        for index in 0..<count {
+            let target = (selection.second ?? 0) + Double(index) * step
+            guard let pixels = try frame(at: target, first: index == 0, reader: reader, cursor: &cursor) else { break }
+            if let first = frames.first?.pixels, first.width != pixels.width || first.height != pixels.height {
+                throw WebImageError(
+                    .decodeFailed, "the video's frames change size (\(first.width)x\(first.height), then \(pixels.width)x\(pixels.height))")
+            }
+            frames.append(ImageFrame(pixels: pixels, duration: count > 1 ? .milliseconds(Int64((step * 1000).rounded())) : .zero))
+        }
+        var image = Image(
+            frames: frames, loopCount: 0, orientation: Self.orientation(rotation: Int(info.rotation)), sourceFormat: format, hasAlpha: false
+        )
+        let color = Self.color(of: info)
+        image.sourceColor = color
+        if color.isHDR {
+            image.warnings.append("an HDR video's frames are converted to 8-bit SDR without tone mapping")
+        }
+        return image
+    }
+
+    /// The seconds between frames: the selection's, or the duration spread over them for a negative step.
+    private func step(count: Int, duration: Double) throws(WebImageError) -> Double {
+        guard selection.step < 0 else { return selection.step }
+        guard duration > 0 else {
+            throw WebImageError(
+                .decodeFailed, "the video does not say how long it is, so a negative step cannot spread \(count) frames over it")
+        }
+        return duration / Double(count)
+    }
+
+    /// Where the reader stands: the time of the frame it holds, and whether the stream has ended.
+    private struct FrameCursor {
+        var time: Double?
+        var hasEnded = false
+        var decoded = 0
+    }
+
+    /// The frame for `target`, converted; nil when the video ended before it (for a frame after
+    /// the first: the first is then the last frame there is).
+    private func frame(at target: Double, first: Bool, reader: VideoReader, cursor: inout FrameCursor) throws(WebImageError) -> PixelBuffer?
+    {
+        if first, selection.second == nil {
+            // The first keyframe: the stream's first frame, nothing sought.
+            guard try next(reader, keyframesOnly: true, cursor: &cursor) else { throw noFrame() }
+            return try reader.pixels()
+        }
+        if selection.keyframesOnly {
+            try reader.seek(to: target)
+            guard try next(reader, keyframesOnly: true, cursor: &cursor) else { return first ? try lastFrame(reader, cursor) : nil }
+            return try reader.pixels()
+        }
+        let tolerance = reader.info.frame_rate > 0 ? 0.5 / reader.info.frame_rate : 0.001
+        if !first, let time = cursor.time, time >= target - tolerance {
+            // A step shorter than a frame: the frame held serves again.
+            return try reader.pixels()
+        }
+        // Decoding forward is cheaper than seeking when the target is near; a keyframe lies at or
+        // before it either way.
+        if cursor.time.map({ target < $0 || target - $0 > 2 }) ?? (target > 0) {
+            try reader.seek(to: target)
+            cursor = FrameCursor(time: nil, hasEnded: false, decoded: cursor.decoded)
+        }
+        while true {
+            guard try next(reader, keyframesOnly: false, cursor: &cursor) else {
+                return first ? try lastFrame(reader, cursor) : nil
+            }
+            if let time = cursor.time, time >= target - tolerance { return try reader.pixels() }
+        }
+    }
+
+    /// Decodes the next frame into the reader; false at the end of the stream.
+    private func next(_ reader: VideoReader, keyframesOnly: Bool, cursor: inout FrameCursor) throws(WebImageError) -> Bool {
+        guard !cursor.hasEnded else { return false }
+        guard cursor.decoded < selection.maximumDecodedFrames else {
+            throw WebImageError(
+                .tooLarge, "the video needs more than \(selection.maximumDecodedFrames) decoded frames to reach the one asked")
+        }
+        guard let time = try reader.nextFrame(keyframesOnly: keyframesOnly) else {
+            cursor.hasEnded = true
+            return false
+        }
+        cursor.decoded += 1
+        cursor.time = time
+        return true
+    }
+
+    /// The last frame decoded, for a time past the end.
+    private func lastFrame(_ reader: VideoReader, _ cursor: FrameCursor) throws(WebImageError) -> PixelBuffer {
+        guard cursor.time != nil else { throw noFrame() }
+        return try reader.pixels()
+    }
+
+    private func noFrame() -> WebImageError {
+        WebImageError(.decodeFailed, "the video has no frame that decodes")
+    }
+
+    static func orientation(rotation: Int) -> ExifOrientation {
+        switch rotation {
+        case 90: .right
+        case 180: .down
+        case 270: .left
+        default: .up
+        }
+    }
+
+    /// The stream's colour description; H.273's "unspecified" (2) and reserved 0 are left out
+    /// (a matrix of 0 is identity, RGB, and kept).
+    static func color(of info: wiv_info) -> ColorDescription {
+        func specified(_ code: Int32, zeroIsValid: Bool = false) -> Int? {
+            code == 2 || (code == 0 && !zeroIsValid) ? nil : Int(code)
+        }
+        return ColorDescription(
+            bitDepth: info.bit_depth > 0 ? Int(info.bit_depth) : 8, primaries: specified(info.primaries),
+            transfer: specified(info.transfer),
+            matrix: specified(info.matrix, zeroIsValid: true))
+    }
+}
+#endif

@@ -206,6 +206,21 @@ int wiv_open(const uint8_t *data, size_t size, int64_t max_pixels, uint64_t time
     return WIV_OK;
 }
 
+/// The longest gap between consecutive keyframes the demuxer's index lists (MP4's sample
+/// table, WebM's cues), in seconds; 0 without two of them.
+static double longest_keyframe_interval(AVStream *stream) {
+    int count = avformat_index_get_entries_count(stream);
+    int64_t previous = AV_NOPTS_VALUE;
+    int64_t longest = 0;
+    for (int index = 0; index < count; index++) {
+        const AVIndexEntry *entry = avformat_index_get_entry(stream, index);
+        if (!entry || !(entry->flags & AVINDEX_KEYFRAME)) continue;
+        if (previous != AV_NOPTS_VALUE && entry->timestamp - previous > longest) longest = entry->timestamp - previous;
+        previous = entry->timestamp;
+    }
+    return longest * av_q2d(stream->time_base);
+}
+
 wiv_info wiv_get_info(const wiv_video *video) {
     const AVStream *stream = video->format->streams[video->stream];
     const AVCodecParameters *parameters = stream->codecpar;
@@ -231,6 +246,7 @@ wiv_info wiv_get_info(const wiv_video *video) {
         int degrees = (int)lround(-av_display_rotation_get((const int32_t *)display));
         info.rotation = ((degrees % 360) + 360) % 360;
     }
+    info.keyframe_interval = longest_keyframe_interval(video->format->streams[video->stream]);
     if (stream->avg_frame_rate.num > 0 && stream->avg_frame_rate.den > 0) info.frame_rate = av_q2d(stream->avg_frame_rate);
     if (info.bit_depth == 0) {
         const AVPixFmtDescriptor *format = av_pix_fmt_desc_get(parameters->format);

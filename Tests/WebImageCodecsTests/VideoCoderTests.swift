@@ -69,6 +69,25 @@ struct VideoCoderTests {
         #expect(TestVideo.matches(Self.middle(later), TestVideo.colors[2]))
     }
 
+    @Test("keyframes for long steps: keyframes only when the step is longer than the longest interval between them")
+    func keyframesForLongSteps() async throws {
+        let directory = try TemporaryDirectory("video-auto-keyframes")
+        // Six seconds (red, green, blue, red, green, blue), a keyframe every 2 s.
+        let video = try await TestVideo.make("six", in: directory, keyframeInterval: 20, seconds: 6)
+        func colors(step: Double, auto: Bool) throws -> [[Int]] {
+            var selection = VideoFrameSelection(second: 1.5, count: 2, step: step)
+            selection.keyframesForLongSteps = auto
+            let image = try Self.decode(video, selection)
+            return (0..<image.frames.count).map { Self.middle(image, frame: $0) }
+        }
+        let (red, green, blue) = (TestVideo.colors[0], TestVideo.colors[1], TestVideo.colors[2])
+        // 1.5 s and 3.7 s: green and red exactly; the keyframes before them (0 s, 2 s) are red and blue.
+        #expect(zip(try colors(step: 2.2, auto: false), [green, red]).allSatisfy { TestVideo.matches($0, $1) })
+        #expect(zip(try colors(step: 2.2, auto: true), [red, blue]).allSatisfy { TestVideo.matches($0, $1) })
+        // A step shorter than the interval stays exact.
+        #expect(zip(try colors(step: 1, auto: true), [green, blue]).allSatisfy { TestVideo.matches($0, $1) })
+    }
+
     @Test("several frames a step apart make an animation; a negative step spreads them over the video; a short video gives fewer")
     func frames() async throws {
         let directory = try TemporaryDirectory("video-frames")

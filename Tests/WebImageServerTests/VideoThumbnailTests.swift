@@ -83,6 +83,80 @@ struct VideoThumbnailTests {
         }
     }
 
+    /// The colour at the middle of each `width` x `height` tile of a row.
+    static func tiles(_ image: Image, width: Int, height: Int, row: Int = 0) -> [[Int]] {
+        (0..<image.pixelWidth / width).map { column in
+            let pixel = image.pixels.pixel(x: column * width + width / 2, y: row * height + height / 2)
+            return [Int(pixel.red), Int(pixel.green), Int(pixel.blue)]
+        }
+    }
+
+    @Test("vtt: a tile sheet of frames a step apart (negative: spread over the video), fitted, filled or extended, trimmed")
+    func tileSheets() async throws {
+        let directory = try TemporaryDirectory("vt-tiles")
+        let video = [UInt8](try Data(contentsOf: try await TestVideo.make("clip", in: directory)))
+        let (red, green, blue) = (TestVideo.colors[0], TestVideo.colors[1], TestVideo.colors[2])
+        try await ServerHarness.inProcess(Self.enabled()) { harness throws in
+            harness.origin.route("/clip.mp4", .ok(video, contentType: "video/mp4"))
+            func sheet(_ options: String) async throws -> Image {
+                let answer = try await harness.get(harness.signedPlain(options, "/clip.mp4", extension: "png"))
+                #expect(answer.status == 200, "\(options): \(answer.text)")
+                return try CodersManager.shared.decode(answer.body)
+            }
+            func expect(_ image: Image, _ size: (Int, Int), tiles colors: [[Int]], tile: (Int, Int), row: Int = 0) {
+                #expect(image.pixelWidth == size.0 && image.pixelHeight == size.1, "\(image.pixelWidth)x\(image.pixelHeight)")
+                let found = Self.tiles(image, width: tile.0, height: tile.1, row: row)
+                #expect(found.count == colors.count && zip(found, colors).allSatisfy { TestVideo.matches($0, $1) }, "\(found)")
+            }
+            // At 0, 1 and 2 s: the red, green and blue seconds; 64x48 frames fitted to 32x24.
+            expect(try await sheet("vtt:1:3:1:32:24"), (96, 24), tiles: [red, green, blue], tile: (32, 24))
+            // A negative step: the 3 s spread over 4 tiles (0, 0.75, 1.5, 2.25 s), 2 by 2, 16 wide.
+            let spread = try await sheet("vtt:-1:2:2:16:0")
+            expect(spread, (32, 24), tiles: [red, red], tile: (16, 12))
+            expect(spread, (32, 24), tiles: [green, blue], tile: (16, 12), row: 1)
+            // 8 tiles asked of a 3 s video a second apart: 3 frames; trimmed to them, or kept black.
+            expect(try await sheet("vtt:1:4:2:32:24:0:1"), (96, 24), tiles: [red, green, blue], tile: (32, 24))
+            expect(try await sheet("vtt:1:4:2:32:24"), (128, 48), tiles: [red, green, blue, [0, 0, 0]], tile: (32, 24))
+            // Filled to 30x30 squares; extended to them instead, the fitted 30x23 frame centred on black.
+            expect(try await sheet("vtt:1:3:1:30:30:0:0:1"), (90, 30), tiles: [red, green, blue], tile: (30, 30))
+            let extended = try await sheet("vtt:1:3:1:30:30:1")
+            #expect(extended.pixelWidth == 90 && extended.pixelHeight == 30)
+            let corner = extended.pixels.pixel(x: 15, y: 1)
+            #expect(corner.red < 10 && corner.green < 10 && corner.blue < 10, "\(corner)")
+            for bad in ["vtt:1:0:1", "vtt:x:1:1", "vtt:1:401:1", "vta:1:100:1000"] {
+                let refused = try await harness.get(harness.signedPlain(bad, "/clip.mp4"))
+                #expect(refused.status == 400, "\(bad): \(refused.status)")
+            }
+        }
+    }
+
+    @Test("vta: an animated preview of frames a step apart, each lasting the delay; past the end it holds on the last frame, or is trimmed")
+    func animations() async throws {
+        let directory = try TemporaryDirectory("vt-animation")
+        let video = [UInt8](try Data(contentsOf: try await TestVideo.make("clip", in: directory)))
+        try await ServerHarness.inProcess(Self.enabled()) { harness throws in
+            harness.origin.route("/clip.mp4", .ok(video, contentType: "video/mp4"))
+            let answer = try await harness.get(harness.signedPlain("vta:1:200:3:32:24", "/clip.mp4"))
+            #expect(answer.status == 200, "\(answer.text)")
+            // No format asked: the first preferred format that animates, GIF.
+            #expect(answer.header("Content-Type") == "image/gif")
+            let animation = try CodersManager.shared.decode(answer.body)
+            #expect(animation.frames.count == 3 && animation.pixelWidth == 32 && animation.pixelHeight == 24)
+            #expect(animation.frames.allSatisfy { $0.duration == .milliseconds(200) })
+            for index in 0..<3 {
+                let pixel = animation.frames[index].pixels.pixel(x: 16, y: 12)
+                #expect(TestVideo.matches([Int(pixel.red), Int(pixel.green), Int(pixel.blue)], TestVideo.colors[index], tolerance: 24))
+            }
+            // WebP's encoder merges equal frames into a longer one: the length is what to compare.
+            func length(_ options: String) async throws -> Duration {
+                let answer = try await harness.get(harness.signedPlain(options, "/clip.mp4", extension: "webp"))
+                return try CodersManager.shared.decode(answer.body).frames.reduce(.zero) { $0 + $1.duration }
+            }
+            #expect(try await length("vta:1:100:5:32:24") == .milliseconds(500))
+            #expect(try await length("vta:1:100:5:32:24:0:1") == .milliseconds(300))
+        }
+    }
+
     @Test("a damaged video or another codec is a 422 with its reason, never a 500")
     func damaged() async throws {
         let directory = try TemporaryDirectory("vt-damaged")

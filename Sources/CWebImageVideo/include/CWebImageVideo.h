@@ -30,6 +30,9 @@ typedef struct {
     /// Degrees the frames are turned clockwise to be shown upright (0, 90, 180 or 270), from the
     /// stream's display matrix (a phone's portrait video).
     int rotation;
+    /// The longest time between two keyframes in the container's index, in seconds; 0 when the
+    /// index does not say.
+    double keyframe_interval;
 } wiv_info;
 
 /// Results besides FFmpeg's own (negative AVERROR) codes.

@@ -89,6 +89,12 @@ extension ProcessingOption {
         ProcessingOption(["video_thumbnail_keyframes", "vtk"], arguments: 1) { (parser, reader, options) throws(ProxyError) in
             options.videoThumbnailKeyframes = try reader.boolean(0) ?? parser.baseOptions.videoThumbnailKeyframes
         },
+        ProcessingOption(["video_thumbnail_tile", "vtt"]) { (_, reader, options) throws(ProxyError) in
+            options.videoFrameLayout = try reader.videoFrameLayout(animation: false)
+        },
+        ProcessingOption(["video_thumbnail_animation", "vta"]) { (_, reader, options) throws(ProxyError) in
+            options.videoFrameLayout = try reader.videoFrameLayout(animation: true)
+        },
         ProcessingOption(["preserve_hdr", "ph"], arguments: 1) { (_, reader, options) throws(ProxyError) in
             // Every result here is 8 bits a channel: asking to keep more is refused rather than ignored.
             guard try reader.boolean(0) != true else {

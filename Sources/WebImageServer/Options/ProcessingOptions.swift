@@ -245,6 +245,9 @@ package struct ProcessingOptions: Sendable, Equatable {
     /// `video_thumbnail_keyframes`/`vtk` (imgproxy Pro's): the last keyframe at or before the
     /// time instead of the exact frame (`IMGPROXY_VIDEO_THUMBNAIL_KEYFRAMES`). Default false.
     package var videoThumbnailKeyframes = false
+    /// `video_thumbnail_tile`/`vtt` or `video_thumbnail_animation`/`vta` (imgproxy Pro's): a tile
+    /// sheet or an animation of a video source's frames, the later option replacing the earlier.
+    package var videoFrameLayout: VideoFrameLayout?
     /// Gaussian blur's sigma; 0 for none.
     package var blur = 0.0
     /// Unsharp mask's sigma; 0 for none.
@@ -370,6 +373,7 @@ package struct ProcessingOptions: Sendable, Equatable {
         if enforceThumbnail { parts.append("eth:1") }
         if let videoThumbnailSecond { parts.append("vts:\(TransformSpec.format(videoThumbnailSecond))") }
         if videoThumbnailKeyframes { parts.append("vtk:1") }
+        if let videoFrameLayout { parts.append(videoFrameLayout.canonical) }
         if disableAnimation { parts.append("da:1") }
         if quality > 0 { parts.append("q:\(quality)") }
         for (format, value) in formatQuality.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {

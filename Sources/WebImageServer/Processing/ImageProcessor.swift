@@ -324,15 +324,23 @@ struct ImageProcessor: Sendable {
         }
         selection.second = options.videoThumbnailSecond
         selection.keyframesOnly = options.videoThumbnailKeyframes
-        var decodeOptions = DecodeOptions(limits: DecodeLimits(maximumPixelCount: limits.decodedPixels))
-        decodeOptions.video = selection
-        let image: Image
+        let decodeLimits = DecodeLimits(maximumPixelCount: limits.decodedPixels)
+        var image: Image
         do {
             image = try spans.measure("decode", attributes: [("image.format", format.rawValue)]) { () throws(WebImageError) in
-                try coders.decode(data, options: decodeOptions)
+                guard let layout = options.videoFrameLayout else {
+                    var decodeOptions = DecodeOptions(limits: decodeLimits)
+                    decodeOptions.video = selection
+                    return try coders.decode(data, options: decodeOptions)
+                }
+                (selection.count, selection.step) = (min(layout.frameCount, limits.frames), layout.step)
+                return try coders.videoFrames(data, format: format, selection: selection, limits: decodeLimits, shaping: layout.shape)
             }
         } catch {
             throw Self.proxyError(error)
+        }
+        if let layout = options.videoFrameLayout {
+            image = try layout.arrange(image, maximumPixels: limits.decodedPixels, maximumFrames: limits.frames)
         }
         var header = ImageHeader(format: format, width: image.pixelWidth, height: image.pixelHeight)
         header.orientation = image.orientation

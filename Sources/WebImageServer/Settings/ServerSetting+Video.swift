@@ -26,6 +26,12 @@ extension ServerSetting {
         .flag(
             "VIDEO_THUMBNAIL_KEYFRAMES", \.videoThumbnails.keyframesOnly, imgproxy: .init("VIDEO_THUMBNAIL_KEYFRAMES", .boolean),
             help: "the default of `vtk`: the last keyframe at or before the time instead of the exact frame (faster)"),
+        .flag(
+            "VIDEO_THUMBNAIL_TILE_AUTO_KEYFRAMES", \.videoThumbnails.keyframesForLongSteps,
+            imgproxy: .init("VIDEO_THUMBNAIL_TILE_AUTO_KEYFRAMES", .boolean),
+            help:
+                "`vtt` and `vta` take keyframes only when their step is longer than the video's longest interval between keyframes (by its container's index)"
+        ),
         .integer(
             "VIDEO_THUMBNAIL_PROBE_SIZE", \.videoThumbnails.probeSize, "BYTES", rule: .positive,
             imgproxy: .init("VIDEO_THUMBNAIL_PROBE_SIZE", .integer), default: "5000000",

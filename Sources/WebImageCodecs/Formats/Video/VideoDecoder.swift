@@ -15,6 +15,9 @@ public import WebImageCore
 struct VideoDecoder {
     let selection: VideoFrameSelection
     let limits: DecodeLimits
+    /// Reshapes each frame as it is decoded, before the next is: the frames held are then the
+    /// reshaped ones (the proxy's tiles), counted against the pixel limit as they are made.
+    var shaping: VideoFrameShaping?
 
     /// The frames of `data` (a video in `format`) as an image: one frame, or an animation of
     /// ``VideoFrameSelection/count`` frames (fewer when the video ends first), each lasting the step.
@@ -35,31 +38,50 @@ struct VideoDecoder {
     private func image(from reader: VideoReader, format: ImageFormat) throws(WebImageError) -> Image {
         let info = reader.info
         let count = max(1, selection.count)
-        // Every frame taken is held at once: all of them together within the pixel limit.
-        let (height, overflow) = Int(info.height).multipliedReportingOverflow(by: count)
+        // Every frame taken is held at once: all of them together within the pixel limit (the
+        // reshaped ones are counted as they are made).
+        let (height, overflow) = Int(info.height).multipliedReportingOverflow(by: shaping == nil ? count : 1)
         guard !overflow else { throw WebImageError(.tooLarge, "\(count) frames of \(info.width)x\(info.height) are over the limit") }
         try limits.check(width: Int(info.width), height: height, inputSize: 0)
         let step = try self.step(count: count, duration: info.duration)
+        let orientation = Self.orientation(rotation: Int(info.rotation))
+        let keyframes = takesKeyframes(info, step: step)
+        let duration: Duration = count > 1 ? .milliseconds(Int64((step * 1000).rounded())) : .zero
         var frames: [ImageFrame] = []
         var cursor = FrameCursor()
         for index in 0..<count {
             let target = (selection.second ?? 0) + Double(index) * step
-            guard let pixels = try frame(at: target, first: index == 0, reader: reader, cursor: &cursor) else { break }
-            if let first = frames.first?.pixels, first.width != pixels.width || first.height != pixels.height {
-                throw WebImageError(
-                    .decodeFailed, "the video's frames change size (\(first.width)x\(first.height), then \(pixels.width)x\(pixels.height))")
+            guard let decoded = try frame(at: target, first: index == 0, keyframes: keyframes, reader: reader, cursor: &cursor) else {
+                break
             }
-            frames.append(ImageFrame(pixels: pixels, duration: count > 1 ? .milliseconds(Int64((step * 1000).rounded())) : .zero))
+            let pixels =
+                try shaping.map { shape throws(WebImageError) in
+                    try shape(Image(pixels: decoded, orientation: orientation, sourceFormat: format, hasAlpha: false)).pixels
+                } ?? decoded
+            try hold(pixels, after: frames)
+            frames.append(ImageFrame(pixels: pixels, duration: duration))
         }
         var image = Image(
-            frames: frames, loopCount: 0, orientation: Self.orientation(rotation: Int(info.rotation)), sourceFormat: format, hasAlpha: false
-        )
+            frames: frames, loopCount: 0, orientation: shaping == nil ? orientation : .up, sourceFormat: format, hasAlpha: false)
         let color = Self.color(of: info)
         image.sourceColor = color
         if color.isHDR {
             image.warnings.append("an HDR video's frames are converted to 8-bit SDR without tone mapping")
         }
         return image
+    }
+
+    /// Checks that `pixels` can be held beside `frames`: the same size, all within the pixel limit.
+    private func hold(_ pixels: PixelBuffer, after frames: [ImageFrame]) throws(WebImageError) {
+        if let first = frames.first?.pixels, first.width != pixels.width || first.height != pixels.height {
+            throw WebImageError(
+                .decodeFailed, "the video's frames change size (\(first.width)x\(first.height), then \(pixels.width)x\(pixels.height))")
+        }
+        guard (frames.count + 1) * pixels.width * pixels.height <= limits.maximumPixelCount else {
+            throw WebImageError(
+                .tooLarge,
+                "\(frames.count + 1) frames of \(pixels.width)x\(pixels.height) are over the \(limits.maximumPixelCount)-pixel limit")
+        }
     }
 
     /// The seconds between frames: the selection's, or the duration spread over them for a negative step.
@@ -81,14 +103,15 @@ struct VideoDecoder {
 
     /// The frame for `target`, converted; nil when the video ended before it (for a frame after
     /// the first: the first is then the last frame there is).
-    private func frame(at target: Double, first: Bool, reader: VideoReader, cursor: inout FrameCursor) throws(WebImageError) -> PixelBuffer?
+    private func frame(at target: Double, first: Bool, keyframes: Bool, reader: VideoReader, cursor: inout FrameCursor)
+        throws(WebImageError) -> PixelBuffer?
     {
         if first, selection.second == nil {
             // The first keyframe: the stream's first frame, nothing sought.
             guard try next(reader, keyframesOnly: true, cursor: &cursor) else { throw noFrame() }
             return try reader.pixels()
         }
-        if selection.keyframesOnly {
+        if keyframes {
             try reader.seek(to: target)
             guard try next(reader, keyframesOnly: true, cursor: &cursor) else { return first ? try lastFrame(reader, cursor) : nil }
             return try reader.pixels()
@@ -110,6 +133,13 @@ struct VideoDecoder {
             }
             if let time = cursor.time, time >= target - tolerance { return try reader.pixels() }
         }
+    }
+
+    /// Whether keyframes are taken instead of exact frames: asked for, or the steps are longer
+    /// than the longest interval between keyframes.
+    private func takesKeyframes(_ info: wiv_info, step: Double) -> Bool {
+        selection.keyframesOnly
+            || (selection.keyframesForLongSteps && selection.count > 1 && info.keyframe_interval > 0 && step > info.keyframe_interval)
     }
 
     /// Decodes the next frame into the reader; false at the end of the stream.

@@ -1,3 +1,6 @@
+package import Foundation
+package import WebImageCore
+
 /// Which frames a decode takes from a video (MP4, QuickTime or WebM), and the bounds it decodes
 /// them within. The options behind imgproxy's `video_thumbnail_second`,
 /// `video_thumbnail_keyframes` and the frames of `video_thumbnail_tile` and
@@ -15,6 +18,11 @@ public struct VideoFrameSelection: Sendable, Hashable {
     /// between keyframes is decoded, so it is faster, and the frame's time is not exactly the one
     /// asked (imgproxy's `video_thumbnail_keyframes`). Default false.
     public var keyframesOnly: Bool
+    /// With several frames: take keyframes only when ``step`` is longer than the video's longest
+    /// interval between keyframes (by its container's index), which then costs nothing in
+    /// precision worth the decoding (imgproxy's `IMGPROXY_VIDEO_THUMBNAIL_TILE_AUTO_KEYFRAMES`).
+    /// Default false.
+    public var keyframesForLongSteps = false
     /// How many frames to take, ``step`` seconds apart; 1 (the default) takes one. Frames that
     /// would lie past the end are not taken, so a short video gives fewer.
     public var count: Int
@@ -49,5 +57,25 @@ public struct VideoFrameSelection: Sendable, Hashable {
         self.timeLimit = timeLimit
         self.probeSize = probeSize
         self.maximumAnalyzeDuration = maximumAnalyzeDuration
+    }
+}
+
+/// Reshapes a video's frame as it is decoded (the frame in its stored orientation, with the
+/// orientation that turns it upright); the result is held instead of the frame, as upright.
+package typealias VideoFrameShaping = (Image) throws(WebImageError) -> Image
+
+extension CodersManager {
+    /// The frames `selection` takes from `data` (a video in `format`), each reshaped by `shaping`
+    /// as it is decoded, so that only the reshaped frames are held (the proxy's tile sheets and
+    /// animated previews of many frames): an animation of them, or a still of one.
+    /// - Throws: `unsupportedFormat` in a build without the `Video` trait, else as ``VideoCoder``.
+    package func videoFrames(
+        _ data: Data, format: ImageFormat, selection: VideoFrameSelection, limits: DecodeLimits, shaping: @escaping VideoFrameShaping
+    ) throws(WebImageError) -> Image {
+        #if Video
+        return try VideoDecoder(selection: selection, limits: limits, shaping: shaping).image(of: data, format: format)
+        #else
+        throw WebImageError(.unsupportedFormat, "this build reads no video (the package's Video trait is off)")
+        #endif
     }
 }

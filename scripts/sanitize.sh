@@ -19,7 +19,12 @@ scratch=.build-tsan
 # swift-otel does not compile under a sanitizer with Swift 6.3.1: these builds leave the OTLP
 # exporter out (Package.swift), and the tests that need it skip themselves.
 export WEBIMAGE_WITHOUT_OTEL=1
-swift build --build-tests --sanitize="$kind" --scratch-path "$scratch"
+# AddressSanitizer's build carries the Video trait, so that the video coder's C and Swift run under
+# it and LeakSanitizer; ThreadSanitizer's does not, and runs the suite's no-video branches (the
+# static build behind the wheel is the other build without it).
+traits=()
+[[ $kind == address ]] && traits=(--traits Video)
+swift build --build-tests --sanitize="$kind" --scratch-path "$scratch" "${traits[@]}"
 if [[ $kind == address ]]; then
   # LeakSanitizer runs at the exit of the test process and of every child it starts (the command,
   # the test child), and makes the exit status non-zero on any leak not in the suppressions, each
@@ -29,7 +34,7 @@ if [[ $kind == address ]]; then
 fi
 # As scripts/test.sh runs it: in parallel but for the suite of bounds in time, unless filtered.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-3}
-run=(swift test --skip-build --sanitize="$kind" --scratch-path "$scratch")
+run=(swift test --skip-build --sanitize="$kind" --scratch-path "$scratch" "${traits[@]}")
 if (($# == 0)); then
   # The codecs' tests are synchronous and CPU-bound, and a sanitizer makes them ten times slower:
   # run beside the rest, two of them held both cooperative threads of this 2-core machine for

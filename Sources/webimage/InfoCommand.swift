@@ -12,8 +12,8 @@ struct InfoCommand: AsyncParsableCommand {
             durations (milliseconds per frame), orientation (EXIF value 1-8), bytes, warnings \
             (what the decoder worked around, as browsers do: stray bytes in a JPEG, a damaged \
             ancillary PNG chunk, a GIF without its trailer), partial (with --accept-truncated, \
-            whether the data ended before the image) and, for AVIF, PNG and JPEG, color: the \
-            file's bitDepth, primaries, transfer (names such as bt2020 and pq, or H.273 code \
+            whether the data ended before the image) and, for AVIF, PNG, JPEG, HEIF, JPEG XL, \
+            TIFF and videos, color: the file's bitDepth, primaries, transfer (names such as bt2020 and pq, or H.273 code \
             points), matrix, hdr (PQ or HLG, tone-mapped to SDR when decoded) and gainMap.
 
             A video (MP4, QuickTime, WebM; in a build with the Video trait) is described by the \

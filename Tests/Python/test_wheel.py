@@ -53,3 +53,18 @@ def test_the_console_entry_runs_a_conversion(tmp_path):
     entry = shutil.which("webimage", path=str(Path(sys.executable).parent))
     subprocess.run([entry, "convert", str(source), str(tmp_path / "out.webp"), "--thumbnail", "32x32"], check=True)
     assert (tmp_path / "out.webp").read_bytes()[8:12] == b"WEBP"
+
+
+def test_the_wheel_reads_no_video(tmp_path):
+    """The wheel is built without the package's Video trait (it vendors no FFmpeg): a video is
+    refused with its reason, not decoded and not a crash. The Swift suite, built with the trait,
+    decodes the same kind of file."""
+    clip = tmp_path / "clip.mp4"
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "color=c=red:s=64x48:r=10:d=1", "-c:v", "libx264",
+                    "-pix_fmt", "yuv420p", str(clip)], check=True)
+    entry = shutil.which("webimage", path=str(Path(sys.executable).parent))
+    refused = subprocess.run([entry, "convert", str(clip), str(tmp_path / "poster.jpg")], capture_output=True, text=True)
+    assert refused.returncode != 0
+    assert "no coder decodes mp4" in refused.stderr, refused.stderr
+    assert not any(name.startswith(("libavcodec", "libavformat"))
+                   for name in subprocess.run(["ldd", webimage.command_path()], capture_output=True, text=True).stdout.split())

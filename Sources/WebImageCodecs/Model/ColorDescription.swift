@@ -1,7 +1,7 @@
 /// How a file describes its pixels' colour: the bit depth of its samples and, where the format
 /// signals them, the coding-independent code points of ITU-T H.273 (colour primaries, transfer
-/// characteristics, matrix coefficients, as AVIF's `nclx`, PNG's `cICP` and video streams carry
-/// them), and whether it carries an HDR gain map.
+/// characteristics, matrix coefficients, as AVIF's and HEIF's `nclx`, PNG's `cICP`, JPEG XL's
+/// encoded colour and video streams carry them), and whether it carries an HDR gain map.
 ///
 /// It describes the source, not the decoded pixels, which are 8-bit sRGB: an HDR source
 /// (``isHDR``) is tone-mapped to them, and a gain-map image is its SDR base.

@@ -37,8 +37,8 @@ public struct Image: Sendable, Equatable {
     /// are upright).
     public var exif: Data?
     /// How the source file describes its colour (bit depth, primaries, transfer, gain map), when
-    /// its decoder reads it: AVIF, PNG and JPEG. The pixels themselves are 8-bit; an HDR source
-    /// (``ColorDescription/isHDR``) was tone-mapped to them.
+    /// its decoder reads it: AVIF, PNG, JPEG, HEIF, JPEG XL, TIFF and videos. The pixels
+    /// themselves are 8-bit; an HDR AVIF (``ColorDescription/isHDR``) was tone-mapped to them.
     public var sourceColor: ColorDescription?
 
     /// A still image.

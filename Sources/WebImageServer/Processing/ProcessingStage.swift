@@ -23,11 +23,19 @@ final class ProcessingStage: Sendable {
                 maximumDimension: configuration.maximumResultDimension,
                 maximumPixels: Int(configuration.maximumResultMegapixels * 1_000_000)),
             formatQuality: configuration.formatQuality, encoderSettings: configuration.encoding,
-            videoThumbnails: configuration.enableVideoThumbnails ? configuration.videoThumbnails : nil)
+            videoThumbnails: configuration.enableVideoThumbnails ? Self.videoDecoding(configuration) : nil)
         gate = AdmissionGate(concurrency: configuration.concurrency, queueLength: configuration.queueLength)
         timeout = configuration.processingTimeout
         self.metrics = metrics
         tracer = telemetry.activeTracer
+    }
+
+    /// How a video source is decoded: the configuration's frame and bounds, within the
+    /// processing timeout (FFmpeg is interrupted there, where another decode stops at its next step).
+    private static func videoDecoding(_ configuration: ImageServerConfiguration) -> VideoFrameSelection {
+        var selection = configuration.videoThumbnails
+        selection.timeLimit = min(selection.timeLimit, configuration.processingTimeout)
+        return selection
     }
 
     /// `data` processed by `options` into the format `choice` picks, with `watermark` laid when

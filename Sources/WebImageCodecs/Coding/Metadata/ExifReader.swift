@@ -22,6 +22,11 @@ enum ExifReader {
         return nil
     }
 
+    /// A TIFF file's bits per sample (IFD0's BitsPerSample, the first channel's).
+    static func bitsPerSample(inTIFF tiff: UnsafeRawBufferPointer) -> Int? {
+        Layout(tiff)?.firstShort(0x0102)
+    }
+
     static func orientation(inTIFF tiff: UnsafeRawBufferPointer) -> ExifOrientation? {
         guard let layout = Layout(tiff), let offset = layout.orientationValueOffset else { return nil }
         return layout.read16(offset).flatMap(ExifOrientation.init(rawValue:))
@@ -76,13 +81,25 @@ enum ExifReader {
 
         /// Where IFD0's Orientation value lies, within the bytes.
         var orientationValueOffset: Int? {
+            entry(0x0112).flatMap { read16($0 + 8) != nil ? $0 + 8 : nil }
+        }
+
+        /// Where IFD0's entry for `tag` starts, within the bytes.
+        func entry(_ tag: Int) -> Int? {
             guard let ifd = read32(4), let count = read16(ifd) else { return nil }
             for entry in 0..<count {
                 let position = ifd + 2 + entry * 12
-                guard let tag = read16(position) else { return nil }
-                if tag == 0x0112, read16(position + 8) != nil { return position + 8 }
+                guard let found = read16(position) else { return nil }
+                if found == tag { return position }
             }
             return nil
+        }
+
+        /// The first SHORT of IFD0's `tag`: in the entry when its values fit in four bytes, else
+        /// where the entry points.
+        func firstShort(_ tag: Int) -> Int? {
+            guard let position = entry(tag), let count = read16(position + 4) else { return nil }
+            return count <= 2 ? read16(position + 8) : read32(position + 8).flatMap(read16)
         }
     }
 }

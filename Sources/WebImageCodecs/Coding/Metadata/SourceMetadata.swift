@@ -30,6 +30,7 @@ struct SourceMetadata {
     init(_ data: Data, format: ImageFormat) {
         data.withUnsafeBytes { bytes in readContainer(bytes, format: format) }
         if let profile = Self.containerProfile(data, format: format) { colorSpace = .icc(profile) }
+        if colorDescription == nil { colorDescription = Self.containerColorDescription(data, format: format) }
     }
 
     /// What a JPEG's, PNG's or WebP's own chunks say, read in place (no codec library's
@@ -43,6 +44,7 @@ struct SourceMetadata {
         case .jpeg: readJPEG(bytes)
         case .png: readPNG(bytes)
         case .webP: readWebP(bytes)
+        case .tiff: colorDescription = ExifReader.bitsPerSample(inTIFF: bytes).map { ColorDescription(bitDepth: $0) }
         default: break
         }
     }
@@ -51,6 +53,16 @@ struct SourceMetadata {
     /// JPEG's APP1 does, and libvips (so imgproxy) turns such files upright too.
     var orientation: ExifOrientation? {
         exif?.withUnsafeBytes(ExifReader.orientation(inTIFF:))
+    }
+
+    /// The colour description of a format whose codec library parses its container: libheif's
+    /// luma bit depth and `nclx` box, libjxl's bits per sample and encoded colour.
+    private static func containerColorDescription(_ data: Data, format: ImageFormat) -> ColorDescription? {
+        switch format {
+        case .heic, .heif: HEIFCoder.colorDescription(in: data)
+        case .jpegXL: JXLDecoder.colorDescription(in: data)
+        default: nil
+        }
     }
 
     /// The ICC profile of a format whose codec library parses its container (no pixel decoding):

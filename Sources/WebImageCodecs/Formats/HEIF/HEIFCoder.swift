@@ -124,6 +124,26 @@ package struct HEIFCoder: ImageCoder {
         }
     }
 
+    /// The primary image's luma bit depth and its `nclx` colour description (H.273 codes), read
+    /// from the container; nil when libheif cannot read it.
+    static func colorDescription(in data: Data) -> ColorDescription? {
+        data.withUnsafeBytes { bytes -> ColorDescription? in
+            guard let context = try? HEIFContext(bytes.bindMemory(to: UInt8.self)),
+                let primary = try? context.primaryImage()
+            else { return nil }
+            defer { heif_image_handle_release(primary) }
+            var description = ColorDescription(bitDepth: max(1, Int(heif_image_handle_get_luma_bits_per_pixel(primary))))
+            var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+            if heif_image_handle_get_nclx_color_profile(primary, &nclx).code == heif_error_Ok, let profile = nclx?.pointee {
+                description.primaries = Int(profile.color_primaries.rawValue)
+                description.transfer = Int(profile.transfer_characteristics.rawValue)
+                description.matrix = Int(profile.matrix_coefficients.rawValue)
+            }
+            heif_nclx_color_profile_free(nclx)
+            return description
+        }
+    }
+
     private static func colorProfile(of handle: OpaquePointer) -> Data? {
         let size = heif_image_handle_get_raw_color_profile_size(handle)
         guard size > 0 else { return nil }

@@ -91,6 +91,26 @@ final class JXLDecoder {
     }
 
     /// The colour profile of the pixels a decode gives (nil for sRGB), read from the header alone.
+    /// The bits per sample and the encoded colour space (H.273 codes: libjxl's enums are
+    /// H.273's, but for P3 with a D65 white, which is H.273's 12), read from the header alone;
+    /// nil when the file is described by an ICC profile only.
+    static func colorDescription(in data: Data) -> ColorDescription? {
+        guard let decoder = try? JXLDecoder(data, events: JXL_DEC_COLOR_ENCODING), (try? decoder.next()) == JXL_DEC_COLOR_ENCODING
+        else { return nil }
+        var description = ColorDescription(bitDepth: Int(decoder.info.bits_per_sample))
+        var encoding = JxlColorEncoding()
+        guard JxlDecoderGetColorAsEncodedProfile(decoder.pointer, nil, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) == JXL_DEC_SUCCESS
+        else { return description }
+        if encoding.transfer_function != JXL_TRANSFER_FUNCTION_GAMMA, encoding.transfer_function != JXL_TRANSFER_FUNCTION_UNKNOWN {
+            description.transfer = Int(encoding.transfer_function.rawValue)
+        }
+        if encoding.color_space == JXL_COLOR_SPACE_RGB, encoding.primaries != JXL_PRIMARIES_CUSTOM {
+            let displayP3 = encoding.primaries == JXL_PRIMARIES_P3 && encoding.white_point == JXL_WHITE_POINT_D65
+            description.primaries = displayP3 ? 12 : Int(encoding.primaries.rawValue)
+        }
+        return description
+    }
+
     static func colorProfile(in data: Data) -> Data? {
         guard let decoder = try? JXLDecoder(data, events: JXL_DEC_COLOR_ENCODING), (try? decoder.next()) == JXL_DEC_COLOR_ENCODING
         else { return nil }

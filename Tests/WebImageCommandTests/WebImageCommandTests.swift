@@ -222,6 +222,34 @@ struct WebImageCommandTests {
         #expect(unknown.status == 2)
     }
 
+    @Test("convert and info read a video: the frame --second takes (--keyframes: the keyframe before it), its size and colour")
+    func videos() async throws {
+        let workspace = try Workspace()
+        let directory = try TemporaryDirectory("command-video")
+        let clip = try await TestVideo.make("clip", in: directory, keyframeInterval: 20).path
+        #if Video
+        func middle(_ name: String) throws -> [Int] {
+            let image = try CodersManager.shared.decode(try #require(FileManager.default.contents(atPath: workspace.path(name))))
+            let pixel = image.pixels.pixel(x: image.pixelWidth / 2, y: image.pixelHeight / 2)
+            return [Int(pixel.red), Int(pixel.green), Int(pixel.blue)]
+        }
+        #expect(try await workspace.run(["convert", clip, workspace.path("first.png")]).status == 0)
+        #expect(TestVideo.matches(try middle("first.png"), TestVideo.colors[0]))
+        #expect(try await workspace.run(["convert", clip, workspace.path("later.png"), "--second", "1.5"]).status == 0)
+        #expect(TestVideo.matches(try middle("later.png"), TestVideo.colors[1]))
+        #expect(try await workspace.run(["convert", clip, workspace.path("key.png"), "--second", "1.5", "--keyframes"]).status == 0)
+        #expect(TestVideo.matches(try middle("key.png"), TestVideo.colors[0]))
+        let info = try await workspace.run(["info", clip, "--json"])
+        #expect(info.json["format"] as? String == "mp4" && info.json["width"] as? Int == 64 && info.json["height"] as? Int == 48)
+        #expect((info.json["color"] as? [String: Any])?["bitDepth"] as? Int == 8)
+        #else
+        let refused = try await workspace.run(["convert", clip, workspace.path("first.png")])
+        #expect(refused.status == 1 && refused.standardError.contains("no coder decodes mp4"), "\(refused.standardError)")
+        #endif
+        let negative = try await workspace.run(["convert", clip, workspace.path("x.png"), "--second", "-1"])
+        #expect(negative.status == 2)
+    }
+
     @Test("info describes files and URLs")
     func info() async throws {
         try await withOrigin { origin, workspace in

@@ -29,8 +29,9 @@ struct SourceMetadata {
 
     init(_ data: Data, format: ImageFormat) {
         data.withUnsafeBytes { bytes in readContainer(bytes, format: format) }
-        if let profile = Self.containerProfile(data, format: format) { colorSpace = .icc(profile) }
-        if colorDescription == nil { colorDescription = Self.containerColorDescription(data, format: format) }
+        let container = Self.containerColor(data, format: format)
+        if let profile = container.profile { colorSpace = .icc(profile) }
+        if colorDescription == nil { colorDescription = container.description }
     }
 
     /// What a JPEG's, PNG's or WebP's own chunks say, read in place (no codec library's
@@ -55,25 +56,17 @@ struct SourceMetadata {
         exif?.withUnsafeBytes(ExifReader.orientation(inTIFF:))
     }
 
-    /// The colour description of a format whose codec library parses its container: libheif's
-    /// luma bit depth and `nclx` box, libjxl's bits per sample and encoded colour.
-    private static func containerColorDescription(_ data: Data, format: ImageFormat) -> ColorDescription? {
+    /// The ICC profile and the colour description of a format whose codec library parses its
+    /// container (no pixel decoding), each read once: libavif's profile, libheif's profile, luma
+    /// bit depth and `nclx`, libtiff's profile, libjxl's profile of the pixels it will decode and
+    /// its bits per sample and encoded colour.
+    private static func containerColor(_ data: Data, format: ImageFormat) -> (profile: Data?, description: ColorDescription?) {
         switch format {
-        case .heic, .heif: HEIFCoder.colorDescription(in: data)
-        case .jpegXL: JXLDecoder.colorDescription(in: data)
-        default: nil
-        }
-    }
-
-    /// The ICC profile of a format whose codec library parses its container (no pixel decoding):
-    /// libavif, libheif, libtiff, libjxl (for JPEG XL, the profile of the pixels it will decode).
-    private static func containerProfile(_ data: Data, format: ImageFormat) -> Data? {
-        switch format {
-        case .avif: (try? AVIFFrameSource.Decoder(data, limits: DecodeLimits()))?.colorProfile
-        case .heic, .heif: HEIFCoder.colorProfile(in: data)
-        case .tiff: TIFFCoder.colorProfile(in: data)
-        case .jpegXL: JXLDecoder.colorProfile(in: data)
-        default: nil
+        case .avif: ((try? AVIFFrameSource.Decoder(data, limits: DecodeLimits()))?.colorProfile, nil)
+        case .heic, .heif: HEIFCoder.containerColor(in: data)
+        case .tiff: (TIFFCoder.colorProfile(in: data), nil)
+        case .jpegXL: JXLDecoder.containerColor(in: data)
+        default: (nil, nil)
         }
     }
 

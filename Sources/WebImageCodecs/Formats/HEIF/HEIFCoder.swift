@@ -113,35 +113,29 @@ package struct HEIFCoder: ImageCoder {
         return PixelBuffer(width: width, height: height, straightRGBA: output)
     }
 
-    /// The primary image's embedded ICC profile, read from the container (for `SourceMetadata`).
-    static func colorProfile(in data: Data) -> Data? {
-        data.withUnsafeBytes { bytes -> Data? in
+    /// The primary image's embedded ICC profile and colour description, read from the container
+    /// in one pass (for `SourceMetadata`); nils when libheif cannot read it.
+    static func containerColor(in data: Data) -> (profile: Data?, description: ColorDescription?) {
+        data.withUnsafeBytes { bytes -> (Data?, ColorDescription?) in
             guard let context = try? HEIFContext(bytes.bindMemory(to: UInt8.self)),
                 let primary = try? context.primaryImage()
-            else { return nil }
+            else { return (nil, nil) }
             defer { heif_image_handle_release(primary) }
-            return colorProfile(of: primary)
+            return (colorProfile(of: primary), colorDescription(of: primary))
         }
     }
 
-    /// The primary image's luma bit depth and its `nclx` colour description (H.273 codes), read
-    /// from the container; nil when libheif cannot read it.
-    static func colorDescription(in data: Data) -> ColorDescription? {
-        data.withUnsafeBytes { bytes -> ColorDescription? in
-            guard let context = try? HEIFContext(bytes.bindMemory(to: UInt8.self)),
-                let primary = try? context.primaryImage()
-            else { return nil }
-            defer { heif_image_handle_release(primary) }
-            var description = ColorDescription(bitDepth: max(1, Int(heif_image_handle_get_luma_bits_per_pixel(primary))))
-            var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-            if heif_image_handle_get_nclx_color_profile(primary, &nclx).code == heif_error_Ok, let profile = nclx?.pointee {
-                description.primaries = Int(profile.color_primaries.rawValue)
-                description.transfer = Int(profile.transfer_characteristics.rawValue)
-                description.matrix = Int(profile.matrix_coefficients.rawValue)
-            }
-            heif_nclx_color_profile_free(nclx)
-            return description
+    /// An image's luma bit depth and its `nclx` colour description (H.273 codes).
+    private static func colorDescription(of handle: OpaquePointer) -> ColorDescription {
+        var description = ColorDescription(bitDepth: max(1, Int(heif_image_handle_get_luma_bits_per_pixel(handle))))
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        if heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let profile = nclx?.pointee {
+            description.primaries = Int(profile.color_primaries.rawValue)
+            description.transfer = Int(profile.transfer_characteristics.rawValue)
+            description.matrix = Int(profile.matrix_coefficients.rawValue)
         }
+        heif_nclx_color_profile_free(nclx)
+        return description
     }
 
     private static func colorProfile(of handle: OpaquePointer) -> Data? {

@@ -90,16 +90,13 @@ final class JXLDecoder {
         return status == JXL_DEC_SUCCESS ? profile : nil
     }
 
-    /// The colour profile of the pixels a decode gives (nil for sRGB), read from the header alone.
-    /// The bits per sample and the encoded colour space (H.273 codes: libjxl's enums are
-    /// H.273's, but for P3 with a D65 white, which is H.273's 12), read from the header alone;
-    /// nil when the file is described by an ICC profile only.
-    static func colorDescription(in data: Data) -> ColorDescription? {
-        guard let decoder = try? JXLDecoder(data, events: JXL_DEC_COLOR_ENCODING), (try? decoder.next()) == JXL_DEC_COLOR_ENCODING
-        else { return nil }
-        var description = ColorDescription(bitDepth: Int(decoder.info.bits_per_sample))
+    /// At ``JXL_DEC_COLOR_ENCODING``: the bits per sample and the encoded colour space (H.273
+    /// codes: libjxl's enums are H.273's, but for P3 with a D65 white, which is H.273's 12); no
+    /// primaries or transfer for a file described by an ICC profile only.
+    func colorDescription() -> ColorDescription {
+        var description = ColorDescription(bitDepth: Int(info.bits_per_sample))
         var encoding = JxlColorEncoding()
-        guard JxlDecoderGetColorAsEncodedProfile(decoder.pointer, nil, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) == JXL_DEC_SUCCESS
+        guard JxlDecoderGetColorAsEncodedProfile(pointer, nil, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) == JXL_DEC_SUCCESS
         else { return description }
         if encoding.transfer_function != JXL_TRANSFER_FUNCTION_GAMMA, encoding.transfer_function != JXL_TRANSFER_FUNCTION_UNKNOWN {
             description.transfer = Int(encoding.transfer_function.rawValue)
@@ -111,10 +108,12 @@ final class JXLDecoder {
         return description
     }
 
-    static func colorProfile(in data: Data) -> Data? {
+    /// The colour profile of the pixels a decode gives (nil for sRGB) and the file's colour
+    /// description, read from the header alone, by one decoder.
+    static func containerColor(in data: Data) -> (profile: Data?, description: ColorDescription?) {
         guard let decoder = try? JXLDecoder(data, events: JXL_DEC_COLOR_ENCODING), (try? decoder.next()) == JXL_DEC_COLOR_ENCODING
-        else { return nil }
-        return decoder.dataProfile()
+        else { return (nil, nil) }
+        return (decoder.dataProfile(), decoder.colorDescription())
     }
 }
 

@@ -1,6 +1,3 @@
-package import Foundation
-package import WebImageCore
-
 /// Which frames a decode takes from a video (MP4, QuickTime or WebM), and the bounds it decodes
 /// them within. The options behind imgproxy's `video_thumbnail_second`,
 /// `video_thumbnail_keyframes` and the frames of `video_thumbnail_tile` and
@@ -57,25 +54,5 @@ public struct VideoFrameSelection: Sendable, Hashable {
         self.timeLimit = timeLimit
         self.probeSize = probeSize
         self.maximumAnalyzeDuration = maximumAnalyzeDuration
-    }
-}
-
-/// Reshapes a video's frame as it is decoded (the frame in its stored orientation, with the
-/// orientation that turns it upright); the result is held instead of the frame, as upright.
-package typealias VideoFrameShaping = (Image) throws(WebImageError) -> Image
-
-extension CodersManager {
-    /// The frames `selection` takes from `data` (a video in `format`), each reshaped by `shaping`
-    /// as it is decoded, so that only the reshaped frames are held (the proxy's tile sheets and
-    /// animated previews of many frames): an animation of them, or a still of one.
-    /// - Throws: `unsupportedFormat` in a build without the `Video` trait, else as ``VideoCoder``.
-    package func videoFrames(
-        _ data: Data, format: ImageFormat, selection: VideoFrameSelection, limits: DecodeLimits, shaping: @escaping VideoFrameShaping
-    ) throws(WebImageError) -> Image {
-        #if Video
-        return try VideoDecoder(selection: selection, limits: limits, shaping: shaping).image(of: data, format: format)
-        #else
-        throw WebImageError(.unsupportedFormat, "this build reads no video (the package's Video trait is off)")
-        #endif
     }
 }

@@ -74,8 +74,7 @@ final class VideoReader {
     private static func error(_ code: Int, _ message: [CChar]) -> WebImageError {
         let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         switch code {
-        case WIV_TIMED_OUT: return WebImageError(.tooLarge, text)
-        case WIV_TOO_LARGE, WIV_NO_MEMORY: return WebImageError(.tooLarge, text)
+        case WIV_TIMED_OUT, WIV_TOO_LARGE, WIV_NO_MEMORY: return WebImageError(.tooLarge, text)
         case WIV_UNSUPPORTED: return WebImageError(.unsupportedFormat, text)
         default: return WebImageError(.decodeFailed, text)
         }

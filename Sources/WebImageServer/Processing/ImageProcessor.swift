@@ -275,18 +275,13 @@ struct ImageProcessor: Sendable {
             throw .unprocessable(
                 "\(frames.count) pages stacked would be \(width)x\(height), over the source limit of \(maximumPixels) pixels")
         }
-        var bytes = [UInt8](repeating: 0, count: width * height * 4)
+        var canvas = RGBACanvas(width: width, height: height)
         var top = 0
         for frame in frames {
-            let pixels = frame.pixels
-            for row in 0..<pixels.height {
-                let from = row * pixels.bytesPerRow
-                let to = (top + row) * width * 4
-                bytes.replaceSubrange(to..<(to + pixels.bytesPerRow), with: pixels.bytes[from..<(from + pixels.bytesPerRow)])
-            }
-            top += pixels.height
+            canvas.draw(frame.pixels, left: 0, top: top)
+            top += frame.pixels.height
         }
-        return ImageFrame(pixels: PixelBuffer(width: width, height: height, straightRGBA: bytes))
+        return ImageFrame(pixels: canvas.pixels)
     }
 
     /// The formats whose encoders take a quality, which `max_bytes` lowers.

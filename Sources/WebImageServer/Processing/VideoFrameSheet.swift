@@ -4,36 +4,35 @@ import WebImage
 /// (upright, fitted or filled to the box, extended with black), then laid out as a tile sheet or
 /// timed as an animation.
 extension VideoFrameLayout {
-    /// `frame` upright and reshaped to the layout's box: fitted inside it (never enlarged), or
-    /// filling it around the focus, then extended to it with black when asked.
+    /// `frame` upright and reshaped to the layout's box as imgproxy resizes an image (the same
+    /// ``ProcessingPlan``): `fit` inside it, never enlarged, or `fill` it around the focus point
+    /// (enlarged when smaller), then `extend`ed to it on black when asked.
     func shape(_ frame: Image) throws(WebImageError) -> Image {
         var image = try Self.apply(OrientationTransformer(), to: frame)
-        if fill, width > 0, height > 0 {
-            let scale = max(Double(width) / Double(image.pixelWidth), Double(height) / Double(image.pixelHeight))
-            let (scaledWidth, scaledHeight) = (
-                max(width, Int((Double(image.pixelWidth) * scale).rounded())),
-                max(height, Int((Double(image.pixelHeight) * scale).rounded()))
-            )
-            image = try Self.apply(ResizingTransformer(width: scaledWidth, height: scaledHeight, mode: .fill), to: image)
-            let x = min(max(0, Int((focusX * Double(scaledWidth)).rounded()) - width / 2), scaledWidth - width)
-            let y = min(max(0, Int((focusY * Double(scaledHeight)).rounded()) - height / 2), scaledHeight - height)
-            image = try Self.apply(CroppingTransformer(x: x, y: y, width: width, height: height), to: image)
-        } else {
-            let scale = min(
-                width > 0 ? Double(width) / Double(image.pixelWidth) : 1, height > 0 ? Double(height) / Double(image.pixelHeight) : 1, 1)
-            if scale < 1 {
-                let (fittedWidth, fittedHeight) = (
-                    max(1, Int((Double(image.pixelWidth) * scale).rounded())), max(1, Int((Double(image.pixelHeight) * scale).rounded()))
-                )
-                image = try Self.apply(ResizingTransformer(width: fittedWidth, height: fittedHeight, mode: .fill), to: image)
-            }
+        let options = resizing
+        let plan: ProcessingPlan
+        do {
+            plan = try ProcessingPlan(options: options, sourceWidth: image.pixelWidth, sourceHeight: image.pixelHeight)
+        } catch {
+            throw WebImageError(.transformFailed, error.reason)
         }
-        if extend, width > 0, height > 0, image.pixelWidth < width || image.pixelHeight < height {
-            let canvas = CanvasTransformer(
-                width: width, height: height, x: (width - image.pixelWidth) / 2, y: (height - image.pixelHeight) / 2, color: .black)
-            image = try Self.apply(canvas, to: image)
-        }
+        let steps = plan.transformers(
+            options: options, decodedWidth: image.pixelWidth, decodedHeight: image.pixelHeight, sourceWidth: image.pixelWidth)
+        for step in steps { image = try Self.apply(step, to: image) }
         return image
+    }
+
+    /// The processing options of one frame's reshaping: the box, the resizing type, the focus
+    /// point and the black extension.
+    private var resizing: ProcessingOptions {
+        var options = ProcessingOptions()
+        (options.width, options.height) = (width, height)
+        options.resizingType = fill ? .fill : .fit
+        options.enlarge = fill
+        options.gravity = Gravity(.focusPoint, x: focusX, y: focusY)
+        options.extend = extend
+        options.background = .black
+        return options
     }
 
     /// The decoded frames (fewer than asked when the video ended first) as the layout's result:
@@ -65,18 +64,11 @@ extension VideoFrameLayout {
         guard sheetWidth * sheetHeight <= maximumPixels else {
             throw .unprocessable("a \(sheetWidth)x\(sheetHeight) tile sheet is over the limit of \(maximumPixels) pixels")
         }
-        var bytes = [UInt8](repeating: 0, count: sheetWidth * sheetHeight * 4)
-        for index in stride(from: 3, to: bytes.count, by: 4) { bytes[index] = 255 }
+        var sheet = RGBACanvas(width: sheetWidth, height: sheetHeight, color: .black)
         for (index, frame) in frames.enumerated() where index < usedColumns * usedRows {
-            let (left, top) = ((index % columns) * tileWidth, (index / columns) * tileHeight)
-            let rowBytes = tileWidth * 4
-            for row in 0..<tileHeight {
-                let source = row * frame.pixels.bytesPerRow
-                let target = ((top + row) * sheetWidth + left) * 4
-                bytes.replaceSubrange(target..<target + rowBytes, with: frame.pixels.bytes[source..<source + rowBytes])
-            }
+            sheet.draw(frame.pixels, left: (index % columns) * tileWidth, top: (index / columns) * tileHeight)
         }
-        return PixelBuffer(width: sheetWidth, height: sheetHeight, straightRGBA: bytes)
+        return sheet.pixels
     }
 
     private static func apply(_ transformer: any ImageTransformer, to image: Image) throws(WebImageError) -> Image {

@@ -10,13 +10,6 @@ import WebImageTestSupport
 /// Video trait a video is recognised and refused.
 @Suite("Video frames")
 struct VideoCoderTests {
-    /// The colour of the middle pixel of an image's first frame.
-    static func middle(_ image: Image, frame: Int = 0) -> [Int] {
-        let pixels = image.frames[frame].pixels
-        let offset = (pixels.height / 2) * pixels.bytesPerRow + (pixels.width / 2) * 4
-        return (0..<3).map { Int(pixels.bytes[offset + $0]) }
-    }
-
     static func decode(_ url: URL, _ selection: VideoFrameSelection = VideoFrameSelection(), limits: DecodeLimits = DecodeLimits())
         throws -> Image
     {
@@ -49,10 +42,12 @@ struct VideoCoderTests {
         #expect(first.pixelWidth == 64 && first.pixelHeight == 48)
         #expect(first.frames.count == 1 && !first.hasAlpha)
         #expect(first.sourceFormat == ImageFormat(fileExtension: codec.fileExtension))
-        #expect(TestVideo.matches(Self.middle(first), TestVideo.colors[0]), "\(codec) first: \(Self.middle(first))")
+        #expect(TestVideo.matches(TestVideo.color(of: first), TestVideo.colors[0]), "\(codec) first: \(TestVideo.color(of: first))")
         for (second, expected) in [(1.5, 1), (2.2, 2), (0.3, 0), (60, 2)] {
             let image = try Self.decode(video, VideoFrameSelection(second: second))
-            #expect(TestVideo.matches(Self.middle(image), TestVideo.colors[expected]), "\(codec) at \(second) s: \(Self.middle(image))")
+            #expect(
+                TestVideo.matches(TestVideo.color(of: image), TestVideo.colors[expected]),
+                "\(codec) at \(second) s: \(TestVideo.color(of: image))")
         }
     }
 
@@ -64,9 +59,9 @@ struct VideoCoderTests {
         let exact = try Self.decode(video, VideoFrameSelection(second: 1.5))
         let keyframe = try Self.decode(video, VideoFrameSelection(second: 1.5, keyframesOnly: true))
         let later = try Self.decode(video, VideoFrameSelection(second: 2.5, keyframesOnly: true))
-        #expect(TestVideo.matches(Self.middle(exact), TestVideo.colors[1]))
-        #expect(TestVideo.matches(Self.middle(keyframe), TestVideo.colors[0]))
-        #expect(TestVideo.matches(Self.middle(later), TestVideo.colors[2]))
+        #expect(TestVideo.matches(TestVideo.color(of: exact), TestVideo.colors[1]))
+        #expect(TestVideo.matches(TestVideo.color(of: keyframe), TestVideo.colors[0]))
+        #expect(TestVideo.matches(TestVideo.color(of: later), TestVideo.colors[2]))
     }
 
     @Test("keyframes for long steps: keyframes only when the step is longer than the longest interval between them")
@@ -78,7 +73,7 @@ struct VideoCoderTests {
             var selection = VideoFrameSelection(second: 1.5, count: 2, step: step)
             selection.keyframesForLongSteps = auto
             let image = try Self.decode(video, selection)
-            return (0..<image.frames.count).map { Self.middle(image, frame: $0) }
+            return (0..<image.frames.count).map { TestVideo.color(of: image, frame: $0) }
         }
         let (red, green, blue) = (TestVideo.colors[0], TestVideo.colors[1], TestVideo.colors[2])
         // 1.5 s and 3.7 s: green and red exactly; the keyframes before them (0 s, 2 s) are red and blue.
@@ -95,10 +90,10 @@ struct VideoCoderTests {
         let stepped = try Self.decode(video, VideoFrameSelection(second: 0.5, count: 3, step: 1))
         #expect(stepped.frames.count == 3)
         #expect(stepped.frames.allSatisfy { $0.duration == .seconds(1) })
-        for index in 0..<3 { #expect(TestVideo.matches(Self.middle(stepped, frame: index), TestVideo.colors[index])) }
+        for index in 0..<3 { #expect(TestVideo.matches(TestVideo.color(of: stepped, frame: index), TestVideo.colors[index])) }
         let spread = try Self.decode(video, VideoFrameSelection(count: 3, step: -1))
         #expect(spread.frames.count == 3)
-        #expect(TestVideo.matches(Self.middle(spread, frame: 2), TestVideo.colors[2]))
+        #expect(TestVideo.matches(TestVideo.color(of: spread, frame: 2), TestVideo.colors[2]))
         let short = try Self.decode(video, VideoFrameSelection(second: 1.5, count: 5, step: 1))
         #expect(short.frames.count == 2)
     }

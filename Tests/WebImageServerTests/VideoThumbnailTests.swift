@@ -10,11 +10,19 @@ import WebImageTestSupport
 /// videos are made at run time by Debian's `ffmpeg` (``TestVideo``: red, green, blue seconds).
 @Suite("Video thumbnails")
 struct VideoThumbnailTests {
+    /// The middle pixel's RGB of an answer's image.
     static func middle(_ body: Data) throws -> [Int] {
-        let image = try CodersManager.shared.decode(body)
-        let pixels = image.pixels
-        let offset = (pixels.height / 2) * pixels.bytesPerRow + (pixels.width / 2) * 4
-        return (0..<3).map { Int(pixels.bytes[offset + $0]) }
+        TestVideo.color(of: try CodersManager.shared.decode(body))
+    }
+
+    /// Runs `body` against a proxy with `configuration` whose origin serves `video` as `/clip.mp4`.
+    static func serving(
+        _ video: [UInt8], _ configuration: ImageServerConfiguration = enabled(), _ body: (ServerHarness) async throws -> Void
+    ) async throws {
+        try await ServerHarness.inProcess(configuration) { harness throws in
+            harness.origin.route("/clip.mp4", .ok(video, contentType: "video/mp4"))
+            try await body(harness)
+        }
     }
 
     static func enabled() -> ImageServerConfiguration {
@@ -27,8 +35,7 @@ struct VideoThumbnailTests {
     func offByDefault() async throws {
         let directory = try TemporaryDirectory("vt-off")
         let video = [UInt8](try Data(contentsOf: try await TestVideo.make("clip", in: directory, seconds: 1)))
-        try await ServerHarness.inProcess { harness throws in
-            harness.origin.route("/clip.mp4", .ok(video, contentType: "video/mp4"))
+        try await Self.serving(video, ServerHarness.configuration()) { harness throws in
             let answer = try await harness.get(harness.signedPlain("w:32", "/clip.mp4"))
             #expect(answer.status == 422)
             #expect(answer.text.contains("IMGPROXY_ENABLE_VIDEO_THUMBNAILS"), "\(answer.text)")
@@ -41,8 +48,7 @@ struct VideoThumbnailTests {
         let directory = try TemporaryDirectory("vt-on")
         // A keyframe every 2 s: at 1.5 s the exact frame is green, the keyframe before it red.
         let video = [UInt8](try Data(contentsOf: try await TestVideo.make("clip", in: directory, keyframeInterval: 20)))
-        try await ServerHarness.inProcess(Self.enabled()) { harness throws in
-            harness.origin.route("/clip.mp4", .ok(video, contentType: "video/mp4"))
+        try await Self.serving(video) { harness throws in
             let first = try await harness.get(harness.signedPlain("w:32", "/clip.mp4"))
             #expect(first.status == 200, "\(first.text)")
             // The source is no format a result is kept in: the first preferred one (JPEG) is chosen.
@@ -66,16 +72,14 @@ struct VideoThumbnailTests {
         let video = [UInt8](try Data(contentsOf: try await TestVideo.make("clip", in: directory, keyframeInterval: 20)))
         var configuration = Self.enabled()
         configuration.videoThumbnails.second = 1.5
-        try await ServerHarness.inProcess(configuration) { harness throws in
-            harness.origin.route("/clip.mp4", .ok(video, contentType: "video/mp4"))
+        try await Self.serving(video, configuration) { harness throws in
             let answer = try await harness.get(harness.signedPlain("w:0", "/clip.mp4", extension: "png"))
             #expect(TestVideo.matches(try Self.middle(answer.body), TestVideo.colors[1]))
             let first = try await harness.get(harness.signedPlain("vts:0", "/clip.mp4", extension: "png"))
             #expect(TestVideo.matches(try Self.middle(first.body), TestVideo.colors[0]))
         }
         configuration.videoThumbnails.keyframesOnly = true
-        try await ServerHarness.inProcess(configuration) { harness throws in
-            harness.origin.route("/clip.mp4", .ok(video, contentType: "video/mp4"))
+        try await Self.serving(video, configuration) { harness throws in
             let keyframe = try await harness.get(harness.signedPlain("w:0", "/clip.mp4", extension: "png"))
             #expect(TestVideo.matches(try Self.middle(keyframe.body), TestVideo.colors[0]))
             let exact = try await harness.get(harness.signedPlain("vtk:0", "/clip.mp4", extension: "png"))
@@ -86,8 +90,7 @@ struct VideoThumbnailTests {
     /// The colour at the middle of each `width` x `height` tile of a row.
     static func tiles(_ image: Image, width: Int, height: Int, row: Int = 0) -> [[Int]] {
         (0..<image.pixelWidth / width).map { column in
-            let pixel = image.pixels.pixel(x: column * width + width / 2, y: row * height + height / 2)
-            return [Int(pixel.red), Int(pixel.green), Int(pixel.blue)]
+            TestVideo.color(of: image, x: column * width + width / 2, y: row * height + height / 2)
         }
     }
 
@@ -96,8 +99,7 @@ struct VideoThumbnailTests {
         let directory = try TemporaryDirectory("vt-tiles")
         let video = [UInt8](try Data(contentsOf: try await TestVideo.make("clip", in: directory)))
         let (red, green, blue) = (TestVideo.colors[0], TestVideo.colors[1], TestVideo.colors[2])
-        try await ServerHarness.inProcess(Self.enabled()) { harness throws in
-            harness.origin.route("/clip.mp4", .ok(video, contentType: "video/mp4"))
+        try await Self.serving(video) { harness throws in
             func sheet(_ options: String) async throws -> Image {
                 let answer = try await harness.get(harness.signedPlain(options, "/clip.mp4", extension: "png"))
                 #expect(answer.status == 200, "\(options): \(answer.text)")
@@ -134,8 +136,7 @@ struct VideoThumbnailTests {
     func animations() async throws {
         let directory = try TemporaryDirectory("vt-animation")
         let video = [UInt8](try Data(contentsOf: try await TestVideo.make("clip", in: directory)))
-        try await ServerHarness.inProcess(Self.enabled()) { harness throws in
-            harness.origin.route("/clip.mp4", .ok(video, contentType: "video/mp4"))
+        try await Self.serving(video) { harness throws in
             let answer = try await harness.get(harness.signedPlain("vta:1:200:3:32:24", "/clip.mp4"))
             #expect(answer.status == 200, "\(answer.text)")
             // No format asked: the first preferred format that animates, GIF.
@@ -144,8 +145,7 @@ struct VideoThumbnailTests {
             #expect(animation.frames.count == 3 && animation.pixelWidth == 32 && animation.pixelHeight == 24)
             #expect(animation.frames.allSatisfy { $0.duration == .milliseconds(200) })
             for index in 0..<3 {
-                let pixel = animation.frames[index].pixels.pixel(x: 16, y: 12)
-                #expect(TestVideo.matches([Int(pixel.red), Int(pixel.green), Int(pixel.blue)], TestVideo.colors[index], tolerance: 24))
+                #expect(TestVideo.matches(TestVideo.color(of: animation, frame: index), TestVideo.colors[index], tolerance: 24))
             }
             // WebP's encoder merges equal frames into a longer one: the length is what to compare.
             func length(_ options: String) async throws -> Duration {

@@ -1,4 +1,5 @@
 package import Foundation
+package import WebImage
 import WebImageTesting
 
 /// Videos the tests make with Debian's `ffmpeg` command at run time: three one-second segments
@@ -62,6 +63,13 @@ package enum TestVideo {
             let errors = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             throw TestVideoError(description: "ffmpeg (Debian's ffmpeg package) failed making \(name): \(errors.suffix(800))")
         }
+    }
+
+    /// The RGB of `image`'s frame at (`x`, `y`), by default its middle pixel.
+    package static func color(of image: Image, frame: Int = 0, x: Int? = nil, y: Int? = nil) -> [Int] {
+        let pixels = image.frames[frame].pixels
+        let pixel = pixels.pixel(x: x ?? pixels.width / 2, y: y ?? pixels.height / 2)
+        return [Int(pixel.red), Int(pixel.green), Int(pixel.blue)]
     }
 
     /// Whether `pixel` (RGB or RGBA) is within `tolerance` levels of `expected` in every channel.

@@ -4,8 +4,9 @@
 set -euo pipefail
 
 # FFmpeg's libraries are for the Video trait (CI's debug build carries it), the ffmpeg command
-# for the test videos the suite makes at run time.
-packages=(pkg-config libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libdeflate-dev libgif-dev libwebp-dev liblcms2-dev libavif-dev libtiff-dev libheif-dev libjxl-dev librsvg2-dev libsnappy-dev libzstd-dev fonts-dejavu-core libavif-bin libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg libcurl4 bsdutils "$@")
+# for the test videos the suite makes at run time; libavif-bin's avifenc and libjxl-tools' cjxl
+# write the HDR tests' AVIF and JPEG XL pictures.
+packages=(pkg-config libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev libdeflate-dev libgif-dev libwebp-dev liblcms2-dev libavif-dev libtiff-dev libheif-dev libjxl-dev librsvg2-dev libsnappy-dev libzstd-dev fonts-dejavu-core libavif-bin libjxl-tools libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg libcurl4 bsdutils "$@")
 
 missing=()
 for package in "${packages[@]}"; do

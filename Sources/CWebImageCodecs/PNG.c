@@ -10,6 +10,8 @@
 
 #include "PNGRows.h"
 
+#define CWI_LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+
 typedef struct {
     const uint8_t *data;
     size_t size;
@@ -81,11 +83,14 @@ static void cwi_png_decode_warning(png_structp png, png_const_charp message) {
 
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                         uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
-                        int32_t allow_direct, cwi_png_outcome *outcome) {
+                        int32_t allow_direct, int32_t sample_bits, cwi_png_outcome *outcome) {
     memset(outcome, 0, sizeof(*outcome));
     uint32_t out_width = reduction == 0 ? 0 : (width + reduction - 1) / reduction;
     uint32_t out_height = reduction == 0 ? 0 : (height + reduction - 1) / reduction;
-    if (size < 8 || png_sig_cmp(data, 0, 8) != 0 || reduction == 0 || out_size != (size_t)out_width * out_height * 4) {
+    size_t pixel_bytes = sample_bits == 16 ? 8 : 4;
+    int layout_ok = (sample_bits == 8 || (sample_bits == 16 && reduction == 1)) &&
+                    out_size == (size_t)out_width * out_height * pixel_bytes;
+    if (size < 8 || png_sig_cmp(data, 0, 8) != 0 || reduction == 0 || !layout_ok) {
         snprintf(outcome->message, sizeof(outcome->message), "not a PNG, or the buffer does not fit it");
         return -1;
     }
@@ -127,7 +132,7 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     outcome->has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, png_info, PNG_INFO_tRNS) != 0;
     // libpng has read every chunk before the image data and stopped after the first IDAT's
     // length and type. A file it had nothing to say about so far may take the direct path.
-    if (allow_direct && outcome->warnings[0] == 0 && source.offset >= 8 &&
+    if (allow_direct && sample_bits == 8 && outcome->warnings[0] == 0 && source.offset >= 8 &&
         cwi_png_direct_rows(png, png_info, data + source.offset - 8, size - (source.offset - 8), out, width, height, reduction) == 0) {
         outcome->direct = 1;
         png_destroy_read_struct(&png, &png_info, NULL);
@@ -136,13 +141,21 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     // Palette, low bit depths and tRNS become 8-bit RGBA; 16-bit samples are scaled with
     // rounding (value x 255 / 65535), not cut to their high byte as Pillow does; no gamma is
     // applied (the simplified API would treat 16-bit data as linear light and brighten it).
+    // Asked for 16 bits, every depth is widened to 16-bit RGBA in the machine's byte order.
     png_set_expand(png);
-    png_set_scale_16(png);
+    if (sample_bits == 16) {
+        png_set_expand_16(png);
+    } else {
+        png_set_scale_16(png);
+    }
     png_set_gray_to_rgb(png);
-    png_set_add_alpha(png, 0xFF, PNG_FILLER_AFTER);
+    png_set_add_alpha(png, sample_bits == 16 ? 0xFFFF : 0xFF, PNG_FILLER_AFTER);
+    if (sample_bits == 16 && CWI_LITTLE_ENDIAN) {
+        png_set_swap(png);
+    }
     int pass_count = png_set_interlace_handling(png);
     png_read_update_info(png, png_info);
-    if (png_get_rowbytes(png, png_info) != (size_t)width * 4) {
+    if (png_get_rowbytes(png, png_info) != (size_t)width * pixel_bytes) {
         png_error(png, "unexpected row layout after expansion");
     }
     if (reduction > 1) {
@@ -172,7 +185,7 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
         for (int pass = 0; pass < pass_count; pass++) {
             passes = pass + 1;
             for (uint32_t y = 0; y < height; y++) {
-                png_read_row(png, out + (size_t)y * width * 4, NULL);
+                png_read_row(png, out + (size_t)y * width * pixel_bytes, NULL);
                 if (pass == 0) {
                     rows_read = y + 1;
                 }

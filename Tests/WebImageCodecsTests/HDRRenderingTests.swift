@@ -14,6 +14,8 @@ struct HDRRenderingTests {
     struct Reference: Decodable {
         struct Picture: Decodable {
             let file: String
+            /// The same patches as a PNG with cICP, a HEIF and a JPEG XL.
+            let others: [String]
             let expected: [[Int]]
             let asSRGB: [[Int]]
         }
@@ -37,8 +39,8 @@ struct HDRRenderingTests {
 
     /// The largest difference, in 8-bit levels, between each patch's decoded pixel and the
     /// reference, and the reference white patch's level.
-    static func compare(_ picture: Reference.Picture, patch: Int) throws -> (largest: Int, pixels: [[Int]]) {
-        let image = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: picture.file)))
+    static func compare(_ picture: Reference.Picture, file: String? = nil, patch: Int) throws -> (largest: Int, pixels: [[Int]]) {
+        let image = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: file ?? picture.file)))
         #expect(image.pixelWidth == patch * picture.expected.count)
         var largest = 0
         var pixels: [[Int]] = []
@@ -85,6 +87,39 @@ struct HDRRenderingTests {
         #expect(abs(curve.map(1000) - 203) < 0.01)
         let dim = ToneCurve(sourcePeak: 203, targetPeak: 203)
         #expect(dim.map(150) == 150)
+    }
+
+    @Test("the same PQ and HLG patches as a PNG with cICP, a 12-bit HEIF and a 16-bit JPEG XL render as colour-science does, to 1 level")
+    func otherFormatsRenderAsTheReference() async throws {
+        let directory = try TemporaryDirectory("hdr-formats")
+        let reference = try await Self.reference(in: directory)
+        for (name, picture) in [("pq", reference.pq), ("hlg", reference.hlg)] {
+            let transfer = name == "pq" ? ColorDescription.perceptualQuantizer : ColorDescription.hybridLogGamma
+            #expect(picture.others.count == 3)
+            for (file, bits) in zip(picture.others, [16, 12, 16]) {
+                let image = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: file)))
+                #expect(
+                    image.sourceColor?.bitDepth == bits && image.sourceColor?.transfer == transfer,
+                    "\(file): \(String(describing: image.sourceColor))")
+                #expect(image.sourceColor?.primaries == 9, "\(file)")
+                let (largest, pixels) = try Self.compare(picture, file: file, patch: reference.patch)
+                // The 16-bit PNG and JPEG XL hold each 12-bit code scaled to 16 bits, the HEIF
+                // the 12-bit code itself: the same light to within 1/65535 of the signal.
+                #expect(largest <= 1, "\(file): \(pixels) against \(picture.expected)")
+                // Charged as the AVIF is: three times the pixels (16-bit samples beside the result).
+                let width = reference.patch * picture.expected.count
+                let charged = 3 * width * reference.patch
+                let data = try Data(contentsOf: URL(fileURLWithPath: file))
+                let refused = #expect(throws: WebImageError.self) {
+                    try CodersManager.shared.decode(data, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: charged - 1)))
+                }
+                #expect(
+                    refused?.code == .tooLarge && refused?.message?.contains("16 bits") == true, "\(file): \(String(describing: refused))")
+                let allowed = try CodersManager.shared.decode(
+                    data, options: DecodeOptions(limits: DecodeLimits(maximumPixelCount: charged)))
+                #expect(allowed.pixelWidth == width)
+            }
+        }
     }
 
     @Test("an HDR decode is charged three times its pixels against the limits: it holds 16-bit samples beside the result")

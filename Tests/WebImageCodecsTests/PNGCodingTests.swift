@@ -86,7 +86,7 @@ struct PNGCodingTests {
             guard cwi_png_read_header(source, bytes.count, &header) == 0 else { return false }
             var pixels = [UInt8](repeating: 0, count: Int(header.width) * Int(header.height) * 4)
             var outcome = cwi_png_outcome()
-            let status = cwi_png_decode_rgba(source, bytes.count, &pixels, pixels.count, header.width, header.height, 1, 0, 1, &outcome)
+            let status = cwi_png_decode_rgba(source, bytes.count, &pixels, pixels.count, header.width, header.height, 1, 0, 1, 8, &outcome)
             return status == 0 && outcome.direct == 1
         }
     }

@@ -5,7 +5,10 @@ Writes FOLDER/pq.avif and FOLDER/hlg.avif: rows of 4x4 patches of known BT.2020 
 (SMPTE ST 2084) and HLG (BT.2100) coded, 12-bit, lossless (avifenc -l, CICP 9/16/0 and 9/18/0:
 BT.2020 primaries, identity matrix, so that each decoded sample is the one written), and prints
 JSON: for each file, its patches' expected 8-bit sRGB and, for comparison, what showing the
-code values as if they were sRGB gives (the dark rendering this replaces).
+code values as if they were sRGB gives (the dark rendering this replaces). The same patches are
+written, each lossless, as a 16-bit PNG with a cICP chunk (PNG Third Edition), a 12-bit HEIF
+with the same nclx (pillow-heif's libheif and x265, in RGB), and a 16-bit JPEG XL whose encoded
+colour is BT.2100 PQ or HLG (libjxl's cjxl -d 0, the PNG read as that colour space): "others".
 
 The expected values come from colour-science: PQ's EOTF (eotf_ST2084), HLG's inverse OETF and
 OOTF (oetf_inverse_BT2100_HLG, ootf_BT2100_HLG for a 1000 cd/m2 display), the BT.2020 to BT.709
@@ -25,6 +28,7 @@ import zlib
 
 import colour
 import numpy as np
+import pillow_heif
 
 SDR_WHITE = 203.0
 PATCH = 4
@@ -82,13 +86,32 @@ def write_png16(path, codes, cicp=None):
         file.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + described + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
+def write_heif12(path, codes, transfer):
+    """A lossless 12-bit HEIF of the patches with an nclx colr box (pillow-heif's libheif and x265:
+    Debian's heif-enc 1.15 writes no nclx), 4:4:4 in RGB (matrix 0), the 12-bit codes as given."""
+    row = np.repeat(np.array(codes, dtype=np.uint16), PATCH, axis=0)
+    picture = np.repeat(row[np.newaxis, :, :], PATCH, axis=0)
+    pillow_heif.options.SAVE_HDR_TO_12_BIT = True
+    # 16-bit input is reduced to 12 bits by a shift of 4: the codes are given shifted up by 4.
+    image = pillow_heif.from_bytes(mode="RGB;16", size=(picture.shape[1], PATCH), data=(picture << 4).astype("<u2").tobytes())
+    image.save(path, quality=-1, chroma=444, matrix_coefficients=0, color_primaries=9, transfer_characteristics=transfer,
+               full_range_flag=1)
+
+
 def make(folder, name, transfer, codes, light):
     png = os.path.join(folder, name + ".png")
     avif = os.path.join(folder, name + ".avif")
     write_png16(png, codes)
     subprocess.run(["avifenc", "-l", "-d", "12", "--cicp", f"9/{transfer}/0", png, avif], check=True, capture_output=True)
+    tagged = os.path.join(folder, name + "-cicp.png")
+    write_png16(tagged, codes, cicp=[9, transfer, 0, 1])
+    heic = os.path.join(folder, name + ".heic")
+    write_heif12(heic, codes, transfer)
+    jxl = os.path.join(folder, name + ".jxl")
+    space = "PeQ" if transfer == 16 else "HLG"
+    subprocess.run(["cjxl", "-d", "0", "-x", f"color_space=RGB_D65_202_Rel_{space}", png, jxl], check=True, capture_output=True)
     as_srgb = [[round(v / 4095 * 255) for v in code] for code in codes]
-    return {"file": avif, "expected": render(light), "asSRGB": as_srgb}
+    return {"file": avif, "others": [tagged, heic, jxl], "expected": render(light), "asSRGB": as_srgb}
 
 
 def main():

@@ -56,10 +56,13 @@ typedef struct {
 /// image data libpng said nothing, has its image data inflated at once by libdeflate and its rows
 /// unfiltered and expanded without libpng's transforms (the same bytes, about twice as fast); any
 /// doubt about the data hands it back to libpng (see PNGRows.h).
+/// `sample_bits` 16 (with `reduction` 1, no direct path) widens every depth to 16-bit RGBA in
+/// the machine's byte order, 8 bytes a pixel in `out`, for an HDR file's tone mapping; 8 is
+/// the 8-bit RGBA above.
 /// Returns 0 on success, -1 with a reason in the outcome's message.
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                         uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
-                        int32_t allow_direct, cwi_png_outcome *outcome);
+                        int32_t allow_direct, int32_t sample_bits, cwi_png_outcome *outcome);
 
 /// The direct path's unfiltering of 8-bit RGB (`bpp` 3) and RGBA (`bpp` 4) rows, sixteen at once
 /// (a wavefront: row r of the band works on pixel t - r at step t, one vector lane a row), on

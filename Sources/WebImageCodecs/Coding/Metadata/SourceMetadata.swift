@@ -115,6 +115,12 @@ struct SourceMetadata {
             default: break
             }
         }
+        // cICP wins over every other chunk (PNG Third Edition, 4.3); a PQ or HLG one has been
+        // tone-mapped to sRGB by the decoder, so nothing is left to convert.
+        if colorDescription?.isHDR == true {
+            colorSpace = nil
+            return
+        }
         // iCCP wins over the others; sRGB means no conversion; gAMA 1/2.2 without primaries is
         // how encoders label sRGB.
         guard colorSpace == nil, !isSRGB, let gamma, gamma > 0 else { return }

@@ -41,10 +41,50 @@ package struct HEIFCoder: ImageCoder {
             let chosenHeight = Int(heif_image_handle_get_height(chosen))
             try options.limits.check(width: chosenWidth, height: chosenHeight, inputSize: bytes.count)
             let hasAlpha = heif_image_handle_has_alpha_channel(chosen) != 0
-            return Image(
-                pixels: try Self.pixels(of: chosen), scale: options.scale,
-                sourceFormat: ImageFormat(sniffing: bytes) ?? .heic, hasAlpha: hasAlpha)
+            let format = ImageFormat(sniffing: bytes) ?? .heic
+            let description = Self.colorDescription(of: chosen)
+            guard description.isHDR, Self.colorProfile(of: chosen) == nil else {
+                return Image(pixels: try Self.pixels(of: chosen), scale: options.scale, sourceFormat: format, hasAlpha: hasAlpha)
+            }
+            try HDRRendering.checkWorkingMemory(width: chosenWidth, height: chosenHeight, limits: options.limits)
+            var image = Image(
+                pixels: try Self.renderedHDR(chosen, description: description), scale: options.scale, sourceFormat: format,
+                hasAlpha: hasAlpha)
+            image.sourceColor = description
+            return image
         }
+    }
+
+    /// A PQ or HLG image (its `nclx` says so, and no ICC profile overrides it) decoded at its
+    /// bit depth as 16-bit RGBA, widened to 0...65535 and tone-mapped to 8-bit sRGB
+    /// (``HDRRendering``).
+    private static func renderedHDR(_ handle: OpaquePointer, description: ColorDescription) throws(WebImageError) -> PixelBuffer {
+        var decoded: OpaquePointer?
+        let error = heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RRGGBBAA_LE, nil)
+        guard error.code == heif_error_Ok, let decoded else { throw failure(error, "decode") }
+        defer { heif_image_release(decoded) }
+        let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
+        let bits = Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved))
+        var stride: Int32 = 0
+        guard width > 0, height > 0, (8...16).contains(bits),
+            let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride), Int(stride) >= width * 8
+        else {
+            throw WebImageError(.decodeFailed, "HEIF: no 16-bit pixels")
+        }
+        let maximum = UInt32(1 << bits - 1)
+        let samples = [UInt16](unsafeUninitializedCapacity: width * height * 4) { target, initialized in
+            for y in 0..<height {
+                let row = UnsafeRawPointer(plane + y * Int(stride)).assumingMemoryBound(to: UInt16.self)
+                for index in 0..<(width * 4) {
+                    let value = min(UInt32(UInt16(littleEndian: row[index])), maximum)
+                    target[y * width * 4 + index] = UInt16((value * 65535 + maximum / 2) / maximum)
+                }
+            }
+            initialized = width * height * 4
+        }
+        let pixels = samples.withUnsafeBufferPointer { HDRRendering.sdrPixels($0, pixelCount: width * height, description: description) }
+        return PixelBuffer(width: width, height: height, straightRGBA: pixels)
     }
 
     /// Refuses a file whose HEVC parameter sets declare a picture over the declared-size cap, or

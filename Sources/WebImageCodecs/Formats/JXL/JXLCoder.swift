@@ -5,7 +5,8 @@ import CJXL
 /// repetition count, frames composed by libjxl), alpha (associated alpha divided out), any bit
 /// depth reduced to 8 bits, the orientation applied so the pixels are upright. A lossy (XYB)
 /// file is decoded straight to sRGB by libjxl; a lossless one's colour profile goes through the
-/// colour management every decode has. JPEG XL cannot be scaled while decoded: a thumbnail is
+/// colour management every decode has; a file encoded as PQ or HLG is decoded at 16 bits and
+/// tone-mapped to sRGB (``HDRRendering``). JPEG XL cannot be scaled while decoded: a thumbnail is
 /// resampled from the full size.
 ///
 /// Encoding: lossy at a Butteraugli distance from ``EncodeOptions/quality`` (cjxl's and libvips'

@@ -61,9 +61,10 @@ final class JXLDecoder {
     }
 
     /// At ``JXL_DEC_COLOR_ENCODING``: a lossy (XYB) file is asked for sRGB, which libjxl converts
-    /// to exactly; any other keeps its own colour space.
+    /// to exactly; any other keeps its own colour space, and so does a PQ or HLG one (libjxl 0.7
+    /// would clip it to sRGB: its samples are tone-mapped here instead, ``hdrDescription()``).
     func preferSRGB() {
-        guard info.uses_original_profile == 0 else { return }
+        guard info.uses_original_profile == 0, !colorDescription().isHDR else { return }
         var srgb = JxlColorEncoding()
         JxlColorEncodingSetToSRGB(&srgb, info.num_color_channels == 1 ? 1 : 0)
         _ = JxlDecoderSetPreferredColorProfile(pointer, &srgb)
@@ -108,27 +109,47 @@ final class JXLDecoder {
         return description
     }
 
-    /// The colour profile of the pixels a decode gives (nil for sRGB) and the file's colour
-    /// description, read from the header alone, by one decoder.
+    /// At ``JXL_DEC_COLOR_ENCODING``, after ``preferSRGB()``: the file's description when the
+    /// pixels libjxl decodes are PQ or HLG coded (a file so encoded, lossless or lossy), which
+    /// are then tone-mapped to sRGB; nil otherwise.
+    func hdrDescription() -> ColorDescription? {
+        let description = colorDescription()
+        var data = JxlColorEncoding()
+        guard description.isHDR,
+            JxlDecoderGetColorAsEncodedProfile(pointer, nil, JXL_COLOR_PROFILE_TARGET_DATA, &data) == JXL_DEC_SUCCESS,
+            data.transfer_function == JXL_TRANSFER_FUNCTION_PQ || data.transfer_function == JXL_TRANSFER_FUNCTION_HLG
+        else { return nil }
+        return description
+    }
+
+    /// The colour profile of the pixels a decode gives (nil for sRGB, and for PQ or HLG pixels,
+    /// which the decode tone-maps to sRGB) and the file's colour description, read from the
+    /// header alone, by one decoder.
     static func containerColor(in data: Data) -> (profile: Data?, description: ColorDescription?) {
         guard let decoder = try? JXLDecoder(data, events: JXL_DEC_COLOR_ENCODING), (try? decoder.next()) == JXL_DEC_COLOR_ENCODING
         else { return (nil, nil) }
-        return (decoder.dataProfile(), decoder.colorDescription())
+        decoder.preferSRGB()
+        return (decoder.hdrDescription() == nil ? decoder.dataProfile() : nil, decoder.colorDescription())
     }
 }
 
 /// A JPEG XL's frames for ``AnimatedImageDecoder`` and whole decodes: composed by libjxl, as
-/// 8-bit RGBA, upright.
+/// 8-bit RGBA (PQ and HLG frames tone-mapped from 16 bits), upright.
 struct JXLFrameSource: AnimationFrameSource {
     private let decoder: JXLDecoder
     let canvasWidth: Int
     let canvasHeight: Int
     let loopCount: Int
     let durations: [Duration]
+    /// Set at the colour encoding when the frames are PQ or HLG coded: they are decoded at 16
+    /// bits and tone-mapped.
+    private(set) var sourceColor: ColorDescription?
+    private let limits: DecodeLimits
 
     init(_ data: Data, limits: DecodeLimits, firstFrameOnly: Bool) throws(WebImageError) {
         decoder = try JXLDecoder(data, events: JxlDecoderStatus(JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FULL_IMAGE.rawValue))
         (canvasWidth, canvasHeight) = decoder.uprightSize
+        self.limits = limits
         try limits.checkDeclared(width: canvasWidth, height: canvasHeight)
         try limits.check(width: canvasWidth, height: canvasHeight, inputSize: data.count)
         let info = decoder.info
@@ -162,8 +183,17 @@ struct JXLFrameSource: AnimationFrameSource {
             switch try decoder.next() {
             case JXL_DEC_COLOR_ENCODING:
                 decoder.preferSRGB()
+                sourceColor = decoder.hdrDescription()
+                if sourceColor != nil { try HDRRendering.checkWorkingMemory(width: canvasWidth, height: canvasHeight, limits: limits) }
             case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
-                return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: try decodeFrame())
+                if let sourceColor {
+                    let samples: [UInt16] = try decodeFrame(JXL_TYPE_UINT16)
+                    let pixels = samples.withUnsafeBufferPointer {
+                        HDRRendering.sdrPixels($0, pixelCount: canvasWidth * canvasHeight, description: sourceColor)
+                    }
+                    return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: pixels)
+                }
+                return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: try decodeFrame(JXL_TYPE_UINT8))
             case JXL_DEC_SUCCESS:
                 throw WebImageError(.decodeFailed, "JPEG XL: no more frames")
             default:
@@ -176,15 +206,17 @@ struct JXLFrameSource: AnimationFrameSource {
     /// becomes the pixels. Every libjxl call that writes to the array is made inside its
     /// initializer, where its storage is ours to lend. (Decoding into a buffer of its own and
     /// copying out was 0.71x of djxl; this is 0.76x, at the floor of libjxl alone: docs/benchmarks.md.)
-    private func decodeFrame() throws(WebImageError) -> [UInt8] {
-        var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+    /// `Sample` is `type`'s: UInt8 for `JXL_TYPE_UINT8`, UInt16 for `JXL_TYPE_UINT16`.
+    private func decodeFrame<Sample: FixedWidthInteger>(_ type: JxlDataType) throws(WebImageError) -> [Sample] {
+        var format = JxlPixelFormat(num_channels: 4, data_type: type, endianness: JXL_NATIVE_ENDIAN, align: 0)
         var size = 0
-        guard JxlDecoderImageOutBufferSize(decoder.pointer, &format, &size) == JXL_DEC_SUCCESS, size == canvasWidth * canvasHeight * 4
+        let count = canvasWidth * canvasHeight * 4
+        guard JxlDecoderImageOutBufferSize(decoder.pointer, &format, &size) == JXL_DEC_SUCCESS, size == count * MemoryLayout<Sample>.size
         else { throw WebImageError(.decodeFailed, "JPEG XL: unexpected frame size") }
         _ = try PixelBuffer.byteCount(width: canvasWidth, height: canvasHeight)
         var failure: WebImageError?
-        let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            initialized = size
+        let pixels = [Sample](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = count
             guard JxlDecoderSetImageOutBuffer(decoder.pointer, &format, buffer.baseAddress, size) == JXL_DEC_SUCCESS else {
                 failure = WebImageError(.decodeFailed, "libjxl refused the output buffer")
                 return

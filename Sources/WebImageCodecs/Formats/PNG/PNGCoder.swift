@@ -2,7 +2,8 @@ package import Foundation
 import CWebImageCodecs
 
 /// PNG through libpng: every colour type and bit depth decoded to 8-bit straight RGBA (16-bit
-/// samples are reduced to 8 with rounding), transparency from an alpha channel or tRNS kept; the
+/// samples are reduced to 8 with rounding; a file whose `cICP` says PQ or HLG is decoded at 16
+/// bits and tone-mapped, ``HDRRendering``), transparency from an alpha channel or tRNS kept; the
 /// common 8-bit, non-interlaced file inflated at once by libdeflate. Encoding from straight RGBA
 /// (RGB when the image is opaque), rows filtered adaptively and deflated by libdeflate at
 /// ``EncodeOptions/pngCompressionLevel``, optionally interlaced or reduced to a palette. For a thumbnail, a
@@ -63,6 +64,7 @@ package struct PNGCoder: ImageCoder {
         // The pixel limit applies to what is allocated: a reduced decode holds one source row.
         if reduction > 1 { try options.limits.checkDeclared(width: Int(header.width), height: Int(header.height)) }
         try options.limits.check(width: width, height: height, inputSize: bytes.count)
+        if let hdr = Self.hdrDescription(in: bytes) { return try decodeHDR(bytes, header: header, description: hdr, options: options) }
         var outcome = cwi_png_outcome()
         var status: Int32 = -1
         let pixels = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) { buffer, initialized in
@@ -70,18 +72,71 @@ package struct PNGCoder: ImageCoder {
             initialized = buffer.count
             status = cwi_png_decode_rgba(
                 source, bytes.count, buffer.baseAddress, buffer.count, header.width, header.height, UInt32(reduction),
-                options.acceptsTruncatedImages ? 1 : 0, direct ? 1 : 0, &outcome)
+                options.acceptsTruncatedImages ? 1 : 0, direct ? 1 : 0, 8, &outcome)
         }
-        guard status == 0 else { throw WebImageError(.decodeFailed, "PNG: \(Self.message(outcome.message))") }
+        return try Self.image(
+            PixelBuffer(width: width, height: height, straightRGBA: pixels), status: status, outcome: outcome, options: options)
+    }
+
+    /// The decoded pixels as an image with libpng's warnings, or libpng's error.
+    private static func image(_ pixels: PixelBuffer, status: Int32, outcome: cwi_png_outcome, options: DecodeOptions) throws(WebImageError)
+        -> Image
+    {
+        guard status == 0 else { throw failure(outcome) }
         // The rows a file cut short never reached are transparent.
         let hasAlpha = outcome.has_alpha != 0 || outcome.partial != 0
-        var image = Image(
-            pixels: PixelBuffer(width: width, height: height, straightRGBA: pixels), scale: options.scale, sourceFormat: .png,
-            hasAlpha: hasAlpha)
+        var image = Image(pixels: pixels, scale: options.scale, sourceFormat: .png, hasAlpha: hasAlpha)
         let warnings = Self.message(outcome.warnings)
         image.warnings = warnings.isEmpty ? [] : warnings.components(separatedBy: "; ")
         image.isPartial = outcome.partial != 0
         if image.isPartial { image.warnings.append("the data ended before the image: \(Self.message(outcome.message))") }
+        return image
+    }
+
+    private static func failure(_ outcome: cwi_png_outcome) -> WebImageError {
+        WebImageError(.decodeFailed, "PNG: \(message(outcome.message))")
+    }
+
+    /// The bit depth and `cICP` of a file whose `cICP` chunk (before the image data, as PNG
+    /// Third Edition places it) says PQ or HLG; nil for any other file.
+    static func hdrDescription(in bytes: UnsafeRawBufferPointer) -> ColorDescription? {
+        var description: ColorDescription?
+        PNGChunk.forEachBeforeImageData(in: bytes) { type, data in
+            if type == "IHDR", data.count == 13 { description = ColorDescription(bitDepth: Int(data[8])) }
+            if type == "cICP", data.count == 4 {
+                description?.primaries = Int(data[0])
+                description?.transfer = Int(data[1])
+                description?.matrix = Int(data[2])
+            }
+        }
+        return description?.isHDR == true ? description : nil
+    }
+
+    /// A PQ or HLG file decoded at 16 bits and tone-mapped to 8-bit sRGB (``HDRRendering``),
+    /// whole (a thumbnail is resampled from it): the `cICP` chunk says how its samples are
+    /// coded, and wins over any profile or gamma chunk (PNG Third Edition, 4.3).
+    private func decodeHDR(_ bytes: UnsafeRawBufferPointer, header: cwi_header_info, description: ColorDescription, options: DecodeOptions)
+        throws(WebImageError) -> Image
+    {
+        let (width, height) = (Int(header.width), Int(header.height))
+        try options.limits.check(width: width, height: height, inputSize: bytes.count)
+        try HDRRendering.checkWorkingMemory(width: width, height: height, limits: options.limits)
+        var outcome = cwi_png_outcome()
+        var status: Int32 = -1
+        let samples = [UInt16](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
+            buffer.initialize(repeating: 0)
+            initialized = buffer.count
+            let output = UnsafeMutableRawBufferPointer(buffer)
+            status = cwi_png_decode_rgba(
+                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count,
+                output.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                output.count, header.width, header.height, 1, options.acceptsTruncatedImages ? 1 : 0, 0, 16, &outcome)
+        }
+        guard status == 0 else { throw Self.failure(outcome) }
+        let pixels = samples.withUnsafeBufferPointer { HDRRendering.sdrPixels($0, pixelCount: width * height, description: description) }
+        var image = try Self.image(
+            PixelBuffer(width: width, height: height, straightRGBA: pixels), status: status, outcome: outcome, options: options)
+        image.sourceColor = description
         return image
     }
 

@@ -46,54 +46,17 @@ struct ImageProcessor: Sendable {
         throws(ProxyError) -> (data: Data, format: ImageFormat)
     {
         let limits = SourceLimits(self, options.security)
-        // A video is decoded first: its header is its frame's.
-        let video = try videoFrame(data, options: options, limits: limits, spans: spans)
-        let header: ImageHeader
-        if let video {
-            header = video.header
-        } else {
-            do { header = try ImageHeader(data: data) } catch { throw Self.proxyError(error) }
-        }
-        // The header states one frame's size: an animation is checked whole once decoded.
-        guard header.pixelCount <= max(limits.pixels, limits.framePixels) else {
-            throw .unprocessable(
-                "the source's \(header.width)x\(header.height) pixels are over the limit of \(Self.megapixels(limits.pixels)) MP")
-        }
-        if options.skipProcessing.contains(header.format), options.format == nil || options.format == header.format {
-            // imgproxy's `skipStandardProcessing`: the source as it is, its size checked first.
-            return (data, header.format)
-        }
-        if options.format == .svg {
-            // Nothing here draws vectors: an SVG asked for as SVG is the source itself, as imgproxy
-            // answers it (`TestAlwaysRasterizeSvgWithFormat`); anything else is `TestErrorSavingToSVG`'s 422.
-            guard header.format == .svg else { throw .unprocessable("a raster image cannot be written as SVG") }
-            return (data, .svg)
-        }
+        let (header, video) = try readHeader(data, options: options, limits: limits, spans: spans)
+        if let unchanged = try Self.passedThrough(data, header: header, options: options) { return unchanged }
         let orientation = options.autoRotate ? header.orientation : .up
         let turnsSideways = orientation.swapsDimensions != (options.rotate % 180 != 0)
         var (uprightWidth, uprightHeight) = turnsSideways ? (header.height, header.width) : (header.width, header.height)
         var resultLimits = self.resultLimits
         if let dimension = options.security.resultDimension, dimension > 0 { resultLimits.maximumDimension = dimension }
         var plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: resultLimits)
-
-        var decodeOptions = DecodeOptions(
-            limits: DecodeLimits(maximumPixelCount: limits.decodedPixels),
-            firstFrameOnly: (!rule.mayAnimate || options.disableAnimation) && options.page == 0 && options.pages == 1,
-            keepsColorProfile: !options.stripColorProfile, keepsEXIF: !options.stripMetadata || options.keepCopyright)
-        // imgproxy's `enforce_thumbnail`: a HEIF's embedded thumbnail (the smallest) in place of its image.
-        let enforcesThumbnail = options.enforceThumbnail && (header.format == .heic || header.format == .heif)
-        if enforcesThumbnail {
-            decodeOptions.thumbnail = ThumbnailSize(width: 1, height: 1, preservesAspectRatio: false, resamples: false)
-        } else if plan.crop == nil, options.trim == nil, options.pages == 1, plan.scaledWidth < uprightWidth,
-            plan.scaledHeight < uprightHeight
-        {
-            // A trim's box is found in the whole source's pixels, and stacked pages are planned
-            // whole, so those sources are decoded at full size.
-            // The decoder scales by its own steps (DCT eighths, whole factors) to at least this
-            // box; the plan's transformers go the rest of the way: one resampling at most.
-            let (width, height) = turnsSideways ? (plan.scaledHeight, plan.scaledWidth) : (plan.scaledWidth, plan.scaledHeight)
-            decodeOptions.thumbnail = ThumbnailSize(width: width, height: height, preservesAspectRatio: false, resamples: false)
-        }
+        var decodeOptions = Self.decodeOptions(
+            header: header, plan: plan, options: options, rule: rule, limits: limits, turnsSideways: turnsSideways,
+            uprightSize: (uprightWidth, uprightHeight))
         let watermarked = watermark != nil && (options.watermark?.opacity ?? 0) > 0
         if let planar = planarResize(
             header: header, plan: plan, options: options, rule: rule, thumbnail: decodeOptions.thumbnail, sourceWidth: uprightWidth,
@@ -106,46 +69,20 @@ struct ImageProcessor: Sendable {
         // imgproxy keeps the first frames of a longer animation (one: a still) rather than refusing it.
         decodeOptions.maximumFrames = limits.frames
         var image: Image
-        if let video {
-            image = video.image
-        } else {
-            do {
-                image = try spans.measure("decode", attributes: [("image.format", header.format.rawValue)]) { () throws(WebImageError) in
-                    try coders.decode(data, options: decodeOptions)
-                }
-            } catch {
-                throw Self.proxyError(error)
-            }
-        }
+        if let video { image = video.image } else { image = try decode(data, format: header.format, options: decodeOptions, spans: spans) }
         try limits.check(frames: image.frames.count, width: header.width, height: header.height)
         if options.stripMetadata { image.exif = options.keepCopyright ? image.exif.flatMap(CopyrightEXIF.kept(from:)) : nil }
         let transparent =
             (options.background == nil || options.backgroundAlpha < 1) && (image.hasAlpha || options.padding != nil || options.extend)
         let animated = image.frames.count > 1 && !options.disableAnimation
         let candidates = rule.candidates(source: header.format, animated: animated, transparent: transparent)
-        let format = candidates[0]
-        var stacked = false
-        if !animated || !OutputFormatRule.animates(format) {
-            // A still: the page asked for (imgproxy's `page`, ignored when the result animates),
-            // or `pages` of them from there stacked top to bottom.
-            guard options.page < image.frames.count else {
-                throw .badRequest("page \(options.page) is past the source's \(image.frames.count) (page)")
-            }
-            let kept = image.frames[options.page..<min(image.frames.count, options.page + options.pages)]
-            stacked = kept.count > 1
-            image.frames = [stacked ? try Self.stack(kept, maximumPixels: limits.decodedPixels) : kept[kept.startIndex]]
-        }
+        let stacked = try Self.keepPages(
+            &image, options: options, resultAnimates: animated && OutputFormatRule.animates(candidates[0]), limits: limits)
         // imgproxy trims first, in the stored orientation, and plans from what is left; never an
         // animation ("Trim is not supported for animated images").
         let trimmed = try options.trim.flatMap { trim throws(ProxyError) in try Self.trim(&image, trim, isCancelled: isCancelled) } ?? false
-        if !options.autoRotate { image.orientation = .up }
-        var steps: [any ImageTransformer] = [OrientationTransformer()]
-        if options.rotate != 0 { steps.append(RotationTransformer(degrees: Double(-options.rotate))) }
-        if options.flipHorizontally || options.flipVertically {
-            steps.append(FlippingTransformer(horizontal: options.flipHorizontally, vertical: options.flipVertically))
-        }
-        image = try spans.measure("orient") { () throws(ProxyError) in try Self.apply(steps, to: image, isCancelled: isCancelled) }
-        if trimmed || stacked || enforcesThumbnail {
+        image = try Self.orient(image, options: options, spans: spans, isCancelled: isCancelled)
+        if trimmed || stacked || Self.enforcesThumbnail(options, header) {
             (uprightWidth, uprightHeight) = (image.pixelWidth, image.pixelHeight)
             plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: resultLimits)
         }
@@ -155,8 +92,126 @@ struct ImageProcessor: Sendable {
             perFrame.maximumPixels = max(1, resultLimits.maximumPixels / image.frames.count)
             plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: perFrame)
         }
-        steps = plan.transformers(
+        var steps = plan.transformers(
             options: options, decodedWidth: image.pixelWidth, decodedHeight: image.pixelHeight, sourceWidth: uprightWidth)
+        steps += try finishingSteps(format: candidates[0], options: options, watermark: watermark, plan: plan, limits: resultLimits)
+        image = try spans.measure("transform", attributes: [("webimage.steps", steps.map(\.transformerKey).joined(separator: " "))]) {
+            () throws(ProxyError) in try Self.apply(steps, to: image, isCancelled: isCancelled)
+        }
+        return try encodeSmallest(image, candidates: candidates, options: options, spans: spans, isCancelled: isCancelled)
+    }
+
+    /// The source's header, checked against the pixel limit, and for a video the frame the
+    /// options pick (a video is decoded first: its header is its frame's).
+    private func readHeader(_ data: Data, options: ProcessingOptions, limits: SourceLimits, spans: StageSpans) throws(ProxyError)
+        -> (ImageHeader, (header: ImageHeader, image: Image)?)
+    {
+        let video = try videoFrame(data, options: options, limits: limits, spans: spans)
+        let header: ImageHeader
+        if let video {
+            header = video.header
+        } else {
+            do { header = try ImageHeader(data: data) } catch { throw Self.proxyError(error) }
+        }
+        // The header states one frame's size: an animation is checked whole once decoded.
+        guard header.pixelCount <= max(limits.pixels, limits.framePixels) else {
+            throw .unprocessable(
+                "the source's \(header.width)x\(header.height) pixels are over the limit of \(Self.megapixels(limits.pixels)) MP")
+        }
+        return (header, video)
+    }
+
+    /// The source itself, when the options ask for it unprocessed: imgproxy's
+    /// `skipStandardProcessing`, and an SVG asked for as SVG.
+    private static func passedThrough(_ data: Data, header: ImageHeader, options: ProcessingOptions) throws(ProxyError)
+        -> (data: Data, format: ImageFormat)?
+    {
+        if options.skipProcessing.contains(header.format), options.format == nil || options.format == header.format {
+            return (data, header.format)
+        }
+        guard options.format == .svg else { return nil }
+        // Nothing here draws vectors: an SVG asked for as SVG is the source itself, as imgproxy
+        // answers it (`TestAlwaysRasterizeSvgWithFormat`); anything else is `TestErrorSavingToSVG`'s 422.
+        guard header.format == .svg else { throw .unprocessable("a raster image cannot be written as SVG") }
+        return (data, .svg)
+    }
+
+    /// imgproxy's `enforce_thumbnail`: a HEIF's embedded thumbnail (the smallest) in place of its image.
+    private static func enforcesThumbnail(_ options: ProcessingOptions, _ header: ImageHeader) -> Bool {
+        options.enforceThumbnail && (header.format == .heic || header.format == .heif)
+    }
+
+    /// How the source is decoded: its limits, the frames and metadata kept, and the size the
+    /// decoder may reduce it to.
+    private static func decodeOptions(
+        header: ImageHeader, plan: ProcessingPlan, options: ProcessingOptions, rule: OutputFormatRule, limits: SourceLimits,
+        turnsSideways: Bool, uprightSize: (width: Int, height: Int)
+    ) -> DecodeOptions {
+        var decodeOptions = DecodeOptions(
+            limits: DecodeLimits(maximumPixelCount: limits.decodedPixels),
+            firstFrameOnly: (!rule.mayAnimate || options.disableAnimation) && options.page == 0 && options.pages == 1,
+            keepsColorProfile: !options.stripColorProfile, keepsEXIF: !options.stripMetadata || options.keepCopyright)
+        if enforcesThumbnail(options, header) {
+            decodeOptions.thumbnail = ThumbnailSize(width: 1, height: 1, preservesAspectRatio: false, resamples: false)
+        } else if plan.crop == nil, options.trim == nil, options.pages == 1, plan.scaledWidth < uprightSize.width,
+            plan.scaledHeight < uprightSize.height
+        {
+            // A trim's box is found in the whole source's pixels, and stacked pages are planned
+            // whole, so those sources are decoded at full size.
+            // The decoder scales by its own steps (DCT eighths, whole factors) to at least this
+            // box; the plan's transformers go the rest of the way: one resampling at most.
+            let (width, height) = turnsSideways ? (plan.scaledHeight, plan.scaledWidth) : (plan.scaledWidth, plan.scaledHeight)
+            decodeOptions.thumbnail = ThumbnailSize(width: width, height: height, preservesAspectRatio: false, resamples: false)
+        }
+        return decodeOptions
+    }
+
+    private func decode(_ data: Data, format: ImageFormat, options: DecodeOptions, spans: StageSpans) throws(ProxyError) -> Image {
+        do {
+            return try spans.measure("decode", attributes: [("image.format", format.rawValue)]) { () throws(WebImageError) in
+                try coders.decode(data, options: options)
+            }
+        } catch {
+            throw Self.proxyError(error)
+        }
+    }
+
+    /// For a still result, the page asked for (imgproxy's `page`, ignored when the result
+    /// animates), or `pages` of them from there stacked top to bottom; whether pages were stacked.
+    private static func keepPages(_ image: inout Image, options: ProcessingOptions, resultAnimates: Bool, limits: SourceLimits)
+        throws(ProxyError) -> Bool
+    {
+        guard !resultAnimates else { return false }
+        guard options.page < image.frames.count else {
+            throw .badRequest("page \(options.page) is past the source's \(image.frames.count) (page)")
+        }
+        let kept = image.frames[options.page..<min(image.frames.count, options.page + options.pages)]
+        image.frames = [kept.count > 1 ? try stack(kept, maximumPixels: limits.decodedPixels) : kept[kept.startIndex]]
+        return kept.count > 1
+    }
+
+    /// The image upright (its EXIF orientation, when the options turn it), rotated and flipped.
+    private static func orient(_ image: Image, options: ProcessingOptions, spans: StageSpans, isCancelled: () -> Bool)
+        throws(ProxyError) -> Image
+    {
+        var image = image
+        if !options.autoRotate { image.orientation = .up }
+        var steps: [any ImageTransformer] = [OrientationTransformer()]
+        if options.rotate != 0 { steps.append(RotationTransformer(degrees: Double(-options.rotate))) }
+        if options.flipHorizontally || options.flipVertically {
+            steps.append(FlippingTransformer(horizontal: options.flipHorizontally, vertical: options.flipVertically))
+        }
+        return try spans.measure("orient") { () throws(ProxyError) in try apply(steps, to: image, isCancelled: isCancelled) }
+    }
+
+    /// The steps after the plan's: the background a format without alpha (or the options) lays
+    /// under the result, then the watermark over it.
+    private func finishingSteps(
+        format: ImageFormat, options: ProcessingOptions, watermark: Watermark?, plan: ProcessingPlan, limits: ProcessingPlan.Limits
+    )
+        throws(ProxyError) -> [any ImageTransformer]
+    {
+        var steps: [any ImageTransformer] = []
         if var background = options.background ?? (format == .jpeg ? .white : nil) {
             // imgproxy's `background_alpha`, where the format keeps an alpha channel.
             if format != .jpeg { background.alpha = UInt8((options.backgroundAlpha * 255).rounded()) }
@@ -167,12 +222,16 @@ struct ImageProcessor: Sendable {
             steps.append(
                 WatermarkTransformer(
                     mark: try decodeWatermark(watermark), options: placing, opacity: placing.opacity * watermark.opacity,
-                    offsetScale: plan.dprScale, maximumPixels: resultLimits.maximumPixels))
+                    offsetScale: plan.dprScale, maximumPixels: limits.maximumPixels))
         }
-        image = try spans.measure("transform", attributes: [("webimage.steps", steps.map(\.transformerKey).joined(separator: " "))]) {
-            () throws(ProxyError) in try Self.apply(steps, to: image, isCancelled: isCancelled)
-        }
-        // `format:best`: every candidate encoded, the smallest kept (the first on a tie).
+        return steps
+    }
+
+    /// `image` encoded as each candidate (`format:best` has several), the smallest kept (the
+    /// first on a tie).
+    private func encodeSmallest(
+        _ image: Image, candidates: [ImageFormat], options: ProcessingOptions, spans: StageSpans, isCancelled: () -> Bool
+    ) throws(ProxyError) -> (data: Data, format: ImageFormat) {
         var best: (data: Data, format: ImageFormat)?
         for candidate in candidates {
             let encoded = try spans.measure("encode", attributes: [("image.format", candidate.rawValue)]) { () throws(ProxyError) in

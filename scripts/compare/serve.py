@@ -28,6 +28,9 @@ Parts (all by default; name some to run only those):
               ImageProxyVaporMiddleware in a Vapor one (Benchmarks' EmbeddedProxy, each with its
               framework's default HTTP server); then each one's memory per connection: RSS with 200
               idle keep-alive connections that each had one result-cache hit, less RSS before them.
+  png-kinds   several kinds of 2048x1365 PNG (photograph, camera grain, with alpha, screenshot, line
+              art in a palette, interlaced, 16-bit) fit into 512x512 as PNG: ours against libvips
+              alone (its defaults), with each source's libpng and libdeflate decode floor.
   soak        SOAK_MINUTES of `wrk -c16` over 1,000 distinct variants with a 50 MB result cache:
               5xx count, the cache's entries and the server's RSS sampled every 10 s; growth
               is the last minute's mean RSS against the minute after warm-up (the first fifth).
@@ -555,7 +558,86 @@ def embedding(workdir: Path, args, report: dict):
         stop(process)
 
 
-PARTS = {"throughput": throughput, "memory": memory, "cache": cache, "soak": soak, "formats": formats, "embedding": embedding}
+def png_sources(www: Path, width: int = 2048, height: int = 1365) -> dict:
+    """The kinds of PNG the `png-kinds` part measures, each WIDTHxHEIGHT: the formats part's
+    photograph; one with camera grain (unblurred noise over gradients, as the issue's 2 MB file);
+    the grainy one with an alpha gradient; a screenshot (flat panels, text, thin rules); line art
+    (black strokes on white, a 16-colour palette); the photograph Adam7-interlaced; and at 16
+    bits a channel (libvips writes these two)."""
+    import pyvips
+    from PIL import Image, ImageDraw, ImageFilter
+    photograph = encoded_photo(width, height, "PNG")(www)
+    noise = Image.effect_noise((width, height), 48).convert("L")
+    red = Image.linear_gradient("L").resize((width, height))
+    grain = Image.merge("RGB", (Image.blend(red, noise, 0.4), noise, Image.blend(red.transpose(Image.Transpose.ROTATE_90).resize((width, height)), noise, 0.4)))
+    sources = {"photograph": photograph, "camera grain": www / "grain.png"}
+    grain.save(sources["camera grain"])
+    translucent = grain.copy()
+    translucent.putalpha(Image.linear_gradient("L").transpose(Image.Transpose.ROTATE_90).resize((width, height)))
+    sources["grain with alpha"] = www / "grain-alpha.png"
+    translucent.save(sources["grain with alpha"])
+    screen = Image.new("RGB", (width, height), (246, 247, 249))
+    draw = ImageDraw.Draw(screen)
+    for index in range(40):
+        x, y = (index * 211) % width, (index * 137) % height
+        draw.rectangle((x, y, x + 300, y + 90), fill=(255, 255, 255), outline=(200, 204, 210))
+        draw.text((x + 12, y + 12), f"Row {index}: settings, status and a longer label", fill=(30, 34, 40))
+        draw.line((x, y + 60, x + 300, y + 60), fill=(0, 120, 215), width=2)
+    sources["screenshot"] = www / "screenshot.png"
+    screen.save(sources["screenshot"])
+    art = Image.new("L", (width, height), 255)
+    pen = ImageDraw.Draw(art)
+    for index in range(300):
+        x, y = (index * 173) % width, (index * 97) % height
+        pen.ellipse((x, y, x + 40 + index % 200, y + 30 + index % 150), outline=0, width=3)
+    sources["line art (palette)"] = www / "line-art.png"
+    art.filter(ImageFilter.SMOOTH).quantize(16).save(sources["line art (palette)"])
+    vips = pyvips.Image.new_from_file(str(photograph))
+    sources["interlaced photograph"] = www / "interlaced.png"
+    vips.pngsave(str(sources["interlaced photograph"]), interlace=True)
+    sources["16-bit photograph"] = www / "sixteen.png"
+    (vips.cast("ushort") * 257).cast("ushort").copy(interpretation="rgb16").pngsave(str(sources["16-bit photograph"]))
+    return sources
+
+
+def png_kinds(workdir: Path, args, report: dict):
+    """Each kind of PNG (``png_sources``) fit into 512x512 as PNG: ours (every request
+    processed, `wrk -c8`) against libvips alone (two processes, its defaults, as the formats
+    part's PNG row), alternating REPEATS times; beside them the decode floor of the source,
+    libpng's and libdeflate's (peers/png_floor.c, one core)."""
+    www = workdir / "www"
+    www.mkdir(exist_ok=True)
+    sources = png_sources(www)
+    origin = start_nginx(workdir, www)
+    ours, ours_port = start_ours(workdir, "png-kinds")
+    results = {}
+    for kind, source in sources.items():
+        path = f"/unsafe/rs:fit:512:512/cb:{{cb}}/plain/http://127.0.0.1:{origin}/{source.name}@png"
+        size = response_bytes(f"http://127.0.0.1:{ours_port}" + path.replace("{cb}", "size"))
+        wrk(f"http://127.0.0.1:{ours_port}", 2, connections=8, script=cachebusting(workdir, path))
+        ours_runs, vips_runs = [], []
+        for _ in range(args.repeats):
+            ours_runs.append(wrk(f"http://127.0.0.1:{ours_port}", args.seconds, connections=8, script=cachebusting(workdir, path)))
+            vips_runs.append(vips_alone(source, ".png", args.seconds))
+        floor = png_floor(source)
+        results[kind] = {"source_bytes": source.stat().st_size, "ours": median_of(ours_runs) | {"bytes": size},
+                         "libvips alone": {"rate": statistics.median(run["rate"] for run in vips_runs), "bytes": vips_runs[0]["bytes"]},
+                         "floor": floor}
+    print(f"\npng-kinds: 2048x1365 PNGs -> fit 512x512 PNG, every request processed, wrk -t1 -c8, {args.repeats} x {args.seconds} s "
+          "alternating (medians); libvips alone: 2 processes, thumbnail_buffer + pngsave at its defaults, no HTTP; "
+          "decode floor: one core, libpng to 8-bit RGBA and libdeflate's inflate of the image data alone (peers/png_floor.c)")
+    for kind, row in results.items():
+        floor = row["floor"]
+        print(f"  {kind:22} {row['source_bytes'] / 1e6:5.2f} MB  ours {row['ours']['rate']:6.1f}/s ({row['ours']['bytes'] / 1024:5.1f} KB)"
+              f"  libvips {row['libvips alone']['rate']:6.1f}/s ({row['libvips alone']['bytes'] / 1024:5.1f} KB)"
+              f"  ours / libvips {row['ours']['rate'] / row['libvips alone']['rate']:.2f}x"
+              f"  decode floor: libpng {floor['libpng_decode_ms']:.1f} ms, libdeflate inflate {floor['libdeflate_inflate_ms']:.1f} ms")
+    report["png_kinds"] = results
+    stop(ours)
+
+
+PARTS = {"throughput": throughput, "memory": memory, "cache": cache, "soak": soak, "formats": formats, "embedding": embedding,
+         "png-kinds": png_kinds}
 
 
 def main():

@@ -81,6 +81,15 @@ static void cwi_png_decode_warning(png_structp png, png_const_charp message) {
     }
 }
 
+/// Every row of `whole` (`width` x `height` straight RGBA) averaged by blocks into `out`.
+static void cwi_png_reduce_whole(const uint8_t *whole, uint32_t width, uint32_t height, uint32_t reduction, uint64_t *sums,
+                                 uint8_t *out) {
+    for (uint32_t y = 0; y < height; y++) {
+        cwi_png_accumulate(whole + (size_t)y * width * 4, width, reduction, sums);
+        cwi_png_finish_band(sums, y, width, height, reduction, out);
+    }
+}
+
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                         uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
                         int32_t allow_direct, int32_t sample_bits, cwi_png_outcome *outcome) {
@@ -106,13 +115,20 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     volatile int passes = 1;
     uint8_t *volatile row = NULL;
     uint64_t *volatile sums = NULL;
+    // An interlaced file reduced: the whole image, decoded before it is reduced.
+    uint8_t *volatile whole = NULL;
     if (png_info == NULL || setjmp(png_jmpbuf(png))) {
-        free(row);
-        free(sums);
         png_destroy_read_struct(&png, &png_info, NULL);
         // The data ran out inside the image: what was decoded is an image, if it was asked for.
         int truncated = source.ended || strstr(outcome->message, "Not enough image data") != NULL;
-        if (accept_truncated && truncated && (rows_read > 0 || passes > 1)) {
+        int partial = accept_truncated && truncated && (rows_read > 0 || passes > 1);
+        if (partial && whole != NULL && sums != NULL) {
+            cwi_png_reduce_whole(whole, width, height, reduction, sums, out);
+        }
+        free(row);
+        free(sums);
+        free(whole);
+        if (partial) {
             outcome->partial = 1;
             return 0;
         }
@@ -158,13 +174,31 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     if (png_get_rowbytes(png, png_info) != (size_t)width * pixel_bytes) {
         png_error(png, "unexpected row layout after expansion");
     }
-    if (reduction > 1) {
-        // Reduced: each band of `reduction` rows is averaged into one output row as it arrives,
-        // so only a row and the band's sums are held, never the whole image. Adam7 revisits
-        // every row on each pass, so an interlaced file cannot be reduced this way.
-        if (pass_count > 1) {
-            png_error(png, "an interlaced PNG cannot be reduced while it is read");
+    if (reduction > 1 && pass_count > 1) {
+        // Adam7 revisits every row on each pass, so an interlaced file is decoded whole, then
+        // reduced by the same block averages (one resampling after it, not a full-size one).
+        whole = calloc((size_t)width * height, 4);
+        sums = calloc((size_t)out_width * 4, sizeof(uint64_t));
+        if (whole == NULL || sums == NULL) {
+            png_error(png, "out of memory for the image");
         }
+        for (int pass = 0; pass < pass_count; pass++) {
+            passes = pass + 1;
+            for (uint32_t y = 0; y < height; y++) {
+                png_read_row(png, whole + (size_t)y * width * 4, NULL);
+                if (pass == 0) {
+                    rows_read = y + 1;
+                }
+            }
+        }
+        cwi_png_reduce_whole(whole, width, height, reduction, sums, out);
+        free(whole);
+        free(sums);
+        whole = NULL;
+        sums = NULL;
+    } else if (reduction > 1) {
+        // Reduced: each band of `reduction` rows is averaged into one output row as it arrives,
+        // so only a row and the band's sums are held, never the whole image.
         row = malloc((size_t)width * 4);
         sums = calloc((size_t)out_width * 4, sizeof(uint64_t));
         if (row == NULL || sums == NULL) {

@@ -141,6 +141,32 @@ struct PNGCodingTests {
         }
     }
 
+    @Test("an interlaced PNG is reduced by the same block averages as the plain one, after its whole decode; cut short, what arrived")
+    func interlacedReduction() throws {
+        for alpha in [false, true] {
+            // Large enough that the cut below leaves whole reads of libpng's (8 KB) in the data.
+            let picture = Image(pixels: Self.photo(width: 600, height: 400, alpha: alpha))
+            let plain = try PNGCoder().encode(picture, as: .png, options: EncodeOptions())
+            var interlacing = EncodeOptions()
+            interlacing.pngInterlaced = true
+            let interlaced = try PNGCoder().encode(picture, as: .png, options: interlacing)
+            // A 147x97 thumbnail: reduced by four (150x100), the same blocks either way.
+            let options = DecodeOptions(thumbnail: ThumbnailSize(width: 147, height: 97, preservesAspectRatio: false, resamples: false))
+            let reduced = try PNGCoder().decode(interlaced, options: options)
+            #expect(reduced.pixelWidth == 150 && reduced.pixelHeight == 100)
+            #expect(reduced.pixels == (try PNGCoder().decode(plain, options: options)).pixels, "alpha \(alpha)")
+            // The whole image is held before it is reduced: the limit counts it.
+            var limited = options
+            limited.limits = DecodeLimits(maximumPixelCount: 600 * 400 - 1)
+            #expect(throws: WebImageError.self) { try PNGCoder().decode(interlaced, options: limited) }
+            var lenient = options
+            lenient.acceptsTruncatedImages = true
+            let cut = try PNGCoder().decode(interlaced.prefix(interlaced.count * 2 / 3), options: lenient)
+            #expect(cut.isPartial && cut.pixelWidth == 150 && cut.pixelHeight == 100)
+            #expect(cut.pixels.bytes.contains { $0 != 0 }, "alpha \(alpha): the passes that arrived are shown")
+        }
+    }
+
     /// PNG's filters reversed one row at a time as the specification defines them (section 9:
     /// None, Sub, Up, Average, Paeth, the samples left of the first pixel and above the first row
     /// being zero), the reference for the sixteen-row unfiltering.

@@ -50,8 +50,8 @@ typedef struct {
 ///
 /// `reduction` above 1 reduces by that whole factor while reading: `out` then holds
 /// ceil(width / reduction) x ceil(height / reduction) pixels, each the average of its block
-/// (colour weighted by alpha), and only one source row is held at a time; interlaced files fail
-/// then (Adam7 needs the whole image). `out` holds exactly the output's pixels x 4 bytes.
+/// (colour weighted by alpha), and only one source row is held at a time; an interlaced file is
+/// decoded whole first (Adam7 revisits every row), then reduced the same way. `out` holds exactly the output's pixels x 4 bytes.
 /// With `allow_direct`, a file of 8-bit samples, not interlaced, about whose chunks before the
 /// image data libpng said nothing, has its image data inflated at once by libdeflate and its rows
 /// unfiltered and expanded without libpng's transforms (the same bytes, about twice as fast); any

@@ -8,7 +8,7 @@ import CWebImageCodecs
 /// (RGB when the image is opaque), rows filtered adaptively and deflated by libdeflate at
 /// ``EncodeOptions/pngCompressionLevel``, optionally interlaced or reduced to a palette. For a thumbnail, a
 /// non-interlaced file is reduced by a whole factor while its rows are read, so a 10000x10000
-/// PNG never holds its full 400 MB of pixels. Animated PNG
+/// PNG never holds its full 400 MB of pixels; an interlaced one is decoded whole, then reduced. Animated PNG
 /// (APNG) is read and written through `APNGReader` and `APNGWriter`, with libpng decoding
 /// and encoding each frame.
 package struct PNGCoder: ImageCoder {
@@ -57,12 +57,15 @@ package struct PNGCoder: ImageCoder {
         guard cwi_png_read_header(source, bytes.count, &header) == 0 else {
             throw WebImageError(.decodeFailed, "PNG: \(Self.message(header.message))")
         }
-        let reduction =
-            header.progressive == 0 ? Self.reduction(width: Int(header.width), height: Int(header.height), thumbnail: options.thumbnail) : 1
+        let reduction = Self.reduction(width: Int(header.width), height: Int(header.height), thumbnail: options.thumbnail)
         let width = (Int(header.width) + reduction - 1) / reduction
         let height = (Int(header.height) + reduction - 1) / reduction
-        // The pixel limit applies to what is allocated: a reduced decode holds one source row.
+        // The pixel limit applies to what is allocated: a reduced decode holds one source row,
+        // but an interlaced one the whole image before it is reduced.
         if reduction > 1 { try options.limits.checkDeclared(width: Int(header.width), height: Int(header.height)) }
+        if reduction > 1, header.progressive != 0 {
+            try options.limits.check(width: Int(header.width), height: Int(header.height), inputSize: bytes.count)
+        }
         try options.limits.check(width: width, height: height, inputSize: bytes.count)
         if let hdr = Self.hdrDescription(in: bytes) { return try decodeHDR(bytes, header: header, description: hdr, options: options) }
         var outcome = cwi_png_outcome()

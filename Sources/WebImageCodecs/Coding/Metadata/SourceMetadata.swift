@@ -107,12 +107,7 @@ struct SourceMetadata {
             case "gAMA" where data.count == 4: gamma = Double(Self.bigEndian32(data, 0)) / 100_000
             case "cHRM" where data.count == 32: chromaticities = (0..<8).map { Double(Self.bigEndian32(data, $0 * 4)) / 100_000 }
             case "eXIf": exif = Data(data)
-            case "IHDR" where data.count == 13: colorDescription = ColorDescription(bitDepth: Int(data[8]))
-            case "cICP" where data.count == 4:
-                colorDescription?.primaries = Int(data[0])
-                colorDescription?.transfer = Int(data[1])
-                colorDescription?.matrix = Int(data[2])
-            default: break
+            default: PNGChunk.describe(&colorDescription, type: type, data: data)
             }
         }
         // cICP wins over every other chunk (PNG Third Edition, 4.3); a PQ or HLG one has been

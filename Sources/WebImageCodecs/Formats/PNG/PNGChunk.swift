@@ -25,6 +25,17 @@ struct PNGChunk {
         return chunks
     }
 
+    /// What an `IHDR` (the bit depth) or a `cICP` chunk (H.273 primaries, transfer and matrix)
+    /// adds to `description`; any other chunk, or one of the wrong length, adds nothing.
+    static func describe(_ description: inout ColorDescription?, type: String, data: UnsafeRawBufferPointer) {
+        if type == "IHDR", data.count == 13 { description = ColorDescription(bitDepth: Int(data[8])) }
+        if type == "cICP", data.count == 4 {
+            description?.primaries = Int(data[0])
+            description?.transfer = Int(data[1])
+            description?.matrix = Int(data[2])
+        }
+    }
+
     /// Calls `body` with the type and data of each chunk before the first `IDAT` (where PNG's
     /// metadata lives), without copying; stops at a wrong signature or length.
     static func forEachBeforeImageData(in bytes: UnsafeRawBufferPointer, _ body: (String, UnsafeRawBufferPointer) -> Void) {

@@ -104,14 +104,7 @@ package struct PNGCoder: ImageCoder {
     /// Third Edition places it) says PQ or HLG; nil for any other file.
     static func hdrDescription(in bytes: UnsafeRawBufferPointer) -> ColorDescription? {
         var description: ColorDescription?
-        PNGChunk.forEachBeforeImageData(in: bytes) { type, data in
-            if type == "IHDR", data.count == 13 { description = ColorDescription(bitDepth: Int(data[8])) }
-            if type == "cICP", data.count == 4 {
-                description?.primaries = Int(data[0])
-                description?.transfer = Int(data[1])
-                description?.matrix = Int(data[2])
-            }
-        }
+        PNGChunk.forEachBeforeImageData(in: bytes) { type, data in PNGChunk.describe(&description, type: type, data: data) }
         return description?.isHDR == true ? description : nil
     }
 

@@ -49,6 +49,13 @@ enum HDRRendering {
         }
     }
 
+    /// A `width` x `height` 8-bit SDR picture from a decoder's 16-bit RGBA `samples`
+    /// (``sdrPixels(_:pixelCount:description:)``).
+    static func pixels(_ samples: [UInt16], width: Int, height: Int, description: ColorDescription) -> PixelBuffer {
+        let pixels = samples.withUnsafeBufferPointer { sdrPixels($0, pixelCount: width * height, description: description) }
+        return PixelBuffer(width: width, height: height, straightRGBA: pixels)
+    }
+
     /// 8-bit straight RGBA from `samples`, 16-bit RGBA (0...65535) of `description`'s transfer
     /// and primaries. Two passes over the samples, so that no buffer of light is held: the
     /// first finds the peak, the second renders.

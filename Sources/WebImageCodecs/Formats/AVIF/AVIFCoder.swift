@@ -245,8 +245,7 @@ struct AVIFFrameSource: AnimationFrameSource {
         guard result == AVIF_RESULT_OK else {
             throw WebImageError(.decodeFailed, "AVIF: \(String(cString: avifResultToString(result)))")
         }
-        let pixels = samples.withUnsafeBufferPointer { HDRRendering.sdrPixels($0, pixelCount: width * height, description: description) }
-        return PixelBuffer(width: width, height: height, straightRGBA: pixels)
+        return HDRRendering.pixels(samples, width: width, height: height, description: description)
     }
 
     /// The HEIF transforms in their order: rotation (`irot`, counter-clockwise quarter turns),

@@ -43,7 +43,7 @@ package struct HEIFCoder: ImageCoder {
             let hasAlpha = heif_image_handle_has_alpha_channel(chosen) != 0
             let format = ImageFormat(sniffing: bytes) ?? .heic
             let description = Self.colorDescription(of: chosen)
-            guard description.isHDR, Self.colorProfile(of: chosen) == nil else {
+            guard description.isHDR, heif_image_handle_get_raw_color_profile_size(chosen) == 0 else {
                 return Image(pixels: try Self.pixels(of: chosen), scale: options.scale, sourceFormat: format, hasAlpha: hasAlpha)
             }
             try HDRRendering.checkWorkingMemory(width: chosenWidth, height: chosenHeight, limits: options.limits)
@@ -59,32 +59,45 @@ package struct HEIFCoder: ImageCoder {
     /// bit depth as 16-bit RGBA, widened to 0...65535 and tone-mapped to 8-bit sRGB
     /// (``HDRRendering``).
     private static func renderedHDR(_ handle: OpaquePointer, description: ColorDescription) throws(WebImageError) -> PixelBuffer {
+        try withDecodedPlane(handle, chroma: heif_chroma_interleaved_RRGGBBAA_LE, bytesPerPixel: 8) {
+            (plane, bits, width, height, stride) throws(WebImageError) in
+            guard (8...16).contains(bits) else { throw WebImageError(.decodeFailed, "HEIF: \(bits)-bit samples") }
+            let maximum = UInt32(1 << bits - 1)
+            let samples = [UInt16](unsafeUninitializedCapacity: width * height * 4) { target, initialized in
+                for y in 0..<height {
+                    let row = UnsafeRawPointer(plane + y * stride).assumingMemoryBound(to: UInt16.self)
+                    for index in 0..<(width * 4) {
+                        let value = min(UInt32(UInt16(littleEndian: row[index])), maximum)
+                        target[y * width * 4 + index] = UInt16((value * 65535 + maximum / 2) / maximum)
+                    }
+                }
+                initialized = width * height * 4
+            }
+            return HDRRendering.pixels(samples, width: width, height: height, description: description)
+        }
+    }
+
+    /// Calls `body` with the image decoded by libheif as interleaved `chroma` (its transforms
+    /// applied): the plane, its bits per sample, width, height and row stride in bytes (at
+    /// least `bytesPerPixel` a pixel); the decoded image is released after.
+    private static func withDecodedPlane<Result>(
+        _ handle: OpaquePointer, chroma: heif_chroma, bytesPerPixel: Int,
+        _ body: (UnsafePointer<UInt8>, Int, Int, Int, Int) throws(WebImageError) -> Result
+    ) throws(WebImageError) -> Result {
         var decoded: OpaquePointer?
-        let error = heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RRGGBBAA_LE, nil)
+        let error = heif_decode_image(handle, &decoded, heif_colorspace_RGB, chroma, nil)
         guard error.code == heif_error_Ok, let decoded else { throw failure(error, "decode") }
         defer { heif_image_release(decoded) }
         let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
         let height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
-        let bits = Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved))
         var stride: Int32 = 0
-        guard width > 0, height > 0, (8...16).contains(bits),
-            let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride), Int(stride) >= width * 8
+        guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride),
+            Int(stride) >= width * bytesPerPixel
         else {
-            throw WebImageError(.decodeFailed, "HEIF: no 16-bit pixels")
+            throw WebImageError(.decodeFailed, "HEIF: no pixels")
         }
-        let maximum = UInt32(1 << bits - 1)
-        let samples = [UInt16](unsafeUninitializedCapacity: width * height * 4) { target, initialized in
-            for y in 0..<height {
-                let row = UnsafeRawPointer(plane + y * Int(stride)).assumingMemoryBound(to: UInt16.self)
-                for index in 0..<(width * 4) {
-                    let value = min(UInt32(UInt16(littleEndian: row[index])), maximum)
-                    target[y * width * 4 + index] = UInt16((value * 65535 + maximum / 2) / maximum)
-                }
-            }
-            initialized = width * height * 4
-        }
-        let pixels = samples.withUnsafeBufferPointer { HDRRendering.sdrPixels($0, pixelCount: width * height, description: description) }
-        return PixelBuffer(width: width, height: height, straightRGBA: pixels)
+        let bits = Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved))
+        return try body(plane, bits, width, height, Int(stride))
     }
 
     /// Refuses a file whose HEVC parameter sets declare a picture over the declared-size cap, or
@@ -131,26 +144,18 @@ package struct HEIFCoder: ImageCoder {
     /// The image's pixels, decoded to interleaved 8-bit RGBA with its transforms applied (libheif
     /// gives alpha 255 to an image without an alpha plane), copied a row at a time.
     private static func pixels(of handle: OpaquePointer) throws(WebImageError) -> PixelBuffer {
-        var decoded: OpaquePointer?
-        let error = heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, nil)
-        guard error.code == heif_error_Ok, let decoded else { throw failure(error, "decode") }
-        defer { heif_image_release(decoded) }
-        let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
-        let height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
-        var stride: Int32 = 0
-        guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride),
-            Int(stride) >= width * 4
-        else {
-            throw WebImageError(.decodeFailed, "HEIF: no pixels")
-        }
-        let rowBytes = width * 4
-        let output = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) { target, initialized in
-            for y in 0..<height {
-                (target.baseAddress! + y * rowBytes).update(from: plane + y * Int(stride), count: rowBytes)
+        try withDecodedPlane(handle, chroma: heif_chroma_interleaved_RGBA, bytesPerPixel: 4) {
+            (plane, _, width, height, stride) throws(WebImageError) in
+            let rowBytes = width * 4
+            let output = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) {
+                target, initialized in
+                for y in 0..<height {
+                    (target.baseAddress! + y * rowBytes).update(from: plane + y * stride, count: rowBytes)
+                }
+                initialized = rowBytes * height
             }
-            initialized = rowBytes * height
+            return PixelBuffer(width: width, height: height, straightRGBA: output)
         }
-        return PixelBuffer(width: width, height: height, straightRGBA: output)
     }
 
     /// The primary image's embedded ICC profile and colour description, read from the container

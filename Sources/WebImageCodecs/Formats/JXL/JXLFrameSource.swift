@@ -188,10 +188,7 @@ struct JXLFrameSource: AnimationFrameSource {
             case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
                 if let sourceColor {
                     let samples: [UInt16] = try decodeFrame(JXL_TYPE_UINT16)
-                    let pixels = samples.withUnsafeBufferPointer {
-                        HDRRendering.sdrPixels($0, pixelCount: canvasWidth * canvasHeight, description: sourceColor)
-                    }
-                    return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: pixels)
+                    return HDRRendering.pixels(samples, width: canvasWidth, height: canvasHeight, description: sourceColor)
                 }
                 return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: try decodeFrame(JXL_TYPE_UINT8))
             case JXL_DEC_SUCCESS:

@@ -129,9 +129,9 @@ package struct PNGCoder: ImageCoder {
                 output.count, header.width, header.height, 1, options.acceptsTruncatedImages ? 1 : 0, 0, 16, &outcome)
         }
         guard status == 0 else { throw Self.failure(outcome) }
-        let pixels = samples.withUnsafeBufferPointer { HDRRendering.sdrPixels($0, pixelCount: width * height, description: description) }
         var image = try Self.image(
-            PixelBuffer(width: width, height: height, straightRGBA: pixels), status: status, outcome: outcome, options: options)
+            HDRRendering.pixels(samples, width: width, height: height, description: description), status: status, outcome: outcome,
+            options: options)
         image.sourceColor = description
         return image
     }

@@ -100,10 +100,11 @@ static void append_row(buffer *target, const uint8_t *row, const uint8_t *prior,
 }
 
 /// Packs one row of `count` samples taken every `step` pixels from `pixels` (a pixel is
-/// `bytes_per_pixel` bytes; palette indexes packed to `bit_depth` bits, high bits first).
+/// `bytes_per_pixel` bytes, already in the file's byte order; palette indexes packed to
+/// `bit_depth` bits, high bits first).
 static void gather_row(const uint8_t *pixels, size_t count, size_t step, size_t bytes_per_pixel, int bit_depth, uint8_t *row,
                        size_t row_length) {
-    if (bit_depth == 8) {
+    if (bit_depth >= 8) {
         for (size_t x = 0; x < count; x++) memcpy(row + x * bytes_per_pixel, pixels + x * step * bytes_per_pixel, bytes_per_pixel);
         return;
     }
@@ -132,12 +133,14 @@ static int filtered_data(const uint8_t *pixels, uint32_t width, uint32_t height,
         return -1;
     }
     size_t bpp = bytes_per_pixel * bit_depth >= 8 ? bytes_per_pixel * bit_depth / 8 : 1;
+    // From here a pixel's size in bytes: `channels` samples of 16 bits are twice as many bytes.
+    if (bit_depth == 16) bytes_per_pixel *= 2;
     for (int pass = 0; pass < (interlaced ? 7 : 1); pass++) {
         uint32_t x0 = interlaced ? adam7[pass][0] : 0, y0 = interlaced ? adam7[pass][1] : 0;
         uint32_t dx = interlaced ? adam7[pass][2] : 1, dy = interlaced ? adam7[pass][3] : 1;
         if (x0 >= width || y0 >= height) continue;
         size_t count = (width - x0 + dx - 1) / dx;
-        size_t length = (count * bytes_per_pixel * bit_depth + 7) / 8;
+        size_t length = bit_depth == 16 ? count * bytes_per_pixel : (count * bytes_per_pixel * bit_depth + 7) / 8;
         uint8_t *row = rows, *prior = NULL;
         for (uint32_t y = y0; y < height; y += dy) {
             gather_row(pixels + ((size_t)y * width + x0) * bytes_per_pixel, count, dx, bytes_per_pixel, bit_depth, row, length);
@@ -154,7 +157,7 @@ static int filtered_data(const uint8_t *pixels, uint32_t width, uint32_t height,
 
 int cwi_png_compress_image(const uint8_t *pixels, uint32_t width, uint32_t height, int32_t channels, int32_t bit_depth,
                            cwi_png_write_options options, uint8_t **out, size_t *out_size) {
-    int valid_depth = channels == 1 ? bit_depth == 1 || bit_depth == 2 || bit_depth == 4 || bit_depth == 8 : bit_depth == 8;
+    int valid_depth = channels == 1 ? bit_depth == 1 || bit_depth == 2 || bit_depth == 4 || bit_depth == 8 : bit_depth == 8 || bit_depth == 16;
     if (width == 0 || height == 0 || width > 0x7FFFFFFF || height > 0x7FFFFFFF || options.level < 0 || options.level > 9 ||
         (channels != 1 && channels != 3 && channels != 4) || !valid_depth) {
         return -1;

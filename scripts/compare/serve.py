@@ -31,6 +31,8 @@ Parts (all by default; name some to run only those):
   png-kinds   several kinds of 2048x1365 PNG (photograph, camera grain, with alpha, screenshot, line
               art in a palette, interlaced, 16-bit) fit into 512x512 as PNG: ours against libvips
               alone (its defaults), with each source's libpng and libdeflate decode floor.
+  high-bit-depth  a 16-bit PNG and a 10-bit AVIF of the photograph fit into 512x512 keeping their depth:
+              ours with ph:1 against libvips alone keeping it (load, resize, save), and ours at ph:0.
   soak        SOAK_MINUTES of `wrk -c16` over 1,000 distinct variants with a 50 MB result cache:
               5xx count, the cache's entries and the server's RSS sampled every 10 s; growth
               is the last minute's mean RSS against the minute after warm-up (the first fifth).
@@ -403,9 +405,11 @@ def two_processes(command: list, environment: dict | None = None) -> dict:
     return {"rate": sum(result["operations"] for result in results) / elapsed, "bytes": results[0]["bytes"]}
 
 
-def vips_alone(path: Path, suffix: str, seconds: float) -> dict:
-    """libvips alone in two processes at once, no HTTP, for SECONDS: images/s and result bytes."""
+def vips_alone(path: Path, suffix: str, seconds: float, keep_depth: bool = False) -> dict:
+    """libvips alone in two processes at once, no HTTP, for SECONDS (peers/format_vips.py; KEEP_DEPTH
+    keeps 16 bits): images/s and result bytes."""
     command = [sys.executable, str(Path(__file__).resolve().parent / "peers" / "format_vips.py"), str(path), suffix, str(seconds)]
+    command += ["--keep-depth"] if keep_depth else []
     # One thread each, as imgproxy runs libvips (VIPS_CONCURRENCY=1): the two processes are the parallelism.
     return two_processes(command, os.environ | {"VIPS_CONCURRENCY": "1"})
 
@@ -558,6 +562,23 @@ def embedding(workdir: Path, args, report: dict):
         stop(process)
 
 
+def ours_beside_vips(workdir: Path, port: int, path: str, args, vips_side) -> dict:
+    """Ours answering PATH (a `{cb}` in it busts the cache: every request processed; `wrk -t1 -c8`
+    after a 2 s warm-up) and VIPS_SIDE (a call making one libvips-alone run, or None), alternating
+    REPEATS times: {"ours": median and result bytes, "libvips alone": median rate and bytes}."""
+    size = response_bytes(f"http://127.0.0.1:{port}" + path.replace("{cb}", "size"))
+    wrk(f"http://127.0.0.1:{port}", 2, connections=8, script=cachebusting(workdir, path))
+    ours_runs, vips_runs = [], []
+    for _ in range(args.repeats):
+        ours_runs.append(wrk(f"http://127.0.0.1:{port}", args.seconds, connections=8, script=cachebusting(workdir, path)))
+        if vips_side:
+            vips_runs.append(vips_side())
+    row = {"ours": median_of(ours_runs) | {"bytes": size}}
+    if vips_runs:
+        row["libvips alone"] = {"rate": statistics.median(run["rate"] for run in vips_runs), "bytes": vips_runs[0]["bytes"]}
+    return row
+
+
 def png_sources(www: Path, width: int = 2048, height: int = 1365) -> dict:
     """The kinds of PNG the `png-kinds` part measures, each WIDTHxHEIGHT: the formats part's
     photograph; one with camera grain (unblurred noise over gradients, as the issue's 2 MB file);
@@ -613,16 +634,8 @@ def png_kinds(workdir: Path, args, report: dict):
     results = {}
     for kind, source in sources.items():
         path = f"/unsafe/rs:fit:512:512/cb:{{cb}}/plain/http://127.0.0.1:{origin}/{source.name}@png"
-        size = response_bytes(f"http://127.0.0.1:{ours_port}" + path.replace("{cb}", "size"))
-        wrk(f"http://127.0.0.1:{ours_port}", 2, connections=8, script=cachebusting(workdir, path))
-        ours_runs, vips_runs = [], []
-        for _ in range(args.repeats):
-            ours_runs.append(wrk(f"http://127.0.0.1:{ours_port}", args.seconds, connections=8, script=cachebusting(workdir, path)))
-            vips_runs.append(vips_alone(source, ".png", args.seconds))
-        floor = png_floor(source)
-        results[kind] = {"source_bytes": source.stat().st_size, "ours": median_of(ours_runs) | {"bytes": size},
-                         "libvips alone": {"rate": statistics.median(run["rate"] for run in vips_runs), "bytes": vips_runs[0]["bytes"]},
-                         "floor": floor}
+        row = ours_beside_vips(workdir, ours_port, path, args, lambda: vips_alone(source, ".png", args.seconds))
+        results[kind] = {"source_bytes": source.stat().st_size} | row | {"floor": png_floor(source)}
     print(f"\npng-kinds: 2048x1365 PNGs -> fit 512x512 PNG, every request processed, wrk -t1 -c8, {args.repeats} x {args.seconds} s "
           "alternating (medians); libvips alone: 2 processes, thumbnail_buffer + pngsave at its defaults, no HTTP; "
           "decode floor: one core, libpng to 8-bit RGBA and libdeflate's inflate of the image data alone (peers/png_floor.c)")
@@ -636,8 +649,42 @@ def png_kinds(workdir: Path, args, report: dict):
     stop(ours)
 
 
+def high_bit_depth(workdir: Path, args, report: dict):
+    """The 16-bit path: the 2048x1365 photograph at 16 bits a channel as PNG, and as a 10-bit AVIF
+    (libvips' heifsave, Q=90), fit into 512x512 keeping the depth: ours with `ph:1` (16-bit PNG,
+    10-bit AVIF at q:65; every request processed, `wrk -c8`) against libvips alone keeping it
+    (peers/format_vips.py --keep-depth, two processes), alternating REPEATS times; beside them ours at 8 bits
+    (`ph:0`), the same request the png-kinds part measures."""
+    import pyvips
+    www = workdir / "www"
+    www.mkdir(exist_ok=True)
+    sixteen = png_sources(www)["16-bit photograph"]
+    ten = www / "ten.avif"
+    pyvips.Image.new_from_file(str(sixteen)).write_to_file(str(ten) + "[Q=90,bitdepth=10]")
+    origin = start_nginx(workdir, www)
+    ours, ours_port = start_ours(workdir, "high-bit-depth")
+    rows = (("16-bit PNG -> 16-bit PNG", sixteen, "ph:1", "png", ".png"),
+            ("10-bit AVIF -> 10-bit AVIF", ten, "ph:1/q:65", "avif", ".avif[Q=65,bitdepth=10]"),
+            ("16-bit PNG -> 8-bit PNG (ph:0)", sixteen, "ph:0", "png", None))
+    results = {}
+    for label, source, options, extension, vips_suffix in rows:
+        path = f"/unsafe/rs:fit:512:512/{options}/cb:{{cb}}/plain/http://127.0.0.1:{origin}/{source.name}@{extension}"
+        vips_side = (lambda: vips_alone(source, vips_suffix, args.seconds, keep_depth=True)) if vips_suffix else None
+        results[label] = {"source_bytes": source.stat().st_size} | ours_beside_vips(workdir, ours_port, path, args, vips_side)
+    print(f"\nhigh-bit-depth: 2048x1365 photograph -> fit 512x512 keeping its depth, every request processed, wrk -t1 -c8, "
+          f"{args.repeats} x {args.seconds} s alternating (medians); libvips alone: 2 processes, load + resize + save, no HTTP")
+    for label, row in results.items():
+        line = f"  {label:32} ours {row['ours']['rate']:6.1f}/s ({row['ours']['bytes'] / 1024:6.1f} KB)"
+        if "libvips alone" in row:
+            vips = row["libvips alone"]
+            line += f"  libvips {vips['rate']:6.1f}/s ({vips['bytes'] / 1024:6.1f} KB)  ours / libvips {row['ours']['rate'] / vips['rate']:.2f}x"
+        print(line)
+    report["high_bit_depth"] = results
+    stop(ours)
+
+
 PARTS = {"throughput": throughput, "memory": memory, "cache": cache, "soak": soak, "formats": formats, "embedding": embedding,
-         "png-kinds": png_kinds}
+         "png-kinds": png_kinds, "high-bit-depth": high_bit_depth}
 
 
 def main():

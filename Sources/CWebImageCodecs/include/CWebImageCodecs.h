@@ -83,7 +83,8 @@ typedef struct {
 } cwi_png_write_options;
 
 /// A PNG's image data, the zlib stream its IDAT chunks carry, for `width` x `height` pixels:
-/// straight RGBA (`channels` 4) or RGB (`channels` 3) at `bit_depth` 8, each row filtered with
+/// straight RGBA (`channels` 4) or RGB (`channels` 3) at `bit_depth` 8 or 16 (big-endian
+/// samples, as the file stores them), each row filtered with
 /// the filter whose output has the smallest sum of absolute values (libpng's adaptive
 /// heuristic); or palette indexes (`channels` 1, one byte per pixel, packed to `bit_depth` 1, 2,
 /// 4 or 8), unfiltered. On success returns 0 and a malloc'd buffer in `*out` (free it with

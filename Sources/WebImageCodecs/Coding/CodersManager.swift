@@ -158,6 +158,8 @@ public final class CodersManager: Sendable {
         guard let coder = all.last(where: { $0.canEncode(to: format) }) else {
             throw WebImageError(.unsupportedFormat, "no coder encodes \(format.rawValue)")
         }
+        // A coder that cannot write 16-bit samples gets the 8-bit picture (PQ and HLG tone-mapped).
+        let image = coder is any HighBitDepthEncoding ? image : image.reducedToEightBits()
         guard let maximum = options.maximumFileSize, !options.lossless, format == .jpeg || format == .webP else {
             return try MetadataWriter.embed(image, in: coder.encode(image, as: format, options: options), format: format)
         }

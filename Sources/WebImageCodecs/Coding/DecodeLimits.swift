@@ -44,4 +44,21 @@ public struct DecodeLimits: Sendable, Equatable {
             throw WebImageError(.tooLarge, "\(width)x\(height) is over the \(maximumPixelCount)-pixel limit")
         }
     }
+
+    /// Throws `WebImageError.Code.tooLarge` when `width × height` pixels of `bytesPerPixel` bytes
+    /// each (`why` says what is held) take more memory than ``maximumPixelCount`` 8-bit RGBA
+    /// pixels: the limit counts bytes, so a decode that holds more per pixel may have fewer.
+    func checkMemory(width: Int, height: Int, bytesPerPixel: Int, _ why: String) throws(WebImageError) {
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        let (bytes, over) = pixels.multipliedReportingOverflow(by: bytesPerPixel)
+        guard !overflow, !over, bytes <= maximumPixelCount * 4 else {
+            throw WebImageError(.tooLarge, "\(width)x\(height) is over the \(maximumPixelCount)-pixel limit: \(why)")
+        }
+    }
+
+    /// ``checkMemory(width:height:bytesPerPixel:_:)`` for a 16-bit decode
+    /// (``DecodeOptions/keepsHighBitDepth``): 8 bytes a pixel, so half the pixels.
+    func checkHighBitDepth(width: Int, height: Int) throws(WebImageError) {
+        try checkMemory(width: width, height: height, bytesPerPixel: 8, "it is kept at 16 bits, twice an 8-bit picture's memory")
+    }
 }

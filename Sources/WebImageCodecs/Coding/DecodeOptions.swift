@@ -38,6 +38,14 @@ public struct DecodeOptions: Sendable, Equatable {
     /// The application's own values for this load (`LoadContext.subscript(_:)`), for a
     /// plugin coder that needs them.
     public var values: CustomValues
+    /// Keep more than 8 bits a sample where the file has them: a 16-bit PNG (or one whose `cICP`
+    /// says PQ or HLG) and a 10- or 12-bit still AVIF are decoded to a 16-bit ``PixelBuffer``
+    /// (AVIF's samples scaled to 0...65535) in their own transfer and primaries
+    /// (``Image/sourceColor``), not tone-mapped or reduced; an ICC profile to convert from
+    /// reduces it to 8 bits first (lcms converts 8-bit pixels here). Other formats, and
+    /// animations, decode to 8 bits as usual. Such a decode is charged twice its pixels against
+    /// the ``limits``. Off by default (imgproxy's `preserve_hdr`).
+    public var keepsHighBitDepth = false
     /// Which frames of a video to take (``VideoFrameSelection``): by default its first keyframe.
     public var video = VideoFrameSelection()
 

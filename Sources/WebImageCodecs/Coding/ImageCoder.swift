@@ -34,3 +34,9 @@ public protocol AnimatedImageCoder: ImageCoder {
         throws(WebImageError)
         -> (any AnimatedImageProvider)?
 }
+
+/// A coder whose encoder writes 16-bit pixels (``PixelBuffer/isHighBitDepth``) at a high bit
+/// depth where its format holds them (the built-in PNG coder: 16-bit PNG with `cICP`; AVIF:
+/// 10 or 12 bits with `nclx`);
+/// ``CodersManager/encode(_:as:options:)`` gives every other coder the 8-bit picture.
+protocol HighBitDepthEncoding {}

@@ -1,5 +1,13 @@
-/// The pixels of one image or frame: 8-bit RGBA with **straight (unpremultiplied) alpha**, rows
-/// packed with no padding (`bytesPerRow == width * 4`), top row first.
+/// The pixels of one image or frame: RGBA with **straight (unpremultiplied) alpha**, rows
+/// packed with no padding (`bytesPerRow == width * bytesPerPixel`), top row first; 8 bits a
+/// sample, or 16 (``bitsPerSample``) for a source decoded with
+/// ``DecodeOptions/keepsHighBitDepth``.
+///
+/// A 16-bit buffer holds each sample as a native-endian `UInt16` (0...65535), in the source's own
+/// transfer and primaries (``Image/sourceColor`` says which: a PQ photograph's samples are PQ
+/// code values). The resampler, crop, rotations, flips and the canvas keep 16 bits; every other
+/// transformer, and every encoder of a format that cannot hold them, takes the 8-bit reduction
+/// (``Image/reducedToEightBits()``), which tone-maps PQ and HLG.
 ///
 /// Straight alpha is what PNG, WebP and GIF store, so decoding and re-encoding to a lossless
 /// format changes no value: a pixel `(200, 100, 50, 3)` stays that, where 8-bit premultiplied
@@ -12,21 +20,55 @@ public struct PixelBuffer: Sendable, Equatable {
     public let width: Int
     /// Height in pixels.
     public let height: Int
-    /// `width * height * 4` bytes of straight RGBA.
+    /// Bits in each sample: 8, or 16.
+    public let bitsPerSample: Int
+    /// `width * height * bytesPerPixel` bytes of straight RGBA (for 16 bits, native-endian
+    /// `UInt16` samples).
     public private(set) var bytes: [UInt8]
 
+    /// Bytes in one pixel: 4, or 8 at 16 bits a sample.
+    public var bytesPerPixel: Int { bitsPerSample / 2 }
+
     /// Bytes in one row.
-    public var bytesPerRow: Int { width * 4 }
+    public var bytesPerRow: Int { width * bytesPerPixel }
 
     /// Wraps straight (unpremultiplied) RGBA bytes, as decoders and files hold them.
     public init(width: Int, height: Int, straightRGBA bytes: [UInt8]) {
-        precondition(width >= 0 && height >= 0 && bytes.count == width * height * 4, "RGBA bytes must be width × height × 4")
+        self.init(width: width, height: height, bitsPerSample: 8, bytes: bytes)
+    }
+
+    /// Wraps straight 16-bit RGBA samples (0...65535).
+    public init(width: Int, height: Int, straightRGBA16 samples: [UInt16]) {
+        precondition(samples.count == width * height * 4, "RGBA samples must be width × height × 4")
+        let bytes = samples.withUnsafeBytes { [UInt8]($0) }
+        self.init(width: width, height: height, bitsPerSample: 16, bytes: bytes)
+    }
+
+    /// Wraps `bytes` of pixels of `bitsPerSample` (8 or 16) bits a sample.
+    init(width: Int, height: Int, bitsPerSample: Int, bytes: [UInt8]) {
+        precondition(bitsPerSample == 8 || bitsPerSample == 16, "8 or 16 bits a sample")
+        precondition(
+            width >= 0 && height >= 0 && bytes.count == width * height * bitsPerSample / 2, "RGBA bytes must be width × height × pixel size"
+        )
         self.width = width
         self.height = height
+        self.bitsPerSample = bitsPerSample
         self.bytes = bytes
     }
 
-    /// Divides alpha out of premultiplied RGBA bytes (rounded to the nearest level; a
+    /// Whether the samples are 16 bits.
+    public var isHighBitDepth: Bool { bitsPerSample == 16 }
+
+    /// The 16-bit samples, R, G, B, A per pixel; an 8-bit buffer's widened (times 257).
+    public var samples16: [UInt16] {
+        guard isHighBitDepth else { return bytes.map { UInt16($0) * 257 } }
+        return [UInt16](unsafeUninitializedCapacity: bytes.count / 2) { samples, initialized in
+            bytes.withUnsafeBytes { raw in _ = UnsafeMutableRawBufferPointer(samples).copyMemory(from: raw) }
+            initialized = bytes.count / 2
+        }
+    }
+
+    /// Divides alpha out of premultiplied 8-bit RGBA bytes (rounded to the nearest level; a
     /// transparent pixel becomes `(0, 0, 0, 0)`).
     public init(width: Int, height: Int, premultipliedRGBA bytes: [UInt8]) {
         var straight = bytes
@@ -45,9 +87,10 @@ public struct PixelBuffer: Sendable, Equatable {
         self.init(width: width, height: height, straightRGBA: straight)
     }
 
-    /// The pixels with every colour channel multiplied by alpha (rounded): the image composited
-    /// over black, as a format without alpha shows it.
+    /// The 8-bit pixels with every colour channel multiplied by alpha (rounded): the image
+    /// composited over black, as a format without alpha shows it.
     public func premultipliedRGBA() -> [UInt8] {
+        precondition(!isHighBitDepth, "premultiplied bytes are of 8-bit pixels")
         var premultiplied = bytes
         premultiplied.withUnsafeMutableBufferPointer { buffer in
             var index = 0
@@ -64,10 +107,26 @@ public struct PixelBuffer: Sendable, Equatable {
         return premultiplied
     }
 
-    /// The straight pixel at (x, y), as red, green, blue and alpha.
+    /// The straight pixel at (x, y), as red, green, blue and alpha; a 16-bit sample rounded to
+    /// 8 bits.
     public func pixel(x: Int, y: Int) -> (red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8) {
-        let offset = y * bytesPerRow + x * 4
-        return (bytes[offset], bytes[offset + 1], bytes[offset + 2], bytes[offset + 3])
+        guard isHighBitDepth else {
+            let offset = y * bytesPerRow + x * 4
+            return (bytes[offset], bytes[offset + 1], bytes[offset + 2], bytes[offset + 3])
+        }
+        let wide = pixel16(x: x, y: y)
+        @inline(__always) func narrow(_ sample: UInt16) -> UInt8 { UInt8((UInt32(sample) + 128) / 257) }
+        return (narrow(wide.red), narrow(wide.green), narrow(wide.blue), narrow(wide.alpha))
+    }
+
+    /// The straight pixel at (x, y) in 16 bits a sample (an 8-bit one times 257).
+    public func pixel16(x: Int, y: Int) -> (red: UInt16, green: UInt16, blue: UInt16, alpha: UInt16) {
+        guard isHighBitDepth else {
+            let eight = pixel(x: x, y: y)
+            return (UInt16(eight.red) * 257, UInt16(eight.green) * 257, UInt16(eight.blue) * 257, UInt16(eight.alpha) * 257)
+        }
+        let value = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: y * bytesPerRow + x * 8, as: SIMD4<UInt16>.self) }
+        return (value[0], value[1], value[2], value[3])
     }
 
     /// Whether every pixel is fully opaque: the alpha bytes ANDed together eight bytes at a time
@@ -75,7 +134,9 @@ public struct PixelBuffer: Sendable, Equatable {
     /// Transforms ask it to take their opaque fast path.
     public var isOpaque: Bool {
         bytes.withUnsafeBytes { raw in
-            let alphas: UInt64 = 0xFF00_0000_FF00_0000
+            // Little-endian, as every platform Swift runs on here: a 16-bit pixel's alpha is its
+            // last two bytes.
+            let alphas: UInt64 = isHighBitDepth ? 0xFFFF_0000_0000_0000 : 0xFF00_0000_FF00_0000
             let words = raw.count / 8
             var index = 0
             while index < words {

@@ -27,32 +27,41 @@ package struct CanvasTransformer: ImageTransformer, Hashable {
     public var transformerKey: String { "canvas:\(width)x\(height)+\(x)+\(y):\(color.hexString)" }
 
     public func transform(_ image: Image, forKey key: String) -> Image? {
-        var result = image.mappingFrames(place)
+        // A colour is placed as code values: at 16 bits only where they mean what they do in
+        // sRGB (not PQ or HLG), or where the fill is transparent.
+        let keepsDepth = color.alpha == 0 || image.sourceColor?.isHDR != true
+        var result = image.mappingFrames(keepingHighBitDepth: keepsDepth, place)
         if color.alpha < 255, width > image.pixelWidth || height > image.pixelHeight { result?.hasAlpha = true }
         return result
     }
 
     /// The image on the canvas, or nil when the canvas is over ``PixelBuffer/maximumPixelCount``.
     func place(_ pixels: PixelBuffer) -> PixelBuffer? {
-        let fill = color.alpha == 0 ? SIMD4<UInt8>() : SIMD4(color.red, color.green, color.blue, color.alpha)
-        guard var output = try? PixelBuffer.zeroedBytes(width: width, height: height) else { return nil }
+        let size = pixels.bytesPerPixel
+        guard var output = try? PixelBuffer.zeroedBytes(width: width, height: height, bytesPerPixel: size) else { return nil }
         output.withUnsafeMutableBytes { canvas in
-            if fill != SIMD4<UInt8>() {
-                for offset in stride(from: 0, to: canvas.count, by: 4) {
-                    canvas.storeBytes(of: fill, toByteOffset: offset, as: SIMD4<UInt8>.self)
+            let eight = SIMD4(color.red, color.green, color.blue, color.alpha)
+            if color.alpha != 0, pixels.isHighBitDepth {
+                let wide = SIMD4<UInt16>(truncatingIfNeeded: eight) &* 257
+                for offset in stride(from: 0, to: canvas.count, by: size) {
+                    canvas.storeBytes(of: wide, toByteOffset: offset, as: SIMD4<UInt16>.self)
+                }
+            } else if color.alpha != 0 {
+                for offset in stride(from: 0, to: canvas.count, by: size) {
+                    canvas.storeBytes(of: eight, toByteOffset: offset, as: SIMD4<UInt8>.self)
                 }
             }
             let columns = max(0, x)..<min(width, x + pixels.width)
             guard !columns.isEmpty else { return }
             pixels.bytes.withUnsafeBytes { source in
                 for row in max(0, y)..<min(height, y + pixels.height) {
-                    let from = ((row - y) * pixels.width + (columns.lowerBound - x)) * 4
-                    let to = (row * width + columns.lowerBound) * 4
+                    let from = ((row - y) * pixels.width + (columns.lowerBound - x)) * size
+                    let to = (row * width + columns.lowerBound) * size
                     canvas.baseAddress!.advanced(by: to).copyMemory(
-                        from: source.baseAddress!.advanced(by: from), byteCount: columns.count * 4)
+                        from: source.baseAddress!.advanced(by: from), byteCount: columns.count * size)
                 }
             }
         }
-        return PixelBuffer(width: width, height: height, straightRGBA: output)
+        return PixelBuffer(width: width, height: height, bitsPerSample: pixels.bitsPerSample, bytes: output)
     }
 }

@@ -17,7 +17,7 @@ public struct CenterCropTransformer: ImageTransformer, Hashable {
     public var transformerKey: String { "centercrop:\(aspectWidth):\(aspectHeight)" }
 
     public func transform(_ image: Image, forKey key: String) -> Image? {
-        image.mappingFrames(crop)
+        image.mappingFrames(keepingHighBitDepth: true, crop)
     }
 
     func crop(_ pixels: PixelBuffer) -> PixelBuffer {

@@ -23,7 +23,7 @@ public struct CroppingTransformer: ImageTransformer, Hashable {
     public var transformerKey: String { "crop:\(width)x\(height)+\(x)+\(y)" }
 
     public func transform(_ image: Image, forKey key: String) -> Image? {
-        image.mappingFrames { pixels in
+        image.mappingFrames(keepingHighBitDepth: true) { pixels in
             let left = max(x, 0)
             let top = max(y, 0)
             let right = min(x + width, pixels.width)

@@ -16,6 +16,6 @@ public struct FlippingTransformer: ImageTransformer, Hashable {
     public var transformerKey: String { "flip:" + (horizontal ? "h" : "") + (vertical ? "v" : "") }
 
     public func transform(_ image: Image, forKey key: String) -> Image? {
-        image.mappingFrames { $0.flipped(horizontally: horizontal, vertically: vertical) }
+        image.mappingFrames(keepingHighBitDepth: true) { $0.flipped(horizontally: horizontal, vertically: vertical) }
     }
 }

@@ -9,7 +9,8 @@ package struct OrientationTransformer: ImageTransformer, Hashable {
     public var transformerKey: String { "orient" }
 
     public func transform(_ image: Image, forKey key: String) -> Image? {
-        guard image.orientation != .up, var upright = image.mappingFrames({ $0.applying(image.orientation) }) else { return image }
+        guard image.orientation != .up, var upright = image.mappingFrames(keepingHighBitDepth: true, { $0.applying(image.orientation) })
+        else { return image }
         upright.orientation = .up
         return upright
     }

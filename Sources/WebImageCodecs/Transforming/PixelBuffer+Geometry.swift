@@ -20,12 +20,17 @@ extension PixelBuffer {
 
     /// Mirrored along the main diagonal (rows become columns), in tiles that stay in cache.
     func transposed() -> PixelBuffer {
+        isHighBitDepth ? transposed(as: UInt64.self) : transposed(as: UInt32.self)
+    }
+
+    /// ``transposed()`` moving whole pixels of `Pixel`'s size.
+    private func transposed<Pixel: FixedWidthInteger>(as pixel: Pixel.Type) -> PixelBuffer {
         let tile = 32
         var output = [UInt8](repeating: 0, count: bytes.count)
         bytes.withUnsafeBytes { input in
             output.withUnsafeMutableBytes { output in
-                let source = input.bindMemory(to: UInt32.self)
-                let target = output.bindMemory(to: UInt32.self)
+                let source = input.bindMemory(to: Pixel.self)
+                let target = output.bindMemory(to: Pixel.self)
                 for tileY in stride(from: 0, to: height, by: tile) {
                     for tileX in stride(from: 0, to: width, by: tile) {
                         for y in tileY..<min(tileY + tile, height) {
@@ -35,19 +40,19 @@ extension PixelBuffer {
                 }
             }
         }
-        return PixelBuffer(width: height, height: width, straightRGBA: output)
+        return PixelBuffer(width: height, height: width, bitsPerSample: bitsPerSample, bytes: output)
     }
 
     /// The pixels inside a rectangle that lies within the buffer.
     func cropped(x: Int, y: Int, width: Int, height: Int) -> PixelBuffer {
         precondition(x >= 0 && y >= 0 && width > 0 && height > 0 && x + width <= self.width && y + height <= self.height)
         var output = [UInt8]()
-        output.reserveCapacity(width * height * 4)
+        output.reserveCapacity(width * height * bytesPerPixel)
         for row in y..<(y + height) {
-            let start = row * bytesPerRow + x * 4
-            output.append(contentsOf: bytes[start..<start + width * 4])
+            let start = row * bytesPerRow + x * bytesPerPixel
+            output.append(contentsOf: bytes[start..<start + width * bytesPerPixel])
         }
-        return PixelBuffer(width: width, height: height, straightRGBA: output)
+        return PixelBuffer(width: width, height: height, bitsPerSample: bitsPerSample, bytes: output)
     }
 
     /// The pixels shown upright for an EXIF orientation.
@@ -66,18 +71,28 @@ extension PixelBuffer {
 
     /// A buffer of the given size whose pixel (x, y) is this buffer's pixel `source(x, y)`.
     private func remapped(width: Int, height: Int, source: (Int, Int) -> (Int, Int)) -> PixelBuffer {
-        var output = [UInt8](repeating: 0, count: width * height * 4)
+        isHighBitDepth
+            ? remapped(width: width, height: height, as: UInt64.self, source: source)
+            : remapped(width: width, height: height, as: UInt32.self, source: source)
+    }
+
+    /// ``remapped(width:height:source:)`` moving whole pixels of `Pixel`'s size.
+    private func remapped<Pixel: FixedWidthInteger>(width: Int, height: Int, as pixel: Pixel.Type, source: (Int, Int) -> (Int, Int))
+        -> PixelBuffer
+    {
+        let size = MemoryLayout<Pixel>.size
+        var output = [UInt8](repeating: 0, count: width * height * size)
         bytes.withUnsafeBytes { input in
             output.withUnsafeMutableBytes { output in
                 for y in 0..<height {
                     for x in 0..<width {
                         let (sourceX, sourceY) = source(x, y)
-                        let pixel = input.loadUnaligned(fromByteOffset: sourceY * bytesPerRow + sourceX * 4, as: UInt32.self)
-                        output.storeBytes(of: pixel, toByteOffset: (y * width + x) * 4, as: UInt32.self)
+                        let pixel = input.loadUnaligned(fromByteOffset: sourceY * bytesPerRow + sourceX * size, as: Pixel.self)
+                        output.storeBytes(of: pixel, toByteOffset: (y * width + x) * size, as: Pixel.self)
                     }
                 }
             }
         }
-        return PixelBuffer(width: width, height: height, straightRGBA: output)
+        return PixelBuffer(width: width, height: height, bitsPerSample: bitsPerSample, bytes: output)
     }
 }

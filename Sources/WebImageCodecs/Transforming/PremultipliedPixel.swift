@@ -68,8 +68,9 @@ enum StraightPixelAccess: PixelAccess {
     static func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<UInt8>) { PremultipliedPixel.store(value, to: pointer) }
 }
 
-/// Premultiplied pixels in 16 bits a channel (the 0...255 value times 257), each channel clamped
-/// to 0...255 on its own: the resampler's intermediate image, where Pillow keeps 8 bits.
+/// Pixels in 16 bits a channel (the 0...255 value times 257), each channel clamped to 0...255 on
+/// its own, with nothing multiplied or divided: the resampler's premultiplied intermediate image
+/// (where Pillow keeps 8 bits), and opaque 16-bit images (``Opaque16PixelAccess``).
 enum Premultiplied16PixelAccess: PixelAccess {
     static var bytesPerPixel: Int { 8 }
 
@@ -85,5 +86,31 @@ enum Premultiplied16PixelAccess: PixelAccess {
         }
         let stored = SIMD4(lane(value[0]), lane(value[1]), lane(value[2]), lane(value[3]))
         UnsafeMutableRawPointer(pointer).storeBytes(of: stored, as: SIMD4<UInt16>.self)
+    }
+}
+
+/// Opaque 16-bit pixels: read and written as they are, on the 0...255 scale the kernels use.
+typealias Opaque16PixelAccess = Premultiplied16PixelAccess
+
+/// 16-bit pixels with transparency (``PixelBuffer/isHighBitDepth``): premultiplied on load,
+/// divided out on store, as ``StraightPixelAccess`` does for 8 bits.
+enum Straight16PixelAccess: PixelAccess {
+    static var bytesPerPixel: Int { 8 }
+
+    @inline(__always)
+    static func load(_ pointer: UnsafeRawPointer) -> SIMD4<Float> {
+        PremultipliedPixel.premultiplied(Premultiplied16PixelAccess.load(pointer))
+    }
+
+    /// A pixel whose alpha is under half a 16-bit level is `(0, 0, 0, 0)`.
+    @inline(__always)
+    static func store(_ value: SIMD4<Float>, to pointer: UnsafeMutablePointer<UInt8>) {
+        let alpha = Swift.min(Swift.max(value[3], 0), 255)
+        guard alpha >= 0.5 / 257 else {
+            UnsafeMutableRawPointer(pointer).storeBytes(of: 0, as: UInt64.self)
+            return
+        }
+        let scale = 255 / alpha
+        Premultiplied16PixelAccess.store(SIMD4(value[0] * scale, value[1] * scale, value[2] * scale, alpha), to: pointer)
     }
 }

@@ -6,7 +6,9 @@
 /// nominally has. Between the passes they stay premultiplied, each channel clamped to 0...255 as
 /// Pillow's 8-bit intermediate is, but in 16 bits (``Premultiplied16PixelAccess``), so low-alpha
 /// colour keeps its precision; the last pass divides alpha back out. Opaque images skip all of
-/// that (``OpaquePixelAccess``) and round to 8 bits between passes, as Pillow does.
+/// that (``OpaquePixelAccess``) and round to 8 bits between passes, as Pillow does. A 16-bit
+/// buffer is read and written at 16 bits (``Opaque16PixelAccess``, ``Straight16PixelAccess``),
+/// on the same scale, so its result is the 8-bit one with 8 more bits of precision.
 ///
 /// A resize can keep only a window of its output (a `fill` that is cut to its box right after):
 /// only the window's pixels are computed, from only the source rows and columns they read, so a
@@ -52,15 +54,22 @@ enum Resampler {
         let columnWeights =
             height == source.height
             ? nil : ResamplingWeights(inputSize: source.height, outputSize: height, window: window.rows, filter: filter)
-        let output: [UInt8]
-        if source.isOpaque {
-            output = try passes(plane, rowWeights, columnWeights, OpaquePixelAccess.self, OpaquePixelAccess.self).bytes
-        } else if rowWeights == nil || columnWeights == nil {
-            output = try passes(plane, rowWeights, columnWeights, StraightPixelAccess.self, StraightPixelAccess.self).bytes
-        } else {
-            output = try passes(plane, rowWeights, columnWeights, StraightPixelAccess.self, Premultiplied16PixelAccess.self).bytes
-        }
-        return PixelBuffer(width: window.columns.count, height: window.rows.count, straightRGBA: output)
+        let output =
+            source.isHighBitDepth
+            ? try passes(plane, rowWeights, columnWeights, opaque: source.isOpaque, Opaque16PixelAccess.self, Straight16PixelAccess.self)
+            : try passes(plane, rowWeights, columnWeights, opaque: source.isOpaque, OpaquePixelAccess.self, StraightPixelAccess.self)
+        return PixelBuffer(width: window.columns.count, height: window.rows.count, bitsPerSample: source.bitsPerSample, bytes: output.bytes)
+    }
+
+    /// The passes with the pixel layouts of one sample depth: `Opaque`'s when nothing is
+    /// transparent; `Straight`'s otherwise, with premultiplied 16-bit pixels between two passes.
+    private static func passes<Opaque: PixelAccess, Straight: PixelAccess>(
+        _ plane: Plane, _ rowWeights: ResamplingWeights?, _ columnWeights: ResamplingWeights?, opaque: Bool, _: Opaque.Type,
+        _: Straight.Type
+    ) throws(WebImageError) -> Plane {
+        if opaque { return try passes(plane, rowWeights, columnWeights, Opaque.self, Opaque.self) }
+        if rowWeights == nil || columnWeights == nil { return try passes(plane, rowWeights, columnWeights, Straight.self, Straight.self) }
+        return try passes(plane, rowWeights, columnWeights, Straight.self, Premultiplied16PixelAccess.self)
     }
 
     /// One pass per axis that has weights, rows first, unless the rows-first intermediate would be
@@ -153,9 +162,19 @@ enum Resampler {
 
     /// Each output pixel takes the source pixel under its centre.
     private static func nearest(_ source: PixelBuffer, width: Int, height: Int, window: ResizeWindow) throws(WebImageError) -> PixelBuffer {
+        source.isHighBitDepth
+            ? try nearest(source, width: width, height: height, window: window, as: UInt64.self)
+            : try nearest(source, width: width, height: height, window: window, as: UInt32.self)
+    }
+
+    /// ``nearest(_:width:height:window:)`` copying whole pixels of `Pixel`'s size.
+    private static func nearest<Pixel: FixedWidthInteger>(
+        _ source: PixelBuffer, width: Int, height: Int, window: ResizeWindow, as pixel: Pixel.Type
+    ) throws(WebImageError) -> PixelBuffer {
         let columns = window.columns.map { min(Int((Double($0) + 0.5) * Double(source.width) / Double(width)), source.width - 1) }
         let outputWidth = window.columns.count
-        var output = try PixelBuffer.zeroedBytes(width: outputWidth, height: window.rows.count)
+        let size = MemoryLayout<Pixel>.size
+        var output = try PixelBuffer.zeroedBytes(width: outputWidth, height: window.rows.count, bytesPerPixel: size)
         source.bytes.withUnsafeBytes { input in
             output.withUnsafeMutableBytes { output in
                 for (index, y) in window.rows.enumerated() {
@@ -163,13 +182,13 @@ enum Resampler {
                     let sourceRow = sourceY * source.bytesPerRow
                     for x in 0..<outputWidth {
                         output.storeBytes(
-                            of: input.loadUnaligned(fromByteOffset: sourceRow + columns[x] * 4, as: UInt32.self),
-                            toByteOffset: (index * outputWidth + x) * 4, as: UInt32.self)
+                            of: input.loadUnaligned(fromByteOffset: sourceRow + columns[x] * size, as: Pixel.self),
+                            toByteOffset: (index * outputWidth + x) * size, as: Pixel.self)
                     }
                 }
             }
         }
-        return PixelBuffer(width: outputWidth, height: window.rows.count, straightRGBA: output)
+        return PixelBuffer(width: outputWidth, height: window.rows.count, bitsPerSample: source.bitsPerSample, bytes: output)
     }
 
     /// The nearest 8-bit values, clamped to 0...255. Converts lane by lane: the generic SIMD

@@ -35,7 +35,7 @@ public struct ResizingTransformer: ImageTransformer, Hashable {
     }
 
     public func transform(_ image: Image, forKey key: String) -> Image? {
-        image.mappingFrames(resize)
+        image.mappingFrames(keepingHighBitDepth: true, resize)
     }
 
     /// The resized pixels, or nil when the result is over ``PixelBuffer/maximumPixelCount``.

@@ -24,18 +24,22 @@ public struct RotationTransformer: ImageTransformer, Hashable {
     public var transformerKey: String { "rotate:\(TransformSpec.format(degrees)):\(fitsSize ? "fit" : "crop")" }
 
     public func transform(_ image: Image, forKey key: String) -> Image? {
-        image.mappingFrames(rotate)
+        image.mappingFrames(keepingHighBitDepth: quarterTurns != nil, rotate)
+    }
+
+    /// The whole quarter turns of a rotation that only moves pixels: a multiple of 90° whose
+    /// canvas stays whole; nil for any other (resampled) one.
+    private var quarterTurns: Int? {
+        let turns = degrees / 90
+        guard turns == turns.rounded(), abs(turns) < Double(Int.max) else { return nil }
+        let quarterTurns = Int(turns)
+        return !fitsSize && quarterTurns % 2 != 0 ? nil : quarterTurns
     }
 
     /// The turned pixels, or nil when the turned canvas is over ``PixelBuffer/maximumPixelCount``.
     func rotate(_ pixels: PixelBuffer) -> PixelBuffer? {
-        let turns = degrees / 90
-        if turns == turns.rounded(), abs(turns) < Double(Int.max) {
-            let quarterTurns = Int(turns)
-            guard !fitsSize, quarterTurns % 2 != 0 else { return pixels.rotated(quarterTurns: quarterTurns) }
-            return rotateFreely(pixels)
-        }
-        return rotateFreely(pixels)
+        guard let quarterTurns else { return rotateFreely(pixels) }
+        return pixels.rotated(quarterTurns: quarterTurns)
     }
 
     private func rotateFreely(_ source: PixelBuffer) -> PixelBuffer? {

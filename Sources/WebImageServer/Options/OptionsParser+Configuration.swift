@@ -14,6 +14,7 @@ extension OptionsParser {
         var base = ProcessingOptions()
         base.stripMetadata = configuration.stripMetadata
         base.stripColorProfile = configuration.stripColorProfile
+        base.preserveHDR = configuration.preserveHDR
         base.autoRotate = configuration.autoRotate
         base.keepCopyright = configuration.keepCopyright
         base.enforceThumbnail = configuration.enforceThumbnail

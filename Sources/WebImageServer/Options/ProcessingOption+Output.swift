@@ -95,11 +95,8 @@ extension ProcessingOption {
         ProcessingOption(["video_thumbnail_animation", "vta"]) { (_, reader, options) throws(ProxyError) in
             options.videoFrameLayout = try reader.videoFrameLayout(animation: true)
         },
-        ProcessingOption(["preserve_hdr", "ph"], arguments: 1) { (_, reader, options) throws(ProxyError) in
-            // Every result here is 8 bits a channel: asking to keep more is refused rather than ignored.
-            guard try reader.boolean(0) != true else {
-                throw reader.failure("results are 8 bits a channel here; high bit depths cannot be kept")
-            }
+        ProcessingOption(["preserve_hdr", "ph"], arguments: 1) { (parser, reader, options) throws(ProxyError) in
+            options.preserveHDR = try reader.boolean(0) ?? parser.baseOptions.preserveHDR
         },
         ProcessingOption(["disable_animation", "da"], arguments: 1) { (_, reader, options) throws(ProxyError) in
             options.disableAnimation = try reader.boolean(0) ?? false

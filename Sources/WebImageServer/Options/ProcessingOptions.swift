@@ -277,6 +277,10 @@ package struct ProcessingOptions: Sendable, Equatable {
     /// `strip_color_profile`: convert to sRGB and drop the profile (imgproxy's default, true);
     /// false keeps the source's pixels and embeds its profile.
     package var stripColorProfile = true
+    /// `preserve_hdr`: a source of more than 8 bits a sample keeps them in a result whose format
+    /// holds them (PNG: 16 bits, with its `cICP`; AVIF: 10 or 12, with its `nclx`); otherwise, and by default, the result is 8-bit
+    /// (PQ and HLG tone-mapped).
+    package var preserveHDR = false
 
     /// `skip_processing`: sources in these formats are answered as they are, unless the URL asks
     /// for another format (imgproxy's `shouldSkipStandardProcessing`); the server's
@@ -382,6 +386,7 @@ package struct ProcessingOptions: Sendable, Equatable {
         if maxBytes > 0 { parts.append("mb:\(maxBytes)") }
         if !stripMetadata { parts.append("sm:0") } else if !keepCopyright { parts.append("kcr:0") }
         if !stripColorProfile { parts.append("scp:0") }
+        if preserveHDR { parts.append("ph:1") }
         if !cacheBuster.isEmpty { parts.append("cb:\(cacheBuster)") }
         if let security = security.canonical { parts.append(security) }
         if !skipProcessing.isEmpty { parts.append("skp:" + skipProcessing.map(\.rawValue).sorted().joined(separator: ":")) }

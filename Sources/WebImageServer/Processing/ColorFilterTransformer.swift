@@ -14,6 +14,8 @@ struct ColorFilterTransformer: ImageTransformer {
     var transformerKey: String { "colorFilters" }
 
     func transform(_ image: Image, forKey key: String) -> Image? {
+        // Works on 8-bit pixels: a 16-bit image is reduced first.
+        let image = image.reducedToEightBits()
         var result = image
         result.frames = image.frames.map { ImageFrame(pixels: filtered($0.pixels), duration: $0.duration) }
         if let colorize = options.colorize, !colorize.keepsAlpha, colorize.opacity > 0 {

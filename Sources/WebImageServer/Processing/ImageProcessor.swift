@@ -136,6 +136,10 @@ struct ImageProcessor: Sendable {
         return (data, .svg)
     }
 
+    /// Whether a result in `format` keeps 16-bit samples (``ProcessingOptions/preserveHDR``):
+    /// the formats whose encoder here writes them.
+    static func holdsHighBitDepth(_ format: ImageFormat) -> Bool { format == .png || format == .avif }
+
     /// imgproxy's `enforce_thumbnail`: a HEIF's embedded thumbnail (the smallest) in place of its image.
     private static func enforcesThumbnail(_ options: ProcessingOptions, _ header: ImageHeader) -> Bool {
         options.enforceThumbnail && (header.format == .heic || header.format == .heif)
@@ -151,6 +155,11 @@ struct ImageProcessor: Sendable {
             limits: DecodeLimits(maximumPixelCount: limits.decodedPixels),
             firstFrameOnly: (!rule.mayAnimate || options.disableAnimation) && options.page == 0 && options.pages == 1,
             keepsColorProfile: !options.stripColorProfile, keepsEXIF: !options.stripMetadata || options.keepCopyright)
+        decodeOptions.keepsHighBitDepth =
+            options.preserveHDR
+            && [false, true].contains { transparent in
+                rule.candidates(source: header.format, animated: false, transparent: transparent).contains(where: Self.holdsHighBitDepth)
+            }
         if enforcesThumbnail(options, header) {
             decodeOptions.thumbnail = ThumbnailSize(width: 1, height: 1, preservesAspectRatio: false, resamples: false)
         } else if plan.crop == nil, options.trim == nil, options.pages == 1, plan.scaledWidth < uprightSize.width,
@@ -422,7 +431,8 @@ struct ImageProcessor: Sendable {
         guard image.frames.count == 1 else { return false }
         let finder = TrimFinder(
             threshold: trim.threshold, background: trim.color, equalHorizontal: trim.equalHorizontal, equalVertical: trim.equalVertical)
-        guard let box = finder.box(in: image.frames[0].pixels) else { return false }
+        // The box is found in 8-bit pixels; a 16-bit image is cut and stays 16-bit.
+        guard let box = finder.box(in: image.frames[0].pixels.reducedToEightBits(describedBy: image.sourceColor)) else { return false }
         image = try apply(
             [CroppingTransformer(x: box.x, y: box.y, width: box.width, height: box.height)], to: image, isCancelled: isCancelled)
         return true

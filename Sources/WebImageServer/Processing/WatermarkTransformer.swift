@@ -21,6 +21,8 @@ struct WatermarkTransformer: ImageTransformer {
     var transformerKey: String { "watermark" }
 
     func transform(_ image: Image, forKey key: String) -> Image? {
+        // Blends 8-bit pixels: a 16-bit image is reduced first.
+        let image = image.reducedToEightBits()
         guard let first = mark.frames.first?.pixels else { return image }
         // Every frame has the result's size: the mark is prepared once, nil when over the limit.
         guard let prepared = scaled(first, toShareOf: image.pixelWidth, image.pixelHeight).map(shadowed) else { return nil }

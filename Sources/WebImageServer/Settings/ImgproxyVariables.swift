@@ -250,7 +250,6 @@ package struct ImgproxyVariables {
         "IMGPROXY_OPEN_TELEMETRY_TRACE_ID_GENERATOR": .unsupported("trace ids are W3C random ones; X-Ray ids are not made"),
         "IMGPROXY_PNG_UNLIMITED": .unsupported("libvips' own PNG safety limits; the source limits (resolution, bytes) always hold here"),
         "IMGPROXY_PPROF_BIND": .unsupported("libvips, Go runtime and socket internals with no counterpart here"),
-        "IMGPROXY_PRESERVE_HDR": .unsupported("every result is 8 bits a channel here (a URL's ph:1 is a 400)"),
         "IMGPROXY_PRESETS_SEPARATOR": .readWith("IMGPROXY_PRESETS"),
         "IMGPROXY_PROMETHEUS_NAMESPACE": .unsupported(
             "monitoring integrations: here metrics are Prometheus text on /metrics and traces go over OTLP (OTEL_*)"),

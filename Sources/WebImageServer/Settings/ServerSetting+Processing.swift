@@ -10,6 +10,9 @@ extension ServerSetting {
             .toggle(
                 "STRIP_COLOR_PROFILE", \.stripColorProfile, imgproxy: .init("STRIP_COLOR_PROFILE", .boolean),
                 help: "the default of `scp`: convert to sRGB and drop the profile"),
+            .flag(
+                "PRESERVE_HDR", \.preserveHDR, imgproxy: .init("PRESERVE_HDR", .boolean),
+                help: "the default of `ph`: keep high bit depths in results whose format holds them (PNG, AVIF)"),
             .toggle(
                 "AUTO_ROTATE", \.autoRotate, imgproxy: .init("AUTO_ROTATE", .boolean),
                 help: "the default of `ar`: apply the EXIF orientation"),

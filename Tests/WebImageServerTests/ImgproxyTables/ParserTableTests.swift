@@ -7,11 +7,10 @@ import WebImage
 /// (eef3b312), `ProcessingOptionsTestSuite`, one test here per imgproxy test of the same name
 /// (without `Test`), each path run through ``ProxyPath`` (after an `unsafe` signature segment,
 /// which imgproxy's `ParsePath` is given without) and ``OptionsParser`` with the configuration
-/// the imgproxy test sets. Three kinds of its tests do not hold here as written, each named
-/// below: the `UsedPresets` list (not kept: nothing reads it), the client-feature flags
+/// the imgproxy test sets. Two kinds of its tests do not hold here as written, each named
+/// below: the `UsedPresets` list (not kept: nothing reads it), and the client-feature flags
 /// (`PreferWebP`/`EnforceWebP` and AVIF's and JPEG XL's, which this server decides when it
-/// chooses the result's format from `Accept`, not as options: `ServerHTTPTests` covers them),
-/// and `ph:1` (a 400: every result here is 8 bits a channel, docs/imgproxy-options.md).
+/// chooses the result's format from `Accept`, not as options: `ServerHTTPTests` covers them).
 @Suite("imgproxy's tables: the options parser (options/parser/processing_options_test.go)")
 struct ImgproxyParserTableTests {
     static let origin = "http://images.dev/lorem/ipsum.jpg?param=value"
@@ -147,12 +146,12 @@ struct ImgproxyParserTableTests {
         #expect(looped.resizingType == .fill && looped.blur == 0.2)
     }
 
-    @Test("ParsePathCachebuster, ...StripMetadata; ParsePathPreserveHDR is refused here (8-bit results)")
+    @Test("ParsePathCachebuster, ...StripMetadata, ...PreserveHDR")
     func switches() throws {
         func options(_ segments: String) throws -> ProcessingOptions { try Self.parse("/\(segments)/plain/\(Self.plainOrigin)").options }
         #expect(try options("cachebuster:123").cacheBuster == "123")
         #expect(try options("strip_metadata:true").stripMetadata)
-        #expect(throws: ProxyError.self) { try options("ph:1") }
+        #expect(try options("ph:1").preserveHDR)
     }
 
     @Test(

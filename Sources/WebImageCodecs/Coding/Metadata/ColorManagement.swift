@@ -35,6 +35,8 @@ enum ColorManagement {
         case .unusable(let reason):
             image.warnings.append("the colour profile is not used (\(reason)); the pixels are shown as sRGB")
         case .transform(let transform):
+            // lcms converts 8-bit pixels here: a 16-bit image is reduced first.
+            image = image.reducedToEightBits()
             image.frames = image.frames.map { frame in
                 var frame = frame
                 frame.pixels = transform.apply(to: frame.pixels)

@@ -39,14 +39,9 @@ enum HDRRendering {
     /// Throws `WebImageError.Code.tooLarge` when an HDR decode of `width` x `height` would hold
     /// more than `limits` allow (``workingPixelsPerPixel``).
     static func checkWorkingMemory(width: Int, height: Int, limits: DecodeLimits) throws(WebImageError) {
-        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
-        let (working, over) = pixels.multipliedReportingOverflow(by: workingPixelsPerPixel)
-        guard !overflow, !over, working <= limits.maximumPixelCount else {
-            throw WebImageError(
-                .tooLarge,
-                "\(width)x\(height) HDR is over the \(limits.maximumPixelCount)-pixel limit: it is decoded at 16 bits, "
-                    + "\(workingPixelsPerPixel) times an 8-bit picture's memory")
-        }
+        try limits.checkMemory(
+            width: width, height: height, bytesPerPixel: 4 * workingPixelsPerPixel,
+            "HDR is decoded at 16 bits, \(workingPixelsPerPixel) times an 8-bit picture's memory")
     }
 
     /// A `width` x `height` 8-bit SDR picture from a decoder's 16-bit RGBA `samples`

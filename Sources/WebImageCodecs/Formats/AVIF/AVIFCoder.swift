@@ -3,15 +3,15 @@ import CAVIF
 
 /// AVIF through libavif (Debian's 0.11: dav1d decodes, aom encodes): still images and image
 /// sequences (animations, with each frame's duration), alpha, 8-, 10- and 12-bit samples reduced to
-/// 8 bits, and the `irot`/`imir` transforms applied so the image is upright. The embedded ICC
+/// 8 bits (a still's kept at 16 with ``DecodeOptions/keepsHighBitDepth``), and the `irot`/`imir` transforms applied so the image is upright. The embedded ICC
 /// profile goes through the colour management every decode has. libavif 0.11 does not expose a
 /// sequence's repetition count, so animations loop forever (as browsers play most of them).
 ///
 /// Encoding: 4:2:0 YUV at a quantizer from ``EncodeOptions/quality`` (1.0 is lossless-grade
 /// quantizer 0, 0 is 63), ``EncodeOptions/avifSpeed``, alpha at the same quantizer; an animated
 /// image becomes an image sequence with its frame durations; the image's colour profile is
-/// embedded. AVIF cannot be scaled while decoded: a thumbnail is resampled from the full size.
-package struct AVIFCoder: ImageCoder, AnimatedImageCoder {
+/// embedded. 16-bit pixels are written at the source's 10 bits, or 12, with its `nclx`. AVIF cannot be scaled while decoded: a thumbnail is resampled from the full size.
+package struct AVIFCoder: ImageCoder, AnimatedImageCoder, HighBitDepthEncoding {
     /// The most frames a sequence may have. 10,000.
     public static let maximumFrames = 10_000
 
@@ -23,6 +23,8 @@ package struct AVIFCoder: ImageCoder, AnimatedImageCoder {
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
         var source = try AVIFFrameSource(data, limits: options.limits)
+        // A still keeps its 10 or 12 bits when asked; an animation's frames are 8-bit.
+        source.keepsHighBitDepth = options.keepsHighBitDepth && source.durations.count == 1
         return try source.image(options: options, inputSize: data.count, format: .avif)
     }
 
@@ -48,7 +50,7 @@ package struct AVIFCoder: ImageCoder, AnimatedImageCoder {
         let opaque = !image.hasAlpha && image.frames.allSatisfy { $0.pixels.isOpaque }
         let flags = image.isAnimated ? avifAddImageFlags(0) : avifAddImageFlags(AVIF_ADD_IMAGE_FLAG_SINGLE.rawValue)
         for frame in image.frames {
-            let yuv = try Self.yuvImage(frame.pixels, opaque: opaque, profile: image.colorProfile)
+            let yuv = try Self.yuvImage(frame.pixels, opaque: opaque, profile: image.colorProfile, color: image.sourceColor)
             defer { avifImageDestroy(yuv) }
             let milliseconds = UInt64(
                 max(1, frame.duration.components.seconds * 1000 + frame.duration.components.attoseconds / 1_000_000_000_000_000))
@@ -62,20 +64,24 @@ package struct AVIFCoder: ImageCoder, AnimatedImageCoder {
         return Data(bytes: bytes, count: output.size)
     }
 
-    /// `pixels` as an 8-bit 4:2:0 YUV image (with an alpha plane unless `opaque`).
-    private static func yuvImage(_ pixels: PixelBuffer, opaque: Bool, profile: Data?) throws(WebImageError) -> UnsafeMutablePointer<
-        avifImage
-    > {
-        guard let yuv = avifImageCreate(UInt32(pixels.width), UInt32(pixels.height), 8, AVIF_PIXEL_FORMAT_YUV420) else {
+    /// `pixels` as a 4:2:0 YUV image (with an alpha plane unless `opaque`): 8-bit, or for 16-bit
+    /// pixels (``PixelBuffer/isHighBitDepth``) the source's 10 or 12 bits (12 for a 16-bit
+    /// source) with its `nclx` code points (``highBitDepth(_:color:)``).
+    private static func yuvImage(_ pixels: PixelBuffer, opaque: Bool, profile: Data?, color: ColorDescription?) throws(WebImageError)
+        -> UnsafeMutablePointer<avifImage>
+    {
+        let depth = pixels.isHighBitDepth ? (color?.bitDepth == 10 ? 10 : 12) : 8
+        guard let yuv = avifImageCreate(UInt32(pixels.width), UInt32(pixels.height), UInt32(depth), AVIF_PIXEL_FORMAT_YUV420) else {
             throw WebImageError(.encodeFailed, "libavif could not make a \(pixels.width)x\(pixels.height) image")
         }
         if let profile {
             profile.withUnsafeBytes { avifImageSetProfileICC(yuv, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count) }
         }
+        if pixels.isHighBitDepth { highBitDepth(yuv, color: color) }
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, yuv)
         rgb.format = AVIF_RGB_FORMAT_RGBA
-        rgb.depth = 8
+        rgb.depth = UInt32(pixels.bitsPerSample)
         rgb.ignoreAlpha = opaque ? 1 : 0
         rgb.rowBytes = UInt32(pixels.bytesPerRow)
         let converted = pixels.bytes.withUnsafeBufferPointer { bytes in
@@ -87,6 +93,16 @@ package struct AVIFCoder: ImageCoder, AnimatedImageCoder {
             throw failure(converted, "could not convert the pixels to YUV")
         }
         return yuv
+    }
+
+    /// The `nclx` of a high-bit-depth result: the source's primaries and transfer (2,
+    /// "unspecified", where it signalled none), and its matrix when 4:2:0 can carry it (BT.709,
+    /// BT.601 or BT.2020's non-constant luminance), else BT.601, libavif's default.
+    private static func highBitDepth(_ yuv: UnsafeMutablePointer<avifImage>, color: ColorDescription?) {
+        yuv.pointee.colorPrimaries = UInt16(clamping: color?.primaries ?? 2)
+        yuv.pointee.transferCharacteristics = UInt16(clamping: color?.transfer ?? 2)
+        let matrix = color?.matrix ?? 6
+        yuv.pointee.matrixCoefficients = UInt16([1, 5, 6, 9].contains(matrix) ? matrix : 6)
     }
 
     static func failure(_ result: avifResult, _ what: String) -> WebImageError {
@@ -160,6 +176,9 @@ struct AVIFFrameSource: AnimationFrameSource {
     let canvasHeight: Int
     let loopCount = 0
     let durations: [Duration]
+    /// Frames of more than 8 bits come as 16-bit pixels in the file's own colour, not reduced
+    /// or tone-mapped (``DecodeOptions/keepsHighBitDepth``).
+    var keepsHighBitDepth = false
     private var position = 0
 
     init(_ data: Data, limits: DecodeLimits) throws(WebImageError) {
@@ -205,8 +224,14 @@ struct AVIFFrameSource: AnimationFrameSource {
         let width = Int(image.pointee.width)
         let height = Int(image.pointee.height)
         let description = decoder.colorDescription
+        if keepsHighBitDepth, description.bitDepth > 8 {
+            try limits.checkHighBitDepth(width: width, height: height)
+            return PixelBuffer(width: width, height: height, straightRGBA16: try sixteenBitSamples(image, width: width, height: height))
+        }
         if description.isHDR && decoder.colorProfile == nil {
-            return try renderedHDR(image, width: width, height: height, description: description)
+            try HDRRendering.checkWorkingMemory(width: width, height: height, limits: limits)
+            let samples = try sixteenBitSamples(image, width: width, height: height)
+            return HDRRendering.pixels(samples, width: width, height: height, description: description)
         }
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, image)
@@ -226,11 +251,8 @@ struct AVIFFrameSource: AnimationFrameSource {
         return PixelBuffer(width: width, height: height, straightRGBA: pixels)
     }
 
-    /// The current HDR frame as 16-bit RGBA from libavif, rendered to 8-bit SDR sRGB.
-    private func renderedHDR(_ image: UnsafeMutablePointer<avifImage>, width: Int, height: Int, description: ColorDescription)
-        throws(WebImageError) -> PixelBuffer
-    {
-        try HDRRendering.checkWorkingMemory(width: width, height: height, limits: limits)
+    /// The current frame as 16-bit RGBA from libavif (its 10 or 12 bits scaled to 0...65535).
+    private func sixteenBitSamples(_ image: UnsafeMutablePointer<avifImage>, width: Int, height: Int) throws(WebImageError) -> [UInt16] {
         let count = try PixelBuffer.byteCount(width: width, height: height)
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, image)
@@ -245,7 +267,7 @@ struct AVIFFrameSource: AnimationFrameSource {
         guard result == AVIF_RESULT_OK else {
             throw WebImageError(.decodeFailed, "AVIF: \(String(cString: avifResultToString(result)))")
         }
-        return HDRRendering.pixels(samples, width: width, height: height, description: description)
+        return samples
     }
 
     /// The HEIF transforms in their order: rotation (`irot`, counter-clockwise quarter turns),

@@ -3,7 +3,8 @@ import CWebImageCodecs
 
 /// PNG through libpng: every colour type and bit depth decoded to 8-bit straight RGBA (16-bit
 /// samples are reduced to 8 with rounding; a file whose `cICP` says PQ or HLG is decoded at 16
-/// bits and tone-mapped, ``HDRRendering``), transparency from an alpha channel or tRNS kept; the
+/// bits and tone-mapped, ``HDRRendering``), or a 16-bit file to 16-bit RGBA with
+/// ``DecodeOptions/keepsHighBitDepth``; transparency from an alpha channel or tRNS kept; the
 /// common 8-bit, non-interlaced file inflated at once by libdeflate. Encoding from straight RGBA
 /// (RGB when the image is opaque), rows filtered adaptively and deflated by libdeflate at
 /// ``EncodeOptions/pngCompressionLevel``, optionally interlaced or reduced to a palette. For a thumbnail, a
@@ -43,6 +44,8 @@ package struct PNGCoder: ImageCoder {
             // A frame is composed at its own size; only the composed image may be made smaller.
             var frameOptions = options
             frameOptions.thumbnail = nil
+            // Frames are composed at 8 bits.
+            frameOptions.keepsHighBitDepth = false
             return try frame.withTypedBytes { bytes throws(WebImageError) in try PNGCoder().decodeStill(bytes, options: frameOptions).pixels
             }
         }
@@ -67,7 +70,9 @@ package struct PNGCoder: ImageCoder {
             try options.limits.check(width: Int(header.width), height: Int(header.height), inputSize: bytes.count)
         }
         try options.limits.check(width: width, height: height, inputSize: bytes.count)
-        if let hdr = Self.hdrDescription(in: bytes) { return try decodeHDR(bytes, header: header, description: hdr, options: options) }
+        if let wide = Self.wideDescription(in: bytes, keepsHighBitDepth: options.keepsHighBitDepth) {
+            return try decodeWide(bytes, header: header, description: wide, options: options)
+        }
         var outcome = cwi_png_outcome()
         var status: Int32 = -1
         let pixels = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) { buffer, initialized in
@@ -100,23 +105,30 @@ package struct PNGCoder: ImageCoder {
         WebImageError(.decodeFailed, "PNG: \(message(outcome.message))")
     }
 
-    /// The bit depth and `cICP` of a file whose `cICP` chunk (before the image data, as PNG
-    /// Third Edition places it) says PQ or HLG; nil for any other file.
-    static func hdrDescription(in bytes: UnsafeRawBufferPointer) -> ColorDescription? {
+    /// The bit depth and `cICP` of a file decoded at 16 bits: one whose `cICP` chunk (before the
+    /// image data, as PNG Third Edition places it) says PQ or HLG, or, when `keepsHighBitDepth`,
+    /// one of 16 bits a sample; nil for any other file.
+    static func wideDescription(in bytes: UnsafeRawBufferPointer, keepsHighBitDepth: Bool = false) -> ColorDescription? {
         var description: ColorDescription?
         PNGChunk.forEachBeforeImageData(in: bytes) { type, data in PNGChunk.describe(&description, type: type, data: data) }
-        return description?.isHDR == true ? description : nil
+        guard let description, description.isHDR || (keepsHighBitDepth && description.bitDepth == 16) else { return nil }
+        return description
     }
 
-    /// A PQ or HLG file decoded at 16 bits and tone-mapped to 8-bit sRGB (``HDRRendering``),
-    /// whole (a thumbnail is resampled from it): the `cICP` chunk says how its samples are
-    /// coded, and wins over any profile or gamma chunk (PNG Third Edition, 4.3).
-    private func decodeHDR(_ bytes: UnsafeRawBufferPointer, header: cwi_header_info, description: ColorDescription, options: DecodeOptions)
+    /// A file decoded at 16 bits, whole (a thumbnail is resampled from it): kept so
+    /// (``DecodeOptions/keepsHighBitDepth``) or, for PQ and HLG, tone-mapped to 8-bit sRGB
+    /// (``HDRRendering``). The `cICP` chunk says how its samples are coded, and wins over any
+    /// profile or gamma chunk (PNG Third Edition, 4.3).
+    private func decodeWide(_ bytes: UnsafeRawBufferPointer, header: cwi_header_info, description: ColorDescription, options: DecodeOptions)
         throws(WebImageError) -> Image
     {
         let (width, height) = (Int(header.width), Int(header.height))
         try options.limits.check(width: width, height: height, inputSize: bytes.count)
-        try HDRRendering.checkWorkingMemory(width: width, height: height, limits: options.limits)
+        if options.keepsHighBitDepth {
+            try options.limits.checkHighBitDepth(width: width, height: height)
+        } else {
+            try HDRRendering.checkWorkingMemory(width: width, height: height, limits: options.limits)
+        }
         var outcome = cwi_png_outcome()
         var status: Int32 = -1
         let samples = [UInt16](unsafeUninitializedCapacity: width * height * 4) { buffer, initialized in
@@ -129,9 +141,11 @@ package struct PNGCoder: ImageCoder {
                 output.count, header.width, header.height, 1, options.acceptsTruncatedImages ? 1 : 0, 0, 16, &outcome)
         }
         guard status == 0 else { throw Self.failure(outcome) }
-        var image = try Self.image(
-            HDRRendering.pixels(samples, width: width, height: height, description: description), status: status, outcome: outcome,
-            options: options)
+        let pixels =
+            options.keepsHighBitDepth
+            ? PixelBuffer(width: width, height: height, straightRGBA16: samples)
+            : HDRRendering.pixels(samples, width: width, height: height, description: description)
+        var image = try Self.image(pixels, status: status, outcome: outcome, options: options)
         image.sourceColor = description
         return image
     }
@@ -156,10 +170,14 @@ package struct PNGCoder: ImageCoder {
         writing.level = Int32(min(9, max(0, options.pngCompressionLevel)))
         writing.interlaced = options.pngInterlaced ? 1 : 0
         guard image.isAnimated else {
-            if let colors = options.pngPaletteColors { return try encodePalette(image.pixels, colors: colors, writing: writing) }
+            if let colors = options.pngPaletteColors {
+                return try encodePalette(image.pixels.reducedToEightBits(describedBy: image.sourceColor), colors: colors, writing: writing)
+            }
+            if image.pixels.isHighBitDepth { return try encodeSixteenBits(image.pixels, color: image.sourceColor, writing: writing) }
             return try encode(image.pixels, opaque: image.pixels.isOpaque, writing: writing)
         }
         // Every frame of an APNG shares one colour type: RGBA as soon as any frame has alpha.
+        let image = image.reducedToEightBits()
         let opaque = image.frames.allSatisfy { $0.pixels.isOpaque }
         return try APNGWriter.encode(image) { (pixels: PixelBuffer) throws(WebImageError) -> Data in
             try encode(pixels, opaque: opaque, writing: writing)
@@ -175,6 +193,39 @@ package struct PNGCoder: ImageCoder {
         return Self.file(
             width: pixels.width, height: pixels.height, bitDepth: 8, colorType: opaque ? 2 : 6, interlaced: writing.interlaced != 0,
             palette: nil, imageData: imageData)
+    }
+
+    /// 16-bit RGBA, or RGB when opaque, with a `cICP` chunk when the source signalled its
+    /// primaries and transfer (PNG Third Edition: matrix 0, full range), so a PQ or HLG picture
+    /// stays one; otherwise `sRGB`, as an 8-bit file.
+    private func encodeSixteenBits(_ pixels: PixelBuffer, color: ColorDescription?, writing: cwi_png_write_options) throws(WebImageError)
+        -> Data
+    {
+        let opaque = pixels.isOpaque
+        let channels = opaque ? 3 : 4
+        let samples = pixels.samples16
+        let bigEndian = [UInt8](unsafeUninitializedCapacity: pixels.width * pixels.height * channels * 2) { output, initialized in
+            var index = 0
+            for pixel in 0..<(pixels.width * pixels.height) {
+                for channel in 0..<channels {
+                    let sample = samples[pixel * 4 + channel]
+                    output[index] = UInt8(sample >> 8)
+                    output[index + 1] = UInt8(sample & 0xFF)
+                    index += 2
+                }
+            }
+            initialized = index
+        }
+        let imageData = try Self.compressed(pixels.width, pixels.height) { out, size in
+            cwi_png_compress_image(bigEndian, UInt32(pixels.width), UInt32(pixels.height), Int32(channels), 16, writing, &out, &size)
+        }
+        var codePoints: [UInt8]?
+        if let color, let primaries = color.primaries, let transfer = color.transfer, primaries < 256, transfer < 256 {
+            codePoints = [UInt8(primaries), UInt8(transfer), 0, 1]
+        }
+        return Self.file(
+            width: pixels.width, height: pixels.height, bitDepth: 16, colorType: opaque ? 2 : 6, interlaced: writing.interlaced != 0,
+            palette: nil, codePoints: codePoints, imageData: imageData)
     }
 
     /// A palette of at most `colors` entries (Quantize.c), indexes packed to the fewest bits
@@ -208,16 +259,17 @@ package struct PNGCoder: ImageCoder {
         return Array(UnsafeBufferPointer(start: output, count: size))
     }
 
-    /// A PNG file around `imageData`: IHDR, sRGB (perceptual, as libpng's simplified writer marked
-    /// 8-bit output), PLTE and tRNS (up to the last entry that is not opaque) for a palette of
+    /// A PNG file around `imageData`: IHDR, `cICP` with `codePoints` or else sRGB (perceptual, as
+    /// libpng's simplified writer marked 8-bit output), PLTE and tRNS (up to the last entry that is not opaque) for a palette of
     /// RGBA entries, IDAT in pieces of 256 KiB (so that a reader decoding as bytes arrive gets
     /// whole chunks early), IEND.
     static func file(
-        width: Int, height: Int, bitDepth: UInt8, colorType: UInt8, interlaced: Bool, palette: [UInt8]?, imageData: [UInt8]
+        width: Int, height: Int, bitDepth: UInt8, colorType: UInt8, interlaced: Bool, palette: [UInt8]?, codePoints: [UInt8]? = nil,
+        imageData: [UInt8]
     ) -> Data {
         let header =
             PNGChunk.bigEndian(UInt32(width)) + PNGChunk.bigEndian(UInt32(height)) + [bitDepth, colorType, 0, 0, interlaced ? 1 : 0]
-        var chunks = [PNGChunk(type: "IHDR", data: header), PNGChunk(type: "sRGB", data: [0])]
+        var chunks = [PNGChunk(type: "IHDR", data: header), PNGChunk(type: codePoints == nil ? "sRGB" : "cICP", data: codePoints ?? [0])]
         if let palette {
             let entries = stride(from: 0, to: palette.count, by: 4)
             chunks.append(PNGChunk(type: "PLTE", data: entries.flatMap { palette[$0..<$0 + 3] }))
@@ -247,6 +299,8 @@ package struct PNGCoder: ImageCoder {
     }
 
 }
+
+extension PNGCoder: HighBitDepthEncoding {}
 
 extension PNGCoder: ProgressiveImageCoder, AnimatedImageCoder {
     /// Rows, or Adam7 passes for an interlaced PNG.

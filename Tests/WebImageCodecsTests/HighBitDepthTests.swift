@@ -1,0 +1,230 @@
+import Foundation
+import Testing
+@testable import WebImageCodecs
+import WebImageTesting
+import WebImageTestSupport
+
+/// 16-bit pixels (``DecodeOptions/keepsHighBitDepth``) through the decoder, the transforms that
+/// keep them, and the PNG encoder. The files are written and read back by png16.py, a reader of
+/// its own after the PNG specification, so no value here is checked by our own decoder alone.
+@Suite("High bit depth: 16-bit PNG kept through decode, transforms and encode")
+struct HighBitDepthTests {
+    struct Read: Decodable {
+        let bitDepth: Int
+        let colorType: Int
+        let cicp: [Int]?
+        let sRGB: Bool
+        let width: Int
+        let height: Int
+        let samples: [Int]
+    }
+
+    /// png16.py's `sample(x, y, channel)`.
+    static func sample(_ x: Int, _ y: Int, _ channel: Int) -> UInt16 {
+        let value = (x * 7919 + y * 104_729 + channel * 15_485_863) % 65536
+        return UInt16(channel == 3 ? max(value, 1) : value)
+    }
+
+    static func python(_ arguments: [String]) async throws -> [String] {
+        let script = try #require(Bundle.module.url(forResource: "png16", withExtension: "py"))
+        let python = TestPython.command
+        let process = try ChildProcess(python.executable, python.arguments + [script.path] + arguments)
+        let status = try await process.waitForExit()
+        #expect(status.status == 0, "png16.py \(arguments.first ?? ""): \(process.lines.suffix(5))")
+        return process.lines
+    }
+
+    /// A png16.py file of `width` x `height`, RGBA when `alpha`, with `cicp` when given.
+    static func written(_ directory: TemporaryDirectory, _ width: Int, _ height: Int, alpha: Bool, cicp: [Int] = []) async throws -> Data {
+        let path = directory.url.appendingPathComponent("w\(width)h\(height)a\(alpha)c\(cicp.count).png").path
+        _ = try await python(["write", path, String(width), String(height), alpha ? "1" : "0"] + cicp.map(String.init))
+        return try Data(contentsOf: URL(fileURLWithPath: path))
+    }
+
+    static func read(_ data: Data, in directory: TemporaryDirectory) async throws -> Read {
+        let path = directory.url.appendingPathComponent("read-\(UUID().uuidString).png").path
+        try data.write(to: URL(fileURLWithPath: path))
+        let output = try #require(try await python(["read", path]).last)
+        return try JSONDecoder().decode(Read.self, from: Data(output.utf8))
+    }
+
+    static let keeping: DecodeOptions = {
+        var options = DecodeOptions()
+        options.keepsHighBitDepth = true
+        return options
+    }()
+
+    @Test("a 16-bit PNG decodes to its own samples, and encodes to a 16-bit PNG with the same ones, RGB and RGBA")
+    func roundTrip() async throws {
+        let directory = try TemporaryDirectory("png16")
+        for alpha in [false, true] {
+            let image = try CodersManager.shared.decode(try await Self.written(directory, 13, 7, alpha: alpha), options: Self.keeping)
+            #expect(image.pixels.isHighBitDepth && image.pixels.bitsPerSample == 16)
+            #expect(image.sourceColor?.bitDepth == 16)
+            let samples = image.pixels.samples16
+            for y in 0..<7 {
+                for x in 0..<13 {
+                    for channel in 0..<4 {
+                        let expected = channel == 3 && !alpha ? 65535 : Self.sample(x, y, channel)
+                        #expect(samples[(y * 13 + x) * 4 + channel] == expected, "(\(x), \(y)) channel \(channel)")
+                    }
+                }
+            }
+            let encoded = try CodersManager.shared.encode(image, as: .png)
+            let read = try await Self.read(encoded, in: directory)
+            #expect(read.bitDepth == 16 && read.colorType == (alpha ? 6 : 2) && read.cicp == nil && read.sRGB)
+            let channels = alpha ? 4 : 3
+            let expected = (0..<7).flatMap { y in (0..<13).flatMap { x in (0..<channels).map { Int(Self.sample(x, y, $0)) } } }
+            #expect(read.samples == expected)
+        }
+    }
+
+    @Test("without keepsHighBitDepth the same file is 8-bit, each sample rounded from 16 bits")
+    func eightBitByDefault() async throws {
+        let directory = try TemporaryDirectory("png16")
+        let data = try await Self.written(directory, 9, 5, alpha: true)
+        let eight = try CodersManager.shared.decode(data)
+        let kept = try CodersManager.shared.decode(data, options: Self.keeping)
+        #expect(!eight.pixels.isHighBitDepth && eight.pixels.bytes.count == 9 * 5 * 4)
+        #expect(kept.pixels.reducedToEightBits(describedBy: kept.sourceColor) == eight.pixels)
+        let reduced = kept.reducedToEightBits()
+        #expect(!reduced.isHighBitDepth && reduced.pixels.pixel(x: 2, y: 3).red == UInt8((UInt32(Self.sample(2, 3, 0)) + 128) / 257))
+    }
+
+    @Test("a PQ PNG keeps its code values and its cICP at 16 bits; made 8-bit or written as JPEG, it is tone-mapped as a plain decode is")
+    func hdrKept() async throws {
+        let directory = try TemporaryDirectory("png16")
+        let data = try await Self.written(directory, 8, 4, alpha: false, cicp: [9, 16, 0, 1])
+        let kept = try CodersManager.shared.decode(data, options: Self.keeping)
+        #expect(kept.pixels.isHighBitDepth && kept.sourceColor?.isHDR == true)
+        #expect(kept.pixels.pixel16(x: 3, y: 2).green == Self.sample(3, 2, 1), "code values, not tone-mapped")
+        let read = try await Self.read(try CodersManager.shared.encode(kept, as: .png), in: directory)
+        #expect(read.bitDepth == 16 && read.cicp == [9, 16, 0, 1] && !read.sRGB)
+        #expect(read.samples[(2 * 8 + 3) * 3 + 1] == Int(Self.sample(3, 2, 1)))
+        let rendered = try CodersManager.shared.decode(data)
+        #expect(kept.reducedToEightBits().pixels == rendered.pixels)
+        let jpeg = try CodersManager.shared.decode(try CodersManager.shared.encode(kept, as: .jpeg))
+        let direct = try CodersManager.shared.decode(try CodersManager.shared.encode(rendered, as: .jpeg))
+        #expect(jpeg.pixels == direct.pixels, "the JPEG encoder is given the tone-mapped picture")
+    }
+
+    @Test("resizing keeps 16 bits: a flat colour stays exact, and the result rounds to the 8-bit resize's within a level")
+    func resize() async throws {
+        let flat = PixelBuffer(
+            width: 40, height: 30,
+            straightRGBA16: [UInt16](repeating: 0, count: 40 * 30 * 4).enumerated().map {
+                [12345, 54321, 7, 65535][$0.offset % 4]
+            })
+        let small = try Resampler.resize(flat, width: 17, height: 11, filter: .lanczos3)
+        #expect(small.isHighBitDepth && small.pixel16(x: 8, y: 5) == (12345, 54321, 7, 65535))
+        let directory = try TemporaryDirectory("png16")
+        for alpha in [false, true] {
+            let image = try CodersManager.shared.decode(try await Self.written(directory, 64, 48, alpha: alpha), options: Self.keeping)
+            let wide = try #require(ResizingTransformer(width: 20, height: 15).transform(image, forKey: ""))
+            let narrow = try #require(ResizingTransformer(width: 20, height: 15).transform(image.reducedToEightBits(), forKey: ""))
+            #expect(wide.pixels.isHighBitDepth)
+            var largest = 0
+            var between = 0
+            for (index, sample) in wide.pixels.samples16.enumerated() {
+                largest = max(largest, abs(Int((UInt32(sample) + 128) / 257) - Int(narrow.pixels.bytes[index])))
+                if sample % 257 != 0 { between += 1 }
+            }
+            // The 8-bit resize rounds its input to 8 bits first and, opaque, between its passes.
+            #expect(largest <= 2, "alpha \(alpha)")
+            #expect(between > wide.pixels.samples16.count / 2, "the extra bits carry values between 8-bit levels")
+        }
+    }
+
+    @Test("crops, quarter turns, flips, orientation and the canvas move 16-bit pixels exactly; other transforms get 8 bits")
+    func exactMoves() async throws {
+        let directory = try TemporaryDirectory("png16")
+        let image = try CodersManager.shared.decode(try await Self.written(directory, 6, 4, alpha: true), options: Self.keeping)
+        let turned = try #require(RotationTransformer(degrees: 90).transform(image, forKey: "")).pixels
+        #expect(turned.isHighBitDepth && turned.width == 4 && turned.height == 6)
+        // A quarter turn counter-clockwise: the top-right source pixel is the top-left one.
+        #expect(turned.pixel16(x: 0, y: 0) == image.pixels.pixel16(x: 5, y: 0))
+        let flipped = try #require(FlippingTransformer(horizontal: true, vertical: false).transform(image, forKey: "")).pixels
+        #expect(flipped.pixel16(x: 0, y: 1) == image.pixels.pixel16(x: 5, y: 1))
+        let cropped = try #require(CroppingTransformer(x: 2, y: 1, width: 3, height: 2).transform(image, forKey: "")).pixels
+        #expect(cropped.isHighBitDepth && cropped.pixel16(x: 0, y: 0) == image.pixels.pixel16(x: 2, y: 1))
+        var oriented = image
+        oriented.orientation = .leftMirrored
+        let transposed = try #require(OrientationTransformer().transform(oriented, forKey: "")).pixels
+        #expect(transposed.isHighBitDepth && transposed.pixel16(x: 3, y: 5) == image.pixels.pixel16(x: 5, y: 3))
+        let padded = try #require(
+            CanvasTransformer(width: 8, height: 6, x: 1, y: 1, color: RGBAColor(red: 255, green: 0, blue: 0, alpha: 255)).transform(
+                image, forKey: "")
+        ).pixels
+        #expect(padded.isHighBitDepth && padded.pixel16(x: 1, y: 1) == image.pixels.pixel16(x: 0, y: 0))
+        #expect(padded.pixel16(x: 0, y: 0) == (65535, 0, 0, 65535), "the colour at 16 bits")
+        let blurred = try #require(BlurTransformer(radius: 1).transform(image, forKey: ""))
+        #expect(!blurred.isHighBitDepth)
+        #expect(blurred == BlurTransformer(radius: 1).transform(image.reducedToEightBits(), forKey: ""))
+        let freely = try #require(RotationTransformer(degrees: 30).transform(image, forKey: ""))
+        #expect(!freely.isHighBitDepth, "a turn that resamples is made at 8 bits")
+    }
+
+    /// Runs `tool` (libavif-bin's avifenc/avifdec) with `arguments`; its output lines.
+    static func run(_ tool: String, _ arguments: [String]) async throws -> [String] {
+        let process = try ChildProcess(URL(fileURLWithPath: "/usr/bin/\(tool)"), arguments)
+        let status = try await process.waitForExit()
+        #expect(status.status == 0, "\(tool): \(process.lines.suffix(5))")
+        return process.lines
+    }
+
+    @Test(
+        "a 12-bit PQ AVIF keeps its samples at 16 bits; written as AVIF it is 12-bit with its nclx, read back by avifdec to the same values"
+    )
+    func avif() async throws {
+        let directory = try TemporaryDirectory("avif16")
+        let reference = try await HDRRenderingTests.reference(in: directory)
+        let kept = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: reference.pq.file)), options: Self.keeping)
+        #expect(kept.pixels.isHighBitDepth && kept.sourceColor == ColorDescription(bitDepth: 12, primaries: 9, transfer: 16, matrix: 0))
+        // hdr_reference.py's pq.png holds the same 12-bit codes scaled to 16 bits, as avifenc read them.
+        let png = directory.url.appendingPathComponent("pq.png")
+        let source = try CodersManager.shared.decode(try Data(contentsOf: png), options: Self.keeping)
+        let differences = zip(kept.pixels.samples16, source.pixels.samples16).map { abs(Int($0) - Int($1)) }
+        #expect(differences.max() ?? 99 <= 1, "libavif scales 12 bits to 16 as the PNG's writer did, to a level")
+        var options = EncodeOptions()
+        options.quality = 1
+        let encoded = try CodersManager.shared.encode(kept, as: .avif, options: options)
+        let file = directory.url.appendingPathComponent("ours.avif")
+        try encoded.write(to: file)
+        let info = try await Self.run("avifdec", ["--info", file.path]).joined(separator: "\n")
+        #expect(
+            info.contains("Bit Depth      : 12") && info.contains("Color Primaries: 9") && info.contains("Transfer Char. : 16"), "\(info)")
+        let decoded = directory.url.appendingPathComponent("ours.png")
+        _ = try await Self.run("avifdec", ["-d", "16", file.path, decoded.path])
+        let read = try await Self.read(try Data(contentsOf: decoded), in: directory)
+        #expect(read.bitDepth == 16)
+        // Each patch's middle pixel, away from 4:2:0's shared chroma at patch edges.
+        let patch = reference.patch
+        var largest = 0
+        for index in reference.pq.expected.indices {
+            let x = index * patch + patch / 2
+            for channel in 0..<3 {
+                let ours = read.samples[(patch / 2 * read.width + x) * 3 + channel]
+                largest = max(largest, abs(ours - Int(Self.channel(kept.pixels, x, patch / 2, channel))))
+            }
+        }
+        // Quantizer 0 with 4:2:0 chroma: within about a 10-bit level (64 in 16 bits).
+        #expect(largest <= 64, "largest difference \(largest) of 65535")
+    }
+
+    static func channel(_ pixels: PixelBuffer, _ x: Int, _ y: Int, _ channel: Int) -> UInt16 {
+        pixels.samples16[(y * pixels.width + x) * 4 + channel]
+    }
+
+    @Test("a 16-bit decode is charged twice its pixels: refused one pixel over, taken at exactly the limit")
+    func limits() async throws {
+        let directory = try TemporaryDirectory("png16")
+        let data = try await Self.written(directory, 10, 6, alpha: false)
+        var options = Self.keeping
+        options.limits.maximumPixelCount = 120
+        #expect(try CodersManager.shared.decode(data, options: options).pixels.isHighBitDepth)
+        options.limits.maximumPixelCount = 119
+        #expect(throws: WebImageError.self) { try CodersManager.shared.decode(data, options: options) }
+        options.keepsHighBitDepth = false
+        #expect(try CodersManager.shared.decode(data, options: options).pixelWidth == 10, "at 8 bits it fits")
+    }
+}

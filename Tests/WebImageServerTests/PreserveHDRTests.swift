@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+import WebImage
+@testable import WebImageServer
+import WebImageTestSupport
+
+/// imgproxy's `preserve_hdr` and `IMGPROXY_PRESERVE_HDR`, after its own table
+/// (`processing/colorspace_test.go`: `TestColorspace`, `TestDownscaleHDR`,
+/// `TestPreserveHDROptionOverride`, `resize:fill:100:100/enlarge:1/format:F`): a 16-bit PNG stays
+/// 16-bit as PNG when preserved and is 8-bit otherwise, as JPEG always, and an 8-bit one stays
+/// 8-bit. The source is made by our 16-bit PNG encoder, which HighBitDepthTests checks against a
+/// reader of its own.
+@Suite("imgproxy preserve_hdr", .serialized)
+struct PreserveHDRTests {
+    /// A 160x120 16-bit RGB PNG with values between 8-bit levels.
+    static func source() throws -> [UInt8] {
+        let samples = (0..<(160 * 120 * 4)).map { index -> UInt16 in index % 4 == 3 ? 65535 : UInt16(truncatingIfNeeded: index &* 40503) }
+        let image = Image(pixels: PixelBuffer(width: 160, height: 120, straightRGBA16: samples))
+        return [UInt8](try CodersManager.shared.encode(image, as: .png))
+    }
+
+    /// The result's bit depth: a PNG's IHDR (byte 24), an AVIF's as its decoder reports it; 8
+    /// for another format.
+    static func bitDepth(_ body: Data) throws -> Int {
+        switch ImageFormat(sniffing: body) {
+        case .png: Int(body[body.startIndex + 24])
+        case .avif: try CodersManager.shared.decode(body).sourceColor?.bitDepth ?? 0
+        default: 8
+        }
+    }
+
+    /// The bit depth of each case's result: `source` is "16" or "8", `options` follow the fill.
+    func depths(preserving configured: Bool, _ cases: [(source: String, options: String, format: String)]) async throws -> [Int] {
+        var configuration = ServerHarness.configuration()
+        configuration.preserveHDR = configured
+        let png = try Self.source()
+        var depths: [Int] = []
+        try await ServerHarness.inProcess(configuration) { harness throws in
+            harness.origin.route("/16.png", .ok(png, contentType: "image/png"))
+            harness.origin.route("/8.png", .ok([UInt8](try Fixture.data("gradient-rgba.png")), contentType: "image/png"))
+            for (source, options, format) in cases {
+                let answer = try await harness.get(harness.signedPlain("rs:fill:100:100/el:1/f:\(format)\(options)", "/\(source).png"))
+                #expect(answer.status == 200, "\(options) \(format): \(answer.status)")
+                let image = try CodersManager.shared.decode(answer.body)
+                #expect(image.pixelWidth == 100 && image.pixelHeight == 100)
+                depths.append(try Self.bitDepth(answer.body))
+            }
+        }
+        return depths
+    }
+
+    @Test("IMGPROXY_PRESERVE_HDR on: 16-bit PNG stays 16-bit as PNG, 12-bit as AVIF, is 8-bit as JPEG; an 8-bit PNG stays 8-bit")
+    func colorspace() async throws {
+        let cases = [("16", "", "png"), ("16", "", "avif"), ("16", "", "jpg"), ("8", "", "png"), ("8", "", "avif")]
+        #expect(try await depths(preserving: true, cases) == [16, 12, 8, 8, 8])
+    }
+
+    @Test("off (the default): 8-bit; the URL's preserve_hdr overrides the variable both ways")
+    func overrides() async throws {
+        #expect(
+            try await depths(preserving: false, [("16", "", "png"), ("16", "/ph:1", "png"), ("16", "/preserve_hdr:true", "png")]) == [
+                8, 16, 16,
+            ])
+        #expect(try await depths(preserving: true, [("16", "/ph:0", "png"), ("16", "/preserve_hdr:f", "png")]) == [8, 8])
+    }
+
+    @Test("the variable, the flag, and the canonical options that key the result cache")
+    func settings() throws {
+        let key = ["IMGPROXY_KEY": "736563726574", "IMGPROXY_SALT": "68656C6C6F"]
+        #expect(
+            try ServeSettings(arguments: [], environment: key.merging(["IMGPROXY_PRESERVE_HDR": "true"]) { $1 }).configuration.preserveHDR)
+        #expect(try ServeSettings(arguments: ["--preserve-hdr"], environment: key).configuration.preserveHDR)
+        #expect(try !ServeSettings(arguments: [], environment: key).configuration.preserveHDR)
+        let parsed = try OptionsParser().parse(["ph:1", "w:10"])
+        #expect(parsed.preserveHDR && parsed.canonical.contains("ph:1"))
+        #expect(!(try OptionsParser().parse(["ph:0"])).canonical.contains("ph"))
+    }
+}

@@ -97,8 +97,7 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     uint32_t out_width = reduction == 0 ? 0 : (width + reduction - 1) / reduction;
     uint32_t out_height = reduction == 0 ? 0 : (height + reduction - 1) / reduction;
     size_t pixel_bytes = sample_bits == 16 ? 8 : 4;
-    int layout_ok = (sample_bits == 8 || (sample_bits == 16 && reduction == 1)) &&
-                    out_size == (size_t)out_width * out_height * pixel_bytes;
+    int layout_ok = (sample_bits == 8 || sample_bits == 16) && out_size == (size_t)out_width * out_height * pixel_bytes;
     if (size < 8 || png_sig_cmp(data, 0, 8) != 0 || reduction == 0 || !layout_ok) {
         snprintf(outcome->message, sizeof(outcome->message), "not a PNG, or the buffer does not fit it");
         return -1;
@@ -148,8 +147,9 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     outcome->has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, png_info, PNG_INFO_tRNS) != 0;
     // libpng has read every chunk before the image data and stopped after the first IDAT's
     // length and type. A file it had nothing to say about so far may take the direct path.
-    if (allow_direct && sample_bits == 8 && outcome->warnings[0] == 0 && source.offset >= 8 &&
-        cwi_png_direct_rows(png, png_info, data + source.offset - 8, size - (source.offset - 8), out, width, height, reduction) == 0) {
+    if (allow_direct && outcome->warnings[0] == 0 && source.offset >= 8 &&
+        cwi_png_direct_rows(png, png_info, data + source.offset - 8, size - (source.offset - 8), out, width, height, reduction,
+                            sample_bits) == 0) {
         outcome->direct = 1;
         png_destroy_read_struct(&png, &png_info, NULL);
         return 0;
@@ -174,7 +174,9 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     if (png_get_rowbytes(png, png_info) != (size_t)width * pixel_bytes) {
         png_error(png, "unexpected row layout after expansion");
     }
-    if (reduction > 1 && pass_count > 1) {
+    if (reduction > 1 && pass_count > 1 && sample_bits == 16) {
+        png_error(png, "an interlaced file is not reduced at 16 bits");
+    } else if (reduction > 1 && pass_count > 1) {
         // Adam7 revisits every row on each pass, so an interlaced file is decoded whole, then
         // reduced by the same block averages (one resampling after it, not a full-size one).
         whole = calloc((size_t)width * height, 4);
@@ -199,7 +201,7 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
     } else if (reduction > 1) {
         // Reduced: each band of `reduction` rows is averaged into one output row as it arrives,
         // so only a row and the band's sums are held, never the whole image.
-        row = malloc((size_t)width * 4);
+        row = malloc((size_t)width * pixel_bytes);
         sums = calloc((size_t)out_width * 4, sizeof(uint64_t));
         if (row == NULL || sums == NULL) {
             png_error(png, "out of memory for a row");
@@ -207,8 +209,13 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
         for (uint32_t y = 0; y < height; y++) {
             png_read_row(png, row, NULL);
             rows_read = y + 1;
-            cwi_png_accumulate(row, width, reduction, sums);
-            cwi_png_finish_band(sums, y, width, height, reduction, out);
+            if (sample_bits == 16) {
+                cwi_png_accumulate16((const uint16_t *)row, width, reduction, sums);
+                cwi_png_finish_band16(sums, y, width, height, reduction, (uint16_t *)out);
+            } else {
+                cwi_png_accumulate(row, width, reduction, sums);
+                cwi_png_finish_band(sums, y, width, height, reduction, out);
+            }
         }
         free(row);
         free(sums);

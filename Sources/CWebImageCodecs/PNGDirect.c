@@ -15,43 +15,51 @@
 /// most this to a decode's peak memory.
 static const size_t inflate_limit = 64u << 20;
 
-void cwi_png_accumulate(const uint8_t *row, uint32_t width, uint32_t reduction, uint64_t *sums) {
-    // Block by block rather than dividing each pixel's x by the reduction: the division cost
-    // more than the sums.
-    for (uint32_t start = 0; start < width; start += reduction, sums += 4) {
-        uint32_t end = width - start > reduction ? start + reduction : width;
-        uint64_t red = 0, green = 0, blue = 0, alphas = 0;
-        for (const uint8_t *pixel = row + (size_t)start * 4; pixel < row + (size_t)end * 4; pixel += 4) {
-            uint64_t alpha = pixel[3];
-            red += pixel[0] * alpha;
-            green += pixel[1] * alpha;
-            blue += pixel[2] * alpha;
-            alphas += alpha;
-        }
-        sums[0] += red;
-        sums[1] += green;
-        sums[2] += blue;
-        sums[3] += alphas;
+// The block averages, for rows of 8-bit samples and of 16-bit ones (`SAMPLE`): the same code.
+#define CWI_ACCUMULATE(NAME, SAMPLE)                                                                  \
+    void NAME(const SAMPLE *row, uint32_t width, uint32_t reduction, uint64_t *sums) {                \
+        /* Block by block rather than dividing each pixel's x by the reduction: the division cost \
+           more than the sums. */                                                                     \
+        for (uint32_t start = 0; start < width; start += reduction, sums += 4) {                       \
+            uint32_t end = width - start > reduction ? start + reduction : width;                       \
+            uint64_t red = 0, green = 0, blue = 0, alphas = 0;                                          \
+            for (const SAMPLE *pixel = row + (size_t)start * 4; pixel < row + (size_t)end * 4; pixel += 4) { \
+                uint64_t alpha = pixel[3];                                                              \
+                red += pixel[0] * alpha;                                                                \
+                green += pixel[1] * alpha;                                                              \
+                blue += pixel[2] * alpha;                                                               \
+                alphas += alpha;                                                                        \
+            }                                                                                           \
+            sums[0] += red;                                                                             \
+            sums[1] += green;                                                                           \
+            sums[2] += blue;                                                                            \
+            sums[3] += alphas;                                                                          \
+        }                                                                                               \
     }
-}
 
-void cwi_png_finish_band(uint64_t *sums, uint32_t y, uint32_t width, uint32_t height, uint32_t reduction, uint8_t *out) {
-    if ((y + 1) % reduction != 0 && y + 1 != height) return;
-    uint32_t band = y / reduction, band_rows = y + 1 - band * reduction;
-    uint32_t out_width = (width + reduction - 1) / reduction;
-    uint8_t *out_row = out + (size_t)band * out_width * 4;
-    for (uint32_t ox = 0; ox < out_width; ox++) {
-        uint64_t *sum = sums + (size_t)ox * 4;
-        uint32_t columns = ox + 1 < out_width ? reduction : width - ox * reduction;
-        uint64_t count = (uint64_t)columns * band_rows;
-        uint8_t *pixel = out_row + (size_t)ox * 4;
-        pixel[3] = (uint8_t)((sum[3] + count / 2) / count);
-        for (int channel = 0; channel < 3; channel++) {
-            pixel[channel] = pixel[3] == 0 ? 0 : (uint8_t)((sum[channel] + sum[3] / 2) / sum[3]);
-        }
-        memset(sum, 0, 4 * sizeof(uint64_t));
+#define CWI_FINISH_BAND(NAME, SAMPLE)                                                                           \
+    void NAME(uint64_t *sums, uint32_t y, uint32_t width, uint32_t height, uint32_t reduction, SAMPLE *out) {   \
+        if ((y + 1) % reduction != 0 && y + 1 != height) return;                                                \
+        uint32_t band = y / reduction, band_rows = y + 1 - band * reduction;                                    \
+        uint32_t out_width = (width + reduction - 1) / reduction;                                               \
+        SAMPLE *out_row = out + (size_t)band * out_width * 4;                                                   \
+        for (uint32_t ox = 0; ox < out_width; ox++) {                                                           \
+            uint64_t *sum = sums + (size_t)ox * 4;                                                              \
+            uint32_t columns = ox + 1 < out_width ? reduction : width - ox * reduction;                         \
+            uint64_t count = (uint64_t)columns * band_rows;                                                     \
+            SAMPLE *pixel = out_row + (size_t)ox * 4;                                                           \
+            pixel[3] = (SAMPLE)((sum[3] + count / 2) / count);                                                  \
+            for (int channel = 0; channel < 3; channel++) {                                                     \
+                pixel[channel] = pixel[3] == 0 ? 0 : (SAMPLE)((sum[channel] + sum[3] / 2) / sum[3]);            \
+            }                                                                                                   \
+            memset(sum, 0, 4 * sizeof(uint64_t));                                                               \
+        }                                                                                                       \
     }
-}
+
+CWI_ACCUMULATE(cwi_png_accumulate, uint8_t)
+CWI_ACCUMULATE(cwi_png_accumulate16, uint16_t)
+CWI_FINISH_BAND(cwi_png_finish_band, uint8_t)
+CWI_FINISH_BAND(cwi_png_finish_band16, uint16_t)
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -259,6 +267,18 @@ static void expand(const expansion *how, const uint8_t *row, uint32_t width, uin
     }
 }
 
+/// A row of big-endian 16-bit RGB or RGBA samples as native 16-bit RGBA, alpha 65535 where there
+/// is none (what libpng's png_set_expand_16, png_set_add_alpha and png_set_swap make).
+static void expand16(const expansion *how, const uint8_t *row, uint32_t width, uint16_t *rgba) {
+    size_t channels = how->channels;
+    for (uint32_t x = 0; x < width; x++, row += channels * 2, rgba += 4) {
+        for (size_t channel = 0; channel < channels; channel++) {
+            rgba[channel] = (uint16_t)(row[channel * 2] << 8 | row[channel * 2 + 1]);
+        }
+        if (channels == 3) rgba[3] = 65535;
+    }
+}
+
 /// The expansion libpng's png_set_expand would make from what it read: palette entries past
 /// PLTE's are black (libpng keeps 256, zeroed), alpha past tRNS's entries opaque.
 static int describe(png_structp png, png_infop info, expansion *how) {
@@ -299,14 +319,21 @@ static int describe(png_structp png, png_infop info, expansion *how) {
     return 0;
 }
 
-int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, size_t available,
-                        uint8_t *out, uint32_t width, uint32_t height, uint32_t reduction) {
+int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, size_t available, uint8_t *out, uint32_t width,
+                        uint32_t height, uint32_t reduction, int32_t sample_bits) {
     expansion how;
-    if (png_get_bit_depth(png, info) != 8 || png_get_interlace_type(png, info) != PNG_INTERLACE_NONE ||
+    int wide = sample_bits == 16;
+    if (png_get_bit_depth(png, info) != (wide ? 16 : 8) || png_get_interlace_type(png, info) != PNG_INTERLACE_NONE ||
         describe(png, info, &how) != 0 || reduction == 0) {
         return 1;
     }
-    size_t row_bytes = (size_t)width * how.channels;
+    // At 16 bits: RGB and RGBA without a tRNS key only; grey and keys go to libpng.
+    if (wide && (how.has_key || png_get_valid(png, info, PNG_INFO_tRNS) != 0 ||
+                 (how.color_type != PNG_COLOR_TYPE_RGB && how.color_type != PNG_COLOR_TYPE_RGB_ALPHA))) {
+        return 1;
+    }
+    size_t bpp = how.channels * (wide ? 2 : 1);
+    size_t row_bytes = (size_t)width * bpp;
     size_t filtered_size = (row_bytes + 1) * height;
     if (filtered_size / height != row_bytes + 1 || filtered_size > inflate_limit) {
         return 1;
@@ -337,7 +364,7 @@ int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, si
     uint64_t *sums = NULL;
     uint32_t out_width = (width + reduction - 1) / reduction;
     if (!declined && reduction > 1) {
-        rgba = malloc((size_t)width * 4);
+        rgba = malloc((size_t)width * (wide ? 8 : 4));
         sums = calloc((size_t)out_width * 4, sizeof(uint64_t));
         declined = rgba == NULL || sums == NULL;
     }
@@ -353,14 +380,23 @@ int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, si
         uint8_t *row = filtered + (size_t)y * (row_bytes + 1);
         if (y == unfiltered) {
             // Sixteen rows at a time where the CPU can (RGB and RGBA), else this row alone.
-            uint32_t band = cwi_png_unfilter_band(row, row_bytes + 1, height - y, prior, width, (uint32_t)how.channels);
+            uint32_t band = wide ? 0 : cwi_png_unfilter_band(row, row_bytes + 1, height - y, prior, width, (uint32_t)how.channels);
             if (band == 0) {
-                unfilter(row + 1, prior, row_bytes, how.channels, row[0]);
+                unfilter(row + 1, prior, row_bytes, bpp, row[0]);
                 band = 1;
             }
             unfiltered = y + band;
         }
         prior = row + 1;
+        if (wide) {
+            uint16_t *target = reduction == 1 ? (uint16_t *)out + (size_t)y * width * 4 : (uint16_t *)rgba;
+            expand16(&how, row + 1, width, target);
+            if (reduction > 1) {
+                cwi_png_accumulate16(target, width, reduction, sums);
+                cwi_png_finish_band16(sums, y, width, height, reduction, (uint16_t *)out);
+            }
+            continue;
+        }
         if (reduction == 1) {
             expand(&how, row + 1, width, out + (size_t)y * width * 4);
             continue;

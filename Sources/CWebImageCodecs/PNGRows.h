@@ -25,14 +25,19 @@ void cwi_png_accumulate(const uint8_t *row, uint32_t width, uint32_t reduction, 
 /// writes the band's averages as its output row of straight RGBA in `out`, and clears the sums.
 void cwi_png_finish_band(uint64_t *sums, uint32_t y, uint32_t width, uint32_t height, uint32_t reduction, uint8_t *out);
 
-/// Decodes the image data of an 8-bit, non-interlaced PNG whose chunks up to its first IDAT
-/// libpng has read (`idat` points at that chunk's length field) without libpng: every IDAT's CRC
+/// cwi_png_accumulate and cwi_png_finish_band for rows and output of 16-bit RGBA samples.
+void cwi_png_accumulate16(const uint16_t *row, uint32_t width, uint32_t reduction, uint64_t *sums);
+void cwi_png_finish_band16(uint64_t *sums, uint32_t y, uint32_t width, uint32_t height, uint32_t reduction, uint16_t *out);
+
+/// Decodes the image data of a non-interlaced PNG of `sample_bits` 8 (any colour type), or 16
+/// (RGB or RGBA without tRNS: native 16-bit RGBA out), whose chunks up to its first IDAT libpng
+/// has read (`idat` points at that chunk's length field) without libpng: every IDAT's CRC
 /// checked, the stream inflated at once by libdeflate, rows unfiltered, expanded to RGBA with
 /// the palette and tRNS libpng read, written to `out` (or reduced as cwi_png_decode_rgba does).
 /// Returns 0 when the image is decoded, 1 when it declines (damaged, truncated or unusual data,
 /// or more than 64 MiB of inflated image data): nothing has been written to `out` then, and
 /// libpng reads the file, so that every error, warning and partial image comes from libpng.
-int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, size_t available,
-                        uint8_t *out, uint32_t width, uint32_t height, uint32_t reduction);
+int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, size_t available, uint8_t *out, uint32_t width,
+                        uint32_t height, uint32_t reduction, int32_t sample_bits);
 
 #endif

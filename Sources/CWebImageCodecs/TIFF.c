@@ -109,17 +109,27 @@ int cwi_tiff_read_info(const uint8_t *data, size_t size, uint32_t page, cwi_tiff
     return 0;
 }
 
+// The page, when it is `width` x `height` (the size the caller allocated for); NULL with a message
+// otherwise.
+static TIFF *cwi_tiff_open_sized(cwi_tiff_source *source, uint32_t page, uint32_t width, uint32_t height, cwi_tiff_info *info) {
+    TIFF *tif = cwi_tiff_open_page(source, page, info);
+    if (tif == NULL || (info->width == width && info->height == height)) return tif;
+    snprintf(info->message, sizeof(info->message), "page %u is %ux%u, not %ux%u", page, info->width, info->height, width, height);
+    TIFFClose(tif);
+    return NULL;
+}
+
 // Reads a page with the sample reader, from a fresh handle (after a failed attempt of libtiff's
 // RGBA interface, the handle's strip state is not to be trusted).
-static int cwi_tiff_decode_samples(cwi_tiff_source *source, uint32_t page, uint8_t *out, uint32_t width, uint32_t height,
+static int cwi_tiff_decode_samples(cwi_tiff_source *source, uint32_t page, int wide, uint8_t *out, uint32_t width, uint32_t height,
                                    cwi_tiff_info *info) {
     source->position = 0;
-    TIFF *tif = cwi_tiff_open_page(source, page, info);
+    TIFF *tif = cwi_tiff_open_sized(source, page, width, height, info);
     if (tif == NULL) return -1;
     cwi_tiff_layout layout;
     int status = -1;
     if (cwi_tiff_sample_layout(tif, &layout)) {
-        status = cwi_tiff_read_samples(tif, &layout, width, height, out, info->message, sizeof(info->message));
+        status = cwi_tiff_read_samples(tif, &layout, width, height, wide, out, info->message, sizeof(info->message));
         info->straight = (uint16_t)!layout.associated;
     }
     TIFFClose(tif);
@@ -130,20 +140,15 @@ int cwi_tiff_decode_page(const uint8_t *data, size_t size, uint32_t page, uint32
                          cwi_tiff_info *info) {
     memset(info, 0, sizeof(*info));
     cwi_tiff_source source = {data, size, 0};
-    TIFF *tif = cwi_tiff_open_page(&source, page, info);
+    TIFF *tif = cwi_tiff_open_sized(&source, page, width, height, info);
     if (tif == NULL) return -1;
-    if (info->width != width || info->height != height) {
-        snprintf(info->message, sizeof(info->message), "page %u is %ux%u, not %ux%u", page, info->width, info->height, width, height);
-        TIFFClose(tif);
-        return -1;
-    }
     cwi_tiff_layout layout;
     int samples = cwi_tiff_sample_layout(tif, &layout);
     if (samples && layout.has_alpha && !layout.associated) {
         // libtiff's RGBA interface would premultiply this alpha in 8 bits, losing the colour of
         // faint pixels: the samples are read as stored instead.
         TIFFClose(tif);
-        return cwi_tiff_decode_samples(&source, page, (uint8_t *)raster, width, height, info);
+        return cwi_tiff_decode_samples(&source, page, 0, (uint8_t *)raster, width, height, info);
     }
     char reason[1024] = "";
     // Asking for the file's own orientation leaves the rows as stored.
@@ -152,13 +157,34 @@ int cwi_tiff_decode_page(const uint8_t *data, size_t size, uint32_t page, uint32
     if (ok) return 0;
     // What the RGBA interface refuses (12- and 32-bit samples, floats) or cannot read (16-bit
     // CMYK) the sample reader may take.
-    if (samples) return cwi_tiff_decode_samples(&source, page, (uint8_t *)raster, width, height, info);
+    if (samples) return cwi_tiff_decode_samples(&source, page, 0, (uint8_t *)raster, width, height, info);
     if (reason[0] != 0) {
         snprintf(info->message, sizeof(info->message), "%s", reason);
     } else {
         snprintf(info->message, sizeof(info->message), "page %u could not be read", page);
     }
     return -1;
+}
+
+int cwi_tiff_page_bits(const uint8_t *data, size_t size, uint32_t page) {
+    cwi_tiff_info info;
+    memset(&info, 0, sizeof(info));
+    cwi_tiff_source source = {data, size, 0};
+    TIFF *tif = cwi_tiff_open_page(&source, page, &info);
+    if (tif == NULL) return 0;
+    cwi_tiff_layout layout;
+    int bits = cwi_tiff_sample_layout(tif, &layout) && layout.format == SAMPLEFORMAT_UINT && layout.bits <= 16 && !layout.associated
+                   ? layout.bits
+                   : 0;
+    TIFFClose(tif);
+    return bits;
+}
+
+int cwi_tiff_decode_page16(const uint8_t *data, size_t size, uint32_t page, uint16_t *pixels, uint32_t width, uint32_t height,
+                           cwi_tiff_info *info) {
+    memset(info, 0, sizeof(*info));
+    cwi_tiff_source source = {data, size, 0};
+    return cwi_tiff_decode_samples(&source, page, 1, (uint8_t *)pixels, width, height, info);
 }
 
 static tmsize_t cwi_tiff_sink_write(thandle_t handle, void *buffer, tmsize_t count) {
@@ -205,21 +231,23 @@ static toff_t cwi_tiff_sink_seek(thandle_t handle, toff_t offset, int whence) {
 
 static toff_t cwi_tiff_sink_size(thandle_t handle) { return ((cwi_tiff_sink *)handle)->size; }
 
-int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width, uint32_t height, int alpha, const uint8_t *profile,
-                    uint32_t profile_length, cwi_tiff_sink *sink) {
+int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width, uint32_t height, int alpha, int bits,
+                    const uint8_t *profile, uint32_t profile_length, cwi_tiff_sink *sink) {
+    if (bits != 8 && bits != 16) return -1;
+    size_t sample_bytes = (size_t)bits / 8;
     memset(sink, 0, sizeof(*sink));
     cwi_tiff_silence();
     TIFF *tif = TIFFClientOpen("memory", "w", sink, cwi_tiff_sink_read, cwi_tiff_sink_write, cwi_tiff_sink_seek, cwi_tiff_close,
                                cwi_tiff_sink_size, cwi_tiff_map, cwi_tiff_unmap);
     if (tif == NULL) return -1;
     uint16_t channels = alpha ? 4 : 3;
-    uint8_t *row = malloc((size_t)width * channels);
+    uint8_t *row = malloc((size_t)width * channels * sample_bytes);
     int ok = row != NULL;
     for (uint32_t page = 0; ok && page < count; page++) {
         TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, width);
         TIFFSetField(tif, TIFFTAG_IMAGELENGTH, height);
         TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, channels);
-        TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, 8);
+        TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, bits);
         TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
         TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
         TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
@@ -236,8 +264,10 @@ int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width,
             TIFFSetField(tif, TIFFTAG_PAGENUMBER, (uint16_t)page, (uint16_t)count);
         }
         for (uint32_t y = 0; ok && y < height; y++) {
-            const uint8_t *source = pages[page] + (size_t)y * width * 4;
-            for (uint32_t x = 0; x < width; x++) memcpy(row + (size_t)x * channels, source + (size_t)x * 4, channels);
+            // libtiff writes 16-bit samples in the machine's byte order and says so in the header.
+            size_t pixel = 4 * sample_bytes, kept = channels * sample_bytes;
+            const uint8_t *source = pages[page] + (size_t)y * width * pixel;
+            for (uint32_t x = 0; x < width; x++) memcpy(row + (size_t)x * kept, source + (size_t)x * pixel, kept);
             ok = TIFFWriteScanline(tif, row, y, 0) == 1;
         }
         if (ok) ok = TIFFWriteDirectory(tif) == 1;

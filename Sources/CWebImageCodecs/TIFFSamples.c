@@ -98,6 +98,25 @@ static uint8_t cwi_sample(const uint8_t *run, size_t index, const cwi_tiff_layou
     }
 }
 
+// Sample `index` in 16 bits: unsigned integers of up to 16 bits from their full range, every
+// other kind on the 8-bit scale (cwi_sample) times 257.
+static uint16_t cwi_sample16(const uint8_t *run, size_t index, const cwi_tiff_layout *layout) {
+    if (layout->format != SAMPLEFORMAT_UINT || layout->bits > 16) return (uint16_t)(cwi_sample(run, index, layout) * 257u);
+    if (layout->bits == 16) {
+        uint16_t value;
+        memcpy(&value, run + index * 2, 2);
+        return value;
+    }
+    if (layout->bits == 8) return (uint16_t)(run[index] * 257u);
+    size_t bit = index * layout->bits;
+    uint32_t value = 0;
+    for (uint16_t taken = 0; taken < layout->bits; taken++, bit++) {
+        value = (value << 1) | ((run[bit >> 3] >> (7 - (bit & 7))) & 1);
+    }
+    uint32_t full = (1u << layout->bits) - 1;
+    return (uint16_t)((value * 65535u + full / 2) / full);
+}
+
 // The RGBA channel a sample goes to: colour samples to 0-3, alpha to 3; -1 for one not kept.
 static int cwi_channel(const cwi_tiff_layout *layout, uint16_t sample) {
     if (sample < layout->colors) return sample;
@@ -107,13 +126,19 @@ static int cwi_channel(const cwi_tiff_layout *layout, uint16_t sample) {
 
 // Places the samples of `count` pixels of one row, starting at column `x`, from a run that
 // holds `per_pixel` samples per pixel (all of them, or one plane's) beginning with `first`.
+// With `wide`, `row` holds 16-bit samples.
 static void cwi_place(const uint8_t *run, uint32_t count, uint32_t x, uint8_t *row, uint16_t first, uint16_t per_pixel,
-                      const cwi_tiff_layout *layout) {
+                      const cwi_tiff_layout *layout, int wide) {
     for (uint16_t offset = 0; offset < per_pixel; offset++) {
         int channel = cwi_channel(layout, (uint16_t)(first + offset));
         if (channel < 0) continue;
         for (uint32_t pixel = 0; pixel < count; pixel++) {
-            row[(size_t)(x + pixel) * 4 + (size_t)channel] = cwi_sample(run, (size_t)pixel * per_pixel + offset, layout);
+            size_t target = (size_t)(x + pixel) * 4 + (size_t)channel, index = (size_t)pixel * per_pixel + offset;
+            if (wide) {
+                ((uint16_t *)row)[target] = cwi_sample16(run, index, layout);
+            } else {
+                row[target] = cwi_sample(run, index, layout);
+            }
         }
     }
 }
@@ -123,7 +148,7 @@ static size_t cwi_row_bytes(uint32_t columns, uint16_t per_pixel, uint16_t bits)
     return ((size_t)columns * per_pixel * bits + 7) / 8;
 }
 
-static int cwi_read_strips(TIFF *tif, const cwi_tiff_layout *layout, uint32_t width, uint32_t height, uint8_t *out) {
+static int cwi_read_strips(TIFF *tif, const cwi_tiff_layout *layout, uint32_t width, uint32_t height, int wide, uint8_t *out) {
     int separate = layout->planar == PLANARCONFIG_SEPARATE;
     uint16_t planes = separate ? layout->samples : 1, per_pixel = separate ? 1 : layout->samples;
     tmsize_t size = TIFFScanlineSize(tif);
@@ -139,14 +164,14 @@ static int cwi_read_strips(TIFF *tif, const cwi_tiff_layout *layout, uint32_t wi
                 status = -1;
                 break;
             }
-            cwi_place(line, width, 0, out + (size_t)y * width * 4, plane, per_pixel, layout);
+            cwi_place(line, width, 0, out + (size_t)y * width * (wide ? 8 : 4), plane, per_pixel, layout, wide);
         }
     }
     free(line);
     return status;
 }
 
-static int cwi_read_tiles(TIFF *tif, const cwi_tiff_layout *layout, uint32_t width, uint32_t height, uint8_t *out) {
+static int cwi_read_tiles(TIFF *tif, const cwi_tiff_layout *layout, uint32_t width, uint32_t height, int wide, uint8_t *out) {
     uint32_t tile_width = 0, tile_height = 0;
     TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tile_width);
     TIFFGetField(tif, TIFFTAG_TILELENGTH, &tile_height);
@@ -171,13 +196,33 @@ static int cwi_read_tiles(TIFF *tif, const cwi_tiff_layout *layout, uint32_t wid
                 uint32_t columns = width - left < tile_width ? width - left : tile_width;
                 uint32_t rows = height - top < tile_height ? height - top : tile_height;
                 for (uint32_t y = 0; y < rows; y++) {
-                    cwi_place(tile + y * row_bytes, columns, left, out + (size_t)(top + y) * width * 4, plane, per_pixel, layout);
+                    cwi_place(tile + y * row_bytes, columns, left, out + (size_t)(top + y) * width * (wide ? 8 : 4), plane, per_pixel,
+                              layout, wide);
                 }
             }
         }
     }
     free(tile);
     return status;
+}
+
+// cwi_finish for 16-bit pixels.
+static void cwi_finish16(const cwi_tiff_layout *layout, size_t pixels, uint16_t *out) {
+    for (size_t pixel = 0; pixel < pixels; pixel++) {
+        uint16_t *p = out + pixel * 4;
+        if (layout->colors == 1) {
+            uint16_t grey = layout->photometric == PHOTOMETRIC_MINISWHITE ? (uint16_t)(65535 - p[0]) : p[0];
+            p[0] = p[1] = p[2] = grey;
+        } else if (layout->colors == 4) {
+            uint32_t k = 65535u - p[3];
+            p[0] = (uint16_t)((65535u - p[0]) * k / 65535);
+            p[1] = (uint16_t)((65535u - p[1]) * k / 65535);
+            p[2] = (uint16_t)((65535u - p[2]) * k / 65535);
+            p[3] = 65535;
+            continue;
+        }
+        if (!layout->has_alpha) p[3] = 65535;
+    }
 }
 
 // The colour model applied: grey spread to RGB (inverted for min-is-white), CMYK to RGB as
@@ -200,13 +245,18 @@ static void cwi_finish(const cwi_tiff_layout *layout, size_t pixels, uint8_t *ou
     }
 }
 
-int cwi_tiff_read_samples(TIFF *tif, const cwi_tiff_layout *layout, uint32_t width, uint32_t height, uint8_t *out, char *message,
-                          size_t message_size) {
-    int status = TIFFIsTiled(tif) ? cwi_read_tiles(tif, layout, width, height, out) : cwi_read_strips(tif, layout, width, height, out);
+int cwi_tiff_read_samples(TIFF *tif, const cwi_tiff_layout *layout, uint32_t width, uint32_t height, int wide, uint8_t *out,
+                          char *message, size_t message_size) {
+    int status = TIFFIsTiled(tif) ? cwi_read_tiles(tif, layout, width, height, wide, out)
+                                  : cwi_read_strips(tif, layout, width, height, wide, out);
     if (status != 0) {
         snprintf(message, message_size, "the %u-bit samples could not be read", layout->bits);
         return -1;
     }
-    cwi_finish(layout, (size_t)width * height, out);
+    if (wide) {
+        cwi_finish16(layout, (size_t)width * height, (uint16_t *)out);
+    } else {
+        cwi_finish(layout, (size_t)width * height, out);
+    }
     return 0;
 }

@@ -23,12 +23,13 @@ typedef struct {
 /// either planar configuration, with any compression libtiff decodes but old-style JPEG.
 int cwi_tiff_sample_layout(TIFF *tif, cwi_tiff_layout *layout);
 
-/// Reads the page into `out` (width x height RGBA, 8 bits, rows as stored; alpha as stored:
-/// premultiplied when associated). Unsigned integer samples of up to 16 bits are scaled to 8
-/// bits from their full range; signed, 32-bit and floating-point samples have no full range
-/// and are read on the 0-255 scale, clipped and truncated, as libvips and Pillow render them.
+/// Reads the page into `out` (width x height RGBA, rows as stored; alpha as stored: premultiplied
+/// when associated): 8 bits a sample, or with `wide` 16 (native-endian `uint16_t`). Unsigned
+/// integer samples of up to 16 bits are scaled to 8 (or 16) bits from their full range; signed,
+/// 32-bit and floating-point samples have no full range and are read on the 0-255 scale, clipped
+/// and truncated, as libvips and Pillow render them (times 257 when wide).
 /// Returns 0, or -1 with a message in `message`.
-int cwi_tiff_read_samples(TIFF *tif, const cwi_tiff_layout *layout, uint32_t width, uint32_t height, uint8_t *out, char *message,
-                          size_t message_size);
+int cwi_tiff_read_samples(TIFF *tif, const cwi_tiff_layout *layout, uint32_t width, uint32_t height, int wide, uint8_t *out,
+                          char *message, size_t message_size);
 
 #endif

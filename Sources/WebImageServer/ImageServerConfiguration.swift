@@ -242,7 +242,7 @@ public struct ImageServerConfiguration: Sendable {
     /// (`strip_color_profile`'s default, `IMGPROXY_STRIP_COLOR_PROFILE`). Default true.
     public var stripColorProfile = true
     /// Keep more than 8 bits a sample in results whose format holds them (16-bit PNG with the
-    /// source's `cICP`, 10- or 12-bit AVIF with its `nclx`) unless a URL says otherwise (`preserve_hdr`'s default,
+    /// source's `cICP`, 10- or 12-bit AVIF with its `nclx`, 16-bit JPEG XL and TIFF) unless a URL says otherwise (`preserve_hdr`'s default,
     /// `IMGPROXY_PRESERVE_HDR`). Default false: results are 8-bit, PQ and HLG tone-mapped.
     public var preserveHDR = false
     /// Answer processed results with imgproxy's debug headers (`X-Origin-Width`, `-Height`,

@@ -5,7 +5,7 @@ import WebImageTesting
 import WebImageTestSupport
 
 /// 16-bit pixels (``DecodeOptions/keepsHighBitDepth``) through the decoder, the transforms that
-/// keep them, and the PNG encoder. The files are written and read back by png16.py, a reader of
+/// keep them, and the PNG encoder. The files are written and read back by high_bit_depth.py, a reader of
 /// its own after the PNG specification, so no value here is checked by our own decoder alone.
 @Suite("High bit depth: 16-bit PNG kept through decode, transforms and encode")
 struct HighBitDepthTests {
@@ -19,22 +19,22 @@ struct HighBitDepthTests {
         let samples: [Int]
     }
 
-    /// png16.py's `sample(x, y, channel)`.
+    /// high_bit_depth.py's `sample(x, y, channel)`.
     static func sample(_ x: Int, _ y: Int, _ channel: Int) -> UInt16 {
         let value = (x * 7919 + y * 104_729 + channel * 15_485_863) % 65536
         return UInt16(channel == 3 ? max(value, 1) : value)
     }
 
     static func python(_ arguments: [String]) async throws -> [String] {
-        let script = try #require(Bundle.module.url(forResource: "png16", withExtension: "py"))
+        let script = try #require(Bundle.module.url(forResource: "high_bit_depth", withExtension: "py"))
         let python = TestPython.command
         let process = try ChildProcess(python.executable, python.arguments + [script.path] + arguments)
         let status = try await process.waitForExit()
-        #expect(status.status == 0, "png16.py \(arguments.first ?? ""): \(process.lines.suffix(5))")
+        #expect(status.status == 0, "high_bit_depth.py \(arguments.first ?? ""): \(process.lines.suffix(5))")
         return process.lines
     }
 
-    /// A png16.py file of `width` x `height`, RGBA when `alpha`, with `cicp` when given.
+    /// A high_bit_depth.py file of `width` x `height`, RGBA when `alpha`, with `cicp` when given.
     static func written(_ directory: TemporaryDirectory, _ width: Int, _ height: Int, alpha: Bool, cicp: [Int] = []) async throws -> Data {
         let path = directory.url.appendingPathComponent("w\(width)h\(height)a\(alpha)c\(cicp.count).png").path
         _ = try await python(["write", path, String(width), String(height), alpha ? "1" : "0"] + cicp.map(String.init))
@@ -211,8 +211,126 @@ struct HighBitDepthTests {
         #expect(largest <= 64, "largest difference \(largest) of 65535")
     }
 
+    @Test("a 12-bit HEIF and a 16-bit JPEG XL keep their samples at 16 bits: those of the 16-bit PNG they were made from")
+    func heifAndJXL() async throws {
+        let directory = try TemporaryDirectory("heif16")
+        let reference = try await HDRRenderingTests.reference(in: directory)
+        let png = try CodersManager.shared.decode(
+            try Data(contentsOf: directory.url.appendingPathComponent("pq.png")), options: Self.keeping)
+        // hdr_reference.py: the HEIF is lossless 12-bit RGB from the same codes, widened here as
+        // the PNG's writer widened them; the JPEG XL is cjxl's lossless copy of the PNG.
+        for name in ["pq.heic", "pq.jxl"] {
+            let kept = try CodersManager.shared.decode(
+                try Data(contentsOf: directory.url.appendingPathComponent(name)), options: Self.keeping)
+            #expect(kept.pixels.isHighBitDepth, "\(name)")
+            #expect(kept.sourceColor?.transfer == ColorDescription.perceptualQuantizer, "\(name)")
+            #expect(kept.pixels.samples16 == png.pixels.samples16, "\(name)")
+            #expect(
+                kept.reducedToEightBits().pixels
+                    == (try CodersManager.shared.decode(try Data(contentsOf: directory.url.appendingPathComponent(name)))).pixels,
+                "\(name): made 8-bit, the plain decode's tone mapping")
+        }
+        #expect(reference.pq.others.count == 3)
+    }
+
+    @Test(
+        "16-bit pixels written as JPEG XL are 16-bit, losslessly the same samples read back by djxl; a PQ picture's encoding says PQ in BT.2100"
+    )
+    func jxlEncode() async throws {
+        let directory = try TemporaryDirectory("jxl16")
+        var options = EncodeOptions()
+        options.lossless = true
+        for (alpha, cicp) in [(true, [Int]()), (false, [9, 16, 0, 1])] {
+            let image = try CodersManager.shared.decode(
+                try await Self.written(directory, 11, 6, alpha: alpha, cicp: cicp), options: Self.keeping)
+            let file = directory.url.appendingPathComponent("ours-\(alpha).jxl")
+            try CodersManager.shared.encode(image, as: .jpegXL, options: options).write(to: file)
+            let info = try await Self.run("jxlinfo", [file.path]).joined(separator: "\n")
+            #expect(info.contains("16-bit"), "\(info)")
+            if !cicp.isEmpty { #expect(info.contains("PQ") && info.contains("2100"), "\(info)") }
+            let decoded = directory.url.appendingPathComponent("ours-\(alpha).png")
+            _ = try await Self.run("djxl", [file.path, decoded.path, "--bits_per_sample=16"])
+            let read = try await Self.read(try Data(contentsOf: decoded), in: directory)
+            let channels = alpha ? 4 : 3
+            let expected = (0..<6).flatMap { y in (0..<11).flatMap { x in (0..<channels).map { Int(Self.sample(x, y, $0)) } } }
+            #expect(read.bitDepth == 16 && read.samples == expected, "alpha \(alpha)")
+        }
+    }
+
+    @Test("a 16-bit TIFF keeps its samples, and 16-bit pixels write a 16-bit TIFF with the same ones, RGB and RGBA")
+    func tiff() async throws {
+        let directory = try TemporaryDirectory("tiff16")
+        for alpha in [false, true] {
+            let path = directory.url.appendingPathComponent("source-\(alpha).tif")
+            _ = try await Self.python(["write-tiff", path.path, "9", "4", alpha ? "1" : "0"])
+            let data = try Data(contentsOf: path)
+            let kept = try CodersManager.shared.decode(data, options: Self.keeping)
+            #expect(kept.pixels.isHighBitDepth && kept.hasAlpha == alpha)
+            let expected = (0..<4).flatMap { y in
+                (0..<9).flatMap { x in
+                    (0..<4).map { channel in
+                        channel == 3 && !alpha ? UInt16.max : Self.sample(x, y, channel)
+                    }
+                }
+            }
+            #expect(kept.pixels.samples16 == expected, "alpha \(alpha)")
+            #expect(!(try CodersManager.shared.decode(data)).pixels.isHighBitDepth, "8-bit unless asked")
+            let written = directory.url.appendingPathComponent("ours-\(alpha).tif")
+            try CodersManager.shared.encode(kept, as: .tiff).write(to: written)
+            let read = try await Self.python(["read-tiff", written.path]).last ?? ""
+            let tiff = try JSONDecoder().decode(TIFFRead.self, from: Data(read.utf8))
+            let channels = alpha ? 4 : 3
+            #expect(tiff.bitDepth == 16 && tiff.channels == channels && tiff.extraSamples == (alpha ? [2] : nil))
+            #expect(tiff.samples == (0..<4).flatMap { y in (0..<9).flatMap { x in (0..<channels).map { Int(Self.sample(x, y, $0)) } } })
+        }
+    }
+
+    struct TIFFRead: Decodable {
+        let bitDepth: Int
+        let channels: Int
+        let extraSamples: [Int]?
+        let samples: [Int]
+    }
+
     static func channel(_ pixels: PixelBuffer, _ x: Int, _ y: Int, _ channel: Int) -> UInt16 {
         pixels.samples16[(y * pixels.width + x) * 4 + channel]
+    }
+
+    @Test("a 16-bit thumbnail is reduced by whole factors as it is read: each pixel the average of its block, at 16 bits")
+    func reducedWhileRead() async throws {
+        let directory = try TemporaryDirectory("png16")
+        var options = Self.keeping
+        options.thumbnail = ThumbnailSize(width: 16, height: 12, preservesAspectRatio: false, resamples: false)
+        let image = try CodersManager.shared.decode(try await Self.written(directory, 64, 48, alpha: false), options: options)
+        #expect(image.pixels.isHighBitDepth && image.pixelWidth == 16 && image.pixelHeight == 12)
+        for (x, y) in [(0, 0), (7, 5), (15, 11)] {
+            for channel in 0..<3 {
+                let block = (0..<4).flatMap { dy in (0..<4).map { dx in Int(Self.sample(x * 4 + dx, y * 4 + dy, channel)) } }
+                #expect(Int(Self.channel(image.pixels, x, y, channel)) == (block.reduce(0, +) + 8) / 16, "(\(x), \(y)) \(channel)")
+            }
+        }
+    }
+
+    @Test("the direct path (libdeflate, our unfiltering) gives libpng's 16-bit samples, whole and reduced, RGB and RGBA, PQ too")
+    func directPath() async throws {
+        let directory = try TemporaryDirectory("png16")
+        for (alpha, cicp) in [(false, [Int]()), (true, []), (false, [9, 16, 0, 1])] {
+            let data = try await Self.written(directory, 37, 21, alpha: alpha, cicp: cicp)
+            #expect(PNGCodingTests.decodesDirectly(data, sampleBits: 16), "the direct path takes it")
+            for thumbnail in [nil, ThumbnailSize(width: 9, height: 5, preservesAspectRatio: false, resamples: false)] {
+                var options = Self.keeping
+                options.thumbnail = thumbnail
+                let (direct, libpng) = try data.withUnsafeBytes { bytes in
+                    (
+                        try PNGCoder().decodeStill(bytes, options: options),
+                        try PNGCoder().decodeStill(bytes, options: options, direct: false)
+                    )
+                }
+                #expect(
+                    direct.pixels.isHighBitDepth && direct.pixels == libpng.pixels,
+                    "alpha \(alpha), cICP \(cicp), \(String(describing: thumbnail))")
+            }
+        }
     }
 
     @Test("a 16-bit decode is charged twice its pixels: refused one pixel over, taken at exactly the limit")

@@ -24,7 +24,7 @@ struct PreserveHDRTests {
     static func bitDepth(_ body: Data) throws -> Int {
         switch ImageFormat(sniffing: body) {
         case .png: Int(body[body.startIndex + 24])
-        case .avif: try CodersManager.shared.decode(body).sourceColor?.bitDepth ?? 0
+        case .avif, .jpegXL, .tiff: try CodersManager.shared.decode(body).sourceColor?.bitDepth ?? 0
         default: 8
         }
     }
@@ -49,10 +49,15 @@ struct PreserveHDRTests {
         return depths
     }
 
-    @Test("IMGPROXY_PRESERVE_HDR on: 16-bit PNG stays 16-bit as PNG, 12-bit as AVIF, is 8-bit as JPEG; an 8-bit PNG stays 8-bit")
+    @Test(
+        "IMGPROXY_PRESERVE_HDR on: 16-bit PNG stays 16-bit as PNG, JPEG XL and TIFF, 12-bit as AVIF, is 8-bit as JPEG; an 8-bit PNG stays 8-bit"
+    )
     func colorspace() async throws {
-        let cases = [("16", "", "png"), ("16", "", "avif"), ("16", "", "jpg"), ("8", "", "png"), ("8", "", "avif")]
-        #expect(try await depths(preserving: true, cases) == [16, 12, 8, 8, 8])
+        let cases = [
+            ("16", "", "png"), ("16", "", "avif"), ("16", "", "jxl"), ("16", "", "tiff"), ("16", "", "jpg"), ("8", "", "png"),
+            ("8", "", "avif"),
+        ]
+        #expect(try await depths(preserving: true, cases) == [16, 12, 16, 16, 8, 8, 8])
     }
 
     @Test("off (the default): 8-bit; the URL's preserve_hdr overrides the variable both ways")

@@ -56,9 +56,10 @@ typedef struct {
 /// image data libpng said nothing, has its image data inflated at once by libdeflate and its rows
 /// unfiltered and expanded without libpng's transforms (the same bytes, about twice as fast); any
 /// doubt about the data hands it back to libpng (see PNGRows.h).
-/// `sample_bits` 16 (with `reduction` 1, no direct path) widens every depth to 16-bit RGBA in
-/// the machine's byte order, 8 bytes a pixel in `out`, for an HDR file's tone mapping; 8 is
-/// the 8-bit RGBA above.
+/// `sample_bits` 16 (the direct path for 16-bit RGB and RGBA only; reduced only when not
+/// interlaced) widens every depth to
+/// 16-bit RGBA in the machine's byte order, 8 bytes a pixel in `out`, for an HDR file's tone
+/// mapping or a high bit depth kept; 8 is the 8-bit RGBA above.
 /// Returns 0 on success, -1 with a reason in the outcome's message.
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                         uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,
@@ -239,6 +240,16 @@ int cwi_tiff_read_info(const uint8_t *data, size_t size, uint32_t page, cwi_tiff
 int cwi_tiff_decode_page(const uint8_t *data, size_t size, uint32_t page, uint32_t *raster, uint32_t width, uint32_t height,
                          cwi_tiff_info *info);
 
+/// The bits per sample of page `page` when the sample reader can keep them at 16 bits: unsigned
+/// integer samples of up to 16 bits, grey, RGB or CMYK, alpha not associated; 0 otherwise.
+int cwi_tiff_page_bits(const uint8_t *data, size_t size, uint32_t page);
+
+/// Decodes page `page` (one cwi_tiff_page_bits accepts) into `pixels`, width × height straight
+/// RGBA in native-endian 16-bit samples scaled from the full range of its depth, rows as stored.
+/// Returns 0, or -1 with a message.
+int cwi_tiff_decode_page16(const uint8_t *data, size_t size, uint32_t page, uint16_t *pixels, uint32_t width, uint32_t height,
+                           cwi_tiff_info *info);
+
 /// The first page's ICC profile (TIFFTAG_ICCPROFILE), copied into a buffer the caller frees with
 /// free(), or NULL when there is none or the file is unreadable.
 uint8_t *cwi_tiff_icc_profile(const uint8_t *data, size_t size, uint32_t *length);
@@ -250,10 +261,11 @@ typedef struct {
     size_t position;
 } cwi_tiff_sink;
 
-/// Writes `count` pages of width × height straight RGBA (RGB when `alpha` is 0) as a TIFF with
-/// deflate compression, each page with the ICC profile when one is given. Returns 0, or -1.
-int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width, uint32_t height, int alpha, const uint8_t *profile,
-                    uint32_t profile_length, cwi_tiff_sink *sink);
+/// Writes `count` pages of width × height straight RGBA of `bits` (8, or 16: native-endian
+/// `uint16_t` samples) a sample (RGB when `alpha` is 0) as a TIFF with deflate compression and
+/// the horizontal predictor, each page with the ICC profile when one is given. Returns 0, or -1.
+int cwi_tiff_encode(const uint8_t *const *pages, uint32_t count, uint32_t width, uint32_t height, int alpha, int bits,
+                    const uint8_t *profile, uint32_t profile_length, cwi_tiff_sink *sink);
 
 void cwi_tiff_free(cwi_tiff_sink *sink);
 

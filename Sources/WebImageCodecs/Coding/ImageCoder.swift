@@ -37,6 +37,6 @@ public protocol AnimatedImageCoder: ImageCoder {
 
 /// A coder whose encoder writes 16-bit pixels (``PixelBuffer/isHighBitDepth``) at a high bit
 /// depth where its format holds them (the built-in PNG coder: 16-bit PNG with `cICP`; AVIF:
-/// 10 or 12 bits with `nclx`);
+/// 10 or 12 bits with `nclx`; JPEG XL: 16 bits in the source's colour encoding; TIFF: 16-bit samples);
 /// ``CodersManager/encode(_:as:options:)`` gives every other coder the 8-bit picture.
 protocol HighBitDepthEncoding {}

@@ -278,7 +278,8 @@ package struct ProcessingOptions: Sendable, Equatable {
     /// false keeps the source's pixels and embeds its profile.
     package var stripColorProfile = true
     /// `preserve_hdr`: a source of more than 8 bits a sample keeps them in a result whose format
-    /// holds them (PNG: 16 bits, with its `cICP`; AVIF: 10 or 12, with its `nclx`); otherwise, and by default, the result is 8-bit
+    /// holds them (PNG: 16 bits, with its `cICP`; AVIF: 10 or 12, with its `nclx`; JPEG XL and TIFF: 16);
+    /// otherwise, and by default, the result is 8-bit
     /// (PQ and HLG tone-mapped).
     package var preserveHDR = false
 

@@ -138,7 +138,7 @@ struct ImageProcessor: Sendable {
 
     /// Whether a result in `format` keeps 16-bit samples (``ProcessingOptions/preserveHDR``):
     /// the formats whose encoder here writes them.
-    static func holdsHighBitDepth(_ format: ImageFormat) -> Bool { format == .png || format == .avif }
+    static func holdsHighBitDepth(_ format: ImageFormat) -> Bool { [.png, .avif, .jpegXL, .tiff].contains(format) }
 
     /// imgproxy's `enforce_thumbnail`: a HEIF's embedded thumbnail (the smallest) in place of its image.
     private static func enforcesThumbnail(_ options: ProcessingOptions, _ header: ImageHeader) -> Bool {

@@ -12,7 +12,7 @@ extension ServerSetting {
                 help: "the default of `scp`: convert to sRGB and drop the profile"),
             .flag(
                 "PRESERVE_HDR", \.preserveHDR, imgproxy: .init("PRESERVE_HDR", .boolean),
-                help: "the default of `ph`: keep high bit depths in results whose format holds them (PNG, AVIF)"),
+                help: "the default of `ph`: keep high bit depths in results whose format holds them (PNG, AVIF, JPEG XL, TIFF)"),
             .toggle(
                 "AUTO_ROTATE", \.autoRotate, imgproxy: .init("AUTO_ROTATE", .boolean),
                 help: "the default of `ar`: apply the EXIF orientation"),

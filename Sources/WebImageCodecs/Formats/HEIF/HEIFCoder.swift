@@ -2,7 +2,8 @@ package import Foundation
 import CHEIF
 
 /// HEIC and HEIF through libheif (Debian's 1.15: libde265 decodes HEVC, x265 encodes): the primary
-/// image, grid (tiled) images, alpha, the `irot`/`imir` transforms applied by libheif so the pixels
+/// image (its 10 or 12 bits kept as 16-bit pixels with ``DecodeOptions/keepsHighBitDepth``), grid
+/// (tiled) images, alpha, the `irot`/`imir` transforms applied by libheif so the pixels
 /// are upright, the embedded ICC profile through the colour management. For a thumbnail, the
 /// file's own thumbnail is used when it is at least the size asked for (iPhone photos carry a
 /// 320 px one), so the full image is never decoded.
@@ -43,22 +44,28 @@ package struct HEIFCoder: ImageCoder {
             let hasAlpha = heif_image_handle_has_alpha_channel(chosen) != 0
             let format = ImageFormat(sniffing: bytes) ?? .heic
             let description = Self.colorDescription(of: chosen)
-            guard description.isHDR, heif_image_handle_get_raw_color_profile_size(chosen) == 0 else {
+            // A 10- or 12-bit image kept so (DecodeOptions.keepsHighBitDepth), or a PQ or HLG one
+            // (its `nclx` says so, and no ICC profile overrides it) tone-mapped from 16 bits.
+            let keeps = options.keepsHighBitDepth && description.bitDepth > 8
+            guard keeps || (description.isHDR && heif_image_handle_get_raw_color_profile_size(chosen) == 0) else {
                 return Image(pixels: try Self.pixels(of: chosen), scale: options.scale, sourceFormat: format, hasAlpha: hasAlpha)
             }
-            try HDRRendering.checkWorkingMemory(width: chosenWidth, height: chosenHeight, limits: options.limits)
+            if keeps {
+                try options.limits.checkHighBitDepth(width: chosenWidth, height: chosenHeight)
+            } else {
+                try HDRRendering.checkWorkingMemory(width: chosenWidth, height: chosenHeight, limits: options.limits)
+            }
+            let wide = try Self.sixteenBitPixels(of: chosen)
             var image = Image(
-                pixels: try Self.renderedHDR(chosen, description: description), scale: options.scale, sourceFormat: format,
+                pixels: keeps ? wide : wide.reducedToEightBits(describedBy: description), scale: options.scale, sourceFormat: format,
                 hasAlpha: hasAlpha)
             image.sourceColor = description
             return image
         }
     }
 
-    /// A PQ or HLG image (its `nclx` says so, and no ICC profile overrides it) decoded at its
-    /// bit depth as 16-bit RGBA, widened to 0...65535 and tone-mapped to 8-bit sRGB
-    /// (``HDRRendering``).
-    private static func renderedHDR(_ handle: OpaquePointer, description: ColorDescription) throws(WebImageError) -> PixelBuffer {
+    /// The image decoded at its bit depth as 16-bit RGBA, widened to 0...65535.
+    private static func sixteenBitPixels(of handle: OpaquePointer) throws(WebImageError) -> PixelBuffer {
         try withDecodedPlane(handle, chroma: heif_chroma_interleaved_RRGGBBAA_LE, bytesPerPixel: 8) {
             (plane, bits, width, height, stride) throws(WebImageError) in
             guard (8...16).contains(bits) else { throw WebImageError(.decodeFailed, "HEIF: \(bits)-bit samples") }
@@ -73,7 +80,7 @@ package struct HEIFCoder: ImageCoder {
                 }
                 initialized = width * height * 4
             }
-            return HDRRendering.pixels(samples, width: width, height: height, description: description)
+            return PixelBuffer(width: width, height: height, straightRGBA16: samples)
         }
     }
 

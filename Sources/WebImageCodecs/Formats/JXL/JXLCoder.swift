@@ -3,7 +3,7 @@ import CJXL
 
 /// JPEG XL through libjxl (Debian's 0.7): still images and animations (frame durations and the
 /// repetition count, frames composed by libjxl), alpha (associated alpha divided out), any bit
-/// depth reduced to 8 bits, the orientation applied so the pixels are upright. A lossy (XYB)
+/// depth reduced to 8 bits (a still's kept at 16 with ``DecodeOptions/keepsHighBitDepth``), the orientation applied so the pixels are upright. A lossy (XYB)
 /// file is decoded straight to sRGB by libjxl; a lossless one's colour profile goes through the
 /// colour management every decode has; a file encoded as PQ or HLG is decoded at 16 bits and
 /// tone-mapped to sRGB (``HDRRendering``). JPEG XL cannot be scaled while decoded: a thumbnail is
@@ -12,8 +12,9 @@ import CJXL
 /// Encoding: lossy at a Butteraugli distance from ``EncodeOptions/quality`` (cjxl's and libvips'
 /// mapping: 0.9 is distance 1, cjxl's default), or lossless with ``EncodeOptions/lossless``;
 /// ``EncodeOptions/jxlEffort``; alpha; animations with their frame durations and repetition
-/// count; the image's colour profile embedded.
-package struct JXLCoder: ImageCoder, AnimatedImageCoder {
+/// count; the image's colour profile embedded. 16-bit pixels are written at 16 bits, in the
+/// source's primaries and transfer (PQ, HLG, BT.2020, Display P3) where it signalled them.
+package struct JXLCoder: ImageCoder, HighBitDepthEncoding, AnimatedImageCoder {
     /// The most frames an animation may have. 10,000, as for AVIF.
     public static let maximumFrames = 10_000
 
@@ -25,6 +26,8 @@ package struct JXLCoder: ImageCoder, AnimatedImageCoder {
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
         var source = try JXLFrameSource(data, limits: options.limits, firstFrameOnly: options.firstFrameOnly)
+        // A still keeps its bit depth when asked; an animation's frames are 8-bit.
+        source.keepsHighBitDepth = options.keepsHighBitDepth && source.durations.count == 1
         return try source.image(options: options, inputSize: data.count, format: .jpegXL)
     }
 
@@ -57,11 +60,14 @@ private final class JXLEncoder {
     let pointer: OpaquePointer
     let settings: OpaquePointer
     let hasAlpha: Bool
+    /// Whether the samples are written at 16 bits (``PixelBuffer/isHighBitDepth``).
+    let highBitDepth: Bool
 
     init(_ image: Image, options: EncodeOptions) throws(WebImageError) {
         guard let pointer = JxlEncoderCreate(nil) else { throw WebImageError(.encodeFailed, "libjxl could not start an encoder") }
         self.pointer = pointer
         hasAlpha = image.hasAlpha || image.frames.contains { !$0.pixels.isOpaque }
+        highBitDepth = image.isHighBitDepth
         guard let settings = JxlEncoderFrameSettingsCreate(pointer, nil) else {
             JxlEncoderDestroy(pointer)
             throw WebImageError(.encodeFailed, "libjxl could not make frame settings")
@@ -71,10 +77,10 @@ private final class JXLEncoder {
         JxlEncoderInitBasicInfo(&info)
         info.xsize = UInt32(image.pixelWidth)
         info.ysize = UInt32(image.pixelHeight)
-        info.bits_per_sample = 8
+        info.bits_per_sample = highBitDepth ? 16 : 8
         info.num_color_channels = 3
         info.num_extra_channels = hasAlpha ? 1 : 0
-        info.alpha_bits = hasAlpha ? 8 : 0
+        info.alpha_bits = hasAlpha ? info.bits_per_sample : 0
         // Lossless keeps the samples as given; lossy encodes in XYB.
         info.uses_original_profile = options.lossless ? 1 : 0
         if image.isAnimated {
@@ -92,9 +98,10 @@ private final class JXLEncoder {
                 profile.withUnsafeBytes { JxlEncoderSetICCProfile(pointer, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) },
                 "ICC profile")
         } else {
-            var srgb = JxlColorEncoding()
-            JxlColorEncodingSetToSRGB(&srgb, 0)
-            try check(JxlEncoderSetColorEncoding(pointer, &srgb), "colour encoding")
+            var encoding = JxlColorEncoding()
+            JxlColorEncodingSetToSRGB(&encoding, 0)
+            if highBitDepth { Self.describe(&encoding, as: image.sourceColor) }
+            try check(JxlEncoderSetColorEncoding(pointer, &encoding), "colour encoding")
         }
         if options.lossless {
             try check(JxlEncoderSetFrameLossless(settings, 1), "lossless")
@@ -115,9 +122,36 @@ private final class JXLEncoder {
             try check(JxlEncoderSetFrameHeader(settings, &header), "frame header")
         }
         let channels = hasAlpha ? 4 : 3
-        var format = JxlPixelFormat(num_channels: UInt32(channels), data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
-        let samples = hasAlpha ? frame.pixels.bytes : Self.rgb(frame.pixels.bytes)
-        try check(samples.withUnsafeBytes { JxlEncoderAddImageFrame(settings, &format, $0.baseAddress, $0.count) }, "frame")
+        var format = JxlPixelFormat(
+            num_channels: UInt32(channels), data_type: highBitDepth ? JXL_TYPE_UINT16 : JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN,
+            align: 0)
+        let status: JxlEncoderStatus
+        if highBitDepth {
+            let samples = hasAlpha ? frame.pixels.samples16 : Self.rgb(frame.pixels.samples16)
+            status = samples.withUnsafeBytes { JxlEncoderAddImageFrame(settings, &format, $0.baseAddress, $0.count) }
+        } else {
+            let samples = hasAlpha ? frame.pixels.bytes : Self.rgb(frame.pixels.bytes)
+            status = samples.withUnsafeBytes { JxlEncoderAddImageFrame(settings, &format, $0.baseAddress, $0.count) }
+        }
+        try check(status, "frame")
+    }
+
+    /// The source's primaries and transfer (H.273 codes, as libjxl's enums are but for Display
+    /// P3: 12 here, P3 with a D65 white there) in place of sRGB's, where it signalled them and
+    /// libjxl has them.
+    private static func describe(_ encoding: inout JxlColorEncoding, as color: ColorDescription?) {
+        switch color?.primaries {
+        case 9: encoding.primaries = JXL_PRIMARIES_2100
+        case 12: encoding.primaries = JXL_PRIMARIES_P3
+        default: break
+        }
+        switch color?.transfer {
+        case 1, 6, 14, 15: encoding.transfer_function = JXL_TRANSFER_FUNCTION_709
+        case 8: encoding.transfer_function = JXL_TRANSFER_FUNCTION_LINEAR
+        case 16: encoding.transfer_function = JXL_TRANSFER_FUNCTION_PQ
+        case 18: encoding.transfer_function = JXL_TRANSFER_FUNCTION_HLG
+        default: break
+        }
     }
 
     func finish() throws(WebImageError) -> Data {
@@ -144,8 +178,8 @@ private final class JXLEncoder {
         }
     }
 
-    private static func rgb(_ rgba: [UInt8]) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: rgba.count / 4 * 3) { buffer, initialized in
+    private static func rgb<Sample>(_ rgba: [Sample]) -> [Sample] {
+        [Sample](unsafeUninitializedCapacity: rgba.count / 4 * 3) { buffer, initialized in
             for pixel in 0..<rgba.count / 4 {
                 buffer[pixel * 3] = rgba[pixel * 4]
                 buffer[pixel * 3 + 1] = rgba[pixel * 4 + 1]

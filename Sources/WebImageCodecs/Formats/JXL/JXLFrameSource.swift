@@ -142,8 +142,11 @@ struct JXLFrameSource: AnimationFrameSource {
     let loopCount: Int
     let durations: [Duration]
     /// Set at the colour encoding when the frames are PQ or HLG coded: they are decoded at 16
-    /// bits and tone-mapped.
+    /// bits and tone-mapped, unless kept.
     private(set) var sourceColor: ColorDescription?
+    /// Frames of more than 8 bits a sample come as 16-bit pixels, not reduced or tone-mapped
+    /// (``DecodeOptions/keepsHighBitDepth``).
+    var keepsHighBitDepth = false
     private let limits: DecodeLimits
 
     init(_ data: Data, limits: DecodeLimits, firstFrameOnly: Bool) throws(WebImageError) {
@@ -184,13 +187,18 @@ struct JXLFrameSource: AnimationFrameSource {
             case JXL_DEC_COLOR_ENCODING:
                 decoder.preferSRGB()
                 sourceColor = decoder.hdrDescription()
-                if sourceColor != nil { try HDRRendering.checkWorkingMemory(width: canvasWidth, height: canvasHeight, limits: limits) }
-            case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
-                if let sourceColor {
-                    let samples: [UInt16] = try decodeFrame(JXL_TYPE_UINT16)
-                    return HDRRendering.pixels(samples, width: canvasWidth, height: canvasHeight, description: sourceColor)
+                keepsHighBitDepth = keepsHighBitDepth && decoder.info.bits_per_sample > 8
+                if keepsHighBitDepth {
+                    try limits.checkHighBitDepth(width: canvasWidth, height: canvasHeight)
+                } else if sourceColor != nil {
+                    try HDRRendering.checkWorkingMemory(width: canvasWidth, height: canvasHeight, limits: limits)
                 }
-                return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: try decodeFrame(JXL_TYPE_UINT8))
+            case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
+                guard keepsHighBitDepth || sourceColor != nil else {
+                    return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: try decodeFrame(JXL_TYPE_UINT8))
+                }
+                let wide = PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA16: try decodeFrame(JXL_TYPE_UINT16))
+                return keepsHighBitDepth ? wide : wide.reducedToEightBits(describedBy: sourceColor)
             case JXL_DEC_SUCCESS:
                 throw WebImageError(.decodeFailed, "JPEG XL: no more frames")
             default:

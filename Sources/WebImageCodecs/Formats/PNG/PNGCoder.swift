@@ -71,7 +71,7 @@ package struct PNGCoder: ImageCoder {
         }
         try options.limits.check(width: width, height: height, inputSize: bytes.count)
         if let wide = Self.wideDescription(in: bytes, keepsHighBitDepth: options.keepsHighBitDepth) {
-            return try decodeWide(bytes, header: header, description: wide, options: options)
+            return try decodeWide(bytes, header: header, description: wide, options: options, reduction: reduction, direct: direct)
         }
         var outcome = cwi_png_outcome()
         var status: Int32 = -1
@@ -115,14 +115,17 @@ package struct PNGCoder: ImageCoder {
         return description
     }
 
-    /// A file decoded at 16 bits, whole (a thumbnail is resampled from it): kept so
-    /// (``DecodeOptions/keepsHighBitDepth``) or, for PQ and HLG, tone-mapped to 8-bit sRGB
-    /// (``HDRRendering``). The `cICP` chunk says how its samples are coded, and wins over any
-    /// profile or gamma chunk (PNG Third Edition, 4.3).
-    private func decodeWide(_ bytes: UnsafeRawBufferPointer, header: cwi_header_info, description: ColorDescription, options: DecodeOptions)
-        throws(WebImageError) -> Image
-    {
-        let (width, height) = (Int(header.width), Int(header.height))
+    /// A file decoded at 16 bits: kept so (``DecodeOptions/keepsHighBitDepth``; for a thumbnail
+    /// reduced by `reduction` as it is read, unless interlaced) or, for PQ and HLG, tone-mapped
+    /// to 8-bit sRGB (``HDRRendering``) from the whole image (the tone curve needs its peak; a
+    /// thumbnail is resampled from it). The `cICP` chunk says how its samples are coded, and wins
+    /// over any profile or gamma chunk (PNG Third Edition, 4.3).
+    private func decodeWide(
+        _ bytes: UnsafeRawBufferPointer, header: cwi_header_info, description: ColorDescription, options: DecodeOptions, reduction: Int,
+        direct: Bool
+    ) throws(WebImageError) -> Image {
+        let reduction = options.keepsHighBitDepth && header.progressive == 0 ? reduction : 1
+        let (width, height) = ((Int(header.width) + reduction - 1) / reduction, (Int(header.height) + reduction - 1) / reduction)
         try options.limits.check(width: width, height: height, inputSize: bytes.count)
         if options.keepsHighBitDepth {
             try options.limits.checkHighBitDepth(width: width, height: height)
@@ -138,7 +141,8 @@ package struct PNGCoder: ImageCoder {
             status = cwi_png_decode_rgba(
                 bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count,
                 output.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                output.count, header.width, header.height, 1, options.acceptsTruncatedImages ? 1 : 0, 0, 16, &outcome)
+                output.count, header.width, header.height, UInt32(reduction), options.acceptsTruncatedImages ? 1 : 0, direct ? 1 : 0, 16,
+                &outcome)
         }
         guard status == 0 else { throw Self.failure(outcome) }
         let pixels =

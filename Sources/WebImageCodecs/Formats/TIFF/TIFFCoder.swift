@@ -14,8 +14,13 @@ import CWebImageCodecs
 /// ``maximumPages`` (each page is found by walking the file's directory chain from the start).
 ///
 /// Encoding: 8-bit RGB, or RGBA with unassociated alpha, deflate with the horizontal predictor;
-/// each frame a page.
-package struct TIFFCoder: ImageCoder {
+/// each frame a page; 16-bit pixels as 16-bit samples.
+///
+/// With ``DecodeOptions/keepsHighBitDepth`` the first page of a file of unsigned samples of 9 to
+/// 16 bits (alpha not associated) is read by the sample reader at 16 bits a sample, scaled from
+/// its depth's full range; a file of several pages is so when its first page alone is asked for
+/// (``DecodeOptions/firstFrameOnly``).
+package struct TIFFCoder: ImageCoder, HighBitDepthEncoding {
     /// The most pages read from one file. 1,000.
     public static let maximumPages = 1_000
 
@@ -35,6 +40,9 @@ package struct TIFFCoder: ImageCoder {
             try options.limits.checkDeclared(width: width, height: height)
             try options.limits.check(width: width, height: height, inputSize: bytes.count)
             let orientation = ExifOrientation(rawValue: Int(info.orientation)) ?? .up
+            if options.keepsHighBitDepth, options.firstFrameOnly || info.pages <= 1, cwi_tiff_page_bits(base, bytes.count, 0) > 8 {
+                return try Self.decodeSixteenBits(bytes, info: info, orientation: orientation, options: options)
+            }
             var frames: [ImageFrame] = []
             var warnings: [String] = []
             var hasAlpha = false
@@ -85,6 +93,28 @@ package struct TIFFCoder: ImageCoder {
         }
     }
 
+    /// The first page at 16 bits a sample (``DecodeOptions/keepsHighBitDepth``), charged twice
+    /// its pixels.
+    private static func decodeSixteenBits(
+        _ bytes: UnsafeRawBufferPointer, info: cwi_tiff_info, orientation: ExifOrientation, options: DecodeOptions
+    ) throws(WebImageError) -> Image {
+        let (width, height) = (Int(info.width), Int(info.height))
+        try options.limits.checkHighBitDepth(width: width, height: height)
+        var pageInfo = cwi_tiff_info()
+        var status: Int32 = -1
+        let samples = [UInt16](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) {
+            buffer, initialized in
+            buffer.initialize(repeating: 0)
+            initialized = buffer.count
+            status = cwi_tiff_decode_page16(bytes.baseAddress, bytes.count, 0, buffer.baseAddress, info.width, info.height, &pageInfo)
+        }
+        guard status == 0 else { throw failure(pageInfo) }
+        let pixels = PixelBuffer(width: width, height: height, straightRGBA16: samples)
+        let image = Image(
+            pixels: pixels, scale: options.scale, orientation: orientation, sourceFormat: .tiff, hasAlpha: info.has_alpha != 0)
+        return image
+    }
+
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {
         guard format == .tiff else { throw WebImageError(.unsupportedFormat, "TIFFCoder encodes only TIFF") }
         let frames = image.frames.filter { $0.pixels.width == image.pixelWidth && $0.pixels.height == image.pixelHeight }
@@ -92,9 +122,11 @@ package struct TIFFCoder: ImageCoder {
         var sink = cwi_tiff_sink()
         defer { cwi_tiff_free(&sink) }
         let profile = [UInt8](image.colorProfile ?? Data())
+        // Every page at one depth: 16 bits when the image's pixels are (a still, ``Image/isHighBitDepth``).
+        let bits = image.isHighBitDepth ? 16 : 8
         let status = Self.withBaseAddresses(frames.map(\.pixels.bytes)) { pages in
             cwi_tiff_encode(
-                pages, UInt32(pages.count), UInt32(image.pixelWidth), UInt32(image.pixelHeight), alpha ? 1 : 0, profile,
+                pages, UInt32(pages.count), UInt32(image.pixelWidth), UInt32(image.pixelHeight), alpha ? 1 : 0, Int32(bits), profile,
                 UInt32(profile.count), &sink)
         }
         guard status == 0, let bytes = sink.data else { throw WebImageError(.encodeFailed, "libtiff could not write the image") }

@@ -1,0 +1,157 @@
+"""16-bit PNGs and TIFFs for HighBitDepthTests, written and read without our code.
+
+`high_bit_depth.py write PATH WIDTH HEIGHT ALPHA [P T M F]` writes a 16-bit RGB (ALPHA 0) or RGBA
+(ALPHA 1) PNG whose samples are `sample(x, y, c)` below, with a cICP chunk when four code points
+follow. `high_bit_depth.py read PATH` prints the file's IHDR bit depth and colour type, its cICP
+(or null), whether it has an sRGB chunk, and its samples (R, G, B[, A] per pixel, rows top first)
+as JSON. The reader follows the PNG specification (ISO/IEC 15948, 9: filters; 7.2: 16-bit samples
+big-endian) for non-interlaced 16-bit RGB and RGBA files: what a 16-bit result here is.
+
+`write-tiff` and `read-tiff` do the same for TIFF (TIFF 6.0): an uncompressed little-endian
+baseline file of one strip, alpha unassociated (ExtraSamples 2); read, the first page of a file of
+strips, uncompressed or deflated (Compression 8 or 32946), with or without the horizontal
+predictor (Predictor 2, section 14), in either byte order.
+"""
+
+import json
+import struct
+import sys
+import zlib
+
+
+def sample(x, y, channel):
+    """Values that use all 16 bits (none a multiple of 257 but by chance), alpha never 0."""
+    value = (x * 7919 + y * 104729 + channel * 15485863) % 65536
+    return max(value, 1) if channel == 3 else value
+
+
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def write(path, width, height, alpha, cicp):
+    channels = 4 if alpha else 3
+    raw = bytearray()
+    for y in range(height):
+        raw.append(0)
+        for x in range(width):
+            for channel in range(channels):
+                raw += struct.pack(">H", sample(x, y, channel))
+    header = struct.pack(">IIBBBBB", width, height, 16, 6 if alpha else 2, 0, 0, 0)
+    described = chunk(b"cICP", bytes(cicp)) if cicp else b""
+    with open(path, "wb") as file:
+        file.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + described + chunk(b"IDAT", zlib.compress(bytes(raw)))
+                   + chunk(b"IEND", b""))
+
+
+def paeth(a, b, c):
+    p = a + b - c
+    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+    if pa <= pb and pa <= pc:
+        return a
+    return b if pb <= pc else c
+
+
+def read(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    offset, chunks, idat = 8, {}, b""
+    while offset < len(data):
+        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
+        body = data[offset + 8:offset + 8 + length]
+        if kind == b"IDAT":
+            idat += body
+        else:
+            chunks.setdefault(kind, body)
+        offset += 12 + length
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
+    result = {"bitDepth": depth, "colorType": colour, "cicp": list(chunks[b"cICP"]) if b"cICP" in chunks else None,
+              "sRGB": b"sRGB" in chunks, "width": width, "height": height, "samples": []}
+    if depth != 16 or colour not in (2, 6) or interlace:
+        return result
+    bpp = 6 if colour == 2 else 8
+    stride = width * bpp
+    raw = zlib.decompress(idat)
+    prior = bytearray(stride)
+    samples = []
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        row = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = row[i - bpp] if i >= bpp else 0
+            b = prior[i]
+            c = prior[i - bpp] if i >= bpp else 0
+            row[i] = (row[i] + [0, a, b, (a + b) // 2, paeth(a, b, c)][kind]) & 0xFF
+        samples += [struct.unpack(">H", row[i:i + 2])[0] for i in range(0, stride, 2)]
+        prior = row
+    result["samples"] = samples
+    return result
+
+
+def write_tiff(path, width, height, alpha):
+    channels = 4 if alpha else 3
+    data = b"".join(struct.pack("<H", sample(x, y, c)) for y in range(height) for x in range(width) for c in range(channels))
+    entries = [(256, 4, [width]), (257, 4, [height]), (258, 3, [16] * channels), (259, 3, [1]), (262, 3, [2]),
+               (273, 4, [0]), (277, 3, [channels]), (278, 4, [height]), (279, 4, [len(data)]), (284, 3, [1])]
+    if alpha:
+        entries.append((338, 3, [2]))
+    entries.sort()
+    ifd_offset = 8
+    ifd_size = 2 + 12 * len(entries) + 4
+    extra = bytearray()
+    body = bytearray()
+    data_offset = ifd_offset + ifd_size + 64
+    for tag, kind, values in entries:
+        if tag == 273:
+            values = [data_offset]
+        packed = b"".join(struct.pack("<H" if kind == 3 else "<I", v) for v in values)
+        if len(packed) <= 4:
+            body += struct.pack("<HHI", tag, kind, len(values)) + packed.ljust(4, b"\0")
+        else:
+            body += struct.pack("<HHII", tag, kind, len(values), ifd_offset + ifd_size + len(extra))
+            extra += packed
+    assert len(extra) <= 64
+    with open(path, "wb") as file:
+        file.write(b"II*\0" + struct.pack("<I", ifd_offset) + struct.pack("<H", len(entries)) + bytes(body) + b"\0\0\0\0"
+                   + bytes(extra).ljust(64, b"\0") + data)
+
+
+def read_tiff(path):
+    data = open(path, "rb").read()
+    order = "<" if data[:2] == b"II" else ">"
+    (offset,) = struct.unpack(order + "I", data[4:8])
+    (count,) = struct.unpack(order + "H", data[offset:offset + 2])
+    sizes = {3: 2, 4: 4}
+    tags = {}
+    for index in range(count):
+        tag, kind, number, value = struct.unpack(order + "HHI4s", data[offset + 2 + 12 * index:offset + 14 + 12 * index])
+        size = sizes.get(kind, 1) * number
+        raw = value if size <= 4 else data[struct.unpack(order + "I", value)[0]:][:size]
+        tags[tag] = list(struct.unpack(order + ("H" if kind == 3 else "I") * number, raw[:size])) if kind in sizes else raw
+    width, height, channels = tags[256][0], tags[257][0], tags[277][0]
+    result = {"bitDepth": tags[258][0], "channels": channels, "extraSamples": tags.get(338), "width": width, "height": height,
+              "samples": []}
+    raw = bytearray()
+    for start, length in zip(tags[273], tags[279]):
+        strip = data[start:start + length]
+        raw += zlib.decompress(strip) if tags[259][0] in (8, 32946) else strip
+    samples = list(struct.unpack(order + "H" * (len(raw) // 2), raw)) if result["bitDepth"] == 16 else list(raw)
+    if tags.get(317, [1])[0] == 2:
+        for y in range(height):
+            row = y * width * channels
+            for i in range(channels, width * channels):
+                samples[row + i] = (samples[row + i] + samples[row + i - channels]) & 0xFFFF
+    result["samples"] = samples[:width * height * channels]
+    return result
+
+
+if __name__ == "__main__":
+    command = sys.argv[1]
+    if command in ("write", "write-tiff"):
+        width, height, alpha = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+        if command == "write-tiff":
+            write_tiff(sys.argv[2], width, height, alpha)
+        else:
+            write(sys.argv[2], width, height, alpha, [int(v) for v in sys.argv[6:10]] if len(sys.argv) >= 10 else None)
+    else:
+        print(json.dumps(read_tiff(sys.argv[2]) if command == "read-tiff" else read(sys.argv[2])))

@@ -319,36 +319,65 @@ static int describe(png_structp png, png_infop info, expansion *how) {
     return 0;
 }
 
-int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, size_t available, uint8_t *out, uint32_t width,
-                        uint32_t height, uint32_t reduction, int32_t sample_bits) {
-    expansion how;
-    int wide = sample_bits == 16;
-    if (png_get_bit_depth(png, info) != (wide ? 16 : 8) || png_get_interlace_type(png, info) != PNG_INTERLACE_NONE ||
-        describe(png, info, &how) != 0 || reduction == 0) {
-        return 1;
+/// Where the rows go: a decode's output, or its reduction's band sums, with a row of scratch.
+typedef struct {
+    const expansion *how;
+    /// The file's samples are 16 bits; the output's are (`wide`).
+    int sixteen, wide;
+    uint32_t width, height, reduction;
+    uint8_t *out;
+    /// width x 12 bytes: a 16-bit RGBA row, then an 8-bit one.
+    uint8_t *scratch;
+    uint64_t *sums;
+} row_sink;
+
+/// One unfiltered row into the output: expanded to RGBA (16-bit samples kept, or scaled to 8
+/// bits as png_set_scale_16 does: v x 255 / 65535 rounded), at its place, or into its band.
+static void emit_row(const row_sink *sink, const uint8_t *row, uint32_t y) {
+    uint32_t width = sink->width, reduction = sink->reduction;
+    if (sink->sixteen) {
+        uint16_t *wide = reduction == 1 && sink->wide ? (uint16_t *)sink->out + (size_t)y * width * 4 : (uint16_t *)sink->scratch;
+        expand16(sink->how, row, width, wide);
+        if (sink->wide) {
+            if (reduction > 1) {
+                cwi_png_accumulate16(wide, width, reduction, sink->sums);
+                cwi_png_finish_band16(sink->sums, y, width, sink->height, reduction, (uint16_t *)sink->out);
+            }
+            return;
+        }
+        uint8_t *narrow = reduction == 1 ? sink->out + (size_t)y * width * 4 : sink->scratch + (size_t)width * 8;
+        for (size_t index = 0; index < (size_t)width * 4; index++) narrow[index] = (uint8_t)((wide[index] * 255u + 32895u) >> 16);
+        if (reduction > 1) {
+            cwi_png_accumulate(narrow, width, reduction, sink->sums);
+            cwi_png_finish_band(sink->sums, y, width, sink->height, reduction, sink->out);
+        }
+        return;
     }
-    // At 16 bits: RGB and RGBA without a tRNS key only; grey and keys go to libpng.
-    if (wide && (how.has_key || png_get_valid(png, info, PNG_INFO_tRNS) != 0 ||
-                 (how.color_type != PNG_COLOR_TYPE_RGB && how.color_type != PNG_COLOR_TYPE_RGB_ALPHA))) {
-        return 1;
+    if (reduction == 1) {
+        expand(sink->how, row, width, sink->out + (size_t)y * width * 4);
+        return;
     }
-    size_t bpp = how.channels * (wide ? 2 : 1);
-    size_t row_bytes = (size_t)width * bpp;
-    size_t filtered_size = (row_bytes + 1) * height;
-    if (filtered_size / height != row_bytes + 1 || filtered_size > inflate_limit) {
-        return 1;
+    if (sink->how->color_type == PNG_COLOR_TYPE_RGB && !sink->how->has_key) {
+        accumulate_opaque_rgb(row, width, reduction, sink->sums);
+    } else {
+        expand(sink->how, row, width, sink->scratch);
+        cwi_png_accumulate(sink->scratch, width, reduction, sink->sums);
     }
+    cwi_png_finish_band(sink->sums, y, width, sink->height, reduction, sink->out);
+}
+
+/// The file's image data inflated at once into `filtered` (`filtered_size` bytes, one more
+/// allocated); 0, or 1 when the stream does not fill the rows exactly and end with the data
+/// (anything else is libpng's to judge and to warn about) or a row's filter type is unknown.
+static int inflate_rows(const uint8_t *idat, size_t available, uint8_t *filtered, size_t filtered_size, size_t row_bytes,
+                        uint32_t height) {
     uint8_t *copy = NULL;
     size_t compressed_size = 0;
     const uint8_t *compressed = gather_idat(idat, available, &compressed_size, &copy);
-    // One byte more than the rows: cwi_png_unfilter_band reads a whole word at RGB's last pixel.
-    uint8_t *filtered = compressed == NULL ? NULL : malloc(filtered_size + 1);
-    struct libdeflate_decompressor *inflater = filtered == NULL ? NULL : libdeflate_alloc_decompressor();
+    struct libdeflate_decompressor *inflater = compressed == NULL ? NULL : libdeflate_alloc_decompressor();
     int declined = inflater == NULL;
     if (!declined) {
         size_t used = 0, produced = 0;
-        // The stream must fill the rows exactly and end with the data: anything else is libpng's
-        // to judge (and to warn about).
         enum libdeflate_result result =
             libdeflate_zlib_decompress_ex(inflater, compressed, compressed_size, filtered, filtered_size, &used, &produced);
         declined = result != LIBDEFLATE_SUCCESS || used != compressed_size || produced != filtered_size;
@@ -360,27 +389,43 @@ int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, si
     for (uint32_t y = 0; !declined && y < height; y++) {
         declined = filtered[(size_t)y * (row_bytes + 1)] > 4;
     }
-    uint8_t *rgba = NULL;
-    uint64_t *sums = NULL;
-    uint32_t out_width = (width + reduction - 1) / reduction;
-    if (!declined && reduction > 1) {
-        rgba = malloc((size_t)width * (wide ? 8 : 4));
-        sums = calloc((size_t)out_width * 4, sizeof(uint64_t));
-        declined = rgba == NULL || sums == NULL;
-    }
-    if (declined) {
-        free(filtered);
-        free(rgba);
-        free(sums);
+    return declined;
+}
+
+int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, size_t available, uint8_t *out, uint32_t width,
+                        uint32_t height, uint32_t reduction, int32_t sample_bits) {
+    expansion how;
+    int depth = png_get_bit_depth(png, info), sixteen = depth == 16, wide = sample_bits == 16;
+    if ((depth != 8 && !sixteen) || (wide && !sixteen) || png_get_interlace_type(png, info) != PNG_INTERLACE_NONE ||
+        describe(png, info, &how) != 0 || reduction == 0) {
         return 1;
     }
+    // 16-bit samples: RGB and RGBA without a tRNS key only; grey and keys go to libpng.
+    if (sixteen && (how.has_key || png_get_valid(png, info, PNG_INFO_tRNS) != 0 ||
+                    (how.color_type != PNG_COLOR_TYPE_RGB && how.color_type != PNG_COLOR_TYPE_RGB_ALPHA))) {
+        return 1;
+    }
+    size_t bpp = how.channels * (sixteen ? 2 : 1);
+    size_t row_bytes = (size_t)width * bpp;
+    size_t filtered_size = (row_bytes + 1) * height;
+    if (filtered_size / height != row_bytes + 1 || filtered_size > inflate_limit) {
+        return 1;
+    }
+    // One byte more than the rows: cwi_png_unfilter_band reads a whole word at RGB's last pixel.
+    uint8_t *filtered = malloc(filtered_size + 1);
+    uint32_t out_width = (width + reduction - 1) / reduction;
+    row_sink sink = {&how, sixteen, wide, width, height, reduction, out, NULL, NULL};
+    if (reduction > 1 || (sixteen && !wide)) sink.scratch = malloc((size_t)width * 12);
+    if (reduction > 1) sink.sums = calloc((size_t)out_width * 4, sizeof(uint64_t));
+    int declined = filtered == NULL || ((reduction > 1 || (sixteen && !wide)) && sink.scratch == NULL) ||
+                   (reduction > 1 && sink.sums == NULL) || inflate_rows(idat, available, filtered, filtered_size, row_bytes, height);
     const uint8_t *prior = NULL;
     uint32_t unfiltered = 0;
-    for (uint32_t y = 0; y < height; y++) {
+    for (uint32_t y = 0; !declined && y < height; y++) {
         uint8_t *row = filtered + (size_t)y * (row_bytes + 1);
         if (y == unfiltered) {
-            // Sixteen rows at a time where the CPU can (RGB and RGBA), else this row alone.
-            uint32_t band = wide ? 0 : cwi_png_unfilter_band(row, row_bytes + 1, height - y, prior, width, (uint32_t)how.channels);
+            // Sixteen rows at a time where the CPU can (8-bit RGB and RGBA), else this row alone.
+            uint32_t band = sixteen ? 0 : cwi_png_unfilter_band(row, row_bytes + 1, height - y, prior, width, (uint32_t)how.channels);
             if (band == 0) {
                 unfilter(row + 1, prior, row_bytes, bpp, row[0]);
                 band = 1;
@@ -388,29 +433,10 @@ int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, si
             unfiltered = y + band;
         }
         prior = row + 1;
-        if (wide) {
-            uint16_t *target = reduction == 1 ? (uint16_t *)out + (size_t)y * width * 4 : (uint16_t *)rgba;
-            expand16(&how, row + 1, width, target);
-            if (reduction > 1) {
-                cwi_png_accumulate16(target, width, reduction, sums);
-                cwi_png_finish_band16(sums, y, width, height, reduction, (uint16_t *)out);
-            }
-            continue;
-        }
-        if (reduction == 1) {
-            expand(&how, row + 1, width, out + (size_t)y * width * 4);
-            continue;
-        }
-        if (how.color_type == PNG_COLOR_TYPE_RGB && !how.has_key) {
-            accumulate_opaque_rgb(row + 1, width, reduction, sums);
-        } else {
-            expand(&how, row + 1, width, rgba);
-            cwi_png_accumulate(rgba, width, reduction, sums);
-        }
-        cwi_png_finish_band(sums, y, width, height, reduction, out);
+        emit_row(&sink, row + 1, y);
     }
     free(filtered);
-    free(rgba);
-    free(sums);
-    return 0;
+    free(sink.scratch);
+    free(sink.sums);
+    return declined;
 }

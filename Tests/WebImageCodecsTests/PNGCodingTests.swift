@@ -92,14 +92,15 @@ struct PNGCodingTests {
         }
     }
 
-    @Test("the direct path takes the plain 8-bit files and leaves the rest to libpng")
+    @Test("the direct path takes the plain 8-bit files and 16-bit RGB(A), and leaves the rest to libpng")
     func whichPath() throws {
-        for name in ["rgb8", "rgba8", "rgb8-trns", "gray8", "gray8-trns", "graya8", "palette8"] {
+        for name in ["rgb8", "rgba8", "rgb8-trns", "gray8", "gray8-trns", "graya8", "palette8", "rgb16", "rgba16"] {
             #expect(Self.decodesDirectly(try Fixture.data("png-suite/\(name).png")), "\(name) goes direct")
         }
-        // 16-bit, low bit depths, Adam7, and files libpng warned about before the image data.
+        // 16-bit grey, low bit depths, Adam7, and files libpng warned about before the image data.
         for name in [
-            "png-suite/rgb16.png", "png-suite/palette4.png", "png-suite/gray1.png", "png-suite/rgba16-interlaced.png",
+            "png-suite/gray16.png", "png-suite/graya16.png", "png-suite/palette4.png", "png-suite/gray1.png",
+            "png-suite/rgba16-interlaced.png",
             "png-suite/palette4-interlaced.png", "gradient-interlaced.png", "quirks/png-bad-text-crc.png",
             "quirks/png-iccp-unknown-compression.png", "quirks/png-truncated-idat.png", "quirks/png-bad-idat-crc.png",
         ] {

@@ -51,15 +51,15 @@ typedef struct {
 /// `reduction` above 1 reduces by that whole factor while reading: `out` then holds
 /// ceil(width / reduction) x ceil(height / reduction) pixels, each the average of its block
 /// (colour weighted by alpha), and only one source row is held at a time; an interlaced file is
-/// decoded whole first (Adam7 revisits every row), then reduced the same way. `out` holds exactly the output's pixels x 4 bytes.
-/// With `allow_direct`, a file of 8-bit samples, not interlaced, about whose chunks before the
-/// image data libpng said nothing, has its image data inflated at once by libdeflate and its rows
-/// unfiltered and expanded without libpng's transforms (the same bytes, about twice as fast); any
-/// doubt about the data hands it back to libpng (see PNGRows.h).
-/// `sample_bits` 16 (the direct path for 16-bit RGB and RGBA only; reduced only when not
-/// interlaced) widens every depth to
-/// 16-bit RGBA in the machine's byte order, 8 bytes a pixel in `out`, for an HDR file's tone
-/// mapping or a high bit depth kept; 8 is the 8-bit RGBA above.
+/// decoded whole first (Adam7 revisits every row), then reduced the same way. `out` holds exactly
+/// the output's pixels x 4 bytes (x 8 at 16 bits).
+/// With `allow_direct`, a file of 8-bit samples (or 16-bit RGB or RGBA), not interlaced, about
+/// whose chunks before the image data libpng said nothing, has its image data inflated at once by
+/// libdeflate and its rows unfiltered and expanded without libpng's transforms (the same bytes,
+/// about twice as fast); any doubt about the data hands it back to libpng (see PNGRows.h).
+/// `sample_bits` 16 (the direct path for 16-bit RGB and RGBA files only; reduced only when not
+/// interlaced) widens every depth to 16-bit RGBA in the machine's byte order, 8 bytes a pixel in
+/// `out`, for an HDR file's tone mapping or a high bit depth kept; 8 is the 8-bit RGBA above.
 /// Returns 0 on success, -1 with a reason in the outcome's message.
 int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                         uint32_t width, uint32_t height, uint32_t reduction, int32_t accept_truncated,

@@ -5,7 +5,7 @@ import CWebImageCodecs
 /// samples are reduced to 8 with rounding; a file whose `cICP` says PQ or HLG is decoded at 16
 /// bits and tone-mapped, ``HDRRendering``), or a 16-bit file to 16-bit RGBA with
 /// ``DecodeOptions/keepsHighBitDepth``; transparency from an alpha channel or tRNS kept; the
-/// common 8-bit, non-interlaced file inflated at once by libdeflate. Encoding from straight RGBA
+/// common non-interlaced file (8-bit, or 16-bit RGB or RGBA) inflated at once by libdeflate. Encoding from straight RGBA
 /// (RGB when the image is opaque), rows filtered adaptively and deflated by libdeflate at
 /// ``EncodeOptions/pngCompressionLevel``, optionally interlaced or reduced to a palette. For a thumbnail, a
 /// non-interlaced file is reduced by a whole factor while its rows are read, so a 10000x10000

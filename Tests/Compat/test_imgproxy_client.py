@@ -66,6 +66,10 @@ def make_sources(folder):
     small = Image.new("RGB", (48, 32))
     small.putdata([(x * 5, y * 8, (x * y) % 256) for y in range(32) for x in range(48)])
     small.save(os.path.join(folder, "small.png"))
+    # A 16-bit greyscale PNG (Pillow writes mode I;16 as one), for preserve_hdr.
+    deep = Image.new("I;16", (64, 48))
+    deep.putdata([(x * 1021 + y * 317) % 65536 for y in range(48) for x in range(64)])
+    deep.save(os.path.join(folder, "deep.png"))
 
 
 def signed(path):
@@ -247,7 +251,13 @@ def main():
         check(status == 200 and len(fitted) <= 4000, f"aq:size:4000: {status}, {len(fitted)} bytes")
         check(fetch(photo, "aq:dssim:0.02")[0] == 400, "aq:dssim: 400 here (only size)")
         check(fetch(photo, "kcr:0", "eth:1", "ph:0", resizing_type="fit", width=160)[0] == 200, "kcr, eth, ph:0 taken")
-        check(fetch(photo, "ph:1")[0] == 400, "ph:1: 400 here (results are 8-bit)")
+        # preserve_hdr (imgproxy's colorspace_test.go): a 16-bit PNG stays 16-bit as PNG with ph:1
+        # (its IHDR's bit depth, byte 24), is 8-bit with ph:0 and as JPEG.
+        deep = f"{origin_url}/deep.png"
+        depths = [(status, body[24] if status == 200 and body[:4] == b"\x89PNG" else 8) for status, _, body in (
+            fetch(deep, "ph:1", width=32, extension="png"), fetch(deep, "ph:0", width=32, extension="png"),
+            fetch(deep, "ph:1", width=32, extension="jpg"))]
+        check(depths == [(200, 16), (200, 8), (200, 8)], f"ph:1 keeps 16 bits as PNG, ph:0 and JPEG 8: {depths}")
         status, _, body = get(server, "/info" + signed(f"/s:0/f:0/d:0/dc:1/plain/{origin_url}/small.png"))
         colors = json.loads(body).get("dominant_colors", {}) if status == 200 else {}
         check(status == 200 and all(set(c) == {"R", "G", "B"} for c in colors.values()) and colors,

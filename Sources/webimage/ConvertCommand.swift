@@ -45,6 +45,13 @@ struct ConvertCommand: AsyncParsableCommand {
     @Flag(help: "Write the source's EXIF into the output (JPEG, PNG, WebP), its orientation set to the output's.")
     var keepExif = false
 
+    @Flag(
+        help: """
+            Keep more than 8 bits a sample (a 16-bit PNG, JPEG XL or TIFF, a 10/12-bit AVIF or HEIF) in an output that \
+            holds them (PNG, AVIF, JPEG XL, TIFF), in the source's transfer and primaries: the proxy's preserve_hdr.
+            """)
+    var keepBitDepth = false
+
     @Flag(help: "Convert what arrived of an image whose data ends early (the rest grey or transparent) instead of failing.")
     var acceptTruncated = false
 
@@ -65,14 +72,11 @@ struct ConvertCommand: AsyncParsableCommand {
         guard let data = FileManager.default.contents(atPath: input) else { throw CommandFailure("cannot read \(input)") }
         var image: Image
         let thumbnail = try shaping.thumbnail().map { ThumbnailSize(width: $0.width, height: $0.height) }
+        var options = DecodeOptions(
+            thumbnail: thumbnail, acceptsTruncatedImages: acceptTruncated, keepsColorProfile: keepColorProfile, keepsEXIF: keepExif)
+        options.keepsHighBitDepth = keepBitDepth
         do {
-            image = try CodersManager.shared.decode(
-                data,
-                options: video.applied(
-                    to: DecodeOptions(
-                        thumbnail: thumbnail, acceptsTruncatedImages: acceptTruncated, keepsColorProfile: keepColorProfile,
-                        keepsEXIF: keepExif))
-            )
+            image = try CodersManager.shared.decode(data, options: video.applied(to: options))
         } catch {
             throw CommandFailure("cannot decode \(input): \(error.message ?? "\(error.code)")")
         }

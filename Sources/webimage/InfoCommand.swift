@@ -14,7 +14,8 @@ struct InfoCommand: AsyncParsableCommand {
             ancillary PNG chunk, a GIF without its trailer), partial (with --accept-truncated, \
             whether the data ended before the image) and, for AVIF, PNG, JPEG, HEIF, JPEG XL, \
             TIFF and videos, color: the file's bitDepth, primaries, transfer (names such as bt2020 and pq, or H.273 code \
-            points), matrix, hdr (PQ or HLG, tone-mapped to SDR when decoded) and gainMap.
+            points), matrix, hdr (PQ or HLG, tone-mapped to SDR when decoded), gainMap, and an Ultra HDR \
+            JPEG's gainMapMetadata (its hdrgm values, gains and capacities in log2).
 
             A video (MP4, QuickTime, WebM; in a build with the Video trait) is described by the \
             frame --second takes: its size, orientation and colour.
@@ -57,11 +58,27 @@ struct InfoCommand: AsyncParsableCommand {
             let matrix: Int?
             let hdr: Bool
             let gainMap: Bool
+            let gainMapMetadata: GainMapValues?
 
             init(_ description: ColorDescription) {
                 (bitDepth, primaries, transfer, matrix) =
                     (description.bitDepth, description.primariesName, description.transferName, description.matrix)
                 (hdr, gainMap) = (description.isHDR, description.hasGainMap)
+                gainMapMetadata = description.gainMap.map(GainMapValues.init)
+            }
+        }
+
+        /// A ``GainMapMetadata``'s values.
+        struct GainMapValues: Encodable {
+            let gainMapMin, gainMapMax, gamma, offsetSDR, offsetHDR: [Double]
+            let hdrCapacityMin, hdrCapacityMax: Double
+            let baseRenditionIsHDR: Bool
+
+            init(_ metadata: GainMapMetadata) {
+                (gainMapMin, gainMapMax, gamma) = (metadata.gainMapMin, metadata.gainMapMax, metadata.gamma)
+                (offsetSDR, offsetHDR) = (metadata.offsetSDR, metadata.offsetHDR)
+                (hdrCapacityMin, hdrCapacityMax, baseRenditionIsHDR) =
+                    (metadata.hdrCapacityMin, metadata.hdrCapacityMax, metadata.baseRenditionIsHDR)
             }
         }
     }
@@ -106,7 +123,12 @@ struct InfoCommand: AsyncParsableCommand {
         var parts = ["\(color.bitDepth)-bit"]
         if let primaries = color.primaries { parts.append("\(primaries) primaries") }
         if let transfer = color.transfer { parts.append("\(transfer) transfer") }
-        if color.gainMap { parts.append("a gain map (shown as its SDR base)") }
+        if let values = color.gainMapMetadata {
+            let boost = values.gainMapMax.map { String($0) }.joined(separator: "/")
+            parts.append("a gain map (shown as its SDR base; log2 content boost up to \(boost), HDR capacity \(values.hdrCapacityMax))")
+        } else if color.gainMap {
+            parts.append("a gain map (shown as its SDR base)")
+        }
         return parts.joined(separator: ", ") + (color.hdr ? " (HDR, tone-mapped to SDR)" : "")
     }
 

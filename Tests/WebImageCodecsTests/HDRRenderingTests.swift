@@ -149,15 +149,33 @@ struct HDRRenderingTests {
         #expect(try CodersManager.shared.decode(jpeg).sourceColor == ColorDescription(bitDepth: 8))
         // An Ultra HDR primary image's XMP (Android's Ultra HDR format, Adobe's gain map
         // namespace), placed after SOI: the gain map is reported, the SDR base decoded.
-        let xmp =
-            Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
-            + Array(
-                #"<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:Description xmlns:hdrgm="http://ns.adobe.com/hdr-gain-map/1.0/" hdrgm:Version="1.0"/></x:xmpmeta>"#
-                    .utf8)
-        let length = xmp.count + 2
-        let ultraHDR = Data(jpeg.prefix(2)) + Data([0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + xmp) + Data(jpeg.dropFirst(2))
-        let decoded = try CodersManager.shared.decode(ultraHDR)
+        let decoded = try CodersManager.shared.decode(UltraHDRFile.make(jpeg, gainMapXMP: nil))
         #expect(decoded.sourceColor == ColorDescription(bitDepth: 8, hasGainMap: true))
         #expect(decoded.pixels == (try CodersManager.shared.decode(jpeg)).pixels)
+        // With the gain map image appended, its XMP as libultrahdr writes it: its values are reported.
+        let withValues = try CodersManager.shared.decode(UltraHDRFile.make(jpeg))
+        let expected = GainMapMetadata(
+            gainMapMin: [0], gainMapMax: [2.32193], gamma: [1], offsetSDR: [0], offsetHDR: [0], hdrCapacityMin: 0, hdrCapacityMax: 2.32193)
+        #expect(withValues.sourceColor == ColorDescription(bitDepth: 8, hasGainMap: true, gainMap: expected))
+        #expect(withValues.pixels == decoded.pixels, "the SDR base is what is decoded")
+    }
+
+    @Test("gain map XMP: attributes or elements, one value or three, the defaults libultrahdr applies, required values, bad ones")
+    func gainMapValues() {
+        // Defaults (lib/src/jpegrutils.cpp, getGainmapMetadata): GainMapMin 0 (a boost of 1),
+        // Gamma 1, OffsetSDR and OffsetHDR 1/64, HDRCapacityMin 0, BaseRenditionIsHDR false.
+        let minimal = GainMapXMP.metadata(in: #"<d hdrgm:Version="1.0" hdrgm:GainMapMax="3" hdrgm:HDRCapacityMax='2.5'/>"#)
+        #expect(minimal == GainMapMetadata(gainMapMax: [3], hdrCapacityMax: 2.5))
+        #expect(minimal?.offsetSDR == [0.015625] && minimal?.gamma == [1] && minimal?.baseRenditionIsHDR == false)
+        let perChannel = GainMapXMP.metadata(
+            in: """
+                <rdf:Description hdrgm:HDRCapacityMax="1.5"><hdrgm:GainMapMax><rdf:Seq><rdf:li>1.1</rdf:li><rdf:li>1.2</rdf:li>                <rdf:li>1.3</rdf:li></rdf:Seq></hdrgm:GainMapMax><hdrgm:Gamma>0.8</hdrgm:Gamma>                <hdrgm:BaseRenditionIsHDR>True</hdrgm:BaseRenditionIsHDR></rdf:Description>
+                """)
+        #expect(perChannel == GainMapMetadata(gainMapMax: [1.1, 1.2, 1.3], gamma: [0.8], hdrCapacityMax: 1.5, baseRenditionIsHDR: true))
+        #expect(GainMapXMP.metadata(in: #"<d hdrgm:GainMapMax="3"/>"#) == nil, "HDRCapacityMax is required")
+        #expect(GainMapXMP.metadata(in: #"<d hdrgm:HDRCapacityMax="3"/>"#) == nil, "GainMapMax is required")
+        #expect(GainMapXMP.metadata(in: #"<d hdrgm:GainMapMax="three" hdrgm:HDRCapacityMax="3"/>"#) == nil, "not a number")
+        #expect(GainMapXMP.metadata(in: #"<d hdrgm:GainMapMax="3" hdrgm:HDRCapacityMax="3" hdrgm:Gamma="x"/>"#) == nil)
+        #expect(GainMapXMP.metadata(in: #"<d hdrgm:GainMapMax="3" hdrgm:HDRCapacityMax="3" hdrgm:BaseRenditionIsHDR="maybe"/>"#) == nil)
     }
 }

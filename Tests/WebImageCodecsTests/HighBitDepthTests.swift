@@ -135,7 +135,29 @@ struct HighBitDepthTests {
         }
     }
 
-    @Test("crops, quarter turns, flips, orientation and the canvas move 16-bit pixels exactly; other transforms get 8 bits")
+    @Test("blur and sharpen keep 16 bits: a flat colour stays exact, and the result rounds to the 8-bit one's within a level or two")
+    func blurAndSharpen() async throws {
+        let flat = Image(pixels: PixelBuffer(width: 30, height: 20, straightRGBA16: (0..<(30 * 20 * 4)).map { [40000, 123, 65535, 65535][$0 % 4] }))
+        for transformer in [BlurTransformer(radius: 3) as any ImageTransformer, SharpeningTransformer(sigma: 1.5, amount: 2)] {
+            let made = try #require(transformer.transform(flat, forKey: "")).pixels
+            #expect(made.isHighBitDepth && made.pixel16(x: 15, y: 10) == (40000, 123, 65535, 65535), "\(transformer.transformerKey)")
+        }
+        let directory = try TemporaryDirectory("png16")
+        for alpha in [false, true] {
+            let image = try CodersManager.shared.decode(try await Self.written(directory, 40, 30, alpha: alpha), options: Self.keeping)
+            for transformer in [BlurTransformer(radius: 2) as any ImageTransformer, SharpeningTransformer(sigma: 1, amount: 1)] {
+                let wide = try #require(transformer.transform(image, forKey: "")).pixels
+                let narrow = try #require(transformer.transform(image.reducedToEightBits(), forKey: "")).pixels
+                #expect(wide.isHighBitDepth && !narrow.isHighBitDepth)
+                let largest = zip(wide.samples16, narrow.bytes).map { abs(Int((UInt32($0) + 128) / 257) - Int($1)) }.max() ?? 99
+                // The 8-bit side starts from samples rounded to 8 bits and rounds again at the end.
+                #expect(largest <= 2, "\(transformer.transformerKey), alpha \(alpha): \(largest)")
+                #expect(wide.samples16.filter { $0 % 257 != 0 }.count > wide.samples16.count / 2, "\(transformer.transformerKey)")
+            }
+        }
+    }
+
+    @Test("crops, quarter turns, flips, orientation and the canvas move 16-bit pixels exactly; pixelation and free turns get 8 bits")
     func exactMoves() async throws {
         let directory = try TemporaryDirectory("png16")
         let image = try CodersManager.shared.decode(try await Self.written(directory, 6, 4, alpha: true), options: Self.keeping)
@@ -157,9 +179,9 @@ struct HighBitDepthTests {
         ).pixels
         #expect(padded.isHighBitDepth && padded.pixel16(x: 1, y: 1) == image.pixels.pixel16(x: 0, y: 0))
         #expect(padded.pixel16(x: 0, y: 0) == (65535, 0, 0, 65535), "the colour at 16 bits")
-        let blurred = try #require(BlurTransformer(radius: 1).transform(image, forKey: ""))
-        #expect(!blurred.isHighBitDepth)
-        #expect(blurred == BlurTransformer(radius: 1).transform(image.reducedToEightBits(), forKey: ""))
+        let pixelated = try #require(PixelatingTransformer(blockSize: 2).transform(image, forKey: ""))
+        #expect(!pixelated.isHighBitDepth)
+        #expect(pixelated == PixelatingTransformer(blockSize: 2).transform(image.reducedToEightBits(), forKey: ""))
         let freely = try #require(RotationTransformer(degrees: 30).transform(image, forKey: ""))
         #expect(!freely.isHighBitDepth, "a turn that resamples is made at 8 bits")
     }
@@ -331,6 +353,21 @@ struct HighBitDepthTests {
                     "alpha \(alpha), cICP \(cicp), \(String(describing: thumbnail))")
             }
         }
+    }
+
+    @Test("an HDR APNG's frames are tone-mapped, each as the same frame alone is (against its own peak)")
+    func hdrAnimation() async throws {
+        let directory = try TemporaryDirectory("apng16")
+        let path = directory.url.appendingPathComponent("pq.png").path
+        _ = try await Self.python(["write-apng", path, "12", "5", "9", "16", "0", "1"])
+        let animation = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(animation.frames.count == 2 && !animation.isHighBitDepth)
+        for index in 0..<2 {
+            let still = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: "\(path)-\(index).png")))
+            #expect(still.sourceColor?.isHDR == true)
+            #expect(animation.frames[index].pixels == still.pixels, "frame \(index)")
+        }
+        #expect(animation.frames[0].pixels != animation.frames[1].pixels)
     }
 
     @Test("a 16-bit decode is charged twice its pixels: refused one pixel over, taken at exactly the limit")

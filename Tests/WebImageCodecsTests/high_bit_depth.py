@@ -7,6 +7,9 @@ follow. `high_bit_depth.py read PATH` prints the file's IHDR bit depth and colou
 as JSON. The reader follows the PNG specification (ISO/IEC 15948, 9: filters; 7.2: 16-bit samples
 big-endian) for non-interlaced 16-bit RGB and RGBA files: what a 16-bit result here is.
 
+`write-apng PATH WIDTH HEIGHT P T M F` writes a two-frame 16-bit APNG with that cICP, and each
+frame alone as a still beside it (PATH-0.png, PATH-1.png).
+
 `write-tiff` and `read-tiff` do the same for TIFF (TIFF 6.0): an uncompressed little-endian
 baseline file of one strip, alpha unassociated (ExtraSamples 2); read, the first page of a file of
 strips, uncompressed or deflated (Compression 8 or 32946), with or without the horizontal
@@ -42,6 +45,29 @@ def write(path, width, height, alpha, cicp):
     with open(path, "wb") as file:
         file.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + described + chunk(b"IDAT", zlib.compress(bytes(raw)))
                    + chunk(b"IEND", b""))
+
+
+def write_apng(path, width, height, cicp):
+    """A two-frame 16-bit RGB APNG with a cICP chunk: frame 0 is `sample`, frame 1 the same
+    halved, each stored whole (fcTL at 0, 0, no blending), each also written alone as PATH-N.png."""
+    def rows(frame):
+        raw = bytearray()
+        for y in range(height):
+            raw.append(0)
+            for x in range(width):
+                for channel in range(3):
+                    raw += struct.pack(">H", sample(x, y, channel) >> frame)
+        return zlib.compress(bytes(raw))
+
+    header = chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 16, 2, 0, 0, 0)) + chunk(b"cICP", bytes(cicp))
+    control = lambda sequence: chunk(b"fcTL", struct.pack(">IIIIIHHBB", sequence, width, height, 0, 0, 1, 10, 0, 0))
+    first, second = rows(0), rows(1)
+    with open(path, "wb") as file:
+        file.write(b"\x89PNG\r\n\x1a\n" + header + chunk(b"acTL", struct.pack(">II", 2, 0)) + control(0) + chunk(b"IDAT", first)
+                   + control(1) + chunk(b"fdAT", struct.pack(">I", 2) + second) + chunk(b"IEND", b""))
+    for index, data in enumerate((first, second)):
+        with open(f"{path}-{index}.png", "wb") as file:
+            file.write(b"\x89PNG\r\n\x1a\n" + header + chunk(b"IDAT", data) + chunk(b"IEND", b""))
 
 
 def paeth(a, b, c):
@@ -147,7 +173,9 @@ def read_tiff(path):
 
 if __name__ == "__main__":
     command = sys.argv[1]
-    if command in ("write", "write-tiff"):
+    if command == "write-apng":
+        write_apng(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), [int(v) for v in sys.argv[5:9]])
+    elif command in ("write", "write-tiff"):
         width, height, alpha = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
         if command == "write-tiff":
             write_tiff(sys.argv[2], width, height, alpha)

@@ -194,6 +194,30 @@ struct WebImageCommandTests {
         let p3 = try CodersManager.shared.decode(
             try #require(FileManager.default.contents(atPath: workspace.path("p3.png"))), options: DecodeOptions(keepsColorProfile: true))
         #expect(p3.colorProfile == (try Fixture.data("color/display-p3.icc")))
+        // A 16-bit PNG (written by the library's encoder) stays 16-bit with --keep-bit-depth, and
+        // is 8-bit without; as JPEG it is 8-bit either way.
+        let samples = (0..<(20 * 10 * 4)).map { UInt16(truncatingIfNeeded: $0 &* 40503) | ($0 % 4 == 3 ? 0xFFFF : 0) }
+        try CodersManager.shared.encode(Image(pixels: PixelBuffer(width: 20, height: 10, straightRGBA16: samples)), as: .png).write(
+            to: URL(fileURLWithPath: workspace.path("deep.png")))
+        for (flags, target, depth) in [(["--keep-bit-depth"], "deep-out.png", 16), ([], "flat-out.png", 8), (["--keep-bit-depth"], "deep.jpg", 8)] {
+            let converted = try await workspace.run(["convert", workspace.path("deep.png"), workspace.path(target), "--thumbnail", "10x5"] + flags)
+            #expect(converted.status == 0, "\(converted.standardError)")
+            let written = try #require(FileManager.default.contents(atPath: workspace.path(target)))
+            #expect(try CodersManager.shared.decode(written).sourceColor?.bitDepth == depth, "\(target) \(flags)")
+        }
+        // An Ultra HDR JPEG's gain map values (UltraHDRFile: libultrahdr's gain map XMP).
+        let base = try CodersManager.shared.encode(
+            Image(pixels: PixelBuffer(width: 8, height: 8, straightRGBA: [UInt8](repeating: 90, count: 256))), as: .jpeg)
+        try UltraHDRFile.make(base).write(to: URL(fileURLWithPath: workspace.path("ultra.jpg")))
+        let ultra = try await workspace.run(["info", workspace.path("ultra.jpg"), "--json"])
+        let gainMap = try #require((ultra.json["color"] as? [String: Any])?["gainMapMetadata"] as? [String: Any])
+        #expect(gainMap["gainMapMax"] as? [Double] == [2.32193] && gainMap["hdrCapacityMax"] as? Double == 2.32193)
+        #expect(gainMap["offsetSDR"] as? [Double] == [0] && gainMap["baseRenditionIsHDR"] as? Bool == false)
+        let ultraText = try await workspace.run(["info", workspace.path("ultra.jpg")])
+        #expect(
+            ultraText.lines.contains(
+                "colour:      8-bit, a gain map (shown as its SDR base; log2 content boost up to 2.32193, HDR capacity 2.32193)"),
+            "\(ultraText.lines)")
         let avif = try await workspace.run(["convert", Fixture.url("bmp/mixed.ico").path, workspace.path("icon.avif"), "--json"])
         #expect(avif.status == 0 && avif.json["format"] as? String == "avif" && avif.json["width"] as? Int == 32)
         let info = try await workspace.run(["info", Fixture.url("avif/animated.avif").path, "--json"])

@@ -760,6 +760,15 @@ struct ImgproxyInfoTests {
                 hdr
                     == #"{"color_description": {"bit_depth": 12, "primaries": "bt2020", "transfer": "pq", "matrix": 0, "hdr": true, "gain_map": false}}"#
             )
+            // An Ultra HDR JPEG (UltraHDRFile: libultrahdr's gain map XMP): its gain map's values.
+            let base = try CodersManager.shared.encode(
+                Image(pixels: PixelBuffer(width: 8, height: 8, straightRGBA: [UInt8](repeating: 120, count: 256))), as: .jpeg)
+            harness.origin.route("/u.jpg", .ok([UInt8](UltraHDRFile.make(base)), contentType: "image/jpeg"))
+            let ultra = String(decoding: try await info("s:0/f:0/d:0/exif:0/cd:1", "/u.jpg").body, as: UTF8.self)
+            #expect(
+                ultra
+                    == #"{"color_description": {"bit_depth": 8, "primaries": null, "transfer": null, "matrix": null, "hdr": false, "gain_map": true, "gain_map_metadata": {"gain_map_min": [0.0], "gain_map_max": [2.32193], "gamma": [1.0], "offset_sdr": [0.0], "offset_hdr": [0.0], "hdr_capacity_min": 0.0, "hdr_capacity_max": 2.32193, "base_rendition_is_hdr": false}}}"#
+            )
             let sdr = String(decoding: try await info("s:0/f:0/d:0/exif:0/color_description:1", "/o.jpg").body, as: UTF8.self)
             #expect(
                 sdr

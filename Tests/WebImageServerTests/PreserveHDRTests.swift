@@ -33,6 +33,7 @@ struct PreserveHDRTests {
     func depths(preserving configured: Bool, _ cases: [(source: String, options: String, format: String)]) async throws -> [Int] {
         var configuration = ServerHarness.configuration()
         configuration.preserveHDR = configured
+        configuration.watermark = WatermarkImage(source: .data(try Fixture.data("gradient-rgba.png")))
         let png = try Self.source()
         var depths: [Int] = []
         try await ServerHarness.inProcess(configuration) { harness throws in
@@ -58,6 +59,10 @@ struct PreserveHDRTests {
             ("8", "", "avif"),
         ]
         #expect(try await depths(preserving: true, cases) == [16, 12, 16, 16, 8, 8, 8])
+        // TestWatermarkColorspace: an 8-bit mark over a 16-bit source keeps it 16-bit; blur and
+        // sharpen keep it too.
+        let marked = [("16", "/wm:0.5", "png"), ("8", "/wm:0.5", "png"), ("16", "/bl:2/sh:1", "png")]
+        #expect(try await depths(preserving: true, marked) == [16, 8, 16])
     }
 
     @Test("off (the default): 8-bit; the URL's preserve_hdr overrides the variable both ways")
@@ -67,6 +72,15 @@ struct PreserveHDRTests {
                 8, 16, 16,
             ])
         #expect(try await depths(preserving: true, [("16", "/ph:0", "png"), ("16", "/preserve_hdr:f", "png")]) == [8, 8])
+    }
+
+    @Test("an 8-bit mark blends over 16-bit pixels on their scale (libvips' OVER, the mark's values times 257)")
+    func watermarkBlend() {
+        let base = PixelBuffer(width: 1, height: 1, straightRGBA16: [30000, 40000, 50000, 65535])
+        let mark = PixelBuffer(width: 1, height: 1, straightRGBA: [255, 0, 0, 255])
+        let blended = WatermarkTransformer.blend(mark, over: base, x: 0, y: 0, opacity: 0.5)
+        // Red: (65535 x 0.5 + 30000 x 0.5) / 1 = 47767.5, rounded away from zero; the others halve.
+        #expect(blended.isHighBitDepth && blended.pixel16(x: 0, y: 0) == (47768, 20000, 25000, 65535))
     }
 
     @Test("the variable, the flag, and the canonical options that key the result cache")

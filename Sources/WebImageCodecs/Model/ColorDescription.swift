@@ -17,14 +17,21 @@ public struct ColorDescription: Sendable, Hashable {
     public var matrix: Int?
     /// Whether the file carries a gain map (an Ultra HDR JPEG's `hdrgm` metadata).
     public var hasGainMap: Bool
+    /// The gain map's metadata values, when the file states them readably (an Ultra HDR JPEG's
+    /// gain map image's XMP).
+    public var gainMap: GainMapMetadata?
 
     /// A description; the code points nil where the file does not signal them.
-    public init(bitDepth: Int, primaries: Int? = nil, transfer: Int? = nil, matrix: Int? = nil, hasGainMap: Bool = false) {
+    public init(
+        bitDepth: Int, primaries: Int? = nil, transfer: Int? = nil, matrix: Int? = nil, hasGainMap: Bool = false,
+        gainMap: GainMapMetadata? = nil
+    ) {
         self.bitDepth = bitDepth
         self.primaries = primaries
         self.transfer = transfer
         self.matrix = matrix
-        self.hasGainMap = hasGainMap
+        self.hasGainMap = hasGainMap || gainMap != nil
+        self.gainMap = gainMap
     }
 
     /// H.273's transfer characteristics for PQ (SMPTE ST 2084).

@@ -5,9 +5,9 @@
 ///
 /// A 16-bit buffer holds each sample as a native-endian `UInt16` (0...65535), in the source's own
 /// transfer and primaries (``Image/sourceColor`` says which: a PQ photograph's samples are PQ
-/// code values). The resampler, crop, rotations, flips and the canvas keep 16 bits; every other
-/// transformer, and every encoder of a format that cannot hold them, takes the 8-bit reduction
-/// (``Image/reducedToEightBits()``), which tone-maps PQ and HLG.
+/// code values). The resampler, crop, quarter turns, flips, the canvas, blur and sharpening keep 16
+/// bits; every other transformer, and every encoder of a format that cannot hold them, takes the
+/// 8-bit reduction (``Image/reducedToEightBits()``), which tone-maps PQ and HLG.
 ///
 /// Straight alpha is what PNG, WebP and GIF store, so decoding and re-encoding to a lossless
 /// format changes no value: a pixel `(200, 100, 50, 3)` stays that, where 8-bit premultiplied
@@ -45,7 +45,7 @@ public struct PixelBuffer: Sendable, Equatable {
     }
 
     /// Wraps `bytes` of pixels of `bitsPerSample` (8 or 16) bits a sample.
-    init(width: Int, height: Int, bitsPerSample: Int, bytes: [UInt8]) {
+    package init(width: Int, height: Int, bitsPerSample: Int, bytes: [UInt8]) {
         precondition(bitsPerSample == 8 || bitsPerSample == 16, "8 or 16 bits a sample")
         precondition(
             width >= 0 && height >= 0 && bytes.count == width * height * bitsPerSample / 2, "RGBA bytes must be width × height × pixel size"

@@ -15,6 +15,6 @@ public struct BlurTransformer: ImageTransformer, Hashable {
     public var transformerKey: String { "blur:\(TransformSpec.format(radius))" }
 
     public func transform(_ image: Image, forKey key: String) -> Image? {
-        image.mappingFrames { BoxBlur.blur($0, sigma: radius) }
+        image.mappingFrames(keepingHighBitDepth: true) { BoxBlur.blur($0, sigma: radius) }
     }
 }

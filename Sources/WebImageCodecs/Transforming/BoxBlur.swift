@@ -7,12 +7,16 @@ enum BoxBlur {
     static let passes = 3
 
     /// Blurs pixels with a Gaussian of standard deviation `sigma` pixels, premultiplied while
-    /// blurred when they have transparency.
+    /// blurred when they have transparency; 16-bit pixels stay 16-bit.
     static func blur(_ source: PixelBuffer, sigma: Double) -> PixelBuffer {
         guard sigma > 0, source.width > 0, source.height > 0 else { return source }
         let box = ExtendedBox(sigma: sigma, passes: passes)
-        return source.isOpaque
-            ? blur(source, box: box, access: OpaquePixelAccess.self) : blur(source, box: box, access: StraightPixelAccess.self)
+        switch (source.isHighBitDepth, source.isOpaque) {
+        case (false, true): return blur(source, box: box, access: OpaquePixelAccess.self)
+        case (false, false): return blur(source, box: box, access: StraightPixelAccess.self)
+        case (true, true): return blur(source, box: box, access: Opaque16PixelAccess.self)
+        case (true, false): return blur(source, box: box, access: Straight16PixelAccess.self)
+        }
     }
 
     private static func blur<Access: PixelAccess>(_ source: PixelBuffer, box: ExtendedBox, access: Access.Type) -> PixelBuffer {
@@ -39,21 +43,22 @@ enum BoxBlur {
     private static func blurRows<Access: PixelAccess>(_ source: PixelBuffer, box: ExtendedBox, access: Access.Type) -> PixelBuffer {
         let width = source.width
         let pad = box.whole + 1
-        let output = ParallelRows.fill(rows: source.height, width: width) { y, outputRow in
+        let size = Access.bytesPerPixel
+        let output = ParallelRows.fill(rows: source.height, width: width * size / 4) { y, outputRow in
             // Lines padded with copies of their end pixels, so the running sum needs no bounds checks.
             var line = [SIMD4<Float>](repeating: .zero, count: width + 2 * pad)
             var scratch = line
             source.bytes.withUnsafeBytes { input in
-                for x in 0..<width { line[pad + x] = Access.load(input.baseAddress! + (y * width + x) * 4) }
+                for x in 0..<width { line[pad + x] = Access.load(input.baseAddress! + (y * width + x) * size) }
             }
             for _ in 0..<passes {
                 padEnds(&line, pad: pad, count: width)
                 blurLine(line, into: &scratch, box: box, count: width)
                 swap(&line, &scratch)
             }
-            for x in 0..<width { Access.store(line[pad + x], to: outputRow + x * 4) }
+            for x in 0..<width { Access.store(line[pad + x], to: outputRow + x * size) }
         }
-        return PixelBuffer(width: width, height: source.height, straightRGBA: output)
+        return PixelBuffer(width: width, height: source.height, bitsPerSample: source.bitsPerSample, bytes: output)
     }
 
     private static func padEnds(_ line: inout [SIMD4<Float>], pad: Int, count: Int) {

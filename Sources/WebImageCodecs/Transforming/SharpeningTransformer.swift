@@ -24,25 +24,37 @@ package struct SharpeningTransformer: ImageTransformer, Hashable {
     public func transform(_ image: Image, forKey key: String) -> Image? {
         guard sigma > 0, amount > 0 else { return image }
         let weight = Float(amount)
-        return image.mappingFrames { pixels in
+        return image.mappingFrames(keepingHighBitDepth: true) { pixels in
             let blurred = BoxBlur.blur(pixels, sigma: sigma).bytes
             var output = pixels.bytes
-            output.withUnsafeMutableBufferPointer { output in
-                blurred.withUnsafeBufferPointer { blurred in
-                    for pixel in stride(from: 0, to: output.count, by: 4) {
-                        let alpha = Float(output[pixel + 3])
-                        guard alpha > 0 else { continue }
-                        // Premultiplied, the blur's colour weighted by its own alpha; alpha itself is kept.
-                        let blurredAlpha = Float(blurred[pixel + 3])
-                        for channel in pixel..<pixel + 3 {
-                            let value = Float(output[channel]) * alpha
-                            let sharpened = value + weight * (value - Float(blurred[channel]) * blurredAlpha)
-                            output[channel] = UInt8((min(255 * alpha, max(0, sharpened)) / alpha).rounded())
-                        }
+            output.withUnsafeMutableBytes { output in
+                blurred.withUnsafeBytes { blurred in
+                    if pixels.isHighBitDepth {
+                        Self.sharpen(output.bindMemory(to: UInt16.self), blurred.bindMemory(to: UInt16.self), weight: weight)
+                    } else {
+                        Self.sharpen(output.bindMemory(to: UInt8.self), blurred.bindMemory(to: UInt8.self), weight: weight)
                     }
                 }
             }
-            return PixelBuffer(width: pixels.width, height: pixels.height, straightRGBA: output)
+            return PixelBuffer(width: pixels.width, height: pixels.height, bitsPerSample: pixels.bitsPerSample, bytes: output)
+        }
+    }
+
+    /// `output` less `weight` times its difference from `blurred`, in samples of 8 or 16 bits.
+    private static func sharpen<Sample: FixedWidthInteger & UnsignedInteger>(
+        _ output: UnsafeMutableBufferPointer<Sample>, _ blurred: UnsafeBufferPointer<Sample>, weight: Float
+    ) {
+        let maximum = Float(Sample.max)
+        for pixel in stride(from: 0, to: output.count, by: 4) {
+            let alpha = Float(output[pixel + 3])
+            guard alpha > 0 else { continue }
+            // Premultiplied, the blur's colour weighted by its own alpha; alpha itself is kept.
+            let blurredAlpha = Float(blurred[pixel + 3])
+            for channel in pixel..<pixel + 3 {
+                let value = Float(output[channel]) * alpha
+                let sharpened = value + weight * (value - Float(blurred[channel]) * blurredAlpha)
+                output[channel] = Sample((min(maximum * alpha, max(0, sharpened)) / alpha).rounded())
+            }
         }
     }
 }

@@ -62,13 +62,27 @@ struct ImageInfo {
 
     /// The source's colour description as a JSON object: `bit_depth`, `primaries`, `transfer`
     /// (names, or H.273 code points; null when not signalled), `matrix` (the code point), `hdr`,
-    /// `gain_map`; null for a format whose description is not read.
+    /// `gain_map`, and an Ultra HDR JPEG's `gain_map_metadata` (its `hdrgm` values) when it
+    /// states them; null for a format whose description is not read.
     static func colorDescription(_ description: ColorDescription?) -> String {
         guard let description else { return "null" }
-        return object([
+        var members = [
             ("bit_depth", String(description.bitDepth)), ("primaries", description.primariesName.map(quoted) ?? "null"),
             ("transfer", description.transferName.map(quoted) ?? "null"), ("matrix", description.matrix.map(String.init) ?? "null"),
             ("hdr", description.isHDR ? "true" : "false"), ("gain_map", description.hasGainMap ? "true" : "false"),
+        ]
+        if let gainMap = description.gainMap { members.append(("gain_map_metadata", Self.gainMap(gainMap))) }
+        return object(members)
+    }
+
+    /// A gain map's `hdrgm` values: gains and capacities in log2, per channel where the file gives three.
+    static func gainMap(_ metadata: GainMapMetadata) -> String {
+        func list(_ values: [Double]) -> String { "[" + values.map { String($0) }.joined(separator: ", ") + "]" }
+        return object([
+            ("gain_map_min", list(metadata.gainMapMin)), ("gain_map_max", list(metadata.gainMapMax)), ("gamma", list(metadata.gamma)),
+            ("offset_sdr", list(metadata.offsetSDR)), ("offset_hdr", list(metadata.offsetHDR)),
+            ("hdr_capacity_min", String(metadata.hdrCapacityMin)), ("hdr_capacity_max", String(metadata.hdrCapacityMax)),
+            ("base_rendition_is_hdr", metadata.baseRenditionIsHDR ? "true" : "false"),
         ])
     }
 

@@ -21,9 +21,10 @@ struct WatermarkTransformer: ImageTransformer {
     var transformerKey: String { "watermark" }
 
     func transform(_ image: Image, forKey key: String) -> Image? {
-        // Blends 8-bit pixels: a 16-bit image is reduced first.
-        let image = image.reducedToEightBits()
-        guard let first = mark.frames.first?.pixels else { return image }
+        // The mark is 8-bit sRGB: laid over 16-bit samples of a transfer like sRGB's at 16 bits,
+        // over PQ or HLG ones after they are tone-mapped to 8 bits.
+        let image = image.sourceColor?.isHDR == true ? image.reducedToEightBits() : image
+        guard let first = mark.frames.first.map({ $0.pixels.reducedToEightBits(describedBy: mark.sourceColor) }) else { return image }
         // Every frame has the result's size: the mark is prepared once, nil when over the limit.
         guard let prepared = scaled(first, toShareOf: image.pixelWidth, image.pixelHeight).map(shadowed) else { return nil }
         // Blending over can only make pixels more opaque: the image's alpha flag stays right.
@@ -141,30 +142,50 @@ struct WatermarkTransformer: ImageTransformer {
         )
     }
 
-    /// `mark` blended over `base` with its top-left corner at (`x`, `y`), its alpha times
-    /// `opacity` (libvips' `composite2` OVER on straight colours).
+    /// The 8-bit `mark` blended over `base` (8 or 16 bits a sample, kept) with its top-left
+    /// corner at (`x`, `y`), its alpha times `opacity` (libvips' `composite2` OVER on straight
+    /// colours).
     static func blend(_ mark: PixelBuffer, over base: PixelBuffer, x: Int, y: Int, opacity: Double) -> PixelBuffer {
-        var bytes = base.bytes
-        let source = mark.bytes
         let columns = max(0, x)..<min(base.width, x + mark.width)
         let rows = max(0, y)..<min(base.height, y + mark.height)
         guard !columns.isEmpty, !rows.isEmpty else { return base }
-        for row in rows {
-            for column in columns {
-                let from = ((row - y) * mark.width + (column - x)) * 4
-                let to = (row * base.width + column) * 4
+        var bytes = base.bytes
+        bytes.withUnsafeMutableBytes { raw in
+            let area = (mark: mark, x: x, y: y, columns: columns, rows: rows, width: base.width)
+            if base.isHighBitDepth {
+                blend(area, into: raw.bindMemory(to: UInt16.self), opacity: opacity)
+            } else {
+                blend(area, into: raw.bindMemory(to: UInt8.self), opacity: opacity)
+            }
+        }
+        return PixelBuffer(width: base.width, height: base.height, bitsPerSample: base.bitsPerSample, bytes: bytes)
+    }
+
+    /// ``blend(_:over:x:y:opacity:)`` into `samples` of the base, the mark's 8-bit values on
+    /// their scale (times 257 at 16 bits).
+    private static func blend<Sample: FixedWidthInteger & UnsignedInteger>(
+        _ area: (mark: PixelBuffer, x: Int, y: Int, columns: Range<Int>, rows: Range<Int>, width: Int),
+        into samples: UnsafeMutableBufferPointer<Sample>, opacity: Double
+    ) {
+        let source = area.mark.bytes
+        let maximum = Double(Sample.max)
+        let scale = maximum / 255
+        for row in area.rows {
+            for column in area.columns {
+                let from = ((row - area.y) * area.mark.width + (column - area.x)) * 4
+                let to = (row * area.width + column) * 4
                 let markAlpha = Double(source[from + 3]) / 255 * opacity
                 guard markAlpha > 0 else { continue }
-                let baseAlpha = Double(bytes[to + 3]) / 255
+                let baseAlpha = Double(samples[to + 3]) / maximum
                 let alpha = markAlpha + baseAlpha * (1 - markAlpha)
                 for channel in 0..<3 {
                     let value =
-                        (Double(source[from + channel]) * markAlpha + Double(bytes[to + channel]) * baseAlpha * (1 - markAlpha)) / alpha
-                    bytes[to + channel] = UInt8(min(255, max(0, value.rounded())))
+                        (Double(source[from + channel]) * scale * markAlpha + Double(samples[to + channel]) * baseAlpha * (1 - markAlpha))
+                        / alpha
+                    samples[to + channel] = Sample(min(maximum, max(0, value.rounded())))
                 }
-                bytes[to + 3] = UInt8(min(255, max(0, (alpha * 255).rounded())))
+                samples[to + 3] = Sample(min(maximum, max(0, (alpha * maximum).rounded())))
             }
         }
-        return PixelBuffer(width: base.width, height: base.height, straightRGBA: bytes)
     }
 }

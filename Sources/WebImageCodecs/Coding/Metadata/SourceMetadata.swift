@@ -74,7 +74,12 @@ struct SourceMetadata {
         let iccSignature = Array("ICC_PROFILE".utf8) + [0]
         var pieces: [(sequence: UInt8, bytes: UnsafeRawBufferPointer)] = []
         var gainMap = false
-        defer { if gainMap { colorDescription?.hasGainMap = true } }
+        defer {
+            if gainMap {
+                colorDescription?.hasGainMap = true
+                colorDescription?.gainMap = GainMapXMP.metadata(inFile: bytes)
+            }
+        }
         JPEGSegments.forEach(in: bytes) { marker, segment in
             if marker == 0xE2, segment.count > 14, segment.prefix(12).elementsEqual(iccSignature) {
                 pieces.append((segment[12], UnsafeRawBufferPointer(rebasing: segment[14...])))

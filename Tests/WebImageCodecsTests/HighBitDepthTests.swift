@@ -137,7 +137,8 @@ struct HighBitDepthTests {
 
     @Test("blur and sharpen keep 16 bits: a flat colour stays exact, and the result rounds to the 8-bit one's within a level or two")
     func blurAndSharpen() async throws {
-        let flat = Image(pixels: PixelBuffer(width: 30, height: 20, straightRGBA16: (0..<(30 * 20 * 4)).map { [40000, 123, 65535, 65535][$0 % 4] }))
+        let flat = Image(
+            pixels: PixelBuffer(width: 30, height: 20, straightRGBA16: (0..<(30 * 20 * 4)).map { [40000, 123, 65535, 65535][$0 % 4] }))
         for transformer in [BlurTransformer(radius: 3) as any ImageTransformer, SharpeningTransformer(sigma: 1.5, amount: 2)] {
             let made = try #require(transformer.transform(flat, forKey: "")).pixels
             #expect(made.isHighBitDepth && made.pixel16(x: 15, y: 10) == (40000, 123, 65535, 65535), "\(transformer.transformerKey)")
@@ -149,10 +150,21 @@ struct HighBitDepthTests {
                 let wide = try #require(transformer.transform(image, forKey: "")).pixels
                 let narrow = try #require(transformer.transform(image.reducedToEightBits(), forKey: "")).pixels
                 #expect(wide.isHighBitDepth && !narrow.isHighBitDepth)
-                let largest = zip(wide.samples16, narrow.bytes).map { abs(Int((UInt32($0) + 128) / 257) - Int($1)) }.max() ?? 99
+                // Compared premultiplied, in 8-bit levels: a nearly transparent pixel's colour is
+                // as coarse at 8 bits as its alpha is small, and shows as little.
+                let (samples, bytes) = (wide.samples16, narrow.bytes)
+                var largest = 0.0
+                for index in samples.indices where index % 4 != 3 {
+                    let alpha = index - index % 4 + 3
+                    let ours = Double(samples[index]) / 257 * Double(samples[alpha]) / 65535
+                    let eight = Double(bytes[index]) * Double(bytes[alpha]) / 255
+                    largest = max(largest, abs(ours - eight))
+                }
                 // The 8-bit side starts from samples rounded to 8 bits and rounds again at the end.
-                #expect(largest <= 2, "\(transformer.transformerKey), alpha \(alpha): \(largest)")
-                #expect(wide.samples16.filter { $0 % 257 != 0 }.count > wide.samples16.count / 2, "\(transformer.transformerKey)")
+                #expect(largest <= 2.5, "\(transformer.transformerKey), alpha \(alpha): \(largest)")
+                // Sharpening the file's noise clips many samples to 0 and 65535: count the others.
+                let inside = samples.filter { $0 != 0 && $0 != 65535 }
+                #expect(inside.filter { $0 % 257 != 0 }.count > inside.count / 2, "\(transformer.transformerKey)")
             }
         }
     }

@@ -199,8 +199,11 @@ struct WebImageCommandTests {
         let samples = (0..<(20 * 10 * 4)).map { UInt16(truncatingIfNeeded: $0 &* 40503) | ($0 % 4 == 3 ? 0xFFFF : 0) }
         try CodersManager.shared.encode(Image(pixels: PixelBuffer(width: 20, height: 10, straightRGBA16: samples)), as: .png).write(
             to: URL(fileURLWithPath: workspace.path("deep.png")))
-        for (flags, target, depth) in [(["--keep-bit-depth"], "deep-out.png", 16), ([], "flat-out.png", 8), (["--keep-bit-depth"], "deep.jpg", 8)] {
-            let converted = try await workspace.run(["convert", workspace.path("deep.png"), workspace.path(target), "--thumbnail", "10x5"] + flags)
+        for (flags, target, depth) in [
+            (["--keep-bit-depth"], "deep-out.png", 16), ([], "flat-out.png", 8), (["--keep-bit-depth"], "deep.jpg", 8),
+        ] {
+            let converted = try await workspace.run(
+                ["convert", workspace.path("deep.png"), workspace.path(target), "--thumbnail", "10x5"] + flags)
             #expect(converted.status == 0, "\(converted.standardError)")
             let written = try #require(FileManager.default.contents(atPath: workspace.path(target)))
             #expect(try CodersManager.shared.decode(written).sourceColor?.bitDepth == depth, "\(target) \(flags)")

@@ -319,6 +319,17 @@ struct HighBitDepthTests {
         }
     }
 
+    @Test("frames of both depths written as TIFF pages are all 8-bit: one stride for every page")
+    func mixedDepthTIFF() throws {
+        let wide = PixelBuffer(width: 3, height: 2, straightRGBA16: [UInt16](repeating: 0x8080, count: 24))
+        let narrow = PixelBuffer(width: 3, height: 2, straightRGBA: [UInt8](repeating: 0x40, count: 24))
+        let image = Image(frames: [ImageFrame(pixels: wide), ImageFrame(pixels: narrow)], hasAlpha: true)
+        let decoded = try CodersManager.shared.decode(try CodersManager.shared.encode(image, as: .tiff))
+        #expect(decoded.frames.count == 2 && !decoded.isHighBitDepth)
+        #expect(decoded.frames[0].pixels.pixel(x: 2, y: 1) == (128, 128, 128, 128), "0x8080 rounded to 8 bits")
+        #expect(decoded.frames[1].pixels.pixel(x: 2, y: 1) == (64, 64, 64, 64))
+    }
+
     struct TIFFRead: Decodable {
         let bitDepth: Int
         let channels: Int

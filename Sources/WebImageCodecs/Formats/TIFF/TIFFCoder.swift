@@ -122,7 +122,9 @@ package struct TIFFCoder: ImageCoder, HighBitDepthEncoding {
         var sink = cwi_tiff_sink()
         defer { cwi_tiff_free(&sink) }
         let profile = [UInt8](image.colorProfile ?? Data())
-        // Every page at one depth: 16 bits when the image's pixels are (a still, ``Image/isHighBitDepth``).
+        // Every page at one depth: 16 bits when every frame's pixels are, else all reduced to 8
+        // (pages of both depths would be read with one stride).
+        let image = image.frames.allSatisfy { $0.pixels.isHighBitDepth } ? image : image.reducedToEightBits()
         let bits = image.isHighBitDepth ? 16 : 8
         let status = Self.withBaseAddresses(frames.map(\.pixels.bytes)) { pages in
             cwi_tiff_encode(

@@ -206,44 +206,30 @@ static int cwi_read_tiles(TIFF *tif, const cwi_tiff_layout *layout, uint32_t wid
     return status;
 }
 
-// cwi_finish for 16-bit pixels.
-static void cwi_finish16(const cwi_tiff_layout *layout, size_t pixels, uint16_t *out) {
-    for (size_t pixel = 0; pixel < pixels; pixel++) {
-        uint16_t *p = out + pixel * 4;
-        if (layout->colors == 1) {
-            uint16_t grey = layout->photometric == PHOTOMETRIC_MINISWHITE ? (uint16_t)(65535 - p[0]) : p[0];
-            p[0] = p[1] = p[2] = grey;
-        } else if (layout->colors == 4) {
-            uint32_t k = 65535u - p[3];
-            p[0] = (uint16_t)((65535u - p[0]) * k / 65535);
-            p[1] = (uint16_t)((65535u - p[1]) * k / 65535);
-            p[2] = (uint16_t)((65535u - p[2]) * k / 65535);
-            p[3] = 65535;
-            continue;
-        }
-        if (!layout->has_alpha) p[3] = 65535;
-    }
-}
-
 // The colour model applied: grey spread to RGB (inverted for min-is-white), CMYK to RGB as
-// libtiff's RGBA interface converts it, alpha opaque where there is none.
-static void cwi_finish(const cwi_tiff_layout *layout, size_t pixels, uint8_t *out) {
-    for (size_t pixel = 0; pixel < pixels; pixel++) {
-        uint8_t *p = out + pixel * 4;
-        if (layout->colors == 1) {
-            uint8_t grey = layout->photometric == PHOTOMETRIC_MINISWHITE ? (uint8_t)(255 - p[0]) : p[0];
-            p[0] = p[1] = p[2] = grey;
-        } else if (layout->colors == 4) {
-            unsigned k = 255u - p[3];
-            p[0] = (uint8_t)((255u - p[0]) * k / 255);
-            p[1] = (uint8_t)((255u - p[1]) * k / 255);
-            p[2] = (uint8_t)((255u - p[2]) * k / 255);
-            p[3] = 255;
-            continue;
-        }
-        if (!layout->has_alpha) p[3] = 255;
+// libtiff's RGBA interface converts it, alpha opaque where there is none; one definition for
+// each sample type, `MAX` its largest value (the product of two fits in 32 bits).
+#define CWI_DEFINE_FINISH(NAME, TYPE, MAX)                                                                                     \
+    static void NAME(const cwi_tiff_layout *layout, size_t pixels, TYPE *out) {                                                \
+        for (size_t pixel = 0; pixel < pixels; pixel++) {                                                                      \
+            TYPE *p = out + pixel * 4;                                                                                         \
+            if (layout->colors == 1) {                                                                                         \
+                TYPE grey = layout->photometric == PHOTOMETRIC_MINISWHITE ? (TYPE)(MAX - p[0]) : p[0];                         \
+                p[0] = p[1] = p[2] = grey;                                                                                     \
+            } else if (layout->colors == 4) {                                                                                  \
+                uint32_t k = MAX - p[3];                                                                                       \
+                p[0] = (TYPE)((MAX - p[0]) * k / MAX);                                                                         \
+                p[1] = (TYPE)((MAX - p[1]) * k / MAX);                                                                         \
+                p[2] = (TYPE)((MAX - p[2]) * k / MAX);                                                                         \
+                p[3] = (TYPE)MAX;                                                                                              \
+                continue;                                                                                                      \
+            }                                                                                                                  \
+            if (!layout->has_alpha) p[3] = (TYPE)MAX;                                                                          \
+        }                                                                                                                      \
     }
-}
+
+CWI_DEFINE_FINISH(cwi_finish, uint8_t, 255u)
+CWI_DEFINE_FINISH(cwi_finish16, uint16_t, 65535u)
 
 int cwi_tiff_read_samples(TIFF *tif, const cwi_tiff_layout *layout, uint32_t width, uint32_t height, int wide, uint8_t *out,
                           char *message, size_t message_size) {

@@ -9,6 +9,7 @@
 #include <libavformat/avformat.h>
 #include <libavutil/display.h>
 #include <libavutil/error.h>
+#include <libavutil/mastering_display_metadata.h>
 #include <libavutil/pixdesc.h>
 #include <math.h>
 #include <libswscale/swscale.h>
@@ -37,6 +38,9 @@ struct wiv_video {
     AVFrame *current;
     struct SwsContext *scaler;
     int draining;
+    /// HDR10's static metadata from the frames' side data (cd/m², 0 until a frame states it).
+    int frame_content_light;
+    int frame_display_luminance;
 };
 
 static uint64_t monotonic_ns(void) {
@@ -221,6 +225,13 @@ static double longest_keyframe_interval(AVStream *stream) {
     return longest * av_q2d(stream->time_base);
 }
 
+/// A mastering display's peak luminance in cd/m², 0 when not stated or out of any real range.
+static int display_peak(const AVMasteringDisplayMetadata *display) {
+    if (!display->has_luminance || display->max_luminance.den == 0) return 0;
+    double peak = av_q2d(display->max_luminance);
+    return peak > 0 && peak < 100000 ? (int)lround(peak) : 0;
+}
+
 wiv_info wiv_get_info(const wiv_video *video) {
     const AVStream *stream = video->format->streams[video->stream];
     const AVCodecParameters *parameters = stream->codecpar;
@@ -252,7 +263,26 @@ wiv_info wiv_get_info(const wiv_video *video) {
         const AVPixFmtDescriptor *format = av_pix_fmt_desc_get(parameters->format);
         if (format) info.bit_depth = format->comp[0].depth;
     }
+    const AVContentLightMetadata *light = (const void *)av_stream_get_side_data(stream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, NULL);
+    const AVMasteringDisplayMetadata *mastering =
+        (const void *)av_stream_get_side_data(stream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, NULL);
+    info.max_content_light = light ? (int)light->MaxCLL : video->frame_content_light;
+    info.max_display_luminance = mastering ? display_peak(mastering) : video->frame_display_luminance;
     return info;
+}
+
+/// Keeps what a frame's side data states of HDR10's static metadata (H.265 carries it in SEI
+/// messages, which the container does not repeat).
+static void note_light_levels(wiv_video *video, const AVFrame *frame) {
+    const AVFrameSideData *light = av_frame_get_side_data(frame, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL);
+    if (light && light->size >= sizeof(AVContentLightMetadata)) {
+        video->frame_content_light = (int)((const AVContentLightMetadata *)light->data)->MaxCLL;
+    }
+    const AVFrameSideData *mastering = av_frame_get_side_data(frame, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA);
+    if (mastering && mastering->size >= sizeof(AVMasteringDisplayMetadata)) {
+        int peak = display_peak((const AVMasteringDisplayMetadata *)mastering->data);
+        if (peak > 0) video->frame_display_luminance = peak;
+    }
 }
 
 /// The stream's start, in its time base (0 when the container gives none).
@@ -305,6 +335,7 @@ int wiv_next_frame(wiv_video *video, int keyframes_only, double *seconds, int *i
         if (result == 0) {
             av_frame_unref(video->current);
             av_frame_move_ref(video->current, video->frame);
+            note_light_levels(video, video->current);
             const AVStream *stream = video->format->streams[video->stream];
             int64_t time = video->current->best_effort_timestamp;
             if (time == AV_NOPTS_VALUE) time = video->current->pts;
@@ -340,11 +371,14 @@ static int matrix_coefficients(const AVFrame *frame) {
     }
 }
 
-int wiv_copy_rgba(wiv_video *video, uint8_t *destination, size_t stride, char *message, size_t message_size) {
+int wiv_copy_rgba(wiv_video *video, int bits, uint8_t *destination, size_t stride, char *message, size_t message_size) {
     const AVFrame *frame = video->current;
     if (!frame->data[0]) return fail(WIV_END, "no frame was decoded", message, message_size);
+    // AV_PIX_FMT_RGBA64 is native-endian 16-bit RGBA: the samples of a 10- or 12-bit frame
+    // scaled to 16 bits, in the stream's own transfer (PQ and HLG code values stay as they are).
+    enum AVPixelFormat output = bits == 16 ? AV_PIX_FMT_RGBA64 : AV_PIX_FMT_RGBA;
     video->scaler = sws_getCachedContext(video->scaler, frame->width, frame->height, frame->format, frame->width, frame->height,
-                                         AV_PIX_FMT_RGBA, SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
+                                         output, SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
     if (!video->scaler) return fail(WIV_UNSUPPORTED, "the video's pixel format cannot be converted", message, message_size);
     int full_range = frame->color_range == AVCOL_RANGE_JPEG || frame->format == AV_PIX_FMT_YUVJ420P ||
                      frame->format == AV_PIX_FMT_YUVJ422P || frame->format == AV_PIX_FMT_YUVJ444P;

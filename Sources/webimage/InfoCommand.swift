@@ -14,8 +14,9 @@ struct InfoCommand: AsyncParsableCommand {
             ancillary PNG chunk, a GIF without its trailer), partial (with --accept-truncated, \
             whether the data ended before the image) and, for AVIF, PNG, JPEG, HEIF, JPEG XL, \
             TIFF and videos, color: the file's bitDepth, primaries, transfer (names such as bt2020 and pq, or H.273 code \
-            points), matrix, hdr (PQ or HLG, tone-mapped to SDR when decoded), gainMap, and an Ultra HDR \
-            JPEG's gainMapMetadata (its hdrgm values, gains and capacities in log2).
+            points), matrix, hdr (PQ or HLG, tone-mapped to SDR when decoded), gainMap, an Ultra HDR \
+            JPEG's gainMapMetadata (its hdrgm values, gains and capacities in log2), and peakLuminance \
+            (cd/m², when an HDR video states its content light level or mastering display peak).
 
             A video (MP4, QuickTime, WebM; in a build with the Video trait) is described by the \
             frame --second takes: its size, orientation and colour.
@@ -59,12 +60,14 @@ struct InfoCommand: AsyncParsableCommand {
             let hdr: Bool
             let gainMap: Bool
             let gainMapMetadata: GainMapValues?
+            let peakLuminance: Int?
 
             init(_ description: ColorDescription) {
                 (bitDepth, primaries, transfer, matrix) =
                     (description.bitDepth, description.primariesName, description.transferName, description.matrix)
                 (hdr, gainMap) = (description.isHDR, description.hasGainMap)
                 gainMapMetadata = description.gainMap.map(GainMapValues.init)
+                peakLuminance = description.peakLuminance
             }
         }
 
@@ -123,6 +126,7 @@ struct InfoCommand: AsyncParsableCommand {
         var parts = ["\(color.bitDepth)-bit"]
         if let primaries = color.primaries { parts.append("\(primaries) primaries") }
         if let transfer = color.transfer { parts.append("\(transfer) transfer") }
+        if let peak = color.peakLuminance { parts.append("peak \(peak) cd/m²") }
         if let values = color.gainMapMetadata {
             let boost = values.gainMapMax.map { String($0) }.joined(separator: "/")
             parts.append("a gain map (shown as its SDR base; log2 content boost up to \(boost), HDR capacity \(values.hdrCapacityMax))")

@@ -132,6 +132,128 @@ struct VideoCoderTests {
         #expect(decoded.sourceColor?.isHDR == false)
     }
 
+    /// hdr_reference.py's patches (12-bit PQ and HLG codes in BT.2020, its untagged 16-bit PNG)
+    /// made into a 10-bit video by ffmpeg, each patch 16 pixels wide: in RGB (`gbrp10`, lossless,
+    /// so each sample is the reference's code rounded to 10 bits) or in 4:2:0 Y'CbCr with
+    /// BT.2020's matrix, as cameras write HDR.
+    static func hdrVideo(
+        _ name: String, transfer: String, codec: [String], fileExtension: String, subsampled: Bool, in directory: TemporaryDirectory
+    ) async throws -> URL {
+        let source = directory.url.appendingPathComponent("\(name).png")
+        let layout = subsampled ? "\(name)-420" : "\(name)-rgb"
+        let output = directory.url.appendingPathComponent("\(layout)-\(codec[1]).\(fileExtension)")
+        let scale =
+            "scale=iw*4:ih*4:flags=neighbor"
+            + (subsampled ? ":out_color_matrix=bt2020:out_range=tv,format=yuv420p10le" : ",format=gbrp10le")
+        let tags = ["-color_primaries", "bt2020", "-color_trc", transfer, "-colorspace", subsampled ? "bt2020nc" : "rgb"]
+        try await TestVideo.ffmpeg(
+            ["-v", "error", "-y", "-i", source.path, "-vf", scale] + codec + tags + (subsampled ? ["-color_range", "tv"] : []) + [
+                output.path
+            ],
+            in: directory, for: layout)
+        return output
+    }
+
+    /// The largest difference, in 8-bit levels, between `image`'s patches (16 pixels wide) and
+    /// `expected`, and the patches' pixels.
+    static func compare(_ image: Image, _ expected: [[Int]]) -> (largest: Int, pixels: [[Int]]) {
+        let pixels = expected.indices.map { TestVideo.color(of: image, x: $0 * 16 + 8, y: 8) }
+        let largest = zip(pixels, expected).map { zip($0, $1).map { abs($0 - $1) }.max() ?? 0 }.max() ?? 0
+        return (largest, pixels)
+    }
+
+    static let lossless265 = "lossless=1:log-level=error"
+
+    @Test("an HDR video's frame (PQ, HLG; H.265 and VP9 at 10 bits) is tone-mapped as colour-science renders it, not clipped")
+    func hdrFramesToneMapped() async throws {
+        let directory = try TemporaryDirectory("video-hdr")
+        let reference = try await HDRRenderingTests.reference(in: directory)
+        // H.265 states PQ's content light level as its reference's peak (x265's max-cll, an SEI
+        // message): the tone curve starts there. VP9 and HLG state none.
+        let codecs: [([String], String)] = [
+            (["-c:v", "libx265", "-x265-params", Self.lossless265 + ":max-cll=1000,400"], "mp4"),
+            (["-c:v", "libvpx-vp9", "-lossless", "1"], "webm"),
+        ]
+        for (name, picture, transfer) in [("pq", reference.pq, "smpte2084"), ("hlg", reference.hlg, "arib-std-b67")] {
+            for (codec, fileExtension) in codecs {
+                for subsampled in [false, true] where !(name == "pq" && subsampled && fileExtension == "webm") {
+                    let video = try await Self.hdrVideo(
+                        name, transfer: transfer, codec: codec, fileExtension: fileExtension, subsampled: subsampled, in: directory)
+                    let image = try Self.decode(video)
+                    let code = name == "pq" ? ColorDescription.perceptualQuantizer : ColorDescription.hybridLogGamma
+                    let peak = fileExtension == "mp4" ? 1000 : nil
+                    #expect(
+                        image.sourceColor
+                            == ColorDescription(bitDepth: 10, primaries: 9, transfer: code, matrix: subsampled ? 9 : 0, peakLuminance: peak)
+                    )
+                    #expect(image.warnings.isEmpty && !image.pixels.isHighBitDepth)
+                    let (largest, pixels) = Self.compare(image, picture.expected)
+                    // Measured: RGB 1 level (the codes rounded from 12 to 10 bits); 4:2:0 with
+                    // BT.2020's matrix 3.
+                    #expect(largest <= (subsampled ? 4 : 2), "\(video.lastPathComponent): \(pixels) against \(picture.expected)")
+                    // Not the code values shown as sRGB, which is what the frames were before.
+                    let white = name == "pq" ? 5 : 3
+                    #expect(pixels[white][0] - picture.asSRGB[white][0] > 30, "\(video.lastPathComponent): \(pixels[white])")
+                }
+            }
+        }
+    }
+
+    @Test("a PQ video that states no light level is tone-mapped from its brightest pixel: 4:2:0's overshoot at saturated edges dims it")
+    func hdrFramePeakFromPixels() async throws {
+        let directory = try TemporaryDirectory("video-hdr-peak")
+        let reference = try await HDRRenderingTests.reference(in: directory)
+        func frame(_ parameters: String) async throws -> Image {
+            try Self.decode(
+                try await Self.hdrVideo(
+                    "pq", transfer: "smpte2084", codec: ["-c:v", "libx265", "-x265-params", parameters], fileExtension: "mp4",
+                    subsampled: true, in: directory))
+        }
+        let stated = try await frame(Self.lossless265 + ":max-cll=1000,400")
+        let unstated = try await frame(Self.lossless265)
+        #expect(stated.sourceColor?.peakLuminance == 1000 && unstated.sourceColor?.peakLuminance == nil)
+        #expect(Self.compare(stated, reference.pq.expected).largest <= 4)
+        // The red, green and blue patches at 1,000 cd/m² meet in 4:2:0 chroma: converted back,
+        // their edges hold components brighter than 1,000 cd/m², the peak the curve then starts
+        // from (measured: reference white 213, against 229 from the stated 1,000).
+        let white = (
+            stated: TestVideo.color(of: stated, x: 5 * 16 + 8, y: 8)[0], unstated: TestVideo.color(of: unstated, x: 5 * 16 + 8, y: 8)[0]
+        )
+        #expect(white.unstated < white.stated - 5, "\(white)")
+    }
+
+    @Test("with keepsHighBitDepth a 10-bit HDR video's frame stays 16-bit in its own transfer, the source's codes within a 10-bit level")
+    func hdrFrameKept() async throws {
+        let directory = try TemporaryDirectory("video-hdr-kept")
+        let reference = try await HDRRenderingTests.reference(in: directory)
+        let video = try await Self.hdrVideo(
+            "pq", transfer: "smpte2084", codec: ["-c:v", "libx265", "-x265-params", Self.lossless265], fileExtension: "mp4",
+            subsampled: false, in: directory)
+        var options = DecodeOptions()
+        options.keepsHighBitDepth = true
+        let image = try CodersManager.shared.decode(try Data(contentsOf: video), options: options)
+        let source = try CodersManager.shared.decode(
+            try Data(contentsOf: directory.url.appendingPathComponent("pq.png")), options: options)
+        #expect(image.pixels.isHighBitDepth && source.pixels.isHighBitDepth)
+        #expect(image.sourceColor?.transfer == ColorDescription.perceptualQuantizer)
+        var largest = 0
+        for index in reference.pq.expected.indices {
+            let ours = image.pixels.pixel16(x: index * 16 + 8, y: 8)
+            let theirs = source.pixels.pixel16(x: index * 4 + 1, y: 1)
+            for (a, b) in zip([ours.red, ours.green, ours.blue], [theirs.red, theirs.green, theirs.blue]) {
+                largest = max(largest, abs(Int(a) - Int(b)))
+            }
+        }
+        // A 10-bit level is 64 of 65,535.
+        #expect(largest <= 64, "\(largest)")
+        // Written as a 16-bit PNG with the stream's cICP; an 8-bit SDR decode of the same frame
+        // by default.
+        let png = try CodersManager.shared.encode(image, as: .png)
+        let written = try CodersManager.shared.decode(png, options: options)
+        #expect(written.pixels.isHighBitDepth && written.sourceColor?.transfer == ColorDescription.perceptualQuantizer)
+        #expect(try !Self.decode(video).pixels.isHighBitDepth)
+    }
+
     @Test("refused with a clear error: another codec, over the pixel limit, too many frames to decode, out of time")
     func bounds() async throws {
         let directory = try TemporaryDirectory("video-bounds")

@@ -275,6 +275,41 @@ struct WebImageCommandTests {
         #expect(negative.status == 2)
     }
 
+    #if Video
+    @Test("an HDR video: info reports PQ and the light level it states; convert tone-maps it, or keeps 16 bits with --keep-bit-depth")
+    func hdrVideo() async throws {
+        let workspace = try Workspace()
+        let directory = try TemporaryDirectory("command-hdr-video")
+        let clip = directory.url.appendingPathComponent("hdr.mp4").path
+        // x265 states the content light level (max-cll) in an SEI message.
+        try await TestVideo.ffmpeg(
+            [
+                "-v", "error", "-f", "lavfi", "-i", "color=c=0xC8A050:s=64x48:r=10:d=1", "-vf", "format=yuv420p10le", "-c:v", "libx265",
+                "-x265-params", "log-level=error:max-cll=1000,400", "-color_primaries", "bt2020", "-color_trc", "smpte2084",
+                "-colorspace", "bt2020nc", clip,
+            ], in: directory, for: "hdr")
+        let info = try await workspace.run(["info", clip, "--json"])
+        let color = try #require(info.json["color"] as? [String: Any])
+        #expect(color["bitDepth"] as? Int == 10 && color["transfer"] as? String == "pq" && color["hdr"] as? Bool == true)
+        #expect(color["peakLuminance"] as? Int == 1000, "\(color)")
+        let text = try await workspace.run(["info", clip])
+        #expect(
+            text.lines.contains("colour:      10-bit, bt2020 primaries, pq transfer, peak 1000 cd/m² (HDR, tone-mapped to SDR)"),
+            "\(text.lines)")
+        var keeping = DecodeOptions()
+        keeping.keepsHighBitDepth = true
+        #expect(try await workspace.run(["convert", clip, workspace.path("sdr.png")]).status == 0)
+        #expect(try await workspace.run(["convert", clip, workspace.path("hdr.png"), "--keep-bit-depth"]).status == 0)
+        let sdr = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: workspace.path("sdr.png"))), options: keeping)
+        let hdr = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: workspace.path("hdr.png"))), options: keeping)
+        #expect(!sdr.pixels.isHighBitDepth && hdr.pixels.isHighBitDepth)
+        #expect(hdr.sourceColor?.transfer == ColorDescription.perceptualQuantizer)
+        // Tone-mapped from the stated 1,000 cd/m²: the red code, 200/255 of PQ (about 1,400
+        // cd/m²), is past the peak and lands on SDR white.
+        #expect(TestVideo.color(of: sdr)[0] >= 250, "\(TestVideo.color(of: sdr))")
+    }
+    #endif
+
     @Test("info describes files and URLs")
     func info() async throws {
         try await withOrigin { origin, workspace in

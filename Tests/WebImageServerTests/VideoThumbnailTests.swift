@@ -66,6 +66,40 @@ struct VideoThumbnailTests {
         }
     }
 
+    @Test("an HDR video: tone-mapped to SDR as the library decodes it; with ph:1 and a PNG result, 16-bit in the stream's PQ")
+    func hdrVideo() async throws {
+        let directory = try TemporaryDirectory("vt-hdr")
+        let url = directory.url.appendingPathComponent("hdr.mp4")
+        // A 10-bit H.265 frame tagged BT.2020 and PQ (SMPTE ST 2084): its red code, 200/255, is
+        // about 1,400 cd/m².
+        try await TestVideo.ffmpeg(
+            [
+                "-v", "error", "-f", "lavfi", "-i", "color=c=0xC8A050:s=64x48:r=10:d=1", "-vf", "format=yuv420p10le", "-c:v", "libx265",
+                "-x265-params", "log-level=error", "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc",
+                url.path,
+            ], in: directory, for: "hdr")
+        let video = [UInt8](try Data(contentsOf: url))
+        // VideoCoderTests checks the library's rendering against colour-science's.
+        let library = TestVideo.color(of: try CodersManager.shared.decode(Data(video)))
+        #expect(library[0] >= 240, "\(library): the code values shown as sRGB would be 200")
+        var keeping = DecodeOptions()
+        keeping.keepsHighBitDepth = true
+        try await Self.serving(video) { harness throws in
+            let sdr = try await harness.get(harness.signedPlain("w:0", "/clip.mp4", extension: "png"))
+            #expect(sdr.status == 200, "\(sdr.text)")
+            #expect(try !CodersManager.shared.decode(sdr.body, options: keeping).pixels.isHighBitDepth)
+            let middle = try Self.middle(sdr.body)
+            #expect(TestVideo.matches(middle, library, tolerance: 1), "\(middle) against \(library)")
+            let hdr = try await harness.get(harness.signedPlain("ph:1/w:0", "/clip.mp4", extension: "png"))
+            #expect(hdr.status == 200, "\(hdr.text)")
+            let kept = try CodersManager.shared.decode(hdr.body, options: keeping)
+            #expect(kept.pixels.isHighBitDepth && kept.sourceColor?.transfer == ColorDescription.perceptualQuantizer)
+            #expect(TestVideo.matches(try Self.middle(hdr.body), library, tolerance: 2))
+            let jpeg = try await harness.get(harness.signedPlain("ph:1/w:0", "/clip.mp4", extension: "jpg"))
+            #expect(TestVideo.matches(try Self.middle(jpeg.body), library, tolerance: 3))
+        }
+    }
+
     @Test("IMGPROXY_VIDEO_THUMBNAIL_SECOND and _KEYFRAMES set the defaults vts and vtk replace")
     func defaultsFromTheConfiguration() async throws {
         let directory = try TemporaryDirectory("vt-defaults")

@@ -4,8 +4,8 @@ import WebImageCodecs
 /// libFuzzer entry point for the video coder (FFmpeg's demuxers and decoders behind a custom I/O
 /// context): every input must give frames or a WebImageError, never a crash, a leak, a hang past
 /// the time limit or an allocation past the limits, for each way frames are taken: the first
-/// keyframe, a frame at a time, keyframes only, several frames a step apart, frames spread over
-/// the video.
+/// keyframe, a frame at a time (also kept at its high bit depth), keyframes only, several frames
+/// a step apart, frames spread over the video.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let data = Data(bytes: bytes, count: count)
@@ -16,9 +16,11 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     (selections[2].second, selections[2].keyframesOnly) = (0.7, true)
     (selections[3].second, selections[3].count, selections[3].step) = (0.2, 3, 0.4)
     (selections[4].count, selections[4].step) = (4, -1)
-    for selection in selections {
+    for (index, selection) in selections.enumerated() {
         var options = DecodeOptions(limits: limits)
         options.video = selection
+        // The first frame also at its high bit depth: read at 16 bits and kept.
+        options.keepsHighBitDepth = index == 1
         _ = try? VideoCoder().decode(data, options: options)
     }
     return 0

@@ -33,6 +33,11 @@ typedef struct {
     /// The longest time between two keyframes in the container's index, in seconds; 0 when the
     /// index does not say.
     double keyframe_interval;
+    /// HDR10's static metadata in cd/m², 0 where not stated: the content light level (MaxCLL) and
+    /// the mastering display's peak luminance. From the container, else from the frames decoded
+    /// so far (H.265's SEI messages).
+    int max_content_light;
+    int max_display_luminance;
 } wiv_info;
 
 /// Results besides FFmpeg's own (negative AVERROR) codes.
@@ -75,9 +80,10 @@ int wiv_next_frame(wiv_video *video, int keyframes_only, double *seconds, int *i
 /// The current frame's size, which may differ from the stream's.
 void wiv_frame_size(const wiv_video *video, int *width, int *height);
 
-/// Converts the current frame to 8-bit RGBA (opaque) into `destination`, `stride` bytes a row,
-/// at the frame's own size, with its matrix and range.
-int wiv_copy_rgba(wiv_video *video, uint8_t *destination, size_t stride, char *message, size_t message_size);
+/// Converts the current frame to RGBA (opaque) of `bits` (8, or 16: native-endian `uint16_t`
+/// samples) into `destination`, `stride` bytes a row, at the frame's own size, with its matrix
+/// and range; the samples stay in the stream's transfer.
+int wiv_copy_rgba(wiv_video *video, int bits, uint8_t *destination, size_t stride, char *message, size_t message_size);
 
 /// Frees the handle and everything FFmpeg allocated for it.
 void wiv_close(wiv_video *video);

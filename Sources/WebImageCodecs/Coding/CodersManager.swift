@@ -151,6 +151,12 @@ public final class CodersManager: Sendable {
         return resizer.transform(image, forKey: "") ?? image
     }
 
+    /// Whether the newest coder for `format` writes 16-bit pixels at a high bit depth
+    /// (``HighBitDepthEncoding``): a result in that format can keep them.
+    package func encodesHighBitDepth(to format: ImageFormat) -> Bool {
+        all.last(where: { $0.canEncode(to: format) }) is any HighBitDepthEncoding
+    }
+
     /// Encodes `image` as `format` with the newest coder for it, with the image's colour profile,
     /// EXIF and orientation written into the file where the format has room for them
     /// (`MetadataWriter`).

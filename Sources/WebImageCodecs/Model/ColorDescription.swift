@@ -20,11 +20,16 @@ public struct ColorDescription: Sendable, Hashable {
     /// The gain map's metadata values, when the file states them readably (an Ultra HDR JPEG's
     /// gain map image's XMP).
     public var gainMap: GainMapMetadata?
+    /// The brightest light the content holds, in cd/m², as the file states it: a video's content
+    /// light level (HDR10's MaxCLL), else its mastering display's peak luminance; nil when it
+    /// states neither. A PQ picture is tone-mapped from this peak rather than from its brightest
+    /// pixel, as players do.
+    public var peakLuminance: Int?
 
     /// A description; the code points nil where the file does not signal them.
     public init(
         bitDepth: Int, primaries: Int? = nil, transfer: Int? = nil, matrix: Int? = nil, hasGainMap: Bool = false,
-        gainMap: GainMapMetadata? = nil
+        gainMap: GainMapMetadata? = nil, peakLuminance: Int? = nil
     ) {
         self.bitDepth = bitDepth
         self.primaries = primaries
@@ -32,6 +37,7 @@ public struct ColorDescription: Sendable, Hashable {
         self.matrix = matrix
         self.hasGainMap = hasGainMap || gainMap != nil
         self.gainMap = gainMap
+        self.peakLuminance = peakLuminance
     }
 
     /// H.273's transfer characteristics for PQ (SMPTE ST 2084).

@@ -62,8 +62,9 @@ struct ImageInfo {
 
     /// The source's colour description as a JSON object: `bit_depth`, `primaries`, `transfer`
     /// (names, or H.273 code points; null when not signalled), `matrix` (the code point), `hdr`,
-    /// `gain_map`, and an Ultra HDR JPEG's `gain_map_metadata` (its `hdrgm` values) when it
-    /// states them; null for a format whose description is not read.
+    /// `gain_map`, an Ultra HDR JPEG's `gain_map_metadata` (its `hdrgm` values) when it states
+    /// them, and `peak_luminance` (cd/m²) when an HDR video states its light level; null for a
+    /// format whose description is not read.
     static func colorDescription(_ description: ColorDescription?) -> String {
         guard let description else { return "null" }
         var members = [
@@ -72,6 +73,7 @@ struct ImageInfo {
             ("hdr", description.isHDR ? "true" : "false"), ("gain_map", description.hasGainMap ? "true" : "false"),
         ]
         if let gainMap = description.gainMap { members.append(("gain_map_metadata", Self.gainMap(gainMap))) }
+        if let peak = description.peakLuminance { members.append(("peak_luminance", String(peak))) }
         return object(members)
     }
 

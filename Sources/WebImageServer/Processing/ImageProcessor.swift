@@ -46,7 +46,7 @@ struct ImageProcessor: Sendable {
         throws(ProxyError) -> (data: Data, format: ImageFormat)
     {
         let limits = SourceLimits(self, options.security)
-        let (header, video) = try readHeader(data, options: options, limits: limits, spans: spans)
+        let (header, video) = try readHeader(data, options: options, rule: rule, limits: limits, spans: spans)
         if let unchanged = try Self.passedThrough(data, header: header, options: options) { return unchanged }
         let orientation = options.autoRotate ? header.orientation : .up
         let turnsSideways = orientation.swapsDimensions != (options.rotate % 180 != 0)
@@ -54,7 +54,7 @@ struct ImageProcessor: Sendable {
         var resultLimits = self.resultLimits
         if let dimension = options.security.resultDimension, dimension > 0 { resultLimits.maximumDimension = dimension }
         var plan = try ProcessingPlan(options: options, sourceWidth: uprightWidth, sourceHeight: uprightHeight, limits: resultLimits)
-        var decodeOptions = Self.decodeOptions(
+        var decodeOptions = self.decodeOptions(
             header: header, plan: plan, options: options, rule: rule, limits: limits, turnsSideways: turnsSideways,
             uprightSize: (uprightWidth, uprightHeight))
         let watermarked = watermark != nil && (options.watermark?.opacity ?? 0) > 0
@@ -103,10 +103,10 @@ struct ImageProcessor: Sendable {
 
     /// The source's header, checked against the pixel limit, and for a video the frame the
     /// options pick (a video is decoded first: its header is its frame's).
-    private func readHeader(_ data: Data, options: ProcessingOptions, limits: SourceLimits, spans: StageSpans) throws(ProxyError)
-        -> (ImageHeader, (header: ImageHeader, image: Image)?)
-    {
-        let video = try videoFrame(data, options: options, limits: limits, spans: spans)
+    private func readHeader(
+        _ data: Data, options: ProcessingOptions, rule: OutputFormatRule, limits: SourceLimits, spans: StageSpans
+    ) throws(ProxyError) -> (ImageHeader, (header: ImageHeader, image: Image)?) {
+        let video = try videoFrame(data, options: options, rule: rule, limits: limits, spans: spans)
         let header: ImageHeader
         if let video {
             header = video.header
@@ -136,10 +136,6 @@ struct ImageProcessor: Sendable {
         return (data, .svg)
     }
 
-    /// Whether a result in `format` keeps 16-bit samples (``ProcessingOptions/preserveHDR``):
-    /// the formats whose encoder here writes them.
-    static func holdsHighBitDepth(_ format: ImageFormat) -> Bool { [.png, .avif, .jpegXL, .tiff].contains(format) }
-
     /// imgproxy's `enforce_thumbnail`: a HEIF's embedded thumbnail (the smallest) in place of its image.
     private static func enforcesThumbnail(_ options: ProcessingOptions, _ header: ImageHeader) -> Bool {
         options.enforceThumbnail && (header.format == .heic || header.format == .heif)
@@ -147,7 +143,7 @@ struct ImageProcessor: Sendable {
 
     /// How the source is decoded: its limits, the frames and metadata kept, and the size the
     /// decoder may reduce it to.
-    private static func decodeOptions(
+    private func decodeOptions(
         header: ImageHeader, plan: ProcessingPlan, options: ProcessingOptions, rule: OutputFormatRule, limits: SourceLimits,
         turnsSideways: Bool, uprightSize: (width: Int, height: Int)
     ) -> DecodeOptions {
@@ -155,12 +151,8 @@ struct ImageProcessor: Sendable {
             limits: DecodeLimits(maximumPixelCount: limits.decodedPixels),
             firstFrameOnly: (!rule.mayAnimate || options.disableAnimation) && options.page == 0 && options.pages == 1,
             keepsColorProfile: !options.stripColorProfile, keepsEXIF: !options.stripMetadata || options.keepCopyright)
-        decodeOptions.keepsHighBitDepth =
-            options.preserveHDR
-            && [false, true].contains { transparent in
-                rule.candidates(source: header.format, animated: false, transparent: transparent).contains(where: Self.holdsHighBitDepth)
-            }
-        if enforcesThumbnail(options, header) {
+        decodeOptions.keepsHighBitDepth = keepsHighBitDepth(options, rule: rule, source: header.format)
+        if Self.enforcesThumbnail(options, header) {
             decodeOptions.thumbnail = ThumbnailSize(width: 1, height: 1, preservesAspectRatio: false, resamples: false)
         } else if plan.crop == nil, options.trim == nil, options.pages == 1, plan.scaledWidth < uprightSize.width,
             plan.scaledHeight < uprightSize.height
@@ -173,6 +165,16 @@ struct ImageProcessor: Sendable {
             decodeOptions.thumbnail = ThumbnailSize(width: width, height: height, preservesAspectRatio: false, resamples: false)
         }
         return decodeOptions
+    }
+
+    /// Whether a source in `source` is decoded at its high bit depth: `preserve_hdr` asked, and
+    /// the rule may choose a format whose encoder writes it (PNG, AVIF, JPEG XL and TIFF: imgproxy's
+    /// `SupportsHDR` set; HEIF is not offered as a result).
+    private func keepsHighBitDepth(_ options: ProcessingOptions, rule: OutputFormatRule, source: ImageFormat) -> Bool {
+        options.preserveHDR
+            && [false, true].contains { transparent in
+                rule.candidates(source: source, animated: false, transparent: transparent).contains(where: coders.encodesHighBitDepth)
+            }
     }
 
     private func decode(_ data: Data, format: ImageFormat, options: DecodeOptions, spans: StageSpans) throws(ProxyError) -> Image {
@@ -377,9 +379,9 @@ struct ImageProcessor: Sendable {
 
     /// A video source's frame (the one the options and ``videoThumbnails`` select), and the
     /// header the processing plans from, which is the frame's; nil for a source that is no video.
-    private func videoFrame(_ data: Data, options: ProcessingOptions, limits: SourceLimits, spans: StageSpans) throws(ProxyError)
-        -> (header: ImageHeader, image: Image)?
-    {
+    private func videoFrame(
+        _ data: Data, options: ProcessingOptions, rule: OutputFormatRule, limits: SourceLimits, spans: StageSpans
+    ) throws(ProxyError) -> (header: ImageHeader, image: Image)? {
         guard let format = ImageFormat(sniffing: data), format.isVideo else { return nil }
         guard var selection = videoThumbnails else {
             throw .unprocessable(
@@ -394,6 +396,7 @@ struct ImageProcessor: Sendable {
                 guard let layout = options.videoFrameLayout else {
                     var decodeOptions = DecodeOptions(limits: decodeLimits)
                     decodeOptions.video = selection
+                    decodeOptions.keepsHighBitDepth = keepsHighBitDepth(options, rule: rule, source: format)
                     return try coders.decode(data, options: decodeOptions)
                 }
                 (selection.count, selection.step) = (min(layout.frameCount, limits.frames), layout.step)

@@ -13,8 +13,10 @@ import Darwin
 ///    OOTF for a 1000 cd/m² display (system gamma 1.2 on BT.2020 luminance).
 /// 2. The tone curve: BT.2390's EETF (ITU-R BT.2390-10, 5.4.1; the Hermite knee libplacebo and
 ///    mpv use by default), from the source's peak to SDR's, in PQ's perceptual domain. The source
-///    peak is the brightest pixel's largest component (libavif 0.11 exposes no content light
-///    level), so a dim picture is not compressed and nothing is clipped; SDR white is 203 cd/m²,
+///    peak is the one a PQ file states (``ColorDescription/peakLuminance``: a video's MaxCLL or
+///    mastering display peak, as players take it), else the brightest pixel's largest component
+///    (libavif 0.11 exposes no content light level), so a dim picture is not compressed and
+///    nothing is clipped; SDR white is 203 cd/m²,
 ///    BT.2408's HDR reference white, so diffuse white in the HDR file lands near white in the SDR
 ///    one and only highlights are compressed. The curve is applied to the largest of R, G and B
 ///    and all three are scaled by the same ratio, which keeps hue and saturation (a curve per
@@ -51,16 +53,31 @@ enum HDRRendering {
         return PixelBuffer(width: width, height: height, straightRGBA: pixels)
     }
 
-    /// 8-bit straight RGBA from `samples`, 16-bit RGBA (0...65535) of `description`'s transfer
-    /// and primaries. Two passes over the samples, so that no buffer of light is held: the
-    /// first finds the peak, the second renders.
-    static func sdrPixels(_ samples: UnsafeBufferPointer<UInt16>, pixelCount: Int, description: ColorDescription) -> [UInt8] {
-        let light = DisplayLight(hlg: description.transfer == ColorDescription.hybridLogGamma)
+    /// The source peak a PQ file states (``ColorDescription/peakLuminance``), nil for HLG, whose
+    /// light is its OOTF's for a 1000 cd/m² display.
+    static func statedPeak(_ description: ColorDescription) -> Float? {
+        guard description.transfer == ColorDescription.perceptualQuantizer, let stated = description.peakLuminance, stated > 0 else {
+            return nil
+        }
+        return Float(min(stated, 10_000))
+    }
+
+    /// The brightest component's light in `samples`: the first of the rendering's two passes.
+    private static func brightest(_ samples: UnsafeBufferPointer<UInt16>, pixelCount: Int, light: DisplayLight) -> Float {
         var peak: Float = 0
         for pixel in 0..<pixelCount {
             let (red, green, blue) = light.of(samples, pixel)
             peak = max(peak, red, green, blue)
         }
+        return peak
+    }
+
+    /// 8-bit straight RGBA from `samples`, 16-bit RGBA (0...65535) of `description`'s transfer
+    /// and primaries. Two passes over the samples, so that no buffer of light is held: the
+    /// first finds the peak, the second renders.
+    static func sdrPixels(_ samples: UnsafeBufferPointer<UInt16>, pixelCount: Int, description: ColorDescription) -> [UInt8] {
+        let light = DisplayLight(hlg: description.transfer == ColorDescription.hybridLogGamma)
+        let peak = statedPeak(description) ?? brightest(samples, pixelCount: pixelCount, light: light)
         let curve = ToneCurve(sourcePeak: max(peak, sdrWhite), targetPeak: sdrWhite)
         let gamut = Self.gamut(toBT709From: description.primaries)
         return [UInt8](unsafeUninitializedCapacity: pixelCount * 4) { output, initialized in

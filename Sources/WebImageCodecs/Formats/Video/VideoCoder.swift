@@ -22,6 +22,8 @@ public struct VideoCoder: ImageCoder {
     }
 
     /// The selected frames of `data`; `options.firstFrameOnly` takes one frame whatever the selection's count.
+    /// An HDR video's frames are tone-mapped to SDR as an HDR still is; with
+    /// ``DecodeOptions/keepsHighBitDepth``, one frame of a video of more than 8 bits is kept at 16.
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
         guard let format = ImageFormat(sniffing: data), format.isVideo else {
             throw WebImageError(.notAnImage, "not an MP4, QuickTime or WebM video")
@@ -29,7 +31,9 @@ public struct VideoCoder: ImageCoder {
         var selection = options.video
         if options.firstFrameOnly { selection.count = 1 }
         if let maximumFrames = options.maximumFrames { selection.count = min(selection.count, max(1, maximumFrames)) }
-        return try VideoDecoder(selection: selection, limits: options.limits).image(of: data, format: format)
+        var decoder = VideoDecoder(selection: selection, limits: options.limits)
+        decoder.keepsHighBitDepth = options.keepsHighBitDepth
+        return try decoder.image(of: data, format: format)
     }
 
     /// False: videos are read, not written.

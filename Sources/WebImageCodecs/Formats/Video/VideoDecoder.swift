@@ -12,9 +12,15 @@ public import WebImageCore
 /// together, as for an animation), the frames decoded against
 /// ``VideoFrameSelection/maximumDecodedFrames``, the whole decode against
 /// ``VideoFrameSelection/timeLimit``.
+///
+/// An HDR stream's frames (PQ or HLG) are read at 16 bits and tone-mapped to SDR as an HDR still
+/// is (``PixelBuffer/reducedToEightBits(describedBy:)``); with `keepsHighBitDepth`, one frame of a
+/// stream of more than 8 bits is kept at 16 bits in the stream's transfer and primaries.
 struct VideoDecoder {
     let selection: VideoFrameSelection
     let limits: DecodeLimits
+    /// ``DecodeOptions/keepsHighBitDepth``: honoured for one frame, not reshaped.
+    var keepsHighBitDepth = false
     /// Reshapes each frame as it is decoded, before the next is: the frames held are then the
     /// reshaped ones (the proxy's tiles), counted against the pixel limit as they are made.
     var shaping: VideoFrameShaping?
@@ -43,6 +49,8 @@ struct VideoDecoder {
         let (height, overflow) = Int(info.height).multipliedReportingOverflow(by: shaping == nil ? count : 1)
         guard !overflow else { throw WebImageError(.tooLarge, "\(count) frames of \(info.width)x\(info.height) are over the limit") }
         try limits.check(width: Int(info.width), height: height, inputSize: 0)
+        let conversion = FrameConversion(stream: reader.color(), keeps: keepsHighBitDepth && count == 1 && shaping == nil)
+        if conversion.readsSixteenBits { try limits.checkHighBitDepth(width: Int(info.width), height: Int(info.height)) }
         let step = try self.step(count: count, duration: info.duration)
         let orientation = Self.orientation(rotation: Int(info.rotation))
         let keyframes = takesKeyframes(info, step: step)
@@ -51,7 +59,10 @@ struct VideoDecoder {
         var cursor = FrameCursor()
         for index in 0..<count {
             let target = (selection.second ?? 0) + Double(index) * step
-            guard let decoded = try frame(at: target, first: index == 0, keyframes: keyframes, reader: reader, cursor: &cursor) else {
+            guard
+                let decoded = try frame(
+                    at: target, first: index == 0, keyframes: keyframes, reader: reader, conversion: conversion, cursor: &cursor)
+            else {
                 break
             }
             let pixels =
@@ -63,11 +74,8 @@ struct VideoDecoder {
         }
         var image = Image(
             frames: frames, loopCount: 0, orientation: shaping == nil ? orientation : .up, sourceFormat: format, hasAlpha: false)
-        let color = Self.color(of: info)
-        image.sourceColor = color
-        if color.isHDR {
-            image.warnings.append("an HDR video's frames are converted to 8-bit SDR without tone mapping")
-        }
+        // With what the frames' side data stated (H.265's light levels).
+        image.sourceColor = reader.color()
         return image
     }
 
@@ -101,25 +109,45 @@ struct VideoDecoder {
         var decoded = 0
     }
 
+    /// How a decoded frame becomes the pixels held: 8-bit RGBA, read at 16 bits first and
+    /// tone-mapped when the stream is HDR, or kept at 16 bits.
+    private struct FrameConversion {
+        /// The stream's description before any frame is decoded.
+        let stream: ColorDescription
+        let keeps: Bool
+
+        var readsSixteenBits: Bool { stream.isHDR || (keeps && stream.bitDepth > 8) }
+
+        /// The frame decoded last, tone-mapped from the peak the stream states by then (a light
+        /// level in the frames' side data) or else from its brightest pixel.
+        func pixels(of reader: VideoReader) throws(WebImageError) -> PixelBuffer {
+            guard readsSixteenBits else { return try reader.pixels() }
+            let pixels = try reader.pixels(highBitDepth: true)
+            return keeps ? pixels : pixels.reducedToEightBits(describedBy: reader.color())
+        }
+    }
+
     /// The frame for `target`, converted; nil when the video ended before it (for a frame after
     /// the first: the first is then the last frame there is).
-    private func frame(at target: Double, first: Bool, keyframes: Bool, reader: VideoReader, cursor: inout FrameCursor)
-        throws(WebImageError) -> PixelBuffer?
-    {
+    private func frame(
+        at target: Double, first: Bool, keyframes: Bool, reader: VideoReader, conversion: FrameConversion, cursor: inout FrameCursor
+    ) throws(WebImageError) -> PixelBuffer? {
         if first, selection.second == nil {
             // The first keyframe: the stream's first frame, nothing sought.
             guard try next(reader, keyframesOnly: true, cursor: &cursor) else { throw noFrame() }
-            return try reader.pixels()
+            return try conversion.pixels(of: reader)
         }
         if keyframes {
             try reader.seek(to: target)
-            guard try next(reader, keyframesOnly: true, cursor: &cursor) else { return first ? try lastFrame(reader, cursor) : nil }
-            return try reader.pixels()
+            guard try next(reader, keyframesOnly: true, cursor: &cursor) else {
+                return first ? try lastFrame(reader, conversion, cursor) : nil
+            }
+            return try conversion.pixels(of: reader)
         }
         let tolerance = reader.info.frame_rate > 0 ? 0.5 / reader.info.frame_rate : 0.001
         if !first, let time = cursor.time, time >= target - tolerance {
             // A step shorter than a frame: the frame held serves again.
-            return try reader.pixels()
+            return try conversion.pixels(of: reader)
         }
         // Decoding forward is cheaper than seeking when the target is near; a keyframe lies at or
         // before it either way.
@@ -129,9 +157,9 @@ struct VideoDecoder {
         }
         while true {
             guard try next(reader, keyframesOnly: false, cursor: &cursor) else {
-                return first ? try lastFrame(reader, cursor) : nil
+                return first ? try lastFrame(reader, conversion, cursor) : nil
             }
-            if let time = cursor.time, time >= target - tolerance { return try reader.pixels() }
+            if let time = cursor.time, time >= target - tolerance { return try conversion.pixels(of: reader) }
         }
     }
 
@@ -159,9 +187,11 @@ struct VideoDecoder {
     }
 
     /// The last frame decoded, for a time past the end.
-    private func lastFrame(_ reader: VideoReader, _ cursor: FrameCursor) throws(WebImageError) -> PixelBuffer {
+    private func lastFrame(_ reader: VideoReader, _ conversion: FrameConversion, _ cursor: FrameCursor) throws(WebImageError)
+        -> PixelBuffer
+    {
         guard cursor.time != nil else { throw noFrame() }
-        return try reader.pixels()
+        return try conversion.pixels(of: reader)
     }
 
     private func noFrame() -> WebImageError {
@@ -175,18 +205,6 @@ struct VideoDecoder {
         case 270: .left
         default: .up
         }
-    }
-
-    /// The stream's colour description; H.273's "unspecified" (2) and reserved 0 are left out
-    /// (a matrix of 0 is identity, RGB, and kept).
-    static func color(of info: wiv_info) -> ColorDescription {
-        func specified(_ code: Int32, zeroIsValid: Bool = false) -> Int? {
-            code == 2 || (code == 0 && !zeroIsValid) ? nil : Int(code)
-        }
-        return ColorDescription(
-            bitDepth: info.bit_depth > 0 ? Int(info.bit_depth) : 8, primaries: specified(info.primaries),
-            transfer: specified(info.transfer),
-            matrix: specified(info.matrix, zeroIsValid: true))
     }
 }
 #endif

@@ -50,20 +50,37 @@ final class VideoReader {
         return seconds
     }
 
-    /// The frame decoded last, as opaque 8-bit RGBA at its own size.
-    func pixels() throws(WebImageError) -> PixelBuffer {
+    /// The frame decoded last, as opaque RGBA at its own size: 8 bits a sample, or 16
+    /// (`highBitDepth`) in the stream's own transfer.
+    func pixels(highBitDepth: Bool = false) throws(WebImageError) -> PixelBuffer {
         var width: Int32 = 0
         var height: Int32 = 0
         wiv_frame_size(handle, &width, &height)
-        var bytes = try PixelBuffer.zeroedBytes(width: Int(width), height: Int(height))
+        let bits = highBitDepth ? 16 : 8
+        var bytes = try PixelBuffer.zeroedBytes(width: Int(width), height: Int(height), bytesPerPixel: bits / 2)
         let code = Int(
             bytes.withUnsafeMutableBufferPointer { pixels in
                 message.withUnsafeMutableBufferPointer {
-                    wiv_copy_rgba(handle, pixels.baseAddress, Int(width) * 4, $0.baseAddress, $0.count)
+                    wiv_copy_rgba(handle, Int32(bits), pixels.baseAddress, Int(width) * bits / 2, $0.baseAddress, $0.count)
                 }
             })
         guard code == WIV_OK else { throw Self.error(code, message) }
-        return PixelBuffer(width: Int(width), height: Int(height), straightRGBA: bytes)
+        return PixelBuffer(width: Int(width), height: Int(height), bitsPerSample: bits, bytes: bytes)
+    }
+
+    /// The stream's colour description as it stands: the light levels the frames decoded so far
+    /// state are in it. H.273's "unspecified" (2) and reserved 0 are left out (a matrix of 0 is
+    /// identity, RGB, and kept).
+    func color() -> ColorDescription {
+        let info = wiv_get_info(handle)
+        func specified(_ code: Int32, zeroIsValid: Bool = false) -> Int? {
+            code == 2 || (code == 0 && !zeroIsValid) ? nil : Int(code)
+        }
+        let peak = info.max_content_light > 0 ? info.max_content_light : info.max_display_luminance
+        return ColorDescription(
+            bitDepth: info.bit_depth > 0 ? Int(info.bit_depth) : 8, primaries: specified(info.primaries),
+            transfer: specified(info.transfer), matrix: specified(info.matrix, zeroIsValid: true),
+            peakLuminance: peak > 0 ? Int(peak) : nil)
     }
 
     func close() {

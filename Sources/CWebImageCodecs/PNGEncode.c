@@ -157,14 +157,14 @@ static int filtered_data(const uint8_t *pixels, uint32_t width, uint32_t height,
 
 int cwi_png_compress_image(const uint8_t *pixels, uint32_t width, uint32_t height, int32_t channels, int32_t bit_depth,
                            cwi_png_write_options options, uint8_t **out, size_t *out_size) {
-    int valid_depth = channels == 1 ? bit_depth == 1 || bit_depth == 2 || bit_depth == 4 || bit_depth == 8 : bit_depth == 8 || bit_depth == 16;
-    if (width == 0 || height == 0 || width > 0x7FFFFFFF || height > 0x7FFFFFFF || options.level < 0 || options.level > 9 ||
-        (channels != 1 && channels != 3 && channels != 4) || !valid_depth) {
+    int valid_depth = options.palette ? channels == 1 && (bit_depth == 1 || bit_depth == 2 || bit_depth == 4 || bit_depth == 8)
+                                      : channels >= 1 && channels <= 4 && (bit_depth == 8 || bit_depth == 16);
+    if (width == 0 || height == 0 || width > 0x7FFFFFFF || height > 0x7FFFFFFF || options.level < 0 || options.level > 9 || !valid_depth) {
         return -1;
     }
     buffer raw = {0};
     // Palette images are written unfiltered, as libpng advises and libvips and imgproxy do.
-    if (filtered_data(pixels, width, height, (size_t)channels, bit_depth, channels != 1, options.interlaced, &raw) != 0) {
+    if (filtered_data(pixels, width, height, (size_t)channels, bit_depth, !options.palette, options.interlaced, &raw) != 0) {
         free(raw.bytes);
         return -1;
     }

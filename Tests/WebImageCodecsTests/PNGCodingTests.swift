@@ -247,7 +247,8 @@ struct PNGCodingTests {
         let palette: [UInt8] = [10, 20, 30, 255, 40, 50, 60, 128]
         var output: UnsafeMutablePointer<UInt8>?
         var size = 0
-        try #require(cwi_png_compress_image(indexes, 8, 8, 1, 8, cwi_png_write_options(level: 6, interlaced: 0), &output, &size) == 0)
+        try #require(
+            cwi_png_compress_image(indexes, 8, 8, 1, 8, cwi_png_write_options(level: 6, interlaced: 0, palette: 1), &output, &size) == 0)
         let imageData = Array(UnsafeBufferPointer(start: try #require(output), count: size))
         cwi_png_free(output)
         let encoded = PNGCoder.file(
@@ -281,6 +282,37 @@ struct PNGCodingTests {
                 }
             }
         }
+    }
+
+    @Test("a grey picture is written grey (colour type 0, 4 with alpha) at 8 and 16 bits, interlaced or not; libpng reads the same pixels")
+    func greyRoundTrips() throws {
+        for alpha in [false, true] {
+            let photo = Self.photo(width: 37, height: 19, alpha: alpha)
+            // The photo's red channel as grey: red, green and blue equal in every pixel.
+            let grey = PixelBuffer(
+                width: 37, height: 19,
+                straightRGBA: (0..<photo.bytes.count).map { index in index % 4 == 3 ? photo.bytes[index] : photo.bytes[index - index % 4] })
+            let wide = PixelBuffer(
+                width: 37, height: 19,
+                straightRGBA16: grey.bytes.enumerated().map { $0.offset % 4 == 3 ? UInt16($0.element) * 257 : UInt16($0.element) * 256 + 3 }
+            )
+            for (pixels, depth) in [(grey, 8), (wide, 16)] {
+                for interlaced in [false, true] {
+                    var options = EncodeOptions()
+                    options.pngInterlaced = interlaced
+                    let encoded = try PNGCoder().encode(Image(pixels: pixels), as: .png, options: options)
+                    #expect(Int(encoded[24]) == depth && encoded[25] == (alpha ? 4 : 0), "\(depth)-bit, alpha \(alpha)")
+                    var reading = DecodeOptions()
+                    reading.keepsHighBitDepth = true
+                    let decoded = try encoded.withUnsafeBytes { try PNGCoder().decodeStill($0, options: reading, direct: false) }
+                    #expect(decoded.pixels == pixels, "\(depth)-bit, alpha \(alpha), interlaced \(interlaced)")
+                }
+            }
+        }
+        // A grey picture kept with an RGB profile stays RGB: a PNG's iCCP matches its colour type.
+        var profiled = Image(pixels: PixelBuffer(width: 2, height: 1, straightRGBA: [9, 9, 9, 255, 200, 200, 200, 255]))
+        profiled.colorProfile = try Fixture.data("color/display-p3.icc")
+        #expect(try PNGCoder().encode(profiled, as: .png, options: EncodeOptions())[25] == 2)
     }
 
     @Test("higher levels write smaller files; level 0 stores; the default is 6, zlib's")

@@ -29,6 +29,17 @@ struct PreserveHDRTests {
         }
     }
 
+    /// The component count a JPEG's frame header (SOF0 or SOF2) states, nil without one.
+    static func jpegComponents(_ body: Data) -> Int? {
+        let bytes = [UInt8](body)
+        var offset = 2
+        while offset + 9 < bytes.count, bytes[offset] == 0xFF {
+            if bytes[offset + 1] == 0xC0 || bytes[offset + 1] == 0xC2 { return Int(bytes[offset + 9]) }
+            offset += 2 + Int(bytes[offset + 2]) << 8 + Int(bytes[offset + 3])
+        }
+        return nil
+    }
+
     /// The bit depth of each case's result: `source` is "16" or "8", `options` follow the fill.
     func depths(preserving configured: Bool, _ cases: [(source: String, options: String, format: String)]) async throws -> [Int] {
         var configuration = ServerHarness.configuration()
@@ -63,6 +74,40 @@ struct PreserveHDRTests {
         // sharpen keep it too.
         let marked = [("16", "/wm:0.5", "png"), ("8", "/wm:0.5", "png"), ("16", "/bl:2/sh:1", "png")]
         #expect(try await depths(preserving: true, marked) == [16, 8, 16])
+    }
+
+    @Test("TestColorspace's grey rows: a grey PNG or TIFF stays grey as PNG (B_W at 8 bits, GREY16 at 16), and 8-bit as JPEG")
+    func greyStaysGrey() async throws {
+        var configuration = ServerHarness.configuration()
+        configuration.preserveHDR = true
+        // PngSuite's basn0g08/basn0g16/basn4a16 and the TIFF fixtures' 8- and 16-bit min-is-black pages.
+        let sources = [
+            "gray8.png": "png-suite/gray8.png", "gray16.png": "png-suite/gray16.png", "graya16.png": "png-suite/graya16.png",
+            "grey.tiff": "tiff/grey.tiff", "grey-16.tiff": "tiff/grey-16.tiff",
+        ]
+        try await ServerHarness.inProcess(configuration) { harness throws in
+            for (name, fixture) in sources {
+                harness.origin.route(
+                    "/\(name)", .ok([UInt8](try Fixture.data(fixture)), contentType: name.hasSuffix("png") ? "image/png" : "image/tiff"))
+            }
+            // imgproxy's expected interpretations, as a PNG's IHDR states them: bit depth, colour
+            // type (0 grey, 4 grey and alpha).
+            let expected: [(String, Int, Int)] = [
+                ("gray8.png", 8, 0), ("gray16.png", 16, 0), ("graya16.png", 16, 4), ("grey.tiff", 8, 0), ("grey-16.tiff", 16, 0),
+            ]
+            for (name, depth, colorType) in expected {
+                let answer = try await harness.get(harness.signedPlain("rs:fill:100:100/el:1/f:png", "/\(name)"))
+                #expect(answer.status == 200, "\(name): \(answer.text)")
+                let ihdr = (Int(answer.body[answer.body.startIndex + 24]), Int(answer.body[answer.body.startIndex + 25]))
+                #expect(ihdr == (depth, colorType), "\(name): \(ihdr)")
+                // As JPEG: 8-bit, one grey component (B_W).
+                let jpeg = try await harness.get(harness.signedPlain("rs:fill:100:100/el:1/f:jpg", "/\(name)"))
+                #expect(jpeg.status == 200 && Self.jpegComponents(jpeg.body) == 1, "\(name)")
+            }
+            // Without preserve_hdr the 16-bit grey PNG is an 8-bit grey one.
+            let reduced = try await harness.get(harness.signedPlain("rs:fill:100:100/el:1/ph:0/f:png", "/gray16.png"))
+            #expect(Int(reduced.body[reduced.body.startIndex + 24]) == 8 && Int(reduced.body[reduced.body.startIndex + 25]) == 0)
+        }
     }
 
     @Test("off (the default): 8-bit; the URL's preserve_hdr overrides the variable both ways")

@@ -37,7 +37,7 @@ Parts (all by default; name some to run only those):
               5xx count, the cache's entries and the server's RSS sampled every 10 s; growth
               is the last minute's mean RSS against the minute after warm-up (the first fifth).
 
-With --baseline BINARY the throughput and formats parts run that webimage build beside this one (same flags,
+With --baseline BINARY the throughput, formats and png-kinds parts run that webimage build beside this one (same flags,
 URLs and alternation): a before-and-after in one run.
 
 Usage: scripts/compare/serve.py [PART ...] [--repeats N] [--seconds S] [--soak-minutes M] [--json FILE] [--baseline BINARY]
@@ -562,18 +562,23 @@ def embedding(workdir: Path, args, report: dict):
         stop(process)
 
 
-def ours_beside_vips(workdir: Path, port: int, path: str, args, vips_side) -> dict:
+def ours_beside_vips(workdir: Path, port: int, path: str, args, vips_side, baseline_port: int = None) -> dict:
     """Ours answering PATH (a `{cb}` in it busts the cache: every request processed; `wrk -t1 -c8`
-    after a 2 s warm-up) and VIPS_SIDE (a call making one libvips-alone run), alternating REPEATS
-    times: {"ours": median and result bytes, "libvips alone": median rate and bytes}."""
-    size = response_bytes(f"http://127.0.0.1:{port}" + path.replace("{cb}", "size"))
-    wrk(f"http://127.0.0.1:{port}", 2, connections=8, script=cachebusting(workdir, path))
-    ours_runs, vips_runs = [], []
+    after a 2 s warm-up), the --baseline build the same way when BASELINE_PORT is given, and
+    VIPS_SIDE (a call making one libvips-alone run), alternating REPEATS times: {"ours": median and
+    result bytes, "baseline": the same, "libvips alone": median rate and bytes}."""
+    ports = {"ours": port} | ({"baseline": baseline_port} if baseline_port else {})
+    sizes = {side: response_bytes(f"http://127.0.0.1:{side_port}" + path.replace("{cb}", "size")) for side, side_port in ports.items()}
+    runs = {side: [] for side in ports}
+    vips_runs = []
+    for side_port in ports.values():
+        wrk(f"http://127.0.0.1:{side_port}", 2, connections=8, script=cachebusting(workdir, path))
     for _ in range(args.repeats):
-        ours_runs.append(wrk(f"http://127.0.0.1:{port}", args.seconds, connections=8, script=cachebusting(workdir, path)))
+        for side, side_port in ports.items():
+            runs[side].append(wrk(f"http://127.0.0.1:{side_port}", args.seconds, connections=8, script=cachebusting(workdir, path)))
         vips_runs.append(vips_side())
-    return {"ours": median_of(ours_runs) | {"bytes": size},
-            "libvips alone": {"rate": statistics.median(run["rate"] for run in vips_runs), "bytes": vips_runs[0]["bytes"]}}
+    return {side: median_of(runs[side]) | {"bytes": sizes[side]} for side in ports} | {
+        "libvips alone": {"rate": statistics.median(run["rate"] for run in vips_runs), "bytes": vips_runs[0]["bytes"]}}
 
 
 def png_sources(www: Path, width: int = 2048, height: int = 1365) -> dict:
@@ -628,10 +633,12 @@ def png_kinds(workdir: Path, args, report: dict):
     sources = png_sources(www)
     origin = start_nginx(workdir, www)
     ours, ours_port = start_ours(workdir, "png-kinds")
+    baseline = start_ours(workdir, "png-kinds-baseline", binary=args.baseline) if args.baseline else None
     results = {}
     for kind, source in sources.items():
         path = f"/unsafe/rs:fit:512:512/cb:{{cb}}/plain/http://127.0.0.1:{origin}/{source.name}@png"
-        row = ours_beside_vips(workdir, ours_port, path, args, lambda: vips_alone(source, ".png", args.seconds))
+        row = ours_beside_vips(workdir, ours_port, path, args, lambda: vips_alone(source, ".png", args.seconds),
+                               baseline_port=baseline[1] if baseline else None)
         results[kind] = {"source_bytes": source.stat().st_size} | row | {"floor": png_floor(source)}
     print(f"\npng-kinds: 2048x1365 PNGs -> fit 512x512 PNG, every request processed, wrk -t1 -c8, {args.repeats} x {args.seconds} s "
           "alternating (medians); libvips alone: 2 processes, thumbnail_buffer + pngsave at its defaults, no HTTP; "
@@ -641,9 +648,13 @@ def png_kinds(workdir: Path, args, report: dict):
         print(f"  {kind:22} {row['source_bytes'] / 1e6:5.2f} MB  ours {row['ours']['rate']:6.1f}/s ({row['ours']['bytes'] / 1024:5.1f} KB)"
               f"  libvips {row['libvips alone']['rate']:6.1f}/s ({row['libvips alone']['bytes'] / 1024:5.1f} KB)"
               f"  ours / libvips {row['ours']['rate'] / row['libvips alone']['rate']:.2f}x"
-              f"  decode floor: libpng {floor['libpng_decode_ms']:.1f} ms, libdeflate inflate {floor['libdeflate_inflate_ms']:.1f} ms")
+              f"  decode floor: libpng {floor['libpng_decode_ms']:.1f} ms, libdeflate inflate {floor['libdeflate_inflate_ms']:.1f} ms"
+              + (f"  baseline {row['baseline']['rate']:6.1f}/s ({row['baseline']['bytes'] / 1024:5.1f} KB),"
+                 f" ours / baseline {row['ours']['rate'] / row['baseline']['rate']:.2f}x" if "baseline" in row else ""))
     report["png_kinds"] = results
     stop(ours)
+    if baseline:
+        stop(baseline[0])
 
 
 def high_bit_depth(workdir: Path, args, report: dict):
@@ -694,7 +705,8 @@ def main():
     parser.add_argument("--soak-minutes", type=float, default=10)
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument("--rows", help="formats: only the rows whose labels start with these (comma-separated), e.g. JPEG,WebP")
-    parser.add_argument("--baseline", type=Path, help="throughput and cache: another webimage binary run beside this build's")
+    parser.add_argument("--baseline", type=Path,
+                        help="throughput, cache, formats and png-kinds: another webimage binary run beside this build's")
     args = parser.parse_args()
     unknown = set(args.parts) - set(PARTS)
     if unknown:

@@ -81,14 +81,16 @@ typedef struct {
     int32_t level;
     /// 1: Adam7 interlaced.
     int32_t interlaced;
+    /// 1: the pixels are palette indexes.
+    int32_t palette;
 } cwi_png_write_options;
 
 /// A PNG's image data, the zlib stream its IDAT chunks carry, for `width` x `height` pixels:
-/// straight RGBA (`channels` 4) or RGB (`channels` 3) at `bit_depth` 8 or 16 (big-endian
-/// samples, as the file stores them), each row filtered with
-/// the filter whose output has the smallest sum of absolute values (libpng's adaptive
-/// heuristic); or palette indexes (`channels` 1, one byte per pixel, packed to `bit_depth` 1, 2,
-/// 4 or 8), unfiltered. On success returns 0 and a malloc'd buffer in `*out` (free it with
+/// straight RGBA (`channels` 4), RGB (3), grey and alpha (2) or grey (1) at `bit_depth` 8 or 16
+/// (big-endian samples, as the file stores them), each row filtered with the filter whose output
+/// has the smallest sum of absolute values (libpng's adaptive heuristic); or, with
+/// `options.palette`, palette indexes (`channels` 1, one byte per pixel, packed to `bit_depth` 1,
+/// 2, 4 or 8), unfiltered. On success returns 0 and a malloc'd buffer in `*out` (free it with
 /// cwi_png_free); -1 without memory or with bad arguments.
 int cwi_png_compress_image(const uint8_t *pixels, uint32_t width, uint32_t height, int32_t channels, int32_t bit_depth,
                            cwi_png_write_options options, uint8_t **out, size_t *out_size);

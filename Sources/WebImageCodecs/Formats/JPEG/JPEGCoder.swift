@@ -89,8 +89,11 @@ package struct JPEGCoder: ImageCoder {
         var output: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
         let quality = Int32(max(1, min(100, (options.quality * 100).rounded())))
+        // A grey picture is one grey component, as libvips keeps it (imgproxy's TestColorspace:
+        // B_W); a grey pixel's luma is its value (premultiplied too).
         let subsampling: TJSAMP =
             switch options.chromaSubsampling {
+            case _ where image.isStoredAsGrey: TJSAMP_GRAY
             case .none: TJSAMP_444
             case .horizontal: TJSAMP_422
             case .both: TJSAMP_420

@@ -177,41 +177,61 @@ package struct PNGCoder: ImageCoder {
             if let colors = options.pngPaletteColors {
                 return try encodePalette(image.pixels.reducedToEightBits(describedBy: image.sourceColor), colors: colors, writing: writing)
             }
-            if image.pixels.isHighBitDepth { return try encodeSixteenBits(image.pixels, color: image.sourceColor, writing: writing) }
-            return try encode(image.pixels, opaque: image.pixels.isOpaque, writing: writing)
+            let layout = SampleLayout(grey: image.isStoredAsGrey, opaque: image.pixels.isOpaque)
+            if image.pixels.isHighBitDepth {
+                return try encodeSixteenBits(image.pixels, layout: layout, color: image.sourceColor, writing: writing)
+            }
+            return try encode(image.pixels, layout: layout, writing: writing)
         }
         // Every frame of an APNG shares one colour type: RGBA as soon as any frame has alpha.
         let image = image.reducedToEightBits()
-        let opaque = image.frames.allSatisfy { $0.pixels.isOpaque }
+        let layout = SampleLayout(grey: false, opaque: image.frames.allSatisfy { $0.pixels.isOpaque })
         return try APNGWriter.encode(image) { (pixels: PixelBuffer) throws(WebImageError) -> Data in
-            try encode(pixels, opaque: opaque, writing: writing)
+            try encode(pixels, layout: layout, writing: writing)
         }
     }
 
-    /// Straight RGBA, or RGB when opaque, filtered and deflated by the C shim (PNGEncode.c).
-    private func encode(_ pixels: PixelBuffer, opaque: Bool, writing: cwi_png_write_options) throws(WebImageError) -> Data {
-        let source = opaque ? Self.droppingAlpha(pixels.bytes) : pixels.bytes
+    /// Which of each RGBA pixel's samples a file stores, and its colour type: grey (0, or 4 with
+    /// alpha) for ``Image/isStoredAsGrey`` (imgproxy's `TestColorspace`: a grey source's PNG is
+    /// B_W or GREY16); else RGB (2) or RGBA (6).
+    struct SampleLayout {
+        let channels: [Int]
+        let colorType: UInt8
+
+        init(grey: Bool, opaque: Bool) {
+            switch (grey, opaque) {
+            case (true, true): (channels, colorType) = ([0], 0)
+            case (true, false): (channels, colorType) = ([0, 3], 4)
+            case (false, true): (channels, colorType) = ([0, 1, 2], 2)
+            case (false, false): (channels, colorType) = ([0, 1, 2, 3], 6)
+            }
+        }
+    }
+
+    /// 8-bit pixels in `layout`, filtered and deflated by the C shim (PNGEncode.c).
+    private func encode(_ pixels: PixelBuffer, layout: SampleLayout, writing: cwi_png_write_options) throws(WebImageError) -> Data {
+        let source = layout.channels.count == 4 ? pixels.bytes : Self.samples(pixels.bytes, keeping: layout.channels)
         let imageData = try Self.compressed(pixels.width, pixels.height) { out, size in
-            cwi_png_compress_image(source, UInt32(pixels.width), UInt32(pixels.height), opaque ? 3 : 4, 8, writing, &out, &size)
+            cwi_png_compress_image(
+                source, UInt32(pixels.width), UInt32(pixels.height), Int32(layout.channels.count), 8, writing, &out, &size)
         }
         return Self.file(
-            width: pixels.width, height: pixels.height, bitDepth: 8, colorType: opaque ? 2 : 6, interlaced: writing.interlaced != 0,
+            width: pixels.width, height: pixels.height, bitDepth: 8, colorType: layout.colorType, interlaced: writing.interlaced != 0,
             palette: nil, imageData: imageData)
     }
 
-    /// 16-bit RGBA, or RGB when opaque, with a `cICP` chunk when the source signalled its
-    /// primaries and transfer (PNG Third Edition: matrix 0, full range), so a PQ or HLG picture
-    /// stays one; otherwise `sRGB`, as an 8-bit file.
-    private func encodeSixteenBits(_ pixels: PixelBuffer, color: ColorDescription?, writing: cwi_png_write_options) throws(WebImageError)
-        -> Data
-    {
-        let opaque = pixels.isOpaque
-        let channels = opaque ? 3 : 4
+    /// 16-bit pixels in `layout`, with a `cICP` chunk when the source signalled its primaries and
+    /// transfer (PNG Third Edition: matrix 0, full range), so a PQ or HLG picture stays one;
+    /// otherwise `sRGB`, as an 8-bit file.
+    private func encodeSixteenBits(
+        _ pixels: PixelBuffer, layout: SampleLayout, color: ColorDescription?, writing: cwi_png_write_options
+    ) throws(WebImageError) -> Data {
+        let channels = layout.channels
         let samples = pixels.samples16
-        let bigEndian = [UInt8](unsafeUninitializedCapacity: pixels.width * pixels.height * channels * 2) { output, initialized in
+        let bigEndian = [UInt8](unsafeUninitializedCapacity: pixels.width * pixels.height * channels.count * 2) { output, initialized in
             var index = 0
             for pixel in 0..<(pixels.width * pixels.height) {
-                for channel in 0..<channels {
+                for channel in channels {
                     let sample = samples[pixel * 4 + channel]
                     output[index] = UInt8(sample >> 8)
                     output[index + 1] = UInt8(sample & 0xFF)
@@ -221,14 +241,15 @@ package struct PNGCoder: ImageCoder {
             initialized = index
         }
         let imageData = try Self.compressed(pixels.width, pixels.height) { out, size in
-            cwi_png_compress_image(bigEndian, UInt32(pixels.width), UInt32(pixels.height), Int32(channels), 16, writing, &out, &size)
+            cwi_png_compress_image(
+                bigEndian, UInt32(pixels.width), UInt32(pixels.height), Int32(channels.count), 16, writing, &out, &size)
         }
         var codePoints: [UInt8]?
         if let color, let primaries = color.primaries, let transfer = color.transfer, primaries < 256, transfer < 256 {
             codePoints = [UInt8(primaries), UInt8(transfer), 0, 1]
         }
         return Self.file(
-            width: pixels.width, height: pixels.height, bitDepth: 16, colorType: opaque ? 2 : 6, interlaced: writing.interlaced != 0,
+            width: pixels.width, height: pixels.height, bitDepth: 16, colorType: layout.colorType, interlaced: writing.interlaced != 0,
             palette: nil, codePoints: codePoints, imageData: imageData)
     }
 
@@ -242,6 +263,8 @@ package struct PNGCoder: ImageCoder {
         let found = cwi_quantize(pixels.bytes, UInt32(pixels.width), UInt32(pixels.height), Int32(limit), &indexes, &palette)
         guard found > 0 else { throw WebImageError(.encodeFailed, "PNG: out of memory for the palette") }
         let bitDepth: UInt8 = limit > 16 ? 8 : limit > 4 ? 4 : limit > 2 ? 2 : 1
+        var writing = writing
+        writing.palette = 1
         let imageData = try Self.compressed(pixels.width, pixels.height) { out, size in
             cwi_png_compress_image(indexes, UInt32(pixels.width), UInt32(pixels.height), 1, Int32(bitDepth), writing, &out, &size)
         }
@@ -289,16 +312,29 @@ package struct PNGCoder: ImageCoder {
         return Data(bytes)
     }
 
-    private static func droppingAlpha(_ rgba: [UInt8]) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: rgba.count / 4 * 3) { rgb, initialized in
+    /// The `channels` of each RGBA pixel of `rgba`, in order.
+    private static func samples(_ rgba: [UInt8], keeping channels: [Int]) -> [UInt8] {
+        let pixels = rgba.count / 4
+        return [UInt8](unsafeUninitializedCapacity: pixels * channels.count) { output, initialized in
             rgba.withUnsafeBufferPointer { source in
-                for pixel in 0..<(source.count / 4) {
-                    rgb[pixel * 3] = source[pixel * 4]
-                    rgb[pixel * 3 + 1] = source[pixel * 4 + 1]
-                    rgb[pixel * 3 + 2] = source[pixel * 4 + 2]
+                if channels == [0, 1, 2] {
+                    // The common opaque picture: unrolled.
+                    for pixel in 0..<pixels {
+                        output[pixel * 3] = source[pixel * 4]
+                        output[pixel * 3 + 1] = source[pixel * 4 + 1]
+                        output[pixel * 3 + 2] = source[pixel * 4 + 2]
+                    }
+                } else {
+                    var index = 0
+                    for pixel in 0..<pixels {
+                        for channel in channels {
+                            output[index] = source[pixel * 4 + channel]
+                            index += 1
+                        }
+                    }
                 }
             }
-            initialized = rgba.count / 4 * 3
+            initialized = pixels * channels.count
         }
     }
 

@@ -101,9 +101,55 @@ uint32_t cwi_png_unfilter_band(uint8_t *rows, size_t stride, uint32_t count, con
     unfilter_band(rows, stride, band, prior, width, bpp);
     return band;
 }
+
+/// Sub is a running sum per channel. Four pixels at a time: each pixel plus the one before it,
+/// then plus the pair before those (two shifted adds make the sums within the four), then plus
+/// the last pixel made, repeated in every pixel's place. Row by row this is a chain of one add a
+/// byte; here it is five vector operations every four pixels.
+__attribute__((target("avx2"))) static void unsub(uint8_t *row, size_t length, uint32_t bpp) {
+    size_t i = 0;
+    if (bpp == 4) {
+        __m128i carry = _mm_setzero_si128();
+        for (; i + 16 <= length; i += 16) {
+            __m128i x = _mm_loadu_si128((const void *)(row + i));
+            x = _mm_add_epi8(x, _mm_slli_si128(x, 4));
+            x = _mm_add_epi8(x, _mm_slli_si128(x, 8));
+            x = _mm_add_epi8(x, carry);
+            _mm_storeu_si128((void *)(row + i), x);
+            carry = _mm_shuffle_epi32(x, 0xFF);
+        }
+    } else {
+        // Twelve bytes (four pixels) a step, read as sixteen and written as twelve: a sixteen-byte
+        // store would overlap the next step's load, which then waits for it (twice as slow).
+        const __m128i last_pixel = _mm_setr_epi8(9, 10, 11, 9, 10, 11, 9, 10, 11, 9, 10, 11, -1, -1, -1, -1);
+        __m128i carry = _mm_setzero_si128();
+        for (; i + 16 <= length; i += 12) {
+            __m128i x = _mm_loadu_si128((const void *)(row + i));
+            x = _mm_add_epi8(x, _mm_slli_si128(x, 3));
+            x = _mm_add_epi8(x, _mm_slli_si128(x, 6));
+            x = _mm_add_epi8(x, carry);
+            _mm_storel_epi64((void *)(row + i), x);
+            int32_t third = _mm_cvtsi128_si32(_mm_srli_si128(x, 8));
+            memcpy(row + i + 8, &third, 4);
+            carry = _mm_shuffle_epi8(x, last_pixel);
+        }
+    }
+    for (i = i < bpp ? bpp : i; i < length; i++) row[i] = (uint8_t)(row[i] + row[i - bpp]);
+}
+
+int32_t cwi_png_unsub(uint8_t *row, size_t length, uint32_t bpp) {
+    if ((bpp != 3 && bpp != 4) || !__builtin_cpu_supports("avx2")) return 0;
+    unsub(row, length, bpp);
+    return 1;
+}
 #else
 uint32_t cwi_png_unfilter_band(uint8_t *rows, size_t stride, uint32_t count, const uint8_t *prior, uint32_t width, uint32_t bpp) {
     (void)rows, (void)stride, (void)count, (void)prior, (void)width, (void)bpp;
+    return 0;
+}
+
+int32_t cwi_png_unsub(uint8_t *row, size_t length, uint32_t bpp) {
+    (void)row, (void)length, (void)bpp;
     return 0;
 }
 #endif

@@ -241,6 +241,30 @@ struct PNGCodingTests {
         }
     }
 
+    @Test("Sub reversed with vectors gives the specification's bytes, RGB and RGBA, every length around the steps")
+    func vectorSub() {
+        var seed: UInt32 = 7
+        for bpp in [3, 4] {
+            for length in [0, 3, 4, 12, 15, 16, 17, 27, 28, 31, 32, 33, 100, 6144] where length % bpp == 0 {
+                let filtered = (0..<length).map { _ -> UInt8 in
+                    seed = seed &* 1_103_515_245 &+ 12345
+                    return UInt8(truncatingIfNeeded: seed >> 16)
+                }
+                // PNG's Sub: each byte plus the unfiltered byte one pixel to its left (0 for the first pixel).
+                var expected = filtered
+                for index in bpp..<max(bpp, length) { expected[index] = expected[index] &+ expected[index - bpp] }
+                var row = filtered
+                let done = row.withUnsafeMutableBufferPointer { cwi_png_unsub($0.baseAddress, length, UInt32(bpp)) }
+                #if arch(x86_64)
+                #expect(done == 1)
+                #expect(row == expected, "bpp \(bpp), \(length) bytes")
+                #else
+                #expect(done == 0)
+                #endif
+            }
+        }
+    }
+
     @Test("palette indexes past the palette read as libpng reads them: black and opaque")
     func indexesPastThePalette() throws {
         let indexes = (0..<64).map { UInt8($0 % 6) }

@@ -75,6 +75,11 @@ int cwi_png_decode_rgba(const uint8_t *data, size_t size, uint8_t *out, size_t o
 /// byte past the last pixel of each row, so one byte must be readable after the last row.
 uint32_t cwi_png_unfilter_band(uint8_t *rows, size_t stride, uint32_t count, const uint8_t *prior, uint32_t width, uint32_t bpp);
 
+/// Reverses the Sub filter on one row of `length` bytes of 8-bit RGB (`bpp` 3) or RGBA (`bpp` 4)
+/// pixels in place with vectors (prefix sums of four pixels at a time), on x86-64 with AVX2.
+/// Returns 1, or 0 when it does nothing (another `bpp`, no AVX2: the caller's loop does it).
+int32_t cwi_png_unsub(uint8_t *row, size_t length, uint32_t bpp);
+
 /// How cwi_png_compress_image writes.
 typedef struct {
     /// The deflate level, 0 (stored) to 9 (libdeflate's scale, zlib-like; 6 is the peers' default).

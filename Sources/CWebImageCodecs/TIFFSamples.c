@@ -36,7 +36,7 @@ int cwi_tiff_sample_layout(TIFF *tif, cwi_tiff_layout *layout) {
     }
     int supported_bits = (format == SAMPLEFORMAT_UINT && ((bits >= 1 && bits <= 16) || bits == 32)) ||
                          (format == SAMPLEFORMAT_INT && (bits == 8 || bits == 16 || bits == 32)) ||
-                         (format == SAMPLEFORMAT_IEEEFP && (bits == 32 || bits == 64));
+                         (format == SAMPLEFORMAT_IEEEFP && (bits == 16 || bits == 32 || bits == 64));
     if (colors == 0 || !supported_bits || samples < colors || compression == COMPRESSION_OJPEG) return 0;
     if (planar != PLANARCONFIG_CONTIG && planar != PLANARCONFIG_SEPARATE) return 0;
     int alpha = samples > colors && extras > 0 && kinds != NULL &&
@@ -59,6 +59,21 @@ static uint8_t cwi_clip(double value) {
     return (uint8_t)value;  // truncated, as Pillow and libvips cast
 }
 
+// IEEE 754 binary16 (a half float: sign, 5-bit exponent biased by 15, 10-bit fraction) as a
+// float; subnormals, infinities and NaN as they are.
+static float cwi_half(uint16_t half) {
+    int exponent = (half >> 10) & 0x1F;
+    float fraction = (float)(half & 0x3FF), value;
+    if (exponent == 0) {
+        value = ldexpf(fraction, -24);
+    } else if (exponent == 31) {
+        value = fraction != 0 ? NAN : INFINITY;
+    } else {
+        value = ldexpf(fraction + 1024, exponent - 25);
+    }
+    return half & 0x8000 ? -value : value;
+}
+
 // Sample `index` of a byte-aligned run of packed samples, in 8 bits.
 static uint8_t cwi_sample(const uint8_t *run, size_t index, const cwi_tiff_layout *layout) {
     switch (layout->bits) {
@@ -68,6 +83,7 @@ static uint8_t cwi_sample(const uint8_t *run, size_t index, const cwi_tiff_layou
         uint16_t value;
         memcpy(&value, run + index * 2, 2);
         if (layout->format == SAMPLEFORMAT_INT) return cwi_clip((int16_t)value);
+        if (layout->format == SAMPLEFORMAT_IEEEFP) return cwi_clip(cwi_half(value));
         return (uint8_t)(((uint32_t)value * 255 + 32767) / 65535);
     }
     case 32: {

@@ -291,6 +291,23 @@ struct HighBitDepthTests {
         }
     }
 
+    @Test("a TIFF of half floats reads as float samples do: on the 0-255 scale, clipped and truncated, whether or not depth is kept")
+    func halfFloatTIFF() async throws {
+        let directory = try TemporaryDirectory("tiff-half")
+        let path = directory.url.appendingPathComponent("half.tif")
+        // high_bit_depth.py decodes its half floats with Python's own binary16 ("e") and casts them.
+        struct Expected: Decodable { let expected: [UInt8] }
+        let line = try await Self.python(["write-half-tiff", path.path, "12", "4"]).last ?? ""
+        let expected = try JSONDecoder().decode(Expected.self, from: Data(line.utf8)).expected
+        for options in [DecodeOptions(), Self.keeping] {
+            let image = try CodersManager.shared.decode(try Data(contentsOf: path), options: options)
+            #expect(!image.pixels.isHighBitDepth, "a float sample has no more than 8 bits here")
+            let rgb = (0..<(12 * 4)).flatMap { pixel in image.pixels.bytes[pixel * 4..<pixel * 4 + 3] }
+            #expect(rgb == expected)
+            #expect(expected.contains(0) && expected.contains(255), "both ends clipped")
+        }
+    }
+
     @Test("a 16-bit TIFF keeps its samples, and 16-bit pixels write a 16-bit TIFF with the same ones, RGB and RGBA")
     func tiff() async throws {
         let directory = try TemporaryDirectory("tiff16")

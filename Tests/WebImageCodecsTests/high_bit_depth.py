@@ -13,7 +13,9 @@ frame alone as a still beside it (PATH-0.png, PATH-1.png).
 `write-tiff` and `read-tiff` do the same for TIFF (TIFF 6.0): an uncompressed little-endian
 baseline file of one strip, alpha unassociated (ExtraSamples 2); read, the first page of a file of
 strips, uncompressed or deflated (Compression 8 or 32946), with or without the horizontal
-predictor (Predictor 2, section 14), in either byte order.
+predictor (Predictor 2, section 14), in either byte order. `write-half-tiff PATH WIDTH HEIGHT`
+writes an RGB TIFF of half floats (SampleFormat 3, 16 bits: TIFF Technical Note 3's floating
+point) and prints the 8-bit RGB each pixel is read as.
 """
 
 import json
@@ -114,11 +116,22 @@ def read(path):
     return result
 
 
-def write_tiff(path, width, height, alpha):
+def half_sample(x, y, c):
+    """A half float from -20 to about 300, past both ends of the 0-255 scale float samples are read on."""
+    return ((x * 37 + y * 11 + c * 5) % 320) - 20 + 0.37
+
+
+def write_tiff(path, width, height, alpha, half=False):
     channels = 4 if alpha else 3
-    data = b"".join(struct.pack("<H", sample(x, y, c)) for y in range(height) for x in range(width) for c in range(channels))
+    if half:
+        # SampleFormat 3 (IEEE floating point) at 16 bits: Python's struct "e" is IEEE 754 binary16.
+        data = b"".join(struct.pack("<e", half_sample(x, y, c)) for y in range(height) for x in range(width) for c in range(channels))
+    else:
+        data = b"".join(struct.pack("<H", sample(x, y, c)) for y in range(height) for x in range(width) for c in range(channels))
     entries = [(256, 4, [width]), (257, 4, [height]), (258, 3, [16] * channels), (259, 3, [1]), (262, 3, [2]),
                (273, 4, [0]), (277, 3, [channels]), (278, 4, [height]), (279, 4, [len(data)]), (284, 3, [1])]
+    if half:
+        entries.append((339, 3, [3] * channels))
     if alpha:
         entries.append((338, 3, [2]))
     entries.sort()
@@ -173,7 +186,17 @@ def read_tiff(path):
 
 if __name__ == "__main__":
     command = sys.argv[1]
-    if command == "write-apng":
+    if command == "write-half-tiff":
+        # The expected 8-bit RGB of each pixel: the half float as written (struct's own decoding),
+        # on the 0-255 scale, clipped and truncated, as Pillow and libvips cast float samples.
+        width, height = int(sys.argv[3]), int(sys.argv[4])
+        write_tiff(sys.argv[2], width, height, False, half=True)
+        def cast(value):
+            return 0 if not value > 0 else 255 if value >= 255 else int(value)
+        expected = [cast(struct.unpack("<e", struct.pack("<e", half_sample(x, y, c)))[0])
+                    for y in range(height) for x in range(width) for c in range(3)]
+        print(json.dumps({"expected": expected}))
+    elif command == "write-apng":
         write_apng(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), [int(v) for v in sys.argv[5:9]])
     elif command in ("write", "write-tiff"):
         width, height, alpha = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"

@@ -39,12 +39,12 @@ public struct DecodeOptions: Sendable, Equatable {
     /// plugin coder that needs them.
     public var values: CustomValues
     /// Keep more than 8 bits a sample where the file has them: a 16-bit PNG (or one whose `cICP`
-    /// says PQ or HLG), a still AVIF or HEIF of 10 or 12 bits, a still JPEG XL of more than 8 and
-    /// a TIFF's first page of 9 to 16 (unsigned, alpha not associated) are decoded to a 16-bit ``PixelBuffer`` (samples scaled to 0...65535) in their own
-    /// transfer and primaries
-    /// (``Image/sourceColor``), not tone-mapped or reduced; an ICC profile to convert from
-    /// reduces it to 8 bits first (lcms converts 8-bit pixels here). Other formats, and
-    /// animations, decode to 8 bits as usual. Such a decode is charged twice its pixels against
+    /// says PQ or HLG), a still AVIF or HEIF of 10 or 12 bits, a still JPEG XL of more than 8, a
+    /// TIFF's first page of 9 to 16 (unsigned, alpha not associated) and one frame of a video of
+    /// 10 or 12 bits are decoded to a 16-bit ``PixelBuffer`` (samples scaled to 0...65535) in
+    /// their own transfer and primaries (``Image/sourceColor``), not tone-mapped or reduced; an
+    /// ICC profile to convert from reduces it to 8 bits first (lcms converts 8-bit pixels here).
+    /// Other formats, animations and several frames of a video decode to 8 bits as usual. Such a decode is charged twice its pixels against
     /// the ``limits``. Off by default (imgproxy's `preserve_hdr`).
     public var keepsHighBitDepth = false
     /// Which frames of a video to take (``VideoFrameSelection``): by default its first keyframe.

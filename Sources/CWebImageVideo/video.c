@@ -263,12 +263,19 @@ wiv_info wiv_get_info(const wiv_video *video) {
         const AVPixFmtDescriptor *format = av_pix_fmt_desc_get(parameters->format);
         if (format) info.bit_depth = format->comp[0].depth;
     }
+    wiv_get_light(video, &info.max_content_light, &info.max_display_luminance);
+    return info;
+}
+
+void wiv_get_light(const wiv_video *video, int *max_content_light, int *max_display_luminance) {
+    const AVStream *stream = video->format->streams[video->stream];
     const AVContentLightMetadata *light = (const void *)av_stream_get_side_data(stream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, NULL);
     const AVMasteringDisplayMetadata *mastering =
         (const void *)av_stream_get_side_data(stream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, NULL);
-    info.max_content_light = light ? (int)light->MaxCLL : video->frame_content_light;
-    info.max_display_luminance = mastering ? display_peak(mastering) : video->frame_display_luminance;
-    return info;
+    // The container's values where it states them (a 0 there is "unknown"), else the frames'.
+    int container_peak = mastering ? display_peak(mastering) : 0;
+    *max_content_light = light && light->MaxCLL > 0 ? (int)light->MaxCLL : video->frame_content_light;
+    *max_display_luminance = container_peak > 0 ? container_peak : video->frame_display_luminance;
 }
 
 /// Keeps what a frame's side data states of HDR10's static metadata (H.265 carries it in SEI

@@ -280,14 +280,7 @@ struct WebImageCommandTests {
     func hdrVideo() async throws {
         let workspace = try Workspace()
         let directory = try TemporaryDirectory("command-hdr-video")
-        let clip = directory.url.appendingPathComponent("hdr.mp4").path
-        // x265 states the content light level (max-cll) in an SEI message.
-        try await TestVideo.ffmpeg(
-            [
-                "-v", "error", "-f", "lavfi", "-i", "color=c=0xC8A050:s=64x48:r=10:d=1", "-vf", "format=yuv420p10le", "-c:v", "libx265",
-                "-x265-params", "log-level=error:max-cll=1000,400", "-color_primaries", "bt2020", "-color_trc", "smpte2084",
-                "-colorspace", "bt2020nc", clip,
-            ], in: directory, for: "hdr")
+        let clip = try await TestVideo.makePQ(in: directory, statedPeak: 1000).path
         let info = try await workspace.run(["info", clip, "--json"])
         let color = try #require(info.json["color"] as? [String: Any])
         #expect(color["bitDepth"] as? Int == 10 && color["transfer"] as? String == "pq" && color["hdr"] as? Bool == true)

@@ -69,16 +69,7 @@ struct VideoThumbnailTests {
     @Test("an HDR video: tone-mapped to SDR as the library decodes it; with ph:1 and a PNG result, 16-bit in the stream's PQ")
     func hdrVideo() async throws {
         let directory = try TemporaryDirectory("vt-hdr")
-        let url = directory.url.appendingPathComponent("hdr.mp4")
-        // A 10-bit H.265 frame tagged BT.2020 and PQ (SMPTE ST 2084): its red code, 200/255, is
-        // about 1,400 cd/m².
-        try await TestVideo.ffmpeg(
-            [
-                "-v", "error", "-f", "lavfi", "-i", "color=c=0xC8A050:s=64x48:r=10:d=1", "-vf", "format=yuv420p10le", "-c:v", "libx265",
-                "-x265-params", "log-level=error", "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc",
-                url.path,
-            ], in: directory, for: "hdr")
-        let video = [UInt8](try Data(contentsOf: url))
+        let video = [UInt8](try Data(contentsOf: try await TestVideo.makePQ(in: directory)))
         // VideoCoderTests checks the library's rendering against colour-science's.
         let library = TestVideo.color(of: try CodersManager.shared.decode(Data(video)))
         #expect(library[0] >= 240, "\(library): the code values shown as sRGB would be 200")

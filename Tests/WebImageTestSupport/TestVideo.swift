@@ -54,6 +54,21 @@ package enum TestVideo {
         return output
     }
 
+    /// Makes `hdr.mp4` in `directory`: one second of one colour, 64x48, as 10-bit H.265 tagged
+    /// BT.2020 and PQ (SMPTE ST 2084). Its red code, 200/255, is about 1,400 cd/m². With
+    /// `statedPeak`, x265 states that content light level (max-cll) in an SEI message.
+    package static func makePQ(in directory: TemporaryDirectory, statedPeak: Int? = nil) async throws -> URL {
+        let output = directory.url.appendingPathComponent("hdr.mp4")
+        let parameters = "log-level=error" + (statedPeak.map { ":max-cll=\($0),400" } ?? "")
+        try await ffmpeg(
+            [
+                "-v", "error", "-f", "lavfi", "-i", "color=c=0xC8A050:s=64x48:r=10:d=1", "-vf", "format=yuv420p10le", "-c:v", "libx265",
+                "-x265-params", parameters, "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc",
+                output.path,
+            ], in: directory, for: "hdr")
+        return output
+    }
+
     /// Runs Debian's `ffmpeg` with `arguments` (its errors in the thrown error).
     package static func ffmpeg(_ arguments: [String], in directory: TemporaryDirectory, for name: String) async throws {
         let log = directory.url.appendingPathComponent("\(name).ffmpeg.log")

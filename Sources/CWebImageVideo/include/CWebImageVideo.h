@@ -67,6 +67,10 @@ int wiv_open(const uint8_t *data, size_t size, int64_t max_pixels, uint64_t time
 /// The stream's description; valid while the handle is open.
 wiv_info wiv_get_info(const wiv_video *video);
 
+/// wiv_info's HDR10 light levels alone, as the frames decoded so far leave them (cd/m², 0 where
+/// not stated): cheaper than wiv_get_info, which also walks the container's index.
+void wiv_get_light(const wiv_video *video, int *max_content_light, int *max_display_luminance);
+
 /// Seeks to the last keyframe at or before `seconds` (the first one when `seconds` is 0) and
 /// empties the decoder.
 int wiv_seek(wiv_video *video, double seconds, char *message, size_t message_size);

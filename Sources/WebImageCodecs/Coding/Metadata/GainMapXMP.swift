@@ -7,7 +7,8 @@ import Foundation
 /// defaulted, `GainMapMax` and `HDRCapacityMax` required; a value that is not a number makes the
 /// metadata unreadable (nil).
 enum GainMapXMP {
-    private static let signature = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
+    /// What an APP1 segment of XMP begins with (XMP Specification Part 3, 1.1.3).
+    static let signature = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
 
     /// The metadata of the first APP1 XMP packet in `bytes`, past its start, that states a
     /// `hdrgm:GainMapMax`: the gain map image's.

@@ -151,7 +151,7 @@ struct SourceMetadata {
     /// Whether an APP1 segment is XMP that declares a gain map: Ultra HDR's primary image
     /// carries `hdrgm:Version` in the `http://ns.adobe.com/hdr-gain-map/1.0/` namespace.
     private static func declaresGainMap(xmp segment: UnsafeRawBufferPointer) -> Bool {
-        let signature = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
+        let signature = GainMapXMP.signature
         guard segment.count > signature.count, segment.prefix(signature.count).elementsEqual(signature) else { return false }
         return segment.dropFirst(signature.count).firstRange(of: Array("http://ns.adobe.com/hdr-gain-map/1.0/".utf8)) != nil
     }

@@ -72,11 +72,13 @@ final class VideoReader {
     /// state are in it. H.273's "unspecified" (2) and reserved 0 are left out (a matrix of 0 is
     /// identity, RGB, and kept).
     func color() -> ColorDescription {
-        let info = wiv_get_info(handle)
         func specified(_ code: Int32, zeroIsValid: Bool = false) -> Int? {
             code == 2 || (code == 0 && !zeroIsValid) ? nil : Int(code)
         }
-        let peak = info.max_content_light > 0 ? info.max_content_light : info.max_display_luminance
+        var light: Int32 = 0
+        var display: Int32 = 0
+        wiv_get_light(handle, &light, &display)
+        let peak = light > 0 ? light : display
         return ColorDescription(
             bitDepth: info.bit_depth > 0 ? Int(info.bit_depth) : 8, primaries: specified(info.primaries),
             transfer: specified(info.transfer), matrix: specified(info.matrix, zeroIsValid: true),

@@ -1,8 +1,8 @@
-// The common PNG (8-bit samples, not interlaced, sound data) decoded without libpng's row
-// machinery: libpng inflates with zlib a piece at a time and unfilters and expands each row
-// through generic transforms, which took two thirds of a large PNG's decode; libdeflate inflates
-// the whole stream at once about twice as fast as zlib, and the loops below unfilter and expand in
-// one pass. Anything else declines to libpng, which stays the reference for every odd file.
+// A PNG whose data is sound decoded without libpng's row machinery: libpng inflates with zlib a
+// piece at a time and unfilters and expands each row through generic transforms, which took two
+// thirds of a large PNG's decode; libdeflate inflates the whole stream at once about twice as fast
+// as zlib, and the loops below unfilter and expand in one pass. Anything odd declines to libpng,
+// which stays the reference for every such file.
 #include "CWebImageCodecs.h"
 #include "PNGRows.h"
 
@@ -243,15 +243,29 @@ static uint32_t wavefront_run(const uint8_t *row, size_t stride, uint32_t rows_l
     return run >= 9 ? run : 0;
 }
 
-/// How one colour type's samples become RGBA: the palette with its alpha, and the tRNS key.
+/// How a file's samples become RGBA: its colour type and depth, the table for grey and palette
+/// samples, and the tRNS key of RGB and 16-bit grey.
 typedef struct {
-    int color_type;
+    int color_type, depth;
     size_t channels;
-    uint8_t palette[256][4];
+    /// A grey or palette sample (1 to 8 bits) as RGBA: the palette entry with tRNS's alpha, or the
+    /// grey widened to 8 bits as png_set_expand_gray_1_2_4_to_8 does (bits repeated), transparent
+    /// where it is the key.
+    uint8_t table[256][4];
     int has_key;
-    uint8_t key[3];
+    uint16_t key[3];
 } expansion;
 
+/// A row of 1-, 2- or 4-bit samples, first sample in the high bits, one byte each in `samples`.
+static void unpack(const uint8_t *row, uint32_t width, int depth, uint8_t *samples) {
+    uint32_t per_byte = 8u / (uint32_t)depth, mask = (1u << depth) - 1;
+    for (uint32_t x = 0; x < width; row++) {
+        uint32_t byte = *row;
+        for (uint32_t k = 0; k < per_byte && x < width; k++, x++) samples[x] = (uint8_t)(byte >> (8u - (uint32_t)depth * (k + 1)) & mask);
+    }
+}
+
+/// A row of 8-bit samples (grey and palette ones one byte each, unpacked) as RGBA.
 static void expand(const expansion *how, const uint8_t *row, uint32_t width, uint8_t *rgba) {
     switch (how->color_type) {
     case PNG_COLOR_TYPE_RGB_ALPHA:
@@ -265,12 +279,6 @@ static void expand(const expansion *how, const uint8_t *row, uint32_t width, uin
             rgba[3] = how->has_key && row[0] == how->key[0] && row[1] == how->key[1] && row[2] == how->key[2] ? 0 : 255;
         }
         break;
-    case PNG_COLOR_TYPE_GRAY:
-        for (uint32_t x = 0; x < width; x++, row += 1, rgba += 4) {
-            rgba[0] = rgba[1] = rgba[2] = row[0];
-            rgba[3] = how->has_key && row[0] == how->key[0] ? 0 : 255;
-        }
-        break;
     case PNG_COLOR_TYPE_GRAY_ALPHA:
         for (uint32_t x = 0; x < width; x++, row += 2, rgba += 4) {
             rgba[0] = rgba[1] = rgba[2] = row[0];
@@ -278,60 +286,75 @@ static void expand(const expansion *how, const uint8_t *row, uint32_t width, uin
         }
         break;
     default:
-        for (uint32_t x = 0; x < width; x++, rgba += 4) {
-            memcpy(rgba, how->palette[row[x]], 4);
-        }
+        for (uint32_t x = 0; x < width; x++, rgba += 4) memcpy(rgba, how->table[row[x]], 4);
         break;
     }
 }
 
-/// A row of big-endian 16-bit RGB or RGBA samples as native 16-bit RGBA, alpha 65535 where there
-/// is none (what libpng's png_set_expand_16, png_set_add_alpha and png_set_swap make).
+/// A row of big-endian 16-bit samples (any colour type but palette) as native 16-bit RGBA: grey
+/// repeated, alpha 65535 where there is none or 0 at the key (what libpng's png_set_expand,
+/// png_set_gray_to_rgb, png_set_add_alpha and png_set_swap make).
 static void expand16(const expansion *how, const uint8_t *row, uint32_t width, uint16_t *rgba) {
     size_t channels = how->channels;
     for (uint32_t x = 0; x < width; x++, row += channels * 2, rgba += 4) {
-        for (size_t channel = 0; channel < channels; channel++) {
-            rgba[channel] = (uint16_t)(row[channel * 2] << 8 | row[channel * 2 + 1]);
+        uint16_t samples[4];
+        for (size_t channel = 0; channel < channels; channel++) samples[channel] = (uint16_t)(row[channel * 2] << 8 | row[channel * 2 + 1]);
+        if (channels <= 2) {
+            rgba[0] = rgba[1] = rgba[2] = samples[0];
+            rgba[3] = channels == 2 ? samples[1] : how->has_key && samples[0] == how->key[0] ? 0 : 65535;
+        } else {
+            memcpy(rgba, samples, 3 * sizeof(uint16_t));
+            int keyed = how->has_key && samples[0] == how->key[0] && samples[1] == how->key[1] && samples[2] == how->key[2];
+            rgba[3] = channels == 4 ? samples[3] : keyed ? 0 : 65535;
         }
-        if (channels == 3) rgba[3] = 65535;
     }
 }
 
-/// The expansion libpng's png_set_expand would make from what it read: palette entries past
-/// PLTE's are black (libpng keeps 256, zeroed), alpha past tRNS's entries opaque.
+/// The palette as png_set_expand makes it: entries past PLTE's are black (libpng keeps 256,
+/// zeroed), alpha past tRNS's entries opaque.
+static int describe_palette(png_structp png, png_infop info, expansion *how, const png_bytep alphas, int alpha_count) {
+    png_colorp colors = NULL;
+    int color_count = 0;
+    if (png_get_PLTE(png, info, &colors, &color_count) == 0 || color_count > 256) return -1;
+    for (int index = 0; index < 256; index++) {
+        if (index < color_count) {
+            how->table[index][0] = colors[index].red;
+            how->table[index][1] = colors[index].green;
+            how->table[index][2] = colors[index].blue;
+        }
+        how->table[index][3] = alphas != NULL && index < alpha_count ? alphas[index] : 255;
+    }
+    return 0;
+}
+
+/// The expansion libpng's transforms would make from what it read; -1 for what the direct path
+/// leaves to libpng (a key outside the samples' range, which libpng would mask).
 static int describe(png_structp png, png_infop info, expansion *how) {
     memset(how, 0, sizeof(*how));
     how->color_type = png_get_color_type(png, info);
+    how->depth = png_get_bit_depth(png, info);
     how->channels = png_get_channels(png, info);
     png_bytep alphas = NULL;
     int alpha_count = 0;
     png_color_16p key = NULL;
     int has_trns = png_get_tRNS(png, info, &alphas, &alpha_count, &key) != 0;
-    if (how->color_type == PNG_COLOR_TYPE_PALETTE) {
-        png_colorp colors = NULL;
-        int color_count = 0;
-        if (png_get_PLTE(png, info, &colors, &color_count) == 0 || color_count > 256) {
-            return -1;
-        }
-        for (int index = 0; index < 256; index++) {
-            if (index < color_count) {
-                how->palette[index][0] = colors[index].red;
-                how->palette[index][1] = colors[index].green;
-                how->palette[index][2] = colors[index].blue;
-            }
-            how->palette[index][3] = has_trns && alphas != NULL && index < alpha_count ? alphas[index] : 255;
-        }
-    } else if (has_trns && key != NULL) {
-        if (how->color_type == PNG_COLOR_TYPE_RGB) {
-            if (key->red > 255 || key->green > 255 || key->blue > 255) return -1;
-            how->key[0] = (uint8_t)key->red;
-            how->key[1] = (uint8_t)key->green;
-            how->key[2] = (uint8_t)key->blue;
-            how->has_key = 1;
-        } else if (how->color_type == PNG_COLOR_TYPE_GRAY) {
-            if (key->gray > 255) return -1;
-            how->key[0] = (uint8_t)key->gray;
-            how->has_key = 1;
+    if (how->color_type == PNG_COLOR_TYPE_PALETTE) return describe_palette(png, info, how, has_trns ? alphas : NULL, alpha_count);
+    uint32_t largest = (1u << how->depth) - 1;
+    how->has_key = has_trns && key != NULL && (how->color_type == PNG_COLOR_TYPE_RGB || how->color_type == PNG_COLOR_TYPE_GRAY);
+    if (how->has_key && how->color_type == PNG_COLOR_TYPE_RGB) {
+        if (key->red > largest || key->green > largest || key->blue > largest) return -1;
+        how->key[0] = key->red;
+        how->key[1] = key->green;
+        how->key[2] = key->blue;
+    } else if (how->has_key) {
+        if (key->gray > largest) return -1;
+        how->key[0] = key->gray;
+    }
+    if (how->color_type == PNG_COLOR_TYPE_GRAY && how->depth <= 8) {
+        for (uint32_t value = 0; value <= largest; value++) {
+            uint8_t grey = (uint8_t)(value * (255 / largest));
+            how->table[value][0] = how->table[value][1] = how->table[value][2] = grey;
+            how->table[value][3] = how->has_key && value == how->key[0] ? 0 : 255;
         }
     }
     return 0;
@@ -344,13 +367,14 @@ typedef struct {
     int sixteen, wide;
     uint32_t width, height, reduction;
     uint8_t *out;
-    /// width x 12 bytes: a 16-bit RGBA row, then an 8-bit one.
+    /// width x 13 bytes: a 16-bit RGBA row, an 8-bit one, and a row of unpacked samples.
     uint8_t *scratch;
     uint64_t *sums;
 } row_sink;
 
-/// One unfiltered row into the output: expanded to RGBA (16-bit samples kept, or scaled to 8
-/// bits as png_set_scale_16 does: v x 255 / 65535 rounded), at its place, or into its band.
+/// One unfiltered row, its low-depth samples unpacked, into the output: expanded to RGBA (16-bit
+/// samples kept, or scaled to 8 bits as png_set_scale_16 does: v x 255 / 65535 rounded), at its
+/// place, or into its band.
 static void emit_row(const row_sink *sink, const uint8_t *row, uint32_t y) {
     uint32_t width = sink->width, reduction = sink->reduction;
     if (sink->sixteen) {
@@ -384,11 +408,37 @@ static void emit_row(const row_sink *sink, const uint8_t *row, uint32_t y) {
     cwi_png_finish_band(sink->sums, y, width, sink->height, reduction, sink->out);
 }
 
+/// The rows of one image as filtered in the file: the whole image, or one of Adam7's passes.
+typedef struct {
+    uint32_t width, height;
+    /// Bytes of samples a row (after its filter byte).
+    size_t row_bytes;
+    /// Where the pass's pixels sit in the image: first column and row, and the steps between.
+    uint32_t x0, y0, dx, dy;
+} pass_shape;
+
+/// Adam7's seven passes (PNG specification, 8.2): first column and row, column and row steps.
+static const uint8_t adam7[7][4] = {{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}};
+
+/// The shape of pass `pass` of an image (-1: the image without interlacing); a pass with no
+/// column or no row has no bytes at all in the file, not even filter bytes.
+static pass_shape shape_of(uint32_t width, uint32_t height, size_t pixel_bits, int pass) {
+    pass_shape shape = {width, height, 0, 0, 0, 1, 1};
+    if (pass >= 0) {
+        shape.x0 = adam7[pass][0], shape.y0 = adam7[pass][1], shape.dx = adam7[pass][2], shape.dy = adam7[pass][3];
+        shape.width = width > shape.x0 ? (width - shape.x0 + shape.dx - 1) / shape.dx : 0;
+        shape.height = height > shape.y0 ? (height - shape.y0 + shape.dy - 1) / shape.dy : 0;
+    }
+    if (shape.width == 0) shape.height = 0;
+    shape.row_bytes = ((size_t)shape.width * pixel_bits + 7) / 8;
+    return shape;
+}
+
 /// The file's image data inflated at once into `filtered` (`filtered_size` bytes, one more
 /// allocated); 0, or 1 when the stream does not fill the rows exactly and end with the data
 /// (anything else is libpng's to judge and to warn about) or a row's filter type is unknown.
-static int inflate_rows(const uint8_t *idat, size_t available, uint8_t *filtered, size_t filtered_size, size_t row_bytes,
-                        uint32_t height) {
+static int inflate_rows(const uint8_t *idat, size_t available, uint8_t *filtered, size_t filtered_size, const pass_shape *passes,
+                        int pass_count) {
     uint8_t *copy = NULL;
     size_t compressed_size = 0;
     const uint8_t *compressed = gather_idat(idat, available, &compressed_size, &copy);
@@ -404,56 +454,123 @@ static int inflate_rows(const uint8_t *idat, size_t available, uint8_t *filtered
     }
     free(copy);
     // An unknown filter type is an error libpng reports: check them all before writing any pixel.
-    for (uint32_t y = 0; !declined && y < height; y++) {
-        declined = filtered[(size_t)y * (row_bytes + 1)] > 4;
+    const uint8_t *row = filtered;
+    for (int pass = 0; !declined && pass < pass_count; pass++) {
+        for (uint32_t y = 0; !declined && y < passes[pass].height; y++, row += passes[pass].row_bytes + 1) declined = *row > 4;
     }
     return declined;
 }
 
-int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, size_t available, uint8_t *out, uint32_t width,
-                        uint32_t height, uint32_t reduction, int32_t sample_bits) {
-    expansion how;
-    int depth = png_get_bit_depth(png, info), sixteen = depth == 16, wide = sample_bits == 16;
-    if ((depth != 8 && !sixteen) || (wide && !sixteen) || png_get_interlace_type(png, info) != PNG_INTERLACE_NONE ||
-        describe(png, info, &how) != 0 || reduction == 0) {
-        return 1;
-    }
-    // 16-bit samples: RGB and RGBA without a tRNS key only; grey and keys go to libpng.
-    if (sixteen && (how.has_key || png_get_valid(png, info, PNG_INFO_tRNS) != 0 ||
-                    (how.color_type != PNG_COLOR_TYPE_RGB && how.color_type != PNG_COLOR_TYPE_RGB_ALPHA))) {
-        return 1;
-    }
-    size_t bpp = how.channels * (sixteen ? 2 : 1);
-    size_t row_bytes = (size_t)width * bpp;
-    size_t filtered_size = (row_bytes + 1) * height;
-    if (filtered_size / height != row_bytes + 1 || filtered_size > inflate_limit) {
-        return 1;
-    }
-    // One byte more than the rows: cwi_png_unfilter_band reads a whole word at RGB's last pixel.
-    uint8_t *filtered = malloc(filtered_size + 1);
-    uint32_t out_width = (width + reduction - 1) / reduction;
-    row_sink sink = {&how, sixteen, wide, width, height, reduction, out, NULL, NULL};
-    if (reduction > 1 || (sixteen && !wide)) sink.scratch = malloc((size_t)width * 12);
-    if (reduction > 1) sink.sums = calloc((size_t)out_width * 4, sizeof(uint64_t));
-    int declined = filtered == NULL || ((reduction > 1 || (sixteen && !wide)) && sink.scratch == NULL) ||
-                   (reduction > 1 && sink.sums == NULL) || inflate_rows(idat, available, filtered, filtered_size, row_bytes, height);
+/// What is done with each row once it is unfiltered: `row` holds its samples (after the filter
+/// byte), `y` its number within the pass.
+typedef void (*row_handler)(void *context, const uint8_t *row, uint32_t y);
+
+/// Unfilters the rows of one image or pass in order, in place, handing each to `handle` as soon
+/// as it is done: a run of Paeth and Average rows at once where the CPU can (8-bit RGB and RGBA,
+/// `channels` 3 or 4), else row by row. Returns the byte after the last row.
+static uint8_t *unfilter_rows(uint8_t *rows, pass_shape shape, size_t bpp, uint32_t channels, row_handler handle, void *context) {
+    size_t stride = shape.row_bytes + 1;
     const uint8_t *prior = NULL;
     uint32_t unfiltered = 0;
-    for (uint32_t y = 0; !declined && y < height; y++) {
-        uint8_t *row = filtered + (size_t)y * (row_bytes + 1);
+    for (uint32_t y = 0; y < shape.height; y++) {
+        uint8_t *row = rows + (size_t)y * stride;
         if (y == unfiltered) {
-            // A run of Paeth and Average rows at once where the CPU can (8-bit RGB and RGBA), else
-            // this row alone.
-            uint32_t run = sixteen ? 0 : wavefront_run(row, row_bytes + 1, height - y);
-            uint32_t band = run == 0 ? 0 : cwi_png_unfilter_band(row, row_bytes + 1, run, prior, width, (uint32_t)how.channels);
+            uint32_t run = bpp == channels ? wavefront_run(row, stride, shape.height - y) : 0;
+            uint32_t band = run == 0 ? 0 : cwi_png_unfilter_band(row, stride, run, prior, shape.width, channels);
             if (band == 0) {
-                unfilter(row + 1, prior, row_bytes, bpp, row[0]);
+                unfilter(row + 1, prior, shape.row_bytes, bpp, row[0]);
                 band = 1;
             }
             unfiltered = y + band;
         }
         prior = row + 1;
-        emit_row(&sink, row + 1, y);
+        handle(context, row + 1, y);
+    }
+    return rows + (size_t)shape.height * stride;
+}
+
+/// A row of the image (not interlaced) to the sink, its low-depth samples unpacked first.
+static void emit_file_row(void *context, const uint8_t *row, uint32_t y) {
+    const row_sink *sink = context;
+    if (sink->how->depth < 8) {
+        uint8_t *samples = sink->scratch + (size_t)sink->width * 12;
+        unpack(row, sink->width, sink->how->depth, samples);
+        row = samples;
+    }
+    emit_row(sink, row, y);
+}
+
+/// Adam7's pixels put in their places in the whole image, `pixel_bytes` a pixel (low-depth
+/// samples unpacked to a byte each).
+typedef struct {
+    const row_sink *sink;
+    pass_shape shape;
+    uint8_t *image;
+    size_t pixel_bytes;
+} scatter;
+
+static void scatter_pass_row(void *context, const uint8_t *row, uint32_t y) {
+    const scatter *into = context;
+    const pass_shape *shape = &into->shape;
+    const uint8_t *samples = row;
+    if (into->sink->how->depth < 8) {
+        uint8_t *unpacked = into->sink->scratch + (size_t)into->sink->width * 12;
+        unpack(row, shape->width, into->sink->how->depth, unpacked);
+        samples = unpacked;
+    }
+    size_t pixel_bytes = into->pixel_bytes;
+    uint8_t *target = into->image + ((size_t)(shape->y0 + y * shape->dy) * into->sink->width + shape->x0) * pixel_bytes;
+    for (uint32_t x = 0; x < shape->width; x++, samples += pixel_bytes, target += (size_t)shape->dx * pixel_bytes) {
+        memcpy(target, samples, pixel_bytes);
+    }
+}
+
+/// An interlaced image: each pass unfiltered and its pixels put in place, then the whole image's
+/// rows to the sink (libpng's reduced decode of an interlaced file also takes the whole image
+/// first). 1 without memory for the image, or when it would be more than the inflate limit.
+static int deinterlace(uint8_t *filtered, const pass_shape *passes, size_t bpp, const row_sink *sink) {
+    size_t pixel_bytes = sink->how->depth < 8 ? 1 : sink->how->channels * (size_t)sink->how->depth / 8;
+    size_t row_size = (size_t)sink->width * pixel_bytes;
+    if (row_size > inflate_limit / sink->height) return 1;
+    uint8_t *image = malloc(row_size * sink->height);
+    if (image == NULL) return 1;
+    uint32_t channels = sink->how->depth == 8 ? (uint32_t)sink->how->channels : 0;
+    for (int pass = 0; pass < 7; pass++) {
+        scatter into = {sink, passes[pass], image, pixel_bytes};
+        filtered = unfilter_rows(filtered, passes[pass], bpp, channels, scatter_pass_row, &into);
+    }
+    for (uint32_t y = 0; y < sink->height; y++) emit_row(sink, image + (size_t)y * row_size, y);
+    free(image);
+    return 0;
+}
+
+int cwi_png_direct_rows(png_structp png, png_infop info, const uint8_t *idat, size_t available, uint8_t *out, uint32_t width,
+                        uint32_t height, uint32_t reduction, int32_t sample_bits) {
+    expansion how;
+    if (describe(png, info, &how) != 0 || reduction == 0 || (sample_bits == 16 && how.depth != 16)) return 1;
+    int interlaced = png_get_interlace_type(png, info) != PNG_INTERLACE_NONE, pass_count = interlaced ? 7 : 1;
+    // libpng refuses to reduce an interlaced file at 16 bits (the caller never asks): so does this.
+    if (interlaced && reduction > 1 && sample_bits == 16) return 1;
+    size_t pixel_bits = how.channels * (size_t)how.depth, bpp = (pixel_bits + 7) / 8;
+    pass_shape passes[7];
+    size_t filtered_size = 0;
+    for (int pass = 0; pass < pass_count; pass++) {
+        passes[pass] = shape_of(width, height, pixel_bits, interlaced ? pass : -1);
+        size_t stride = passes[pass].row_bytes + 1;
+        if (passes[pass].height > 0 && stride > (inflate_limit - filtered_size) / passes[pass].height) return 1;
+        filtered_size += stride * passes[pass].height;
+    }
+    // One byte more than the rows: cwi_png_unfilter_band reads a whole word at RGB's last pixel.
+    uint8_t *filtered = malloc(filtered_size + 1);
+    uint32_t out_width = (width + reduction - 1) / reduction;
+    row_sink sink = {&how, how.depth == 16, sample_bits == 16, width, height, reduction, out, malloc((size_t)width * 13), NULL};
+    if (reduction > 1) sink.sums = calloc((size_t)out_width * 4, sizeof(uint64_t));
+    int declined = filtered == NULL || sink.scratch == NULL || (reduction > 1 && sink.sums == NULL) ||
+                   inflate_rows(idat, available, filtered, filtered_size, passes, pass_count);
+    if (!declined && interlaced) {
+        declined = deinterlace(filtered, passes, bpp, &sink);
+    } else if (!declined) {
+        unfilter_rows(filtered, passes[0], bpp, how.depth == 8 ? (uint32_t)how.channels : 0, emit_file_row, &sink);
     }
     free(filtered);
     free(sink.scratch);

@@ -29,12 +29,12 @@ void cwi_png_finish_band(uint64_t *sums, uint32_t y, uint32_t width, uint32_t he
 void cwi_png_accumulate16(const uint16_t *row, uint32_t width, uint32_t reduction, uint64_t *sums);
 void cwi_png_finish_band16(uint64_t *sums, uint32_t y, uint32_t width, uint32_t height, uint32_t reduction, uint16_t *out);
 
-/// Decodes the image data of a non-interlaced PNG of 8-bit samples (any colour type) or 16-bit RGB
-/// or RGBA without tRNS, to `sample_bits` 8 (16-bit samples scaled as png_set_scale_16 does) or 16
-/// (a 16-bit file only: native 16-bit RGBA), whose chunks up to its first IDAT libpng
-/// has read (`idat` points at that chunk's length field) without libpng: every IDAT's CRC
-/// checked, the stream inflated at once by libdeflate, rows unfiltered, expanded to RGBA with
-/// the palette and tRNS libpng read, written to `out` (or reduced as cwi_png_decode_rgba does).
+/// Decodes the image data of a PNG of any colour type, bit depth and interlacing, to
+/// `sample_bits` 8 (16-bit samples scaled as png_set_scale_16 does) or 16 (a 16-bit file only:
+/// native 16-bit RGBA), whose chunks up to its first IDAT libpng has read (`idat` points at that
+/// chunk's length field) without libpng: every IDAT's CRC checked, the stream inflated at once by
+/// libdeflate, rows unfiltered (Adam7's passes put in place), expanded to RGBA with the palette
+/// and tRNS libpng read, written to `out` (or reduced as cwi_png_decode_rgba does).
 /// Returns 0 when the image is decoded, 1 when it declines (damaged, truncated or unusual data,
 /// or more than 64 MiB of inflated image data): nothing has been written to `out` then, and
 /// libpng reads the file, so that every error, warning and partial image comes from libpng.

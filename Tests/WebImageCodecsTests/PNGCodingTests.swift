@@ -92,21 +92,69 @@ struct PNGCodingTests {
         }
     }
 
-    @Test("the direct path takes the plain 8-bit files and 16-bit RGB(A), and leaves the rest to libpng")
+    @Test("the direct path takes every colour type, depth and interlacing, and leaves files libpng warned about to libpng")
     func whichPath() throws {
-        for name in ["rgb8", "rgba8", "rgb8-trns", "gray8", "gray8-trns", "graya8", "palette8", "rgb16", "rgba16"] {
+        for name in [
+            "rgb8", "rgba8", "rgb8-trns", "gray8", "gray8-trns", "graya8", "palette8", "rgb16", "rgba16", "gray16", "graya16",
+            "palette4", "palette1", "gray1", "gray2", "palette4-interlaced",
+        ] {
             #expect(Self.decodesDirectly(try Fixture.data("png-suite/\(name).png")), "\(name) goes direct")
         }
-        // 16-bit grey, low bit depths, Adam7, and files libpng warned about before the image data.
+        #expect(Self.decodesDirectly(try Fixture.data("gradient-interlaced.png")))
+        #expect(Self.decodesDirectly(try Fixture.data("png-suite/rgba16-interlaced.png"), sampleBits: 16))
         for name in [
-            "png-suite/gray16.png", "png-suite/graya16.png", "png-suite/palette4.png", "png-suite/gray1.png",
-            "png-suite/rgba16-interlaced.png",
-            "png-suite/palette4-interlaced.png", "gradient-interlaced.png", "quirks/png-bad-text-crc.png",
-            "quirks/png-iccp-unknown-compression.png", "quirks/png-truncated-idat.png", "quirks/png-bad-idat-crc.png",
+            "quirks/png-bad-text-crc.png", "quirks/png-iccp-unknown-compression.png", "quirks/png-truncated-idat.png",
+            "quirks/png-bad-idat-crc.png",
         ] {
             #expect(!Self.decodesDirectly(try Fixture.data(name)), "\(name) goes to libpng")
         }
-        #expect(Self.fixtures.filter { (try? Fixture.data($0)).map { Self.decodesDirectly($0) } == true }.count >= 20)
+        #expect(Self.fixtures.filter { (try? Fixture.data($0)).map { Self.decodesDirectly($0) } == true }.count >= 60)
+    }
+
+    /// Every colour type at every depth PNG allows for it (specification, table 11.1), each with
+    /// and without a tRNS chunk.
+    static let specCases: [(colorType: UInt8, depth: Int, keyed: Bool)] = [
+        (0, 1), (0, 2), (0, 4), (0, 8), (0, 16), (2, 8), (2, 16), (3, 1), (3, 2), (3, 4), (3, 8), (4, 8), (4, 16), (6, 8), (6, 16),
+    ].flatMap { colorType, depth in (colorType & 4 == 0 ? [false, true] : [false]).map { (colorType, depth, $0) } }
+
+    /// A SpecPNG of the case: a full palette (entries 0 to 2^depth - 1) with alphas for its first
+    /// half when keyed, else a key of the first pixel's samples (two bytes each, as tRNS holds them).
+    static func specFile(_ colorType: UInt8, _ depth: Int, keyed: Bool, width: Int, height: Int, interlaced: Bool) -> Data {
+        let samples = SpecPNG.samples(width: width, height: height, colorType: colorType, depth: depth, seed: UInt32(width * 31 + height))
+        var file = SpecPNG(width: width, height: height, colorType: colorType, depth: depth, interlaced: interlaced, samples: samples)
+        if colorType == 3 {
+            let entries = 1 << depth
+            file.palette = (0..<(entries * 3)).map { UInt8(truncatingIfNeeded: $0 * 53 + 7) }
+            if keyed { file.transparency = (0..<(entries / 2 + 1)).map { UInt8(truncatingIfNeeded: $0 * 97) } }
+        } else if keyed {
+            file.transparency = samples.prefix(SpecPNG.channels(colorType)).flatMap { [UInt8($0 >> 8), UInt8($0 & 255)] }
+        }
+        return file.encoded()
+    }
+
+    @Test("every colour type, depth and tRNS, interlaced or not, written after the specification: both paths agree, directly")
+    func everyLayout() throws {
+        let quarter = DecodeOptions(thumbnail: ThumbnailSize(width: 4, height: 8))
+        var keeping = DecodeOptions()
+        keeping.keepsHighBitDepth = true
+        for (colorType, depth, keyed) in Self.specCases {
+            for interlaced in [false, true] {
+                for (width, height) in [(1, 1), (3, 2), (7, 5), (9, 9), (17, 33), (33, 40)] {
+                    let file = Self.specFile(colorType, depth, keyed: keyed, width: width, height: height, interlaced: interlaced)
+                    let label = "type \(colorType) depth \(depth) tRNS \(keyed) Adam7 \(interlaced) \(width)x\(height)"
+                    #expect(Self.decodesDirectly(file), "\(label) goes direct")
+                    for (variant, options) in Self.decodeVariants + [("reduced by four", quarter)] {
+                        Self.expectSameDecode(file, options: options, "\(label) \(variant)")
+                    }
+                    Self.expectSameDecode(
+                        file.prefix(file.count * 2 / 3), options: DecodeOptions(acceptsTruncatedImages: true), "\(label) cut")
+                    if depth == 16 {
+                        #expect(Self.decodesDirectly(file, sampleBits: 16), "\(label) goes direct at 16 bits")
+                        Self.expectSameDecode(file, options: keeping, "\(label) 16 bits")
+                    }
+                }
+            }
+        }
     }
 
     @Test("written photos, whole and cut short, damaged, with extra data: both paths agree")

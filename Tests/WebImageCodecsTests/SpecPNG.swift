@@ -18,6 +18,8 @@ struct SpecPNG {
     var transparency: [UInt8]?
     /// Every pixel's samples in order, each below 2^depth.
     var samples: [UInt16]
+    /// Ancillary chunks written before the image data, by type.
+    var chunks: [(type: String, data: Data)] = []
 
     static func channels(_ colorType: UInt8) -> Int { [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][colorType] ?? 0 }
 
@@ -44,6 +46,7 @@ struct SpecPNG {
         file.append(Self.chunk("IHDR", header))
         if !palette.isEmpty { file.append(Self.chunk("PLTE", Data(palette))) }
         if let transparency { file.append(Self.chunk("tRNS", Data(transparency))) }
+        for (type, data) in chunks { file.append(Self.chunk(type, data)) }
         file.append(Self.chunk("IDAT", Self.deflated(filteredImageData())))
         file.append(Self.chunk("IEND", Data()))
         return file
@@ -116,7 +119,7 @@ struct SpecPNG {
         return Data(bigEndian(UInt32(data.count))) + body + Data(bigEndian(crc))
     }
 
-    private static func deflated(_ bytes: [UInt8]) -> Data {
+    static func deflated(_ bytes: [UInt8]) -> Data {
         var size = compressBound(uLong(bytes.count))
         var out = [UInt8](repeating: 0, count: Int(size))
         let status = compress2(&out, &size, bytes, uLong(bytes.count), 6)

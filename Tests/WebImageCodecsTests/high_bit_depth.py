@@ -16,6 +16,11 @@ strips, uncompressed or deflated (Compression 8 or 32946), with or without the h
 predictor (Predictor 2, section 14), in either byte order. `write-half-tiff PATH WIDTH HEIGHT`
 writes an RGB TIFF of half floats (SampleFormat 3, 16 bits: TIFF Technical Note 3's floating
 point) and prints the 8-bit RGB each pixel is read as.
+
+`write-icc PATH WIDTH HEIGHT SOURCE` writes a 16-bit RGB PNG whose iCCP chunk is the Adobe RGB
+(1998) profile of the PNG at SOURCE, and prints each pixel's RGB in sRGB at 16 bits as
+colour-science converts it (Adobe RGB (1998)'s 563/256 gamma and primaries, both white points
+D65, out-of-gamut values clipped, sRGB's piecewise curve).
 """
 
 import json
@@ -70,6 +75,40 @@ def write_apng(path, width, height, cicp):
     for index, data in enumerate((first, second)):
         with open(f"{path}-{index}.png", "wb") as file:
             file.write(b"\x89PNG\r\n\x1a\n" + header + chunk(b"IDAT", data) + chunk(b"IEND", b""))
+
+
+def write_icc(path, width, height, source):
+    """`write`'s RGB samples with an iCCP chunk holding SOURCE's profile (PNG specification, 11.3.3.3)."""
+    with open(source, "rb") as file:
+        data = file.read()
+    at, profile = 8, None
+    while at < len(data) and profile is None:
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        if kind == b"iCCP":
+            body = data[at + 8:at + 8 + length]
+            profile = zlib.decompress(body[body.index(b"\0") + 2:])
+        at += length + 12
+    raw = bytearray()
+    for y in range(height):
+        raw.append(0)
+        for x in range(width):
+            for channel in range(3):
+                raw += struct.pack(">H", sample(x, y, channel))
+    header = struct.pack(">IIBBBBB", width, height, 16, 2, 0, 0, 0)
+    iccp = chunk(b"iCCP", b"Adobe RGB\0\0" + zlib.compress(profile))
+    with open(path, "wb") as file:
+        file.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + iccp + chunk(b"IDAT", zlib.compress(bytes(raw)))
+                   + chunk(b"IEND", b""))
+
+
+def adobe_rgb_in_srgb(width, height):
+    import colour
+    import numpy
+    codes = numpy.array([[sample(x, y, c) for c in range(3)] for y in range(height) for x in range(width)]) / 65535
+    adobe, srgb = colour.RGB_COLOURSPACES["Adobe RGB (1998)"], colour.RGB_COLOURSPACES["sRGB"]
+    linear = colour.RGB_to_RGB(adobe.cctf_decoding(codes), adobe, srgb, chromatic_adaptation_transform=None)
+    encoded = srgb.cctf_encoding(numpy.clip(linear, 0, 1))
+    return [int(value) for value in numpy.round(encoded * 65535).flatten()]
 
 
 def paeth(a, b, c):
@@ -196,6 +235,10 @@ if __name__ == "__main__":
         expected = [cast(struct.unpack("<e", struct.pack("<e", half_sample(x, y, c)))[0])
                     for y in range(height) for x in range(width) for c in range(3)]
         print(json.dumps({"expected": expected}))
+    elif command == "write-icc":
+        width, height = int(sys.argv[3]), int(sys.argv[4])
+        write_icc(sys.argv[2], width, height, sys.argv[5])
+        print(json.dumps({"expected": adobe_rgb_in_srgb(width, height)}))
     elif command == "write-apng":
         write_apng(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), [int(v) for v in sys.argv[5:9]])
     elif command in ("write", "write-tiff"):

@@ -43,7 +43,7 @@ public struct DecodeOptions: Sendable, Equatable {
     /// TIFF's first page of 9 to 16 (unsigned, alpha not associated) and one frame of a video of
     /// 10 or 12 bits are decoded to a 16-bit ``PixelBuffer`` (samples scaled to 0...65535) in
     /// their own transfer and primaries (``Image/sourceColor``), not tone-mapped or reduced; an
-    /// ICC profile to convert from reduces it to 8 bits first (lcms converts 8-bit pixels here).
+    /// ICC profile to convert from is converted to sRGB at 16 bits (lcms's 16-bit transform).
     /// Other formats, animations and several frames of a video decode to 8 bits as usual. Such a decode is charged twice its pixels against
     /// the ``limits``. Off by default (imgproxy's `preserve_hdr`).
     public var keepsHighBitDepth = false

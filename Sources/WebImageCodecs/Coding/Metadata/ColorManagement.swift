@@ -16,8 +16,9 @@ extension Image {
 }
 
 /// Colour conversion to sRGB through Little CMS (the library Pillow's `ImageCms` and libvips
-/// use), with Pillow's defaults: perceptual intent, lcms2's precalculated 8-bit transform. Alpha
-/// is copied. Transforms are made once per profile and kept (a few, least recently made first
+/// use), with Pillow's defaults: perceptual intent, lcms2's precalculated 8-bit transform; 16-bit
+/// pixels (``DecodeOptions/keepsHighBitDepth``) through lcms2's 16-bit transform, as libvips
+/// converts a 16-bit image, so that they stay 16 bits. Alpha is copied. Transforms are made once per profile and kept (a few, least recently made first
 /// out); a profile that describes sRGB itself (its description starts with "sRGB") converts
 /// nothing. A profile lcms cannot read, or one for another colour model than the pixels' (a
 /// CMYK profile: CMYK JPEGs are converted to RGB without it), leaves the pixels as they are
@@ -35,8 +36,6 @@ enum ColorManagement {
         case .unusable(let reason):
             image.warnings.append("the colour profile is not used (\(reason)); the pixels are shown as sRGB")
         case .transform(let transform):
-            // lcms converts 8-bit pixels here: a 16-bit image is reduced first.
-            image = image.reducedToEightBits()
             image.frames = image.frames.map { frame in
                 var frame = frame
                 frame.pixels = transform.apply(to: frame.pixels)
@@ -139,21 +138,30 @@ enum ColorManagement {
     }
 
     /// An lcms transform to sRGB: RGBA to RGBA for an RGB profile, or for a grey profile a table
-    /// of the 256 grey levels' sRGB colours.
+    /// of the 256 grey levels' sRGB colours; and for 16-bit pixels, RGBA to RGBA or grey to RGB at
+    /// 16 bits.
     ///
-    /// `@unchecked Sendable`: the handle is made once, never changed, and freed in deinit;
+    /// `@unchecked Sendable`: the handles are made once, never changed, and freed in deinit;
     /// `cmsDoTransform` on a transform made with `cmsFLAGS_NOCACHE` keeps no state between
     /// calls, so threads may share it.
     final class Transform: @unchecked Sendable {
         private let handle: cmsHTRANSFORM?
         private let greyLevels: [SIMD4<UInt8>]?
+        /// 16-bit RGBA to RGBA (an RGB profile), or 16-bit grey to RGB (a grey profile).
+        private let wideHandle: cmsHTRANSFORM
+        private let isGrey: Bool
 
-        private init(handle: cmsHTRANSFORM?, greyLevels: [SIMD4<UInt8>]?) {
+        private init(handle: cmsHTRANSFORM?, greyLevels: [SIMD4<UInt8>]?, wideHandle: cmsHTRANSFORM, isGrey: Bool) {
             self.handle = handle
             self.greyLevels = greyLevels
+            self.wideHandle = wideHandle
+            self.isGrey = isGrey
         }
 
-        deinit { if let handle { cmsDeleteTransform(handle) } }
+        deinit {
+            if let handle { cmsDeleteTransform(handle) }
+            cmsDeleteTransform(wideHandle)
+        }
 
         static func make(from profile: Data) -> Conversion {
             let source = profile.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, cmsUInt32Number($0.count)) }
@@ -162,27 +170,33 @@ enum ColorManagement {
             if describesSRGB(source) { return .identity }
             guard let sRGB = cmsCreate_sRGBProfile() else { return .unusable("lcms cannot make sRGB") }
             defer { cmsCloseProfile(sRGB) }
-            let flags = cmsUInt32Number(cmsFLAGS_NOCACHE | cmsFLAGS_COPY_ALPHA)
+            let (intent, flags) = (cmsUInt32Number(INTENT_PERCEPTUAL), cmsUInt32Number(cmsFLAGS_NOCACHE | cmsFLAGS_COPY_ALPHA))
+            // At 16 bits the whole pipeline per pixel: lcms's optimisation resamples it into a grid
+            // whose interpolation, where colours leave sRGB's gamut and are clipped, was up to 5% off.
+            let exact = flags | cmsUInt32Number(cmsFLAGS_NOOPTIMIZE)
             switch cmsGetColorSpace(source) {
             case cmsSigRgbData:
-                guard
-                    let handle = cmsCreateTransform(
-                        source, cwi_lcms_type_rgba_8, sRGB, cwi_lcms_type_rgba_8, cmsUInt32Number(INTENT_PERCEPTUAL), flags)
-                else { return .unusable("lcms cannot convert it to sRGB") }
-                return .transform(Transform(handle: handle, greyLevels: nil))
+                guard let handle = cmsCreateTransform(source, cwi_lcms_type_rgba_8, sRGB, cwi_lcms_type_rgba_8, intent, flags) else {
+                    return .unusable("lcms cannot convert it to sRGB")
+                }
+                guard let wide = cmsCreateTransform(source, cwi_lcms_type_rgba_16, sRGB, cwi_lcms_type_rgba_16, intent, exact) else {
+                    cmsDeleteTransform(handle)
+                    return .unusable("lcms cannot convert it to sRGB")
+                }
+                return .transform(Transform(handle: handle, greyLevels: nil, wideHandle: wide, isGrey: false))
             case cmsSigGrayData:
-                guard
-                    let handle = cmsCreateTransform(
-                        source, cwi_lcms_type_gray_8, sRGB, cwi_lcms_type_rgb_8, cmsUInt32Number(INTENT_PERCEPTUAL),
-                        cmsUInt32Number(cmsFLAGS_NOCACHE))
-                else { return .unusable("lcms cannot convert it to sRGB") }
-                defer { cmsDeleteTransform(handle) }
-                let levels = [UInt8](0...255)
+                let (plain, exactGrey) = (cmsUInt32Number(cmsFLAGS_NOCACHE), cmsUInt32Number(cmsFLAGS_NOCACHE | cmsFLAGS_NOOPTIMIZE))
+                guard let levels = cmsCreateTransform(source, cwi_lcms_type_gray_8, sRGB, cwi_lcms_type_rgb_8, intent, plain) else {
+                    return .unusable("lcms cannot convert it to sRGB")
+                }
+                defer { cmsDeleteTransform(levels) }
+                guard let wide = cmsCreateTransform(source, cwi_lcms_type_gray_16, sRGB, cwi_lcms_type_rgb_16, intent, exactGrey) else {
+                    return .unusable("lcms cannot convert it to sRGB")
+                }
                 var colours = [UInt8](repeating: 0, count: 256 * 3)
-                cmsDoTransform(handle, levels, &colours, 256)
-                return .transform(
-                    Transform(
-                        handle: nil, greyLevels: (0..<256).map { SIMD4(colours[$0 * 3], colours[$0 * 3 + 1], colours[$0 * 3 + 2], 0) }))
+                cmsDoTransform(levels, [UInt8](0...255), &colours, 256)
+                let table = (0..<256).map { SIMD4(colours[$0 * 3], colours[$0 * 3 + 1], colours[$0 * 3 + 2], 0) }
+                return .transform(Transform(handle: nil, greyLevels: table, wideHandle: wide, isGrey: true))
             default:
                 return .unusable("a profile for another colour model than RGB or grey")
             }
@@ -196,10 +210,11 @@ enum ColorManagement {
             return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).hasPrefix("sRGB")
         }
 
-        /// The pixels in sRGB, alpha unchanged. Large images are converted in bands on every core.
+        /// The pixels in sRGB at their own depth, alpha unchanged. Large images are converted in
+        /// bands on every core.
         func apply(to pixels: PixelBuffer) -> PixelBuffer {
             var bytes = pixels.bytes
-            let count = pixels.width * pixels.height
+            let (count, pixelBytes, wide) = (pixels.width * pixels.height, pixels.bytesPerPixel, pixels.isHighBitDepth)
             bytes.withUnsafeMutableBytes { buffer in
                 // An address, not a pointer, crosses into the bands: each converts its own range.
                 let base = Int(bitPattern: buffer.baseAddress!)
@@ -207,10 +222,11 @@ enum ColorManagement {
                 DispatchQueue.concurrentPerform(iterations: bands) { band in
                     let start = count * band / bands
                     let end = count * (band + 1) / bands
-                    convert(UnsafeMutableRawPointer(bitPattern: base + start * 4)!, pixelCount: end - start)
+                    let pixels = UnsafeMutableRawPointer(bitPattern: base + start * pixelBytes)!
+                    if wide { convertWide(pixels, pixelCount: end - start) } else { convert(pixels, pixelCount: end - start) }
                 }
             }
-            return PixelBuffer(width: pixels.width, height: pixels.height, straightRGBA: bytes)
+            return PixelBuffer(width: pixels.width, height: pixels.height, bitsPerSample: pixels.bitsPerSample, bytes: bytes)
         }
 
         private func convert(_ pixels: UnsafeMutableRawPointer, pixelCount: Int) {
@@ -223,6 +239,21 @@ enum ColorManagement {
                     colour[3] = pixel.load(fromByteOffset: 3, as: UInt8.self)
                     pixel.storeBytes(of: colour, as: SIMD4<UInt8>.self)
                 }
+            }
+        }
+
+        /// 16-bit RGBA in place; through a grey profile, each pixel's grey (its red sample) to RGB.
+        private func convertWide(_ pixels: UnsafeMutableRawPointer, pixelCount: Int) {
+            guard isGrey else {
+                cmsDoTransform(wideHandle, pixels, pixels, cmsUInt32Number(pixelCount))
+                return
+            }
+            let samples = pixels.assumingMemoryBound(to: UInt16.self)
+            let greys = (0..<pixelCount).map { samples[$0 * 4] }
+            var colours = [UInt16](repeating: 0, count: pixelCount * 3)
+            cmsDoTransform(wideHandle, greys, &colours, cmsUInt32Number(pixelCount))
+            for index in 0..<pixelCount {
+                for channel in 0..<3 { samples[index * 4 + channel] = colours[index * 3 + channel] }
             }
         }
     }

@@ -296,6 +296,14 @@ static void expand(const expansion *how, const uint8_t *row, uint32_t width, uin
 /// png_set_gray_to_rgb, png_set_add_alpha and png_set_swap make).
 static void expand16(const expansion *how, const uint8_t *row, uint32_t width, uint16_t *rgba) {
     size_t channels = how->channels;
+    if (channels >= 3 && !how->has_key) {
+        // RGB and RGBA without a key, the common files: a loop the compiler can unroll.
+        for (uint32_t x = 0; x < width; x++, row += channels * 2, rgba += 4) {
+            for (size_t channel = 0; channel < channels; channel++) rgba[channel] = (uint16_t)(row[channel * 2] << 8 | row[channel * 2 + 1]);
+            if (channels == 3) rgba[3] = 65535;
+        }
+        return;
+    }
     for (uint32_t x = 0; x < width; x++, row += channels * 2, rgba += 4) {
         uint16_t samples[4];
         for (size_t channel = 0; channel < channels; channel++) samples[channel] = (uint16_t)(row[channel * 2] << 8 | row[channel * 2 + 1]);

@@ -222,6 +222,38 @@ struct VideoCoderTests {
         #expect(white.unstated < white.stated - 5, "\(white)")
     }
 
+    @Test("an HDR video's frames taken together are tone-mapped from one peak: the same grey comes out the same in each")
+    func hdrFramesShareAPeak() async throws {
+        let directory = try TemporaryDirectory("video-hdr-together")
+        // PQ codes, 8-bit values widened to 10: a second of grey 0x80 (about 92 cd/m²) with a
+        // box of 0xF0 (about 6,000), then a second of the grey alone; no stated light level.
+        let video = directory.url.appendingPathComponent("together.mp4")
+        try await TestVideo.ffmpeg(
+            [
+                "-v", "error", "-f", "lavfi", "-i", "color=c=0x808080:s=64x48:r=10:d=1,drawbox=x=0:y=0:w=16:h=16:color=0xF0F0F0:t=fill",
+                "-f", "lavfi", "-i", "color=c=0x808080:s=64x48:r=10:d=1", "-filter_complex", "[0][1]concat=n=2:v=1,format=yuv420p10le",
+                "-c:v", "libx265", "-x265-params", Self.lossless265, "-color_primaries", "bt2020", "-color_trc", "smpte2084",
+                "-colorspace", "bt2020nc", video.path,
+            ], in: directory, for: "together")
+        let together = try Self.decode(video, VideoFrameSelection(second: 0, count: 2, step: 1.5))
+        let (bright, dim) = (
+            try Self.decode(video, VideoFrameSelection(second: 0)), try Self.decode(video, VideoFrameSelection(second: 1.5))
+        )
+        #expect(together.frames.count == 2 && !together.isHighBitDepth && together.sourceColor?.peakLuminance == nil)
+        let grey = (
+            first: TestVideo.color(of: together, frame: 0, x: 48, y: 32), second: TestVideo.color(of: together, frame: 1, x: 48, y: 32)
+        )
+        #expect(TestVideo.matches(grey.first, grey.second, tolerance: 1), "\(grey)")
+        // The first frame holds the brightest light: its own peak is the one they share.
+        #expect(
+            TestVideo.matches(
+                TestVideo.color(of: together, frame: 0, x: 48, y: 32), TestVideo.color(of: bright, x: 48, y: 32), tolerance: 1))
+        // Alone, the dim frame is tone-mapped from its own, lower peak: brighter (measured 180
+        // against 167 together).
+        let alone = TestVideo.color(of: dim, x: 48, y: 32)
+        #expect(alone[0] >= grey.second[0] + 8, "alone \(alone), together \(grey.second)")
+    }
+
     @Test("with keepsHighBitDepth a 10-bit HDR video's frame stays 16-bit in its own transfer, the source's codes within a 10-bit level")
     func hdrFrameKept() async throws {
         let directory = try TemporaryDirectory("video-hdr-kept")

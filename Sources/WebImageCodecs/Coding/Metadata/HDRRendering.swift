@@ -62,6 +62,20 @@ enum HDRRendering {
         return Float(min(stated, 10_000))
     }
 
+    /// The peak several frames of one stream are tone-mapped from, so that the same light comes
+    /// out the same in each (an animated preview of a video): the stated one, else the brightest
+    /// component over every frame. Nil for an SDR description or HLG (its OOTF fixes its light).
+    static func commonPeak(_ frames: [PixelBuffer], description: ColorDescription) -> Float? {
+        guard description.transfer == ColorDescription.perceptualQuantizer else { return nil }
+        if let stated = statedPeak(description) { return stated }
+        let light = DisplayLight(hlg: false)
+        return frames.filter(\.isHighBitDepth).reduce(Float(0)) { peak, frame in
+            frame.bytes.withUnsafeBytes { raw in
+                max(peak, brightest(raw.bindMemory(to: UInt16.self), pixelCount: frame.width * frame.height, light: light))
+            }
+        }
+    }
+
     /// The brightest component's light in `samples`: the first of the rendering's two passes.
     private static func brightest(_ samples: UnsafeBufferPointer<UInt16>, pixelCount: Int, light: DisplayLight) -> Float {
         var peak: Float = 0
@@ -73,11 +87,13 @@ enum HDRRendering {
     }
 
     /// 8-bit straight RGBA from `samples`, 16-bit RGBA (0...65535) of `description`'s transfer
-    /// and primaries. Two passes over the samples, so that no buffer of light is held: the
-    /// first finds the peak, the second renders.
-    static func sdrPixels(_ samples: UnsafeBufferPointer<UInt16>, pixelCount: Int, description: ColorDescription) -> [UInt8] {
+    /// and primaries, tone-mapped from `sourcePeak` (cd/m²) when given. Two passes over the
+    /// samples, so that no buffer of light is held: the first finds the peak, the second renders.
+    static func sdrPixels(
+        _ samples: UnsafeBufferPointer<UInt16>, pixelCount: Int, description: ColorDescription, sourcePeak: Float? = nil
+    ) -> [UInt8] {
         let light = DisplayLight(hlg: description.transfer == ColorDescription.hybridLogGamma)
-        let peak = statedPeak(description) ?? brightest(samples, pixelCount: pixelCount, light: light)
+        let peak = sourcePeak ?? statedPeak(description) ?? brightest(samples, pixelCount: pixelCount, light: light)
         let curve = ToneCurve(sourcePeak: max(peak, sdrWhite), targetPeak: sdrWhite)
         let gamut = Self.gamut(toBT709From: description.primaries)
         return [UInt8](unsafeUninitializedCapacity: pixelCount * 4) { output, initialized in

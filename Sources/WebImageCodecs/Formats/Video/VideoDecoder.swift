@@ -49,7 +49,8 @@ struct VideoDecoder {
         let (height, overflow) = Int(info.height).multipliedReportingOverflow(by: shaping == nil ? count : 1)
         guard !overflow else { throw WebImageError(.tooLarge, "\(count) frames of \(info.width)x\(info.height) are over the limit") }
         try limits.check(width: Int(info.width), height: height, inputSize: 0)
-        let conversion = FrameConversion(stream: reader.color(), keeps: keepsHighBitDepth && count == 1 && shaping == nil)
+        let conversion = FrameConversion(
+            stream: reader.color(), keeps: keepsHighBitDepth && count == 1 && shaping == nil, together: count > 1)
         if conversion.readsSixteenBits { try limits.checkHighBitDepth(width: Int(info.width), height: Int(info.height)) }
         let step = try self.step(count: count, duration: info.duration)
         let orientation = Self.orientation(rotation: Int(info.rotation))
@@ -67,7 +68,9 @@ struct VideoDecoder {
             }
             let pixels =
                 try shaping.map { shape throws(WebImageError) in
-                    try shape(Image(pixels: decoded, orientation: orientation, sourceFormat: format, hasAlpha: false)).pixels
+                    var frame = Image(pixels: decoded, orientation: orientation, sourceFormat: format, hasAlpha: false)
+                    frame.sourceColor = reader.color()
+                    return try shape(frame).pixels
                 } ?? decoded
             try hold(pixels, after: frames)
             frames.append(ImageFrame(pixels: pixels, duration: duration))
@@ -76,19 +79,23 @@ struct VideoDecoder {
             frames: frames, loopCount: 0, orientation: shaping == nil ? orientation : .up, sourceFormat: format, hasAlpha: false)
         // With what the frames' side data stated (H.265's light levels).
         image.sourceColor = reader.color()
-        return image
+        return conversion.tonesTogether ? image.reducedToEightBits() : image
     }
 
-    /// Checks that `pixels` can be held beside `frames`: the same size, all within the pixel limit.
+    /// Checks that `pixels` can be held beside `frames`: the same size, all within the pixel limit
+    /// (a frame of 16-bit samples, held until the frames are tone-mapped together, counted twice).
     private func hold(_ pixels: PixelBuffer, after frames: [ImageFrame]) throws(WebImageError) {
         if let first = frames.first?.pixels, first.width != pixels.width || first.height != pixels.height {
             throw WebImageError(
                 .decodeFailed, "the video's frames change size (\(first.width)x\(first.height), then \(pixels.width)x\(pixels.height))")
         }
-        guard (frames.count + 1) * pixels.width * pixels.height <= limits.maximumPixelCount else {
+        let perFrame = pixels.width * pixels.height * pixels.bytesPerPixel / 4
+        guard (frames.count + 1) * perFrame <= limits.maximumPixelCount else {
+            let depth = pixels.isHighBitDepth ? " at 16 bits (counted twice)" : ""
             throw WebImageError(
                 .tooLarge,
-                "\(frames.count + 1) frames of \(pixels.width)x\(pixels.height) are over the \(limits.maximumPixelCount)-pixel limit")
+                "\(frames.count + 1) frames of \(pixels.width)x\(pixels.height)\(depth) are over the \(limits.maximumPixelCount)-pixel limit"
+            )
         }
     }
 
@@ -115,15 +122,23 @@ struct VideoDecoder {
         /// The stream's description before any frame is decoded.
         let stream: ColorDescription
         let keeps: Bool
+        /// Several frames of an HDR stream are held at 16 bits and tone-mapped together, from one
+        /// peak (``Image/reducedToEightBits()``), once all are decoded: each from its own peak, an
+        /// animated preview's brightness would change from frame to frame.
+        let tonesTogether: Bool
+
+        init(stream: ColorDescription, keeps: Bool, together: Bool) {
+            (self.stream, self.keeps, tonesTogether) = (stream, keeps, together && stream.isHDR && !keeps)
+        }
 
         var readsSixteenBits: Bool { stream.isHDR || (keeps && stream.bitDepth > 8) }
 
-        /// The frame decoded last, tone-mapped from the peak the stream states by then (a light
-        /// level in the frames' side data) or else from its brightest pixel.
+        /// The frame decoded last; one alone tone-mapped from the peak the stream states by then
+        /// (a light level in the frames' side data) or else from its brightest pixel.
         func pixels(of reader: VideoReader) throws(WebImageError) -> PixelBuffer {
             guard readsSixteenBits else { return try reader.pixels() }
             let pixels = try reader.pixels(highBitDepth: true)
-            return keeps ? pixels : pixels.reducedToEightBits(describedBy: reader.color())
+            return keeps || tonesTogether ? pixels : pixels.reducedToEightBits(describedBy: reader.color())
         }
     }
 

@@ -178,4 +178,52 @@ struct HDRRenderingTests {
         #expect(GainMapXMP.metadata(in: #"<d hdrgm:GainMapMax="3" hdrgm:HDRCapacityMax="3" hdrgm:Gamma="x"/>"#) == nil)
         #expect(GainMapXMP.metadata(in: #"<d hdrgm:GainMapMax="3" hdrgm:HDRCapacityMax="3" hdrgm:BaseRenditionIsHDR="maybe"/>"#) == nil)
     }
+
+    @Test("an Ultra HDR JPEG libultrahdr 1.4 wrote, with ISO 21496-1 metadata and no hdrgm XMP: its values, as the hdrgm names say them")
+    func isoGainMap() throws {
+        // gain-map/libultrahdr-iso.jpg: imagecodecs 2026.3.6's ultrahdr_encode (libultrahdr 1.4.0)
+        // of a linear half-float ramp, defaults otherwise. Its gain map image's APP2 holds
+        // versions 0 and 0, flags 0x40 (one channel, the base's colour space), base headroom 0/1,
+        // alternate headroom 5895489/1048576, then min 0/1, max 5895489/1048576, gamma 1/1 and
+        // offsets 0/1: log2(10000 / 203) = 5.6224, libultrahdr's peak for linear input over
+        // BT.2408's reference white.
+        let file = try CodersManager.shared.decode(try Fixture.data("gain-map/libultrahdr-iso.jpg"))
+        let headroom = 5_895_489.0 / 1_048_576
+        #expect(abs(headroom - log2(10_000.0 / 203)) < 1e-5)
+        let expected = GainMapMetadata(
+            gainMapMin: [0], gainMapMax: [headroom], gamma: [1], offsetSDR: [0], offsetHDR: [0], hdrCapacityMin: 0, hdrCapacityMax: headroom
+        )
+        #expect(file.sourceColor == ColorDescription(bitDepth: 8, hasGainMap: true, gainMap: expected))
+        #expect(file.pixelWidth == 64 && file.pixelHeight == 48, "the SDR base is what is decoded")
+    }
+
+    @Test("ISO 21496-1 payloads: three channels, an HDR base turned into hdrgm's direction, versions, cut short, zero denominators")
+    func isoGainMapValues() {
+        func fraction(_ numerator: Int32, _ denominator: UInt32) -> [UInt8] {
+            [UInt32(bitPattern: numerator), denominator].flatMap { value in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+        }
+        let versions: [UInt8] = [0, 0, 0, 0]
+        // Per channel: min, max, gamma, base offset, alternate offset (ISO 21496-1's order).
+        let channel = { (index: Int32) in
+            fraction(-index, 4) + fraction(8 + index, 4) + fraction(1, 1) + fraction(1, 64) + fraction(2, 64)
+        }
+        let three = versions + [0xC0] + fraction(0, 1) + fraction(3, 1) + channel(0) + channel(1) + channel(2)
+        #expect(
+            GainMapISO.metadata(payload: three)
+                == GainMapMetadata(
+                    gainMapMin: [0, -0.25, -0.5], gainMapMax: [2, 2.25, 2.5], gamma: [1, 1, 1], offsetSDR: [1.0 / 64, 1.0 / 64, 1.0 / 64],
+                    offsetHDR: [2.0 / 64, 2.0 / 64, 2.0 / 64], hdrCapacityMin: 0, hdrCapacityMax: 3))
+        // An HDR base (its headroom the larger): the gain runs HDR to SDR, so hdrgm's minimum is
+        // the negated maximum, and the base's offset is the HDR one.
+        let hdrBase = versions + [0x40] + fraction(3, 1) + fraction(0, 1) + channel(1)
+        #expect(
+            GainMapISO.metadata(payload: hdrBase)
+                == GainMapMetadata(
+                    gainMapMin: [-2.25], gainMapMax: [0.25], gamma: [1], offsetSDR: [2.0 / 64], offsetHDR: [1.0 / 64], hdrCapacityMin: 0,
+                    hdrCapacityMax: 3, baseRenditionIsHDR: true))
+        #expect(
+            GainMapISO.metadata(payload: [0, 1, 0, 0] + Array(three.dropFirst(4))) == nil, "a minimum version this reader does not know")
+        #expect(GainMapISO.metadata(payload: Array(three.dropLast())) == nil, "cut short")
+        #expect(GainMapISO.metadata(payload: versions + [0x40] + fraction(0, 0) + fraction(3, 1) + channel(0)) == nil, "a zero denominator")
+    }
 }

@@ -337,6 +337,34 @@ struct HighBitDepthTests {
         }
     }
 
+    @Test("every page of a 16-bit TIFF is kept at 16 bits, each its own samples, charged twice; a page over the limit is refused")
+    func tiffPages() async throws {
+        let directory = try TemporaryDirectory("tiff16-pages")
+        let path = directory.url.appendingPathComponent("pages.tif")
+        _ = try await Self.python(["write-tiff", path.path, "9", "4", "1", "3"])
+        let data = try Data(contentsOf: path)
+        let kept = try CodersManager.shared.decode(data, options: Self.keeping)
+        #expect(kept.frames.count == 3 && kept.frames.allSatisfy { $0.pixels.isHighBitDepth } && kept.hasAlpha)
+        for page in 0..<3 {
+            // high_bit_depth.py's page_sample: page k's samples with the bits of k * 0x1111 flipped.
+            let expected = (0..<4).flatMap { y in
+                (0..<9).flatMap { x in
+                    (0..<4).map { channel -> UInt16 in
+                        let value = Self.sample(x, y, channel) ^ UInt16(page * 0x1111)
+                        return channel == 3 ? max(value, 1) : value
+                    }
+                }
+            }
+            #expect(kept.frames[page].pixels.samples16 == expected, "page \(page)")
+        }
+        var limited = Self.keeping
+        limited.limits.maximumPixelCount = 9 * 4 * 2 * 3 - 1
+        #expect(throws: WebImageError.self) { try CodersManager.shared.decode(data, options: limited) }
+        limited.limits.maximumPixelCount = 9 * 4 * 2 * 3
+        #expect(try CodersManager.shared.decode(data, options: limited).frames.count == 3)
+        #expect(try CodersManager.shared.decode(data).frames.allSatisfy { !$0.pixels.isHighBitDepth }, "8-bit unless asked")
+    }
+
     @Test("frames of both depths written as TIFF pages are all 8-bit: one stride for every page")
     func mixedDepthTIFF() throws {
         let wide = PixelBuffer(width: 3, height: 2, straightRGBA16: [UInt16](repeating: 0x8080, count: 24))

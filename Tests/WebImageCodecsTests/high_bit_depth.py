@@ -11,7 +11,8 @@ big-endian) for non-interlaced 16-bit RGB and RGBA files: what a 16-bit result h
 frame alone as a still beside it (PATH-0.png, PATH-1.png).
 
 `write-tiff` and `read-tiff` do the same for TIFF (TIFF 6.0): an uncompressed little-endian
-baseline file of one strip, alpha unassociated (ExtraSamples 2); read, the first page of a file of
+baseline file of one strip, alpha unassociated (ExtraSamples 2), of PAGES pages when a sixth
+argument gives it (page k's samples `page_sample(x, y, c, k)`); read, the first page of a file of
 strips, uncompressed or deflated (Compression 8 or 32946), with or without the horizontal
 predictor (Predictor 2, section 14), in either byte order. `write-half-tiff PATH WIDTH HEIGHT`
 writes an RGB TIFF of half floats (SampleFormat 3, 16 bits: TIFF Technical Note 3's floating
@@ -160,13 +161,21 @@ def half_sample(x, y, c):
     return ((x * 37 + y * 11 + c * 5) % 320) - 20 + 0.37
 
 
-def write_tiff(path, width, height, alpha, half=False):
+def page_sample(x, y, channel, page):
+    """`sample` for page 0; each later page's samples differ (the bits of its number flipped)."""
+    value = sample(x, y, channel) ^ (page * 0x1111)
+    return max(value, 1) if channel == 3 else value
+
+
+def tiff_page(width, height, alpha, half, page, at, last):
+    """One page at offset `at`: its IFD, the IFD's out-of-line values, then its strip."""
     channels = 4 if alpha else 3
     if half:
         # SampleFormat 3 (IEEE floating point) at 16 bits: Python's struct "e" is IEEE 754 binary16.
         data = b"".join(struct.pack("<e", half_sample(x, y, c)) for y in range(height) for x in range(width) for c in range(channels))
     else:
-        data = b"".join(struct.pack("<H", sample(x, y, c)) for y in range(height) for x in range(width) for c in range(channels))
+        data = b"".join(struct.pack("<H", page_sample(x, y, c, page)) for y in range(height) for x in range(width)
+                        for c in range(channels))
     entries = [(256, 4, [width]), (257, 4, [height]), (258, 3, [16] * channels), (259, 3, [1]), (262, 3, [2]),
                (273, 4, [0]), (277, 3, [channels]), (278, 4, [height]), (279, 4, [len(data)]), (284, 3, [1])]
     if half:
@@ -174,11 +183,10 @@ def write_tiff(path, width, height, alpha, half=False):
     if alpha:
         entries.append((338, 3, [2]))
     entries.sort()
-    ifd_offset = 8
     ifd_size = 2 + 12 * len(entries) + 4
     extra = bytearray()
     body = bytearray()
-    data_offset = ifd_offset + ifd_size + 64
+    data_offset = at + ifd_size + 64
     for tag, kind, values in entries:
         if tag == 273:
             values = [data_offset]
@@ -186,12 +194,20 @@ def write_tiff(path, width, height, alpha, half=False):
         if len(packed) <= 4:
             body += struct.pack("<HHI", tag, kind, len(values)) + packed.ljust(4, b"\0")
         else:
-            body += struct.pack("<HHII", tag, kind, len(values), ifd_offset + ifd_size + len(extra))
+            body += struct.pack("<HHII", tag, kind, len(values), at + ifd_size + len(extra))
             extra += packed
     assert len(extra) <= 64
+    following = 0 if last else data_offset + len(data) + len(data) % 2
+    block = struct.pack("<H", len(entries)) + bytes(body) + struct.pack("<I", following) + bytes(extra).ljust(64, b"\0") + data
+    return block + (b"\0" if len(data) % 2 else b"")
+
+
+def write_tiff(path, width, height, alpha, half=False, pages=1):
+    out = bytearray(b"II*\0" + struct.pack("<I", 8))
+    for page in range(pages):
+        out += tiff_page(width, height, alpha, half, page, len(out), page == pages - 1)
     with open(path, "wb") as file:
-        file.write(b"II*\0" + struct.pack("<I", ifd_offset) + struct.pack("<H", len(entries)) + bytes(body) + b"\0\0\0\0"
-                   + bytes(extra).ljust(64, b"\0") + data)
+        file.write(bytes(out))
 
 
 def read_tiff(path):
@@ -244,7 +260,7 @@ if __name__ == "__main__":
     elif command in ("write", "write-tiff"):
         width, height, alpha = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
         if command == "write-tiff":
-            write_tiff(sys.argv[2], width, height, alpha)
+            write_tiff(sys.argv[2], width, height, alpha, pages=int(sys.argv[6]) if len(sys.argv) > 6 else 1)
         else:
             write(sys.argv[2], width, height, alpha, [int(v) for v in sys.argv[6:10]] if len(sys.argv) >= 10 else None)
     else:

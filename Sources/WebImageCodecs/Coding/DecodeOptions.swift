@@ -40,7 +40,7 @@ public struct DecodeOptions: Sendable, Equatable {
     public var values: CustomValues
     /// Keep more than 8 bits a sample where the file has them: a 16-bit PNG (or one whose `cICP`
     /// says PQ or HLG), a still AVIF or HEIF of 10 or 12 bits, a still JPEG XL of more than 8, a
-    /// TIFF's first page of 9 to 16 (unsigned, alpha not associated) and one frame of a video of
+    /// TIFF's pages of 9 to 16 (unsigned, alpha not associated) and one frame of a video of
     /// 10 or 12 bits are decoded to a 16-bit ``PixelBuffer`` (samples scaled to 0...65535) in
     /// their own transfer and primaries (``Image/sourceColor``), not tone-mapped or reduced; an
     /// ICC profile to convert from is converted to sRGB at 16 bits (lcms's 16-bit transform).

@@ -13,19 +13,11 @@ enum GainMapXMP {
     /// The metadata of the first APP1 XMP packet in `bytes`, past its start, that states a
     /// `hdrgm:GainMapMax`: the gain map image's.
     static func metadata(inFile bytes: UnsafeRawBufferPointer) -> GainMapMetadata? {
-        var start = 2
-        while start < bytes.count, let found = bytes[start...].firstRange(of: signature) {
-            start = found.upperBound
-            let segment = found.lowerBound - 4
-            guard segment >= 0, bytes[segment] == 0xFF, bytes[segment + 1] == 0xE1 else { continue }
-            let length = Int(bytes[segment + 2]) << 8 | Int(bytes[segment + 3])
-            let end = min(bytes.count, segment + 2 + length)
-            guard end > found.upperBound else { continue }
-            let xmp = String(decoding: bytes[found.upperBound..<end], as: UTF8.self)
-            guard xmp.contains("hdrgm:GainMapMax") else { continue }
-            return metadata(in: xmp)
+        let found = JPEGSegments.firstSigned(0xE1, signature, anywhereIn: bytes) { payload -> GainMapMetadata?? in
+            let xmp = String(decoding: payload, as: UTF8.self)
+            return xmp.contains("hdrgm:GainMapMax") ? .some(metadata(in: xmp)) : nil
         }
-        return nil
+        return found ?? nil
     }
 
     /// The metadata an XMP packet states, or nil without the required values or with one that

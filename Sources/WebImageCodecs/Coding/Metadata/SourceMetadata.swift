@@ -21,8 +21,8 @@ struct SourceMetadata {
     static let formats: Set<ImageFormat> = [.jpeg, .png, .webP, .avif, .heic, .heif, .jpegXL, .tiff]
 
     var colorSpace: ColorSpace?
-    /// A JPEG's sample precision and whether its XMP declares an Ultra HDR gain map
-    /// (`hdrgm`, Adobe's gain map specification); a PNG's bit depth and `cICP` chunk.
+    /// A JPEG's sample precision and whether it declares an Ultra HDR gain map (`hdrgm` XMP,
+    /// Adobe's gain map specification, or ISO 21496-1's APP2); a PNG's bit depth and `cICP` chunk.
     var colorDescription: ColorDescription?
     /// TIFF-structured EXIF bytes (without JPEG's `Exif\0\0` prefix).
     var exif: Data?
@@ -77,7 +77,7 @@ struct SourceMetadata {
         defer {
             if gainMap {
                 colorDescription?.hasGainMap = true
-                colorDescription?.gainMap = GainMapXMP.metadata(inFile: bytes)
+                colorDescription?.gainMap = GainMapXMP.metadata(inFile: bytes) ?? GainMapISO.metadata(inFile: bytes)
             }
         }
         JPEGSegments.forEach(in: bytes) { marker, segment in
@@ -86,6 +86,8 @@ struct SourceMetadata {
             } else if marker == 0xE1, exif == nil, let tiff = ExifReader.tiff(inAPP1: segment) {
                 exif = Data(tiff)
             } else if marker == 0xE1, Self.declaresGainMap(xmp: segment) {
+                gainMap = true
+            } else if marker == 0xE2, GainMapISO.isMetadata(segment) {
                 gainMap = true
             } else if Self.startOfFrame.contains(marker), let precision = segment.first {
                 colorDescription = ColorDescription(bitDepth: Int(precision))

@@ -14,6 +14,26 @@ enum JPEGSegments {
         return found
     }
 
+    /// The payloads after `signature` of the segments with `marker` that begin with it anywhere
+    /// in `bytes` past the first SOI (an appended image's too: an Ultra HDR gain map's), in file
+    /// order, cut to the data there is, until `body` returns a value.
+    static func firstSigned<Result>(
+        _ marker: UInt8, _ signature: [UInt8], anywhereIn bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Result?
+    ) -> Result? {
+        var start = 2
+        while start < bytes.count, let found = bytes[start...].firstRange(of: signature) {
+            start = found.upperBound
+            let segment = found.lowerBound - 4
+            guard segment >= 0, bytes[segment] == 0xFF, bytes[segment + 1] == marker else { continue }
+            let end = min(bytes.count, segment + 2 + (Int(bytes[segment + 2]) << 8 | Int(bytes[segment + 3])))
+            guard end > found.upperBound, let result = body(UnsafeRawBufferPointer(rebasing: bytes[found.upperBound..<end])) else {
+                continue
+            }
+            return result
+        }
+        return nil
+    }
+
     /// Calls `body` with each segment's marker and payload, in file order, until it returns false.
     static func forEach(in bytes: UnsafeRawBufferPointer, _ body: (UInt8, UnsafeRawBufferPointer) -> Bool) {
         guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return }

@@ -16,10 +16,10 @@ import CWebImageCodecs
 /// Encoding: 8-bit RGB, or RGBA with unassociated alpha, deflate with the horizontal predictor;
 /// each frame a page; 16-bit pixels as 16-bit samples.
 ///
-/// With ``DecodeOptions/keepsHighBitDepth`` the first page of a file of unsigned samples of 9 to
-/// 16 bits (alpha not associated) is read by the sample reader at 16 bits a sample, scaled from
-/// its depth's full range; a file of several pages is so when its first page alone is asked for
-/// (``DecodeOptions/firstFrameOnly``).
+/// With ``DecodeOptions/keepsHighBitDepth`` the pages of a file of unsigned samples of 9 to 16
+/// bits (alpha not associated) are read by the sample reader at 16 bits a sample, scaled from
+/// their depth's full range, when every page read has such samples (else all are 8-bit: the
+/// frames share one depth); each is charged twice its pixels.
 package struct TIFFCoder: ImageCoder, HighBitDepthEncoding {
     /// The most pages read from one file. 1,000.
     public static let maximumPages = 1_000
@@ -40,9 +40,6 @@ package struct TIFFCoder: ImageCoder, HighBitDepthEncoding {
             try options.limits.checkDeclared(width: width, height: height)
             try options.limits.check(width: width, height: height, inputSize: bytes.count)
             let orientation = ExifOrientation(rawValue: Int(info.orientation)) ?? .up
-            if options.keepsHighBitDepth, options.firstFrameOnly || info.pages <= 1, cwi_tiff_page_bits(base, bytes.count, 0) > 8 {
-                return try Self.decodeSixteenBits(bytes, info: info, orientation: orientation, options: options)
-            }
             var frames: [ImageFrame] = []
             var warnings: [String] = []
             var hasAlpha = false
@@ -50,6 +47,9 @@ package struct TIFFCoder: ImageCoder, HighBitDepthEncoding {
             if Int(info.pages) > pages, !options.firstFrameOnly {
                 warnings.append("\(info.pages) pages: only the first \(pages) are read")
             }
+            // Kept at 16 bits when every page read has more than 8 (one depth for all frames).
+            let sixteen =
+                options.keepsHighBitDepth && (0..<pages).allSatisfy { cwi_tiff_page_bits(base, bytes.count, UInt32($0)) > 8 }
             for page in 0..<pages {
                 var pageInfo = cwi_tiff_info()
                 if page > 0 {
@@ -61,31 +61,21 @@ package struct TIFFCoder: ImageCoder, HighBitDepthEncoding {
                         warnings.append("page \(page + 1) is \(pageInfo.width)x\(pageInfo.height), not the first page's size: left out")
                         continue
                     }
-                    // Every kept page is allocated: together they must fit the pixel budget.
+                }
+                // Every kept page is allocated: together they must fit the pixel budget (16-bit
+                // pages charged twice).
+                if sixteen {
+                    try options.limits.checkHighBitDepth(width: width, height: height * (frames.count + 1))
+                } else if page > 0 {
                     try options.limits.check(width: width, height: height * (frames.count + 1), inputSize: bytes.count)
                 }
-                var failed = false
-                let pixels = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) {
-                    buffer, initialized in
-                    buffer.initialize(repeating: 0)
-                    initialized = buffer.count
-                    failed =
-                        buffer.withMemoryRebound(to: UInt32.self) { raster in
-                            cwi_tiff_decode_page(base, bytes.count, UInt32(page), raster.baseAddress, info.width, info.height, &pageInfo)
-                        } != 0
-                }
-                if failed {
+                guard let pixels = try Self.page(page, of: bytes, info: info, sixteen: sixteen, pageInfo: &pageInfo) else {
                     if page == 0 { throw Self.failure(pageInfo) }
                     warnings.append("page \(page + 1) unreadable: \(Self.message(pageInfo))")
                     continue
                 }
                 hasAlpha = hasAlpha || pageInfo.has_alpha != 0
-                // libtiff's RGBA interface premultiplies alpha; pages read as stored are straight.
-                let buffer =
-                    pageInfo.has_alpha != 0 && pageInfo.straight == 0
-                    ? PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
-                    : PixelBuffer(width: width, height: height, straightRGBA: pixels)
-                frames.append(ImageFrame(pixels: buffer))
+                frames.append(ImageFrame(pixels: pixels))
             }
             var image = Image(frames: frames, scale: options.scale, orientation: orientation, sourceFormat: .tiff, hasAlpha: hasAlpha)
             image.warnings = warnings
@@ -93,26 +83,35 @@ package struct TIFFCoder: ImageCoder, HighBitDepthEncoding {
         }
     }
 
-    /// The first page at 16 bits a sample (``DecodeOptions/keepsHighBitDepth``), charged twice
-    /// its pixels.
-    private static func decodeSixteenBits(
-        _ bytes: UnsafeRawBufferPointer, info: cwi_tiff_info, orientation: ExifOrientation, options: DecodeOptions
-    ) throws(WebImageError) -> Image {
+    /// One page's straight RGBA: at 16 bits a sample (its depth's full range), or 8; nil when
+    /// libtiff cannot read it (`pageInfo` says why).
+    private static func page(
+        _ page: Int, of bytes: UnsafeRawBufferPointer, info: cwi_tiff_info, sixteen: Bool, pageInfo: inout cwi_tiff_info
+    ) throws(WebImageError) -> PixelBuffer? {
         let (width, height) = (Int(info.width), Int(info.height))
-        try options.limits.checkHighBitDepth(width: width, height: height)
-        var pageInfo = cwi_tiff_info()
         var status: Int32 = -1
-        let samples = [UInt16](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) {
-            buffer, initialized in
+        if sixteen {
+            let samples = [UInt16](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) {
+                buffer, initialized in
+                buffer.initialize(repeating: 0)
+                initialized = buffer.count
+                status = cwi_tiff_decode_page16(
+                    bytes.baseAddress, bytes.count, UInt32(page), buffer.baseAddress, info.width, info.height, &pageInfo)
+            }
+            return status == 0 ? PixelBuffer(width: width, height: height, straightRGBA16: samples) : nil
+        }
+        let pixels = [UInt8](unsafeUninitializedCapacity: try PixelBuffer.byteCount(width: width, height: height)) { buffer, initialized in
             buffer.initialize(repeating: 0)
             initialized = buffer.count
-            status = cwi_tiff_decode_page16(bytes.baseAddress, bytes.count, 0, buffer.baseAddress, info.width, info.height, &pageInfo)
+            status = buffer.withMemoryRebound(to: UInt32.self) { raster in
+                cwi_tiff_decode_page(bytes.baseAddress, bytes.count, UInt32(page), raster.baseAddress, info.width, info.height, &pageInfo)
+            }
         }
-        guard status == 0 else { throw failure(pageInfo) }
-        let pixels = PixelBuffer(width: width, height: height, straightRGBA16: samples)
-        let image = Image(
-            pixels: pixels, scale: options.scale, orientation: orientation, sourceFormat: .tiff, hasAlpha: info.has_alpha != 0)
-        return image
+        guard status == 0 else { return nil }
+        // libtiff's RGBA interface premultiplies alpha; pages read as stored are straight.
+        return pageInfo.has_alpha != 0 && pageInfo.straight == 0
+            ? PixelBuffer(width: width, height: height, premultipliedRGBA: pixels)
+            : PixelBuffer(width: width, height: height, straightRGBA: pixels)
     }
 
     public func encode(_ image: Image, as format: ImageFormat, options: EncodeOptions) throws(WebImageError) -> Data {

@@ -8,7 +8,7 @@ import WebImage
 /// 7x5 and a two-frame animation). Every input must end in a result within the limits or a
 /// `ProxyError`: a trap, an allocation failure, or a peak over `-rss_limit_mb` is a finding.
 let limits = ProcessingPlan.Limits(maximumDimension: 1024, maximumPixels: 250_000)
-let parser = OptionsParser(maximumResultDimension: 1024)
+let parser = OptionsParser()
 let processor = ImageProcessor(
     coders: .shared, maximumSourcePixels: 1_000_000, maximumAnimationFrames: 10, defaultQuality: 80, resultLimits: limits)
 

@@ -110,6 +110,32 @@ struct PreserveHDRTests {
         }
     }
 
+    @Test("a 16-bit TIFF's pages keep 16 bits: page picks one, pages stacks them at 16 bits, exact as PNG")
+    func tiffPages() async throws {
+        var configuration = ServerHarness.configuration()
+        configuration.preserveHDR = true
+        // Three 7x5 pages of distinct 16-bit samples, written by our TIFF encoder (16-bit pages,
+        // which HighBitDepthTests reads back with a reader written after TIFF 6.0).
+        let pages = (0..<3).map { page in
+            (0..<(7 * 5 * 4)).map { index -> UInt16 in index % 4 == 3 ? 65535 : UInt16(truncatingIfNeeded: index &* 40503 &+ page &* 4099) }
+        }
+        let frames = pages.map { ImageFrame(pixels: PixelBuffer(width: 7, height: 5, straightRGBA16: $0)) }
+        let tiff = try CodersManager.shared.encode(Image(frames: frames, hasAlpha: false), as: .tiff)
+        try await ServerHarness.inProcess(configuration) { harness throws in
+            harness.origin.route("/pages.tiff", .ok([UInt8](tiff), contentType: "image/tiff"))
+            var keeping = DecodeOptions()
+            keeping.keepsHighBitDepth = true
+            let one = try await harness.get(harness.signedPlain("pg:1/f:png", "/pages.tiff"))
+            #expect(one.status == 200, "\(one.text)")
+            let page = try CodersManager.shared.decode(one.body, options: keeping)
+            #expect(try Self.bitDepth(one.body) == 16 && page.pixels.samples16 == pages[1])
+            let stacked = try await harness.get(harness.signedPlain("pg:1/pgs:2/f:png", "/pages.tiff"))
+            #expect(stacked.status == 200, "\(stacked.text)")
+            let both = try CodersManager.shared.decode(stacked.body, options: keeping)
+            #expect(both.pixelWidth == 7 && both.pixelHeight == 10 && both.pixels.samples16 == pages[1] + pages[2])
+        }
+    }
+
     @Test("off (the default): 8-bit; the URL's preserve_hdr overrides the variable both ways")
     func overrides() async throws {
         #expect(

@@ -345,10 +345,12 @@ struct ImageProcessor: Sendable {
             throw .unprocessable(
                 "\(frames.count) pages stacked would be \(width)x\(height), over the source limit of \(maximumPixels) pixels")
         }
-        var canvas = RGBACanvas(width: width, height: height)
+        // Pages kept at 16 bits are stacked at 16; a mix of depths (no decoder makes one) at 8.
+        let wide = frames.allSatisfy(\.pixels.isHighBitDepth)
+        var canvas = RGBACanvas(width: width, height: height, bitsPerSample: wide ? 16 : 8)
         var top = 0
         for frame in frames {
-            canvas.draw(frame.pixels, left: 0, top: top)
+            canvas.draw(wide ? frame.pixels : frame.pixels.reducedToEightBits(describedBy: nil), left: 0, top: top)
             top += frame.pixels.height
         }
         return ImageFrame(pixels: canvas.pixels)

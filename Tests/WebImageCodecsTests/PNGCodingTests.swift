@@ -229,17 +229,7 @@ struct PNGCodingTests {
                 let left = i >= bpp ? Int(bytes[at - bpp]) : 0
                 let above = y > 0 ? Int(bytes[at - stride]) : 0
                 let upperLeft = y > 0 && i >= bpp ? Int(bytes[at - stride - bpp]) : 0
-                let prediction: Int
-                switch bytes[y * stride] {
-                case 1: prediction = left
-                case 2: prediction = above
-                case 3: prediction = (left + above) / 2
-                case 4:
-                    let estimate = left + above - upperLeft
-                    let (toLeft, toAbove, toUpperLeft) = (abs(estimate - left), abs(estimate - above), abs(estimate - upperLeft))
-                    prediction = toLeft <= toAbove && toLeft <= toUpperLeft ? left : toAbove <= toUpperLeft ? above : upperLeft
-                default: prediction = 0
-                }
+                let prediction = SpecPNG.prediction(Int(bytes[y * stride]), left: left, above: above, upperLeft: upperLeft)
                 bytes[at] = UInt8(truncatingIfNeeded: Int(bytes[at]) + prediction)
             }
         }

@@ -94,21 +94,25 @@ struct SpecPNG {
                 let left = i >= bpp ? Int(row[i - bpp]) : 0
                 let above = y > 0 ? Int(rows[y - 1][i]) : 0
                 let upperLeft = y > 0 && i >= bpp ? Int(rows[y - 1][i - bpp]) : 0
-                let prediction: Int
-                switch type {
-                case 1: prediction = left
-                case 2: prediction = above
-                case 3: prediction = (left + above) / 2
-                case 4:
-                    let estimate = left + above - upperLeft
-                    let (toLeft, toAbove, toUpperLeft) = (abs(estimate - left), abs(estimate - above), abs(estimate - upperLeft))
-                    prediction = toLeft <= toAbove && toLeft <= toUpperLeft ? left : toAbove <= toUpperLeft ? above : upperLeft
-                default: prediction = 0
-                }
-                out.append(UInt8(truncatingIfNeeded: Int(row[i]) - prediction))
+                out.append(UInt8(truncatingIfNeeded: Int(row[i]) - prediction(type, left: left, above: above, upperLeft: upperLeft)))
             }
         }
         return out
+    }
+
+    /// What filter `type` predicts a byte from its unfiltered neighbours (specification, section
+    /// 9: None, Sub, Up, Average, Paeth, ties going to left, then above).
+    static func prediction(_ type: Int, left: Int, above: Int, upperLeft: Int) -> Int {
+        switch type {
+        case 1: return left
+        case 2: return above
+        case 3: return (left + above) / 2
+        case 4:
+            let estimate = left + above - upperLeft
+            let (toLeft, toAbove, toUpperLeft) = (abs(estimate - left), abs(estimate - above), abs(estimate - upperLeft))
+            return toLeft <= toAbove && toLeft <= toUpperLeft ? left : toAbove <= toUpperLeft ? above : upperLeft
+        default: return 0
+        }
     }
 
     private static func bigEndian(_ value: UInt32) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }

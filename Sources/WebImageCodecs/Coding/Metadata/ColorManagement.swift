@@ -18,8 +18,8 @@ extension Image {
 /// Colour conversion to sRGB through Little CMS (the library Pillow's `ImageCms` and libvips
 /// use), with Pillow's defaults: perceptual intent, lcms2's precalculated 8-bit transform; 16-bit
 /// pixels (``DecodeOptions/keepsHighBitDepth``) through lcms2's 16-bit transform, as libvips
-/// converts a 16-bit image, so that they stay 16 bits. Alpha is copied. Transforms are made once per profile and kept (a few, least recently made first
-/// out); a profile that describes sRGB itself (its description starts with "sRGB") converts
+/// converts a 16-bit image, so that they stay 16 bits. Alpha is copied. Transforms are made once
+/// per profile and kept (a few, least recently made first out); a profile that describes sRGB itself (its description starts with "sRGB") converts
 /// nothing. A profile lcms cannot read, or one for another colour model than the pixels' (a
 /// CMYK profile: CMYK JPEGs are converted to RGB without it), leaves the pixels as they are
 /// with a warning, as browsers show such files.
@@ -147,15 +147,14 @@ enum ColorManagement {
     final class Transform: @unchecked Sendable {
         private let handle: cmsHTRANSFORM?
         private let greyLevels: [SIMD4<UInt8>]?
-        /// 16-bit RGBA to RGBA (an RGB profile), or 16-bit grey to RGB (a grey profile).
+        /// 16-bit RGBA to RGBA (an RGB profile), or 16-bit grey to RGB (a grey profile: the one
+        /// with `greyLevels`).
         private let wideHandle: cmsHTRANSFORM
-        private let isGrey: Bool
 
-        private init(handle: cmsHTRANSFORM?, greyLevels: [SIMD4<UInt8>]?, wideHandle: cmsHTRANSFORM, isGrey: Bool) {
+        private init(handle: cmsHTRANSFORM?, greyLevels: [SIMD4<UInt8>]?, wideHandle: cmsHTRANSFORM) {
             self.handle = handle
             self.greyLevels = greyLevels
             self.wideHandle = wideHandle
-            self.isGrey = isGrey
         }
 
         deinit {
@@ -183,7 +182,7 @@ enum ColorManagement {
                     cmsDeleteTransform(handle)
                     return .unusable("lcms cannot convert it to sRGB")
                 }
-                return .transform(Transform(handle: handle, greyLevels: nil, wideHandle: wide, isGrey: false))
+                return .transform(Transform(handle: handle, greyLevels: nil, wideHandle: wide))
             case cmsSigGrayData:
                 let (plain, exactGrey) = (cmsUInt32Number(cmsFLAGS_NOCACHE), cmsUInt32Number(cmsFLAGS_NOCACHE | cmsFLAGS_NOOPTIMIZE))
                 guard let levels = cmsCreateTransform(source, cwi_lcms_type_gray_8, sRGB, cwi_lcms_type_rgb_8, intent, plain) else {
@@ -196,7 +195,7 @@ enum ColorManagement {
                 var colours = [UInt8](repeating: 0, count: 256 * 3)
                 cmsDoTransform(levels, [UInt8](0...255), &colours, 256)
                 let table = (0..<256).map { SIMD4(colours[$0 * 3], colours[$0 * 3 + 1], colours[$0 * 3 + 2], 0) }
-                return .transform(Transform(handle: nil, greyLevels: table, wideHandle: wide, isGrey: true))
+                return .transform(Transform(handle: nil, greyLevels: table, wideHandle: wide))
             default:
                 return .unusable("a profile for another colour model than RGB or grey")
             }
@@ -244,7 +243,7 @@ enum ColorManagement {
 
         /// 16-bit RGBA in place; through a grey profile, each pixel's grey (its red sample) to RGB.
         private func convertWide(_ pixels: UnsafeMutableRawPointer, pixelCount: Int) {
-            guard isGrey else {
+            guard greyLevels != nil else {
                 cmsDoTransform(wideHandle, pixels, pixels, cmsUInt32Number(pixelCount))
                 return
             }

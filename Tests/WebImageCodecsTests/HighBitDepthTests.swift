@@ -478,21 +478,6 @@ struct HighBitDepthTests {
         }
     }
 
-    @Test("an HDR APNG's frames are tone-mapped, each as the same frame alone is (against its own peak)")
-    func hdrAnimation() async throws {
-        let directory = try TemporaryDirectory("apng16")
-        let path = directory.url.appendingPathComponent("pq.png").path
-        _ = try await Self.python(["write-apng", path, "12", "5", "9", "16", "0", "1"])
-        let animation = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: path)))
-        #expect(animation.frames.count == 2 && !animation.isHighBitDepth)
-        for index in 0..<2 {
-            let still = try CodersManager.shared.decode(try Data(contentsOf: URL(fileURLWithPath: "\(path)-\(index).png")))
-            #expect(still.sourceColor?.isHDR == true)
-            #expect(animation.frames[index].pixels == still.pixels, "frame \(index)")
-        }
-        #expect(animation.frames[0].pixels != animation.frames[1].pixels)
-    }
-
     @Test("a 16-bit decode is charged twice its pixels: refused one pixel over, taken at exactly the limit")
     func limits() async throws {
         let directory = try TemporaryDirectory("png16")

@@ -8,7 +8,10 @@ as JSON. The reader follows the PNG specification (ISO/IEC 15948, 9: filters; 7.
 big-endian) for non-interlaced 16-bit RGB and RGBA files: what a 16-bit result here is.
 
 `write-apng PATH WIDTH HEIGHT P T M F` writes a two-frame 16-bit APNG with that cICP, and each
-frame alone as a still beside it (PATH-0.png, PATH-1.png).
+frame alone as a still beside it (PATH-0.png, PATH-1.png). `write-apng-over PATH WIDTH HEIGHT`
+writes a three-frame 16-bit RGBA APNG whose second frame is blended over the first and disposed
+to the background, and prints every composed frame's samples (APNG 1.0, `fcTL`: the "over"
+operation is Porter-Duff's, computed here in floating point on straight alpha and rounded).
 
 `write-tiff` and `read-tiff` do the same for TIFF (TIFF 6.0): an uncompressed little-endian
 baseline file of one strip, alpha unassociated (ExtraSamples 2), of PAGES pages when a sixth
@@ -40,32 +43,35 @@ def chunk(kind, data):
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
-def write(path, width, height, alpha, cicp):
-    channels = 4 if alpha else 3
+def image_data(width, height, channels, value):
+    """Deflated rows of 16-bit samples `value(x, y, channel)`, big-endian, each row of filter type
+    None: a PNG's IDAT data (ISO/IEC 15948, 7.2 and 9)."""
     raw = bytearray()
     for y in range(height):
         raw.append(0)
         for x in range(width):
             for channel in range(channels):
-                raw += struct.pack(">H", sample(x, y, channel))
+                raw += struct.pack(">H", value(x, y, channel))
+    return zlib.compress(bytes(raw))
+
+
+def write(path, width, height, alpha, cicp):
     header = struct.pack(">IIBBBBB", width, height, 16, 6 if alpha else 2, 0, 0, 0)
     described = chunk(b"cICP", bytes(cicp)) if cicp else b""
     with open(path, "wb") as file:
-        file.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + described + chunk(b"IDAT", zlib.compress(bytes(raw)))
+        file.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + described
+                   + chunk(b"IDAT", image_data(width, height, 4 if alpha else 3, sample))
                    + chunk(b"IEND", b""))
 
 
 def write_apng(path, width, height, cicp):
-    """A two-frame 16-bit RGB APNG with a cICP chunk: frame 0 is `sample`, frame 1 the same
-    halved, each stored whole (fcTL at 0, 0, no blending), each also written alone as PATH-N.png."""
+    """A two-frame 16-bit RGB APNG with a cICP chunk: frame 0 is `sample` halved (dim: PQ codes
+    under half scale are under 100 cd/m2), frame 1 the same but for its first pixel, at full scale
+    (PQ's 10,000 cd/m2); each stored whole (fcTL at 0, 0, no blending), each also written alone as
+    PATH-N.png."""
     def rows(frame):
-        raw = bytearray()
-        for y in range(height):
-            raw.append(0)
-            for x in range(width):
-                for channel in range(3):
-                    raw += struct.pack(">H", sample(x, y, channel) >> frame)
-        return zlib.compress(bytes(raw))
+        value = lambda x, y, channel: 65535 if frame == 1 and x == 0 and y == 0 else sample(x, y, channel) >> 1
+        return image_data(width, height, 3, value)
 
     header = chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 16, 2, 0, 0, 0)) + chunk(b"cICP", bytes(cicp))
     control = lambda sequence: chunk(b"fcTL", struct.pack(">IIIIIHHBB", sequence, width, height, 0, 0, 1, 10, 0, 0))
@@ -76,6 +82,51 @@ def write_apng(path, width, height, cicp):
     for index, data in enumerate((first, second)):
         with open(f"{path}-{index}.png", "wb") as file:
             file.write(b"\x89PNG\r\n\x1a\n" + header + chunk(b"IDAT", data) + chunk(b"IEND", b""))
+
+
+def over_sample(x, y, channel):
+    """The blended frame's samples: colour unlike the first frame's, alpha clear, opaque or between."""
+    if channel == 3:
+        return (0, 65535, 1 + (x * 40503 + y * 9973) % 65534)[x % 3]
+    return (sample(x, y, channel) * 3 + 12345) % 65536
+
+
+def write_apng_over(path, width, height):
+    """Frame 0: `sample` over the whole canvas. Frame 1: `over_sample` on the canvas inset by one
+    pixel, blended over frame 0 (blend_op 1), then disposed to the background (dispose_op 1: the
+    region cleared to transparent black). Frame 2: the top-left 2x2 pixels of `sample` halved,
+    replacing (blend_op 0). Returns the three composed frames."""
+    encoded = lambda w, h, value: image_data(w, h, 4, value)
+    def control(sequence, w, h, x, y, dispose, blend):
+        return chunk(b"fcTL", struct.pack(">IIIIIHHBB", sequence, w, h, x, y, 1, 10, dispose, blend))
+
+    inner = (width - 2, height - 2)
+    halved = lambda x, y, channel: sample(x, y, channel) >> 1 if channel < 3 else sample(x, y, channel)
+    with open(path, "wb") as file:
+        file.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 16, 6, 0, 0, 0))
+                   + chunk(b"acTL", struct.pack(">II", 3, 0)) + control(0, width, height, 0, 0, 0, 0)
+                   + chunk(b"IDAT", encoded(width, height, sample)) + control(1, *inner, 1, 1, 1, 1)
+                   + chunk(b"fdAT", struct.pack(">I", 2) + encoded(*inner, over_sample)) + control(3, 2, 2, 0, 0, 0, 0)
+                   + chunk(b"fdAT", struct.pack(">I", 4) + encoded(2, 2, halved)) + chunk(b"IEND", b""))
+
+    def over(x, y):
+        top = [over_sample(x - 1, y - 1, c) / 65535 for c in range(4)]
+        bottom = [sample(x, y, c) / 65535 for c in range(4)]
+        alpha = top[3] + bottom[3] * (1 - top[3])
+        colour = [(top[c] * top[3] + bottom[c] * bottom[3] * (1 - top[3])) / alpha for c in range(3)]
+        return [round(v * 65535) for v in colour + [alpha]]
+
+    inside = lambda x, y: 1 <= x <= width - 2 and 1 <= y <= height - 2
+    frames = [[], [], []]
+    for y in range(height):
+        for x in range(width):
+            frames[0] += [sample(x, y, c) for c in range(4)]
+            frames[1] += over(x, y) if inside(x, y) else [sample(x, y, c) for c in range(4)]
+            if x < 2 and y < 2:
+                frames[2] += [halved(x, y, c) for c in range(4)]
+            else:
+                frames[2] += [0, 0, 0, 0] if inside(x, y) else [sample(x, y, c) for c in range(4)]
+    return frames
 
 
 def write_icc(path, width, height, source):
@@ -89,16 +140,10 @@ def write_icc(path, width, height, source):
             body = data[at + 8:at + 8 + length]
             profile = zlib.decompress(body[body.index(b"\0") + 2:])
         at += length + 12
-    raw = bytearray()
-    for y in range(height):
-        raw.append(0)
-        for x in range(width):
-            for channel in range(3):
-                raw += struct.pack(">H", sample(x, y, channel))
     header = struct.pack(">IIBBBBB", width, height, 16, 2, 0, 0, 0)
     iccp = chunk(b"iCCP", b"Adobe RGB\0\0" + zlib.compress(profile))
     with open(path, "wb") as file:
-        file.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + iccp + chunk(b"IDAT", zlib.compress(bytes(raw)))
+        file.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + iccp + chunk(b"IDAT", image_data(width, height, 3, sample))
                    + chunk(b"IEND", b""))
 
 
@@ -257,6 +302,8 @@ if __name__ == "__main__":
         print(json.dumps({"expected": adobe_rgb_in_srgb(width, height)}))
     elif command == "write-apng":
         write_apng(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), [int(v) for v in sys.argv[5:9]])
+    elif command == "write-apng-over":
+        print(json.dumps({"frames": write_apng_over(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))}))
     elif command in ("write", "write-tiff"):
         width, height, alpha = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
         if command == "write-tiff":

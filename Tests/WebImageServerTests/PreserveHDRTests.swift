@@ -19,6 +19,19 @@ struct PreserveHDRTests {
         return [UInt8](try CodersManager.shared.encode(image, as: .png))
     }
 
+    /// Decoding that keeps 16 bits, to read results back.
+    static let keeping: DecodeOptions = {
+        var options = DecodeOptions()
+        options.keepsHighBitDepth = true
+        return options
+    }()
+
+    /// Opaque 16-bit RGBA samples of `pixels` pixels, between 8-bit levels, different for each
+    /// `variant` (a page or frame).
+    static func distinctSamples(pixels: Int, variant: Int) -> [UInt16] {
+        (0..<(pixels * 4)).map { index in index % 4 == 3 ? 65535 : UInt16(truncatingIfNeeded: index &* 40503 &+ variant &* 4099) }
+    }
+
     /// The result's bit depth: a PNG's IHDR (byte 24), an AVIF's as its decoder reports it; 8
     /// for another format.
     static func bitDepth(_ body: Data) throws -> Int {
@@ -116,23 +129,40 @@ struct PreserveHDRTests {
         configuration.preserveHDR = true
         // Three 7x5 pages of distinct 16-bit samples, written by our TIFF encoder (16-bit pages,
         // which HighBitDepthTests reads back with a reader written after TIFF 6.0).
-        let pages = (0..<3).map { page in
-            (0..<(7 * 5 * 4)).map { index -> UInt16 in index % 4 == 3 ? 65535 : UInt16(truncatingIfNeeded: index &* 40503 &+ page &* 4099) }
-        }
+        let pages = (0..<3).map { Self.distinctSamples(pixels: 7 * 5, variant: $0) }
         let frames = pages.map { ImageFrame(pixels: PixelBuffer(width: 7, height: 5, straightRGBA16: $0)) }
         let tiff = try CodersManager.shared.encode(Image(frames: frames, hasAlpha: false), as: .tiff)
         try await ServerHarness.inProcess(configuration) { harness throws in
             harness.origin.route("/pages.tiff", .ok([UInt8](tiff), contentType: "image/tiff"))
-            var keeping = DecodeOptions()
-            keeping.keepsHighBitDepth = true
             let one = try await harness.get(harness.signedPlain("pg:1/f:png", "/pages.tiff"))
             #expect(one.status == 200, "\(one.text)")
-            let page = try CodersManager.shared.decode(one.body, options: keeping)
+            let page = try CodersManager.shared.decode(one.body, options: Self.keeping)
             #expect(try Self.bitDepth(one.body) == 16 && page.pixels.samples16 == pages[1])
             let stacked = try await harness.get(harness.signedPlain("pg:1/pgs:2/f:png", "/pages.tiff"))
             #expect(stacked.status == 200, "\(stacked.text)")
-            let both = try CodersManager.shared.decode(stacked.body, options: keeping)
+            let both = try CodersManager.shared.decode(stacked.body, options: Self.keeping)
             #expect(both.pixelWidth == 7 && both.pixelHeight == 10 && both.pixels.samples16 == pages[1] + pages[2])
+        }
+    }
+
+    @Test("a 16-bit APNG: its first frame keeps 16 bits as PNG (a still result), and the animation is 8-bit as WebP")
+    func animation() async throws {
+        var configuration = ServerHarness.configuration()
+        configuration.preserveHDR = true
+        // Three 6x4 frames of distinct 16-bit samples, written by our 16-bit APNG encoder (which
+        // HighBitDepthAnimationTests reads back with ffmpeg).
+        let samples = (0..<3).map { Self.distinctSamples(pixels: 6 * 4, variant: $0) }
+        let frames = samples.map { ImageFrame(pixels: PixelBuffer(width: 6, height: 4, straightRGBA16: $0), duration: .milliseconds(100)) }
+        let apng = try CodersManager.shared.encode(Image(frames: frames, hasAlpha: false), as: .png)
+        try await ServerHarness.inProcess(configuration) { harness throws in
+            harness.origin.route("/anim.png", .ok([UInt8](apng), contentType: "image/png"))
+            let still = try await harness.get(harness.signedPlain("f:png", "/anim.png"))
+            #expect(still.status == 200, "\(still.text)")
+            let first = try CodersManager.shared.decode(still.body, options: Self.keeping)
+            #expect(try Self.bitDepth(still.body) == 16 && first.frames.count == 1 && first.pixels.samples16 == samples[0])
+            let animated = try await harness.get(harness.signedPlain("f:webp", "/anim.png"))
+            #expect(animated.status == 200, "\(animated.text)")
+            #expect(try CodersManager.shared.decode(animated.body).frames.count == 3)
         }
     }
 

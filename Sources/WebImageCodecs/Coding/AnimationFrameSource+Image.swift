@@ -8,8 +8,10 @@ extension AnimationFrameSource {
     mutating func image(options: DecodeOptions, inputSize: Int, format: ImageFormat) throws(WebImageError) -> Image {
         let all = options.firstFrameOnly ? 1 : durations.count
         try options.limits.check(width: canvasWidth, height: canvasHeight, inputSize: inputSize)
-        let (framePixels, overflow) = canvasWidth.multipliedReportingOverflow(by: canvasHeight)
-        let fitting = overflow || framePixels == 0 ? 1 : max(1, options.limits.maximumPixelCount / framePixels)
+        let (canvasPixels, overflow) = canvasWidth.multipliedReportingOverflow(by: canvasHeight)
+        // A 16-bit frame takes the memory of two 8-bit ones.
+        let framePixels = holdsHighBitDepth ? canvasPixels.multipliedReportingOverflow(by: 2).partialValue : canvasPixels
+        let fitting = overflow || framePixels <= 0 ? 1 : max(1, options.limits.maximumPixelCount / framePixels)
         let allowed = max(1, options.maximumFrames ?? all)
         let count = min(all, fitting, allowed)
         var warnings = self.warnings

@@ -11,6 +11,9 @@ protocol AnimationFrameSource {
     var isPartial: Bool { get }
     /// The file's colour description (``Image/sourceColor``), when the format gives one.
     var sourceColor: ColorDescription? { get }
+    /// Whether the frames come as 16-bit pixels: each is charged twice its pixels when frames
+    /// are held together.
+    var holdsHighBitDepth: Bool { get }
     /// Starts again from the first frame.
     mutating func rewind() throws(WebImageError)
     /// The next frame, composed.
@@ -21,4 +24,5 @@ extension AnimationFrameSource {
     var warnings: [String] { [] }
     var isPartial: Bool { false }
     var sourceColor: ColorDescription? { nil }
+    var holdsHighBitDepth: Bool { false }
 }

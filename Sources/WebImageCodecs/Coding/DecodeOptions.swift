@@ -38,14 +38,16 @@ public struct DecodeOptions: Sendable, Equatable {
     /// The application's own values for this load (`LoadContext.subscript(_:)`), for a
     /// plugin coder that needs them.
     public var values: CustomValues
-    /// Keep more than 8 bits a sample where the file has them: a 16-bit PNG (or one whose `cICP`
-    /// says PQ or HLG), a still AVIF or HEIF of 10 or 12 bits, a still JPEG XL of more than 8, a
-    /// TIFF's pages of 9 to 16 (unsigned, alpha not associated) and one frame of a video of
-    /// 10 or 12 bits are decoded to a 16-bit ``PixelBuffer`` (samples scaled to 0...65535) in
-    /// their own transfer and primaries (``Image/sourceColor``), not tone-mapped or reduced; an
-    /// ICC profile to convert from is converted to sRGB at 16 bits (lcms's 16-bit transform).
-    /// Other formats, animations and several frames of a video decode to 8 bits as usual. Such a decode is charged twice its pixels against
-    /// the ``limits``. Off by default (imgproxy's `preserve_hdr`).
+    /// Keep more than 8 bits a sample where the file has them: a 16-bit PNG or APNG (or one whose
+    /// `cICP` says PQ or HLG), an AVIF (still or sequence) or a still HEIF of 10 or 12 bits, a JPEG
+    /// XL (still or animated) of more than 8, a TIFF's pages of 9 to 16 (unsigned, alpha not
+    /// associated) and one frame of a video of 10 or 12 bits are decoded to 16-bit
+    /// ``PixelBuffer``s (samples scaled to 0...65535) in their own transfer and primaries
+    /// (``Image/sourceColor``), not tone-mapped or reduced; an ICC profile to convert from is
+    /// converted to sRGB at 16 bits (lcms's 16-bit transform). Other formats and several frames of
+    /// a video decode to 8 bits as usual. Such a decode is charged twice its pixels against the
+    /// ``limits`` (an animation keeps the first frames that fit). Off by default (imgproxy's
+    /// `preserve_hdr`).
     public var keepsHighBitDepth = false
     /// Which frames of a video to take (``VideoFrameSelection``): by default its first keyframe.
     public var video = VideoFrameSelection()

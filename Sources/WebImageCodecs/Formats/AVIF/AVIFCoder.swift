@@ -3,7 +3,8 @@ import CAVIF
 
 /// AVIF through libavif (Debian's 0.11: dav1d decodes, aom encodes): still images and image
 /// sequences (animations, with each frame's duration), alpha, 8-, 10- and 12-bit samples reduced to
-/// 8 bits (a still's kept at 16 with ``DecodeOptions/keepsHighBitDepth``), and the `irot`/`imir` transforms applied so the image is upright. The embedded ICC
+/// 8 bits (kept at 16 with ``DecodeOptions/keepsHighBitDepth``; a PQ or HLG sequence's frames
+/// tone-mapped together, from one peak), and the `irot`/`imir` transforms applied so the image is upright. The embedded ICC
 /// profile goes through the colour management every decode has. libavif 0.11 does not expose a
 /// sequence's repetition count, so animations loop forever (as browsers play most of them).
 ///
@@ -23,9 +24,12 @@ package struct AVIFCoder: ImageCoder, AnimatedImageCoder, HighBitDepthEncoding {
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
         var source = try AVIFFrameSource(data, limits: options.limits)
-        // A still keeps its 10 or 12 bits when asked; an animation's frames are 8-bit.
-        source.keepsHighBitDepth = options.keepsHighBitDepth && source.durations.count == 1
-        return try source.image(options: options, inputSize: data.count, format: .avif)
+        source.keepsHighBitDepth = options.keepsHighBitDepth
+        // A PQ or HLG sequence's frames are held at 16 bits, then tone-mapped together from one
+        // peak (Image.reducedToEightBits()), so that the same light comes out the same in each.
+        source.tonesTogether = source.durations.count > 1
+        let image = try source.image(options: options, inputSize: data.count, format: .avif)
+        return options.keepsHighBitDepth ? image : image.reducedToEightBits()
     }
 
     public func animatedImageProvider(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)
@@ -111,7 +115,7 @@ package struct AVIFCoder: ImageCoder, AnimatedImageCoder, HighBitDepthEncoding {
 }
 
 /// An AVIF's frames for ``AnimatedImageDecoder`` and whole decodes: libavif's decoder over a copy
-/// of the file, frames converted to 8-bit RGBA and turned upright.
+/// of the file, frames converted to 8-bit RGBA (or held at 16 bits) and turned upright.
 struct AVIFFrameSource: AnimationFrameSource {
     /// Owns the copy of the file and the libavif decoder reading it.
     final class Decoder {
@@ -179,6 +183,8 @@ struct AVIFFrameSource: AnimationFrameSource {
     /// Frames of more than 8 bits come as 16-bit pixels in the file's own colour, not reduced
     /// or tone-mapped (``DecodeOptions/keepsHighBitDepth``).
     var keepsHighBitDepth = false
+    /// PQ and HLG frames come as 16-bit pixels, to be tone-mapped together by the caller.
+    var tonesTogether = false
     private var position = 0
 
     init(_ data: Data, limits: DecodeLimits) throws(WebImageError) {
@@ -216,19 +222,27 @@ struct AVIFFrameSource: AnimationFrameSource {
     /// The file's colour description.
     var sourceColor: ColorDescription? { decoder.colorDescription }
 
+    var holdsHighBitDepth: Bool {
+        keepsHighBitDepth && decoder.colorDescription.bitDepth > 8 || tonesTogether && rendersHDR
+    }
+
+    /// Whether frames are PQ or HLG without an ICC profile (which would say otherwise): rendered
+    /// to SDR from 16 bits (``HDRRendering``).
+    private var rendersHDR: Bool { decoder.colorDescription.isHDR && decoder.colorProfile == nil }
+
     /// The current frame as 8-bit RGBA, as stored; alpha is 255 without an alpha plane. A PQ or
-    /// HLG frame without an ICC profile (which would say otherwise) is rendered to SDR from 16
-    /// bits (``HDRRendering``).
+    /// HLG frame is rendered to SDR from 16 bits (``rendersHDR``); frames the source holds at 16
+    /// bits come so (``holdsHighBitDepth``).
     private func rgba() throws(WebImageError) -> PixelBuffer {
         let image = decoder.pointer.pointee.image!
         let width = Int(image.pointee.width)
         let height = Int(image.pointee.height)
         let description = decoder.colorDescription
-        if keepsHighBitDepth, description.bitDepth > 8 {
+        if holdsHighBitDepth {
             try limits.checkHighBitDepth(width: width, height: height)
             return PixelBuffer(width: width, height: height, straightRGBA16: try sixteenBitSamples(image, width: width, height: height))
         }
-        if description.isHDR && decoder.colorProfile == nil {
+        if rendersHDR {
             try HDRRendering.checkWorkingMemory(width: width, height: height, limits: limits)
             let samples = try sixteenBitSamples(image, width: width, height: height)
             return HDRRendering.pixels(samples, width: width, height: height, description: description)

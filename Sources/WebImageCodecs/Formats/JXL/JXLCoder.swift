@@ -3,10 +3,10 @@ import CJXL
 
 /// JPEG XL through libjxl (Debian's 0.7): still images and animations (frame durations and the
 /// repetition count, frames composed by libjxl), alpha (associated alpha divided out), any bit
-/// depth reduced to 8 bits (a still's kept at 16 with ``DecodeOptions/keepsHighBitDepth``), the orientation applied so the pixels are upright. A lossy (XYB)
+/// depth reduced to 8 bits (kept at 16 with ``DecodeOptions/keepsHighBitDepth``), the orientation applied so the pixels are upright. A lossy (XYB)
 /// file is decoded straight to sRGB by libjxl; a lossless one's colour profile goes through the
 /// colour management every decode has; a file encoded as PQ or HLG is decoded at 16 bits and
-/// tone-mapped to sRGB (``HDRRendering``). JPEG XL cannot be scaled while decoded: a thumbnail is
+/// tone-mapped to sRGB (``HDRRendering``), an animation's frames together, from one peak. JPEG XL cannot be scaled while decoded: a thumbnail is
 /// resampled from the full size.
 ///
 /// Encoding: lossy at a Butteraugli distance from ``EncodeOptions/quality`` (cjxl's and libvips'
@@ -26,9 +26,12 @@ package struct JXLCoder: ImageCoder, HighBitDepthEncoding, AnimatedImageCoder {
 
     public func decode(_ data: Data, options: DecodeOptions) throws(WebImageError) -> Image {
         var source = try JXLFrameSource(data, limits: options.limits, firstFrameOnly: options.firstFrameOnly)
-        // A still keeps its bit depth when asked; an animation's frames are 8-bit.
-        source.keepsHighBitDepth = options.keepsHighBitDepth && source.durations.count == 1
-        return try source.image(options: options, inputSize: data.count, format: .jpegXL)
+        source.keepsHighBitDepth = options.keepsHighBitDepth
+        // A PQ or HLG animation's frames are held at 16 bits, then tone-mapped together from one
+        // peak (Image.reducedToEightBits()), so that the same light comes out the same in each.
+        source.tonesTogether = source.durations.count > 1 && JXLDecoder.containerColor(in: data).description?.isHDR == true
+        let image = try source.image(options: options, inputSize: data.count, format: .jpegXL)
+        return options.keepsHighBitDepth ? image : image.reducedToEightBits()
     }
 
     public func animatedImageProvider(for data: Data, format: ImageFormat, options: DecodeOptions, maximumBufferedFrames: Int)

@@ -134,7 +134,7 @@ final class JXLDecoder {
 }
 
 /// A JPEG XL's frames for ``AnimatedImageDecoder`` and whole decodes: composed by libjxl, as
-/// 8-bit RGBA (PQ and HLG frames tone-mapped from 16 bits), upright.
+/// 8-bit RGBA (PQ and HLG frames tone-mapped from 16 bits), or 16-bit when held so, upright.
 struct JXLFrameSource: AnimationFrameSource {
     private let decoder: JXLDecoder
     let canvasWidth: Int
@@ -147,6 +147,9 @@ struct JXLFrameSource: AnimationFrameSource {
     /// Frames of more than 8 bits a sample come as 16-bit pixels, not reduced or tone-mapped
     /// (``DecodeOptions/keepsHighBitDepth``).
     var keepsHighBitDepth = false
+    /// Set for a PQ or HLG file: its frames come as 16-bit pixels, to be tone-mapped together by
+    /// the caller.
+    var tonesTogether = false
     private let limits: DecodeLimits
 
     init(_ data: Data, limits: DecodeLimits, firstFrameOnly: Bool) throws(WebImageError) {
@@ -177,6 +180,8 @@ struct JXLFrameSource: AnimationFrameSource {
         return durations.isEmpty ? [.zero] : durations
     }
 
+    var holdsHighBitDepth: Bool { keepsHighBitDepth && decoder.info.bits_per_sample > 8 || tonesTogether }
+
     mutating func rewind() throws(WebImageError) {
         try decoder.rewind()
     }
@@ -198,7 +203,7 @@ struct JXLFrameSource: AnimationFrameSource {
                     return PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: try decodeFrame(JXL_TYPE_UINT8))
                 }
                 let wide = PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA16: try decodeFrame(JXL_TYPE_UINT16))
-                return keepsHighBitDepth ? wide : wide.reducedToEightBits(describedBy: sourceColor)
+                return keepsHighBitDepth || tonesTogether ? wide : wide.reducedToEightBits(describedBy: sourceColor)
             case JXL_DEC_SUCCESS:
                 throw WebImageError(.decodeFailed, "JPEG XL: no more frames")
             default:

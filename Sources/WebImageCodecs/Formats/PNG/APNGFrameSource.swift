@@ -2,7 +2,8 @@ import Foundation
 
 /// An animated PNG frame by frame: each frame rebuilt as a standalone PNG (its own `IHDR`, the
 /// file's colour chunks, its data as `IDAT`) for libpng, then composed on the canvas with its
-/// blend operation and disposed of as it asks, in straight RGBA.
+/// blend operation and disposed of as it asks, in straight RGBA of 8 bits a sample, or 16 when the
+/// frames are held at 16 bits (`sourceColor`).
 struct APNGFrameSource: AnimationFrameSource {
     /// One frame as stored: its control chunk and its compressed data.
     struct StoredFrame {
@@ -15,6 +16,8 @@ struct APNGFrameSource: AnimationFrameSource {
     let loopCount: Int
     let durations: [Duration]
     let warnings: [String]
+    /// Set when the frames are decoded and composed at 16 bits: what their samples are.
+    let sourceColor: ColorDescription?
     private let frames: [StoredFrame]
     private let header: PNGChunk
     private let colourChunks: [PNGChunk]
@@ -31,9 +34,11 @@ struct APNGFrameSource: AnimationFrameSource {
         case unplayable(String)
     }
 
-    /// Parses the chunks once; `decodeFrame` decodes one standalone PNG to straight pixels.
+    /// Parses the chunks once; `decodeFrame` decodes one standalone PNG to straight pixels: 16-bit
+    /// ones, described by `wide`, when it is given, else 8-bit.
     static func open(
-        _ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer
+        _ bytes: UnsafeRawBufferPointer, limits: DecodeLimits, wide: ColorDescription? = nil,
+        decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer
     ) throws(WebImageError) -> Opening {
         guard let chunks = PNGChunk.chunks(in: bytes), let header = chunks.first, header.type == "IHDR",
             let width = header.uint32(at: 0).map(Int.init), let height = header.uint32(at: 4).map(Int.init),
@@ -49,12 +54,13 @@ struct APNGFrameSource: AnimationFrameSource {
         }
         return .animation(
             try APNGFrameSource(
-                chunks: chunks, header: header, width: width, height: height, plays: plays, stored: stored, decodeFrame: decodeFrame))
+                chunks: chunks, header: header, width: width, height: height, plays: plays, stored: stored, wide: wide,
+                decodeFrame: decodeFrame))
     }
 
     private init(
         chunks: [PNGChunk], header: PNGChunk, width: Int, height: Int, plays: UInt32, stored: (frames: [StoredFrame], cut: String?),
-        decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer
+        wide: ColorDescription?, decodeFrame: @escaping @Sendable (Data) throws(WebImageError) -> PixelBuffer
     ) throws(WebImageError) {
         frames = stored.frames
         warnings = stored.cut.map { ["APNG: \($0): the animation ends after frame \(stored.frames.count)"] } ?? []
@@ -65,12 +71,17 @@ struct APNGFrameSource: AnimationFrameSource {
         self.header = header
         colourChunks = chunks.prefix { $0.type != "IDAT" && $0.type != "fdAT" }.filter { !["IHDR", "acTL", "fcTL"].contains($0.type) }
         self.decodeFrame = decodeFrame
-        canvas = try PixelBuffer.zeroedBytes(width: width, height: height)
+        sourceColor = wide
+        canvas = try PixelBuffer.zeroedBytes(width: width, height: height, bytesPerPixel: wide == nil ? 4 : 8)
     }
+
+    var holdsHighBitDepth: Bool { sourceColor != nil }
+
+    private var bytesPerPixel: Int { holdsHighBitDepth ? 8 : 4 }
 
     mutating func rewind() throws(WebImageError) {
         position = 0
-        canvas = try PixelBuffer.zeroedBytes(width: canvasWidth, height: canvasHeight)
+        canvas = try PixelBuffer.zeroedBytes(width: canvasWidth, height: canvasHeight, bytesPerPixel: bytesPerPixel)
     }
 
     mutating func next() throws(WebImageError) -> PixelBuffer {
@@ -82,14 +93,18 @@ struct APNGFrameSource: AnimationFrameSource {
             throw WebImageError(.decodeFailed, "APNG: frame \(position) lies outside the canvas")
         }
         let pixels = try decodeFrame(standalone(frame))
-        guard pixels.width == control.width, pixels.height == control.height else {
-            throw WebImageError(.decodeFailed, "APNG: frame \(position) decoded at the wrong size")
+        guard pixels.width == control.width, pixels.height == control.height, pixels.bytesPerPixel == bytesPerPixel else {
+            throw WebImageError(.decodeFailed, "APNG: frame \(position) decoded at the wrong size or depth")
         }
         // The spec: a first frame disposed to "previous" is disposed to the background.
         let dispose = position == 0 && control.dispose == .previous ? .background : control.dispose
         let saved = dispose == .previous ? canvas : nil
-        draw(pixels, at: control)
-        let composed = PixelBuffer(width: canvasWidth, height: canvasHeight, straightRGBA: canvas)
+        if holdsHighBitDepth {
+            draw(pixels, at: control, access: Straight16PixelAccess.self)
+        } else {
+            draw(pixels, at: control, access: StraightPixelAccess.self)
+        }
+        let composed = PixelBuffer(width: canvasWidth, height: canvasHeight, bitsPerSample: bytesPerPixel * 2, bytes: canvas)
         switch dispose {
         case .background: clear(control)
         case .previous: canvas = saved ?? canvas
@@ -158,27 +173,30 @@ struct APNGFrameSource: AnimationFrameSource {
     /// Puts a frame on the canvas: replacing the region, or composited over it ("over" computed
     /// premultiplied: source plus destination times what the source leaves uncovered, divided
     /// back to straight; an opaque or transparent source pixel is copied or skipped exactly).
-    private mutating func draw(_ pixels: PixelBuffer, at control: APNGFrameControl) {
-        let canvasWidth = canvasWidth
-        pixels.bytes.withUnsafeBufferPointer { source in
-            canvas.withUnsafeMutableBufferPointer { target in
+    /// `access` reads and writes the canvas's straight pixels, of 8 or 16 bits a sample.
+    private mutating func draw<Access: PixelAccess>(_ pixels: PixelBuffer, at control: APNGFrameControl, access: Access.Type) {
+        let (canvasWidth, size) = (canvasWidth, Access.bytesPerPixel)
+        pixels.bytes.withUnsafeBytes { source in
+            canvas.withUnsafeMutableBytes { target in
                 for row in 0..<control.height {
-                    let from = row * control.width * 4
-                    let to = ((control.y + row) * canvasWidth + control.x) * 4
+                    let from = row * control.width * size
+                    let to = ((control.y + row) * canvasWidth + control.x) * size
                     guard control.blend == .over else {
-                        for offset in 0..<(control.width * 4) { target[to + offset] = source[from + offset] }
+                        target.baseAddress!.advanced(by: to).copyMemory(from: source.baseAddress! + from, byteCount: control.width * size)
                         continue
                     }
                     for pixel in 0..<control.width {
-                        let s = from + pixel * 4
-                        let d = to + pixel * 4
-                        switch source[s + 3] {
-                        case 0: continue
-                        case 255: for channel in 0..<4 { target[d + channel] = source[s + channel] }
+                        let (s, d) = (source.baseAddress! + from + pixel * size, target.baseAddress! + to + pixel * size)
+                        // The alpha sample's bytes (one, or a UInt16's two):
+                        // all ones or all zeros mean opaque or clear.
+                        let alpha = (s.load(fromByteOffset: size - 1, as: UInt8.self), s.load(fromByteOffset: size * 3 / 4, as: UInt8.self))
+                        switch alpha {
+                        case (0, 0): continue
+                        case (255, 255): d.copyMemory(from: s, byteCount: size)
                         default:
-                            let top = PremultipliedPixel.load(UnsafeRawPointer(source.baseAddress! + s))
-                            let bottom = PremultipliedPixel.load(UnsafeRawPointer(target.baseAddress! + d))
-                            PremultipliedPixel.store(top + bottom * (1 - top[3] / 255), to: target.baseAddress! + d)
+                            let top = Access.load(s)
+                            let bottom = Access.load(d)
+                            Access.store(top + bottom * (1 - top[3] / 255), to: d.assumingMemoryBound(to: UInt8.self))
                         }
                     }
                 }
@@ -187,9 +205,10 @@ struct APNGFrameSource: AnimationFrameSource {
     }
 
     private mutating func clear(_ control: APNGFrameControl) {
+        let size = bytesPerPixel
         for row in 0..<control.height {
-            let start = ((control.y + row) * canvasWidth + control.x) * 4
-            canvas.replaceSubrange(start..<(start + control.width * 4), with: repeatElement(0, count: control.width * 4))
+            let start = ((control.y + row) * canvasWidth + control.x) * size
+            canvas.replaceSubrange(start..<(start + control.width * size), with: repeatElement(0, count: control.width * size))
         }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Writes an animated ``Image`` as APNG: every frame whole (no cropping to changed regions),
-/// replaced rather than blended, with its delay in milliseconds and the image's loop count.
+/// replaced rather than blended, with its delay in milliseconds and the image's loop count; the
+/// chunks the first frame's PNG has between `IHDR` and its data (`cICP`) once, for all frames.
 enum APNGWriter {
     /// `encodeFrame` encodes one frame as a still PNG; every frame must use the same colour type.
     static func encode(_ image: Image, encodeFrame: (PixelBuffer) throws(WebImageError) -> Data) throws(WebImageError) -> Data {
@@ -19,6 +20,8 @@ enum APNGWriter {
                         type: "acTL",
                         data: PNGChunk.bigEndian(UInt32(image.frames.count)) + PNGChunk.bigEndian(UInt32(max(0, image.loopCount)))
                     ).encoded
+                // The first frame's colour chunks (a 16-bit frame's cICP) describe every frame.
+                for chunk in chunks.dropFirst().prefix(while: { $0.type != "IDAT" }) { output += chunk.encoded }
             }
             let milliseconds = UInt16(
                 clamping: frame.duration.components.seconds * 1000 + frame.duration.components.attoseconds / 1_000_000_000_000_000)

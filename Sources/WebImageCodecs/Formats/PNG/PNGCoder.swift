@@ -26,9 +26,15 @@ package struct PNGCoder: ImageCoder {
 
     private func decode(_ bytes: UnsafeRawBufferPointer, options: DecodeOptions) throws(WebImageError) -> Image {
         guard APNGReader.isAnimated(bytes) else { return try decodeStill(bytes, options: options) }
-        switch try APNGFrameSource.open(bytes, limits: options.limits, decodeFrame: Self.frameDecoder(options)) {
+        // Frames kept at 16 bits, or PQ and HLG ones, are held at 16 bits until all are composed:
+        // then PQ and HLG are tone-mapped together, from one peak (Image.reducedToEightBits()).
+        let wide = Self.wideDescription(in: bytes, keepsHighBitDepth: options.keepsHighBitDepth)
+        let opening = try APNGFrameSource.open(
+            bytes, limits: options.limits, wide: wide, decodeFrame: Self.frameDecoder(options, wide: wide != nil))
+        switch opening {
         case .animation(var source):
-            return try source.image(options: options, inputSize: bytes.count, format: .png)
+            let image = try source.image(options: options, inputSize: bytes.count, format: .png)
+            return options.keepsHighBitDepth ? image : image.reducedToEightBits()
         case .unplayable(let reason):
             // libpng skips the animation's chunks (ancillary to it): what is left is the default
             // image, which the APNG specification has decoders show when the animation fails.
@@ -38,14 +44,14 @@ package struct PNGCoder: ImageCoder {
         }
     }
 
-    /// Decodes one frame of an APNG, rebuilt as a still PNG.
-    static func frameDecoder(_ options: DecodeOptions) -> @Sendable (Data) throws(WebImageError) -> PixelBuffer {
+    /// Decodes one frame of an APNG, rebuilt as a still PNG: at 16 bits when `wide` (a 16-bit or
+    /// a PQ or HLG file's, kept as it is), else at 8.
+    static func frameDecoder(_ options: DecodeOptions, wide: Bool = false) -> @Sendable (Data) throws(WebImageError) -> PixelBuffer {
         { (frame: Data) throws(WebImageError) -> PixelBuffer in
             // A frame is composed at its own size; only the composed image may be made smaller.
             var frameOptions = options
             frameOptions.thumbnail = nil
-            // Frames are composed at 8 bits.
-            frameOptions.keepsHighBitDepth = false
+            frameOptions.keepsHighBitDepth = wide
             return try frame.withTypedBytes { bytes throws(WebImageError) in try PNGCoder().decodeStill(bytes, options: frameOptions).pixels
             }
         }
@@ -183,10 +189,15 @@ package struct PNGCoder: ImageCoder {
             }
             return try encode(image.pixels, layout: layout, writing: writing)
         }
-        // Every frame of an APNG shares one colour type: RGBA as soon as any frame has alpha.
-        let image = image.reducedToEightBits()
+        // Every frame of an APNG shares one colour type and depth: RGBA as soon as any frame has
+        // alpha, 16 bits when every frame has them.
         let layout = SampleLayout(grey: false, opaque: image.frames.allSatisfy { $0.pixels.isOpaque })
-        return try APNGWriter.encode(image) { (pixels: PixelBuffer) throws(WebImageError) -> Data in
+        if image.frames.allSatisfy(\.pixels.isHighBitDepth) {
+            return try APNGWriter.encode(image) { (pixels: PixelBuffer) throws(WebImageError) -> Data in
+                try encodeSixteenBits(pixels, layout: layout, color: image.sourceColor, writing: writing)
+            }
+        }
+        return try APNGWriter.encode(image.reducedToEightBits()) { (pixels: PixelBuffer) throws(WebImageError) -> Data in
             try encode(pixels, layout: layout, writing: writing)
         }
     }

@@ -769,6 +769,15 @@ struct ImgproxyInfoTests {
                 ultra
                     == #"{"color_description": {"bit_depth": 8, "primaries": null, "transfer": null, "matrix": null, "hdr": false, "gain_map": true, "gain_map_metadata": {"gain_map_min": [0.0], "gain_map_max": [2.32193], "gamma": [1.0], "offset_sdr": [0.0], "offset_hdr": [0.0], "hdr_capacity_min": 0.0, "hdr_capacity_max": 2.32193, "base_rendition_is_hdr": false}}}"#
             )
+            // An AVIF's ISO 21496-1 gain map (libavif's test file; GainMapHEIFTests says where its
+            // values come from): an HDR base, so hdrgm's minimum is the negated maximum.
+            let gainMapAVIF = try Fixture.data("gain-map/libavif/color_nogrid_alpha_nogrid_gainmap_grid.avif")
+            harness.origin.route("/gm.avif", .ok([UInt8](gainMapAVIF), contentType: "image/avif"))
+            let avif = String(decoding: try await info("s:0/f:0/d:0/exif:0/cd:1", "/gm.avif").body, as: UTF8.self)
+            #expect(
+                avif
+                    == #"{"color_description": {"bit_depth": 10, "primaries": null, "transfer": "pq", "matrix": null, "hdr": true, "gain_map": true, "gain_map_metadata": {"gain_map_min": [-11.0, -6.0, -4.333333333333333], "gain_map_max": [1.0, 0.5, 0.3333333333333333], "gamma": [1.0, 0.5, 0.3333333333333333], "offset_sdr": [0.0, 0.02, 0.04], "offset_hdr": [0.0, 0.01, 0.02], "hdr_capacity_min": 0.0, "hdr_capacity_max": 3.0, "base_rendition_is_hdr": true}}}"#
+            )
             let sdr = String(decoding: try await info("s:0/f:0/d:0/exif:0/color_description:1", "/o.jpg").body, as: UTF8.self)
             #expect(
                 sdr

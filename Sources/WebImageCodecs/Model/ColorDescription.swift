@@ -15,10 +15,11 @@ public struct ColorDescription: Sendable, Hashable {
     /// H.273 MatrixCoefficients (0 identity/RGB, 1 BT.709, 6 BT.601, 9 BT.2020); nil when not
     /// signalled.
     public var matrix: Int?
-    /// Whether the file carries a gain map (an Ultra HDR JPEG's `hdrgm` or ISO 21496-1 metadata).
+    /// Whether the file carries a gain map (an Ultra HDR JPEG's `hdrgm` or ISO 21496-1 metadata, an
+    /// AVIF's or HEIF's ISO 21496-1 `tmap` item).
     public var hasGainMap: Bool
     /// The gain map's metadata values, when the file states them readably (an Ultra HDR JPEG's
-    /// gain map image's XMP, else its ISO 21496-1 metadata).
+    /// gain map image's XMP, else its ISO 21496-1 metadata; an AVIF's or HEIF's `tmap` item's).
     public var gainMap: GainMapMetadata?
     /// The brightest light the content holds, in cd/m², as the file states it: a video's content
     /// light level (HDR10's MaxCLL), else its mastering display's peak luminance; nil when it

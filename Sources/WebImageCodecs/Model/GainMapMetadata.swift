@@ -1,7 +1,8 @@
 /// How an Ultra HDR JPEG's gain map turns its SDR base into the HDR rendition: the `hdrgm` values
 /// of the gain map image's XMP (Adobe's gain map specification, as Android's Ultra HDR format
 /// v1.0 and v1.1 carry them), as the file states them, or the same values from its ISO 21496-1
-/// binary metadata (which libultrahdr 1.4 writes instead). Gains and capacities are log2 values; a
+/// binary metadata (which libultrahdr 1.4 writes instead, and an AVIF or HEIF carries in its `tmap`
+/// item). Gains and capacities are log2 values; a
 /// value given once applies to red, green and blue alike (one element), or per channel (three).
 public struct GainMapMetadata: Sendable, Hashable {
     /// `hdrgm:GainMapMin`: log2 of the smallest gain. Default 0.

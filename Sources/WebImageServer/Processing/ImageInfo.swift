@@ -62,7 +62,8 @@ struct ImageInfo {
 
     /// The source's colour description as a JSON object: `bit_depth`, `primaries`, `transfer`
     /// (names, or H.273 code points; null when not signalled), `matrix` (the code point), `hdr`,
-    /// `gain_map`, an Ultra HDR JPEG's `gain_map_metadata` (its `hdrgm` values) when it states
+    /// `gain_map`, the `gain_map_metadata` of an Ultra HDR JPEG (its `hdrgm` values) or of an AVIF's
+    /// or HEIF's ISO 21496-1 gain map (in the same terms) when it states
     /// them, and `peak_luminance` (cd/m²) when an HDR video states its light level; null for a
     /// format whose description is not read.
     static func colorDescription(_ description: ColorDescription?) -> String {

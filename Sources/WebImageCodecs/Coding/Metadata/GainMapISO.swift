@@ -31,10 +31,12 @@ enum GainMapISO {
     }
 
     /// The values of one payload (after the URN), or nil: a minimum version other than 0 (the
-    /// only one there is), a payload cut short, or a zero denominator.
+    /// only one there is), a payload cut short, a zero denominator, or bytes after the values of a
+    /// writer version 0 (which has none: libavif refuses such metadata).
     static func metadata(payload: [UInt8]) -> GainMapMetadata? {
         var reader = FractionReader(bytes: payload)
-        guard let minimumVersion = reader.unsigned16(), minimumVersion == 0, reader.unsigned16() != nil, let flags = reader.byte(),
+        guard let minimumVersion = reader.unsigned16(), minimumVersion == 0, let writerVersion = reader.unsigned16(),
+            let flags = reader.byte(),
             let baseHeadroom = reader.fraction(signed: false), let alternateHeadroom = reader.fraction(signed: false)
         else { return nil }
         var channels: [[Double]] = []
@@ -46,6 +48,7 @@ enum GainMapISO {
             }
             channels.append(values)
         }
+        guard writerVersion > 0 || reader.offset == payload.count else { return nil }
         let field = { (index: Int) in channels.map { $0[index] } }
         let baseIsHDR = baseHeadroom > alternateHeadroom
         return GainMapMetadata(

@@ -121,6 +121,8 @@ struct AVIFFrameSource: AnimationFrameSource {
     final class Decoder {
         let bytes: UnsafeMutableBufferPointer<UInt8>
         let pointer: UnsafeMutablePointer<avifDecoder>
+        /// The file's ISO 21496-1 gain map (``GainMapHEIF``: libavif 0.11 does not read it).
+        let gainMap: GainMapHEIF.Found?
 
         init(_ data: Data, limits: DecodeLimits) throws(WebImageError) {
             guard let pointer = avifDecoderCreate() else { throw WebImageError(.decodeFailed, "libavif could not start a decoder") }
@@ -138,6 +140,7 @@ struct AVIFFrameSource: AnimationFrameSource {
             pointer.pointee.imageCountLimit = UInt32(AVIFCoder.maximumFrames)
             // libavif refuses larger images itself before allocating; ours are checked below too.
             pointer.pointee.imageSizeLimit = UInt32(clamping: min(limits.maximumDeclaredPixelCount, 16384 * 16384))
+            gainMap = GainMapHEIF.find(in: UnsafeRawBufferPointer(start: bytes.baseAddress, count: data.count))
             var result = avifDecoderSetIOMemory(pointer, bytes.baseAddress, data.count)
             if result == AVIF_RESULT_OK { result = avifDecoderParse(pointer) }
             guard result == AVIF_RESULT_OK else {
@@ -159,13 +162,13 @@ struct AVIFFrameSource: AnimationFrameSource {
             return Data(bytes: data, count: icc.size)
         }
 
-        /// The file's bit depth and CICP (its `nclx`, else the AV1 stream's); a code point of 2,
-        /// "unspecified", is nil.
+        /// The file's bit depth and CICP (its `nclx`, else the AV1 stream's; a code point of 2,
+        /// "unspecified", is nil), and its gain map.
         var colorDescription: ColorDescription {
             func signalled(_ value: UInt16) -> Int? { value == 2 ? nil : Int(value) }
             return ColorDescription(
                 bitDepth: Int(image.depth), primaries: signalled(image.colorPrimaries), transfer: signalled(image.transferCharacteristics),
-                matrix: signalled(image.matrixCoefficients))
+                matrix: signalled(image.matrixCoefficients), hasGainMap: gainMap != nil, gainMap: gainMap?.metadata)
         }
 
         /// Whether the stored pixels are turned a quarter or three quarters (so width and height swap).

@@ -43,7 +43,7 @@ package struct HEIFCoder: ImageCoder {
             try options.limits.check(width: chosenWidth, height: chosenHeight, inputSize: bytes.count)
             let hasAlpha = heif_image_handle_has_alpha_channel(chosen) != 0
             let format = ImageFormat(sniffing: bytes) ?? .heic
-            let description = Self.colorDescription(of: chosen)
+            let description = Self.colorDescription(of: chosen, in: UnsafeRawBufferPointer(bytes))
             // A 10- or 12-bit image kept so (DecodeOptions.keepsHighBitDepth), or a PQ or HLG one
             // (its `nclx` says so, and no ICC profile overrides it) tone-mapped from 16 bits.
             let keeps = options.keepsHighBitDepth && description.bitDepth > 8
@@ -173,12 +173,13 @@ package struct HEIFCoder: ImageCoder {
                 let primary = try? context.primaryImage()
             else { return (nil, nil) }
             defer { heif_image_handle_release(primary) }
-            return (colorProfile(of: primary), colorDescription(of: primary))
+            return (colorProfile(of: primary), colorDescription(of: primary, in: bytes))
         }
     }
 
-    /// An image's luma bit depth and its `nclx` colour description (H.273 codes).
-    private static func colorDescription(of handle: OpaquePointer) -> ColorDescription {
+    /// An image's luma bit depth, its `nclx` colour description (H.273 codes) and the file's ISO
+    /// 21496-1 gain map (``GainMapHEIF``: libheif 1.15 does not read it).
+    private static func colorDescription(of handle: OpaquePointer, in file: UnsafeRawBufferPointer) -> ColorDescription {
         var description = ColorDescription(bitDepth: max(1, Int(heif_image_handle_get_luma_bits_per_pixel(handle))))
         var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
         if heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let profile = nclx?.pointee {
@@ -187,6 +188,10 @@ package struct HEIFCoder: ImageCoder {
             description.matrix = Int(profile.matrix_coefficients.rawValue)
         }
         heif_nclx_color_profile_free(nclx)
+        if let gainMap = GainMapHEIF.find(in: file) {
+            description.hasGainMap = true
+            description.gainMap = gainMap.metadata
+        }
         return description
     }
 

@@ -1,0 +1,192 @@
+/// An AVIF's or HEIF's ISO 21496-1 gain map, read from the container: libavif 0.11 and libheif
+/// 1.15 (Debian's) do not expose it. The gain map is a `tmap` derived image item (ISO/IEC
+/// 23008-12, the HEIF amendment for tone-mapped images): its `dimg` references name the base image
+/// (the primary) and the gain map image, an `altr` entity group lists it before the primary (a
+/// reader that can apply it prefers it), and its data is a version byte (0) and ISO 21496-1's
+/// metadata, read by ``GainMapISO``. A file declares it only with the `tmap` brand in its `ftyp`.
+/// These are libavif 1.x's conditions (`avifDecoderFindGainMapItem`): a file that fails one of
+/// them, or whose version or minimum version is not 0, has no gain map (libavif ignores it); one
+/// whose metadata does not read (cut short, a zero denominator, bytes past its end) has a gain map
+/// without values (libavif refuses the file; its pictures are read here).
+enum GainMapHEIF {
+    /// A gain map found, with its metadata when it reads.
+    struct Found: Equatable {
+        let metadata: GainMapMetadata?
+    }
+
+    /// The file's gain map, or nil when it declares none.
+    static func find(in bytes: UnsafeRawBufferPointer) -> Found? {
+        let top = ISOBoxes(bytes)
+        guard let ftyp = top.first("ftyp"), brands(ftyp).contains("tmap"), let meta = top.first("meta") else { return nil }
+        let boxes = ISOBoxes(UnsafeRawBufferPointer(rebasing: meta.dropFirst(4)))
+        guard let primary = boxes.first("pitm").flatMap(primaryItem), let items = boxes.first("iinf").flatMap(itemTypes),
+            let tmap = items.first(where: { $0.type == "tmap" })?.id,
+            let references = boxes.first("iref").map(derivations), references[tmap]?.first == primary,
+            references[tmap]?.count == 2, boxes.first("grpl").map({ prefers(tmap, over: primary, groups: $0) }) == true,
+            let locations = boxes.first("iloc").flatMap(locations), let location = locations[tmap]
+        else { return nil }
+        guard let payload = location.data(file: bytes, idat: boxes.first("idat")), payload.count >= 3 else {
+            return Found(metadata: nil)
+        }
+        // The box's version, then the metadata's minimum version: versions a reader must know.
+        guard payload[0] == 0, payload[1] == 0, payload[2] == 0 else { return nil }
+        return Found(metadata: GainMapISO.metadata(payload: Array(payload.dropFirst())))
+    }
+
+    /// The major and compatible brands of an `ftyp` box.
+    private static func brands(_ ftyp: UnsafeRawBufferPointer) -> [String] {
+        stride(from: 0, to: ftyp.count - 3, by: 4).filter { $0 != 4 }.map { String(decoding: ftyp[$0..<($0 + 4)], as: UTF8.self) }
+    }
+
+    /// `pitm`'s item ID (16 bits in version 0, else 32).
+    private static func primaryItem(_ pitm: UnsafeRawBufferPointer) -> UInt32? {
+        var reader = BigEndianReader(pitm)
+        guard let version = reader.fullBoxVersion() else { return nil }
+        return reader.unsigned(version == 0 ? 2 : 4)
+    }
+
+    /// Each `infe` (versions 2 and 3) of an `iinf` box: item ID and type.
+    private static func itemTypes(_ iinf: UnsafeRawBufferPointer) -> [(id: UInt32, type: String)]? {
+        var reader = BigEndianReader(iinf)
+        guard let version = reader.fullBoxVersion(), reader.unsigned(version == 0 ? 2 : 4) != nil else { return nil }
+        return ISOBoxes(reader.rest).all("infe").compactMap { infe in
+            var entry = BigEndianReader(infe)
+            guard let version = entry.fullBoxVersion(), version >= 2, let id = entry.unsigned(version == 2 ? 2 : 4),
+                entry.unsigned(2) != nil, let type = entry.bytes(4)
+            else { return nil }
+            return (id, String(decoding: type, as: UTF8.self))
+        }
+    }
+
+    /// The `dimg` references of an `iref` box: for each deriving item, the items it derives from.
+    private static func derivations(_ iref: UnsafeRawBufferPointer) -> [UInt32: [UInt32]] {
+        var reader = BigEndianReader(iref)
+        guard let version = reader.fullBoxVersion() else { return [:] }
+        let size = version == 0 ? 2 : 4
+        var derived: [UInt32: [UInt32]] = [:]
+        for reference in ISOBoxes(reader.rest).all("dimg") {
+            var entry = BigEndianReader(reference)
+            guard let from = entry.unsigned(size), let count = entry.unsigned(2) else { continue }
+            var targets: [UInt32] = []
+            for _ in 0..<count {
+                guard let target = entry.unsigned(size) else { break }
+                targets.append(target)
+            }
+            derived[from] = targets
+        }
+        return derived
+    }
+
+    /// Whether an `altr` group of a `grpl` box lists `preferred` before `other`.
+    private static func prefers(_ preferred: UInt32, over other: UInt32, groups grpl: UnsafeRawBufferPointer) -> Bool {
+        ISOBoxes(grpl).all("altr").contains { altr in
+            var reader = BigEndianReader(altr)
+            guard reader.fullBoxVersion() != nil, reader.unsigned(4) != nil, let count = reader.unsigned(4) else { return false }
+            let entities = (0..<min(count, 1024)).compactMap { _ in reader.unsigned(4) }
+            guard let first = entities.firstIndex(of: preferred), let second = entities.firstIndex(of: other) else { return false }
+            return first < second
+        }
+    }
+
+    /// Where an item's data lies: in the file (construction method 0) or in `idat` (1), as
+    /// extents after a base offset.
+    struct Location {
+        let inItemData: Bool
+        let extents: [(offset: UInt64, length: UInt64)]
+
+        /// The item's bytes joined; nil when an extent lies outside, or its data is over 64 KiB
+        /// (metadata is a few hundred bytes).
+        func data(file: UnsafeRawBufferPointer, idat: UnsafeRawBufferPointer?) -> [UInt8]? {
+            guard let source = inItemData ? idat : file else { return nil }
+            var data: [UInt8] = []
+            for extent in extents {
+                guard extent.offset <= UInt64(source.count), extent.length <= UInt64(source.count) - extent.offset,
+                    data.count + Int(extent.length) <= 65536
+                else { return nil }
+                data += source[Int(extent.offset)..<Int(extent.offset + extent.length)]
+            }
+            return data
+        }
+    }
+
+    /// The locations an `iloc` box (versions 0 to 2) gives, by item ID.
+    private static func locations(_ iloc: UnsafeRawBufferPointer) -> [UInt32: Location]? {
+        var reader = BigEndianReader(iloc)
+        guard let version = reader.fullBoxVersion(), version <= 2, let sizes = reader.unsigned(2),
+            let count = reader.unsigned(version < 2 ? 2 : 4)
+        else { return nil }
+        let (offsetSize, lengthSize, baseSize) = (Int(sizes >> 12), Int(sizes >> 8 & 15), Int(sizes >> 4 & 15))
+        let indexSize = version == 0 ? 0 : Int(sizes & 15)
+        var found: [UInt32: Location] = [:]
+        for _ in 0..<count {
+            guard let id = reader.unsigned(version < 2 ? 2 : 4) else { return nil }
+            let method = version == 0 ? 0 : reader.unsigned(2).map { $0 & 15 }
+            guard let method, reader.unsigned(2) != nil, let base = reader.unsigned64(baseSize), let extentCount = reader.unsigned(2)
+            else { return nil }
+            // Fields of 0 bytes read nothing: the count alone could make the loop long.
+            guard offsetSize + lengthSize + indexSize > 0 || extentCount <= 1 else { return nil }
+            var extents: [(offset: UInt64, length: UInt64)] = []
+            for _ in 0..<extentCount {
+                guard reader.unsigned64(indexSize) != nil, let offset = reader.unsigned64(offsetSize),
+                    let length = reader.unsigned64(lengthSize)
+                else { return nil }
+                extents.append((base &+ offset, length))
+            }
+            found[id] = Location(inItemData: method == 1, extents: extents)
+        }
+        return found
+    }
+}
+
+/// The boxes of an ISO base media file (ISO/IEC 14496-12, 4.2) laid one after another: each a
+/// 32-bit size (1: a 64-bit one follows the type; 0: to the end), a four-character type and its
+/// payload. Reading stops at a box that does not fit.
+struct ISOBoxes {
+    let boxes: [(type: String, payload: UnsafeRawBufferPointer)]
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        var boxes: [(type: String, payload: UnsafeRawBufferPointer)] = []
+        var reader = BigEndianReader(bytes)
+        while let size = reader.unsigned(4), let type = reader.bytes(4) {
+            let header = size == 1 ? 16 : 8
+            guard let length = size == 1 ? reader.unsigned64(8) : size == 0 ? UInt64(bytes.count - reader.offset + 8) : UInt64(size),
+                length >= UInt64(header), length - UInt64(header) <= UInt64(bytes.count - reader.offset),
+                let payload = reader.bytes(Int(length) - header)
+            else { break }
+            boxes.append((String(decoding: type, as: UTF8.self), payload))
+        }
+        self.boxes = boxes
+    }
+
+    func first(_ type: String) -> UnsafeRawBufferPointer? { boxes.first { $0.type == type }?.payload }
+
+    func all(_ type: String) -> [UnsafeRawBufferPointer] { boxes.filter { $0.type == type }.map(\.payload) }
+}
+
+/// Big-endian unsigned numbers of 0 to 8 bytes read in turn from a buffer; nil past its end.
+struct BigEndianReader {
+    let buffer: UnsafeRawBufferPointer
+    private(set) var offset = 0
+
+    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+    /// What is left to read.
+    var rest: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: buffer[offset...]) }
+
+    mutating func bytes(_ count: Int) -> UnsafeRawBufferPointer? {
+        guard count >= 0, count <= buffer.count - offset else { return nil }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
+    }
+
+    mutating func unsigned64(_ count: Int) -> UInt64? {
+        guard count <= 8, let bytes = bytes(count) else { return nil }
+        return bytes.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// A number of up to 4 bytes.
+    mutating func unsigned(_ count: Int) -> UInt32? { count <= 4 ? unsigned64(count).map { UInt32($0) } : nil }
+
+    /// A full box's version (its flags skipped).
+    mutating func fullBoxVersion() -> UInt8? { unsigned(4).map { UInt8($0 >> 24) } }
+}

@@ -63,6 +63,25 @@ struct GainMapHEIFTests {
         Self.expectClose(image.sourceColor?.gainMap, Self.libavifMetadata, "HEIF")
     }
 
+    @Test("an iPhone HEIC's Apple gain map: an auxiliary image of Apple's type is reported, without values")
+    func appleHEIC() throws {
+        var bytes = [UInt8](try Self.fixture("color_nogrid_alpha_nogrid_gainmap_grid"))
+        // A HEIC without the tmap brand, whose auxiliary image (the alpha plane, auxl to the
+        // primary) is given Apple's gain map type: the URN, its zero, then 4 bytes of aux_subtype,
+        // so that the auxC box keeps its size (ISO/IEC 23008-12, 6.5.8).
+        for (offset, brand) in [(8, "heic"), (16, "miaf")] { bytes.replaceSubrange(offset..<(offset + 4), with: Array(brand.utf8)) }
+        let brand = try #require(Self.offset(of: "tmap", in: bytes, before: 36))
+        bytes.replaceSubrange(brand..<(brand + 4), with: Array("mif1".utf8))
+        #expect(ImageFormat(sniffing: Data(bytes)) == .heic)
+        #expect(try CodersManager.shared.decode(Data(bytes)).sourceColor?.hasGainMap == false, "an alpha plane is no gain map")
+        let alpha = Array("urn:mpeg:mpegB:cicp:systems:auxiliary:alpha".utf8) + [0]
+        let urn = try #require((0..<(bytes.count - alpha.count)).first { Array(bytes[$0..<($0 + alpha.count)]) == alpha })
+        bytes.replaceSubrange(urn..<(urn + alpha.count), with: GainMapApple.auxiliaryType + [0, 0, 0, 0, 0])
+        let image = try CodersManager.shared.decode(Data(bytes))
+        #expect(image.sourceColor?.hasGainMap == true && image.sourceColor?.gainMap == nil)
+        #expect(image.pixelWidth == 128 && image.pixelHeight == 200)
+    }
+
     @Test("versions and conditions as libavif's tests take them: unknown versions, extra bytes, no tmap brand, the altr order")
     func conditions() throws {
         // DecodeUnsupportedVersion: the box's version 99, or the metadata's minimum version: no gain map.

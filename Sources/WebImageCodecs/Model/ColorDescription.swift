@@ -16,10 +16,11 @@ public struct ColorDescription: Sendable, Hashable {
     /// signalled.
     public var matrix: Int?
     /// Whether the file carries a gain map (an Ultra HDR JPEG's `hdrgm` or ISO 21496-1 metadata, an
-    /// AVIF's or HEIF's ISO 21496-1 `tmap` item).
+    /// AVIF's or HEIF's ISO 21496-1 `tmap` item, an iPhone JPEG's or HEIC's Apple gain map).
     public var hasGainMap: Bool
     /// The gain map's metadata values, when the file states them readably (an Ultra HDR JPEG's
-    /// gain map image's XMP, else its ISO 21496-1 metadata; an AVIF's or HEIF's `tmap` item's).
+    /// gain map image's XMP, else its ISO 21496-1 metadata; an AVIF's or HEIF's `tmap` item's; an
+    /// iPhone JPEG's Apple headroom, as libavif turns it into these values).
     public var gainMap: GainMapMetadata?
     /// The brightest light the content holds, in cd/m², as the file states it: a video's content
     /// light level (HDR10's MaxCLL), else its mastering display's peak luminance; nil when it

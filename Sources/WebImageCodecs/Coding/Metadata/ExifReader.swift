@@ -53,8 +53,33 @@ enum ExifReader {
         Data([0x49, 0x49, 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, UInt8(orientation.rawValue), 0, 0, 0, 0, 0, 0, 0])
     }
 
-    /// A TIFF header's byte order and IFD0.
-    private struct Layout {
+    /// Apple's HDR headroom (log2) for an iPhone photograph's gain map, from its EXIF's Apple
+    /// maker note ("Apple iOS", then an IFD, big-endian, offsets from the note's start): tags 33
+    /// and 48 (signed rationals; a missing one is 0) by the formula of Apple's "Applying Apple HDR
+    /// effect to your photos", as libavif and Skia read them. Nil without either tag.
+    static func appleHeadroom(inTIFF tiff: UnsafeRawBufferPointer) -> Double? {
+        guard let layout = Layout(tiff), let pointer = layout.entry(0x8769), let exif = layout.read32(pointer + 8),
+            let note = layout.entry(0x927C, inIFDAt: exif), let count = layout.read32(note + 4), let start = layout.read32(note + 8),
+            count >= 14, start <= tiff.count - count
+        else { return nil }
+        let makerNote = UnsafeRawBufferPointer(rebasing: tiff[start..<(start + count)])
+        guard makerNote.prefix(14).elementsEqual(Array("Apple iOS".utf8) + [0, 0, 1] + Array("MM".utf8)) else { return nil }
+        let apple = Layout(makerNote, bigEndian: true)
+        func rational(_ tag: Int) -> Double? {
+            guard let entry = apple.entry(tag, inIFDAt: 14), apple.read16(entry + 2) == 10, let at = apple.read32(entry + 8),
+                let numerator = apple.read32(at), let denominator = apple.read32(at + 4), denominator != 0
+            else { return nil }
+            return Double(Int32(truncatingIfNeeded: numerator)) / Double(denominator)
+        }
+        let (tag33, tag48) = (rational(33), rational(48))
+        guard tag33 != nil || tag48 != nil else { return nil }
+        let (maker33, maker48) = (tag33 ?? 0, tag48 ?? 0)
+        if maker33 < 1 { return maker48 <= 0.01 ? -20 * maker48 + 1.8 : -0.101 * maker48 + 1.601 }
+        return maker48 <= 0.01 ? -70 * maker48 + 3 : -0.303 * maker48 + 2.303
+    }
+
+    /// A TIFF structure's byte order and IFDs.
+    struct Layout {
         let tiff: UnsafeRawBufferPointer
         let bigEndian: Bool
 
@@ -67,6 +92,11 @@ enum ExifReader {
             }
             self.tiff = tiff
             guard read16(2) == 42 else { return nil }
+        }
+
+        /// IFDs without a TIFF header before them (a maker note's), in `bigEndian` order.
+        init(_ bytes: UnsafeRawBufferPointer, bigEndian: Bool) {
+            (tiff, self.bigEndian) = (bytes, bigEndian)
         }
 
         func read16(_ at: Int) -> Int? {
@@ -86,7 +116,12 @@ enum ExifReader {
 
         /// Where IFD0's entry for `tag` starts, within the bytes.
         func entry(_ tag: Int) -> Int? {
-            guard let ifd = read32(4), let count = read16(ifd) else { return nil }
+            read32(4).flatMap { entry(tag, inIFDAt: $0) }
+        }
+
+        /// Where the entry for `tag` of the IFD at `ifd` starts, within the bytes.
+        func entry(_ tag: Int, inIFDAt ifd: Int) -> Int? {
+            guard let count = read16(ifd) else { return nil }
             for entry in 0..<count {
                 let position = ifd + 2 + entry * 12
                 guard let found = read16(position) else { return nil }

@@ -8,20 +8,71 @@
 /// them, or whose version or minimum version is not 0, has no gain map (libavif ignores it); one
 /// whose metadata does not read (cut short, a zero denominator, bytes past its end) has a gain map
 /// without values (libavif refuses the file; its pictures are read here).
+///
+/// Without one, an iPhone HEIC's Apple gain map (an auxiliary image of Apple's type) is reported,
+/// without values.
 enum GainMapHEIF {
     /// A gain map found, with its metadata when it reads.
     struct Found: Equatable {
         let metadata: GainMapMetadata?
     }
 
-    /// The file's gain map, or nil when it declares none.
+    /// The file's gain map, or nil when it declares none: an ISO 21496-1 one, else Apple's.
     static func find(in bytes: UnsafeRawBufferPointer) -> Found? {
         let top = ISOBoxes(bytes)
-        guard let ftyp = top.first("ftyp"), brands(ftyp).contains("tmap"), let meta = top.first("meta") else { return nil }
+        guard let meta = top.first("meta") else { return nil }
         let boxes = ISOBoxes(UnsafeRawBufferPointer(rebasing: meta.dropFirst(4)))
-        guard let primary = boxes.first("pitm").flatMap(primaryItem), let items = boxes.first("iinf").flatMap(itemTypes),
-            let tmap = items.first(where: { $0.type == "tmap" })?.id,
-            let references = boxes.first("iref").map(derivations), references[tmap]?.first == primary,
+        guard let primary = boxes.first("pitm").flatMap(primaryItem) else { return nil }
+        if let ftyp = top.first("ftyp"), brands(ftyp).contains("tmap"), let found = isoGainMap(bytes, boxes: boxes, primary: primary) {
+            return found
+        }
+        return hasAppleGainMap(boxes, primary: primary) ? Found(metadata: nil) : nil
+    }
+
+    /// Apple's HDR gain map in an iPhone HEIC: an auxiliary image (`auxl` reference to the
+    /// primary) whose `auxC` property says `urn:com:apple:photo:2020:aux:hdrgainmap`. Its values
+    /// (a headroom in its XMP, or in the primary's EXIF maker note) are not read.
+    private static func hasAppleGainMap(_ boxes: ISOBoxes, primary: UInt32) -> Bool {
+        guard let iprp = boxes.first("iprp").map(ISOBoxes.init), let properties = iprp.first("ipco").map({ ISOBoxes($0).boxes }),
+            let associations = iprp.first("ipma").map(propertyAssociations),
+            let auxiliaries = boxes.first("iref").map({ references($0, type: "auxl") })
+        else { return false }
+        return auxiliaries.contains { item, targets in
+            targets.contains(primary)
+                && (associations[item] ?? []).contains { index in
+                    index > 0 && index <= properties.count && properties[index - 1].type == "auxC"
+                        && auxiliaryType(properties[index - 1].payload).elementsEqual(GainMapApple.auxiliaryType)
+                }
+        }
+    }
+
+    /// An `auxC` property's type: after its version and flags, up to a zero byte.
+    private static func auxiliaryType(_ auxC: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer.SubSequence {
+        auxC.dropFirst(4).prefix { $0 != 0 }
+    }
+
+    /// The property indices (1-based, into `ipco`) an `ipma` box associates with each item.
+    private static func propertyAssociations(_ ipma: UnsafeRawBufferPointer) -> [UInt32: [Int]] {
+        var reader = BigEndianReader(ipma)
+        guard let header = reader.unsigned(4), let count = reader.unsigned(4) else { return [:] }
+        let (version, wide) = (header >> 24, header & 1 != 0)
+        var associations: [UInt32: [Int]] = [:]
+        for _ in 0..<count {
+            guard let item = reader.unsigned(version < 1 ? 2 : 4), let properties = reader.unsigned(1) else { break }
+            var indices: [Int] = []
+            for _ in 0..<properties {
+                guard let entry = reader.unsigned(wide ? 2 : 1) else { break }
+                indices.append(Int(entry & (wide ? 0x7FFF : 0x7F)))
+            }
+            associations[item] = indices
+        }
+        return associations
+    }
+
+    /// An ISO 21496-1 `tmap` item's gain map (the `tmap` brand is there), or nil.
+    private static func isoGainMap(_ bytes: UnsafeRawBufferPointer, boxes: ISOBoxes, primary: UInt32) -> Found? {
+        guard let items = boxes.first("iinf").flatMap(itemTypes), let tmap = items.first(where: { $0.type == "tmap" })?.id,
+            let references = boxes.first("iref").map({ references($0, type: "dimg") }), references[tmap]?.first == primary,
             references[tmap]?.count == 2, boxes.first("grpl").map({ prefers(tmap, over: primary, groups: $0) }) == true,
             let locations = boxes.first("iloc").flatMap(locations), let location = locations[tmap]
         else { return nil }
@@ -58,13 +109,14 @@ enum GainMapHEIF {
         }
     }
 
-    /// The `dimg` references of an `iref` box: for each deriving item, the items it derives from.
-    private static func derivations(_ iref: UnsafeRawBufferPointer) -> [UInt32: [UInt32]] {
+    /// The references of `type` in an `iref` box (`dimg`: the items a derived item is made from;
+    /// `auxl`: the items an auxiliary image belongs to), by the referring item.
+    private static func references(_ iref: UnsafeRawBufferPointer, type: String) -> [UInt32: [UInt32]] {
         var reader = BigEndianReader(iref)
         guard let version = reader.fullBoxVersion() else { return [:] }
         let size = version == 0 ? 2 : 4
         var derived: [UInt32: [UInt32]] = [:]
-        for reference in ISOBoxes(reader.rest).all("dimg") {
+        for reference in ISOBoxes(reader.rest).all(type) {
             var entry = BigEndianReader(reference)
             guard let from = entry.unsigned(size), let count = entry.unsigned(2) else { continue }
             var targets: [UInt32] = []

@@ -22,7 +22,8 @@ struct SourceMetadata {
 
     var colorSpace: ColorSpace?
     /// A JPEG's sample precision and whether it declares an Ultra HDR gain map (`hdrgm` XMP,
-    /// Adobe's gain map specification, or ISO 21496-1's APP2); a PNG's bit depth and `cICP` chunk.
+    /// Adobe's gain map specification, or ISO 21496-1's APP2) or carries Apple's (an appended
+    /// image its Multi-Picture index lists); a PNG's bit depth and `cICP` chunk.
     var colorDescription: ColorDescription?
     /// TIFF-structured EXIF bytes (without JPEG's `Exif\0\0` prefix).
     var exif: Data?
@@ -74,10 +75,14 @@ struct SourceMetadata {
         let iccSignature = Array("ICC_PROFILE".utf8) + [0]
         var pieces: [(sequence: UInt8, bytes: UnsafeRawBufferPointer)] = []
         var gainMap = false
+        var multiPicture = false
         defer {
             if gainMap {
                 colorDescription?.hasGainMap = true
                 colorDescription?.gainMap = GainMapXMP.metadata(inFile: bytes) ?? GainMapISO.metadata(inFile: bytes)
+            } else if multiPicture, let apple = Self.appleGainMap(in: bytes, exif: exif) {
+                colorDescription?.hasGainMap = true
+                colorDescription?.gainMap = apple.metadata
             }
         }
         JPEGSegments.forEach(in: bytes) { marker, segment in
@@ -89,6 +94,8 @@ struct SourceMetadata {
                 gainMap = true
             } else if marker == 0xE2, GainMapISO.isMetadata(segment) {
                 gainMap = true
+            } else if marker == 0xE2, MultiPictureIndex.isIndex(segment) {
+                multiPicture = true
             } else if Self.startOfFrame.contains(marker), let precision = segment.first {
                 colorDescription = ColorDescription(bitDepth: Int(precision))
             }
@@ -149,6 +156,12 @@ struct SourceMetadata {
     /// JPEG's start-of-frame markers (SOF0-SOF15 but DHT, JPG and DAC), whose first byte is the
     /// sample precision.
     private static let startOfFrame: Set<UInt8> = Set(0xC0...0xCF).subtracting([0xC4, 0xC8, 0xCC])
+
+    /// An iPhone JPEG's gain map (``GainMapApple``), its headroom from the XMP or `exif`.
+    private static func appleGainMap(in bytes: UnsafeRawBufferPointer, exif: Data?) -> GainMapApple.Found? {
+        guard let exif else { return GainMapApple.find(inJPEG: bytes, exif: nil) }
+        return exif.withUnsafeBytes { GainMapApple.find(inJPEG: bytes, exif: $0) }
+    }
 
     /// Whether an APP1 segment is XMP that declares a gain map: Ultra HDR's primary image
     /// carries `hdrgm:Version` in the `http://ns.adobe.com/hdr-gain-map/1.0/` namespace.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import WebImageCodecs
+import WebImageTesting
 import WebImageTestSupport
 
 /// ISO 21496-1 gain maps in AVIF and HEIF (``GainMapHEIF``), on libavif's own test files
@@ -63,7 +64,29 @@ struct GainMapHEIFTests {
         Self.expectClose(image.sourceColor?.gainMap, Self.libavifMetadata, "HEIF")
     }
 
-    @Test("an iPhone HEIC's Apple gain map: an auxiliary image of Apple's type is reported, without values")
+    @Test("an iPhone HEIC's Apple gain map: its headroom from the maker note of the EXIF item, or the gain map's XMP item")
+    func appleHEICHeadroom() async throws {
+        // apple_heic.py: pillow-heif's HEIC with apple_gainmap_old.jpg's EXIF, its alpha plane
+        // given Apple's gain map type; the second with an XMP item stating apple_gainmap_new.jpg's
+        // headroom. The expected values are libavif's for those two JPEGs (GainMapAppleTests).
+        let directory = try TemporaryDirectory("apple-heic")
+        let (old, new) = (directory.url.appendingPathComponent("old.heic"), directory.url.appendingPathComponent("new.heic"))
+        let script = try #require(Bundle.module.url(forResource: "apple_heic", withExtension: "py"))
+        let python = TestPython.command
+        let jpeg = Fixture.url("gain-map/libavif/apple_gainmap_old.jpg")
+        let process = try ChildProcess(python.executable, python.arguments + [script.path, jpeg.path, old.path, new.path])
+        let status = try await process.waitForExit()
+        try #require(status.status == 0, "apple_heic.py (pillow-heif?): \(process.lines.suffix(5))")
+        for (file, headroom) in [(old, 3.0), (new, log2(4.532783))] {
+            let image = try CodersManager.shared.decode(try Data(contentsOf: file))
+            #expect(image.sourceFormat == .heic && image.sourceColor?.hasGainMap == true, "\(file.lastPathComponent)")
+            let metadata = try #require(image.sourceColor?.gainMap, "\(file.lastPathComponent)")
+            #expect(metadata == GainMapApple.metadata(headroom: metadata.hdrCapacityMax))
+            #expect(abs(metadata.hdrCapacityMax - headroom) < 1e-9, "\(file.lastPathComponent): \(metadata.hdrCapacityMax)")
+        }
+    }
+
+    @Test("an Apple gain map without an EXIF or XMP item: reported, without values")
     func appleHEIC() throws {
         var bytes = [UInt8](try Self.fixture("color_nogrid_alpha_nogrid_gainmap_grid"))
         // A HEIC without the tmap brand, whose auxiliary image (the alpha plane, auxl to the

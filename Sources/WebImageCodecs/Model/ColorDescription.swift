@@ -20,7 +20,7 @@ public struct ColorDescription: Sendable, Hashable {
     public var hasGainMap: Bool
     /// The gain map's metadata values, when the file states them readably (an Ultra HDR JPEG's
     /// gain map image's XMP, else its ISO 21496-1 metadata; an AVIF's or HEIF's `tmap` item's; an
-    /// iPhone JPEG's Apple headroom, as libavif turns it into these values).
+    /// iPhone JPEG's or HEIC's Apple headroom, as libavif turns it into these values).
     public var gainMap: GainMapMetadata?
     /// The brightest light the content holds, in cd/m², as the file states it: a video's content
     /// light level (HDR10's MaxCLL), else its mastering display's peak luminance; nil when it

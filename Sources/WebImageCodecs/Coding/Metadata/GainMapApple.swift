@@ -21,16 +21,18 @@ enum GainMapApple {
             guard let xmp = JPEGSegments.first(0xE1, in: UnsafeRawBufferPointer(rebasing: bytes[image]), where: namesGainMap) else {
                 continue
             }
-            let text = String(decoding: xmp.dropFirst(GainMapXMP.signature.count), as: UTF8.self)
-            let headroom: Double?
-            if let stated = GainMapXMP.texts(of: "HDRGainMap:HDRGainMapHeadroom", in: text)?.first {
-                headroom = Double(stated.trimmingCharacters(in: .whitespaces)).flatMap { $0 > 0 ? log2($0) : nil }
-            } else {
-                headroom = exif.flatMap(ExifReader.appleHeadroom(inTIFF:))
-            }
+            let stated = statedHeadroom(inXMP: String(decoding: xmp.dropFirst(GainMapXMP.signature.count), as: UTF8.self))
+            let headroom = stated ?? exif.flatMap(ExifReader.appleHeadroom(inTIFF:))
             return Found(metadata: headroom.map(metadata))
         }
         return nil
+    }
+
+    /// The headroom (log2) a gain map's XMP states in `HDRGainMap:HDRGainMapHeadroom` (linear):
+    /// none when it has no such value, nil inside when the value is not a positive number.
+    static func statedHeadroom(inXMP text: String) -> Double?? {
+        guard let stated = GainMapXMP.texts(of: "HDRGainMap:HDRGainMapHeadroom", in: text)?.first else { return .none }
+        return .some(Double(stated.trimmingCharacters(in: .whitespaces)).flatMap { $0 > 0 ? log2($0) : nil })
     }
 
     /// Whether an APP1 segment is XMP naming the image Apple's HDR gain map.

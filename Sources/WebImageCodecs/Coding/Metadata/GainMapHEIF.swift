@@ -9,8 +9,8 @@
 /// whose metadata does not read (cut short, a zero denominator, bytes past its end) has a gain map
 /// without values (libavif refuses the file; its pictures are read here).
 ///
-/// Without one, an iPhone HEIC's Apple gain map (an auxiliary image of Apple's type) is reported,
-/// without values.
+/// Without one, an iPhone HEIC's Apple gain map (an auxiliary image of Apple's type) is read, its
+/// headroom as in a JPEG (``GainMapApple``).
 enum GainMapHEIF {
     /// A gain map found, with its metadata when it reads.
     struct Found: Equatable {
@@ -26,24 +26,45 @@ enum GainMapHEIF {
         if let ftyp = top.first("ftyp"), brands(ftyp).contains("tmap"), let found = isoGainMap(bytes, boxes: boxes, primary: primary) {
             return found
         }
-        return hasAppleGainMap(boxes, primary: primary) ? Found(metadata: nil) : nil
+        guard let gainMap = appleGainMapItem(boxes, primary: primary) else { return nil }
+        return Found(
+            metadata: appleHeadroom(bytes, boxes: boxes, primary: primary, gainMap: gainMap).map { GainMapApple.metadata(headroom: $0) })
     }
 
     /// Apple's HDR gain map in an iPhone HEIC: an auxiliary image (`auxl` reference to the
-    /// primary) whose `auxC` property says `urn:com:apple:photo:2020:aux:hdrgainmap`. Its values
-    /// (a headroom in its XMP, or in the primary's EXIF maker note) are not read.
-    private static func hasAppleGainMap(_ boxes: ISOBoxes, primary: UInt32) -> Bool {
+    /// primary) whose `auxC` property says `urn:com:apple:photo:2020:aux:hdrgainmap`.
+    private static func appleGainMapItem(_ boxes: ISOBoxes, primary: UInt32) -> UInt32? {
         guard let iprp = boxes.first("iprp").map(ISOBoxes.init), let properties = iprp.first("ipco").map({ ISOBoxes($0).boxes }),
             let associations = iprp.first("ipma").map(propertyAssociations),
             let auxiliaries = boxes.first("iref").map({ references($0, type: "auxl") })
-        else { return false }
-        return auxiliaries.contains { item, targets in
-            targets.contains(primary)
+        else { return nil }
+        return auxiliaries.keys.sorted().first { item in
+            auxiliaries[item, default: []].contains(primary)
                 && (associations[item] ?? []).contains { index in
                     index > 0 && index <= properties.count && properties[index - 1].type == "auxC"
                         && auxiliaryType(properties[index - 1].payload).elementsEqual(GainMapApple.auxiliaryType)
                 }
         }
+    }
+
+    /// An Apple gain map's headroom (log2), as in a JPEG (``GainMapApple``): the XMP describing the
+    /// gain map item (a `mime` item of `application/rdf+xml` with a `cdsc` reference to it) when it
+    /// states one, else the maker note of the EXIF describing the primary (an `Exif` item, its
+    /// TIFF structure after a 4-byte offset: ISO/IEC 23008-12, A.2.1).
+    private static func appleHeadroom(_ bytes: UnsafeRawBufferPointer, boxes: ISOBoxes, primary: UInt32, gainMap: UInt32) -> Double? {
+        guard let items = boxes.first("iinf").flatMap(items), let locations = boxes.first("iloc").flatMap(locations),
+            let descriptions = boxes.first("iref").map({ references($0, type: "cdsc") })
+        else { return nil }
+        func data(describing target: UInt32, _ matches: (Item) -> Bool) -> [UInt8]? {
+            items.first { matches($0) && descriptions[$0.id, default: []].contains(target) }
+                .flatMap { locations[$0.id]?.data(file: bytes, idat: boxes.first("idat")) }
+        }
+        let xmp = data(describing: gainMap) { $0.type == "mime" && $0.contentType == "application/rdf+xml" }
+        if let stated = xmp.flatMap({ GainMapApple.statedHeadroom(inXMP: String(decoding: $0, as: UTF8.self)) }) { return stated }
+        guard let exif = data(describing: primary, { $0.type == "Exif" }), exif.count > 4 else { return nil }
+        let start = 4 + Int(exif[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        guard start < exif.count else { return nil }
+        return exif[start...].withUnsafeBytes(ExifReader.appleHeadroom(inTIFF:))
     }
 
     /// An `auxC` property's type: after its version and flags, up to a zero byte.
@@ -71,7 +92,7 @@ enum GainMapHEIF {
 
     /// An ISO 21496-1 `tmap` item's gain map (the `tmap` brand is there), or nil.
     private static func isoGainMap(_ bytes: UnsafeRawBufferPointer, boxes: ISOBoxes, primary: UInt32) -> Found? {
-        guard let items = boxes.first("iinf").flatMap(itemTypes), let tmap = items.first(where: { $0.type == "tmap" })?.id,
+        guard let items = boxes.first("iinf").flatMap(items), let tmap = items.first(where: { $0.type == "tmap" })?.id,
             let references = boxes.first("iref").map({ references($0, type: "dimg") }), references[tmap]?.first == primary,
             references[tmap]?.count == 2, boxes.first("grpl").map({ prefers(tmap, over: primary, groups: $0) }) == true,
             let locations = boxes.first("iloc").flatMap(locations), let location = locations[tmap]
@@ -96,16 +117,27 @@ enum GainMapHEIF {
         return reader.unsigned(version == 0 ? 2 : 4)
     }
 
-    /// Each `infe` (versions 2 and 3) of an `iinf` box: item ID and type.
-    private static func itemTypes(_ iinf: UnsafeRawBufferPointer) -> [(id: UInt32, type: String)]? {
+    /// An item an `infe` box describes.
+    struct Item {
+        let id: UInt32
+        let type: String
+        /// A `mime` item's content type.
+        let contentType: String?
+    }
+
+    /// Each `infe` (versions 2 and 3) of an `iinf` box: item ID, type, and a `mime` item's content
+    /// type (after the item's name, each a string ended by a zero).
+    private static func items(_ iinf: UnsafeRawBufferPointer) -> [Item]? {
         var reader = BigEndianReader(iinf)
         guard let version = reader.fullBoxVersion(), reader.unsigned(version == 0 ? 2 : 4) != nil else { return nil }
         return ISOBoxes(reader.rest).all("infe").compactMap { infe in
             var entry = BigEndianReader(infe)
             guard let version = entry.fullBoxVersion(), version >= 2, let id = entry.unsigned(version == 2 ? 2 : 4),
-                entry.unsigned(2) != nil, let type = entry.bytes(4)
+                entry.unsigned(2) != nil, let type = entry.bytes(4).map({ String(decoding: $0, as: UTF8.self) })
             else { return nil }
-            return (id, String(decoding: type, as: UTF8.self))
+            let strings = entry.rest.split(separator: 0, maxSplits: 2, omittingEmptySubsequences: false)
+            let contentType = type == "mime" && strings.count > 1 ? String(decoding: strings[1], as: UTF8.self) : nil
+            return Item(id: id, type: type, contentType: contentType)
         }
     }
 

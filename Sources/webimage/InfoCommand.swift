@@ -14,8 +14,9 @@ struct InfoCommand: AsyncParsableCommand {
             ancillary PNG chunk, a GIF without its trailer), partial (with --accept-truncated, \
             whether the data ended before the image) and, for AVIF, PNG, JPEG, HEIF, JPEG XL, \
             TIFF and videos, color: the file's bitDepth, primaries, transfer (names such as bt2020 and pq, or H.273 code \
-            points), matrix, hdr (PQ or HLG, tone-mapped to SDR when decoded), gainMap, an Ultra HDR \
-            JPEG's gainMapMetadata (its hdrgm values, gains and capacities in log2), and peakLuminance \
+            points), matrix, hdr (PQ or HLG, tone-mapped to SDR when decoded), gainMap, \
+            gainMapMetadata (an Ultra HDR JPEG's hdrgm values, or the same values from ISO 21496-1 \
+            metadata or an iPhone's Apple gain map headroom; gains and capacities in log2), and peakLuminance \
             (cd/m², when an HDR video states its content light level or mastering display peak).
 
             A video (MP4, QuickTime, WebM; in a build with the Video trait) is described by the \

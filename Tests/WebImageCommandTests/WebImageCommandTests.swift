@@ -221,6 +221,10 @@ struct WebImageCommandTests {
             ultraText.lines.contains(
                 "colour:      8-bit, a gain map (shown as its SDR base; log2 content boost up to 2.32193, HDR capacity 2.32193)"),
             "\(ultraText.lines)")
+        // An iPhone JPEG's Apple gain map (libavif's test file; GainMapAppleTests): headroom 3 stops.
+        let apple = try await workspace.run(["info", Fixture.url("gain-map/libavif/apple_gainmap_old.jpg").path, "--json"])
+        let appleGainMap = try #require((apple.json["color"] as? [String: Any])?["gainMapMetadata"] as? [String: Any])
+        #expect(appleGainMap["gainMapMax"] as? [Double] == [3] && appleGainMap["hdrCapacityMax"] as? Double == 3)
         let avif = try await workspace.run(["convert", Fixture.url("bmp/mixed.ico").path, workspace.path("icon.avif"), "--json"])
         #expect(avif.status == 0 && avif.json["format"] as? String == "avif" && avif.json["width"] as? Int == 32)
         let info = try await workspace.run(["info", Fixture.url("avif/animated.avif").path, "--json"])

@@ -421,6 +421,10 @@ struct ImageManagerContextTests {
                     return $0 == 4
                 }
             }
+            // A load announces itself before it reaches the downloader's queue: all four must be
+            // queued before the queue starts, or a normal one could start while the urgent one is
+            // still on its way (seen under AddressSanitizer on a loaded machine).
+            try await waitUntil("four transfers queued") { downloader.currentDownloadCount == 4 }
             // Joins the low-priority load of /joined.png: the shared load's task is escalated,
             // and the downloader moves the transfer up (issue 39: priority through the task).
             manager.loadImage(with: harness.origin.url("/joined.png"), options: .highPriority) { _ in order.record("joined again") }

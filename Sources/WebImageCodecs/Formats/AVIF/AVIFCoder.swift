@@ -121,14 +121,19 @@ struct AVIFFrameSource: AnimationFrameSource {
     final class Decoder {
         let bytes: UnsafeMutableBufferPointer<UInt8>
         let pointer: UnsafeMutablePointer<avifDecoder>
-        /// The file's ISO 21496-1 gain map (``GainMapHEIF``: libavif 0.11 does not read it).
-        let gainMap: GainMapHEIF.Found?
+        let count: Int
+        /// The file's ISO 21496-1 gain map (``GainMapHEIF``: libavif 0.11 does not read it), read
+        /// when a description is first asked for (the metadata reader's decoder wants only the
+        /// profile).
+        private(set) lazy var gainMap: GainMapHEIF.Found? = GainMapHEIF.find(
+            in: UnsafeRawBufferPointer(start: bytes.baseAddress, count: count))
 
         init(_ data: Data, limits: DecodeLimits) throws(WebImageError) {
             guard let pointer = avifDecoderCreate() else { throw WebImageError(.decodeFailed, "libavif could not start a decoder") }
             self.pointer = pointer
             bytes = .allocate(capacity: max(1, data.count))
             _ = bytes.initialize(from: data)
+            count = data.count
             pointer.pointee.maxThreads = 1
             pointer.pointee.ignoreXMP = 1
             // Files that browsers and Pillow decode: without the `pixi` property (libheif up to
@@ -140,7 +145,6 @@ struct AVIFFrameSource: AnimationFrameSource {
             pointer.pointee.imageCountLimit = UInt32(AVIFCoder.maximumFrames)
             // libavif refuses larger images itself before allocating; ours are checked below too.
             pointer.pointee.imageSizeLimit = UInt32(clamping: min(limits.maximumDeclaredPixelCount, 16384 * 16384))
-            gainMap = GainMapHEIF.find(in: UnsafeRawBufferPointer(start: bytes.baseAddress, count: data.count))
             var result = avifDecoderSetIOMemory(pointer, bytes.baseAddress, data.count)
             if result == AVIF_RESULT_OK { result = avifDecoderParse(pointer) }
             guard result == AVIF_RESULT_OK else {

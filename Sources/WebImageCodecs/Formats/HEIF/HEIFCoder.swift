@@ -43,7 +43,7 @@ package struct HEIFCoder: ImageCoder {
             try options.limits.check(width: chosenWidth, height: chosenHeight, inputSize: bytes.count)
             let hasAlpha = heif_image_handle_has_alpha_channel(chosen) != 0
             let format = ImageFormat(sniffing: bytes) ?? .heic
-            let description = Self.colorDescription(of: chosen, in: UnsafeRawBufferPointer(bytes))
+            let description = Self.colorDescription(of: chosen)
             // A 10- or 12-bit image kept so (DecodeOptions.keepsHighBitDepth), or a PQ or HLG one
             // (its `nclx` says so, and no ICC profile overrides it) tone-mapped from 16 bits.
             let keeps = options.keepsHighBitDepth && description.bitDepth > 8
@@ -59,7 +59,9 @@ package struct HEIFCoder: ImageCoder {
             var image = Image(
                 pixels: keeps ? wide : wide.reducedToEightBits(describedBy: description), scale: options.scale, sourceFormat: format,
                 hasAlpha: hasAlpha)
-            image.sourceColor = description
+            // Only a description kept here needs the gain map: CodersManager reads the file's own
+            // (containerColor) when a decode gives none.
+            image.sourceColor = Self.addingGainMap(to: description, in: UnsafeRawBufferPointer(bytes))
             return image
         }
     }
@@ -173,13 +175,12 @@ package struct HEIFCoder: ImageCoder {
                 let primary = try? context.primaryImage()
             else { return (nil, nil) }
             defer { heif_image_handle_release(primary) }
-            return (colorProfile(of: primary), colorDescription(of: primary, in: bytes))
+            return (colorProfile(of: primary), addingGainMap(to: colorDescription(of: primary), in: bytes))
         }
     }
 
-    /// An image's luma bit depth, its `nclx` colour description (H.273 codes) and the file's ISO
-    /// 21496-1 gain map (``GainMapHEIF``: libheif 1.15 does not read it).
-    private static func colorDescription(of handle: OpaquePointer, in file: UnsafeRawBufferPointer) -> ColorDescription {
+    /// An image's luma bit depth and its `nclx` colour description (H.273 codes).
+    private static func colorDescription(of handle: OpaquePointer) -> ColorDescription {
         var description = ColorDescription(bitDepth: max(1, Int(heif_image_handle_get_luma_bits_per_pixel(handle))))
         var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
         if heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let profile = nclx?.pointee {
@@ -188,11 +189,16 @@ package struct HEIFCoder: ImageCoder {
             description.matrix = Int(profile.matrix_coefficients.rawValue)
         }
         heif_nclx_color_profile_free(nclx)
-        if let gainMap = GainMapHEIF.find(in: file) {
-            description.hasGainMap = true
-            description.gainMap = gainMap.metadata
-        }
         return description
+    }
+
+    /// `description` with the file's gain map (``GainMapHEIF``: libheif 1.15 does not read it).
+    private static func addingGainMap(to description: ColorDescription, in file: UnsafeRawBufferPointer) -> ColorDescription {
+        guard let gainMap = GainMapHEIF.find(in: file) else { return description }
+        var described = description
+        described.hasGainMap = true
+        described.gainMap = gainMap.metadata
+        return described
     }
 
     private static func colorProfile(of handle: OpaquePointer) -> Data? {

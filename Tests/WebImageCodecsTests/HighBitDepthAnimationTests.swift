@@ -58,14 +58,14 @@ struct HighBitDepthAnimationTests {
             "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=5:duration=1", "-vf", "format=rgba,\(alpha),format=rgba64be", "-plays", "0",
             "-f", "apng", source,
         ])
-        let reference = try await Self.ffmpegFrames(source, in: directory)
+        let reference = try await Self.ffmpegFrames(source, pixels: 64 * 48, in: directory)
         let kept = try CodersManager.shared.decode(try Self.data(source), options: Self.keeping)
         #expect(kept.frames.count == 5 && kept.frames.map(\.pixels.samples16) == reference)
         let ours = directory.url.appendingPathComponent("ours.png").path
         try CodersManager.shared.encode(kept, as: .png).write(to: URL(fileURLWithPath: ours))
         let read = try await HighBitDepthTests.read(try Self.data(ours), in: directory)
         #expect(read.bitDepth == 16 && read.colorType == 6)
-        #expect(try await Self.ffmpegFrames(ours, in: directory) == reference)
+        #expect(try await Self.ffmpegFrames(ours, pixels: 64 * 48, in: directory) == reference)
     }
 
     @Test("an HDR APNG's frames are tone-mapped together, from the brightest frame's peak: the same codes give the same pixels in each")
@@ -161,13 +161,13 @@ struct HighBitDepthAnimationTests {
         try await HighBitDepthTests.run("ffmpeg", ["-v", "error", "-y"] + arguments)
     }
 
-    /// Every frame of the APNG at `path` as ffmpeg composes it, 16-bit RGBA.
-    static func ffmpegFrames(_ path: String, in directory: TemporaryDirectory) async throws -> [[UInt16]] {
+    /// Every frame of the APNG at `path`, of `pixels` pixels, as ffmpeg composes it, 16-bit RGBA.
+    static func ffmpegFrames(_ path: String, pixels: Int, in directory: TemporaryDirectory) async throws -> [[UInt16]] {
         let raw = directory.url.appendingPathComponent("frames-\(UUID().uuidString).raw")
         _ = try await ffmpeg(["-i", path, "-f", "rawvideo", "-pix_fmt", "rgba64le", raw.path])
         let bytes = try Data(contentsOf: raw)
         let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)).map { UInt16(littleEndian: $0) } }
-        let frame = 64 * 48 * 4
+        let frame = pixels * 4
         return stride(from: 0, to: samples.count, by: frame).map { Array(samples[$0..<min($0 + frame, samples.count)]) }
     }
 }

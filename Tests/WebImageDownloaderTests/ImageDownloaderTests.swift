@@ -303,7 +303,11 @@ struct ImageDownloaderTests {
     @Test("loads that differ in method or body never share a transfer; equal ones do")
     func requestPartsSeparateTransfers() async throws {
         try await withDownloader { origin, downloader in
-            origin.route("/render", OriginResponse(headers: [("Content-Type", "image/png")], body: png, headerDelay: .milliseconds(50)))
+            // Held until every load has subscribed, so that the equal ones are known to overlap.
+            let hold = OriginHold()
+            var held = OriginResponse.ok(png, contentType: "image/png")
+            held.delivery = .held(hold)
+            origin.route("/render", held)
             let outcomes = Outcomes()
             let url = origin.url("/render")
             let variants = [
@@ -311,6 +315,7 @@ struct ImageDownloaderTests {
                 LoadRequestOptions(method: "POST", body: Data("b".utf8)), LoadRequestOptions(method: "POST", body: Data("b".utf8)),
             ]
             let tokens = variants.map { downloader.subscribe(url, options: $0, events: outcomes.handler()) }
+            hold.release()
             try await outcomes.waitForResults(variants.count)
             #expect(tokens.count == 5 && outcomes.all.allSatisfy { (try? $0.get().data) == Data(png) })
             #expect(origin.requests(to: "/render").map(\.method).sorted() == ["GET", "POST", "POST"])

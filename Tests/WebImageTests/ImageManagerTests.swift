@@ -158,13 +158,18 @@ struct ImageManagerTests {
         try await ManagerHarness.run { harness in
             let transformer = CountingTransformer()
             let manager = try harness.makeManager(transformer: transformer)
-            harness.origin.route(
-                "/shared.png",
-                OriginResponse(headers: [("Content-Type", "image/png")], body: [UInt8](harness.png), headerDelay: .milliseconds(50)))
+            // The response is held until all 100 loads are made: with a fixed delay instead, a
+            // slow machine (AddressSanitizer beside other work) made the last loads after the
+            // first had finished, and those were memory hits without an operation.
+            let hold = OriginHold()
+            var held = OriginResponse.ok([UInt8](harness.png), contentType: "image/png")
+            held.delivery = .held(hold)
+            harness.origin.route("/shared.png", held)
             let deliveries = Deliveries()
             let operations = (0..<100).map { _ in
                 manager.loadImage(with: harness.origin.url("/shared.png"), completed: deliveries.completion)
             }
+            hold.release()
             try await deliveries.wait(for: 100)
             #expect(harness.origin.requestCount("/shared.png") == 1)
             #expect(harness.coder.decodes.load(ordering: .relaxed) == 1)

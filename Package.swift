@@ -295,7 +295,7 @@ let package = Package(
             dependencies: [
                 "WebImageCodecs", "WebImageCaching", "CWebImageCodecs", "CZlib", "WebImageTesting", "WebImageTestSupport", "WebImageTestChild",
             ],
-            resources: [.copy("hdr_reference.py"), .copy("high_bit_depth.py"), .copy("apple_heic.py")],
+            resources: [.copy("hdr_reference.py"), .copy("high_bit_depth.py"), .copy("apple_heic.py"), .copy("jxl_gain_map.py")],
             swiftSettings: strictSwift
         ),
         // The memory and disk tiers; WebImageTestChild shares a disk cache from other processes.

@@ -10,20 +10,15 @@ import Foundation
 enum GainMapApple {
     static let auxiliaryType = Array("urn:com:apple:photo:2020:aux:hdrgainmap".utf8)
 
-    /// A gain map found, with its metadata when its headroom reads.
-    struct Found: Equatable {
-        let metadata: GainMapMetadata?
-    }
-
     /// The JPEG's Apple gain map; `exif` is the primary image's EXIF (TIFF structure).
-    static func find(inJPEG bytes: UnsafeRawBufferPointer, exif: UnsafeRawBufferPointer?) -> Found? {
+    static func find(inJPEG bytes: UnsafeRawBufferPointer, exif: UnsafeRawBufferPointer?) -> FoundGainMap? {
         for image in MultiPictureIndex.appendedImages(in: bytes) {
             guard let xmp = JPEGSegments.first(0xE1, in: UnsafeRawBufferPointer(rebasing: bytes[image]), where: namesGainMap) else {
                 continue
             }
             let stated = statedHeadroom(inXMP: String(decoding: xmp.dropFirst(GainMapXMP.signature.count), as: UTF8.self))
             let headroom = stated ?? exif.flatMap(ExifReader.appleHeadroom(inTIFF:))
-            return Found(metadata: headroom.map(metadata))
+            return FoundGainMap(metadata: headroom.map(metadata))
         }
         return nil
     }

@@ -12,13 +12,8 @@
 /// Without one, an iPhone HEIC's Apple gain map (an auxiliary image of Apple's type) is read, its
 /// headroom as in a JPEG (``GainMapApple``).
 enum GainMapHEIF {
-    /// A gain map found, with its metadata when it reads.
-    struct Found: Equatable {
-        let metadata: GainMapMetadata?
-    }
-
     /// The file's gain map, or nil when it declares none: an ISO 21496-1 one, else Apple's.
-    static func find(in bytes: UnsafeRawBufferPointer) -> Found? {
+    static func find(in bytes: UnsafeRawBufferPointer) -> FoundGainMap? {
         let top = ISOBoxes(bytes)
         guard let meta = top.first("meta") else { return nil }
         let boxes = ISOBoxes(UnsafeRawBufferPointer(rebasing: meta.dropFirst(4)))
@@ -27,7 +22,7 @@ enum GainMapHEIF {
             return found
         }
         guard let gainMap = appleGainMapItem(boxes, primary: primary) else { return nil }
-        return Found(
+        return FoundGainMap(
             metadata: appleHeadroom(bytes, boxes: boxes, primary: primary, gainMap: gainMap).map { GainMapApple.metadata(headroom: $0) })
     }
 
@@ -91,18 +86,18 @@ enum GainMapHEIF {
     }
 
     /// An ISO 21496-1 `tmap` item's gain map (the `tmap` brand is there), or nil.
-    private static func isoGainMap(_ bytes: UnsafeRawBufferPointer, boxes: ISOBoxes, primary: UInt32) -> Found? {
+    private static func isoGainMap(_ bytes: UnsafeRawBufferPointer, boxes: ISOBoxes, primary: UInt32) -> FoundGainMap? {
         guard let items = boxes.first("iinf").flatMap(items), let tmap = items.first(where: { $0.type == "tmap" })?.id,
             let references = boxes.first("iref").map({ references($0, type: "dimg") }), references[tmap]?.first == primary,
             references[tmap]?.count == 2, boxes.first("grpl").map({ prefers(tmap, over: primary, groups: $0) }) == true,
             let locations = boxes.first("iloc").flatMap(locations), let location = locations[tmap]
         else { return nil }
         guard let payload = location.data(file: bytes, idat: boxes.first("idat")), payload.count >= 3 else {
-            return Found(metadata: nil)
+            return FoundGainMap(metadata: nil)
         }
         // The box's version, then the metadata's minimum version: versions a reader must know.
         guard payload[0] == 0, payload[1] == 0, payload[2] == 0 else { return nil }
-        return Found(metadata: GainMapISO.metadata(payload: Array(payload.dropFirst())))
+        return FoundGainMap(metadata: GainMapISO.metadata(payload: Array(payload.dropFirst())))
     }
 
     /// The major and compatible brands of an `ftyp` box.

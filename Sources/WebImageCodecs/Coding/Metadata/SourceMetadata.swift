@@ -158,7 +158,7 @@ struct SourceMetadata {
     private static let startOfFrame: Set<UInt8> = Set(0xC0...0xCF).subtracting([0xC4, 0xC8, 0xCC])
 
     /// An iPhone JPEG's gain map (``GainMapApple``), its headroom from the XMP or `exif`.
-    private static func appleGainMap(in bytes: UnsafeRawBufferPointer, exif: Data?) -> GainMapApple.Found? {
+    private static func appleGainMap(in bytes: UnsafeRawBufferPointer, exif: Data?) -> FoundGainMap? {
         guard let exif else { return GainMapApple.find(inJPEG: bytes, exif: nil) }
         return exif.withUnsafeBytes { GainMapApple.find(inJPEG: bytes, exif: $0) }
     }

@@ -125,7 +125,7 @@ struct AVIFFrameSource: AnimationFrameSource {
         /// The file's ISO 21496-1 gain map (``GainMapHEIF``: libavif 0.11 does not read it), read
         /// when a description is first asked for (the metadata reader's decoder wants only the
         /// profile).
-        private(set) lazy var gainMap: GainMapHEIF.Found? = GainMapHEIF.find(
+        private(set) lazy var gainMap: FoundGainMap? = GainMapHEIF.find(
             in: UnsafeRawBufferPointer(start: bytes.baseAddress, count: count))
 
         init(_ data: Data, limits: DecodeLimits) throws(WebImageError) {

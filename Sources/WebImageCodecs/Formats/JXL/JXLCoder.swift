@@ -6,8 +6,10 @@ import CJXL
 /// depth reduced to 8 bits (kept at 16 with ``DecodeOptions/keepsHighBitDepth``), the orientation applied so the pixels are upright. A lossy (XYB)
 /// file is decoded straight to sRGB by libjxl; a lossless one's colour profile goes through the
 /// colour management every decode has; a file encoded as PQ or HLG is decoded at 16 bits and
-/// tone-mapped to sRGB (``HDRRendering``), an animation's frames together, from one peak. JPEG XL cannot be scaled while decoded: a thumbnail is
-/// resampled from the full size.
+/// tone-mapped to sRGB (``HDRRendering``), an animation's frames together, from one peak. A
+/// container's ISO 21496-1 gain map (`jhgm` box, ``GainMapJXL``) is reported in the image's
+/// ``ColorDescription``; the decode gives the base image. JPEG XL cannot be scaled while decoded:
+/// a thumbnail is resampled from the full size.
 ///
 /// Encoding: lossy at a Butteraugli distance from ``EncodeOptions/quality`` (cjxl's and libvips'
 /// mapping: 0.9 is distance 1, cjxl's default), or lossless with ``EncodeOptions/lossless``;

@@ -7,6 +7,9 @@ final class JXLDecoder {
     private let bytes: UnsafeMutableBufferPointer<UInt8>
     /// The codestream's basic information, once ``JXL_DEC_BASIC_INFO`` has passed.
     private(set) var info = JxlBasicInfo()
+    /// The container's ISO 21496-1 gain map (``GainMapJXL``: libjxl 0.7 does not read it), found
+    /// when a colour description is first asked for.
+    private lazy var gainMap: FoundGainMap? = GainMapJXL.find(in: UnsafeRawBufferPointer(bytes))
 
     /// A decoder reporting `events` (basic information always).
     init(_ data: Data, events: JxlDecoderStatus = JxlDecoderStatus(0)) throws(WebImageError) {
@@ -93,9 +96,9 @@ final class JXLDecoder {
 
     /// At ``JXL_DEC_COLOR_ENCODING``: the bits per sample and the encoded colour space (H.273
     /// codes: libjxl's enums are H.273's, but for P3 with a D65 white, which is H.273's 12); no
-    /// primaries or transfer for a file described by an ICC profile only.
+    /// primaries or transfer for a file described by an ICC profile only; the gain map.
     func colorDescription() -> ColorDescription {
-        var description = ColorDescription(bitDepth: Int(info.bits_per_sample))
+        var description = ColorDescription(bitDepth: Int(info.bits_per_sample), hasGainMap: gainMap != nil, gainMap: gainMap?.metadata)
         var encoding = JxlColorEncoding()
         guard JxlDecoderGetColorAsEncodedProfile(pointer, nil, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) == JXL_DEC_SUCCESS
         else { return description }

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import WebImageCodecs
+import WebImageTesting
+import WebImageTestSupport
+
+/// A JPEG XL's ISO 21496-1 gain map (``GainMapJXL``), in files jxl_gain_map.py writes with cjxl:
+/// the `jhgm` box laid out as libjxl's `JxlGainMapWriteBundle` writes it (lib/extras/gain_map.cc),
+/// its metadata the values of libavif's test (GainMapHEIFTests.libavifMetadata says which), in
+/// the bytes libavif's own file holds them.
+@Suite("HDR: ISO 21496-1 gain maps of JPEG XL files, read from the jhgm box")
+struct GainMapJXLTests {
+    /// jxl_gain_map.py's files, by name, written once for the suite's tests.
+    static let files: [String: Data] = {
+        do {
+            let directory = try TemporaryDirectory("jxl-gain-map")
+            guard let script = Bundle.module.url(forResource: "jxl_gain_map", withExtension: "py") else { return [:] }
+            let python = TestPython.command
+            let process = Process()
+            process.executableURL = python.executable
+            process.arguments = python.arguments + [script.path, directory.url.path]
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { return [:] }
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+            return try Dictionary(uniqueKeysWithValues: names.map { ($0, try Data(contentsOf: directory.url.appendingPathComponent($0))) })
+        } catch {
+            return [:]
+        }
+    }()
+
+    static func file(_ name: String) throws -> Data {
+        try #require(files[name], "jxl_gain_map.py (Pillow, cjxl) did not write \(name)")
+    }
+
+    @Test("the metadata in the jhgm box is the bytes libavif writes after its tmap item's version byte")
+    func metadataIsLibavifs() throws {
+        let iso = [UInt8](try Self.file("iso.bin"))
+        let avif = [UInt8](try Fixture.data("gain-map/libavif/color_nogrid_alpha_nogrid_gainmap_grid.avif"))
+        let pattern = [0] + iso
+        #expect((0...(avif.count - pattern.count)).contains { Array(avif[$0..<($0 + pattern.count)]) == pattern })
+    }
+
+    @Test("a jhgm box before or after the codestream: the gain map and its three channels' values, on an HDR base and an SDR one")
+    func gainMap() throws {
+        for name in ["gain-map.jxl", "after-codestream.jxl"] {
+            let data = try Self.file(name)
+            let image = try CodersManager.shared.decode(data)
+            #expect(image.sourceFormat == .jpegXL && image.sourceColor?.hasGainMap == true, "\(name)")
+            GainMapHEIFTests.expectClose(image.sourceColor?.gainMap, GainMapHEIFTests.libavifMetadata, "\(name)")
+            #expect(image.sourceColor?.isHDR == (name == "gain-map.jxl"), "\(name): PQ base or sRGB base")
+            var keep = DecodeOptions()
+            keep.keepsHighBitDepth = true
+            let kept = try CodersManager.shared.decode(data, options: keep)
+            GainMapHEIFTests.expectClose(kept.sourceColor?.gainMap, GainMapHEIFTests.libavifMetadata, "\(name), kept")
+        }
+    }
+
+    @Test(
+        "no container, another bundle version or a minimum version above 0: no gain map; a bundle cut short or without an image: one without values"
+    )
+    func conditions() throws {
+        for name in ["bare.jxl", "version-1.jxl", "minimum-version-1.jxl"] {
+            let image = try CodersManager.shared.decode(try Self.file(name))
+            #expect(image.sourceColor?.hasGainMap == false, "\(name)")
+        }
+        for name in ["cut-bundle.jxl", "no-image.jxl"] {
+            let image = try CodersManager.shared.decode(try Self.file(name))
+            #expect(image.sourceColor?.hasGainMap == true && image.sourceColor?.gainMap == nil, "\(name)")
+        }
+    }
+
+    @Test("cut and garbled containers: never a crash, and a gain map only where the box still reads")
+    func damaged() throws {
+        let original = [UInt8](try Self.file("gain-map.jxl"))
+        for length in stride(from: 0, to: original.count, by: 1) {
+            _ = original.withUnsafeBytes { GainMapJXL.find(in: UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+        }
+        // Four bytes changed at a time, the same ones every run, over the boxes before the codestream.
+        for round in 0..<2000 {
+            var garbled = original
+            for change in 1...4 {
+                garbled[(round * 7919 * change + change * 13) % 260] = UInt8(truncatingIfNeeded: round * 31 + change * 101)
+            }
+            _ = garbled.withUnsafeBytes { GainMapJXL.find(in: $0) }
+        }
+        DamagedCopies.decode(Data(original), cuts: 40, garbles: 200, bytes: 3)
+        #expect(original.withUnsafeBytes { GainMapJXL.find(in: $0) }?.metadata != nil)
+    }
+}

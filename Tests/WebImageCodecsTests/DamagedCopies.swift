@@ -28,4 +28,23 @@ enum DamagedCopies {
         }
         return failedPrefixes
     }
+
+    /// Runs `read`, a container parser, over every `cutStep`-th prefix of `bytes`, then over
+    /// `rounds` copies with `changes` bytes changed within `span`, the same ones every run: what
+    /// this checks is that none crashes.
+    static func parse(
+        _ bytes: [UInt8], cutStep: Int, rounds: Int, changes: Int, within span: Range<Int>, _ read: (UnsafeRawBufferPointer) -> Void
+    ) {
+        for length in stride(from: 0, to: bytes.count, by: cutStep) {
+            bytes.withUnsafeBytes { read(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+        }
+        for round in 0..<rounds {
+            var garbled = bytes
+            for change in 1...changes {
+                garbled[span.lowerBound + (round * 7919 * change + change * 13) % span.count] =
+                    UInt8(truncatingIfNeeded: round * 31 + change * 101)
+            }
+            garbled.withUnsafeBytes(read)
+        }
+    }
 }

@@ -139,17 +139,8 @@ struct GainMapHEIFTests {
     @Test("cut and garbled containers: never a crash, and a gain map only where the tmap item still reads")
     func damaged() throws {
         let original = [UInt8](try Self.fixture("color_nogrid_alpha_nogrid_gainmap_grid"))
-        for length in stride(from: 0, to: original.count, by: 7) {
-            _ = original.withUnsafeBytes { GainMapHEIF.find(in: UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
-        }
-        // Four bytes changed at a time, the same ones every run, over the whole meta box.
-        for round in 0..<2000 {
-            var garbled = original
-            for change in 1...4 {
-                garbled[(round * 7919 * change + change * 13) % 900] = UInt8(truncatingIfNeeded: round * 31 + change * 101)
-            }
-            _ = garbled.withUnsafeBytes { GainMapHEIF.find(in: $0) }
-        }
+        // Four bytes changed at a time over the whole meta box.
+        DamagedCopies.parse(original, cutStep: 7, rounds: 2000, changes: 4, within: 0..<900) { _ = GainMapHEIF.find(in: $0) }
         // The box sizes in the meta box made huge: the boxes end there, no gain map.
         var huge = original
         let iloc = try #require(Self.offset(of: "iloc", in: original, before: original.count))

@@ -3,3 +3,15 @@
 struct FoundGainMap: Equatable {
     let metadata: GainMapMetadata?
 }
+
+extension ColorDescription {
+    /// This description with the gain map a reader found (``hasGainMap``, and ``gainMap`` when its
+    /// values read); unchanged when it found none.
+    func noting(_ found: FoundGainMap?) -> ColorDescription {
+        guard let found else { return self }
+        var noted = self
+        noted.hasGainMap = true
+        noted.gainMap = found.metadata
+        return noted
+    }
+}

@@ -96,7 +96,7 @@ enum GainMapHEIF {
             return FoundGainMap(metadata: nil)
         }
         // The box's version, then the metadata's minimum version: versions a reader must know.
-        guard payload[0] == 0, payload[1] == 0, payload[2] == 0 else { return nil }
+        guard payload[0] == 0, GainMapISO.hasKnownMinimumVersion(payload.dropFirst()) else { return nil }
         return FoundGainMap(metadata: GainMapISO.metadata(payload: Array(payload.dropFirst())))
     }
 

@@ -30,6 +30,13 @@ enum GainMapISO {
         return found ?? nil
     }
 
+    /// Whether a payload's minimum version (its first two bytes) is one this reader knows: 0, the
+    /// only one there is. A reader must ignore metadata of another (ISO 21496-1; libavif does). A
+    /// payload too short to say counts as known: it does not read, a gain map without values.
+    static func hasKnownMinimumVersion<Bytes: Collection<UInt8>>(_ payload: Bytes) -> Bool {
+        payload.prefix(2).allSatisfy { $0 == 0 }
+    }
+
     /// The values of one payload (after the URN), or nil: a minimum version other than 0 (the
     /// only one there is), a payload cut short, a zero denominator, or bytes after the values of a
     /// writer version 0 (which has none: libavif refuses such metadata).

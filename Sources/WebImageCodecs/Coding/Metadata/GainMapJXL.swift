@@ -25,7 +25,7 @@ enum GainMapJXL {
             let encodingSize = reader.unsigned(1), reader.bytes(Int(encodingSize)) != nil,
             let profileSize = reader.unsigned(4), reader.bytes(Int(profileSize)) != nil, !reader.rest.isEmpty
         else { return FoundGainMap(metadata: nil) }
-        if metadata.count >= 2, metadata[0] != 0 || metadata[1] != 0 { return nil }
+        guard GainMapISO.hasKnownMinimumVersion(metadata) else { return nil }
         return FoundGainMap(metadata: GainMapISO.metadata(payload: Array(metadata)))
     }
 }

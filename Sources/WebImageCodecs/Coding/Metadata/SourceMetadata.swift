@@ -78,11 +78,10 @@ struct SourceMetadata {
         var multiPicture = false
         defer {
             if gainMap {
-                colorDescription?.hasGainMap = true
-                colorDescription?.gainMap = GainMapXMP.metadata(inFile: bytes) ?? GainMapISO.metadata(inFile: bytes)
-            } else if multiPicture, let apple = Self.appleGainMap(in: bytes, exif: exif) {
-                colorDescription?.hasGainMap = true
-                colorDescription?.gainMap = apple.metadata
+                let found = FoundGainMap(metadata: GainMapXMP.metadata(inFile: bytes) ?? GainMapISO.metadata(inFile: bytes))
+                colorDescription = colorDescription?.noting(found)
+            } else if multiPicture {
+                colorDescription = colorDescription?.noting(Self.appleGainMap(in: bytes, exif: exif))
             }
         }
         JPEGSegments.forEach(in: bytes) { marker, segment in

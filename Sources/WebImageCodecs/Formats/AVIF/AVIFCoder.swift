@@ -172,7 +172,8 @@ struct AVIFFrameSource: AnimationFrameSource {
             func signalled(_ value: UInt16) -> Int? { value == 2 ? nil : Int(value) }
             return ColorDescription(
                 bitDepth: Int(image.depth), primaries: signalled(image.colorPrimaries), transfer: signalled(image.transferCharacteristics),
-                matrix: signalled(image.matrixCoefficients), hasGainMap: gainMap != nil, gainMap: gainMap?.metadata)
+                matrix: signalled(image.matrixCoefficients)
+            ).noting(gainMap)
         }
 
         /// Whether the stored pixels are turned a quarter or three quarters (so width and height swap).

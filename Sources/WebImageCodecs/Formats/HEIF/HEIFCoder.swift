@@ -61,7 +61,7 @@ package struct HEIFCoder: ImageCoder {
                 hasAlpha: hasAlpha)
             // Only a description kept here needs the gain map: CodersManager reads the file's own
             // (containerColor) when a decode gives none.
-            image.sourceColor = Self.addingGainMap(to: description, in: UnsafeRawBufferPointer(bytes))
+            image.sourceColor = description.noting(GainMapHEIF.find(in: UnsafeRawBufferPointer(bytes)))
             return image
         }
     }
@@ -175,7 +175,7 @@ package struct HEIFCoder: ImageCoder {
                 let primary = try? context.primaryImage()
             else { return (nil, nil) }
             defer { heif_image_handle_release(primary) }
-            return (colorProfile(of: primary), addingGainMap(to: colorDescription(of: primary), in: bytes))
+            return (colorProfile(of: primary), colorDescription(of: primary).noting(GainMapHEIF.find(in: bytes)))
         }
     }
 
@@ -190,15 +190,6 @@ package struct HEIFCoder: ImageCoder {
         }
         heif_nclx_color_profile_free(nclx)
         return description
-    }
-
-    /// `description` with the file's gain map (``GainMapHEIF``: libheif 1.15 does not read it).
-    private static func addingGainMap(to description: ColorDescription, in file: UnsafeRawBufferPointer) -> ColorDescription {
-        guard let gainMap = GainMapHEIF.find(in: file) else { return description }
-        var described = description
-        described.hasGainMap = true
-        described.gainMap = gainMap.metadata
-        return described
     }
 
     private static func colorProfile(of handle: OpaquePointer) -> Data? {

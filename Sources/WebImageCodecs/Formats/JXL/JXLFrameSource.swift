@@ -98,7 +98,7 @@ final class JXLDecoder {
     /// codes: libjxl's enums are H.273's, but for P3 with a D65 white, which is H.273's 12); no
     /// primaries or transfer for a file described by an ICC profile only; the gain map.
     func colorDescription() -> ColorDescription {
-        var description = ColorDescription(bitDepth: Int(info.bits_per_sample), hasGainMap: gainMap != nil, gainMap: gainMap?.metadata)
+        var description = ColorDescription(bitDepth: Int(info.bits_per_sample)).noting(gainMap)
         var encoding = JxlColorEncoding()
         guard JxlDecoderGetColorAsEncodedProfile(pointer, nil, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) == JXL_DEC_SUCCESS
         else { return description }

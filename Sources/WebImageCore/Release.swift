@@ -6,5 +6,5 @@
 /// in CHANGELOG.md, whose first entry is this version; a patch version never does.
 package enum WebImageRelease {
     /// The version.
-    public static let version = "0.4.2"
+    public static let version = "0.4.3"
 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CWebImageCodecs
 import Foundation
 import WebImage
 import WebImageGCS
@@ -290,11 +289,7 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     private func prefetchAll() async throws {
         if countRows { return try printRowCount() }
-        // Decoded images of a few hundred KB are allocated and freed thousands of times a second;
-        // above glibc's mmap threshold each one is a fresh mapping, faulted in and zeroed page by
-        // page (a sixth of a dataset run's CPU went to the kernel). Keeping them in the heap, and
-        // the heap's top, costs a few MB of peak.
-        _ = cwi_keep_large_allocations(64 << 20, 256 << 20)
+        HeapTuning.keepImageBuffers()
         Self.raiseOpenFileLimit()
         // One resolver for the images and robots.txt: each host looked up once for both.
         let resolver = CachingHostResolver()

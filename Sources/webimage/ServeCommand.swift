@@ -43,6 +43,7 @@ struct ServeCommand: AsyncParsableCommand {
         let traced = TracingRequest.isRequested(switch: settings.tracing, environment: environment)
         LogOutput(level: settings.logLevel, json: settings.logsJSON, traced: traced).bootstrap()
         let tracing = try TraceExport.bootstrap(switch: settings.tracing, environment: environment)
+        HeapTuning.keepImageBuffers()
         let server: ImageServer
         do {
             server = try ImageServer(configuration: settings.configuration)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WebImage
 
 @testable import WebImageDataset
 
@@ -46,6 +47,23 @@ struct DatasetResizeTests {
         #expect(
             plan(.centerCrop, 600, 400, onlyIfBigger: true)
                 == DatasetResizePlan(scaled: (384, 256), crop: (64, 0, 256, 256), downscale: true))
+    }
+
+    @Test("for PNG --encode-quality is the deflate level, as img2dataset's IMWRITE_PNG_COMPRESSION: 0 stores, 9 is the smallest")
+    func pngLevel() throws {
+        let gradient = PixelBuffer(
+            width: 300, height: 200,
+            straightRGBA: (0..<300 * 200 * 4).map { UInt8(truncatingIfNeeded: $0 % 4 == 3 ? 255 : $0 / 4 % 300 + $0 % 4 * 40) })
+        let source = try CodersManager.shared.encode(Image(pixels: gradient), as: .png, options: EncodeOptions())
+        func result(_ level: Int) throws -> DatasetResizer.Output {
+            try DatasetResizer(imageSize: 256, mode: .keepRatio, encodeFormat: .png, encodeQuality: level).process(
+                source, limits: DecodeLimits())
+        }
+        let (stored, smallest) = (try result(0), try result(9))
+        // keep_ratio makes the shorter side 256: 384x256 RGB, stored: a filter byte and 1,152 bytes a row.
+        #expect(stored.bytes.count > 256 * (384 * 3 + 1) && smallest.bytes.count * 10 < stored.bytes.count)
+        let decoded = try [stored, smallest].map { try CodersManager.shared.decode($0.bytes).pixels }
+        #expect(decoded[0] == decoded[1] && decoded[0].width == 384 && decoded[0].height == 256)
     }
 
     @Test("the filters, in img2dataset's order and words")

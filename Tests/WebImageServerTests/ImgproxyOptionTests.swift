@@ -653,7 +653,7 @@ struct ImgproxyEncoderSettingsTests {
         #expect(settings.configuration.encoding.jpegProgressive && settings.configuration.encoding.webPEffort == 6)
         #expect(settings.configuration.encoding.avifSpeed == 0 && settings.configuration.encoding.jxlEffort == 7)
         let png = settings.configuration.encoding
-        #expect(png.pngInterlaced && png.pngQuantize && png.pngQuantizationColors == 64 && png.pngCompressionLevel == 6)
+        #expect(png.pngInterlaced && png.pngQuantize && png.pngQuantizationColors == 64 && png.pngCompressionLevel == 4)
         let flags = try ServeSettings(arguments: ["--png-compression", "2", "--png-quantization-colors", "2"], environment: key)
         #expect(flags.configuration.encoding.pngCompressionLevel == 2 && flags.configuration.encoding.pngQuantizationColors == 2)
         #expect(!flags.configuration.encoding.pngQuantize && !flags.configuration.encoding.pngInterlaced)

@@ -33,9 +33,11 @@ public struct EncodeOptions: Sendable, Equatable {
     public var jxlEffort: Int
     /// libwebp's preset, which tunes its filters for the kind of picture. Default `default`.
     public var webPPreset = WebPEncodingPreset.default
-    /// PNG's deflate level, 0 (stored, fastest) to 9 (smallest files); out-of-range values are
-    /// clamped. Default 6, the level of zlib, libvips and imgproxy. Every level is lossless.
-    public var pngCompressionLevel = 6
+    /// PNG's deflate level, libdeflate's, 0 (stored, fastest) to 9 (smallest files); out-of-range
+    /// values are clamped. Every level is lossless. Default 4: libdeflate at 4 writes a file about
+    /// the size zlib's level 6 (libvips' and imgproxy's) makes of the same rows, in half the time
+    /// libdeflate's own 6 takes.
+    public var pngCompressionLevel = 4
     /// PNG: write an Adam7-interlaced file, which a browser shows coarse first (imgproxy's
     /// `IMGPROXY_PNG_INTERLACED`). Default false.
     public var pngInterlaced = false

@@ -241,9 +241,12 @@ package struct DatasetResizer: Sendable {
         return result
     }
 
-    /// img2dataset's encode parameters: the quality of the lossy formats. (For PNG img2dataset
-    /// takes a zlib level; our PNG encoder has one level, so the value is checked and unused.)
+    /// img2dataset's encode parameters: the quality of the lossy formats, and for PNG the deflate
+    /// level, 0 to 9 (img2dataset's `IMWRITE_PNG_COMPRESSION`, a zlib level; ours is libdeflate's).
     private func encodeOptions() -> EncodeOptions {
-        EncodeOptions(quality: encodeFormat == .png ? 0.9 : Double(encodeQuality) / 100)
+        guard encodeFormat == .png else { return EncodeOptions(quality: Double(encodeQuality) / 100) }
+        var options = EncodeOptions()
+        options.pngCompressionLevel = encodeQuality
+        return options
     }
 }

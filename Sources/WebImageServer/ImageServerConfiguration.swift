@@ -378,8 +378,8 @@ public struct EncoderSettings: Sendable, Equatable {
     /// JPEG XL's effort, 1 to 9; lowered further when a large result's encoder would not fit its
     /// memory budget. Default 7 here (imgproxy's is 4).
     public var jxlEffort = 7
-    /// PNG's deflate level (libdeflate's), 0 to 9. Default 4, ``EncodeOptions/pngCompressionLevel``'s:
-    /// files about the size of libvips' at its level 6, in half the time (imgproxy has no setting for it).
+    /// PNG's deflate level (libdeflate's), 0 to 9. Default 4, the codec's own default: files about
+    /// the size of libvips' at its level 6, in half the time (imgproxy has no setting for it).
     public var pngCompressionLevel = 4
     /// PNG results are Adam7 interlaced (`IMGPROXY_PNG_INTERLACED`). Default false, imgproxy's.
     public var pngInterlaced = false

@@ -44,8 +44,9 @@ static inline uint32_t cost(uint8_t value) { return value < 128 ? value : 256u -
 /// Filters `count` bytes from `first` on, every byte with all its neighbours present (`left`
 /// is `row - bpp`, `upper_left` `prior - bpp`, or rows of zeros), adding each filter's cost.
 /// No branch depends on the position, so the compiler vectorises the loop.
-static void filter_span(const uint8_t *row, const uint8_t *left, const uint8_t *prior, const uint8_t *upper_left, size_t count,
-                        uint8_t *sub, uint8_t *up, uint8_t *average, uint8_t *predicted, uint64_t *costs) {
+static inline __attribute__((always_inline)) void filter_bytes(const uint8_t *row, const uint8_t *left, const uint8_t *prior,
+                                                               const uint8_t *upper_left, size_t count, uint8_t *sub, uint8_t *up,
+                                                               uint8_t *average, uint8_t *predicted, uint64_t *costs) {
     uint32_t none_cost = 0, sub_cost = 0, up_cost = 0, average_cost = 0, paeth_cost = 0;
     for (size_t i = 0; i < count; i++) {
         int a = left[i], b = prior[i], c = upper_left[i], x = row[i];
@@ -64,6 +65,27 @@ static void filter_span(const uint8_t *row, const uint8_t *left, const uint8_t *
     costs[2] += up_cost;
     costs[3] += average_cost;
     costs[4] += paeth_cost;
+}
+
+#if defined(__x86_64__)
+/// filter_bytes compiled for AVX2: eight lanes a step instead of SSE2's four.
+__attribute__((target("avx2"))) static void filter_bytes_avx2(const uint8_t *row, const uint8_t *left, const uint8_t *prior,
+                                                              const uint8_t *upper_left, size_t count, uint8_t *sub, uint8_t *up,
+                                                              uint8_t *average, uint8_t *predicted, uint64_t *costs) {
+    filter_bytes(row, left, prior, upper_left, count, sub, up, average, predicted, costs);
+}
+#endif
+
+/// filter_bytes with the widest vectors the processor has.
+static void filter_span(const uint8_t *row, const uint8_t *left, const uint8_t *prior, const uint8_t *upper_left, size_t count,
+                        uint8_t *sub, uint8_t *up, uint8_t *average, uint8_t *predicted, uint64_t *costs) {
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2")) {
+        filter_bytes_avx2(row, left, prior, upper_left, count, sub, up, average, predicted, costs);
+        return;
+    }
+#endif
+    filter_bytes(row, left, prior, upper_left, count, sub, up, average, predicted, costs);
 }
 
 /// Appends one row: its filter byte and its filtered bytes, with the filter whose output costs

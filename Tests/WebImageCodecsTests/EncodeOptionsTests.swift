@@ -194,6 +194,35 @@ struct ReducedPNGTests {
         }
     }
 
+    @Test("an opaque picture's last column and band of blocks are narrower: each pixel is still its own block's average")
+    func partialBlocks() throws {
+        let (width, height) = (643, 483)
+        var seed: UInt32 = 3
+        let straight = (0..<width * height * 4).map { index -> UInt8 in
+            seed = seed &* 1_103_515_245 &+ 12345
+            return index % 4 == 3 ? 255 : UInt8(truncatingIfNeeded: seed >> 24)
+        }
+        let png = try CodersManager.shared.encode(
+            Image(pixels: PixelBuffer(width: width, height: height, straightRGBA: straight)), as: .png)
+        // Reduced by 10 while read: 65x49, the last column 3 pixels wide and the last band 3 rows high.
+        let reduced = try PNGCoder().decode(png, options: DecodeOptions(thumbnail: ThumbnailSize(width: 64, height: 48)))
+        #expect(reduced.pixelWidth == 65 && reduced.pixelHeight == 49)
+        var expected = [UInt8](repeating: 255, count: 65 * 49 * 4)
+        for by in 0..<49 {
+            for bx in 0..<65 {
+                let (columns, rows) = (bx * 10..<min(width, bx * 10 + 10), by * 10..<min(height, by * 10 + 10))
+                let weight = 255 * columns.count * rows.count
+                for channel in 0..<3 {
+                    let sum = rows.reduce(0) { total, y in
+                        columns.reduce(total) { $0 + Int(straight[(y * width + $1) * 4 + channel]) * 255 }
+                    }
+                    expected[(by * 65 + bx) * 4 + channel] = UInt8((sum + weight / 2) / weight)
+                }
+            }
+        }
+        #expect(reduced.pixels == PixelBuffer(width: 65, height: 49, straightRGBA: expected))
+    }
+
     @Test("a box that is not a whole fraction is reached by resampling the rest of the way")
     func resampledTheRest() throws {
         let (png, _) = try source()

@@ -130,6 +130,26 @@ static void accumulate_opaque_rgb(const uint8_t *row, uint32_t width, uint32_t r
     }
 }
 
+/// cwi_png_accumulate for an opaque RGB row of big-endian 16-bit samples made 8-bit as
+/// png_set_scale_16 does (v x 255 / 65535, rounded), read where it lies: the same sums as
+/// widening the row to RGBA, narrowing it and weighting each sample by an alpha of 255, which
+/// took a fifth of a 16-bit photograph's thumbnail.
+static void accumulate_opaque_rgb16_narrowed(const uint8_t *row, uint32_t width, uint32_t reduction, uint64_t *sums) {
+    for (uint32_t start = 0; start < width; start += reduction, sums += 4) {
+        uint32_t end = width - start > reduction ? start + reduction : width;
+        uint64_t red = 0, green = 0, blue = 0;
+        for (const uint8_t *pixel = row + (size_t)start * 6; pixel < row + (size_t)end * 6; pixel += 6) {
+            red += ((uint32_t)(pixel[0] << 8 | pixel[1]) * 255u + 32895u) >> 16;
+            green += ((uint32_t)(pixel[2] << 8 | pixel[3]) * 255u + 32895u) >> 16;
+            blue += ((uint32_t)(pixel[4] << 8 | pixel[5]) * 255u + 32895u) >> 16;
+        }
+        sums[0] += red * 255;
+        sums[1] += green * 255;
+        sums[2] += blue * 255;
+        sums[3] += (uint64_t)(end - start) * 255;
+    }
+}
+
 static uint32_t big_endian(const uint8_t *bytes) {
     return (uint32_t)bytes[0] << 24 | (uint32_t)bytes[1] << 16 | (uint32_t)bytes[2] << 8 | bytes[3];
 }
@@ -412,6 +432,11 @@ typedef struct {
 /// place, or into its band.
 static void emit_row(const row_sink *sink, const uint8_t *row, uint32_t y) {
     uint32_t width = sink->width, reduction = sink->reduction;
+    if (sink->sixteen && !sink->wide && reduction > 1 && sink->how->color_type == PNG_COLOR_TYPE_RGB && !sink->how->has_key) {
+        accumulate_opaque_rgb16_narrowed(row, width, reduction, sink->sums);
+        cwi_png_finish_band(sink->sums, y, width, sink->height, reduction, sink->out);
+        return;
+    }
     if (sink->sixteen) {
         uint16_t *wide = reduction == 1 && sink->wide ? (uint16_t *)sink->out + (size_t)y * width * 4 : (uint16_t *)sink->scratch;
         expand16(sink->how, row, width, wide);

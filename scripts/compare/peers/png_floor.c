@@ -2,8 +2,8 @@
 // libpng decoding the source PNG (any colour type, depth or interlace) to 8-bit RGBA row by row (its own transforms: what our direct path
 // replaces), zlib inflating the source's image data alone, libdeflate inflating it alone; then
 // the result's pixels (a 512-wide box reduction of the decoded image) encoded by libpng at zlib
-// level 6 with adaptive filters (imgproxy's pngsave settings) and by libdeflate at level 6 over
-// the same filtered rows. Prints one JSON object of milliseconds and bytes.
+// level 6 with adaptive filters (imgproxy's pngsave settings) and by libdeflate at level 6 and at
+// every level 1-9 over the same filtered rows. Prints one JSON object of milliseconds and bytes.
 // Built by scripts/compare/serve.py: cc -O2 png_floor.c -lpng16 -lz -ldeflate.
 // Usage: png_floor PATH ROUNDS
 #include <libdeflate.h>
@@ -155,8 +155,19 @@ int main(int argc, char **argv) {
 
     printf("{\"libpng_decode_ms\": %.3f, \"zlib_inflate_ms\": %.3f, \"libdeflate_inflate_ms\": %.3f, "
            "\"libpng_encode_ms\": %.3f, \"libpng_encode_bytes\": %zu, \"libdeflate_deflate_ms\": %.3f, "
-           "\"libdeflate_deflate_bytes\": %zu, \"result\": \"%ux%u\"}\n",
+           "\"libdeflate_deflate_bytes\": %zu, \"result\": \"%ux%u\", \"libdeflate_levels\": [",
            libpng_decode, zlib_inflate, libdeflate_inflate, libpng_encode, encoded.length, libdeflate_deflate, deflated_size,
            out_width, out_height);
+    // Every libdeflate level over the same rows, beside libpng's zlib 6 above: which of its levels
+    // makes the files zlib 6 makes (webimage's default level is chosen from these).
+    for (int level = 1; level <= 9; level++) {
+        struct libdeflate_compressor *leveled = libdeflate_alloc_compressor(level);
+        start = now();
+        for (int round = 0; round < rounds; round++) deflated_size = libdeflate_zlib_compress(leveled, filtered, filtered_size, deflated, filtered_size * 2);
+        printf("%s{\"level\": %d, \"ms\": %.3f, \"bytes\": %zu}", level > 1 ? ", " : "", level, (now() - start) / rounds * 1000,
+               deflated_size);
+        libdeflate_free_compressor(leveled);
+    }
+    printf("]}\n");
     return 0;
 }

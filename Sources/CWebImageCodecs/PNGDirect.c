@@ -60,8 +60,9 @@ static inline uint64_t quotient(uint64_t n, uint64_t d, double inverse) {
         double count_inverse = 1.0 / (double)count, alphas_inverse = 0;                                         \
         for (uint32_t ox = 0; ox < out_width; ox++) {                                                           \
             uint64_t *sum = sums + (size_t)ox * 4;                                                              \
-            if (ox + 1 == out_width && (uint64_t)(width - ox * reduction) * band_rows != count) {                \
-                count = (uint64_t)(width - ox * reduction) * band_rows;                                         \
+            uint64_t last = ox + 1 == out_width ? (uint64_t)(width - ox * reduction) * band_rows : count;         \
+            if (last != count) {                                                                                \
+                count = last;                                                                                   \
                 count_inverse = 1.0 / (double)count;                                                            \
             }                                                                                                   \
             SAMPLE *pixel = out_row + (size_t)ox * 4;                                                           \

@@ -380,7 +380,7 @@ public struct EncoderSettings: Sendable, Equatable {
     public var jxlEffort = 7
     /// PNG's deflate level (libdeflate's), 0 to 9. Default 4, the codec's own default: files about
     /// the size of libvips' at its level 6, in half the time (imgproxy has no setting for it).
-    public var pngCompressionLevel = 4
+    public var pngCompressionLevel = EncodeOptions().pngCompressionLevel
     /// PNG results are Adam7 interlaced (`IMGPROXY_PNG_INTERLACED`). Default false, imgproxy's.
     public var pngInterlaced = false
     /// PNG results are reduced to a palette (`IMGPROXY_PNG_QUANTIZE`). Default false, imgproxy's.

@@ -147,7 +147,9 @@ struct EncodingOptions: ParsableArguments {
     @Option(name: .customLong("webp-method"), help: ArgumentHelp("WebP effort, 0 (fastest) to 6 (smallest; default 4).", valueName: "N"))
     var webPMethod: Int?
 
-    @Option(help: ArgumentHelp("PNG's deflate level, 0 (fastest) to 9 (smallest; default 4).", valueName: "N"))
+    @Option(
+        help: ArgumentHelp(
+            "PNG's deflate level, 0 (fastest) to 9 (smallest; default \(EncodeOptions().pngCompressionLevel)).", valueName: "N"))
     var pngCompression: Int?
 
     @Flag(help: "PNG: write an Adam7-interlaced file.")

@@ -74,7 +74,8 @@ extension ServerSetting {
             "JXL_EFFORT", \.encoding.jxlEffort, "N", rule: .within(1...9), imgproxy: .init("JXL_EFFORT", .integer), default: "7",
             help: "JPEG XL's effort (lowered for results too large for its memory budget)"),
         .integer(
-            "PNG_COMPRESSION", \.encoding.pngCompressionLevel, "N", rule: .within(0...9), default: "4",
+            "PNG_COMPRESSION", \.encoding.pngCompressionLevel, "N", rule: .within(0...9),
+            default: String(EncodeOptions().pngCompressionLevel),
             help:
                 "PNG's deflate level (libdeflate's), 0 the fastest; at 4 about the size of libvips' level 6, in half the time (rows filtered adaptively as imgproxy asks libvips to)"
         ),
